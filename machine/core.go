@@ -154,12 +154,9 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	for _, p := range c.plist {
 		p.reset()
 	}
-	if m.opt.TimingOnly {
-		return nil
-	}
 	for _, t := range k.Tiles {
 		s := t.Space
-		if s == asm.SpaceInvalid || s == asm.GM {
+		if s == asm.SpaceInvalid || s == asm.GM || (m.opt.TimingOnly && !m.slice.hasSpace(k, s)) {
 			continue
 		}
 		if c.bufs[s] == nil {

@@ -611,7 +611,7 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	e.argsOf, e.argsGen = op, c.gen
 	e.atomic = pl.atomic
 	// Only a data effect reads the registers at completion.
-	if pl.envAttr && !c.m.opt.TimingOnly {
+	if pl.envAttr && c.m.dataOp(op) {
 		e.hasEnv = true
 		regs := append(e.env.Regs[:0], c.env.Regs...)
 		e.env = c.env

@@ -22,8 +22,10 @@ type Input struct {
 type Options struct {
 	// Profile is the timing model; nil means pipes.DefaultProfile().
 	Profile *pipes.Profile
-	// TimingOnly skips every data effect and allocates no buffers, for large
-	// shapes and performance studies.
+	// TimingOnly skips every data effect that no scalar control flow reads,
+	// for large shapes, performance studies and lint: signals, ld sources and
+	// the instructions feeding them are still computed (slice.go), so the
+	// run takes the same path as a full one; output checks are skipped.
 	TimingOnly bool
 	Observers  []Observer
 	// MaxCycles stops a run that goes on longer (a polling loop that never
@@ -106,6 +108,8 @@ type Machine struct {
 	bytes [numPaths]int64
 	// rings views each fifo's slot ring as a matrix (lookups only, never ranged).
 	rings map[*asm.TensorInfo]*asm.TensorInfo
+	// slice is what a timing-only run still computes (nil in a full run).
+	slice *controlSlice
 	// plans caches each kernel's op plans (looked up once per core start).
 	plans map[*asm.KernelInfo][]opPlan
 	// starts counts core kernel starts (core.gen).
@@ -140,6 +144,9 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	m.ranks = make([]*rankState, m.nranks)
 	for r := range m.ranks {
 		m.ranks[r] = &rankState{id: r, cores: make([]*core, m.nAIC+m.nAIV)}
+	}
+	if m.opt.TimingOnly {
+		m.slice = newControlSlice(obj)
 	}
 	if err := m.allocGM(); err != nil {
 		return nil, err
@@ -222,16 +229,13 @@ func (m *Machine) allocGM() error {
 		rs.gm = make([]gmObj, n)
 		addr := int64(gmBase)
 		for _, t := range m.obj.Tensors {
-			size := t.Bytes
-			if !m.opt.TimingOnly {
-				size = max(size, memory.TensorBytes(t))
-			}
+			// Sized alike in both modes so addresses in reports agree.
+			size := max(t.Bytes, memory.TensorBytes(t))
 			if t.Class == asm.TensorFIFO {
 				size = fifoBytes(t, m.nAIC)
 			}
 			o := gmObj{info: t, base: addr, size: size}
-			// Signals stay real in timing-only runs: control flow depends on them.
-			if !m.opt.TimingOnly || t.Class == asm.TensorSignal {
+			if !m.opt.TimingOnly || m.slice.tensors[t.Index] {
 				name := fmt.Sprintf("GM @%s[rank=%d]", t.Name, rs.id)
 				o.buf = memory.NewBuffer(asm.GM, name, size, t.DType.Size(), false)
 			}
@@ -246,13 +250,13 @@ func (m *Machine) allocGM() error {
 			}
 		}
 	}
-	if m.opt.TimingOnly {
-		return nil
-	}
 	for _, in := range m.opt.Inputs {
 		t := m.obj.Tensor(in.Tensor)
 		if t == nil {
 			return fmt.Errorf("input %s: no GM tensor @%s", in.Path, in.Tensor)
+		}
+		if m.ranks[0].gm[t.Index].buf == nil {
+			continue // timing-only, and no control flow reads it
 		}
 		data, err := os.ReadFile(in.Path)
 		if err != nil {

@@ -693,7 +693,7 @@ type sdmaOp struct {
 
 func (x *sdmaOp) run() {
 	c, m := x.c, x.c.m
-	if !m.opt.TimingOnly {
+	if m.dataOp(x.e.op) {
 		if err := copyGM(&x.e.args[0], &x.e.args[1], x.e.winR[0], x.e.winC[0]); err != nil {
 			m.fail(c.faultK(FaultExec, x.e.op, asm.PipeInvalid, "sdma: %v", err))
 			return

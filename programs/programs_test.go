@@ -77,10 +77,10 @@ type outcome struct {
 	err      error
 }
 
-func runProgram(obj *asm.Object) (outcome, error) {
+func runProgram(obj *asm.Object, timingOnly bool) (outcome, error) {
 	var m *machine.Machine
 	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
-	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}})
+	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: timingOnly})
 	if err != nil {
 		return outcome{}, err
 	}
@@ -125,7 +125,7 @@ func TestPrograms(t *testing.T) {
 			if errs.HasErrors() || obj == nil {
 				t.Fatalf("assemble %s %v:\n%v", path, defs, errs)
 			}
-			o, err := runProgram(obj)
+			o, err := runProgram(obj, false)
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -162,12 +162,30 @@ func TestPrograms(t *testing.T) {
 				return
 			}
 
+			// `ptoasm lint` runs timing-only (the data slice keeps only what
+			// control flow reads); it must find exactly what the full run finds.
+			ot, err := runProgram(obj, true)
+			if err != nil {
+				t.Fatalf("timing-only run: %v", err)
+			}
+			fj, err1 := json.Marshal(hazard.JSONFindings(o.findings))
+			tj, err2 := json.Marshal(hazard.JSONFindings(ot.findings))
+			if err1 != nil || err2 != nil {
+				t.Fatalf("json: %v, %v", err1, err2)
+			}
+			if !bytes.Equal(fj, tj) {
+				t.Errorf("timing-only findings differ from the full run's:\n%s\n%s", fj, tj)
+			}
+			if ot.res.Cycles != o.res.Cycles {
+				t.Errorf("timing-only run took %d cycles, the full run %d", ot.res.Cycles, o.res.Cycles)
+			}
+
 			// Determinism: a fresh assembly and run gives the same report.
 			if testing.Short() {
 				return
 			}
 			obj2, _ := asm.Assemble(embedFrontend, path, defs)
-			o2, err := runProgram(obj2)
+			o2, err := runProgram(obj2, false)
 			if err != nil {
 				t.Fatalf("second run: %v", err)
 			}

@@ -41,7 +41,7 @@ func (c *lintCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		if dynamic, err = runDetector(obj, prof, opt, false); err != nil {
+		if dynamic, err = runDetector(obj, prof, opt); err != nil {
 			return err
 		}
 	}
@@ -82,13 +82,16 @@ func staticFindings(obj *asm.Object, dynamic []hazard.Finding, sup []hazard.Supp
 	return hazard.Merge(dynamic, static)
 }
 
-// runDetector runs obj with the hazard detector attached. A deadlock or fault ends
-// the run and becomes a finding; any other error is returned.
-func runDetector(obj *asm.Object, prof *pipes.Profile, opt hazard.Options, timingOnly bool) ([]hazard.Finding, error) {
+// runDetector runs obj timing-only with the hazard detector attached: the
+// detector needs accesses and happens-before edges, not values, and the
+// timing-only machine still computes every value control flow reads, so the
+// run takes the full run's path. A deadlock or fault ends the run and becomes
+// a finding; any other error is returned.
+func runDetector(obj *asm.Object, prof *pipes.Profile, opt hazard.Options) ([]hazard.Finding, error) {
 	var m *machine.Machine
 	opt.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
 	det := hazard.New(opt)
-	m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det}, TimingOnly: timingOnly})
+	m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det}, TimingOnly: true})
 	if err != nil {
 		return nil, err
 	}

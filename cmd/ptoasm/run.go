@@ -123,7 +123,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	var det *hazard.Detector
 	var m *machine.Machine
-	if !c.NoLint && !c.TimingOnly {
+	if !c.NoLint {
 		det = hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
 		opt.Observers = append(opt.Observers, det)
 	}
