@@ -5,13 +5,15 @@ import (
 	"io"
 	"os"
 
+	"golang.org/x/term"
+
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/debug"
 )
 
 // stepCmd is the stepping debugger. Commands come from --script, or from
-// stdin; on a terminal the prompt is shown and line editing is whatever the
-// terminal provides (no line-editing library: the standard library only).
+// stdin: on a terminal with line editing and history (golang.org/x/term),
+// otherwise line by line.
 type stepCmd struct {
 	File      string `arg:"" help:"Program file, or the short name of a program in programs/."`
 	Script    string `placeholder:"FILE" help:"Read commands from FILE (one a line, # comments) and echo each before its output."`
@@ -33,21 +35,53 @@ func (c *stepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var in io.Reader = os.Stdin
-	echo, prompt := true, false
-	if c.Script != "" {
+	var lines debug.LineReader
+	out := e.stdout
+	echo := true
+	switch fd := int(os.Stdin.Fd()); {
+	case c.Script != "":
 		f, err := os.Open(c.Script)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		in = f
-	} else if st, err := os.Stdin.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-		echo, prompt = false, true
+		lines = debug.NewScanLines(f, nil)
+	case term.IsTerminal(fd):
+		t := term.NewTerminal(struct {
+			io.Reader
+			io.Writer
+		}{os.Stdin, e.stdout}, debug.Prompt)
+		if w, h, err := term.GetSize(fd); err == nil && w > 0 && h > 0 {
+			t.SetSize(w, h)
+		}
+		// Commands run with the terminal cooked again (see rawLines), so
+		// their output goes straight to stdout.
+		lines, echo = &rawLines{fd: fd, t: t}, false
+	default:
+		lines = debug.NewScanLines(os.Stdin, nil)
 	}
-	d.Banner(e.stdout)
-	if err := d.Session(in, e.stdout, echo, prompt); err != nil {
+	d.Banner(out)
+	if err := d.Loop(lines, out, echo); err != nil {
 		return fmt.Errorf("reading commands: %v", err)
 	}
 	return nil
+}
+
+// rawLines reads one line at a time with the terminal in raw mode (arrow
+// keys for editing and history reach term.Terminal), and restores the
+// terminal's mode after each line, whatever happens: while a command runs
+// the terminal is cooked, so Ctrl-C interrupts a long `continue` and a crash
+// does not leave the shell in raw mode.
+type rawLines struct {
+	fd int
+	t  *term.Terminal
+}
+
+func (r *rawLines) ReadLine() (string, error) {
+	st, err := term.MakeRaw(r.fd)
+	if err != nil {
+		return "", err
+	}
+	defer term.Restore(r.fd, st)
+	return r.t.ReadLine()
 }

@@ -284,21 +284,58 @@ func (d *Debugger) Banner(w io.Writer) {
 	}
 }
 
-// Session reads commands from r until quit or the end of input. With echo,
-// each command is printed after a prompt before its output, so a transcript
-// of a script reads like an interactive session; prompt prints the prompt
-// before reading instead (a terminal, where the terminal echoes the typing).
-func (d *Debugger) Session(r io.Reader, w io.Writer, echo, prompt bool) error {
+// LineReader supplies command lines to Loop; ReadLine returns io.EOF at the
+// end of input. A *term.Terminal (golang.org/x/term) is one: `ptoasm step`
+// reads from it when stdin is a terminal, for line editing and history.
+type LineReader interface {
+	ReadLine() (string, error)
+}
+
+// scanLines reads lines from an io.Reader, printing a prompt before each
+// read when prompt is not nil.
+type scanLines struct {
+	sc     *bufio.Scanner
+	prompt io.Writer
+}
+
+// NewScanLines reads command lines from r (a script, a pipe). With a
+// non-nil prompt, "(ptoasm) " is written to it before each line is read.
+func NewScanLines(r io.Reader, prompt io.Writer) LineReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return &scanLines{sc: sc, prompt: prompt}
+}
+
+func (s *scanLines) ReadLine() (string, error) {
+	if s.prompt != nil {
+		io.WriteString(s.prompt, Prompt)
+	}
+	if !s.sc.Scan() {
+		if err := s.sc.Err(); err != nil {
+			return "", err
+		}
+		return "", io.EOF
+	}
+	return s.sc.Text(), nil
+}
+
+// Prompt is what the debugger prints before reading a command.
+const Prompt = "(ptoasm) "
+
+// Loop runs commands read from lr until quit or the end of input, writing
+// their output to w. With echo, each command is printed after a prompt
+// before its output, so that a transcript of a script reads like a session;
+// a reader that shows its own prompt (a terminal) wants echo off.
+func (d *Debugger) Loop(lr LineReader, w io.Writer, echo bool) error {
 	for {
-		if prompt {
-			io.WriteString(w, "(ptoasm) ")
+		line, err := lr.ReadLine()
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
 		}
-		if !sc.Scan() {
-			break
-		}
-		line := strings.TrimSpace(sc.Text())
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			if echo && strings.HasPrefix(line, "#") {
 				fmt.Fprintln(w, line)
@@ -306,14 +343,25 @@ func (d *Debugger) Session(r io.Reader, w io.Writer, echo, prompt bool) error {
 			continue
 		}
 		if echo {
-			fmt.Fprintf(w, "(ptoasm) %s\n", line)
+			fmt.Fprintf(w, "%s%s\n", Prompt, line)
 		}
 		if d.Exec(line, w) {
 			return nil
 		}
 	}
+}
+
+// Session reads commands from r until quit or the end of input (see Loop).
+// With prompt, the prompt is printed before each read instead of echoing
+// the command (a terminal without line editing echoes the typing itself).
+func (d *Debugger) Session(r io.Reader, w io.Writer, echo, prompt bool) error {
+	var pw io.Writer
+	if prompt {
+		pw = w
+	}
+	err := d.Loop(NewScanLines(r, pw), w, echo)
 	if prompt {
 		fmt.Fprintln(w)
 	}
-	return sc.Err()
+	return err
 }

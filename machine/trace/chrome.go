@@ -168,7 +168,9 @@ func tsFormat(clockHz float64) (scale float64, prec int) {
 // as microseconds. Each rank×core is a process ("r0.aic3"), each pipe a
 // thread; every instruction is an X slice; set_flag→wait_flag,
 // ffts_set→ffts_wait and tnotify→twait are flow arrows (s/f pairs bound to
-// the enclosing slices); stalls are slices named after what they waited for.
+// the enclosing slices); stalls are slices named after what they waited for;
+// C events count each core's queued entries per pipe and live bytes per
+// local buffer (see Counters).
 // The output depends only on what was recorded.
 func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -273,8 +275,38 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 			j.raw("}")
 		}
 	}
+	r.writeCounters(j, ps)
 	j.raw("\n]}\n")
 	return bw.Flush()
+}
+
+// writeCounters writes each core's queue depth and live bytes as C events on
+// the core's process: Perfetto draws one track per series ("queue depth
+// MTE2", "live bytes L1").
+func (r *Recorder) writeCounters(j *jw, ps places) {
+	for _, tr := range r.Counters(r.opt.Filter) {
+		pid, ok := ps.pid[placeKey{tr.Rank, tr.Core}]
+		if !ok {
+			continue // nothing of the core is drawn
+		}
+		for _, c := range tr.Samples {
+			j.begin("C", pid, 0)
+			j.raw(`,"name":`)
+			j.str(tr.Name)
+			j.raw(`,"cat":"counter","ts":`)
+			j.ts(c.T)
+			j.raw(`,"args":{`)
+			for k, v := range c.Values {
+				if k > 0 {
+					j.raw(",")
+				}
+				j.str(tr.Series[k])
+				j.raw(":")
+				j.int(v)
+			}
+			j.raw("}}")
+		}
+	}
 }
 
 func (r *Recorder) category(rec *record) string {

@@ -10,8 +10,8 @@ import (
 	"github.com/ptoasm/ptoasm/programs"
 )
 
-// runProgram runs an embedded program with a Recorder attached.
-func runProgram(t testing.TB, name string, opt Options, defines ...asm.Define) (*Recorder, *machine.Machine) {
+// assembleProgram assembles an embedded program.
+func assembleProgram(t testing.TB, name string, defines ...asm.Define) *asm.Object {
 	t.Helper()
 	p, ok := programs.Find(name)
 	if !ok {
@@ -23,6 +23,13 @@ func runProgram(t testing.TB, name string, opt Options, defines ...asm.Define) (
 	if errs.HasErrors() {
 		t.Fatalf("assemble %s: %v", name, errs)
 	}
+	return obj
+}
+
+// runProgram runs an embedded program with a Recorder attached.
+func runProgram(t testing.TB, name string, opt Options, defines ...asm.Define) (*Recorder, *machine.Machine) {
+	t.Helper()
+	obj := assembleProgram(t, name, defines...)
 	var m *machine.Machine
 	if opt.CoreName == nil {
 		opt.CoreName = func(r, c int) string { return m.CoreName(r, c) }

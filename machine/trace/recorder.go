@@ -191,6 +191,8 @@ type Recorder struct {
 	crossSets map[crossKey][]int32
 	signals   map[sigKey]*sigState
 
+	cs counterState // queue depth and buffer occupancy
+
 	lastStall int32 // index of the last stall record, for de-duplication
 	dropped   int64
 	maxCycle  int64
@@ -198,7 +200,7 @@ type Recorder struct {
 
 // New returns an empty Recorder.
 func New(opt Options) *Recorder {
-	return &Recorder{
+	r := &Recorder{
 		opt:       opt,
 		opIdx:     map[*asm.COp]int32{},
 		strIx:     map[string]int32{},
@@ -211,6 +213,8 @@ func New(opt Options) *Recorder {
 		signals:   map[sigKey]*sigState{},
 		lastStall: -1,
 	}
+	r.cs.init()
+	return r
 }
 
 // Len is the number of records kept.
@@ -322,6 +326,7 @@ func (r *Recorder) Observe(e *machine.Event) {
 		end = start
 	}
 	r.maxCycle = max(r.maxCycle, end)
+	r.count(e)
 	keep := true
 	if e.Kind == machine.EvIssue && !r.issues {
 		keep = false

@@ -53,9 +53,11 @@ func TestChromeStructure(t *testing.T) {
 		prog      string
 		flowKinds []string // flow names that must appear
 		lanes     []string // thread names that must appear
+		ranks     int
 	}{
-		{"gemm_db", []string{"flag"}, []string{"S", "MTE2", "MTE1", "M", "FIX"}},
-		{"ffn_grid/unified_fixed", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "V", "MTE3"}},
+		{"gemm_db", []string{"flag"}, []string{"S", "MTE2", "MTE1", "M", "FIX"}, 1},
+		{"ffn_grid/unified_fixed", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "V", "MTE3"}, 1},
+		{"allgather_gemm", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "MTE3"}, 2},
 	} {
 		t.Run(tc.prog, func(t *testing.T) {
 			b, _ := chromeBytes(t, tc.prog)
@@ -135,10 +137,16 @@ func TestChromeStructure(t *testing.T) {
 					t.Errorf("no %s lane", l)
 				}
 			}
+			rankSeen := map[string]bool{}
 			for _, p := range procs {
-				if !strings.HasPrefix(p, "r0.") {
-					t.Errorf("process name %q, want r0.<core>", p)
+				r, _, ok := strings.Cut(p, ".")
+				if !ok || !strings.HasPrefix(r, "r") {
+					t.Errorf("process name %q, want rN.<core>", p)
 				}
+				rankSeen[r] = true
+			}
+			if len(rankSeen) != tc.ranks {
+				t.Errorf("processes of %d ranks, want %d", len(rankSeen), tc.ranks)
 			}
 			// Slices on one thread nest or are disjoint.
 			for key, ss := range perThread {
