@@ -23,12 +23,15 @@ const (
 	timingOnly mode = iota
 	timingData
 	withHazards
+	// timingHazards is what `ptoasm lint` does: timing-only with the
+	// detector attached (issue 9: at most 2× timingOnly).
+	timingHazards
 )
 
 var modes = []struct {
 	name string
 	m    mode
-}{{"timing", timingOnly}, {"data", timingData}, {"hazards", withHazards}}
+}{{"timing", timingOnly}, {"data", timingData}, {"hazards", withHazards}, {"timing+hazards", timingHazards}}
 
 func runBench(b *testing.B, obj *asm.Object, md mode) {
 	b.Helper()
@@ -41,9 +44,9 @@ func runBench(b *testing.B, obj *asm.Object, md mode) {
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
 	for b.Loop() {
-		opt := machine.Options{TimingOnly: md == timingOnly}
+		opt := machine.Options{TimingOnly: md == timingOnly || md == timingHazards}
 		var det *hazard.Detector
-		if md == withHazards {
+		if md == withHazards || md == timingHazards {
 			det = hazard.New(hazard.Options{})
 			opt.Observers = []machine.Observer{det}
 		}
@@ -84,7 +87,7 @@ func runBench(b *testing.B, obj *asm.Object, md mode) {
 
 // gemmK is the K of each benchmark mode: long enough that the steady state
 // dominates, short enough that the data path finishes in seconds.
-var gemmK = map[mode]string{timingOnly: "65536", timingData: "1024", withHazards: "1024"}
+var gemmK = map[mode]string{timingOnly: "65536", timingData: "1024", withHazards: "1024", timingHazards: "1024"}
 
 // BenchmarkGEMM24Core is gemm_db spread over the 24 AICs of one rank.
 func BenchmarkGEMM24Core(b *testing.B) {
@@ -110,7 +113,7 @@ func BenchmarkGemmDB(b *testing.B) {
 func BenchmarkScaling(b *testing.B) {
 	for _, md := range modes {
 		base := 4096
-		if md.m != timingOnly {
+		if md.m == timingData || md.m == withHazards {
 			base = 256
 		}
 		for _, f := range []int{1, 4, 16} {
@@ -124,19 +127,26 @@ func BenchmarkScaling(b *testing.B) {
 
 // BenchmarkTimingOnly is the timing-only throughput the performance issues
 // track: the 24-core GEMM (K=65536) and the 8-rank allgather_gemm at the
-// README's large shape (16384×4096×4096, pipelined).
+// README's large shape (16384×4096×4096, pipelined), each alone and with the
+// hazard detector attached (the cost of `ptoasm lint` over a timing run).
 //
 //	go test ./machine -run '^$' -bench TimingOnly -benchmem -count 5
 func BenchmarkTimingOnly(b *testing.B) {
-	b.Run("GEMM24", func(b *testing.B) {
-		runBench(b, machine.Gemm24(b, 24, asm.Define{Name: "K", Value: "65536"}), timingOnly)
-	})
-	b.Run("AllgatherGEMM8", func(b *testing.B) {
-		obj := machine.AssembleFile(b, machine.AllgatherGEMMPath,
-			asm.Define{Name: "RANKS", Value: "8"}, asm.Define{Name: "M", Value: "16384"},
-			asm.Define{Name: "K", Value: "4096"}, asm.Define{Name: "N", Value: "4096"},
-			asm.Define{Name: "BASE_M", Value: "128"}, asm.Define{Name: "COMPUTE_BLOCKS", Value: "24"},
-			asm.Define{Name: "COMM_BLOCKS", Value: "48"}, asm.Define{Name: "MODE", Value: "pipelined"})
-		runBench(b, obj, timingOnly)
-	})
+	for _, md := range []mode{timingOnly, timingHazards} {
+		suffix := ""
+		if md == timingHazards {
+			suffix = "+hazards"
+		}
+		b.Run("GEMM24"+suffix, func(b *testing.B) {
+			runBench(b, machine.Gemm24(b, 24, asm.Define{Name: "K", Value: "65536"}), md)
+		})
+		b.Run("AllgatherGEMM8"+suffix, func(b *testing.B) {
+			obj := machine.AssembleFile(b, machine.AllgatherGEMMPath,
+				asm.Define{Name: "RANKS", Value: "8"}, asm.Define{Name: "M", Value: "16384"},
+				asm.Define{Name: "K", Value: "4096"}, asm.Define{Name: "N", Value: "4096"},
+				asm.Define{Name: "BASE_M", Value: "128"}, asm.Define{Name: "COMPUTE_BLOCKS", Value: "24"},
+				asm.Define{Name: "COMM_BLOCKS", Value: "48"}, asm.Define{Name: "MODE", Value: "pipelined"})
+			runBench(b, obj, md)
+		})
+	}
 }

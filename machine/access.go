@@ -1,0 +1,179 @@
+package machine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
+)
+
+// What an executed entry touched, as the observers see it (Event.Accesses).
+
+// accesses lists the byte ranges an entry touched: whole tiles (the hazard
+// model's granularity) and GM windows row by row unless the rows are contiguous.
+func (c *core) accesses(e *entry, out []Access) []Access {
+	m := c.m
+	for i := range e.args {
+		a := &e.args[i]
+		acc := e.access[i]
+		if acc == asm.AccNone {
+			continue
+		}
+		switch a.Kind {
+		case asm.ArgTile:
+			if a.Tile == nil {
+				continue
+			}
+			if row, col, rows, cols, ok := tileWindow(e, i); ok {
+				// textract reads, tinsert writes only a window of the tile.
+				proto := Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
+					Write: acc&asm.AccWrite != 0, Tile: a.Tile}
+				if out, ok = windowAccesses(out, proto, a, row, col, rows, cols); ok {
+					continue
+				}
+			}
+			sz := a.Tile.Bytes
+			w := acc&asm.AccWrite != 0
+			if acc&asm.AccRead != 0 {
+				out = append(out, Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
+					Lo: a.Off, Hi: a.Off + sz, Tile: a.Tile})
+			}
+			if w {
+				out = append(out, Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
+					Lo: a.Off, Hi: a.Off + sz, Write: true, Tile: a.Tile})
+			}
+		case asm.ArgGM:
+			if a.GM == nil {
+				continue
+			}
+			r := int(e.argRank[i])
+			base := m.ranks[r].gm[a.GM.Index].base
+			rows, cols := int64(e.winR[i]), int64(e.winC[i])
+			esz := int64(a.GM.DType.Size())
+			rowBytes := cols * esz
+			atomic := e.atomic && acc&asm.AccWrite != 0
+			add := func(lo, hi int64) {
+				if acc&asm.AccRead != 0 && !atomic {
+					out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: hi, Tensor: a.GM})
+				}
+				if acc&asm.AccWrite != 0 {
+					out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: hi, Write: true,
+						Atomic: atomic, Tensor: a.GM})
+				}
+			}
+			lo := base + a.Off
+			if rows <= 1 || a.RowStride == rowBytes || a.GM.Layout != asm.LayoutND {
+				n := (rows-1)*a.RowStride + rowBytes
+				if a.GM.Layout != asm.LayoutND {
+					n = rows * rowBytes
+				}
+				add(lo, lo+max(n, esz))
+				continue
+			}
+			for r := int64(0); r < rows; r++ {
+				add(lo+r*a.RowStride, lo+r*a.RowStride+rowBytes)
+			}
+		}
+	}
+	return out
+}
+
+// tileWindow is the (row, col, rows, cols) window of its tile operand that a
+// textract reads (operand 1, dst-sized) or a tinsert writes (operand 0,
+// src-sized), or ok == false when operand i is a whole-tile operand.
+func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
+	if e.xop == nil || e.xop.Info == nil || len(e.args) < 4 {
+		return 0, 0, 0, 0, false
+	}
+	var other *asm.TileInfo
+	switch {
+	case e.xop.Info.Name == "textract" && i == 1:
+		other = e.args[0].Tile
+	case e.xop.Info.Name == "tinsert" && i == 0:
+		other = e.args[1].Tile
+	default:
+		return 0, 0, 0, 0, false
+	}
+	r, c := e.args[2].Int, e.args[3].Int
+	if other == nil || r < 0 || c < 0 || r > 1<<30 || c > 1<<30 {
+		return 0, 0, 0, 0, false
+	}
+	return int(r), int(c), other.VRows, other.VCols, true
+}
+
+// windowAccesses appends the byte ranges of the rows×cols window at (row, col)
+// of tile operand a, each a copy of proto with Lo/Hi set: one range per
+// contiguous run (a full-width ND window is one range, a narrower one a range
+// per row), merged where runs touch. It returns out unchanged and false when
+// the window does not fit the tile, so the caller reports the whole tile.
+func windowAccesses(out []Access, proto Access, a *Operand, row, col, rows, cols int) ([]Access, bool) {
+	t := a.Tile
+	if rows <= 0 || cols <= 0 || row+rows > t.Rows || col+cols > t.Cols {
+		return out, false
+	}
+	l := memory.TileLayout(t)
+	sz := int64(t.DType.Size())
+	start := len(out)
+	add := func(o, n int64) {
+		if k := len(out) - 1; k >= start && out[k].Hi == a.Off+o {
+			out[k].Hi += n
+			return
+		}
+		x := proto
+		x.Lo, x.Hi = a.Off+o, a.Off+o+n
+		out = append(out, x)
+	}
+	if l.Kind == memory.DN {
+		// Column-major: each column of the window is one run.
+		for c := col; c < col+cols; c++ {
+			add(l.Offset(row, c), int64(rows)*sz)
+		}
+	} else {
+		for r := row; r < row+rows; r++ {
+			for c := col; c < col+cols; {
+				n := min(runLen(l, c), col+cols-c)
+				add(l.Offset(r, c), int64(n)*sz)
+				c += n
+			}
+		}
+	}
+	if len(out)-start > maxWindowRanges {
+		// Fractal layouts visit boxes out of address order: sort and merge.
+		w := out[start:]
+		slices.SortFunc(w, func(x, y Access) int { return cmp.Compare(x.Lo, y.Lo) })
+		k := 0
+		for i := 1; i < len(w); i++ {
+			if w[i].Lo <= w[k].Hi {
+				w[k].Hi = max(w[k].Hi, w[i].Hi)
+				continue
+			}
+			k++
+			w[k] = w[i]
+		}
+		out = out[:start+k+1]
+	}
+	if len(out)-start > maxWindowRanges {
+		// Too scattered: the bounding range. Every layout's offset grows with
+		// the row and with the column, so the corners bound it.
+		out = out[:start]
+		x := proto
+		x.Lo, x.Hi = a.Off+l.Offset(row, col), a.Off+l.Offset(row+rows-1, col+cols-1)+sz
+		out = append(out, x)
+	}
+	return out, true
+}
+
+// runLen is how many elements from column c onward are contiguous in a row
+// of layout l (ND: the rest of the row; Z-inner boxes: the rest of the box
+// row; column-major boxes: one).
+func runLen(l memory.Layout2D, c int) int {
+	switch l.Kind {
+	case memory.ND:
+		return l.Cols - c
+	case memory.NZ, memory.ZZ:
+		_, bc := l.Box()
+		return bc - c%bc
+	}
+	return 1
+}
