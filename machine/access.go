@@ -29,7 +29,7 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 				// textract reads, tinsert writes only a window of the tile.
 				proto := Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
 					Write: acc&asm.AccWrite != 0, Tile: a.Tile}
-				if out, ok = windowAccesses(out, proto, a, row, col, rows, cols); ok {
+				if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols); ok {
 					continue
 				}
 			}
@@ -63,6 +63,15 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 				}
 			}
 			lo := base + a.Off
+			if acc == asm.AccRead && m.readOnly[a.GM.Index] {
+				n := (rows-1)*a.RowStride + rowBytes
+				if a.GM.Layout != asm.LayoutND {
+					n = rows * rowBytes
+				}
+				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + max(n, esz),
+					Tensor: a.GM, ReadOnly: true})
+				continue
+			}
 			if rows <= 1 || a.RowStride == rowBytes || a.GM.Layout != asm.LayoutND {
 				n := (rows-1)*a.RowStride + rowBytes
 				if a.GM.Layout != asm.LayoutND {
@@ -100,6 +109,45 @@ func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
 		return 0, 0, 0, 0, false
 	}
 	return int(r), int(c), other.VRows, other.VCols, true
+}
+
+// winKey names one window of one tile declaration: its byte ranges relative
+// to the tile's address are the same on every instance.
+type winKey struct {
+	t                      *asm.TileInfo
+	row, col, rows, cols int
+}
+
+// windowAccessesMemo is windowAccesses with the ranges computed once per
+// window: a fractal window is a range per box row, sorted and merged, and
+// computing it on every textract was most of the detector's time in a GEMM.
+func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row, col, rows, cols int) ([]Access, bool) {
+	k := winKey{a.Tile, row, col, rows, cols}
+	rs, ok := m.winMemo[k]
+	if !ok {
+		zero := *a
+		zero.Off = 0
+		var tmp []Access
+		if tmp, ok = windowAccesses(nil, Access{}, &zero, row, col, rows, cols); ok {
+			rs = make([][2]int64, len(tmp))
+			for i, x := range tmp {
+				rs[i] = [2]int64{x.Lo, x.Hi}
+			}
+		}
+		if m.winMemo == nil {
+			m.winMemo = map[winKey][][2]int64{}
+		}
+		m.winMemo[k] = rs
+	}
+	if rs == nil {
+		return out, false
+	}
+	for _, r := range rs {
+		x := proto
+		x.Lo, x.Hi = a.Off+r[0], a.Off+r[1]
+		out = append(out, x)
+	}
+	return out, true
 }
 
 // windowAccesses appends the byte ranges of the rows×cols window at (row, col)

@@ -87,7 +87,7 @@ func runBench(b *testing.B, obj *asm.Object, md mode) {
 
 // gemmK is the K of each benchmark mode: long enough that the steady state
 // dominates, short enough that the data path finishes in seconds.
-var gemmK = map[mode]string{timingOnly: "65536", timingData: "1024", withHazards: "1024", timingHazards: "1024"}
+var gemmK = map[mode]string{timingOnly: "65536", timingData: "1024", withHazards: "1024", timingHazards: "65536"}
 
 // BenchmarkGEMM24Core is gemm_db spread over the 24 AICs of one rank.
 func BenchmarkGEMM24Core(b *testing.B) {

@@ -110,6 +110,10 @@ type Machine struct {
 	rings map[*asm.TensorInfo]*asm.TensorInfo
 	// slice is what a timing-only run still computes (nil in a full run).
 	slice *controlSlice
+	// readOnly marks the GM tensors no instruction writes (Access.ReadOnly).
+	readOnly []bool
+	// winMemo holds each tile window's byte ranges (access.go).
+	winMemo map[winKey][][2]int64
 	// plans caches each kernel's op plans (looked up once per core start).
 	plans map[*asm.KernelInfo][]opPlan
 	// starts counts core kernel starts (core.gen).
@@ -148,6 +152,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	if m.opt.TimingOnly {
 		m.slice = newControlSlice(obj)
 	}
+	m.readOnly = readOnlyTensors(obj)
 	if err := m.allocGM(); err != nil {
 		return nil, err
 	}

@@ -84,6 +84,11 @@ type Access struct {
 	// Tile or Tensor names what was accessed, for reports.
 	Tile   *asm.TileInfo
 	Tensor *asm.TensorInfo
+	// ReadOnly marks a read of a GM tensor no instruction of the program
+	// writes: only the host does, between runs, so the read cannot race. A
+	// window of such a tensor is reported as one bounding range, not row by
+	// row.
+	ReadOnly bool
 }
 
 // Flag identifies an intra-core flag.

@@ -88,6 +88,32 @@ func newControlSlice(obj *asm.Object) *controlSlice {
 	return s
 }
 
+// readOnlyTensors marks, by TensorInfo.Index, the GM tensors no instruction
+// of obj writes (through any rank's window).
+func readOnlyTensors(obj *asm.Object) []bool {
+	n := 0
+	for _, t := range obj.Tensors {
+		n = max(n, t.Index+1)
+	}
+	ro := make([]bool, n)
+	for _, t := range obj.Tensors {
+		ro[t.Index] = t.Class != asm.TensorSignal && t.Class != asm.TensorFIFO
+	}
+	for _, k := range obj.Kernels {
+		for _, op := range k.Ops {
+			if op == nil || op.Info == nil {
+				continue
+			}
+			for i, a := range op.Args {
+				if a.Kind == asm.ArgGM && a.GM != nil && a.GM.Index < n && operandAccess(op.Info, i)&asm.AccWrite != 0 {
+					ro[a.GM.Index] = false
+				}
+			}
+		}
+	}
+	return ro
+}
+
 // operandAccess is the declared access of operand i (the last slot repeats
 // when it is variadic).
 func operandAccess(info *asm.OpInfo, i int) asm.Access {

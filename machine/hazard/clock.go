@@ -3,18 +3,22 @@ package hazard
 // Vector clocks are dense []uint32 indexed by agent; a missing entry is 0, so a
 // clock grows only when it learns about a newer agent.
 
-// join raises dst to at least src, componentwise, growing dst as needed.
-func join(dst *[]uint32, src []uint32) {
+// join raises dst to at least src, componentwise, growing dst as needed, and
+// reports whether any component changed.
+func join(dst *[]uint32, src []uint32) bool {
 	d := *dst
 	if len(d) < len(src) {
 		d = grow(d, len(src))
 	}
+	changed := false
 	for i, v := range src {
 		if v > d[i] {
 			d[i] = v
+			changed = true
 		}
 	}
 	*dst = d
+	return changed
 }
 
 // raise sets component i of c to at least v.

@@ -37,6 +37,16 @@ type agentState struct {
 	clock      []uint32
 	n          uint32 // ops so far (the agent's epoch counter)
 	gen        uint32
+	// ver counts changes to clock other than the agent's own component;
+	// a scalar's issue snapshot (snap, taken at version snapVer) is shared
+	// by every op it issues until then, so issuing costs no clock copy.
+	ver     uint64
+	snap    []uint32
+	snapVer uint64
+	snapID  uint64
+	// lastSnap is the issue snapshot this agent joined last: joining it
+	// again changes nothing (clocks only grow within a run).
+	lastSnap uint64
 }
 
 // pending is an op the scalar issued that its pipe has not run yet: the
@@ -45,7 +55,10 @@ type pending struct {
 	op        *asm.COp
 	target    asm.Pipe
 	serial    int64
-	clock     []uint32
+	clock     []uint32 // the scalar's snapshot at issue (shared, never modified)
+	snapID    uint64   // which snapshot clock is
+	scalar    int32    // the issuing scalar and its epoch at issue
+	epoch     uint32
 	steps     []uint32 // release of earlier steps of a composite op
 	composite bool
 }
@@ -133,7 +146,11 @@ type Detector struct {
 
 	cross    map[crossKey][][]uint32
 	crossAcc map[accKey][]uint32
-	shadow   map[shadowKey]*imap
+	shadow   map[shadowKey]*shadowMem
+	snapSeq  uint64 // issue snapshots taken (agentState.snapID)
+	// lastKey/lastMem cache the buffer looked up last.
+	lastKey shadowKey
+	lastMem *shadowMem
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
 	tensorBase map[[2]int32]int64
@@ -155,7 +172,7 @@ func New(opt Options) *Detector {
 		gen:        1,
 		cross:      map[crossKey][][]uint32{},
 		crossAcc:   map[accKey][]uint32{},
-		shadow:     map[shadowKey]*imap{},
+		shadow:     map[shadowKey]*shadowMem{},
 		tensorBase: map[[2]int32]int64{},
 		syncRounds: map[int32][][]uint32{},
 		byKey:      map[findKey]*finding{},
@@ -284,6 +301,8 @@ func (d *Detector) enter(a int32) *agentState {
 	if ag.gen != d.gen {
 		clear(ag.clock)
 		ag.gen = d.gen
+		ag.ver++
+		ag.lastSnap = 0
 	}
 	if ag.coreIdx >= 0 {
 		d.cores[ag.coreIdx].live = true
@@ -302,6 +321,37 @@ func (d *Detector) release(a int32, buf []uint32) []uint32 {
 	buf = append(buf[:0], ag.clock...)
 	raise(&buf, a, ag.n)
 	return buf
+}
+
+// acquire joins src into agent a's clock.
+func (d *Detector) acquire(a int32, src []uint32) {
+	if join(&d.agents[a].clock, src) {
+		d.agents[a].ver++
+	}
+}
+
+// joinIssue gives agent a the clock its pending op p was issued with.
+func (d *Detector) joinIssue(a int32, p *pending) {
+	ag := &d.agents[a]
+	if ag.lastSnap != p.snapID {
+		d.acquire(a, p.clock)
+		d.agents[a].lastSnap = p.snapID
+	}
+	raise(&d.agents[a].clock, p.scalar, p.epoch)
+	d.acquire(a, p.steps)
+}
+
+// issueSnapshot returns scalar s's clock for the ops it issues now, copying
+// it only when it changed since the last issue.
+func (d *Detector) issueSnapshot(s int32) ([]uint32, uint64) {
+	sa := &d.agents[s]
+	if sa.snapID == 0 || sa.snapVer != sa.ver {
+		sa.snap = append([]uint32(nil), sa.clock...)
+		sa.snapVer = sa.ver
+		d.snapSeq++
+		sa.snapID = d.snapSeq
+	}
+	return sa.snap, sa.snapID
 }
 
 func (d *Detector) getBuf() []uint32 {
@@ -354,14 +404,14 @@ func (d *Detector) issue(e *machine.Event) {
 	if len(cs.pending) >= maxPending {
 		d.dropPending(cs, 0)
 	}
+	snap, id := d.issueSnapshot(s)
 	cs.pending = append(cs.pending, pending{
 		op: e.Op, target: e.Target, serial: cs.serial * 2,
-		clock: d.release(s, d.getBuf()), composite: comp,
+		clock: snap, snapID: id, scalar: s, epoch: d.agents[s].n, composite: comp,
 	})
 }
 
 func (d *Detector) dropPending(cs *coreState, i int) {
-	d.putBuf(cs.pending[i].clock)
 	d.putBuf(cs.pending[i].steps)
 	cs.pending = slices.Delete(cs.pending, i, i+1)
 }
@@ -381,8 +431,7 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 				}
 				for i := range cs.pending {
 					if p := &cs.pending[i]; p.op == op {
-						join(&ag.clock, p.clock)
-						join(&ag.clock, p.steps)
+						d.joinIssue(a, p)
 						return p.serial, p
 					}
 				}
@@ -397,8 +446,7 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 			if p.op != op {
 				continue
 			}
-			join(&ag.clock, p.clock)
-			join(&ag.clock, p.steps)
+			d.joinIssue(a, p)
 			serial := p.serial
 			if p.composite || step {
 				return serial, p
@@ -424,8 +472,8 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 		// scalar synchronised after issuing the op, never invent one.
 		if s := cs.scalar; s >= 0 {
 			d.enter(s)
-			join(&ag.clock, d.agents[s].clock)
-			raise(&ag.clock, s, d.agents[s].n)
+			d.acquire(a, d.agents[s].clock)
+			raise(&d.agents[a].clock, s, d.agents[s].n)
 		}
 	}
 	return cs.serial * 2, nil
@@ -467,7 +515,7 @@ func (d *Detector) exec(e *machine.Event) {
 		for i := range d.agents {
 			if o := &d.agents[i]; o.kind == akSDMA && o.rank == ag.rank && o.gen == d.gen {
 				d.tmp = d.release(int32(i), d.tmp)
-				join(&d.agents[a].clock, d.tmp)
+				d.acquire(a, d.tmp)
 			}
 		}
 	}
@@ -477,16 +525,20 @@ func isSignal(acc *machine.Access) bool {
 	return acc.Tensor != nil && acc.Tensor.Class == asm.TensorSignal
 }
 
-func (d *Detector) shadowFor(acc *machine.Access) *imap {
+func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
 	k := shadowKey{space: acc.Space, rank: acc.Rank, core: acc.Core}
 	if acc.Space == asm.GM {
 		k.core = -1
 	}
+	if k == d.lastKey && d.lastMem != nil {
+		return d.lastMem
+	}
 	m := d.shadow[k]
 	if m == nil {
-		m = &imap{}
+		m = newShadowMem()
 		d.shadow[k] = m
 	}
+	d.lastKey, d.lastMem = k, m
 	return m
 }
 
@@ -501,17 +553,41 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.signalAccess(r, acc, acc.Write)
 		return
 	}
-	m := d.shadowFor(acc)
-	i, j := m.span(acc.Lo, acc.Hi)
+	sm := d.shadowFor(acc)
 	uninitLo, uninitHi := int64(-1), int64(-1)
+	for lo := acc.Lo; lo < acc.Hi; {
+		m, hi := sm.page(lo, acc.Hi)
+		if acc.ReadOnly && !acc.Write {
+			// Only the host writes it: nothing to race, so nothing to
+			// record; the read only needs initialised bytes.
+			if ulo, uhi, ok := m.unwritten(lo, hi); ok {
+				if uninitLo < 0 {
+					uninitLo = ulo
+				}
+				uninitHi = uhi
+			}
+			lo = hi
+			continue
+		}
+		i, j := m.span(lo, hi)
+		lo = hi
+		d.accessCells(r, acc, m, i, j, &uninitLo, &uninitHi)
+	}
+	if uninitLo >= 0 {
+		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
+	}
+}
+
+// accessCells is access on cells [i, j) of one page.
+func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, uninitLo, uninitHi *int64) {
 	for k := i; k < j; k++ {
 		c := m.cells[k]
 		if !acc.Write {
 			if !c.written {
-				if uninitLo < 0 {
-					uninitLo = c.lo
+				if *uninitLo < 0 {
+					*uninitLo = c.lo
 				}
-				uninitHi = c.hi
+				*uninitHi = c.hi
 			}
 			if c.hasW && !d.hbOrSame(&c.w, r) {
 				d.race(&c.w, r, acc, c.lo, c.hi)
@@ -560,9 +636,6 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	if acc.Write && !acc.Atomic {
 		m.collapse(i, j)
 	}
-	if uninitLo >= 0 {
-		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
-	}
 }
 
 // hbOrSame is hb, except that an op never races itself (an in-place tadd
@@ -589,48 +662,56 @@ func putRec(list []rec, r *rec) []rec {
 // plain store racing an atomic add loses the add (kernels.md §3(d) R5), and a
 // read acquires every notify since the last plain store.
 func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
-	m := d.shadowFor(acc)
-	i, j := m.span(acc.Lo, acc.Hi)
+	sm := d.shadowFor(acc)
 	a := r.agent
 	if write {
 		d.tmp = d.release(a, d.tmp)
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
-	for k := i; k < j; k++ {
-		c := m.cells[k]
-		if c.sigGen != d.gen {
-			c.sig = c.sig[:0]
-			c.sigGen = d.gen
-		}
-		switch {
-		case !write:
-			if !c.written {
-				if uninitLo < 0 {
-					uninitLo = c.lo
-				}
-				uninitHi = c.hi
-			}
-			join(&d.agents[a].clock, c.sig)
-		case r.atomic:
-			if c.hasW && !d.hbOrSame(&c.w, r) {
-				d.resetRace(&c.w, r, acc, c.lo, c.hi)
-			}
-			c.adds = putRec(c.adds, r)
-			join(&c.sig, d.tmp)
-			c.written = true
-		default:
-			for x := range c.adds {
-				if !d.hbOrSame(&c.adds[x], r) {
-					d.resetRace(r, &c.adds[x], acc, c.lo, c.hi)
-				}
-			}
-			c.adds = c.adds[:0]
-			c.w, c.hasW, c.written = *r, true, true
-			c.sig = append(c.sig[:0], d.tmp...)
+	for lo := acc.Lo; lo < acc.Hi; {
+		m, hi := sm.page(lo, acc.Hi)
+		i, j := m.span(lo, hi)
+		lo = hi
+		for k := i; k < j; k++ {
+			d.signalCell(r, acc, m.cells[k], write, &uninitLo, &uninitHi)
 		}
 	}
 	if uninitLo >= 0 {
 		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
+	}
+}
+
+func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, uninitLo, uninitHi *int64) {
+	a := r.agent
+	if c.sigGen != d.gen {
+		c.sig = c.sig[:0]
+		c.sigGen = d.gen
+	}
+	switch {
+	case !write:
+		if !c.written {
+			if *uninitLo < 0 {
+				*uninitLo = c.lo
+			}
+			*uninitHi = c.hi
+		}
+		d.acquire(a, c.sig)
+	case r.atomic:
+		if c.hasW && !d.hbOrSame(&c.w, r) {
+			d.resetRace(&c.w, r, acc, c.lo, c.hi)
+		}
+		c.adds = putRec(c.adds, r)
+		join(&c.sig, d.tmp)
+		c.written = true
+	default:
+		for x := range c.adds {
+			if !d.hbOrSame(&c.adds[x], r) {
+				d.resetRace(r, &c.adds[x], acc, c.lo, c.hi)
+			}
+		}
+		c.adds = c.adds[:0]
+		c.w, c.hasW, c.written = *r, true, true
+		c.sig = append(c.sig[:0], d.tmp...)
 	}
 }
 
@@ -750,7 +831,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
 	if ch.set {
-		join(&d.agents[a].clock, ch.clock)
+		d.acquire(a, ch.clock)
 	}
 	ch.set = false
 }
@@ -770,7 +851,7 @@ func (d *Detector) barrier(e *machine.Event) {
 		}
 		ag := d.enter(p)
 		if p != a {
-			join(&ag.clock, d.agents[a].clock)
+			d.acquire(p, d.agents[a].clock)
 		}
 		raise(&ag.clock, p, ag.n)
 		return
@@ -789,13 +870,13 @@ func (d *Detector) drainCore(c int32, extra []uint32) {
 		if p >= 0 && p != s {
 			d.enter(p)
 			d.tmp = d.release(p, d.tmp)
-			join(&d.agents[s].clock, d.tmp)
+			d.acquire(s, d.tmp)
 		}
 	}
-	join(&d.agents[s].clock, extra)
+	d.acquire(s, extra)
 	for _, p := range cs.pipes {
 		if p >= 0 && p != s {
-			join(&d.agents[p].clock, d.agents[s].clock)
+			d.acquire(p, d.agents[s].clock)
 			raise(&d.agents[p].clock, p, d.agents[p].n)
 		}
 	}
@@ -860,12 +941,12 @@ func (d *Detector) crossWait(e *machine.Event) {
 	}
 	v := q[0]
 	d.cross[ck] = q[1:]
-	join(&d.agents[a].clock, v)
+	d.acquire(a, v)
 	// On A2/A3 the wait stalls the whole core: the scalar issues nothing
 	// until it passes.
 	if s := d.scalarOf(c); s != a {
 		d.enter(s)
-		join(&d.agents[s].clock, v)
+		d.acquire(s, v)
 	}
 	d.putBuf(v)
 }
@@ -894,20 +975,23 @@ func (d *Detector) notify(e *machine.Event) {
 	d.checkBounds(&r, &acc)
 	r.write, r.atomic = true, acc.Atomic
 	d.signalAccess(&r, &acc, true)
-	m := d.shadowFor(&acc)
-	i, j := m.span(acc.Lo, acc.Hi)
-	for k := i; k < j; k++ {
-		c := m.cells[k]
-		if c.hist == nil {
-			c.hist = &sigHist{}
-		}
-		h := c.hist
-		h.wrote(&r)
-		if h.runGen != d.gen {
-			h.runAdd, h.runGen = 0, d.gen
-		}
-		if acc.Atomic {
-			h.runAdd += e.Value
+	sm := d.shadowFor(&acc)
+	for lo := acc.Lo; lo < acc.Hi; {
+		m, hi := sm.page(lo, acc.Hi)
+		i, j := m.span(lo, hi)
+		lo = hi
+		for _, c := range m.cells[i:j] {
+			if c.hist == nil {
+				c.hist = &sigHist{}
+			}
+			h := c.hist
+			h.wrote(&r)
+			if h.runGen != d.gen {
+				h.runAdd, h.runGen = 0, d.gen
+			}
+			if acc.Atomic {
+				h.runAdd += e.Value
+			}
 		}
 	}
 }
@@ -948,24 +1032,31 @@ func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
 			lo = acc.Hi - sz
 		}
 	}
-	m := d.shadowFor(acc)
-	i, j := m.span(lo, acc.Hi)
-	for k := i; k < j; k++ {
-		c := m.cells[k]
-		if c.hasW && c.w.agent != d.host && c.w.gen == d.gen {
-			continue // a plain store of this run set the value
+	sm := d.shadowFor(acc)
+	for lo < acc.Hi {
+		m, hi := sm.page(lo, acc.Hi)
+		i, j := m.span(lo, hi)
+		lo = hi
+		for _, c := range m.cells[i:j] {
+			d.staleCell(r, acc, e, c, cmp, want)
 		}
-		src, current := c.hist.stale(d.gen)
-		if src == nil {
-			continue
-		}
-		left := e.Value
-		if current && c.hist.runGen == d.gen {
-			left -= c.hist.runAdd
-		}
-		if compareSignal(cmp, left, want) {
-			d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
-		}
+	}
+}
+
+func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *cell, cmp string, want int64) {
+	if c.hasW && c.w.agent != d.host && c.w.gen == d.gen {
+		return // a plain store of this run set the value
+	}
+	src, current := c.hist.stale(d.gen)
+	if src == nil {
+		return
+	}
+	left := e.Value
+	if current && c.hist.runGen == d.gen {
+		left -= c.hist.runAdd
+	}
+	if compareSignal(cmp, left, want) {
+		d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
 	}
 }
 
@@ -1057,17 +1148,20 @@ func (d *Detector) hostWrite(e *machine.Event) {
 		if acc.Tensor != nil && acc.Hi-acc.Lo == acc.Tensor.Bytes {
 			d.tensorBase[[2]int32{acc.Rank, int32(acc.Tensor.Index)}] = acc.Lo
 		}
-		m := d.shadowFor(acc)
-		i0, j0 := m.span(acc.Lo, acc.Hi)
+		sm := d.shadowFor(acc)
 		poison := e.Word == "poison"
-		for k := i0; k < j0; k++ {
-			c := m.cells[k]
-			c.w, c.hasW, c.written = r, true, !poison
-			c.adds, c.reads = c.adds[:0], c.reads[:0]
-			c.sig = c.sig[:0]
-			c.hist = nil
+		for lo := acc.Lo; lo < acc.Hi; {
+			m, hi := sm.page(lo, acc.Hi)
+			i0, j0 := m.span(lo, hi)
+			lo = hi
+			for _, c := range m.cells[i0:j0] {
+				c.w, c.hasW, c.written = r, true, !poison
+				c.adds, c.reads = c.adds[:0], c.reads[:0]
+				c.sig = c.sig[:0]
+				c.hist = nil
+			}
+			m.collapse(i0, j0)
 		}
-		m.collapse(i0, j0)
 	}
 }
 
@@ -1076,7 +1170,6 @@ func (d *Detector) runBoundary(start bool) {
 	for i := range d.cores {
 		cs := &d.cores[i]
 		for j := range cs.pending {
-			d.putBuf(cs.pending[j].clock)
 			d.putBuf(cs.pending[j].steps)
 		}
 		cs.pending = cs.pending[:0]
@@ -1096,6 +1189,7 @@ func (d *Detector) runBoundary(start bool) {
 				delete(d.shadow, k)
 			}
 		}
+		d.lastMem = nil
 	}
 }
 
