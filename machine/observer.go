@@ -122,11 +122,14 @@ type Event struct {
 	Flag     Flag
 	ID       int32
 	Mode     int32
-	Peers    []int32
-	Word     string
-	Value    int64
-	Flags    []Flag
-	Reason   string
-	Blocked  []Blocked
-	RunName  string
+	// Group is, for EvCrossSet in mode 1 or 2, the block whose counter the
+	// set counts toward (-1 in mode 0, where the counter is rank-wide).
+	Group   int32
+	Peers   []int32
+	Word    string
+	Value   int64
+	Flags   []Flag
+	Reason  string
+	Blocked []Blocked
+	RunName string
 }

@@ -123,6 +123,10 @@ func (c *core) fireCross(e *entry, p asm.Pipe) {
 	if m.emitting {
 		ev := m.event(EvCrossSet, c, p, e.op)
 		ev.ID, ev.Mode = int32(id), e.mode
+		ev.Group = -1
+		if e.mode != 0 {
+			ev.Group = int32(block)
+		}
 		ev.Peers = peers
 		ev.Iter = e.iter
 		m.emit()

@@ -89,7 +89,10 @@ type coreState struct {
 }
 
 type crossKey struct{ rank, core, id int32 }
-type accKey struct{ rank, id, mode int32 }
+// accKey names one FFTS counter that collects contributions before it
+// fires: per rank, id and mode, and per block in modes 1 and 2, whose
+// counters are the block's own.
+type accKey struct{ rank, id, mode, group int32 }
 
 type hintScope uint8
 
@@ -899,7 +902,7 @@ func (d *Detector) crossSet(e *machine.Event) {
 	}
 	d.cores[c].crossUsed |= 1 << e.ID
 	rel := d.release(a, d.getBuf())
-	k := accKey{rank: e.Agent.Rank, id: e.ID, mode: e.Mode}
+	k := accKey{rank: e.Agent.Rank, id: e.ID, mode: e.Mode, group: e.Group}
 	if len(e.Peers) == 0 {
 		// A contribution that did not complete a mode-0/mode-2 reduction yet:
 		// keep it for the set that does.
