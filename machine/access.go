@@ -11,7 +11,8 @@ import (
 // What an executed entry touched, as the observers see it (Event.Accesses).
 
 // accesses lists the byte ranges an entry touched: whole tiles (the hazard
-// model's granularity) and GM windows row by row unless the rows are contiguous.
+// model's granularity) and GM windows, strided (Access.Rows) unless the rows
+// are contiguous.
 func (c *core) accesses(e *entry, out []Access) []Access {
 	m := c.m
 	for i := range e.args {
@@ -80,8 +81,14 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 				add(lo, lo+max(n, esz))
 				continue
 			}
-			for r := int64(0); r < rows; r++ {
-				add(lo+r*a.RowStride, lo+r*a.RowStride+rowBytes)
+			// A window narrower than the tensor's rows: one strided access.
+			if acc&asm.AccRead != 0 && !atomic {
+				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + rowBytes,
+					Tensor: a.GM, Rows: rows, Pitch: a.RowStride})
+			}
+			if acc&asm.AccWrite != 0 {
+				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + rowBytes,
+					Write: true, Atomic: atomic, Tensor: a.GM, Rows: rows, Pitch: a.RowStride})
 			}
 		}
 	}
@@ -114,7 +121,7 @@ func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
 // winKey names one window of one tile declaration: its byte ranges relative
 // to the tile's address are the same on every instance.
 type winKey struct {
-	t                      *asm.TileInfo
+	t                    *asm.TileInfo
 	row, col, rows, cols int
 }
 

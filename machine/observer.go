@@ -89,6 +89,46 @@ type Access struct {
 	// window of such a tensor is reported as one bounding range, not row by
 	// row.
 	ReadOnly bool
+	// Rows > 1 makes the access strided: Rows runs of Hi-Lo bytes, the k-th
+	// at [Lo+k*Pitch, Hi+k*Pitch) (a GM window narrower than its tensor's
+	// rows). One access instead of a range per row keeps the observers'
+	// cost per instruction, not per row.
+	Rows  int64
+	Pitch int64
+}
+
+// NumRows is how many runs the access has (1 unless strided).
+func (a *Access) NumRows() int64 { return max(a.Rows, 1) }
+
+// Bytes is how many bytes the access touches.
+func (a *Access) Bytes() int64 { return a.NumRows() * (a.Hi - a.Lo) }
+
+// Bounds is the smallest range holding every byte of the access.
+func (a *Access) Bounds() (lo, hi int64) {
+	return a.Lo, a.Hi + (a.NumRows()-1)*a.Pitch
+}
+
+// Overlaps reports whether the access touches any byte of [lo, hi).
+func (a *Access) Overlaps(lo, hi int64) bool {
+	if a.Rows <= 1 || a.Pitch <= 0 {
+		return a.Lo < hi && lo < a.Hi
+	}
+	w := a.Hi - a.Lo
+	if hi <= a.Lo || lo >= a.Hi+(a.Rows-1)*a.Pitch || w <= 0 {
+		return false
+	}
+	// The first run that ends after lo starts before hi if anything does.
+	k := max(int64(0), (lo-a.Hi)/a.Pitch)
+	for ; k < a.Rows; k++ {
+		rlo := a.Lo + k*a.Pitch
+		if rlo >= hi {
+			return false
+		}
+		if rlo+w > lo {
+			return true
+		}
+	}
+	return false
 }
 
 // Flag identifies an intra-core flag.

@@ -346,23 +346,25 @@ func (d *Debugger) writeHit(bp *breakpoint, ev *event, acc []machine.Access) str
 		if !a.Write || a.Space != bp.space {
 			continue
 		}
-		lo, hi := a.Lo, a.Hi
+		var base int64
 		if bp.space == asm.GM {
 			if a.Tensor != bp.gm.t || (bp.rank >= 0 && int(a.Rank) != bp.rank) {
 				continue
 			}
-			base, ok := d.m.TensorBase(a.Tensor.Name, int(a.Rank))
-			if !ok {
+			var ok bool
+			if base, ok = d.m.TensorBase(a.Tensor.Name, int(a.Rank)); !ok {
 				continue
 			}
-			lo, hi = lo-base, hi-base
 		}
-		for _, r := range bp.ranges {
-			if lo < r[1] && r[0] < hi {
-				if bp.space == asm.GM {
-					return fmt.Sprintf(" (bytes %#x..%#x of @%s on rank %d)", max(lo, r[0]), min(hi, r[1]), a.Tensor.Name, a.Rank)
+		for k := int64(0); k < a.NumRows(); k++ {
+			lo, hi := a.Lo+k*a.Pitch-base, a.Hi+k*a.Pitch-base
+			for _, r := range bp.ranges {
+				if lo < r[1] && r[0] < hi {
+					if bp.space == asm.GM {
+						return fmt.Sprintf(" (bytes %#x..%#x of @%s on rank %d)", max(lo, r[0]), min(hi, r[1]), a.Tensor.Name, a.Rank)
+					}
+					return fmt.Sprintf(" (%s bytes %#x..%#x)", bp.space, max(lo, r[0]), min(hi, r[1]))
 				}
-				return fmt.Sprintf(" (%s bytes %#x..%#x)", bp.space, max(lo, r[0]), min(hi, r[1]))
 			}
 		}
 	}

@@ -151,7 +151,12 @@ func (d *Debugger) accText(a *machine.Access) string {
 		return fmt.Sprintf("%s %s (%s %#x..%#x)", rw, name, a.Space, a.Lo, a.Hi)
 	case a.Tensor != nil:
 		base, _ := d.m.TensorBase(a.Tensor.Name, int(a.Rank))
-		return fmt.Sprintf("%s @%s bytes %#x..%#x on rank %d", rw, a.Tensor.Name, a.Lo-base, a.Hi-base, a.Rank)
+		lo, hi := a.Bounds()
+		rows := ""
+		if a.NumRows() > 1 {
+			rows = fmt.Sprintf(" (%d rows of %d bytes, %d apart)", a.Rows, a.Hi-a.Lo, a.Pitch)
+		}
+		return fmt.Sprintf("%s @%s bytes %#x..%#x%s on rank %d", rw, a.Tensor.Name, lo-base, hi-base, rows, a.Rank)
 	}
 	return fmt.Sprintf("%s %s %#x..%#x", rw, a.Space, a.Lo, a.Hi)
 }
@@ -162,7 +167,8 @@ func mergeAcc(acc []machine.Access) []machine.Access {
 	for _, a := range acc {
 		if n := len(out); n > 0 {
 			p := &out[n-1]
-			if p.Tensor != nil && p.Tensor == a.Tensor && p.Rank == a.Rank && p.Write == a.Write && a.Lo >= p.Lo {
+			if p.Tensor != nil && p.Tensor == a.Tensor && p.Rank == a.Rank && p.Write == a.Write && a.Lo >= p.Lo &&
+				p.NumRows() == 1 && a.NumRows() == 1 {
 				p.Hi = max(p.Hi, a.Hi)
 				continue
 			}
@@ -172,8 +178,12 @@ func mergeAcc(acc []machine.Access) []machine.Access {
 	return out
 }
 
+// overlaps compares bounding ranges: `where` only points at candidates, the
+// detector decides.
 func overlaps(a, b *machine.Access) bool {
-	if a.Space != b.Space || a.Lo >= b.Hi || b.Lo >= a.Hi {
+	alo, ahi := a.Bounds()
+	blo, bhi := b.Bounds()
+	if a.Space != b.Space || alo >= bhi || blo >= ahi {
 		return false
 	}
 	if a.Space == asm.GM {

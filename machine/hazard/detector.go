@@ -89,6 +89,7 @@ type coreState struct {
 }
 
 type crossKey struct{ rank, core, id int32 }
+
 // accKey names one FFTS counter that collects contributions before it
 // fires: per rank, id and mode, and per block in modes 1 and 2, whose
 // counters are the block's own.
@@ -151,6 +152,10 @@ type Detector struct {
 	crossAcc map[accKey][]uint32
 	shadow   map[shadowKey]*shadowMem
 	snapSeq  uint64 // issue snapshots taken (agentState.snapID)
+	// gm2d holds the 2-D shadow of each plain row-major GM tensor, by
+	// (rank, tensor index); rects is scratch for its rectangles.
+	gm2d  map[[2]int32]*gmShadow
+	rects []rect
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem
@@ -177,6 +182,7 @@ func New(opt Options) *Detector {
 		crossAcc:   map[accKey][]uint32{},
 		shadow:     map[shadowKey]*shadowMem{},
 		tensorBase: map[[2]int32]int64{},
+		gm2d:       map[[2]int32]*gmShadow{},
 		syncRounds: map[int32][][]uint32{},
 		byKey:      map[findKey]*finding{},
 	}
@@ -556,6 +562,10 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.signalAccess(r, acc, acc.Write)
 		return
 	}
+	if g := d.gmShadowFor(acc); g != nil {
+		d.access2d(r, acc, g)
+		return
+	}
 	sm := d.shadowFor(acc)
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	for lo := acc.Lo; lo < acc.Hi; {
@@ -574,7 +584,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		}
 		i, j := m.span(lo, hi)
 		lo = hi
-		d.accessCells(r, acc, m, i, j, &uninitLo, &uninitHi)
+		d.accessCells(r, acc, m, i, j, geo{}, &uninitLo, &uninitHi)
 	}
 	if uninitLo >= 0 {
 		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
@@ -582,22 +592,23 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 }
 
 // accessCells is access on cells [i, j) of one page.
-func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, uninitLo, uninitHi *int64) {
+func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g geo, uninitLo, uninitHi *int64) {
 	for k := i; k < j; k++ {
 		c := m.cells[k]
+		lo, hi := g.bytes(c.lo, c.hi)
 		if !acc.Write {
 			if !c.written {
 				if *uninitLo < 0 {
-					*uninitLo = c.lo
+					*uninitLo = lo
 				}
-				*uninitHi = c.hi
+				*uninitHi = hi
 			}
 			if c.hasW && !d.hbOrSame(&c.w, r) {
-				d.race(&c.w, r, acc, c.lo, c.hi)
+				d.race(&c.w, r, acc, lo, hi)
 			}
 			for x := range c.adds {
 				if !d.hbOrSame(&c.adds[x], r) {
-					d.race(&c.adds[x], r, acc, c.lo, c.hi)
+					d.race(&c.adds[x], r, acc, lo, hi)
 				}
 			}
 			r.uninit = !c.written
@@ -610,7 +621,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, u
 		warred := false
 		for x := range c.reads {
 			if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
-				d.race(rd, r, acc, c.lo, c.hi)
+				d.race(rd, r, acc, lo, hi)
 				warred = true
 				if rd.uninit {
 					d.retractUninit(rd)
@@ -619,7 +630,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, u
 			}
 		}
 		if c.hasW && !warred && !d.hbOrSame(&c.w, r) {
-			d.race(&c.w, r, acc, c.lo, c.hi)
+			d.race(&c.w, r, acc, lo, hi)
 		}
 		if acc.Atomic {
 			// Atomic adds commute with each other; they still race plain accesses.
@@ -629,7 +640,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, u
 		}
 		for x := range c.adds {
 			if !warred && !d.hbOrSame(&c.adds[x], r) {
-				d.race(&c.adds[x], r, acc, c.lo, c.hi)
+				d.race(&c.adds[x], r, acc, lo, hi)
 			}
 		}
 		c.w, c.hasW, c.written = *r, true, true
@@ -638,6 +649,40 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, u
 	}
 	if acc.Write && !acc.Atomic {
 		m.collapse(i, j)
+	}
+}
+
+// gmShadowFor returns the 2-D shadow of the GM tensor acc touches, or nil
+// when the tensor is kept in byte ranges.
+func (d *Detector) gmShadowFor(acc *machine.Access) *gmShadow {
+	if acc.Space != asm.GM || acc.Tensor == nil {
+		return nil
+	}
+	return d.gm2d[[2]int32{acc.Rank, int32(acc.Tensor.Index)}]
+}
+
+// access2d is access on a 2-D tensor shadow, rectangle by rectangle.
+func (d *Detector) access2d(r *rec, acc *machine.Access, s *gmShadow) {
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	d.rects = s.rects(acc, d.rects[:0])
+	for _, q := range d.rects {
+		if acc.ReadOnly && !acc.Write {
+			if lo, hi, ok := s.unwritten(q); ok {
+				if uninitLo < 0 {
+					uninitLo = lo
+				}
+				uninitHi = hi
+			}
+			continue
+		}
+		i, j := s.span(q.r0, q.r1)
+		for _, b := range s.bands[i:j] {
+			ci, cj := b.cols.span(q.c0, q.c1)
+			d.accessCells(r, acc, &b.cols, ci, cj, geo{s.base, s.pitch, b.lo, b.hi}, &uninitLo, &uninitHi)
+		}
+	}
+	if uninitLo >= 0 {
+		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
 	}
 }
 
@@ -1149,19 +1194,36 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			continue
 		}
 		if acc.Tensor != nil && acc.Hi-acc.Lo == acc.Tensor.Bytes {
-			d.tensorBase[[2]int32{acc.Rank, int32(acc.Tensor.Index)}] = acc.Lo
+			k := [2]int32{acc.Rank, int32(acc.Tensor.Index)}
+			d.tensorBase[k] = acc.Lo
+			if g := d.gm2d[k]; g == nil || g.base != acc.Lo {
+				if g = newGMShadow(acc.Tensor, acc.Lo); g != nil {
+					d.gm2d[k] = g
+				}
+			}
+		}
+		poison := e.Word == "poison"
+		if g := d.gmShadowFor(acc); g != nil {
+			d.rects = g.rects(acc, d.rects[:0])
+			for _, q := range d.rects {
+				i, j := g.span(q.r0, q.r1)
+				for _, b := range g.bands[i:j] {
+					ci, cj := b.cols.span(q.c0, q.c1)
+					for _, c := range b.cols.cells[ci:cj] {
+						c.hostWrite(&r, poison)
+					}
+					b.cols.collapse(ci, cj)
+				}
+			}
+			continue
 		}
 		sm := d.shadowFor(acc)
-		poison := e.Word == "poison"
 		for lo := acc.Lo; lo < acc.Hi; {
 			m, hi := sm.page(lo, acc.Hi)
 			i0, j0 := m.span(lo, hi)
 			lo = hi
 			for _, c := range m.cells[i0:j0] {
-				c.w, c.hasW, c.written = r, true, !poison
-				c.adds, c.reads = c.adds[:0], c.reads[:0]
-				c.sig = c.sig[:0]
-				c.hist = nil
+				c.hostWrite(&r, poison)
 			}
 			m.collapse(i0, j0)
 		}

@@ -81,6 +81,15 @@ func (h *sigHist) stale(gen uint32) (*rec, bool) {
 	return nil, true
 }
 
+// hostWrite gives c the state a host write (initial contents, reset,
+// input) leaves: written by r, or poisoned, and nothing else.
+func (c *cell) hostWrite(r *rec, poison bool) {
+	c.w, c.hasW, c.written = *r, true, !poison
+	c.adds, c.reads = c.adds[:0], c.reads[:0]
+	c.sig = c.sig[:0]
+	c.hist = nil
+}
+
 func (c *cell) clone() cell {
 	n := *c
 	n.adds = append([]rec(nil), c.adds...)

@@ -363,7 +363,7 @@ func (r *Recorder) Observe(e *machine.Event) {
 			rec.str = r.intern(e.Step)
 			for i := range e.Accesses {
 				if acc := &e.Accesses[i]; acc.Write {
-					rec.bytes += acc.Hi - acc.Lo
+					rec.bytes += acc.Bytes()
 				}
 			}
 		case machine.EvHostWrite:

@@ -1,0 +1,184 @@
+package hazard
+
+import (
+	"sort"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// gmShadow is the shadow state of one row-major (ND) GM tensor on one rank,
+// kept in rows × byte columns: row bands, each with a cell list over the
+// columns. A window narrower than the tensor's rows is then one rectangle —
+// a tile-sized access touches a band or two and a cell or two, whatever its
+// row count — where a byte-range map needs a cell per row.
+type gmShadow struct {
+	base, pitch, rows int64
+	bands             []*band
+}
+
+// band is rows [lo, hi) of a tensor; cols holds its cells (byte columns).
+type band struct {
+	lo, hi int64
+	cols   imap
+}
+
+// geo turns a cell's columns back into GM bytes for reports: the bounding
+// range of the band's rows. The zero geo is the identity (byte-range maps).
+type geo struct {
+	base, pitch, r0, r1 int64
+}
+
+func (g geo) bytes(lo, hi int64) (int64, int64) {
+	if g.pitch == 0 {
+		return lo, hi
+	}
+	return g.base + g.r0*g.pitch + lo, g.base + (g.r1-1)*g.pitch + hi
+}
+
+// rect is rows [r0, r1) × byte columns [c0, c1) of a tensor.
+type rect struct{ r0, r1, c0, c1 int64 }
+
+// newGMShadow returns the 2-D shadow for tensor t at base, or nil when t is
+// not a plain row-major tensor (signals, fifos and fractal layouts stay in
+// byte ranges).
+func newGMShadow(t *asm.TensorInfo, base int64) *gmShadow {
+	if t == nil || t.Class == asm.TensorSignal || t.Class == asm.TensorFIFO || t.Layout != asm.LayoutND || len(t.Shape) < 2 {
+		return nil
+	}
+	pitch := t.Shape[len(t.Shape)-1] * int64(t.DType.Size())
+	if pitch <= 0 || t.Bytes%pitch != 0 {
+		return nil
+	}
+	return &gmShadow{base: base, pitch: pitch, rows: t.Bytes / pitch}
+}
+
+// rects appends the rectangles holding acc's bytes, clipped to the tensor
+// (bytes outside it are an out-of-bounds finding, reported separately).
+func (s *gmShadow) rects(acc *machine.Access, out []rect) []rect {
+	w := acc.Hi - acc.Lo
+	if acc.Rows > 1 && acc.Pitch == s.pitch {
+		off := acc.Lo - s.base
+		if off >= 0 && off%s.pitch+w <= s.pitch {
+			r0 := off / s.pitch
+			c0 := off % s.pitch
+			return s.clip(out, rect{r0, r0 + acc.Rows, c0, c0 + w})
+		}
+	}
+	for k := int64(0); k < acc.NumRows(); k++ {
+		out = s.linear(out, acc.Lo+k*acc.Pitch-s.base, acc.Hi+k*acc.Pitch-s.base)
+	}
+	return out
+}
+
+// linear appends the rectangles of tensor bytes [lo, hi): a partial first
+// row, whole middle rows, a partial last row.
+func (s *gmShadow) linear(out []rect, lo, hi int64) []rect {
+	lo, hi = max(lo, 0), min(hi, s.rows*s.pitch)
+	if lo >= hi {
+		return out
+	}
+	r0, c0 := lo/s.pitch, lo%s.pitch
+	r1, c1 := (hi-1)/s.pitch, (hi-1)%s.pitch+1
+	if r0 == r1 {
+		return append(out, rect{r0, r0 + 1, c0, c1})
+	}
+	if c0 > 0 {
+		out = append(out, rect{r0, r0 + 1, c0, s.pitch})
+		r0++
+	}
+	if c1 < s.pitch {
+		if r0 < r1 {
+			out = append(out, rect{r0, r1, 0, s.pitch})
+		}
+		return append(out, rect{r1, r1 + 1, 0, c1})
+	}
+	return append(out, rect{r0, r1 + 1, 0, s.pitch})
+}
+
+func (s *gmShadow) clip(out []rect, r rect) []rect {
+	r.r0, r.r1 = max(r.r0, 0), min(r.r1, s.rows)
+	if r.r0 >= r.r1 || r.c0 >= r.c1 {
+		return out
+	}
+	return append(out, r)
+}
+
+// span makes bands cover rows [lo, hi) exactly, splitting at both ends
+// (a split band's cells are copied) and filling gaps with empty bands, and
+// returns the band index range [i, j).
+func (s *gmShadow) span(lo, hi int64) (int, int) {
+	i := sort.Search(len(s.bands), func(k int) bool { return s.bands[k].hi > lo })
+	pos, idx := lo, i
+	for pos < hi {
+		if idx < len(s.bands) && s.bands[idx].lo <= pos {
+			if s.bands[idx].lo < pos {
+				s.split(idx, pos)
+				idx++
+				i = idx
+			}
+			if s.bands[idx].hi > hi {
+				s.split(idx, hi)
+			}
+			pos = s.bands[idx].hi
+			idx++
+			continue
+		}
+		end := hi
+		if idx < len(s.bands) && s.bands[idx].lo < hi {
+			end = s.bands[idx].lo
+		}
+		s.insert(idx, &band{lo: pos, hi: end})
+		pos = end
+		idx++
+	}
+	return i, idx
+}
+
+func (s *gmShadow) split(k int, x int64) {
+	b := s.bands[k]
+	right := &band{lo: x, hi: b.hi}
+	right.cols.cells = make([]*cell, 0, len(b.cols.cells))
+	for _, c := range b.cols.cells {
+		right.cols.cells = append(right.cols.cells, right.cols.newCell(c.clone()))
+	}
+	b.hi = x
+	s.insert(k+1, right)
+}
+
+func (s *gmShadow) insert(k int, b *band) {
+	s.bands = append(s.bands, nil)
+	copy(s.bands[k+1:], s.bands[k:])
+	s.bands[k] = b
+}
+
+// unwritten is imap.unwritten over a rectangle, without splitting: a read
+// of a tensor only the host writes records nothing.
+func (s *gmShadow) unwritten(r rect) (lo, hi int64, found bool) {
+	note := func(g geo, a, b int64) {
+		x, y := g.bytes(a, b)
+		if !found {
+			lo, found = x, true
+		}
+		hi = y
+	}
+	i := sort.Search(len(s.bands), func(k int) bool { return s.bands[k].hi > r.r0 })
+	pos := r.r0
+	for ; i < len(s.bands) && pos < r.r1; i++ {
+		b := s.bands[i]
+		if b.lo >= r.r1 {
+			break
+		}
+		if b.lo > pos {
+			note(geo{s.base, s.pitch, pos, b.lo}, r.c0, r.c1)
+		}
+		if a, z, ok := b.cols.unwritten(r.c0, r.c1); ok {
+			note(geo{s.base, s.pitch, max(b.lo, pos), min(b.hi, r.r1)}, a, z)
+		}
+		pos = b.hi
+	}
+	if pos < r.r1 {
+		note(geo{s.base, s.pitch, pos, r.r1}, r.c0, r.c1)
+	}
+	return lo, hi, found
+}
