@@ -27,38 +27,45 @@ const (
 
 // core is one AIC, AIV or unified core of one rank.
 type core struct {
-	m     *Machine
-	rank  *rankState
-	idx   int
-	kind  asm.CoreKind
-	name  string
-	order int // global agent order: (rank, core)
-
-	kernel *asm.KernelInfo
-	plan   []opPlan // issue plan of each kernel op, by COp.ID
-	strm   *stream
-	env    asm.Env
-	bufs   [asm.NumSpaces]*memory.Buffer
-	pipes  [asm.NumPipes]*pipeState
-	plist  []*pipeState // the core's pipes in pipe order
-	flags  pipes.FlagBits
-	cross  pipes.CrossCounters
-
+	// The scalar's and the pipes' hot fields come first, packed into a few
+	// cache lines: with 24 or more cores interleaved, a core's state is
+	// mostly out of L1 by the time its next event comes.
+	m *Machine
 	// scalar: the kernel's flat code, the next instruction, the active loops
 	code     []inst
 	pc       int
-	gen      uint32 // which kernel start this is, machine-wide (entry.argsGen)
-	loops    []loopState
-	iter     []int64
-	t        int64 // scalar local time; may run ahead of Machine.now
-	state    scalarState
-	waitPipe *pipeState
-	waitOp   *asm.COp
-	crossID  int
-	flagWait Flag
-	wake     coreWake
 	micro    []micro
 	mi       int
+	t        int64 // scalar local time; may run ahead of Machine.now
+	state    scalarState
+	kind     asm.CoreKind
+	gen      uint32 // which kernel start this is, machine-wide (entry.argsGen)
+	env      asm.Env
+	iter     []int64
+	plan     []opPlan // issue plan of each kernel op, by COp.ID
+	pipes    [asm.NumPipes]*pipeState
+	waitPipe *pipeState
+	flags    pipes.FlagBits
+	order    int   // global agent order: (rank, core)
+	stall0   int64 // when the current stall began
+	waitOp   *asm.COp
+	// stats
+	scalarBusy int64
+	scalarOps  int64
+	wake       waker
+
+	rank   *rankState
+	idx    int
+	name   string
+	kernel *asm.KernelInfo
+	strm   *stream
+	bufs   [asm.NumSpaces]*memory.Buffer
+	plist  []*pipeState // the core's pipes in pipe order
+	cross  pipes.CrossCounters
+
+	loops    []loopState
+	crossID  int
+	flagWait Flag
 	// twait
 	sig     sigWait
 	sigRank int
@@ -72,17 +79,13 @@ type core struct {
 	visPending []pendingStore
 	visNew     []pendingStore
 	acc        []Access
-	stall0     int64 // when the current stall began
 
 	// fifo progress by tensor index
 	fifoPush []int64
 	fifoPop  []int64
 	fifoDir  []int8
 
-	// stats
-	scalarBusy int64
-	scalarOps  int64
-	ran        bool
+	ran bool
 
 	// flagAt is when each flag was set, for the set→wait hand-off latency.
 	// It is large and touched only by flag hand-offs, so it comes last, away
@@ -97,9 +100,8 @@ func (m *Machine) coreAt(r, idx int, kind asm.CoreKind) *core {
 		c = &core{m: m, rank: rs, idx: idx, name: m.CoreName(r, idx), order: r*(m.nAIC+m.nAIV) + idx}
 		c.scratch = NewExecScratch()
 		c.scratch.Env = &c.env
-		c.wake.c = c
-		c.wake.w.hidx = -1
-		c.wake.w.fn = c.runScalar
+		c.wake.hidx = -1
+		c.wake.scalar = c
 		rs.cores[idx] = c
 	}
 	c.kind = kind
@@ -114,10 +116,9 @@ func (m *Machine) coreAt(r, idx int, kind asm.CoreKind) *core {
 			if depth < 1 {
 				depth = 16
 			}
-			c.pipes[p] = &pipeState{c: c, p: p, q: pipes.NewRing[entry](depth)}
-			c.pipes[p].wake.p = c.pipes[p]
+			c.pipes[p] = &pipeState{c: c, p: p, wkey: c.order*int(asm.NumPipes) + int(p), q: *pipes.NewRing[entry](depth)}
 			c.pipes[p].wake.w.hidx = -1
-			c.pipes[p].wake.w.fn = c.pipes[p].run
+			c.pipes[p].wake.w.pipe = c.pipes[p]
 		}
 		c.plist = append(c.plist, c.pipes[p])
 	}
@@ -200,7 +201,7 @@ func (c *core) faultK(kind FaultKind, op *asm.COp, p asm.Pipe, format string, ar
 // loop without instructions still lets time (and MaxCycles) advance.
 const scalarBudget = 4096
 
-func (c *core) scalarOp() int64 { return max(c.m.prof.Scalar.Op, 1) }
+func (c *core) scalarOp() int64 { return c.m.scalarOp }
 
 // runScalar interprets the kernel's flat code until the scalar blocks, yields
 // or ends. Each instruction of the flat code is one step of the budget, as one
@@ -226,7 +227,7 @@ func (c *core) runScalar() {
 		in := &code[c.pc]
 		switch in.kind {
 		case iOp:
-			if !c.issue(in.op) {
+			if !c.issuePlanned(in.op, in.plan) {
 				return
 			}
 			c.state = scRunning
@@ -336,6 +337,7 @@ type inst struct {
 	alt  int // iIf: where a true test goes
 	x    asm.CExpr
 	op   *asm.COp
+	plan *opPlan   // iOp: op's plan (nil when it has none)
 	stmt asm.CStmt // the statement it starts (nil for block ends): positions, the debugger's next statement
 }
 
@@ -435,6 +437,13 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 		return code
 	}
 	code := compileBody(k.Body)
+	// The plans are per kernel as the code is: link them in once.
+	plans := m.opPlans(k)
+	for i := range code {
+		if op := code[i].op; op != nil && op.ID >= 0 && op.ID < len(plans) && plans[op.ID].op == op {
+			code[i].plan = &plans[op.ID]
+		}
+	}
 	if m.codes == nil {
 		m.codes = make(map[*asm.KernelInfo][]inst)
 	}
@@ -466,7 +475,7 @@ func (c *core) tick() {
 
 // sleep schedules the scalar to continue at its own time.
 func (c *core) sleep() {
-	c.m.schedule(&c.wake.w, c.t, c.order*int(asm.NumPipes)+int(asm.PipeS))
+	c.m.schedule(&c.wake, c.t, c.order*int(asm.NumPipes)+int(asm.PipeS))
 }
 
 // syncTime makes the scalar's local time and the global clock agree before it
@@ -545,7 +554,15 @@ func (c *core) pipeChanged(p *pipeState) {
 
 // resume makes a blocked scalar runnable at the current cycle.
 func (c *core) resume() {
-	c.t = max(c.t, c.m.now)
+	m := c.m
+	c.t = max(c.t, m.now)
+	// Woken by one of its own pipes with nothing else due this cycle, the
+	// scalar is the very next event (its key is below its pipes'): events
+	// runs it straight after the pipe.
+	if m.batch && m.inline == nil && len(m.nowq) == 0 && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
+		m.inline = c
+		return
+	}
 	c.sleep()
 }
 

@@ -19,7 +19,11 @@ type waker struct {
 	hidx  int32
 	loc   uint8 // locNone, locHeap, locWheel or locNow
 	armed bool
-	fn    func()
+	// The agent: a pipe or a core's scalar, called directly (no closure),
+	// or else fn (an SDMA transfer).
+	pipe   *pipeState
+	scalar *core
+	fn     func()
 	// prev and next link the waker into its wheel slot while loc == locWheel.
 	prev, next *waker
 }
@@ -114,11 +118,6 @@ func (h *wakeHeap) remove(i int) *waker {
 	}
 	w.hidx = -1
 	return w
-}
-
-type coreWake struct {
-	w waker
-	c *core
 }
 
 // Where a waker is queued.
@@ -356,6 +355,19 @@ func (m *Machine) nextAt() (int64, bool) {
 func (m *Machine) next() *waker {
 	if f := m.front; f != nil {
 		m.front = nil
+		if len(m.nowq) == 0 && f.at > m.now {
+			// The common case, a pipe's next op end: it is next unless
+			// something else is due by then (anything else at its cycle
+			// sends it through advance too, which sorts the whole cycle).
+			at, ok := m.wheelNext()
+			if (!ok || at > f.at) && (len(m.heap) == 0 || m.heap[0].at > f.at) {
+				return f
+			}
+			m.place(f)
+			// f went to the wheel or the heap, after at: the wheel's next
+			// cycle is still at.
+			return m.advanceFrom(at, ok)
+		}
 		// Usually the parked waker is a pipe's next op end, after wake-ups
 		// still due this cycle: it goes straight to the wheel.
 		if (len(m.nowq) == 0 || f.at == m.now) && m.earliest(f) {
@@ -363,8 +375,8 @@ func (m *Machine) next() *waker {
 		}
 		m.place(f)
 	}
-	if len(m.nowq) == 0 && !m.advance() {
-		return nil
+	if len(m.nowq) == 0 {
+		return m.advance()
 	}
 	n := len(m.nowq)
 	w := m.nowq[n-1]
@@ -374,30 +386,46 @@ func (m *Machine) next() *waker {
 	return w
 }
 
-// advance fills the empty nowq with every wake-up of the next busy cycle and
-// makes that cycle now; false when nothing is scheduled.
-func (m *Machine) advance() bool {
+// advance makes the next busy cycle current: it takes that cycle's earliest
+// wake-up and leaves the others in the empty nowq; nil when nothing is
+// scheduled. The caller sets now from the waker (Step, after its cycle
+// limit check).
+func (m *Machine) advance() *waker {
 	at, ok := m.wheelNext()
+	return m.advanceFrom(at, ok)
+}
+
+// advanceFrom is advance given the wheel's next cycle (wheelNext).
+func (m *Machine) advanceFrom(at int64, ok bool) *waker {
 	if len(m.heap) > 0 && (!ok || m.heap[0].at < at) {
 		at, ok = m.heap[0].at, true
 	}
 	if !ok {
-		return false
+		return nil
 	}
 	q := m.nowq[:0]
 	if m.wheel != nil && at-m.now < wheelSize {
 		i := int(at) & wheelMask
+		wh := m.wheel
+		// Most cycles wake a single agent: take it without going through nowq.
+		if w := wh.slots[i]; w != nil && w.next == nil && (len(m.heap) == 0 || m.heap[0].at != at) {
+			wh.slots[i] = nil
+			wh.clearBit(i)
+			wh.n--
+			w.loc = locNone
+			return w
+		}
 		// prev and next are stale from here on; add sets them again.
-		for w := m.wheel.slots[i]; w != nil; {
+		for w := wh.slots[i]; w != nil; {
 			nx := w.next
 			w.loc = locNow
 			q = append(q, w)
-			m.wheel.n--
+			wh.n--
 			w = nx
 		}
-		if m.wheel.slots[i] != nil {
-			m.wheel.slots[i] = nil
-			m.wheel.clearBit(i)
+		if wh.slots[i] != nil {
+			wh.slots[i] = nil
+			wh.clearBit(i)
 		}
 	}
 	for len(m.heap) > 0 && m.heap[0].at == at {
@@ -420,9 +448,12 @@ func (m *Machine) advance() bool {
 			q[j] = w
 		}
 	}
-	// The caller sets now from the waker it takes (Step, after its cycle limit check).
-	m.nowq = q
-	return true
+	n := len(q)
+	w := q[n-1]
+	q[n-1] = nil
+	m.nowq = q[:n-1]
+	w.loc = locNone
+	return w
 }
 
 // renumber compacts the sequence numbers when they would overflow their
@@ -500,6 +531,8 @@ func (m *Machine) events() {
 		return
 	}
 	limit := m.opt.MaxCycles
+	m.batch = true
+	defer func() { m.batch = false }()
 	for m.err == nil {
 		w := m.next()
 		if w == nil {
@@ -512,8 +545,69 @@ func (m *Machine) events() {
 		m.now = w.at
 		w.armed = false
 		m.cur = w
-		w.fn()
+		// The switch is w.run inlined: one call less per event.
+		switch {
+		case w.pipe != nil:
+			w.pipe.run()
+		case w.scalar != nil:
+			w.scalar.runScalar()
+		default:
+			w.fn()
+		}
 		m.cur = nil
+		if c := m.inline; c != nil {
+			m.inline = nil
+			if m.err != nil {
+				c.sleep() // as resume would have: the run stops here
+			} else {
+				m.runInline(c)
+			}
+		}
+	}
+}
+
+// runInline runs the scalar that resume left in m.inline, exactly as if it
+// had been scheduled at now: unless a wake-up queued since comes first, it
+// is the next event.
+func (m *Machine) runInline(c *core) {
+	w := &c.wake
+	if w.armed {
+		return // scheduled since (no path does): that wake-up runs it
+	}
+	key := uint64(c.order*int(asm.NumPipes)+int(asm.PipeS)+1) << seqBits
+	if n := len(m.nowq); n > 0 && m.nowq[n-1].ord < key|(m.seq+1) {
+		c.sleep()
+		return
+	}
+	if f := m.front; f != nil && f.at == m.now && f.ord < key|(m.seq+1) {
+		c.sleep()
+		return
+	}
+	// Consume the sequence number schedule would have, and park the pipe
+	// where next would have put it: the scalar may park itself.
+	m.seq++
+	if m.seq > seqMask {
+		m.renumber()
+	}
+	if f := m.front; f != nil {
+		m.front = nil
+		m.place(f)
+	}
+	w.at, w.ord = m.now, key|m.seq
+	m.cur = w
+	c.runScalar()
+	m.cur = nil
+}
+
+// run is w's wake-up.
+func (w *waker) run() {
+	switch {
+	case w.pipe != nil:
+		w.pipe.run()
+	case w.scalar != nil:
+		w.scalar.runScalar()
+	default:
+		w.fn()
 	}
 }
 
@@ -552,7 +646,7 @@ func (m *Machine) Step() (done bool, err error) {
 		m.now = w.at
 		w.armed = false
 		m.cur = w
-		w.fn()
+		w.run()
 		m.cur = nil
 		if m.err != nil {
 			return true, m.err

@@ -140,6 +140,39 @@ func (c *core) push(op *asm.COp, p asm.Pipe, kind entryKind) *entry {
 	return e
 }
 
+// issuePlanned issues op, whose plan the flat code holds (nil for none):
+// the common classes go straight to their issue.
+func (c *core) issuePlanned(op *asm.COp, pl *opPlan) bool {
+	if pl != nil {
+		switch pl.class {
+		case ocExec:
+			// A full queue blocks before any operand is decoded, so the
+			// common retry-later costs no more.
+			if p := op.Pipe; p > asm.PipeS && p < asm.PipeALL {
+				if ps := c.pipes[p]; ps != nil {
+					if ps.q.Full() {
+						c.blockQueue(ps, op)
+						return false
+					}
+					// push's checks are done: fill the slot directly.
+					e := ps.q.PushSlot()
+					e.reset(enExec, op, c.t, c.iter)
+					if !c.resolve(op, pl, e) {
+						return false
+					}
+					e.plan = pl
+					c.pushed(ps, e)
+					return true
+				}
+			}
+			return c.issueExec(op, pl)
+		case ocFlag:
+			return c.issueFlag(op, pl)
+		}
+	}
+	return c.issue(op)
+}
+
 // issue issues one instruction. It returns false when the scalar blocked (the
 // instruction is retried when it resumes) or the machine failed.
 func (c *core) issue(op *asm.COp) bool {
@@ -149,15 +182,28 @@ func (c *core) issue(op *asm.COp) bool {
 		return false
 	}
 	// The common classes skip the name switch (a string comparison chain).
-	if id := op.ID; id >= 0 && id < len(c.plan) && c.kernel.Ops[id] == op {
+	// pl.op confirms the plan is this op's without loading the kernel's op
+	// table (one cold line less per issue).
+	if id := op.ID; id >= 0 && id < len(c.plan) && c.plan[id].op == op {
 		switch pl := &c.plan[id]; pl.class {
 		case ocExec:
 			// A full queue blocks before any operand is decoded (push checks
 			// the pipe first), so the common retry-later costs no more.
 			if p := op.Pipe; p > asm.PipeS && p < asm.PipeALL {
-				if ps := c.pipes[p]; ps != nil && ps.q.Full() {
-					c.blockQueue(ps, op)
-					return false
+				if ps := c.pipes[p]; ps != nil {
+					if ps.q.Full() {
+						c.blockQueue(ps, op)
+						return false
+					}
+					// push's checks are done: fill the slot directly.
+					e := ps.q.PushSlot()
+					e.reset(enExec, op, c.t, c.iter)
+					if !c.resolve(op, pl, e) {
+						return false
+					}
+					e.plan = pl
+					c.pushed(ps, e)
+					return true
 				}
 			}
 			return c.issueExec(op, pl)
@@ -167,7 +213,9 @@ func (c *core) issue(op *asm.COp) bool {
 	}
 	switch op.Info.Name {
 	case "set_flag", "wait_flag":
-		return c.issueFlag(op, nil)
+		var pl opPlan
+		planFlag(op, &pl)
+		return c.issueFlag(op, &pl)
 	case "pipe_barrier":
 		p := argPipe(op, 0)
 		switch {
@@ -240,6 +288,8 @@ func (c *core) issue(op *asm.COp) bool {
 	case "tbroadcast", "tgather.comm", "tscatter.comm", "treduce":
 		return c.composite(op, c.expandCollective(op))
 	}
+	// An op outside the kernel's plans (none in practice): planned afresh,
+	// without the operand list (reuse needs it, so resolve skips reuse).
 	var pl opPlan
 	planOp(op, &pl)
 	return c.issueExec(op, &pl)
@@ -265,6 +315,7 @@ var specialOps = map[string]bool{
 // would otherwise recompute on every dynamic instance.
 type opPlan struct {
 	class uint8
+	op    *asm.COp // the op planned (issue's check that an ID indexes this kernel's plan)
 	// ocExec: the window shape of GM operands (the first tile operand's valid
 	// shape, 1×1 without one), each operand's access, attribute facts.
 	rows, cols int64
@@ -279,14 +330,46 @@ type opPlan struct {
 	// instance (a plain tile, a constant, a word): a queue slot that last
 	// held this op on this core keeps it (see resolve).
 	static uint8
+	// dyn lists the other operands in order, with what resolve needs to
+	// refresh them on a reused slot, so that it reads the plan instead of
+	// the op's large Arg structs.
+	dyn []dynArg
+	// kernel says the plan is one of its kernel's (opPlans), planned once:
+	// only those have dyn.
+	kernel bool
 	// ocFlag: the pipes, set_flag or wait_flag, and the core kind both pipes
 	// were last found on (CoreInvalid until checked).
 	src, dst asm.Pipe
 	set      bool
 	kind     asm.CoreKind
+	// the event id operand, copied here so issue reads no operand of the op
+	id    asm.CExpr
+	hasID bool
 	// cost memo of an ocExec op whose duration is a function of its static
 	// operands, by queueEmpty (see pipeState.cost).
 	memo [2]costMemo
+}
+
+// dynArg is a non-static operand of a planned op.
+type dynArg struct {
+	i    int
+	kind uint8 // dynTile, dynScalar or dynFull
+	fn   func(*asm.Env) int64
+	val  int64   // the value when fn is nil
+	addr []int64 // dynTile: the tile array's element offsets
+}
+
+const (
+	dynFull   uint8 = iota // resolved afresh (GM windows, anything else)
+	dynTile                // an element of a tile array: its offset
+	dynScalar              // a register expression: its value
+)
+
+func (d *dynArg) eval(env *asm.Env) int64 {
+	if d.fn == nil {
+		return d.val
+	}
+	return d.fn(env)
 }
 
 type costMemo struct {
@@ -311,6 +394,9 @@ func planFlag(op *asm.COp, pl *opPlan) {
 	pl.src, pl.dst = argPipe(op, 0), argPipe(op, 1)
 	pl.set = op.Info.Name == "set_flag"
 	pl.kind = asm.CoreInvalid
+	if len(op.Args) > 2 {
+		pl.id, pl.hasID = op.Args[2].Val, true
+	}
 }
 
 // planOp fills pl's operand facts for op.
@@ -352,6 +438,20 @@ func planOp(op *asm.COp, pl *opPlan) {
 			pl.gmWrites |= 1 << i
 		}
 	}
+	for i := range op.Args {
+		if pl.static&(1<<i) != 0 || !pl.kernel {
+			continue
+		}
+		a := &op.Args[i]
+		d := dynArg{i: i, kind: dynFull}
+		switch {
+		case a.Kind == asm.ArgTile && a.Tile != nil:
+			d.kind, d.fn, d.val, d.addr = dynTile, a.TileIdx.Fn, a.TileIdx.Val, a.Tile.Addr
+		case a.Kind == asm.ArgScalar:
+			d.kind, d.fn, d.val = dynScalar, a.Val.Fn, a.Val.Val
+		}
+		pl.dyn = append(pl.dyn, d)
+	}
 	var args [maxArgs]Operand
 	for i := range op.Args {
 		args[i] = Operand{Kind: op.Args[i].Kind, Tile: op.Args[i].Tile}
@@ -379,12 +479,14 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 	pls := make([]opPlan, len(k.Ops))
 	for i, op := range k.Ops {
 		pl := &pls[i]
+		pl.op = op
 		switch {
 		case op == nil || op.Info == nil:
 		case op.Info.Name == "set_flag" || op.Info.Name == "wait_flag":
 			planFlag(op, pl)
 		case !specialOps[op.Info.Name]:
 			pl.class = ocExec
+			pl.kernel = true
 			planOp(op, pl)
 		}
 	}
@@ -429,15 +531,14 @@ func argInt(c *core, op *asm.COp, i int) int64 {
 	return 0
 }
 
+// issueFlag issues a set_flag or wait_flag planned in pl.
 func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 	m := c.m
-	var tmp opPlan
-	if pl == nil {
-		pl = &tmp
-		planFlag(op, pl)
-	}
 	src, dst, set := pl.src, pl.dst, pl.set
-	id := argInt(c, op, 2)
+	id := int64(0) // argInt(c, op, 2), from the plan
+	if pl.hasID {
+		id = pl.id.Eval(&c.env)
+	}
 	if id < 0 || id >= pipes.NumEventIDs {
 		m.fail(c.faultK(FaultBadEventID, op, src, "event id %d outside 0..7 (%s %s->%s)", id, op.Info.Name, src, dst))
 		return false
@@ -578,34 +679,41 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	// A ring slot sees the same few ops over and over: when it last held
 	// this op for this core, its static operands are still in place, and
 	// skipping them keeps the slot's operand lines out of the cache.
-	reuse := e.argsOf == op && e.argsGen == c.gen
+	reuse := e.argsOf == op && e.argsGen == c.gen && pl.kernel
 	e.args = e.args[:n]
-	e.access = pl.access
-	for i := range op.Args {
-		if reuse {
-			if pl.static&(1<<i) != 0 {
-				continue
-			}
-			// Only the element of a tile array or the value of a register
-			// expression changes between instances.
-			a, o := &op.Args[i], &e.args[i]
-			switch a.Kind {
-			case asm.ArgTile:
-				if a.Tile == nil {
-					break
-				}
-				if idx := a.TileIdx.Eval(&c.env); idx >= 0 && idx < int64(len(a.Tile.Addr)) {
-					o.Off = a.Tile.Addr[idx]
+	// The accesses are the op's own unless #init narrows them; a reused slot
+	// still holds them, and leaving them keeps its third line cold.
+	if !reuse || pl.initAttr >= 0 {
+		e.access = pl.access
+	}
+	if reuse {
+		// Only the element of a tile array or the value of a register
+		// expression changes between instances; the rest is resolved afresh
+		// (and so is an out-of-range element, to report it).
+		for k := range pl.dyn {
+			d := &pl.dyn[k]
+			o := &e.args[d.i]
+			switch d.kind {
+			case dynTile:
+				if idx := d.eval(&c.env); idx >= 0 && idx < int64(len(d.addr)) {
+					o.Off = d.addr[idx]
 					continue
 				}
-			case asm.ArgScalar:
-				o.Int = a.Val.Eval(&c.env)
+			case dynScalar:
+				o.Int = d.eval(&c.env)
 				continue
 			}
+			if !c.resolveArg(op, &op.Args[d.i], o, e, d.i, pl.rows, pl.cols) {
+				e.argsOf = nil
+				return false
+			}
 		}
-		if !c.resolveArg(op, &op.Args[i], &e.args[i], e, i, pl.rows, pl.cols) {
-			e.argsOf = nil
-			return false
+	} else {
+		for i := range op.Args {
+			if !c.resolveArg(op, &op.Args[i], &e.args[i], e, i, pl.rows, pl.cols) {
+				e.argsOf = nil
+				return false
+			}
 		}
 	}
 	e.argsOf, e.argsGen = op, c.gen

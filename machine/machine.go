@@ -64,14 +64,17 @@ type rankState struct {
 
 // Machine is one simulated system running one assembled program.
 type Machine struct {
-	obj    *asm.Object
-	opt    Options
-	prof   *pipes.Profile
-	nranks int
-	nAIC   int
-	nAIV   int
-	ranks  []*rankState
-	steps  []launchStep
+	obj  *asm.Object
+	opt  Options
+	prof *pipes.Profile
+	// scalarOp is max(prof.Scalar.Op, 1), the cycles of one scalar step,
+	// read on every step.
+	scalarOp int64
+	nranks   int
+	nAIC     int
+	nAIV     int
+	ranks    []*rankState
+	steps    []launchStep
 	// links is the interconnect's busy-until state (link.go).
 	links links
 
@@ -83,6 +86,11 @@ type Machine struct {
 	// rescheduled itself (see schedule).
 	cur, front *waker
 	nowq       []*waker // wake-ups at now, by descending (agent, seq)
+	// inline is a scalar resumed by its own pipe's wake-up that runs right
+	// after it, without a trip through nowq (see core.resume); batch says
+	// events, not Step, is processing the wake-ups.
+	inline *core
+	batch  bool
 
 	// current run
 	stepIdx  int
@@ -136,6 +144,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.opt.MaxCycles = 1 << 40
 	}
 	m.emitting = len(opt.Observers) > 0
+	m.scalarOp = max(m.prof.Scalar.Op, 1)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)
 	if err := m.planLaunch(); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"math/bits"
+	"unsafe"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/pipes"
@@ -33,20 +34,31 @@ const maxArgs = 8
 
 // entry is one queued instruction. Entries live in the pipe's ring and are
 // reused in place: args and iter keep their capacity between uses.
+//
+// A queue slot is cold by the time its pipe gets to it (the other cores ran
+// in between), so the fields every issue writes and every pipe reads fill
+// exactly the first two cache lines, and the entry is padded to a whole
+// number of lines (entrySize) so that in the ring they stay two lines (Go
+// allocates arrays of this size on cache-line boundaries). The rest (FFTS ids, GM window facts,
+// a comm chunk's tile, a register snapshot) is touched only by the ops that
+// use it.
 type entry struct {
-	// The fields every issue writes and every pipe reads come first, in two
-	// cache lines, so that a queue slot, which is cold by the time its pipe
-	// gets to it, costs as few lines as possible.
+	entryData
+	_ [entryPad]byte
+}
+
+// entryData is an entry's fields.
+type entryData struct {
+	// line 0
 	kind   entryKind
 	eff    effect
 	atomic bool
 	hasEnv bool
-	id     int32
-	mode   int32
 	remote int32 // rank of a remote GM operand, -1 for none
 	// argsOf and argsGen say which op (and which kernel start of the core)
 	// args was last resolved for; reset keeps them (see core.resolve).
 	argsGen uint32
+	flag    Flag
 	ready   int64
 	op      *asm.COp // the user's instruction (positions, events)
 	xop     *asm.COp // what Execute runs (a synthetic tload/tstore for comm steps)
@@ -54,12 +66,15 @@ type entry struct {
 	// steps of composite instructions): the cost memo lives there.
 	plan   *opPlan
 	argsOf *asm.COp
-	flag   Flag
-	args   []Operand
-	iter   []int64
-	access [maxArgs]asm.Access
-	step   string
-	// per operand: owner rank of a GM window and its shape (rows, cols)
+	// line 1
+	args []Operand
+	iter []int64
+	step string
+	// cold: per operand, the access, and for a GM window its owner rank and
+	// shape (rows, cols); ffts_set's id and mode (set by every push of one).
+	access  [maxArgs]asm.Access
+	id      int32
+	mode    int32
 	argRank [maxArgs]int32
 	winR    [maxArgs]int32
 	winC    [maxArgs]int32
@@ -71,9 +86,17 @@ type entry struct {
 	env asm.Env
 }
 
+// entrySize is the entry's size rounded up to whole cache lines.
+const (
+	entrySize = (unsafe.Sizeof(entryData{}) + 63) &^ 63
+	entryPad  = entrySize - unsafe.Sizeof(entryData{})
+)
+
 func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
+	// Only the two hot lines are written: id and mode are set by every push
+	// of an ffts_set, access by resolve.
 	e.kind, e.eff, e.op, e.xop, e.step, e.ready = kind, exExecute, op, op, "", ready
-	e.flag, e.id, e.mode, e.atomic, e.remote = Flag{}, 0, 0, false, -1
+	e.flag, e.atomic, e.remote = Flag{}, false, -1
 	e.args = e.args[:0]
 	if len(iter) <= cap(e.iter) {
 		// Loop nests are shallow: a plain copy beats memmove's call.
@@ -92,7 +115,8 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 type pipeState struct {
 	c    *core
 	p    asm.Pipe
-	q    *pipes.Ring[entry]
+	wkey int               // the waker's agent key, c.order*NumPipes + p (the core's line stays cold)
+	q    pipes.Ring[entry] // by value: one pointer less between a pipe and its queue
 	wake pipeWake
 
 	busy    bool
@@ -109,10 +133,8 @@ type pipeState struct {
 	instrs     int64
 }
 
-type pipeWake struct {
-	w waker
-	p *pipeState
-}
+// pipeWake holds a pipe's waker (LastStarted compares against p.wake.w).
+type pipeWake struct{ w waker }
 
 func (p *pipeState) reset() {
 	p.q.Reset()
@@ -123,7 +145,7 @@ func (p *pipeState) reset() {
 
 func (p *pipeState) idle() bool { return !p.busy && p.q.Empty() }
 
-func (p *pipeState) key() int { return p.c.order*int(asm.NumPipes) + int(p.p) }
+func (p *pipeState) key() int { return p.wkey }
 
 // kick makes sure an idle pipe looks at its queue; called after a push or when
 // a flag it may wait for is set.
@@ -185,7 +207,10 @@ func (p *pipeState) begin(e *entry) bool {
 			p.waiting = true
 			return false
 		}
-		if at := c.flagAt[f.Src][f.Dst][f.ID] + m.prof.Sync.FlagHandoff; at > now {
+		// A flag is never set after now, so without a hand-off latency
+		// there is nothing to wait for (and flagAt's line stays cold).
+		if h := m.prof.Sync.FlagHandoff; h != 0 && c.flagAt[f.Src][f.Dst][f.ID]+h > now {
+			at := c.flagAt[f.Src][f.Dst][f.ID] + h
 			p.stallFrom(now)
 			m.schedule(&p.wake.w, at, p.key())
 			return false
