@@ -146,31 +146,35 @@ func (c *core) issuePlanned(op *asm.COp, pl *opPlan) bool {
 	if pl != nil {
 		switch pl.class {
 		case ocExec:
-			// A full queue blocks before any operand is decoded, so the
-			// common retry-later costs no more.
-			if p := op.Pipe; p > asm.PipeS && p < asm.PipeALL {
-				if ps := c.pipes[p]; ps != nil {
-					if ps.q.Full() {
-						c.blockQueue(ps, op)
-						return false
-					}
-					// push's checks are done: fill the slot directly.
-					e := ps.q.PushSlot()
-					e.reset(enExec, op, c.t, c.iter)
-					if !c.resolve(op, pl, e) {
-						return false
-					}
-					e.plan = pl
-					c.pushed(ps, e)
-					return true
-				}
-			}
-			return c.issueExec(op, pl)
+			return c.issuePlannedExec(op, pl)
 		case ocFlag:
 			return c.issueFlag(op, pl)
 		}
 	}
 	return c.issue(op)
+}
+
+// issuePlannedExec issues an ordinary instruction. A full queue blocks
+// before any operand is decoded, so the common retry-later costs no more.
+func (c *core) issuePlannedExec(op *asm.COp, pl *opPlan) bool {
+	if p := op.Pipe; p > asm.PipeS && p < asm.PipeALL {
+		if ps := c.pipes[p]; ps != nil {
+			if ps.q.Full() {
+				c.blockQueue(ps, op)
+				return false
+			}
+			// push's checks are done: fill the slot directly.
+			e := ps.q.PushSlot()
+			e.reset(enExec, op, c.t, c.iter)
+			if !c.resolve(op, pl, e) {
+				return false
+			}
+			e.plan = pl
+			c.pushed(ps, e)
+			return true
+		}
+	}
+	return c.issueExec(op, pl)
 }
 
 // issue issues one instruction. It returns false when the scalar blocked (the
@@ -187,26 +191,7 @@ func (c *core) issue(op *asm.COp) bool {
 	if id := op.ID; id >= 0 && id < len(c.plan) && c.plan[id].op == op {
 		switch pl := &c.plan[id]; pl.class {
 		case ocExec:
-			// A full queue blocks before any operand is decoded (push checks
-			// the pipe first), so the common retry-later costs no more.
-			if p := op.Pipe; p > asm.PipeS && p < asm.PipeALL {
-				if ps := c.pipes[p]; ps != nil {
-					if ps.q.Full() {
-						c.blockQueue(ps, op)
-						return false
-					}
-					// push's checks are done: fill the slot directly.
-					e := ps.q.PushSlot()
-					e.reset(enExec, op, c.t, c.iter)
-					if !c.resolve(op, pl, e) {
-						return false
-					}
-					e.plan = pl
-					c.pushed(ps, e)
-					return true
-				}
-			}
-			return c.issueExec(op, pl)
+			return c.issuePlannedExec(op, pl)
 		case ocFlag:
 			return c.issueFlag(op, pl)
 		}
