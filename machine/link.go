@@ -42,8 +42,15 @@ func (l *links) init(p *pipes.Profile, n int) {
 // reserve books a transfer of bytes from rank from to rank to that may start
 // at start; it returns when the last byte has crossed the busiest link.
 func (l *links) reserve(from, to int, start, bytes int64) int64 {
+	_, end := l.book(from, to, start, bytes)
+	return end
+}
+
+// book is reserve that also says when the links were free for the transfer
+// (after start when other transfers held them: a link-busy stall).
+func (l *links) book(from, to int, start, bytes int64) (begin, end int64) {
 	if from == to || bytes <= 0 || from < 0 || to < 0 || from >= l.n || to >= l.n {
-		return start
+		return start, start
 	}
 	d := ceilDiv(bytes, l.bw)
 	switch l.topo {
@@ -63,14 +70,14 @@ func (l *links) reserve(from, to int, start, bytes int64) int64 {
 			busy[r] = s + d
 			r = (r + step + l.n) % l.n
 		}
-		return s + d
+		return s, s + d
 	case pipes.TopoSwitch:
 		s := max(start, l.egress[from], l.ingr[to])
 		l.egress[from], l.ingr[to] = s+d, s+d
-		return s + d
+		return s, s + d
 	}
 	k := int64(from)*int64(l.n) + int64(to)
 	s := max(start, l.mesh[k])
 	l.mesh[k] = s + d
-	return s + d
+	return s, s + d
 }

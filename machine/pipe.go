@@ -267,6 +267,17 @@ func (p *pipeState) stallFrom(now int64) {
 	}
 }
 
+// contention reports that e, started at start, moved no data until free
+// because other transfers held a shared resource (a link, a rank's GM port);
+// the wait is inside the op's duration, so it shows as a stall slice under
+// the op's own.
+func (p *pipeState) contention(e *entry, start, free int64, why string) {
+	ev := p.c.m.event(EvStall, p.c, p.p, e.op)
+	ev.Start, ev.End = start, free
+	ev.Reason = why
+	p.c.m.emit()
+}
+
 func flagReason(f Flag) string {
 	return fmt.Sprintf("wait_flag %s->%s #%d", f.Src, f.Dst, f.ID)
 }
@@ -525,7 +536,11 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		} else {
 			m.bytes[pathRemoteRead] += bytes
 		}
-		d = max(d, m.links.reserve(from, to, start, bytes)-start)
+		begin, end := m.links.book(from, to, start, bytes)
+		d = max(d, end-start)
+		if begin > start && m.emitting {
+			p.contention(e, start, begin, "link busy")
+		}
 	} else {
 		d = prof.DMACycles(path, bytes, rows)
 	}
@@ -537,6 +552,9 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		ps := max(start, r.portBusy)
 		r.portBusy = ps + ceilDiv(bytes, prof.GMBW)
 		d = max(d, r.portBusy-start)
+		if ps > start && m.emitting {
+			p.contention(e, start, ps, "GM port busy")
+		}
 	}
 	return max(d, 1)
 }
