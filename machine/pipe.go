@@ -279,6 +279,9 @@ func (p *pipeState) contention(e *entry, start, free int64, why string) {
 }
 
 func flagReason(f Flag) string {
+	if s := flagReasonOf(f); s != "" {
+		return s
+	}
 	return fmt.Sprintf("wait_flag %s->%s #%d", f.Src, f.Dst, f.ID)
 }
 
