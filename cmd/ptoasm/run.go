@@ -123,7 +123,9 @@ func (c *runCmd) Run(e *env) error {
 	}
 	var det *hazard.Detector
 	var m *machine.Machine
-	if !c.NoLint {
+	// A timing-only run is for speed at large shapes; `ptoasm lint` runs the
+	// detector timing-only when hazards are wanted.
+	if !c.NoLint && !c.TimingOnly {
 		det = hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
 		opt.Observers = append(opt.Observers, det)
 	}
