@@ -14,19 +14,12 @@ import (
 // arrive in engine order, not in time order (a scalar issues ahead of its
 // pipes), so only a sort at the end gives the value at each cycle.
 
-// qdelta changes the queue depth of one pipe at cycle t.
-type qdelta struct {
+// delta changes one series of a core's counter at cycle t: lane is the pipe
+// (queue depth) or the space (live bytes).
+type delta struct {
 	t          int64
 	rank, core int32
-	pipe       asm.Pipe
-	d          int8
-}
-
-// odelta changes the live bytes of one buffer at cycle t.
-type odelta struct {
-	t          int64
-	rank, core int32
-	space      asm.Space
+	lane       uint8
 	d          int64
 }
 
@@ -55,8 +48,8 @@ type compKey struct {
 
 // counterState is the Recorder's part that builds counters.
 type counterState struct {
-	qd   []qdelta
-	od   []odelta
+	qd   []delta
+	od   []delta
 	bufs map[bufKey]*bufState
 	// compIssue is when the scalar issued a composite op (tput, collectives):
 	// the engine reports one issue for all of its steps.
@@ -106,7 +99,7 @@ func (r *Recorder) count(e *machine.Event) {
 			}
 			return
 		}
-		cs.qd = append(cs.qd, qdelta{t: e.Start, rank: a.Rank, core: a.Core, pipe: e.Target, d: 1})
+		cs.qd = append(cs.qd, delta{t: e.Start, rank: a.Rank, core: a.Core, lane: uint8(e.Target), d: 1})
 	case machine.EvExec, machine.EvFlagSet, machine.EvFlagWait, machine.EvBarrier, machine.EvCrossSet:
 		if a.Pipe <= asm.PipeS || a.Pipe >= asm.PipeALL {
 			break // the scalar's own work and SDMA have no pipe queue
@@ -124,9 +117,9 @@ func (r *Recorder) count(e *machine.Event) {
 			if t, ok := cs.compIssue[compKey{a.Rank, a.Core, op}]; ok && t < in {
 				in = t
 			}
-			cs.qd = append(cs.qd, qdelta{t: in, rank: a.Rank, core: a.Core, pipe: a.Pipe, d: 1})
+			cs.qd = append(cs.qd, delta{t: in, rank: a.Rank, core: a.Core, lane: uint8(a.Pipe), d: 1})
 		}
-		cs.qd = append(cs.qd, qdelta{t: end, rank: a.Rank, core: a.Core, pipe: a.Pipe, d: -1})
+		cs.qd = append(cs.qd, delta{t: end, rank: a.Rank, core: a.Core, lane: uint8(a.Pipe), d: -1})
 	}
 }
 
@@ -249,8 +242,8 @@ func (r *Recorder) live(k bufKey, bytes, from, to int64) {
 		return
 	}
 	r.cs.od = append(r.cs.od,
-		odelta{t: from, rank: k.rank, core: k.core, space: k.space, d: bytes},
-		odelta{t: to, rank: k.rank, core: k.core, space: k.space, d: -bytes})
+		delta{t: from, rank: k.rank, core: k.core, lane: uint8(k.space), d: bytes},
+		delta{t: to, rank: k.rank, core: k.core, lane: uint8(k.space), d: -bytes})
 }
 
 // flushBuffers ends every value at the end of a run: local buffers do not
@@ -327,11 +320,11 @@ func (r *Recorder) Counters(f Filter) []CounterTrack {
 }
 
 func (r *Recorder) queueTracks(f Filter) []CounterTrack {
-	ds := append([]qdelta(nil), r.cs.qd...)
+	ds := append([]delta(nil), r.cs.qd...)
 	// Close what is still queued so every track returns to 0.
 	bal := map[lane]int{}
 	for _, d := range ds {
-		bal[lane{d.rank, d.core, d.pipe}] += int(d.d)
+		bal[lane{d.rank, d.core, asm.Pipe(d.lane)}] += int(d.d)
 	}
 	open := make([]lane, 0, len(bal))
 	for l, n := range bal {
@@ -342,67 +335,17 @@ func (r *Recorder) queueTracks(f Filter) []CounterTrack {
 	sort.Slice(open, func(i, j int) bool { return laneLess(open[i], open[j]) })
 	for _, l := range open {
 		for n := bal[l]; n > 0; n-- {
-			ds = append(ds, qdelta{t: r.maxCycle, rank: l.rank, core: l.core, pipe: l.pipe, d: -1})
+			ds = append(ds, delta{t: r.maxCycle, rank: l.rank, core: l.core, lane: uint8(l.pipe), d: -1})
 		}
 	}
-	sort.Slice(ds, func(i, j int) bool {
-		a, b := &ds[i], &ds[j]
-		if a.rank != b.rank {
-			return a.rank < b.rank
-		}
-		if a.core != b.core {
-			return a.core < b.core
-		}
-		if a.t != b.t {
-			return a.t < b.t
-		}
-		if a.pipe != b.pipe {
-			return a.pipe < b.pipe
-		}
-		return a.d < b.d
-	})
-	var out []CounterTrack
-	for i := 0; i < len(ds); {
-		j := i
-		for j < len(ds) && ds[j].rank == ds[i].rank && ds[j].core == ds[i].core {
-			j++
-		}
-		var present [asm.NumPipes]bool
-		for _, d := range ds[i:j] {
-			present[d.pipe] = true
-		}
-		var idx [asm.NumPipes]int
-		var series []string
-		var pipes []asm.Pipe
-		for p := asm.Pipe(0); p < asm.NumPipes; p++ {
-			if present[p] && f.pipe(p) {
-				pipes = append(pipes, p)
-			}
-		}
-		sort.SliceStable(pipes, func(a, b int) bool { return pipeOrder(pipes[a]) < pipeOrder(pipes[b]) })
-		for k := range idx {
-			idx[k] = -1
-		}
-		for k, p := range pipes {
-			idx[p] = k
-			series = append(series, p.String())
-		}
-		if len(pipes) > 0 {
-			tr := CounterTrack{Rank: ds[i].rank, Core: ds[i].core, Place: r.coreName(ds[i].rank, ds[i].core),
-				Name: "queue depth", Series: series}
-			tr.Samples = steps(len(pipes), f, j-i, func(k int) (int64, int, int64) {
-				d := &ds[i+k]
-				return d.t, idx[d.pipe], int64(d.d)
-			})
-			out = append(out, tr)
-		}
-		i = j
-	}
-	return out
+	return r.tracks(ds, f, "queue depth", int(asm.NumPipes),
+		func(l int) bool { return f.pipe(asm.Pipe(l)) },
+		func(l int) int { return pipeOrder(asm.Pipe(l)) },
+		func(l int) string { return asm.Pipe(l).String() })
 }
 
 func (r *Recorder) occupancyTracks(f Filter) []CounterTrack {
-	ds := append([]odelta(nil), r.cs.od...)
+	ds := append([]delta(nil), r.cs.od...)
 	// Values still held when the recording stopped mid-run.
 	keys := make([]bufKey, 0, len(r.cs.bufs))
 	for k := range r.cs.bufs {
@@ -412,11 +355,21 @@ func (r *Recorder) occupancyTracks(f Filter) []CounterTrack {
 	for _, k := range keys {
 		for _, s := range r.cs.bufs[k].segs {
 			if to := s.liveEnd(); to > s.wstart {
-				ds = append(ds, odelta{t: s.wstart, rank: k.rank, core: k.core, space: k.space, d: s.hi - s.lo},
-					odelta{t: to, rank: k.rank, core: k.core, space: k.space, d: s.lo - s.hi})
+				ds = append(ds, delta{t: s.wstart, rank: k.rank, core: k.core, lane: uint8(k.space), d: s.hi - s.lo},
+					delta{t: to, rank: k.rank, core: k.core, lane: uint8(k.space), d: s.lo - s.hi})
 			}
 		}
 	}
+	return r.tracks(ds, f, "live bytes", int(asm.NumSpaces),
+		func(int) bool { return true },
+		func(l int) int { return l },
+		func(l int) string { return asm.Space(l).String() })
+}
+
+// tracks turns deltas into one counter track per core, with a series per
+// lane that keep accepts, in order; a core with no such lane has no track.
+func (r *Recorder) tracks(ds []delta, f Filter, name string, nlanes int,
+	keep func(int) bool, order func(int) int, label func(int) string) []CounterTrack {
 	sort.Slice(ds, func(i, j int) bool {
 		a, b := &ds[i], &ds[j]
 		if a.rank != b.rank {
@@ -428,40 +381,49 @@ func (r *Recorder) occupancyTracks(f Filter) []CounterTrack {
 		if a.t != b.t {
 			return a.t < b.t
 		}
-		if a.space != b.space {
-			return a.space < b.space
+		if a.lane != b.lane {
+			return a.lane < b.lane
 		}
 		return a.d < b.d
 	})
 	var out []CounterTrack
+	idx := make([]int, nlanes)
 	for i := 0; i < len(ds); {
 		j := i
 		for j < len(ds) && ds[j].rank == ds[i].rank && ds[j].core == ds[i].core {
 			j++
 		}
-		var idx [asm.NumSpaces]int
-		for k := range idx {
-			idx[k] = -1
-		}
-		var series []string
-		n := 0
+		present := make([]bool, nlanes)
 		for _, d := range ds[i:j] {
-			idx[d.space] = 0
-		}
-		for s := asm.Space(0); s < asm.NumSpaces; s++ {
-			if idx[s] == 0 {
-				idx[s] = n
-				n++
-				series = append(series, s.String())
+			if int(d.lane) < nlanes {
+				present[d.lane] = true
 			}
 		}
-		tr := CounterTrack{Rank: ds[i].rank, Core: ds[i].core, Place: r.coreName(ds[i].rank, ds[i].core),
-			Name: "live bytes", Series: series}
-		tr.Samples = steps(n, f, j-i, func(k int) (int64, int, int64) {
-			d := &ds[i+k]
-			return d.t, idx[d.space], d.d
-		})
-		out = append(out, tr)
+		var lanes []int
+		for l := range nlanes {
+			idx[l] = -1
+			if present[l] && keep(l) {
+				lanes = append(lanes, l)
+			}
+		}
+		sort.SliceStable(lanes, func(a, b int) bool { return order(lanes[a]) < order(lanes[b]) })
+		var series []string
+		for k, l := range lanes {
+			idx[l] = k
+			series = append(series, label(l))
+		}
+		if len(lanes) > 0 {
+			tr := CounterTrack{Rank: ds[i].rank, Core: ds[i].core, Place: r.coreName(ds[i].rank, ds[i].core),
+				Name: name, Series: series}
+			tr.Samples = steps(len(lanes), f, j-i, func(k int) (int64, int, int64) {
+				d := &ds[i+k]
+				if int(d.lane) >= nlanes {
+					return d.t, -1, d.d
+				}
+				return d.t, idx[d.lane], d.d
+			})
+			out = append(out, tr)
+		}
 		i = j
 	}
 	return out
