@@ -27,3 +27,26 @@ func TestAccessOverlaps(t *testing.T) {
 		t.Error("plain access")
 	}
 }
+
+// TestAccessOverlapsBrute checks Overlaps against a byte-by-byte scan.
+func TestAccessOverlapsBrute(t *testing.T) {
+	for _, a := range []Access{
+		{Lo: 100, Hi: 116, Rows: 4, Pitch: 64},
+		{Lo: 0, Hi: 8, Rows: 3, Pitch: 8},   // runs that touch
+		{Lo: 10, Hi: 30, Rows: 3, Pitch: 8}, // runs that overlap each other
+		{Lo: 5, Hi: 6, Rows: 1 << 40, Pitch: 1000},
+	} {
+		for lo := int64(0); lo < 340; lo += 3 {
+			for hi := lo + 1; hi < lo+70; hi += 5 {
+				want := false
+				for k := int64(0); k < min(a.Rows, 1000) && !want; k++ {
+					rlo, rhi := a.Lo+k*a.Pitch, a.Hi+k*a.Pitch
+					want = rlo < hi && lo < rhi
+				}
+				if got := a.Overlaps(lo, hi); got != want {
+					t.Fatalf("%+v Overlaps(%d, %d) = %v, want %v", a, lo, hi, got, want)
+				}
+			}
+		}
+	}
+}

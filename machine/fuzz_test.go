@@ -48,14 +48,19 @@ func FuzzRun(f *testing.F) {
 		if errs.HasErrors() || obj == nil {
 			return
 		}
-		det := hazard.New(hazard.Options{})
-		m, err := machine.New(obj, machine.Options{Profile: prof, MaxCycles: 200_000, Observers: []machine.Observer{det}})
-		if err != nil {
-			return
+		// Both the full run and what `ptoasm lint` does (timing-only, with
+		// the control slice).
+		for _, timing := range []bool{false, true} {
+			det := hazard.New(hazard.Options{})
+			m, err := machine.New(obj, machine.Options{Profile: prof, MaxCycles: 200_000, TimingOnly: timing,
+				Observers: []machine.Observer{det}})
+			if err != nil {
+				return
+			}
+			if _, err := m.Run(); err != nil {
+				det.NoteError(err)
+			}
+			det.Findings()
 		}
-		if _, err := m.Run(); err != nil {
-			det.NoteError(err)
-		}
-		det.Findings()
 	})
 }

@@ -114,21 +114,21 @@ func (a *Access) Overlaps(lo, hi int64) bool {
 		return a.Lo < hi && lo < a.Hi
 	}
 	w := a.Hi - a.Lo
-	if hi <= a.Lo || lo >= a.Hi+(a.Rows-1)*a.Pitch || w <= 0 {
+	if w <= 0 || hi <= lo {
 		return false
 	}
-	// The first run that ends after lo starts before hi if anything does.
-	k := max(int64(0), (lo-a.Hi)/a.Pitch)
-	for ; k < a.Rows; k++ {
-		rlo := a.Lo + k*a.Pitch
-		if rlo >= hi {
-			return false
-		}
-		if rlo+w > lo {
-			return true
-		}
+	// Run k is [Lo+k*Pitch, Lo+k*Pitch+w): the first run ending after lo is
+	// the only candidate that can start before hi first.
+	k := max(floorDiv(lo-w-a.Lo, a.Pitch)+1, 0)
+	return k < a.Rows && a.Lo+k*a.Pitch < hi
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
 	}
-	return false
+	return q
 }
 
 // Flag identifies an intra-core flag.

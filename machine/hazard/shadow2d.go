@@ -65,8 +65,18 @@ func (s *gmShadow) rects(acc *machine.Access, out []rect) []rect {
 			return s.clip(out, rect{r0, r0 + acc.Rows, c0, c0 + w})
 		}
 	}
-	for k := int64(0); k < acc.NumRows(); k++ {
-		out = s.linear(out, acc.Lo+k*acc.Pitch-s.base, acc.Hi+k*acc.Pitch-s.base)
+	// Any other stride, run by run, stopping past the tensor's end, so a
+	// bogus row count costs no more than the tensor's bytes.
+	n := acc.NumRows()
+	if acc.Pitch <= 0 {
+		n = 1
+	}
+	for k := int64(0); k < n; k++ {
+		lo := acc.Lo + k*acc.Pitch - s.base
+		if lo >= s.rows*s.pitch {
+			break
+		}
+		out = s.linear(out, lo, acc.Hi+k*acc.Pitch-s.base)
 	}
 	return out
 }
