@@ -199,7 +199,7 @@ func (c *core) issue(op *asm.COp) bool {
 	switch op.Info.Name {
 	case "set_flag", "wait_flag":
 		var pl opPlan
-		planFlag(op, &pl)
+		planFlag(op, &pl, exprScope{})
 		return c.issueFlag(op, &pl)
 	case "pipe_barrier":
 		p := argPipe(op, 0)
@@ -276,7 +276,7 @@ func (c *core) issue(op *asm.COp) bool {
 	// An op outside the kernel's plans (none in practice): planned afresh,
 	// without the operand list (reuse needs it, so resolve skips reuse).
 	var pl opPlan
-	planOp(op, &pl)
+	planOp(op, &pl, exprScope{})
 	return c.issueExec(op, &pl)
 }
 
@@ -307,8 +307,9 @@ type opPlan struct {
 	access     [maxArgs]asm.Access
 	tooMany    bool
 	atomic     bool
-	envAttr    bool // an attribute is a register expression: snapshot the registers
-	initAttr   int  // index of the #init attribute, -1 for none
+	envAttr    bool  // an attribute is a register expression: snapshot the registers
+	initAttr   int   // index of the #init attribute, -1 for none
+	initX      fexpr // its value, precomputed
 	flops      int64
 	gmWrites   uint8 // bit i: operand i is a GM window the op writes
 	// static has bit i set when operand i resolves the same on every
@@ -328,7 +329,7 @@ type opPlan struct {
 	set      bool
 	kind     asm.CoreKind
 	// the event id operand, copied here so issue reads no operand of the op
-	id    asm.CExpr
+	id    fexpr
 	hasID bool
 	// cost memo of an ocExec op whose duration is a function of its static
 	// operands, by queueEmpty (see pipeState.cost).
@@ -338,10 +339,12 @@ type opPlan struct {
 // dynArg is a non-static operand of a planned op.
 type dynArg struct {
 	i    int
-	kind uint8 // dynTile, dynScalar or dynFull
-	fn   func(*asm.Env) int64
-	val  int64   // the value when fn is nil
+	kind uint8   // dynTile, dynScalar or dynFull
+	x    fexpr   // dynTile: the element index; dynScalar: the value
 	addr []int64 // dynTile: the tile array's element offsets
+	// idx is a GM window's index expressions (dynFull GM operands; nil
+	// for others), precomputed as x is.
+	idx []fexpr
 }
 
 const (
@@ -349,13 +352,6 @@ const (
 	dynTile                // an element of a tile array: its offset
 	dynScalar              // a register expression: its value
 )
-
-func (d *dynArg) eval(env *asm.Env) int64 {
-	if d.fn == nil {
-		return d.val
-	}
-	return d.fn(env)
-}
 
 type costMemo struct {
 	ok      bool
@@ -374,18 +370,19 @@ type costMemo struct {
 }
 
 // planFlag fills pl for a set_flag or wait_flag.
-func planFlag(op *asm.COp, pl *opPlan) {
+func planFlag(op *asm.COp, pl *opPlan, sc exprScope) {
 	pl.class = ocFlag
 	pl.src, pl.dst = argPipe(op, 0), argPipe(op, 1)
 	pl.set = op.Info.Name == "set_flag"
 	pl.kind = asm.CoreInvalid
 	if len(op.Args) > 2 {
-		pl.id, pl.hasID = op.Args[2].Val, true
+		pl.id, pl.hasID = compileExpr(op.Args[2].Val, sc), true
 	}
 }
 
-// planOp fills pl's operand facts for op.
-func planOp(op *asm.COp, pl *opPlan) {
+// planOp fills pl's operand facts for op, of a kernel whose registers and
+// constants sc names.
+func planOp(op *asm.COp, pl *opPlan, sc exprScope) {
 	pl.rows, pl.cols, pl.initAttr = 1, 1, -1
 	for i := range op.Args {
 		if op.Args[i].Kind == asm.ArgTile && op.Args[i].Tile != nil {
@@ -431,9 +428,14 @@ func planOp(op *asm.COp, pl *opPlan) {
 		d := dynArg{i: i, kind: dynFull}
 		switch {
 		case a.Kind == asm.ArgTile && a.Tile != nil:
-			d.kind, d.fn, d.val, d.addr = dynTile, a.TileIdx.Fn, a.TileIdx.Val, a.Tile.Addr
+			d.kind, d.x, d.addr = dynTile, compileExpr(a.TileIdx, sc), a.Tile.Addr
 		case a.Kind == asm.ArgScalar:
-			d.kind, d.fn, d.val = dynScalar, a.Val.Fn, a.Val.Val
+			d.kind, d.x = dynScalar, compileExpr(a.Val, sc)
+		case a.Kind == asm.ArgGM && a.GM != nil:
+			d.idx = make([]fexpr, len(a.Idx))
+			for j, x := range a.Idx {
+				d.idx[j] = compileExpr(x, sc)
+			}
 		}
 		pl.dyn = append(pl.dyn, d)
 	}
@@ -452,6 +454,7 @@ func planOp(op *asm.COp, pl *opPlan) {
 		}
 		if a.Key == "init" && pl.initAttr < 0 {
 			pl.initAttr = i
+			pl.initX = compileExpr(a.Val, sc)
 		}
 	}
 }
@@ -468,11 +471,11 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 		switch {
 		case op == nil || op.Info == nil:
 		case op.Info.Name == "set_flag" || op.Info.Name == "wait_flag":
-			planFlag(op, pl)
+			planFlag(op, pl, exprScope{k.Regs, m.obj})
 		case !specialOps[op.Info.Name]:
 			pl.class = ocExec
 			pl.kernel = true
-			planOp(op, pl)
+			planOp(op, pl, exprScope{k.Regs, m.obj})
 		}
 	}
 	if m.plans == nil {
@@ -522,7 +525,7 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 	src, dst, set := pl.src, pl.dst, pl.set
 	id := int64(0) // argInt(c, op, 2), from the plan
 	if pl.hasID {
-		id = pl.id.Eval(&c.env)
+		id = pl.id.eval(&c.env)
 	}
 	if id < 0 || id >= pipes.NumEventIDs {
 		m.fail(c.faultK(FaultBadEventID, op, src, "event id %d outside 0..7 (%s %s->%s)", id, op.Info.Name, src, dst))
@@ -680,22 +683,22 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 			o := &e.args[d.i]
 			switch d.kind {
 			case dynTile:
-				if idx := d.eval(&c.env); idx >= 0 && idx < int64(len(d.addr)) {
+				if idx := d.x.eval(&c.env); idx >= 0 && idx < int64(len(d.addr)) {
 					o.Off = d.addr[idx]
 					continue
 				}
 			case dynScalar:
-				o.Int = d.eval(&c.env)
+				o.Int = d.x.eval(&c.env)
 				continue
 			}
-			if !c.resolveArg(op, &op.Args[d.i], o, e, d.i, pl.rows, pl.cols) {
+			if !c.resolveArg(op, &op.Args[d.i], o, e, d.i, pl.rows, pl.cols, d.idx) {
 				e.argsOf = nil
 				return false
 			}
 		}
 	} else {
 		for i := range op.Args {
-			if !c.resolveArg(op, &op.Args[i], &e.args[i], e, i, pl.rows, pl.cols) {
+			if !c.resolveArg(op, &op.Args[i], &e.args[i], e, i, pl.rows, pl.cols, nil) {
 				e.argsOf = nil
 				return false
 			}
@@ -712,14 +715,16 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	}
 	// tmatmul.acc with a true #init starts from zero: it only writes its
 	// accumulator, so the detector must not see a read of it.
-	if i := pl.initAttr; i >= 0 && n > 0 && e.access[0]&asm.AccWrite != 0 && op.Attrs[i].Val.Eval(&c.env) != 0 {
+	if pl.initAttr >= 0 && n > 0 && e.access[0]&asm.AccWrite != 0 && pl.initX.eval(&c.env) != 0 {
 		e.access[0] = asm.AccWrite
 	}
 	return true
 }
 
 // resolveArg fills one operand; GM windows are bounds-checked for rows×cols.
-func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, rows, cols int64) bool {
+// idx, when not nil, is the GM operand's index expressions precomputed
+// (dynArg.idx).
+func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, rows, cols int64, idx []fexpr) bool {
 	m := c.m
 	*o = Operand{Kind: a.Kind}
 	switch a.Kind {
@@ -750,7 +755,7 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 		if r != c.rank.id {
 			e.remote = int32(r)
 		}
-		off, ok := c.gmWindow(op, a, r, rows, cols, 0, 0)
+		off, ok := c.gmWindowX(op, a, r, rows, cols, 0, 0, idx)
 		if !ok {
 			return false
 		}
@@ -803,6 +808,12 @@ func (c *core) gmRank(op *asm.COp, a *asm.Arg) (int, bool) {
 // is a's index plus (dr, dc) on the last two dimensions, and checks that the
 // whole window lies inside the tensor.
 func (c *core) gmWindow(op *asm.COp, a *asm.Arg, r int, rows, cols, dr, dc int64) (int64, bool) {
+	return c.gmWindowX(op, a, r, rows, cols, dr, dc, nil)
+}
+
+// gmWindowX is gmWindow with a's index expressions precomputed in fx (nil:
+// evaluate a.Idx).
+func (c *core) gmWindowX(op *asm.COp, a *asm.Arg, r int, rows, cols, dr, dc int64, fx []fexpr) (int64, bool) {
 	m := c.m
 	t := a.GM
 	var idxBuf [8]int64
@@ -817,9 +828,17 @@ func (c *core) gmWindow(op *asm.COp, a *asm.Arg, r int, rows, cols, dr, dc int64
 	}
 	// Missing leading indices are zero; extra ones are an assembler matter.
 	k := n - len(a.Idx)
-	for j, x := range a.Idx {
-		if k+j >= 0 && k+j < n {
-			idx[k+j] = x.Eval(&c.env)
+	if fx != nil {
+		for j := range fx {
+			if k+j >= 0 && k+j < n {
+				idx[k+j] = fx[j].eval(&c.env)
+			}
+		}
+	} else {
+		for j, x := range a.Idx {
+			if k+j >= 0 && k+j < n {
+				idx[k+j] = x.Eval(&c.env)
+			}
 		}
 	}
 	if n >= 2 {

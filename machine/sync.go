@@ -664,7 +664,7 @@ func (c *core) async(op *asm.COp) bool {
 		if i == 1 {
 			e.access[0] = asm.AccWrite
 		}
-		if !c.resolveArg(op, &op.Args[i], &e.args[i-1], &e, i-1, rows, cols) {
+		if !c.resolveArg(op, &op.Args[i], &e.args[i-1], &e, i-1, rows, cols, nil) {
 			return false
 		}
 	}
