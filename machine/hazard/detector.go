@@ -47,6 +47,10 @@ type agentState struct {
 	// lastSnap is the issue snapshot this agent joined last: joining it
 	// again changes nothing (clocks only grow within a run).
 	lastSnap uint64
+	// rver counts changes to the components of agents on other cores (or
+	// none): a flag set whose source's rver is unchanged since the channel's
+	// last full copy refreshes only the core's own few components.
+	rver uint64
 }
 
 // pending is an op the scalar issued that its pipe has not run yet: the
@@ -70,6 +74,15 @@ type flagChan struct {
 	clock    []uint32
 	last     rec // the latest set_flag on this channel
 	hasLast  bool
+	// snapID names the other-core part of clock: a full copy of the
+	// source's clock at its rver snapRver gets a new id; seenID is the id
+	// the destination pipe last joined in full. Flags ping-pong between
+	// the pipes of one core far more often than other cores' news arrives,
+	// so most sets and waits touch a handful of components, not one per
+	// agent of the system.
+	snapID, seenID uint64
+	snapRver       uint64
+	snapGen        uint32
 }
 
 type coreState struct {
@@ -156,6 +169,8 @@ type Detector struct {
 	// (rank, tensor index); rects is scratch for its rectangles.
 	gm2d  map[[2]int32]*gmShadow
 	rects []rect
+	// localBuf is scratch for coreAgents.
+	localBuf []int32
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem
@@ -311,6 +326,7 @@ func (d *Detector) enter(a int32) *agentState {
 		clear(ag.clock)
 		ag.gen = d.gen
 		ag.ver++
+		ag.rver++
 		ag.lastSnap = 0
 	}
 	if ag.coreIdx >= 0 {
@@ -334,8 +350,48 @@ func (d *Detector) release(a int32, buf []uint32) []uint32 {
 
 // acquire joins src into agent a's clock.
 func (d *Detector) acquire(a int32, src []uint32) {
-	if join(&d.agents[a].clock, src) {
-		d.agents[a].ver++
+	ag := &d.agents[a]
+	dst := ag.clock
+	if len(dst) < len(src) {
+		dst = grow(dst, len(src))
+	}
+	changed, remote := false, false
+	for i, v := range src {
+		if v > dst[i] {
+			dst[i] = v
+			changed = true
+			if !remote && !d.local(a, int32(i)) {
+				remote = true
+			}
+		}
+	}
+	ag.clock = dst
+	if changed {
+		ag.ver++
+	}
+	if remote {
+		ag.rver++
+	}
+}
+
+// local reports whether agent i runs on agent a's core.
+func (d *Detector) local(a, i int32) bool {
+	c := d.agents[a].coreIdx
+	return c >= 0 && int(i) < len(d.agents) && d.agents[i].coreIdx == c
+}
+
+// raiseIn is raise on agent a's clock, keeping its versions.
+func (d *Detector) raiseIn(a, i int32, v uint32) {
+	ag := &d.agents[a]
+	if get(ag.clock, i) >= v {
+		return
+	}
+	raise(&ag.clock, i, v)
+	if i != a {
+		ag.ver++
+		if !d.local(a, i) {
+			ag.rver++
+		}
 	}
 }
 
@@ -346,7 +402,7 @@ func (d *Detector) joinIssue(a int32, p *pending) {
 		d.acquire(a, p.clock)
 		d.agents[a].lastSnap = p.snapID
 	}
-	raise(&d.agents[a].clock, p.scalar, p.epoch)
+	d.raiseIn(a, p.scalar, p.epoch)
 	d.acquire(a, p.steps)
 }
 
@@ -482,7 +538,7 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 		if s := cs.scalar; s >= 0 {
 			d.enter(s)
 			d.acquire(a, d.agents[s].clock)
-			raise(&d.agents[a].clock, s, d.agents[s].n)
+			d.raiseIn(a, s, d.agents[s].n)
 		}
 	}
 	return cs.serial * 2, nil
@@ -850,16 +906,45 @@ func (d *Detector) flagSet(e *machine.Event) {
 	}
 	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
-	d.tmp = d.release(a, d.tmp)
-	if ch.set {
+	ag := &d.agents[a]
+	switch {
+	case ch.set:
 		d.pair(KindDoubleSet, SevError, &ch.last, &r,
 			fmt.Sprintf("set_flag %s, %s, %d fires again while the flag is still set: the flag is one bit, so the second set is lost and one wait_flag will hang or pass early", f.Src, f.Dst, f.ID),
 			fmt.Sprintf("put `wait_flag %s, %s, %d` between the two sets, or use a different event id for the second", f.Src, f.Dst, f.ID))
+		d.tmp = d.release(a, d.tmp)
 		join(&ch.clock, d.tmp)
-	} else {
+		ch.snapID = 0 // a join of two releases: no source version names it
+	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && len(ch.clock) >= len(ag.clock):
+		// Only this core's components can have moved since the copy.
+		for _, l := range d.coreAgents(&d.cores[c]) {
+			if int(l) < len(ch.clock) {
+				ch.clock[l] = get(ag.clock, l)
+			}
+		}
+		raise(&ch.clock, a, ag.n)
+	default:
+		d.tmp = d.release(a, d.tmp)
 		ch.clock = append(ch.clock[:0], d.tmp...)
+		d.snapSeq++
+		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
 	}
 	ch.set, ch.last, ch.hasLast = true, r, true
+}
+
+// coreAgents lists the agents of core cs that exist: its scalar and pipes.
+func (d *Detector) coreAgents(cs *coreState) []int32 {
+	out := d.localBuf[:0]
+	if cs.scalar >= 0 {
+		out = append(out, cs.scalar)
+	}
+	for _, p := range cs.pipes {
+		if p >= 0 && p != cs.scalar {
+			out = append(out, p)
+		}
+	}
+	d.localBuf = out
+	return out
 }
 
 func (d *Detector) flagWait(e *machine.Event) {
@@ -879,7 +964,17 @@ func (d *Detector) flagWait(e *machine.Event) {
 	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
 	if ch.set {
-		d.acquire(a, ch.clock)
+		if ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen {
+			// The other-core part is the copy this pipe joined last time.
+			for _, l := range d.coreAgents(&d.cores[c]) {
+				if int(l) < len(ch.clock) {
+					d.raiseIn(a, l, ch.clock[l])
+				}
+			}
+		} else {
+			d.acquire(a, ch.clock)
+			ch.seenID = ch.snapID
+		}
 	}
 	ch.set = false
 }

@@ -1,0 +1,61 @@
+package hazard
+
+import (
+	"testing"
+
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// TestFlagCarriesRemoteNews: flag sets between two pipes of one core copy
+// only the core's own components while nothing from other cores has arrived
+// (flagChan.snapID). Here MTE2 and MTE1 of rank 1 ping-pong a flag, then the
+// scalar waits for rank 0's notify and MTE2 (through an op issued after the
+// wait) learns of rank 0's store; the next MTE2->MTE1 set must hand that to
+// MTE1, whose read was issued before the wait. No race; a set that refreshed
+// only the local components would report a RAW.
+func TestFlagCarriesRemoteNews(t *testing.T) {
+	p := &prog{}
+	setOp := p.op("set_flag", 10, S)
+	waitOp := p.op("wait_flag", 11, S)
+	st := p.op("tstore", 20, MTE3)
+	bar := p.op("pipe_barrier", 21, S)
+	nt := p.op("tnotify", 22, S)
+	tw := p.op("twait", 30, S)
+	ld := p.op("tload", 31, MTE2)
+	rd := p.op("tload", 32, MTE1)
+	s := newSim(Options{})
+	s.hostInit(winW, 1, 0x1000)
+	s.hostInit(sigS, 1, 0x3000)
+	s.ev(machine.Event{Kind: machine.EvRunStart})
+	pingPong := func() {
+		s.issue(1, 0, setOp, MTE2)
+		s.issue(1, 0, waitOp, MTE1)
+		s.set(1, 0, MTE2, MTE1, 0, setOp)
+		s.wait(1, 0, MTE2, MTE1, 0, waitOp)
+	}
+	// Rank 0 stores first, so its agents exist (and every clock below is
+	// long enough to hold them) before the ping-pong starts.
+	s.issue(0, 0, st, MTE3)
+	s.exec(ag(0, 0, MTE3), st, nil, gmAcc(winW, 1, 0x1000, 0x1100, true))
+	s.barrier(0, 0, ALL, bar)
+	pingPong()
+	pingPong()
+	// MTE1's wait and read are issued before the scalar hears from rank 0.
+	s.issue(1, 0, waitOp, MTE1)
+	s.issue(1, 0, rd, MTE1)
+	// Rank 0 publishes its store.
+	s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(0, 0, S), Op: nt, Word: "add", Value: 1,
+		Accesses: []machine.Access{gmAcc(sigS, 1, 0x3000, 0x3004, true)}})
+	s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(1, 0, S), Op: tw,
+		Accesses: []machine.Access{gmAcc(sigS, 1, 0x3000, 0x3004, false)}})
+	// MTE2 learns of it through an op issued after the wait, then sets.
+	s.issue(1, 0, ld, MTE2)
+	s.exec(ag(1, 0, MTE2), ld, nil, tileAcc(ubX, 1, 0, 0, true))
+	s.issue(1, 0, setOp, MTE2)
+	s.set(1, 0, MTE2, MTE1, 0, setOp)
+	s.wait(1, 0, MTE2, MTE1, 0, waitOp)
+	s.exec(ag(1, 0, MTE1), rd, nil, gmAcc(winW, 1, 0x1000, 0x1100, false))
+	if fs := s.d.Findings(); len(fs) != 0 {
+		t.Fatalf("the flag carries rank 0's store to MTE1, got %v", kinds(fs))
+	}
+}
