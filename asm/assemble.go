@@ -274,11 +274,18 @@ func (a *assembler) tensor(t *Tensor) {
 		v, okv := a.staticInt(d, constScope, "a tensor dimension")
 		if !okv {
 			ok = false
+			ti.Shape = append(ti.Shape, 1)
 			continue
 		}
 		if v <= 0 || v > 1<<40 || elems > (1<<42)/v {
-			a.errs.Add(d.NodeSpan(), "tensor dimension %d out of range", v)
+			why := ""
+			if _, lit := d.(*Num); !lit {
+				why = fmt.Sprintf(" (%s evaluates to %d)", ExprString(d), v)
+			}
+			a.errs.Add(d.NodeSpan(), "tensor dimension %d out of range%s: dimensions are 1 to 2^40", v, why)
 			ok = false
+			// Keep the rank, so indexing @T does not add errors of its own.
+			ti.Shape = append(ti.Shape, 1)
 			continue
 		}
 		elems *= v
