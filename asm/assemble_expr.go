@@ -208,7 +208,11 @@ func (a *assembler) expr(e Expr, sc *scope) (CExpr, bool) {
 			return constExpr(unop(op, x.Val), e), true
 		}
 		xf := x.fn()
-		return CExpr{Fn: func(env *Env) int64 { return unop(op, xf(env)) }, Src: e}, true
+		var lin *Affine
+		if op == "-" {
+			lin = binaryAffine("*", x, constExpr(-1, nil))
+		}
+		return CExpr{Fn: func(env *Env) int64 { return unop(op, xf(env)) }, Src: e, Lin: lin}, true
 	case *Binary:
 		x, okx := a.expr(e.X, sc)
 		y, oky := a.expr(e.Y, sc)
@@ -229,7 +233,8 @@ func (a *assembler) expr(e Expr, sc *scope) (CExpr, bool) {
 			return constExpr(v, e), true
 		}
 		xf, yf := x.fn(), y.fn()
-		return CExpr{Fn: func(env *Env) int64 { v, _ := binop(op, xf(env), yf(env)); return v }, Src: e}, true
+		return CExpr{Fn: func(env *Env) int64 { v, _ := binop(op, xf(env), yf(env)); return v }, Src: e,
+			Lin: binaryAffine(op, x, y)}, true
 	case *Call:
 		ar, known := scalarFuncs[e.Fn]
 		if !known {
@@ -366,7 +371,7 @@ func (a *assembler) refExpr(e *Ref, sc *scope) (CExpr, bool) {
 			return env.Regs[slot]
 		}
 		return 0
-	}, Src: e}, true
+	}, Src: e, Lin: &Affine{N: 1, Slot: [2]int{slot}, Mul: [2]int64{1}}}, true
 }
 
 // staticInt compiles e and insists it is a compile-time constant.

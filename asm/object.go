@@ -252,6 +252,9 @@ type CExpr struct {
 	Val   int64
 	Fn    func(*Env) int64
 	Src   Expr
+	// Lin is the expression's exact affine form when it has one (see
+	// Affine); nil for constants and every other shape.
+	Lin *Affine
 }
 
 // Eval evaluates e in env. A zero CExpr evaluates to 0.

@@ -441,7 +441,7 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 	// The plans are per kernel as the code is: link them in once.
 	plans := m.opPlans(k)
 	for i := range code {
-		code[i].fx = compileExpr(code[i].x, exprScope{k.Regs, m.obj})
+		code[i].fx = compileExpr(code[i].x, len(k.Regs))
 		if op := code[i].op; op != nil && op.ID >= 0 && op.ID < len(plans) && plans[op.ID].op == op {
 			code[i].plan = &plans[op.ID]
 		}
@@ -593,36 +593,20 @@ func (c *core) drainDone() {
 
 // fexpr is a register expression in a form the scalar evaluates without a
 // call. The assembler compiles every expression to a tree of closures
-// (asm.CExpr.Fn), one indirect call per node plus a switch on the operator's
-// name; the expressions a kernel's hot loop evaluates on every instruction
-// (a tile-array element %s, a GM index %kt * BK1, a flag id) are mostly a
-// constant, a register, or a register and a constant under + - *. Those
-// are Regs[slot]*mul + add here, a few inlined instructions (a mask for &
-// would push eval past the inliner's budget); anything else keeps the
-// closure (fn).
+// (asm.CExpr.Fn), one indirect call per node; the expressions a kernel's hot
+// loop evaluates on every instruction (a tile-array element %s, a GM index
+// %kt * BK1, a flag id) are mostly a constant or an affine form the assembler
+// also records (asm.CExpr.Lin). One register times a constant plus a constant
+// is Regs[slot]*mul + add here, a few inlined instructions; other affine
+// forms go through one out-of-line call; anything else keeps the closure.
 type fexpr struct {
 	slot     int // -1: evalSlow
 	mul, add int64
-	// When slot is -1: the assembler's closure, else a closure-free form
-	// eval does not inline, else the constant add. The forms are out of
-	// line so that fexpr, held in every flat instruction and plan operand,
-	// stays small.
-	fn func(*asm.Env) int64
-	x  *fexprSlow
-}
-
-// fexprSlow is one of two closure-free forms eval does not inline.
-type fexprSlow struct {
-	// lin: two registers and a mask, (Regs[s1]*m1 + Regs[s2]*m2 + add) &
-	// mask, as in (%kt * KSUB + %ks) & 1.
-	lin    bool
-	s1, s2 int
-	m1, m2 int64
-	add    int64
-	mask   int64
-	// eq: Regs[s1] == m1 && Regs[s2] == m2 (1 or 0), as in
-	// #init=(%kt == 0 && %ks == 0).
-	eq bool
+	// When slot is -1: the assembler's closure, else its affine form, else
+	// the constant add. They are out of line so that fexpr, held in every
+	// flat instruction and plan operand, stays small.
+	fn  func(*asm.Env) int64
+	lin *asm.Affine
 }
 
 func (x *fexpr) eval(env *asm.Env) int64 {
@@ -634,359 +618,39 @@ func (x *fexpr) eval(env *asm.Env) int64 {
 	return env.Regs[x.slot]*x.mul + x.add
 }
 
-// evalSlow is eval's closure and register-free cases, out of line so that
-// eval inlines.
+// evalSlow is eval's other cases, out of line so that eval inlines.
 //
 //go:noinline
 func (x *fexpr) evalSlow(env *asm.Env) int64 {
-	if x.fn != nil {
+	switch {
+	case x.fn != nil:
 		return x.fn(env)
+	case x.lin != nil:
+		return x.lin.Eval(env)
 	}
-	if x.x == nil {
-		return x.add
-	}
-	return x.x.eval(env)
+	return x.add
 }
 
-func (x *fexprSlow) eval(env *asm.Env) int64 {
-	if x.lin {
-		return (env.Regs[x.s1]*x.m1 + env.Regs[x.s2]*x.m2 + x.add) & x.mask
-	}
-	if x.eq {
-		if env.Regs[x.s1] == x.m1 && env.Regs[x.s2] == x.m2 {
-			return 1
-		}
-		return 0
-	}
-	return 0 // not built
-}
-
-// Shapes compileExpr builds.
-func fxConst(c int64) fexpr         { return fexpr{slot: -1, add: c} }
-func fxReg(slot int) fexpr          { return fexpr{slot: slot, mul: 1} }
-func fxAdd(slot int, c int64) fexpr { return fexpr{slot: slot, mul: 1, add: c} }
-func fxMul(slot int, c int64) fexpr { return fexpr{slot: slot, mul: c} }
-
-// compileExpr precomputes e for a kernel whose registers and constants sc
-// names. The shape is read from e's source: equalities (eqExpr), linear
-// forms with a mask (linearExpr), or else a register, or a register and a
-// register-free, builtin-free operand under + - *, whose slot and constant
-// are found by evaluating e's own closure. Whatever the route, the result
-// is accepted only if it agrees with the closure on several unrelated
-// register files, so it can only ever compute what Fn computes; otherwise
-// e keeps its closure.
-func compileExpr(e asm.CExpr, sc exprScope) fexpr {
-	nregs := len(sc.regs)
+// compileExpr precomputes e for a kernel with nregs registers.
+func compileExpr(e asm.CExpr, nregs int) fexpr {
 	if e.Fn == nil {
-		f := fxConst(e.Val)
+		f := fexpr{slot: -1, add: e.Val}
 		if nregs > 0 {
-			f.slot = 0 // Regs[0]*0: eval's inlined path
+			f.slot = 0 // Regs[0]*0 + Val: eval's inlined path
 		}
 		return f
 	}
-	slow := fexpr{slot: -1, fn: e.Fn}
-	if nregs <= 0 || nregs > 1<<16 {
-		return slow
+	l := e.Lin
+	if l == nil {
+		return fexpr{slot: -1, fn: e.Fn}
 	}
-	// shape builds the candidate for slot j; the constant is read off the
-	// closure with the register at a value that exposes it.
-	var shape func(j int) fexpr
-	if f, ok := eqExpr(e.Src, sc); ok {
-		if exprAgrees(f, e.Fn, nregs) {
-			return f
-		}
-		return slow
-	}
-	if f, ok := linearExpr(e.Src, sc); ok {
-		if exprAgrees(f, e.Fn, nregs) {
-			return f
-		}
-		return slow
-	}
-	switch s := unparen(e.Src).(type) {
-	case *asm.Ref:
-		shape = fxReg
-	case *asm.Binary:
-		x, y := unparen(s.X), unparen(s.Y)
-		_, xr := x.(*asm.Ref)
-		_, yr := y.(*asm.Ref)
-		switch {
-		case xr && constSyntax(y):
-		case yr && constSyntax(x) && (s.Op == "+" || s.Op == "*"):
-		default:
-			return slow
-		}
-		probe := asm.Env{Regs: make([]int64, nregs)}
-		at := func(j int, v int64) int64 {
-			clear(probe.Regs)
-			probe.Regs[j] = v
-			return e.Fn(&probe)
-		}
-		switch s.Op {
-		case "+":
-			shape = func(j int) fexpr { return fxAdd(j, at(j, 0)) }
-		case "-":
-			shape = func(j int) fexpr { return fxAdd(j, -at(j, 0)) }
-		case "*":
-			shape = func(j int) fexpr { return fxMul(j, at(j, 1)) }
-		default:
-			return slow
-		}
-	default:
-		return slow
-	}
-	for j := 0; j < nregs; j++ {
-		if f := shape(j); exprAgrees(f, e.Fn, nregs) {
-			return f
+	for i := range l.N {
+		if l.Slot[i] < 0 || l.Slot[i] >= nregs {
+			return fexpr{slot: -1, fn: e.Fn} // the closure's bounds check applies
 		}
 	}
-	return slow
-}
-
-// exprScope is what compileExpr needs to read an expression's source: the
-// kernel's register names (by slot) and the program's constants.
-type exprScope struct {
-	regs []string
-	obj  *asm.Object
-}
-
-// linearExpr reads src as (a linear form of at most two registers) & mask,
-// for the shapes the inlined forms of fexpr do not cover, with constants
-// from the program and registers by name (only names with one slot). The
-// caller checks the result against the assembler's closure.
-func linearExpr(src asm.Expr, sc exprScope) (fexpr, bool) {
-	src = unparen(src)
-	mask := int64(-1)
-	if b, ok := src.(*asm.Binary); ok && b.Op == "&" {
-		if k, ok := constValue(b.Y, sc); ok {
-			src, mask = b.X, k
-		} else if k, ok := constValue(b.X, sc); ok {
-			src, mask = b.Y, k
-		} else {
-			return fexpr{}, false
-		}
+	if l.N == 1 && !l.Masked {
+		return fexpr{slot: l.Slot[0], mul: l.Mul[0], add: l.Add}
 	}
-	var l linForm
-	if !l.read(src, sc, 1) || l.n == 0 {
-		return fexpr{}, false
-	}
-	if l.n == 1 && mask == -1 {
-		return fexpr{slot: l.slot[0], mul: l.mul[0], add: l.add}, true // eval's inlined form
-	}
-	x := &fexprSlow{lin: true, s1: l.slot[0], m1: l.mul[0], s2: l.slot[0], add: l.add, mask: mask}
-	if l.n == 2 {
-		x.s2, x.m2 = l.slot[1], l.mul[1]
-	}
-	return fexpr{slot: -1, x: x}, true
-}
-
-// eqExpr reads src as %a == k or %a == k && %b == l (either side of each
-// ==), for fexpr's eq form.
-func eqExpr(src asm.Expr, sc exprScope) (fexpr, bool) {
-	b, ok := unparen(src).(*asm.Binary)
-	if !ok {
-		return fexpr{}, false
-	}
-	one := func(e asm.Expr) (int, int64, bool) {
-		b, ok := unparen(e).(*asm.Binary)
-		if !ok || b.Op != "==" {
-			return 0, 0, false
-		}
-		x, y := unparen(b.X), unparen(b.Y)
-		if _, ok := x.(*asm.Ref); !ok {
-			x, y = y, x
-		}
-		r, ok := x.(*asm.Ref)
-		if !ok {
-			return 0, 0, false
-		}
-		slot := regSlot(r, sc)
-		k, ok := constValue(y, sc)
-		return slot, k, ok && slot >= 0
-	}
-	if b.Op == "==" {
-		s, k, ok := one(b)
-		return fexpr{slot: -1, x: &fexprSlow{eq: true, s1: s, m1: k, s2: s, m2: k}}, ok
-	}
-	if b.Op != "&&" {
-		return fexpr{}, false
-	}
-	s1, k1, ok1 := one(b.X)
-	s2, k2, ok2 := one(b.Y)
-	return fexpr{slot: -1, x: &fexprSlow{eq: true, s1: s1, m1: k1, s2: s2, m2: k2}}, ok1 && ok2
-}
-
-// regSlot is r's register slot, -1 when its name has none or several (which
-// one is not in the source).
-func regSlot(r *asm.Ref, sc exprScope) int {
-	slot := -1
-	for j, n := range sc.regs {
-		if n == r.Name {
-			if slot >= 0 {
-				return -1
-			}
-			slot = j
-		}
-	}
-	if r.Index != nil {
-		return -1
-	}
-	return slot
-}
-
-// linForm is Σ mul[i]·Regs[slot[i]] + add over at most two registers.
-type linForm struct {
-	n    int
-	slot [2]int
-	mul  [2]int64
-	add  int64
-}
-
-// read adds k·e to l.
-func (l *linForm) read(e asm.Expr, sc exprScope, k int64) bool {
-	e = unparen(e)
-	if v, ok := constValue(e, sc); ok {
-		l.add += k * v
-		return true
-	}
-	switch e := e.(type) {
-	case *asm.Ref:
-		slot := regSlot(e, sc)
-		if slot < 0 {
-			return false
-		}
-		for i := 0; i < l.n; i++ {
-			if l.slot[i] == slot {
-				l.mul[i] += k
-				return true
-			}
-		}
-		if l.n == len(l.slot) {
-			return false
-		}
-		l.slot[l.n], l.mul[l.n] = slot, k
-		l.n++
-		return true
-	case *asm.Unary:
-		return e.Op == "-" && l.read(e.X, sc, -k)
-	case *asm.Binary:
-		switch e.Op {
-		case "+":
-			return l.read(e.X, sc, k) && l.read(e.Y, sc, k)
-		case "-":
-			return l.read(e.X, sc, k) && l.read(e.Y, sc, -k)
-		case "*":
-			if v, ok := constValue(e.Y, sc); ok {
-				return l.read(e.X, sc, k*v)
-			}
-			if v, ok := constValue(e.X, sc); ok {
-				return l.read(e.Y, sc, k*v)
-			}
-		}
-	}
-	return false
-}
-
-// constValue evaluates a register-free expression of numbers, the
-// program's constants, + - * and unary minus.
-func constValue(e asm.Expr, sc exprScope) (int64, bool) {
-	switch e := unparen(e).(type) {
-	case *asm.Num:
-		return e.Int, !e.IsFloat
-	case *asm.Name:
-		if sc.obj == nil || !constSyntax(e) {
-			return 0, false
-		}
-		return sc.obj.Const(e.Name)
-	case *asm.Unary:
-		v, ok := constValue(e.X, sc)
-		return -v, ok && e.Op == "-"
-	case *asm.Binary:
-		x, okx := constValue(e.X, sc)
-		y, oky := constValue(e.Y, sc)
-		if !okx || !oky {
-			return 0, false
-		}
-		switch e.Op {
-		case "+":
-			return x + y, true
-		case "-":
-			return x - y, true
-		case "*":
-			return x * y, true
-		}
-	}
-	return 0, false
-}
-
-// exprAgrees checks f against fn on register files and identities that
-// tell every slot apart.
-func exprAgrees(f fexpr, fn func(*asm.Env) int64, nregs int) bool {
-	env := asm.Env{Regs: make([]int64, nregs)}
-	seed := uint64(0x9E3779B97F4A7C15)
-	for trial := 0; trial < 4; trial++ {
-		for j := range env.Regs {
-			seed = seed*6364136223846793005 + 1442695040888963407
-			env.Regs[j] = int64(seed >> 17)
-			if trial == 3 {
-				env.Regs[j] = int64(j + 1)
-			}
-		}
-		if x := f.x; x != nil && x.eq && trial < 3 {
-			// Random registers never compare equal: make the tests hold
-			// (all of them, one of them) so both outcomes are checked.
-			env.Regs[x.s1] = x.m1
-			if trial != 1 {
-				env.Regs[x.s2] = x.m2
-			}
-			if trial == 2 {
-				env.Regs[x.s1] = x.m1 + 1
-			}
-		}
-		env.Rank, env.NRanks, env.Block = int64(seed>>20), int64(seed>>24), int64(seed>>28)
-		env.SubBlock, env.BlockNum = int64(seed>>32), int64(seed>>36)
-		if f.eval(&env) != fn(&env) {
-			return false
-		}
-	}
-	return true
-}
-
-func unparen(e asm.Expr) asm.Expr {
-	for {
-		p, ok := e.(*asm.Paren)
-		if !ok {
-			return e
-		}
-		e = p.X
-	}
-}
-
-// constSyntax reports whether e reads no register and no builtin (rank,
-// block_idx, ...): the assembler has folded it to a constant.
-func constSyntax(e asm.Expr) bool {
-	switch e := e.(type) {
-	case *asm.Num:
-		return !e.IsFloat
-	case *asm.Name:
-		switch e.Name {
-		case "rank", "nranks", "block_idx", "block_num", "subblock_idx":
-			return false
-		}
-		return true
-	case *asm.Paren:
-		return constSyntax(e.X)
-	case *asm.Unary:
-		return constSyntax(e.X)
-	case *asm.Binary:
-		return constSyntax(e.X) && constSyntax(e.Y)
-	case *asm.Call:
-		for _, a := range e.Args {
-			if !constSyntax(a) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return fexpr{slot: -1, lin: l}
 }

@@ -199,7 +199,7 @@ func (c *core) issue(op *asm.COp) bool {
 	switch op.Info.Name {
 	case "set_flag", "wait_flag":
 		var pl opPlan
-		planFlag(op, &pl, exprScope{})
+		planFlag(op, &pl, 0)
 		return c.issueFlag(op, &pl)
 	case "pipe_barrier":
 		p := argPipe(op, 0)
@@ -276,7 +276,7 @@ func (c *core) issue(op *asm.COp) bool {
 	// An op outside the kernel's plans (none in practice): planned afresh,
 	// without the operand list (reuse needs it, so resolve skips reuse).
 	var pl opPlan
-	planOp(op, &pl, exprScope{})
+	planOp(op, &pl, 0)
 	return c.issueExec(op, &pl)
 }
 
@@ -370,19 +370,18 @@ type costMemo struct {
 }
 
 // planFlag fills pl for a set_flag or wait_flag.
-func planFlag(op *asm.COp, pl *opPlan, sc exprScope) {
+func planFlag(op *asm.COp, pl *opPlan, nregs int) {
 	pl.class = ocFlag
 	pl.src, pl.dst = argPipe(op, 0), argPipe(op, 1)
 	pl.set = op.Info.Name == "set_flag"
 	pl.kind = asm.CoreInvalid
 	if len(op.Args) > 2 {
-		pl.id, pl.hasID = compileExpr(op.Args[2].Val, sc), true
+		pl.id, pl.hasID = compileExpr(op.Args[2].Val, nregs), true
 	}
 }
 
-// planOp fills pl's operand facts for op, of a kernel whose registers and
-// constants sc names.
-func planOp(op *asm.COp, pl *opPlan, sc exprScope) {
+// planOp fills pl's operand facts for op, of a kernel with nregs registers.
+func planOp(op *asm.COp, pl *opPlan, nregs int) {
 	pl.rows, pl.cols, pl.initAttr = 1, 1, -1
 	for i := range op.Args {
 		if op.Args[i].Kind == asm.ArgTile && op.Args[i].Tile != nil {
@@ -428,13 +427,13 @@ func planOp(op *asm.COp, pl *opPlan, sc exprScope) {
 		d := dynArg{i: i, kind: dynFull}
 		switch {
 		case a.Kind == asm.ArgTile && a.Tile != nil:
-			d.kind, d.x, d.addr = dynTile, compileExpr(a.TileIdx, sc), a.Tile.Addr
+			d.kind, d.x, d.addr = dynTile, compileExpr(a.TileIdx, nregs), a.Tile.Addr
 		case a.Kind == asm.ArgScalar:
-			d.kind, d.x = dynScalar, compileExpr(a.Val, sc)
+			d.kind, d.x = dynScalar, compileExpr(a.Val, nregs)
 		case a.Kind == asm.ArgGM && a.GM != nil:
 			d.idx = make([]fexpr, len(a.Idx))
 			for j, x := range a.Idx {
-				d.idx[j] = compileExpr(x, sc)
+				d.idx[j] = compileExpr(x, nregs)
 			}
 		}
 		pl.dyn = append(pl.dyn, d)
@@ -454,7 +453,7 @@ func planOp(op *asm.COp, pl *opPlan, sc exprScope) {
 		}
 		if a.Key == "init" && pl.initAttr < 0 {
 			pl.initAttr = i
-			pl.initX = compileExpr(a.Val, sc)
+			pl.initX = compileExpr(a.Val, nregs)
 		}
 	}
 }
@@ -471,11 +470,11 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 		switch {
 		case op == nil || op.Info == nil:
 		case op.Info.Name == "set_flag" || op.Info.Name == "wait_flag":
-			planFlag(op, pl, exprScope{k.Regs, m.obj})
+			planFlag(op, pl, len(k.Regs))
 		case !specialOps[op.Info.Name]:
 			pl.class = ocExec
 			pl.kernel = true
-			planOp(op, pl, exprScope{k.Regs, m.obj})
+			planOp(op, pl, len(k.Regs))
 		}
 	}
 	if m.plans == nil {
