@@ -1,6 +1,8 @@
 package asm
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 )
@@ -419,4 +421,95 @@ func isFloatLit(e Expr) bool {
 		return x.Op == "-" && isFloatLit(x.X)
 	}
 	return false
+}
+
+// EvalInt evaluates a register-free integer expression with the assembler's
+// arithmetic, for what is evaluated after assembly: launch attributes and
+// conditions, expectations, finding counts. lookup resolves names (constants,
+// and whatever else the caller allows); && and || short-circuit, so
+// `n > 0 && K / n > 1` is safe. A float literal must be a whole number (1e6).
+// Errors carry the position of the offending node.
+func EvalInt(e Expr, lookup func(string) (int64, bool)) (int64, error) {
+	fail := func(n Node, format string, args ...any) (int64, error) {
+		msg := fmt.Sprintf(format, args...)
+		if n != nil {
+			if p := n.NodeSpan().Pos; p.IsValid() {
+				msg = p.String() + ": " + msg
+			}
+		}
+		return 0, errors.New(msg)
+	}
+	switch x := e.(type) {
+	case nil:
+		return fail(nil, "missing expression")
+	case *Num:
+		if !x.IsFloat {
+			return x.Int, nil
+		}
+		if v := int64(x.Float); float64(v) == x.Float {
+			return v, nil
+		}
+		return fail(x, "%s is not an integer", x.Text)
+	case *Name:
+		if v, ok := lookup(x.Name); ok {
+			return v, nil
+		}
+		return fail(x, "unknown name %s", x.Name)
+	case *Paren:
+		return EvalInt(x.X, lookup)
+	case *Unary:
+		v, err := EvalInt(x.X, lookup)
+		if err != nil {
+			return 0, err
+		}
+		switch x.Op {
+		case "-", "!", "~":
+			return unop(x.Op, v), nil
+		case "+":
+			return v, nil
+		}
+		return fail(x, "unknown operator %q", x.Op)
+	case *Binary:
+		a, err := EvalInt(x.X, lookup)
+		if err != nil {
+			return 0, err
+		}
+		if x.Op == "&&" && a == 0 {
+			return 0, nil
+		}
+		if x.Op == "||" && a != 0 {
+			return 1, nil
+		}
+		b, err := EvalInt(x.Y, lookup)
+		if err != nil {
+			return 0, err
+		}
+		if !validBinop(x.Op) {
+			return fail(x, "unknown operator %q", x.Op)
+		}
+		v, ok := binop(x.Op, a, b)
+		if !ok {
+			return fail(x.Y, "division by zero")
+		}
+		return v, nil
+	case *Call:
+		ar, known := scalarFuncs[x.Fn]
+		if !known || len(x.Args) < ar[0] || (ar[1] >= 0 && len(x.Args) > ar[1]) {
+			return fail(x, "%s(...) is not an integer function here (have min, max, abs, ceildiv, align)", x.Fn)
+		}
+		vals := make([]int64, 0, len(x.Args))
+		for _, a := range x.Args {
+			v, err := EvalInt(a, lookup)
+			if err != nil {
+				return 0, err
+			}
+			vals = append(vals, v)
+		}
+		v, ok := callFn(x.Fn, vals)
+		if !ok {
+			return fail(x, "%s: division by zero", x.Fn)
+		}
+		return v, nil
+	}
+	return fail(e, "%s is not an integer expression", ExprString(e))
 }

@@ -402,7 +402,7 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 	case "expr":
 		var evalErr error
 		err := m.fillLogical(t, r, in, func(idx []int64) float64 {
-			v, err := evalConst(in.X, func(name string) (int64, bool) {
+			v, err := asm.EvalInt(in.X, func(name string) (int64, bool) {
 				if name == "rank" {
 					return int64(r), true
 				}
@@ -506,7 +506,7 @@ func (m *Machine) evalFloat(e asm.Expr) (float64, error) {
 	case *asm.Paren:
 		return m.evalFloat(x.X)
 	}
-	v, err := evalConst(e, m.lookupConst)
+	v, err := asm.EvalInt(e, m.lookupConst)
 	return float64(v), err
 }
 
@@ -536,7 +536,7 @@ func (m *Machine) planLaunch() error {
 	for _, a := range l.Attrs {
 		switch a.Key {
 		case "ranks":
-			v, err := evalConst(a.Val, m.lookupConst)
+			v, err := asm.EvalInt(a.Val, m.lookupConst)
 			if err != nil {
 				return err
 			}
@@ -563,7 +563,7 @@ func (m *Machine) planStmts(body []asm.LaunchStmt) error {
 			for _, sp := range x.Streams {
 				p := streamPlan{blocks: 1, span: sp.Span}
 				if sp.Blocks != nil {
-					v, err := evalConst(sp.Blocks, m.lookupConst)
+					v, err := asm.EvalInt(sp.Blocks, m.lookupConst)
 					if err != nil {
 						return err
 					}
@@ -616,7 +616,7 @@ func (m *Machine) planStmts(body []asm.LaunchStmt) error {
 			}
 			st := launchStep{reset: x, rank: -1, tensor: t}
 			if x.Target.Rank != nil {
-				v, err := evalConst(x.Target.Rank, m.lookupConst)
+				v, err := asm.EvalInt(x.Target.Rank, m.lookupConst)
 				if err != nil {
 					return err
 				}
@@ -627,7 +627,7 @@ func (m *Machine) planStmts(body []asm.LaunchStmt) error {
 			}
 			m.steps = append(m.steps, st)
 		case *asm.LaunchIf:
-			v, err := evalConst(x.Cond, m.lookupConst)
+			v, err := asm.EvalInt(x.Cond, m.lookupConst)
 			if err != nil {
 				return err
 			}

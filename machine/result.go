@@ -123,7 +123,7 @@ func (m *Machine) checks(r *Result) error {
 	for _, x := range m.obj.Expects {
 		switch x.Kind {
 		case "cycles":
-			want, err := evalConst(x.Cycles, m.lookupConst)
+			want, err := asm.EvalInt(x.Cycles, m.lookupConst)
 			if err != nil {
 				return err
 			}
@@ -147,7 +147,7 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 	ranks := make([]int, 0, m.nranks)
 	hasRank := x.Target.Rank != nil
 	if hasRank {
-		v, err := evalConst(x.Target.Rank, m.lookupConst)
+		v, err := asm.EvalInt(x.Target.Rank, m.lookupConst)
 		if err != nil || v < 0 || v >= int64(m.nranks) {
 			return []Check{{Name: name, Msg: fmt.Sprintf("%s: bad rank in expectation", x.Pos)}}
 		}

@@ -772,3 +772,10 @@ func (c *core) waitAsync(op *asm.COp) bool {
 	c.tick()
 	return true
 }
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

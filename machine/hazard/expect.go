@@ -142,7 +142,7 @@ func CheckExpectations(obj *asm.Object, fs []Finding) []string {
 			matched[i] = true
 		}
 		if x.Count != nil {
-			want, err := evalCount(obj, x.Count)
+			want, err := asm.EvalInt(x.Count, obj.Const)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %s: count: %v", x.Pos, desc, err))
 				continue
@@ -268,98 +268,4 @@ func nearMiss(fs []Finding, kind string) string {
 		return fmt.Sprintf(" (no %s finding at all)", kind)
 	}
 	return " (the " + kind + " findings are: " + strings.Join(at, "; ") + ")"
-}
-
-// evalCount evaluates a count expression over the object's constants.
-func evalCount(obj *asm.Object, e asm.Expr) (int64, error) {
-	switch x := e.(type) {
-	case *asm.Num:
-		if x.IsFloat {
-			return 0, fmt.Errorf("%s is not an integer", x.Text)
-		}
-		return x.Int, nil
-	case *asm.Name:
-		if v, ok := obj.Const(x.Name); ok {
-			return v, nil
-		}
-		return 0, fmt.Errorf("unknown constant %s", x.Name)
-	case *asm.Paren:
-		return evalCount(obj, x.X)
-	case *asm.Unary:
-		v, err := evalCount(obj, x.X)
-		if err != nil {
-			return 0, err
-		}
-		switch x.Op {
-		case "-":
-			return -v, nil
-		case "+":
-			return v, nil
-		case "~":
-			return ^v, nil
-		}
-		return 0, fmt.Errorf("operator %s in a count", x.Op)
-	case *asm.Binary:
-		a, err := evalCount(obj, x.X)
-		if err != nil {
-			return 0, err
-		}
-		b, err := evalCount(obj, x.Y)
-		if err != nil {
-			return 0, err
-		}
-		switch x.Op {
-		case "+":
-			return a + b, nil
-		case "-":
-			return a - b, nil
-		case "*":
-			return a * b, nil
-		case "/", "%":
-			if b == 0 {
-				return 0, fmt.Errorf("division by zero")
-			}
-			if x.Op == "/" {
-				return a / b, nil
-			}
-			return a % b, nil
-		case "<<":
-			return a << uint64(b&63), nil
-		case ">>":
-			return a >> uint64(b&63), nil
-		case "&":
-			return a & b, nil
-		case "|":
-			return a | b, nil
-		case "^":
-			return a ^ b, nil
-		}
-		return 0, fmt.Errorf("operator %s in a count", x.Op)
-	case *asm.Call:
-		vals := make([]int64, 0, len(x.Args))
-		for _, a := range x.Args {
-			v, err := evalCount(obj, a)
-			if err != nil {
-				return 0, err
-			}
-			vals = append(vals, v)
-		}
-		switch {
-		case (x.Fn == "min" || x.Fn == "max") && len(vals) > 0:
-			r := vals[0]
-			for _, v := range vals[1:] {
-				if (x.Fn == "min") == (v < r) {
-					r = v
-				}
-			}
-			return r, nil
-		case x.Fn == "ceildiv" && len(vals) == 2 && vals[1] != 0:
-			return (vals[0] + vals[1] - 1) / vals[1], nil
-		}
-		return 0, fmt.Errorf("%s(...) in a count", x.Fn)
-	}
-	if e == nil {
-		return 0, fmt.Errorf("missing expression")
-	}
-	return 0, fmt.Errorf("%s is not a constant expression", asm.ExprString(e))
 }

@@ -92,7 +92,7 @@ func TestCheckExpectations(t *testing.T) {
 		{"unknown constant in count",
 			[]*asm.Expect{expectFinding(KindRAW, name("NOPE"), name("use"))},
 			[]Finding{fnd(KindRAW, "error", 1, at("main.pto", 30), Site{})},
-			[]string{"unknown constant NOPE"}},
+			[]string{"unknown name NOPE"}},
 		{"no sites matches every finding of the kind",
 			[]*asm.Expect{expectFinding(KindDeadlock, nil)},
 			[]Finding{fnd(KindDeadlock, "error", 1, at("main.pto", 20), at("main.pto", 30)), fnd(KindDeadlock, "error", 1, at("main.pto", 31), Site{})}, nil},
@@ -180,14 +180,14 @@ func TestEvalCount(t *testing.T) {
 		{&asm.Binary{Op: "/", X: num(1), Y: num(0)}, 0, true},
 		{&asm.Call{Fn: "max", Args: []asm.Expr{num(2), name("CELLS")}}, 4, false},
 		{&asm.Unary{Op: "-", X: num(2)}, -2, false},
-		{&asm.Num{IsFloat: true, Text: "1.5"}, 0, true},
+		{&asm.Num{IsFloat: true, Float: 1.5, Text: "1.5"}, 0, true},
 		{&asm.Str{Val: "x"}, 0, true},
 		{nil, 0, true},
 	}
 	for i, tc := range tests {
-		got, err := evalCount(obj, tc.x)
+		got, err := asm.EvalInt(tc.x, obj.Const)
 		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("%d: evalCount = %d, %v; want %d, err %v", i, got, err, tc.want, tc.err)
+			t.Errorf("%d: EvalInt = %d, %v; want %d, err %v", i, got, err, tc.want, tc.err)
 		}
 	}
 }
