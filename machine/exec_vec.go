@@ -144,6 +144,22 @@ func tileSrc(o *Operand, what string, kind srcKind, d *view) (esrc, error) {
 	return esrc{kind: kind, v: v, dt: v.dt}, nil
 }
 
+// secondSrc is the b operand of a binary op: an immediate of dtype dt when
+// kind is srcScalar, else a tile of that kind.
+func secondSrc(o *Operand, kind srcKind, dt asm.DType, d *view) (esrc, error) {
+	if kind == srcScalar {
+		return scalarSrc(o, dt)
+	}
+	return tileSrc(o, "b", kind, d)
+}
+
+func srcKindOf(scalar bool) srcKind {
+	if scalar {
+		return srcScalar
+	}
+	return srcTile
+}
+
 // scalarSrc makes an immediate of dtype dt from an ArgFloat or integer operand.
 func scalarSrc(o *Operand, dt asm.DType) (esrc, error) {
 	s := esrc{kind: srcScalar, dt: dt}
@@ -241,12 +257,7 @@ func vecBinary(args []Operand, o vop, kind srcKind) error {
 	if err != nil {
 		return err
 	}
-	var b esrc
-	if kind == srcScalar {
-		b, err = scalarSrc(&args[2], a.dt)
-	} else {
-		b, err = tileSrc(&args[2], "b", kind, &d)
-	}
+	b, err := secondSrc(&args[2], kind, a.dt, &d)
 	if err != nil {
 		return err
 	}
@@ -610,12 +621,7 @@ func vecCmp(op *asm.COp, args []Operand, scalar bool) error {
 	if err != nil {
 		return err
 	}
-	var b esrc
-	if scalar {
-		b, err = scalarSrc(&args[2], a.dt)
-	} else {
-		b, err = tileSrc(&args[2], "b", srcTile, &d)
-	}
+	b, err := secondSrc(&args[2], srcKindOf(scalar), a.dt, &d)
 	if err != nil {
 		return err
 	}
@@ -678,12 +684,7 @@ func vecSel(args []Operand, scalar bool) error {
 	if err != nil {
 		return err
 	}
-	var b esrc
-	if scalar {
-		b, err = scalarSrc(&args[3], d.dt)
-	} else {
-		b, err = tileSrc(&args[3], "b", srcTile, &d)
-	}
+	b, err := secondSrc(&args[3], srcKindOf(scalar), d.dt, &d)
 	if err != nil {
 		return err
 	}
