@@ -575,7 +575,7 @@ func (c *core) beginStall(op *asm.COp) {
 
 func (c *core) endStall(reason string) {
 	m := c.m
-	if m.emitting && m.now > c.stall0 {
+	if m.stalls && m.now > c.stall0 {
 		e := m.event(EvStall, c, asm.PipeS, c.waitOp)
 		e.Start, e.End, e.Cycle = c.stall0, m.now, c.stall0
 		e.Reason = reason

@@ -904,8 +904,11 @@ func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event
 }
 
 func (m *Machine) emit() {
-	for _, o := range m.opt.Observers {
-		o.Observe(&m.ev)
+	k := m.ev.Kind
+	for i, o := range m.opt.Observers {
+		if !m.skip[i][k] {
+			o.Observe(&m.ev)
+		}
 	}
 }
 

@@ -104,6 +104,11 @@ type Machine struct {
 
 	ev       Event
 	emitting bool
+	// stalls is whether any observer wants EvStall: a fifth of all events,
+	// which the hazard detector ignores, so they are not built for it alone.
+	stalls bool
+	// skip[i] lists the kinds observer i declined (KindFilter).
+	skip [][numKinds]bool
 	// synthetic ops for the internal steps of composite instructions.
 	opTLoad, opTStore, opTAddV, opTMaxV, opTMinV *asm.COp
 
@@ -144,6 +149,14 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.opt.MaxCycles = 1 << 40
 	}
 	m.emitting = len(opt.Observers) > 0
+	m.skip = make([][numKinds]bool, len(opt.Observers))
+	for i, o := range opt.Observers {
+		f, ok := o.(KindFilter)
+		for k := range EventKind(numKinds) {
+			m.skip[i][k] = ok && !f.WantsKind(k)
+		}
+		m.stalls = m.stalls || !m.skip[i][EvStall]
+	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)
 	if err := m.planLaunch(); err != nil {

@@ -9,6 +9,13 @@ type Observer interface {
 	Observe(e *Event)
 }
 
+// KindFilter is implemented by an observer that wants only some kinds of
+// event; the machine does not send it the others, and does not build an
+// event nobody wants.
+type KindFilter interface {
+	WantsKind(k EventKind) bool
+}
+
 // Agent is one in-order execution stream: a pipe of a core of a rank. The scalar
 // unit is the agent with Pipe == asm.PipeS. SDMA engines and the host use Core = -1
 // and Pipe = asm.PipeInvalid with Host/SDMA set in the event kind.
@@ -69,6 +76,8 @@ const (
 	EvStall
 	// EvDeadlock: nothing can move; Blocked lists every waiting agent and what it waits for.
 	EvDeadlock
+
+	numKinds
 )
 
 // Access is one contiguous byte range an op read or wrote.

@@ -218,7 +218,7 @@ func (p *pipeState) begin(e *entry) bool {
 		p.waiting = false
 		if p.stalled {
 			p.stalled = false
-			if m.emitting && now > p.stall0 {
+			if m.stalls && now > p.stall0 {
 				ev := m.event(EvStall, c, p.p, e.op)
 				ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
 				ev.Reason = flagReason(f)
@@ -541,7 +541,7 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		}
 		begin, end := m.links.book(from, to, start, bytes)
 		d = max(d, end-start)
-		if begin > start && m.emitting {
+		if begin > start && m.stalls {
 			p.contention(e, start, begin, "link busy")
 		}
 	} else {
@@ -555,7 +555,7 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		ps := max(start, r.portBusy)
 		r.portBusy = ps + ceilDiv(bytes, prof.GMBW)
 		d = max(d, r.portBusy-start)
-		if ps > start && m.emitting {
+		if ps > start && m.stalls {
 			p.contention(e, start, ps, "GM port busy")
 		}
 	}

@@ -155,19 +155,23 @@ type raceNote struct {
 type Detector struct {
 	opt      Options
 	agents   []agentState
-	agentIdx map[machine.Agent]int32
+	// agentIdx and coreIdx hold index+1 of each agent, by (rank, (core+1)
+	// * NumPipes + pipe), and of each core, by (rank, core).
+	agentIdx table[int32]
 	host     int32
 	cores    []coreState
-	coreIdx  map[[2]int32]int32
+	coreIdx  table[int32]
 	gen      uint32
 
 	cross    map[crossKey][][]uint32
 	crossAcc map[accKey][]uint32
-	shadow   map[shadowKey]*shadowMem
+	// shadow holds each buffer's shadow by (rank, (core+1) * NumSpaces +
+	// space); GM is core -1.
+	shadow   table[*shadowMem]
 	snapSeq  uint64 // issue snapshots taken (agentState.snapID)
 	// gm2d holds the 2-D shadow of each plain row-major GM tensor, by
 	// (rank, tensor index); rects is scratch for its rectangles.
-	gm2d  map[[2]int32]*gmShadow
+	gm2d  table[*gmShadow]
 	rects []rect
 	// localBuf is scratch for coreAgents.
 	localBuf []int32
@@ -176,7 +180,7 @@ type Detector struct {
 	lastMem *shadowMem
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
-	tensorBase map[[2]int32]int64
+	tensorBase table[tensorAt]
 	syncRounds map[int32][][]uint32
 
 	findings []*finding
@@ -190,14 +194,9 @@ type Detector struct {
 func New(opt Options) *Detector {
 	d := &Detector{
 		opt:        opt,
-		agentIdx:   map[machine.Agent]int32{},
-		coreIdx:    map[[2]int32]int32{},
 		gen:        1,
 		cross:      map[crossKey][][]uint32{},
 		crossAcc:   map[accKey][]uint32{},
-		shadow:     map[shadowKey]*shadowMem{},
-		tensorBase: map[[2]int32]int64{},
-		gm2d:       map[[2]int32]*gmShadow{},
 		syncRounds: map[int32][][]uint32{},
 		byKey:      map[findKey]*finding{},
 	}
@@ -255,8 +254,13 @@ func (d *Detector) agent(a machine.Agent) int32 {
 	if a.Pipe >= asm.NumPipes {
 		a.Pipe = asm.PipeInvalid
 	}
-	if i, ok := d.agentIdx[a]; ok {
-		return i
+	key := int(a.Core+1)*int(asm.NumPipes) + int(a.Pipe)
+	if a.Core < -1 {
+		// Junk: a negative key of its own, apart from every real agent.
+		key = -1 - ((int(a.Core)+1<<31)<<8 | int(a.Pipe))
+	}
+	if i := d.agentIdx.get(a.Rank, key); i > 0 {
+		return i - 1
 	}
 	st := agentState{rank: a.Rank, core: a.Core, pipe: a.Pipe, coreIdx: -1, gen: d.gen}
 	switch {
@@ -277,14 +281,13 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		}
 	}
 	d.agents = append(d.agents, st)
-	d.agentIdx[a] = i
+	*d.agentIdx.at(a.Rank, key) = i + 1
 	return i
 }
 
 func (d *Detector) core(rank, core int32) int32 {
-	k := [2]int32{rank, core}
-	if i, ok := d.coreIdx[k]; ok {
-		return i
+	if i := d.coreIdx.get(rank, int(core)); i > 0 {
+		return i - 1
 	}
 	cs := coreState{rank: rank, core: core, scalar: -1}
 	for p := range cs.pipes {
@@ -292,7 +295,7 @@ func (d *Detector) core(rank, core int32) int32 {
 	}
 	i := int32(len(d.cores))
 	d.cores = append(d.cores, cs)
-	d.coreIdx[k] = i
+	*d.coreIdx.at(rank, int(core)) = i + 1
 	return i
 }
 
@@ -598,10 +601,11 @@ func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
 	if k == d.lastKey && d.lastMem != nil {
 		return d.lastMem
 	}
-	m := d.shadow[k]
+	slot := d.shadow.at(k.rank, int(k.core+1)*int(asm.NumSpaces)+int(k.space))
+	m := *slot
 	if m == nil {
 		m = newShadowMem()
-		d.shadow[k] = m
+		*slot = m
 	}
 	d.lastKey, d.lastMem = k, m
 	return m
@@ -714,7 +718,7 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *gmShadow {
 	if acc.Space != asm.GM || acc.Tensor == nil {
 		return nil
 	}
-	return d.gm2d[[2]int32{acc.Rank, int32(acc.Tensor.Index)}]
+	return d.gm2d.get(acc.Rank, acc.Tensor.Index)
 }
 
 // access2d is access on a 2-D tensor shadow, rectangle by rectangle.
@@ -1289,11 +1293,10 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			continue
 		}
 		if acc.Tensor != nil && acc.Hi-acc.Lo == acc.Tensor.Bytes {
-			k := [2]int32{acc.Rank, int32(acc.Tensor.Index)}
-			d.tensorBase[k] = acc.Lo
-			if g := d.gm2d[k]; g == nil || g.base != acc.Lo {
-				if g = newGMShadow(acc.Tensor, acc.Lo); g != nil {
-					d.gm2d[k] = g
+			*d.tensorBase.at(acc.Rank, acc.Tensor.Index) = tensorAt{acc.Lo, true}
+			if g := d.gm2d.at(acc.Rank, acc.Tensor.Index); *g == nil || (*g).base != acc.Lo {
+				if ng := newGMShadow(acc.Tensor, acc.Lo); ng != nil {
+					*g = ng
 				}
 			}
 		}
@@ -1344,11 +1347,14 @@ func (d *Detector) runBoundary(start bool) {
 	clear(d.syncRounds)
 	if start {
 		// Local buffers do not carry data from one launch to the next.
-		for k := range d.shadow {
-			if k.space != asm.GM {
-				delete(d.shadow, k)
+		for _, row := range d.shadow.rows {
+			for i := range row {
+				if i >= int(asm.NumSpaces) {
+					row[i] = nil
+				}
 			}
 		}
+		clear(d.shadow.odd)
 		d.lastMem = nil
 	}
 }
@@ -1463,6 +1469,13 @@ func (d *Detector) NoteError(err error) {
 
 // ---- bounds ---------------------------------------------------------------
 
+// tensorAt is where a rank's copy of a tensor lives in GM, once the host
+// wrote it whole.
+type tensorAt struct {
+	base int64
+	ok   bool
+}
+
 func (d *Detector) checkBounds(r *rec, acc *machine.Access) {
 	if t := acc.Tile; t != nil && acc.Space != asm.GM && t.Bytes > 0 {
 		for _, base := range t.Addr {
@@ -1479,8 +1492,9 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) {
 		return
 	}
 	if t := acc.Tensor; t != nil && acc.Space == asm.GM {
-		base, ok := d.tensorBase[[2]int32{acc.Rank, int32(t.Index)}]
-		if ok && (acc.Lo < base || acc.Hi > base+t.Bytes) {
+		at := d.tensorBase.get(acc.Rank, t.Index)
+		base := at.base
+		if at.ok && (acc.Lo < base || acc.Hi > base+t.Bytes) {
 			d.oob(r, acc, fmt.Sprintf("%s bytes [%d, %d) of %s, which has %d bytes", verb(r), acc.Lo-base, acc.Hi-base, tensorName(t, acc.Rank), t.Bytes))
 		}
 	}
@@ -1498,3 +1512,6 @@ func (d *Detector) oob(r *rec, acc *machine.Access, msg string) {
 	w.write = acc.Write
 	d.notes = append(d.notes, raceNote{kind: KindOutOfBounds, cur: w, acc: *acc, lo: acc.Lo, hi: acc.Hi, single: true, msg: msg})
 }
+
+// WantsKind implements machine.KindFilter: the detector ignores stalls.
+func (d *Detector) WantsKind(k machine.EventKind) bool { return k != machine.EvStall }

@@ -28,11 +28,11 @@ type AgentClock struct {
 // clock from an earlier run generation reads as empty: a run boundary orders
 // everything before it.
 func (d *Detector) Clocks(rank, core int) []AgentClock {
-	ci, ok := d.coreIdx[[2]int32{int32(rank), int32(core)}]
-	if !ok {
+	ci := d.coreIdx.get(int32(rank), core)
+	if ci == 0 {
 		return nil
 	}
-	cs := &d.cores[ci]
+	cs := &d.cores[ci-1]
 	var ids []int32
 	if cs.scalar >= 0 {
 		ids = append(ids, cs.scalar)
