@@ -153,8 +153,8 @@ type raceNote struct {
 // Detector is the dynamic happens-before hazard detector; it implements
 // machine.Observer. It is not safe for concurrent use.
 type Detector struct {
-	opt      Options
-	agents   []agentState
+	opt    Options
+	agents []agentState
 	// agentIdx and coreIdx hold index+1 of each agent, by (rank, (core+1)
 	// * NumPipes + pipe), and of each core, by (rank, core).
 	agentIdx table[int32]
@@ -167,8 +167,8 @@ type Detector struct {
 	crossAcc map[accKey][]uint32
 	// shadow holds each buffer's shadow by (rank, (core+1) * NumSpaces +
 	// space); GM is core -1.
-	shadow   table[*shadowMem]
-	snapSeq  uint64 // issue snapshots taken (agentState.snapID)
+	shadow  table[*shadowMem]
+	snapSeq uint64 // issue snapshots taken (agentState.snapID)
 	// gm2d holds the 2-D shadow of each plain row-major GM tensor, by
 	// (rank, tensor index); rects is scratch for its rectangles.
 	gm2d  table[*gmShadow]
