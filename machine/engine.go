@@ -505,6 +505,7 @@ func (m *Machine) fail(err error) {
 // *DeadlockError, a *Fault, a *LimitError or a setup error; Result is filled as
 // far as the run got either way.
 func (m *Machine) Run() (*Result, error) {
+	defer m.flushObservers()
 	for {
 		m.events()
 		done, err := m.Step()
@@ -521,6 +522,14 @@ func (m *Machine) Run() (*Result, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+func (m *Machine) flushObservers() {
+	for _, o := range m.opt.Observers {
+		if f, ok := o.(Flusher); ok {
+			f.Flush()
+		}
+	}
 }
 
 // events processes wake-ups while a run is under way, as Step would one at
@@ -892,8 +901,15 @@ func (m *Machine) doReset(st *launchStep) {
 // event prepares the shared Event for kind on core c's pipe p.
 func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event {
 	e := &m.ev
-	acc, peers, flags := e.Accesses[:0], e.Peers[:0], e.Flags[:0]
-	*e = Event{Kind: kind, Cycle: m.now, Start: m.now, End: m.now, Op: op, Accesses: acc, Peers: peers, Flags: flags}
+	// Field by field: a composite-literal store of the whole struct went
+	// through a temporary and a typed copy, a fifth of an observed run.
+	e.Kind, e.Cycle, e.Start, e.End = kind, m.now, m.now, m.now
+	e.Target, e.Op, e.Iter, e.Step = 0, op, nil, ""
+	e.Accesses, e.Peers, e.Flags = e.Accesses[:0], e.Peers[:0], e.Flags[:0]
+	e.Flag, e.ID, e.Mode, e.Group, e.Value = Flag{}, 0, 0, 0, 0
+	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
+		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""
+	}
 	if c != nil {
 		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: p}
 		e.Iter = c.iter

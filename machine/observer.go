@@ -16,6 +16,13 @@ type KindFilter interface {
 	WantsKind(k EventKind) bool
 }
 
+// Flusher is implemented by an observer that works behind the machine (the
+// hazard detector on its own goroutine): Run calls Flush before it returns,
+// so the observer is finished and idle when the run is.
+type Flusher interface {
+	Flush()
+}
+
 // Agent is one in-order execution stream: a pipe of a core of a rank. The scalar
 // unit is the agent with Pipe == asm.PipeS. SDMA engines and the host use Core = -1
 // and Pipe = asm.PipeInvalid with Host/SDMA set in the event kind.

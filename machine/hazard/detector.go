@@ -183,6 +183,12 @@ type Detector struct {
 	tensorBase table[tensorAt]
 	syncRounds map[int32][][]uint32
 
+	// pipe is the goroutine the detector runs on beside the machine, if
+	// started (async.go); events counts those observed in place before it.
+	pipe   *pipeline
+	spare  []*batch
+	events int
+
 	findings []*finding
 	byKey    map[findKey]*finding
 	notes    []raceNote
@@ -212,6 +218,15 @@ func (d *Detector) Observe(e *machine.Event) {
 	if e == nil {
 		return
 	}
+	if d.pipe != nil || (d.events >= serialPrefix && d.parallel()) {
+		d.push(e)
+		return
+	}
+	d.events++
+	d.observe(e)
+}
+
+func (d *Detector) observe(e *machine.Event) {
 	d.notes = d.notes[:0]
 	switch e.Kind {
 	case machine.EvIssue:
@@ -1434,6 +1449,7 @@ func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
 // message as bad-event-id, out-of-bounds, double-set or fault. Other errors
 // are ignored and the caller reports them.
 func (d *Detector) NoteError(err error) {
+	d.drain()
 	d.notes = d.notes[:0]
 	switch x := err.(type) {
 	case *machine.DeadlockError:

@@ -130,6 +130,10 @@ type Options struct {
 	// CoreName names a core for reports ("r0.aic3"); the CLI passes the
 	// machine's naming. Nil gives "r<rank>.c<core>".
 	CoreName func(rank, core int) string
+	// Serial keeps the detector on the machine's goroutine. By default a
+	// long run hands events to a goroutine of its own when more than one
+	// CPU is available; findings are the same either way.
+	Serial bool
 }
 
 // Finding is one reported hazard. First and Second are the two accesses,

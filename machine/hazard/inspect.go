@@ -28,6 +28,7 @@ type AgentClock struct {
 // clock from an earlier run generation reads as empty: a run boundary orders
 // everything before it.
 func (d *Detector) Clocks(rank, core int) []AgentClock {
+	d.drain()
 	ci := d.coreIdx.get(int32(rank), core)
 	if ci == 0 {
 		return nil

@@ -244,6 +244,7 @@ func spaceLabel(acc *machine.Access) string {
 // Findings returns every finding not suppressed and not turned off, with its
 // hint, ordered by first site, then kind, then second site.
 func (d *Detector) Findings() []Finding {
+	d.drain()
 	out := make([]Finding, 0, len(d.findings))
 	for _, f := range d.findings {
 		if f.sev == SevOff {

@@ -1,0 +1,176 @@
+package hazard
+
+import (
+	"runtime"
+
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// The detector can run beside the machine on a second core: Observe copies
+// each event into a batch and hands full batches to a goroutine that does
+// the happens-before work, so a run with the detector takes about as long
+// as the slower of the two halves rather than their sum (issue 9). The
+// goroutine sees the same events in the same order as a serial detector,
+// so findings are identical; every method that reads the detector's state
+// first waits for it to drain.
+
+const (
+	batchEvents = 1024
+	batchAccess = 4 * batchEvents
+	batchIter   = 4 * batchEvents
+	// batchesInFlight bounds how far the machine may run ahead; three lets
+	// one batch fill while one is processed and one waits.
+	batchesInFlight = 3
+	// serialPrefix events are observed in place before the goroutine
+	// starts: most programs end sooner, and a goroutine and its batches
+	// would cost them more than they save.
+	serialPrefix = 1 << 14
+)
+
+// batch is a run of copied events. The arenas are preallocated and never
+// grow, so the copies' slices stay valid until the batch is recycled.
+type batch struct {
+	ev    []machine.Event
+	acc   []machine.Access
+	iter  []int64
+	peers []int32
+	flags []machine.Flag
+}
+
+func newBatch() *batch {
+	return &batch{
+		ev:    make([]machine.Event, 0, batchEvents),
+		acc:   make([]machine.Access, 0, batchAccess),
+		iter:  make([]int64, 0, batchIter),
+		peers: make([]int32, 0, batchEvents),
+		flags: make([]machine.Flag, 0, batchEvents),
+	}
+}
+
+func (b *batch) reset() {
+	clear(b.ev) // drop references to ops and infos of finished runs
+	b.ev, b.acc, b.iter, b.peers, b.flags = b.ev[:0], b.acc[:0], b.iter[:0], b.peers[:0], b.flags[:0]
+}
+
+// fits reports whether e's copy fits the batch's remaining room.
+func (b *batch) fits(e *machine.Event) bool {
+	return len(b.ev) < cap(b.ev) &&
+		len(b.acc)+len(e.Accesses) <= cap(b.acc) &&
+		len(b.iter)+len(e.Iter) <= cap(b.iter) &&
+		len(b.peers)+len(e.Peers) <= cap(b.peers) &&
+		len(b.flags)+len(e.Flags) <= cap(b.flags)
+}
+
+// arena appends src to *a and returns the copy; a copy that could never fit
+// an empty batch gets its own slice.
+func arena[T any](a *[]T, src []T) []T {
+	if len(src) == 0 {
+		return nil
+	}
+	if len(*a)+len(src) > cap(*a) {
+		return append([]T(nil), src...)
+	}
+	n := len(*a)
+	*a = append(*a, src...)
+	return (*a)[n:len(*a):len(*a)]
+}
+
+// add copies e into the batch.
+func (b *batch) add(e *machine.Event) {
+	b.ev = append(b.ev, *e)
+	c := &b.ev[len(b.ev)-1]
+	c.Accesses = arena(&b.acc, e.Accesses)
+	c.Iter = arena(&b.iter, e.Iter)
+	c.Peers = arena(&b.peers, e.Peers)
+	c.Flags = arena(&b.flags, e.Flags)
+	if e.Blocked != nil {
+		c.Blocked = append([]machine.Blocked(nil), e.Blocked...)
+	}
+}
+
+// pipeline is the hand-off between the machine's goroutine and the
+// detector's. It exists from the first event after a drain until the next
+// drain, so an idle detector holds no goroutine.
+type pipeline struct {
+	cur  *batch
+	full chan *batch
+	free chan *batch
+	done chan struct{}
+}
+
+// parallel reports whether Observe should hand events to a goroutine.
+func (d *Detector) parallel() bool {
+	return !d.opt.Serial && runtime.GOMAXPROCS(0) > 1
+}
+
+// push queues e for the detector's goroutine, starting it if needed.
+func (d *Detector) push(e *machine.Event) {
+	p := d.pipe
+	if p == nil {
+		p = d.startPipeline()
+	}
+	if !p.cur.fits(e) && len(p.cur.ev) > 0 {
+		p.full <- p.cur
+		p.cur = <-p.free
+	}
+	p.cur.add(e)
+}
+
+func (d *Detector) startPipeline() *pipeline {
+	p := &pipeline{
+		full: make(chan *batch, batchesInFlight),
+		free: make(chan *batch, batchesInFlight),
+		done: make(chan struct{}),
+	}
+	// Reuse the last pipeline's batches: one run after another should not
+	// allocate its arenas again.
+	get := func() *batch {
+		if n := len(d.spare); n > 0 {
+			b := d.spare[n-1]
+			d.spare = d.spare[:n-1]
+			return b
+		}
+		return newBatch()
+	}
+	for range batchesInFlight - 1 {
+		p.free <- get()
+	}
+	p.cur = get()
+	d.pipe = p
+	go func() {
+		defer close(p.done)
+		for b := range p.full {
+			for i := range b.ev {
+				d.observe(&b.ev[i])
+			}
+			b.reset()
+			p.free <- b
+		}
+	}()
+	return p
+}
+
+// drain waits until every event observed so far has been processed and
+// stops the goroutine; it is called before anything reads the state.
+func (d *Detector) drain() {
+	p := d.pipe
+	if p == nil {
+		return
+	}
+	if len(p.cur.ev) > 0 {
+		p.full <- p.cur
+	} else {
+		p.free <- p.cur
+	}
+	close(p.full)
+	<-p.done
+	close(p.free)
+	for b := range p.free {
+		d.spare = append(d.spare, b)
+	}
+	d.pipe = nil
+}
+
+// Flush implements machine.Flusher: the machine calls it when Run returns,
+// so the detector's goroutine ends with the run.
+func (d *Detector) Flush() { d.drain() }
