@@ -89,13 +89,16 @@ type coreState struct {
 	rank, core int32
 	scalar     int32
 	pipes      [asm.NumPipes]int32
-	pending    []pending
-	serial     int64
-	chans      []*flagChan
-	used       [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
-	crossUsed  uint16
-	live       bool
-	syncCount  int
+	// queues holds the ops issued to each pipe and not yet run; comp the
+	// composite ops, whose steps run on several pipes.
+	queues    [asm.NumPipes]pendQ
+	comp      []pending
+	serial    int64
+	chans     []*flagChan
+	used      [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
+	crossUsed uint16
+	live      bool
+	syncCount int
 	// sawIssue is false until the engine emits EvIssue for this core; until
 	// then pipe ops take the scalar's current clock (see takeIssue).
 	sawIssue bool
@@ -463,7 +466,7 @@ func (d *Detector) hb(r *rec, a int32) bool {
 // ---- issue ----------------------------------------------------------------
 
 func isComposite(op *asm.COp) bool {
-	return op != nil && op.Info != nil && op.Info.Family == "comm" && op.Info.Pipe == asm.PipeS
+	return op != nil && op.Info != nil && op.Info.Pipe == asm.PipeS && op.Info.Family == "comm"
 }
 
 func (d *Detector) issue(e *machine.Event) {
@@ -476,27 +479,113 @@ func (d *Detector) issue(e *machine.Event) {
 	cs.sawIssue = true
 	cs.serial++
 	comp := isComposite(e.Op)
+	snap, id := d.issueSnapshot(s)
+	p := pending{
+		op: e.Op, target: e.Target, serial: cs.serial * 2,
+		clock: snap, snapID: id, scalar: s, epoch: d.agents[s].n, composite: comp,
+	}
 	if comp {
-		for i := range cs.pending {
-			if cs.pending[i].op == e.Op {
-				d.dropPending(cs, i)
+		for i := range cs.comp {
+			if cs.comp[i].op == e.Op {
+				d.putBuf(cs.comp[i].steps)
+				cs.comp = slices.Delete(cs.comp, i, i+1)
 				break
 			}
 		}
+		if len(cs.comp) >= maxPending {
+			d.putBuf(cs.comp[0].steps)
+			cs.comp = slices.Delete(cs.comp, 0, 1)
+		}
+		cs.comp = append(cs.comp, p)
+		return
 	}
-	if len(cs.pending) >= maxPending {
-		d.dropPending(cs, 0)
-	}
-	snap, id := d.issueSnapshot(s)
-	cs.pending = append(cs.pending, pending{
-		op: e.Op, target: e.Target, serial: cs.serial * 2,
-		clock: snap, snapID: id, scalar: s, epoch: d.agents[s].n, composite: comp,
-	})
+	d.queue(cs, e.Target).push(d, p)
 }
 
-func (d *Detector) dropPending(cs *coreState, i int) {
-	d.putBuf(cs.pending[i].steps)
-	cs.pending = slices.Delete(cs.pending, i, i+1)
+// queue is the pending queue of ops issued to pipe t.
+func (d *Detector) queue(cs *coreState, t asm.Pipe) *pendQ {
+	if t >= asm.NumPipes {
+		t = asm.PipeInvalid
+	}
+	return &cs.queues[t]
+}
+
+// pendQ is the ops issued to one pipe and not yet run, oldest first. Pipes
+// run their queues in order, so the op a pipe runs is nearly always at the
+// head, and taking it drops everything older.
+type pendQ struct {
+	items []pending
+	head  int
+}
+
+func (q *pendQ) push(d *Detector, p pending) {
+	if len(q.items)-q.head >= maxPending {
+		d.putBuf(q.items[q.head].steps)
+		q.items[q.head] = pending{}
+		q.head++
+	}
+	if q.head > 0 && q.head >= len(q.items)/2 && len(q.items) == cap(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	q.items = append(q.items, p)
+}
+
+// find returns the oldest entry for op, and its index.
+func (q *pendQ) find(op *asm.COp) (*pending, int) {
+	for i := q.head; i < len(q.items); i++ {
+		if q.items[i].op == op {
+			return &q.items[i], i
+		}
+	}
+	return nil, -1
+}
+
+// dropThrough drops entry i and everything older.
+func (q *pendQ) dropThrough(d *Detector, i int) {
+	for j := q.head; j <= i; j++ {
+		d.putBuf(q.items[j].steps)
+		q.items[j] = pending{}
+	}
+	q.head = i + 1
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+}
+
+func (q *pendQ) clear(d *Detector) {
+	for j := q.head; j < len(q.items); j++ {
+		d.putBuf(q.items[j].steps)
+	}
+	clear(q.items)
+	q.items, q.head = q.items[:0], 0
+}
+
+// findPending returns core cs's oldest pending entry for op: first in the
+// queue of pipe p, which runs it unless it is a composite's step.
+func (d *Detector) findPending(cs *coreState, op *asm.COp, p asm.Pipe) (*pending, *pendQ, int) {
+	if p < asm.NumPipes {
+		q := &cs.queues[p]
+		if e, i := q.find(op); e != nil {
+			return e, q, i
+		}
+	}
+	for i := range cs.comp {
+		if cs.comp[i].op == op {
+			return &cs.comp[i], nil, i
+		}
+	}
+	for t := range cs.queues {
+		if asm.Pipe(t) == p {
+			continue
+		}
+		q := &cs.queues[t]
+		if e, i := q.find(op); e != nil {
+			return e, q, i
+		}
+	}
+	return nil, nil, -1
 }
 
 // takeIssue joins the issue-time clock of op into agent a and returns the
@@ -512,11 +601,9 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 				if cs.rank != ag.rank {
 					continue
 				}
-				for i := range cs.pending {
-					if p := &cs.pending[i]; p.op == op {
-						d.joinIssue(a, p)
-						return p.serial, p
-					}
+				if p, _, _ := d.findPending(cs, op, asm.PipeInvalid); p != nil {
+					d.joinIssue(a, p)
+					return p.serial, p
 				}
 			}
 		}
@@ -524,24 +611,14 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 	}
 	cs := &d.cores[ag.coreIdx]
 	if op != nil {
-		for i := range cs.pending {
-			p := &cs.pending[i]
-			if p.op != op {
-				continue
-			}
+		if p, q, i := d.findPending(cs, op, ag.pipe); p != nil {
 			d.joinIssue(a, p)
 			serial := p.serial
 			if p.composite || step {
 				return serial, p
 			}
 			// Queues are in order: older entries for this pipe already ran.
-			tgt := p.target
-			d.dropPending(cs, i)
-			for j := i - 1; j >= 0; j-- {
-				if q := &cs.pending[j]; !q.composite && q.target == tgt {
-					d.dropPending(cs, j)
-				}
-			}
+			q.dropThrough(d, i)
 			return serial, nil
 		}
 	}
@@ -1347,10 +1424,13 @@ func (d *Detector) runBoundary(start bool) {
 	d.gen++
 	for i := range d.cores {
 		cs := &d.cores[i]
-		for j := range cs.pending {
-			d.putBuf(cs.pending[j].steps)
+		for t := range cs.queues {
+			cs.queues[t].clear(d)
 		}
-		cs.pending = cs.pending[:0]
+		for j := range cs.comp {
+			d.putBuf(cs.comp[j].steps)
+		}
+		cs.comp = cs.comp[:0]
 		for _, ch := range cs.chans {
 			ch.set = false
 		}

@@ -1,8 +1,6 @@
 package hazard
 
 import (
-	"sort"
-
 	"github.com/ptoasm/ptoasm/asm"
 )
 
@@ -90,16 +88,18 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.hist = nil
 }
 
-func (c *cell) clone() cell {
-	n := *c
-	n.adds = append([]rec(nil), c.adds...)
-	n.reads = append([]rec(nil), c.reads...)
-	n.sig = append([]uint32(nil), c.sig...)
+// copyTo gives n c's state, reusing n's slices (n comes from the free
+// list, so a split allocates nothing in the steady state).
+func (c *cell) copyTo(n *cell) {
+	adds, reads, sig := n.adds[:0], n.reads[:0], n.sig[:0]
+	*n = *c
+	n.adds = append(adds, c.adds...)
+	n.reads = append(reads, c.reads...)
+	n.sig = append(sig, c.sig...)
 	if c.hist != nil {
 		h := *c.hist
 		n.hist = &h
 	}
-	return n
 }
 
 // imap is a sorted list of disjoint cells. Gaps are ranges nobody touched.
@@ -109,24 +109,47 @@ func (c *cell) clone() cell {
 type imap struct {
 	cells []*cell
 	free  []*cell
+	hint  int // the cell span returned last
 }
 
-func (m *imap) newCell(c cell) *cell {
+// newCell returns an empty cell for [lo, hi), recycled if possible.
+func (m *imap) newCell(lo, hi int64) *cell {
 	if n := len(m.free); n > 0 {
 		p := m.free[n-1]
 		m.free = m.free[:n-1]
-		*p = c
+		p.lo, p.hi = lo, hi
 		return p
 	}
-	p := new(cell)
-	*p = c
-	return p
+	return &cell{lo: lo, hi: hi}
+}
+
+// search returns the first cell ending after lo.
+func (m *imap) search(lo int64) int {
+	i, j := 0, len(m.cells)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if m.cells[h].hi > lo {
+			j = h
+		} else {
+			i = h + 1
+		}
+	}
+	return i
 }
 
 // span makes cells cover [lo, hi) exactly, splitting at both ends and filling
 // gaps with unwritten cells, and returns the index range [i, j) covering it.
 func (m *imap) span(lo, hi int64) (int, int) {
-	i := sort.Search(len(m.cells), func(k int) bool { return m.cells[k].hi > lo })
+	// Most accesses cover exactly a cell the last one made (a tile written
+	// and read whole): check the last answer before searching.
+	if h := m.hint; h < len(m.cells) && m.cells[h].lo == lo && m.cells[h].hi == hi {
+		return h, h + 1
+	}
+	i := m.search(lo)
+	if i < len(m.cells) && m.cells[i].lo == lo && m.cells[i].hi == hi {
+		m.hint = i
+		return i, i + 1
+	}
 	pos, idx := lo, i
 	for pos < hi {
 		if idx < len(m.cells) && m.cells[idx].lo <= pos {
@@ -146,7 +169,7 @@ func (m *imap) span(lo, hi int64) (int, int) {
 		if idx < len(m.cells) && m.cells[idx].lo < hi {
 			end = m.cells[idx].lo
 		}
-		m.insert(idx, m.newCell(cell{lo: pos, hi: end}))
+		m.insert(idx, m.newCell(pos, end))
 		pos = end
 		idx++
 	}
@@ -156,7 +179,7 @@ func (m *imap) span(lo, hi int64) (int, int) {
 // unwritten returns the first and last byte of [lo, hi) that no write
 // initialised (gaps included), without splitting any cell.
 func (m *imap) unwritten(lo, hi int64) (ulo, uhi int64, found bool) {
-	i := sort.Search(len(m.cells), func(k int) bool { return m.cells[k].hi > lo })
+	i := m.search(lo)
 	pos := lo
 	note := func(a, b int64) {
 		if !found {
@@ -185,7 +208,8 @@ func (m *imap) unwritten(lo, hi int64) (ulo, uhi int64, found bool) {
 
 // splitAt cuts cell k at x (lo < x < hi) into two cells with the same state.
 func (m *imap) splitAt(k int, x int64) {
-	right := m.newCell(m.cells[k].clone())
+	right := m.newCell(0, 0)
+	m.cells[k].copyTo(right)
 	right.lo = x
 	m.cells[k].hi = x
 	m.insert(k+1, right)
@@ -205,7 +229,7 @@ func (m *imap) collapse(i, j int) {
 	}
 	m.cells[i].hi = m.cells[j-1].hi
 	for _, c := range m.cells[i+1 : j] {
-		*c = cell{}
+		*c = cell{adds: c.adds[:0], reads: c.reads[:0], sig: c.sig[:0]}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])

@@ -150,7 +150,9 @@ func (s *gmShadow) split(k int, x int64) {
 	right := &band{lo: x, hi: b.hi}
 	right.cols.cells = make([]*cell, 0, len(b.cols.cells))
 	for _, c := range b.cols.cells {
-		right.cols.cells = append(right.cols.cells, right.cols.newCell(c.clone()))
+		n := &cell{}
+		c.copyTo(n)
+		right.cols.cells = append(right.cols.cells, n)
 	}
 	b.hi = x
 	s.insert(k+1, right)
