@@ -3,6 +3,7 @@ package hazard
 import (
 	"runtime"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
 
@@ -30,6 +31,9 @@ const (
 // batch is a run of copied events. The arenas are preallocated and never
 // grow, so the copies' slices stay valid until the batch is recycled.
 type batch struct {
+	// items is the batch in order; issues, half of all events, are kept
+	// whole in the item, the rest are copied into ev.
+	items []item
 	ev    []machine.Event
 	acc   []machine.Access
 	iter  []int64
@@ -37,8 +41,18 @@ type batch struct {
 	flags []machine.Flag
 }
 
+// item is one event of a batch: an EvIssue itself, or an index into ev.
+type item struct {
+	op     *asm.COp
+	agent  machine.Agent
+	kind   machine.EventKind
+	target asm.Pipe
+	ev     int32
+}
+
 func newBatch() *batch {
 	return &batch{
+		items: make([]item, 0, batchEvents),
 		ev:    make([]machine.Event, 0, batchEvents),
 		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int64, 0, batchIter),
@@ -49,12 +63,14 @@ func newBatch() *batch {
 
 func (b *batch) reset() {
 	clear(b.ev) // drop references to ops and infos of finished runs
+	clear(b.items)
+	b.items = b.items[:0]
 	b.ev, b.acc, b.iter, b.peers, b.flags = b.ev[:0], b.acc[:0], b.iter[:0], b.peers[:0], b.flags[:0]
 }
 
 // fits reports whether e's copy fits the batch's remaining room.
 func (b *batch) fits(e *machine.Event) bool {
-	return len(b.ev) < cap(b.ev) &&
+	return len(b.items) < cap(b.items) && len(b.ev) < cap(b.ev) &&
 		len(b.acc)+len(e.Accesses) <= cap(b.acc) &&
 		len(b.iter)+len(e.Iter) <= cap(b.iter) &&
 		len(b.peers)+len(e.Peers) <= cap(b.peers) &&
@@ -77,6 +93,11 @@ func arena[T any](a *[]T, src []T) []T {
 
 // add copies e into the batch.
 func (b *batch) add(e *machine.Event) {
+	if e.Kind == machine.EvIssue {
+		b.items = append(b.items, item{op: e.Op, agent: e.Agent, kind: e.Kind, target: e.Target})
+		return
+	}
+	b.items = append(b.items, item{kind: e.Kind, ev: int32(len(b.ev))})
 	b.ev = append(b.ev, *e)
 	c := &b.ev[len(b.ev)-1]
 	c.Accesses = arena(&b.acc, e.Accesses)
@@ -109,7 +130,7 @@ func (d *Detector) push(e *machine.Event) {
 	if p == nil {
 		p = d.startPipeline()
 	}
-	if !p.cur.fits(e) && len(p.cur.ev) > 0 {
+	if !p.cur.fits(e) && len(p.cur.items) > 0 {
 		p.full <- p.cur
 		p.cur = <-p.free
 	}
@@ -140,8 +161,12 @@ func (d *Detector) startPipeline() *pipeline {
 	go func() {
 		defer close(p.done)
 		for b := range p.full {
-			for i := range b.ev {
-				d.observe(&b.ev[i])
+			for i := range b.items {
+				if it := &b.items[i]; it.kind == machine.EvIssue {
+					d.issueOp(it.agent, it.target, it.op)
+				} else {
+					d.observe(&b.ev[it.ev])
+				}
 			}
 			b.reset()
 			p.free <- b
@@ -157,7 +182,7 @@ func (d *Detector) drain() {
 	if p == nil {
 		return
 	}
-	if len(p.cur.ev) > 0 {
+	if len(p.cur.items) > 0 {
 		p.full <- p.cur
 	} else {
 		p.free <- p.cur

@@ -469,24 +469,27 @@ func isComposite(op *asm.COp) bool {
 	return op != nil && op.Info != nil && op.Info.Pipe == asm.PipeS && op.Info.Family == "comm"
 }
 
-func (d *Detector) issue(e *machine.Event) {
-	if e.Agent.Core < 0 {
+func (d *Detector) issue(e *machine.Event) { d.issueOp(e.Agent, e.Target, e.Op) }
+
+// issueOp is EvIssue of op into pipe target's queue by agent's core.
+func (d *Detector) issueOp(agent machine.Agent, target asm.Pipe, op *asm.COp) {
+	if agent.Core < 0 {
 		return
 	}
-	s := d.agent(machine.Agent{Rank: e.Agent.Rank, Core: e.Agent.Core, Pipe: asm.PipeS})
+	s := d.agent(machine.Agent{Rank: agent.Rank, Core: agent.Core, Pipe: asm.PipeS})
 	d.enter(s)
 	cs := &d.cores[d.agents[s].coreIdx]
 	cs.sawIssue = true
 	cs.serial++
-	comp := isComposite(e.Op)
+	comp := isComposite(op)
 	snap, id := d.issueSnapshot(s)
 	p := pending{
-		op: e.Op, target: e.Target, serial: cs.serial * 2,
+		op: op, target: target, serial: cs.serial * 2,
 		clock: snap, snapID: id, scalar: s, epoch: d.agents[s].n, composite: comp,
 	}
 	if comp {
 		for i := range cs.comp {
-			if cs.comp[i].op == e.Op {
+			if cs.comp[i].op == op {
 				d.putBuf(cs.comp[i].steps)
 				cs.comp = slices.Delete(cs.comp, i, i+1)
 				break
@@ -499,7 +502,7 @@ func (d *Detector) issue(e *machine.Event) {
 		cs.comp = append(cs.comp, p)
 		return
 	}
-	d.queue(cs, e.Target).push(d, p)
+	d.queue(cs, target).push(d, p)
 }
 
 // queue is the pending queue of ops issued to pipe t.
