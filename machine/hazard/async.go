@@ -16,7 +16,7 @@ import (
 // first waits for it to drain.
 
 const (
-	batchEvents = 1024
+	batchEvents = 2048
 	batchAccess = 4 * batchEvents
 	batchIter   = 4 * batchEvents
 	// batchesInFlight bounds how far the machine may run ahead; three lets
@@ -25,7 +25,7 @@ const (
 	// serialPrefix events are observed in place before the goroutine
 	// starts: most programs end sooner, and a goroutine and its batches
 	// would cost them more than they save.
-	serialPrefix = 1 << 14
+	serialPrefix = 1 << 12
 )
 
 // batch is a run of copied events. The arenas are preallocated and never
