@@ -108,10 +108,23 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 // time: everything the scalar observed so far happens before the op.
 func (c *core) emitIssue(op *asm.COp, p asm.Pipe) {
 	m := c.m
-	e := m.event(EvIssue, c, asm.PipeS, op)
-	e.Target = p
-	e.Cycle, e.Start, e.End = c.t, c.t, c.t
-	m.emit()
+	built := false
+	for i, o := range m.opt.Observers {
+		if m.skip[i][EvIssue] {
+			continue
+		}
+		if io := m.issueObs[i]; io != nil {
+			io.ObserveIssue(Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS}, p, op, c.t)
+			continue
+		}
+		if !built {
+			e := m.event(EvIssue, c, asm.PipeS, op)
+			e.Target = p
+			e.Cycle, e.Start, e.End = c.t, c.t, c.t
+			built = true
+		}
+		o.Observe(&m.ev)
+	}
 }
 
 // composite reports a composite instruction once, when the scalar expanded

@@ -109,6 +109,8 @@ type Machine struct {
 	stalls bool
 	// skip[i] lists the kinds observer i declined (KindFilter).
 	skip [][numKinds]bool
+	// issueObs[i] is observer i's IssueObserver side, if any.
+	issueObs []IssueObserver
 	// synthetic ops for the internal steps of composite instructions.
 	opTLoad, opTStore, opTAddV, opTMaxV, opTMinV *asm.COp
 
@@ -150,12 +152,14 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	}
 	m.emitting = len(opt.Observers) > 0
 	m.skip = make([][numKinds]bool, len(opt.Observers))
+	m.issueObs = make([]IssueObserver, len(opt.Observers))
 	for i, o := range opt.Observers {
 		f, ok := o.(KindFilter)
 		for k := range EventKind(numKinds) {
 			m.skip[i][k] = ok && !f.WantsKind(k)
 		}
 		m.stalls = m.stalls || !m.skip[i][EvStall]
+		m.issueObs[i], _ = o.(IssueObserver)
 	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)

@@ -16,6 +16,14 @@ type KindFilter interface {
 	WantsKind(k EventKind) bool
 }
 
+// IssueObserver is implemented by an observer that takes EvIssue, half of
+// all events, through a narrow call instead of a built Event. The call
+// means exactly the EvIssue event with these fields (Cycle, Start and End
+// all at cycle).
+type IssueObserver interface {
+	ObserveIssue(a Agent, target asm.Pipe, op *asm.COp, cycle int64)
+}
+
 // Flusher is implemented by an observer that works behind the machine (the
 // hazard detector on its own goroutine): Run calls Flush before it returns,
 // so the observer is finished and idle when the run is.

@@ -196,6 +196,22 @@ func (d *Detector) drain() {
 	d.pipe = nil
 }
 
+// ObserveIssue implements machine.IssueObserver.
+func (d *Detector) ObserveIssue(a machine.Agent, target asm.Pipe, op *asm.COp, cycle int64) {
+	if p := d.pipe; p != nil {
+		b := p.cur
+		if len(b.items) == cap(b.items) {
+			p.full <- b
+			b = <-p.free
+			p.cur = b
+		}
+		b.items = append(b.items, item{op: op, agent: a, kind: machine.EvIssue, target: target})
+		return
+	}
+	e := machine.Event{Kind: machine.EvIssue, Cycle: cycle, Start: cycle, End: cycle, Agent: a, Target: target, Op: op}
+	d.Observe(&e)
+}
+
 // Flush implements machine.Flusher: the machine calls it when Run returns,
 // so the detector's goroutine ends with the run.
 func (d *Detector) Flush() { d.drain() }
