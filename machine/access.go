@@ -130,7 +130,13 @@ type winKey struct {
 // computing it on every textract was most of the detector's time in a GEMM.
 func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row, col, rows, cols int) ([]Access, bool) {
 	k := winKey{a.Tile, row, col, rows, cols}
-	rs, ok := m.winMemo[k]
+	var rs [][2]int64
+	ok := false
+	if m.winLast.rs != nil && m.winLast.k == k {
+		rs, ok = m.winLast.rs, true
+	} else {
+		rs, ok = m.winMemo[k]
+	}
 	if !ok {
 		zero := *a
 		zero.Off = 0
@@ -145,6 +151,10 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 			m.winMemo = map[winKey][][2]int64{}
 		}
 		m.winMemo[k] = rs
+	}
+	if rs != nil {
+		// A loop's window repeats access after access: skip the hash.
+		m.winLast.k, m.winLast.rs = k, rs
 	}
 	if rs == nil {
 		return out, false
