@@ -746,6 +746,13 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 }
 
+// keepSplits is how many cells a plain write leaves as they are rather
+// than merging: a tile read in windows (textract, a half for each L0 buffer)
+// and then rewritten whole would otherwise be split and merged again every
+// iteration, the costliest step of the shadow; a few cells in the same state
+// cost less to walk.
+const keepSplits = 4
+
 // accessCells is access on cells [i, j) of one page.
 func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g geo, uninitLo, uninitHi *int64) {
 	for k := i; k < j; k++ {
@@ -802,7 +809,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 		c.adds = c.adds[:0]
 		c.reads = c.reads[:0]
 	}
-	if acc.Write && !acc.Atomic {
+	if acc.Write && !acc.Atomic && j-i > keepSplits {
 		m.collapse(i, j)
 	}
 }
