@@ -108,8 +108,12 @@ func (c *cell) copyTo(n *cell) {
 // (most of allgather_gemm's detector time); free recycles collapsed cells.
 type imap struct {
 	cells []*cell
-	free  []*cell
-	hint  int // the cell span returned last
+	// bs holds each cell's [lo, hi), in step with cells: searching it
+	// touches one contiguous array instead of a cell per probe (a cache
+	// miss each on pages with many cells).
+	bs   [][2]int64
+	free []*cell
+	hint int // the cell span returned last
 }
 
 // newCell returns an empty cell for [lo, hi), recycled if possible.
@@ -128,7 +132,7 @@ func (m *imap) search(lo int64) int {
 	i, j := 0, len(m.cells)
 	for i < j {
 		h := int(uint(i+j) >> 1)
-		if m.cells[h].hi > lo {
+		if m.bs[h][1] > lo {
 			j = h
 		} else {
 			i = h + 1
@@ -142,32 +146,32 @@ func (m *imap) search(lo int64) int {
 func (m *imap) span(lo, hi int64) (int, int) {
 	// Most accesses cover exactly a cell the last one made (a tile written
 	// and read whole): check the last answer before searching.
-	if h := m.hint; h < len(m.cells) && m.cells[h].lo == lo && m.cells[h].hi == hi {
+	if h := m.hint; h < len(m.bs) && m.bs[h] == [2]int64{lo, hi} {
 		return h, h + 1
 	}
 	i := m.search(lo)
-	if i < len(m.cells) && m.cells[i].lo == lo && m.cells[i].hi == hi {
+	if i < len(m.bs) && m.bs[i] == [2]int64{lo, hi} {
 		m.hint = i
 		return i, i + 1
 	}
 	pos, idx := lo, i
 	for pos < hi {
-		if idx < len(m.cells) && m.cells[idx].lo <= pos {
-			if m.cells[idx].lo < pos {
+		if idx < len(m.cells) && m.bs[idx][0] <= pos {
+			if m.bs[idx][0] < pos {
 				m.splitAt(idx, pos)
 				idx++
 				i = idx // only the first cell can start before lo
 			}
-			if m.cells[idx].hi > hi {
+			if m.bs[idx][1] > hi {
 				m.splitAt(idx, hi)
 			}
-			pos = m.cells[idx].hi
+			pos = m.bs[idx][1]
 			idx++
 			continue
 		}
 		end := hi
-		if idx < len(m.cells) && m.cells[idx].lo < hi {
-			end = m.cells[idx].lo
+		if idx < len(m.cells) && m.bs[idx][0] < hi {
+			end = m.bs[idx][0]
 		}
 		m.insert(idx, m.newCell(pos, end))
 		pos = end
@@ -188,7 +192,7 @@ func (m *imap) unwritten(lo, hi int64) (ulo, uhi int64, found bool) {
 		uhi = b
 	}
 	for ; i < len(m.cells) && pos < hi; i++ {
-		c := m.cells[i]
+		c := m.cells[i] // written is needed, so the cell is loaded anyway
 		if c.lo >= hi {
 			break
 		}
@@ -212,6 +216,7 @@ func (m *imap) splitAt(k int, x int64) {
 	m.cells[k].copyTo(right)
 	right.lo = x
 	m.cells[k].hi = x
+	m.bs[k][1] = x
 	m.insert(k+1, right)
 }
 
@@ -219,6 +224,9 @@ func (m *imap) insert(k int, c *cell) {
 	m.cells = append(m.cells, nil)
 	copy(m.cells[k+1:], m.cells[k:])
 	m.cells[k] = c
+	m.bs = append(m.bs, [2]int64{})
+	copy(m.bs[k+1:], m.bs[k:])
+	m.bs[k] = [2]int64{c.lo, c.hi}
 }
 
 // collapse merges cells [i, j) into cell i; the caller has just given them
@@ -228,6 +236,7 @@ func (m *imap) collapse(i, j int) {
 		return
 	}
 	m.cells[i].hi = m.cells[j-1].hi
+	m.bs[i][1] = m.bs[j-1][1]
 	for _, c := range m.cells[i+1 : j] {
 		*c = cell{adds: c.adds[:0], reads: c.reads[:0], sig: c.sig[:0]}
 		m.free = append(m.free, c)
@@ -235,6 +244,8 @@ func (m *imap) collapse(i, j int) {
 	n := copy(m.cells[i+1:], m.cells[j:])
 	clear(m.cells[i+1+n:])
 	m.cells = m.cells[:i+1+n]
+	copy(m.bs[i+1:], m.bs[j:])
+	m.bs = m.bs[:i+1+n]
 }
 
 // pageShift sizes the shadow pages. Each page keeps its own sorted cell list,

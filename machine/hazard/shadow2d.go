@@ -154,6 +154,7 @@ func (s *gmShadow) split(k int, x int64) {
 		c.copyTo(n)
 		right.cols.cells = append(right.cols.cells, n)
 	}
+	right.cols.bs = append([][2]int64(nil), b.cols.bs...)
 	b.hi = x
 	s.insert(k+1, right)
 }

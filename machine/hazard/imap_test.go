@@ -1,0 +1,43 @@
+package hazard
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestImapBounds drives an imap through random spans, writes (collapses)
+// and splits and checks that its bounds array stays in step with its cells
+// and that the cells stay sorted, disjoint and cover every span asked for.
+func TestImapBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		var m imap
+		for step := range 200 {
+			lo := rng.Int64N(4096)
+			hi := lo + 1 + rng.Int64N(512)
+			i, j := m.span(lo, hi)
+			if i >= j || m.cells[i].lo != lo || m.cells[j-1].hi != hi {
+				t.Fatalf("round %d step %d: span(%d, %d) = [%d, %d) does not cover it exactly", round, step, lo, hi, i, j)
+			}
+			for k := i + 1; k < j; k++ {
+				if m.cells[k].lo != m.cells[k-1].hi {
+					t.Fatalf("round %d step %d: gap inside span at cell %d", round, step, k)
+				}
+			}
+			if rng.IntN(2) == 0 && j-i > keepSplits {
+				m.collapse(i, j)
+			}
+			if len(m.bs) != len(m.cells) {
+				t.Fatalf("round %d step %d: %d bounds for %d cells", round, step, len(m.bs), len(m.cells))
+			}
+			for k, c := range m.cells {
+				if m.bs[k] != [2]int64{c.lo, c.hi} {
+					t.Fatalf("round %d step %d: bounds[%d] = %v, cell is [%d, %d)", round, step, k, m.bs[k], c.lo, c.hi)
+				}
+				if c.lo >= c.hi || k > 0 && m.cells[k-1].hi > c.lo {
+					t.Fatalf("round %d step %d: cell %d [%d, %d) empty or overlapping", round, step, k, c.lo, c.hi)
+				}
+			}
+		}
+	}
+}
