@@ -22,11 +22,13 @@ const (
 	// batchesInFlight bounds how far the machine may run ahead; three lets
 	// one batch fill while one is processed and one waits.
 	batchesInFlight = 3
-	// serialPrefix events are observed in place before the goroutine
-	// starts: most programs end sooner, and a goroutine and its batches
-	// would cost them more than they save.
-	serialPrefix = 1 << 12
 )
+
+// serialPrefix events are observed in place before the goroutine starts:
+// most programs end sooner, and a goroutine and its batches would cost them
+// more than they save. A variable so tests can send every event through the
+// goroutine.
+var serialPrefix = 1 << 12
 
 // batch is a run of copied events. The arenas are preallocated and never
 // grow, so the copies' slices stay valid until the batch is recycled.

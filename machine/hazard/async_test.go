@@ -1,0 +1,75 @@
+package hazard
+
+import (
+	"encoding/json"
+	"io/fs"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/parser"
+	"github.com/ptoasm/ptoasm/parser/mlir"
+	"github.com/ptoasm/ptoasm/programs"
+)
+
+// TestParallelSameFindings runs every shipped program with the detector on
+// the machine's goroutine and on its own (every event through the batches,
+// from the first), timing-only as lint runs it, and requires identical
+// findings: the hand-off must lose, reorder or alias nothing. The data mode
+// sends the same events (programs_test holds the two modes' findings equal).
+func TestParallelSameFindings(t *testing.T) {
+	old := serialPrefix
+	serialPrefix = 0
+	defer func() { serialPrefix = old }()
+	fe := asm.Frontend{
+		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
+			if mlir.IsMLIR(src) {
+				return mlir.ParseFile(name, src)
+			}
+			return parser.ParseFile(name, src)
+		},
+		ParseExpr: parser.ParseExpr,
+		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
+	}
+	run := func(t *testing.T, obj *asm.Object, timing, serial bool) string {
+		d := New(Options{Serial: serial})
+		m, err := machine.New(obj, machine.Options{TimingOnly: timing, Observers: []machine.Observer{d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(); err != nil {
+			d.NoteError(err)
+		}
+		if !serial && d.pipe != nil {
+			t.Fatal("the detector's goroutine is still running after Run")
+		}
+		b, err := json.Marshal(d.Findings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	pipelined := 0
+	for _, name := range programs.List() {
+		path, _ := programs.Find(name)
+		obj, errs := asm.Assemble(fe, path, nil)
+		if errs.HasErrors() {
+			t.Fatalf("%s: %v", name, errs)
+		}
+		for _, timing := range []bool{true} {
+			want := run(t, obj, timing, true)
+			d := New(Options{})
+			if d.parallel() {
+				pipelined++
+			}
+			if got := run(t, obj, timing, false); got != want {
+				t.Errorf("%s (timing-only %v): findings differ with the detector on its own goroutine (-serial +parallel):\n%s", name, timing, cmp.Diff(want, got))
+			}
+		}
+	}
+	if pipelined == 0 {
+		t.Log("one CPU: the parallel path fell back to serial")
+	}
+}
