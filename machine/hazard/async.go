@@ -63,9 +63,11 @@ func newBatch() *batch {
 	}
 }
 
+// reset empties the batch for reuse. It does not clear the old contents:
+// that would write every line the machine's goroutine writes next from the
+// other core, and the references it holds (ops, infos) live as long as the
+// program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
-	clear(b.ev) // drop references to ops and infos of finished runs
-	clear(b.items)
 	b.items = b.items[:0]
 	b.ev, b.acc, b.iter, b.peers, b.flags = b.ev[:0], b.acc[:0], b.iter[:0], b.peers[:0], b.flags[:0]
 }
@@ -193,6 +195,8 @@ func (d *Detector) drain() {
 	<-p.done
 	close(p.free)
 	for b := range p.free {
+		clear(b.ev[:cap(b.ev)])
+		clear(b.items[:cap(b.items)])
 		d.spare = append(d.spare, b)
 	}
 	d.pipe = nil
