@@ -52,7 +52,11 @@ type core struct {
 	// stats
 	scalarBusy int64
 	scalarOps  int64
-	wake       waker
+	// issued numbers the ops the scalar has issued, a composite and each of
+	// its steps included (counted only while observers listen):
+	// Event.Issue and Event.Issued.
+	issued int64
+	wake   waker
 
 	rank   *rankState
 	idx    int

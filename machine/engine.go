@@ -907,12 +907,14 @@ func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event
 	e.Target, e.Op, e.Iter, e.Step = 0, op, nil, ""
 	e.Accesses, e.Peers, e.Flags = e.Accesses[:0], e.Peers[:0], e.Flags[:0]
 	e.Flag, e.ID, e.Mode, e.Group, e.Value = Flag{}, 0, 0, 0, 0
+	e.Issue, e.Issued, e.IssueCore = 0, 0, 0
 	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
 		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""
 	}
 	if c != nil {
 		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: p}
 		e.Iter = c.iter
+		e.Issued = c.issued
 	} else {
 		e.Agent = Agent{Core: -1}
 	}

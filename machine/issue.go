@@ -61,7 +61,13 @@ func (c *core) issueMicro() bool {
 		copyEntry(e, &mc.e)
 		e.ready = c.t
 		e.iter = append(e.iter[:0], c.iter...)
-		// A composite's steps are covered by the one EvIssue of the composite.
+		// A composite's steps are covered by the one EvIssue of the composite,
+		// but each is numbered: the scalar may have synchronised between
+		// the composite's issue and this step's (tpop waits, then loads).
+		if c.m.emitting {
+			c.issued++
+			e.seq = c.issued
+		}
 		ps.kick(e.ready)
 		c.tick()
 		c.scalarOps++
@@ -97,6 +103,8 @@ func (c *core) blockQueue(ps *pipeState, op *asm.COp) {
 // pushed finishes an issue: report it, wake the pipe and charge the scalar.
 func (c *core) pushed(ps *pipeState, e *entry) {
 	if c.m.emitting {
+		c.issued++
+		e.seq = c.issued
 		c.emitIssue(e.op, ps.p)
 	}
 	ps.kick(e.ready)
@@ -114,13 +122,14 @@ func (c *core) emitIssue(op *asm.COp, p asm.Pipe) {
 			continue
 		}
 		if io := m.issueObs[i]; io != nil {
-			io.ObserveIssue(Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS}, p, op, c.t)
+			io.ObserveIssue(Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS}, p, op, c.t, c.issued)
 			continue
 		}
 		if !built {
 			e := m.event(EvIssue, c, asm.PipeS, op)
 			e.Target = p
 			e.Cycle, e.Start, e.End = c.t, c.t, c.t
+			e.Issue = c.issued
 			built = true
 		}
 		o.Observe(&m.ev)
@@ -131,6 +140,9 @@ func (c *core) emitIssue(op *asm.COp, p asm.Pipe) {
 // it into steps (or handed it to SDMA).
 func (c *core) composite(op *asm.COp, ok bool) bool {
 	if ok && c.m.emitting {
+		// An SDMA copy (async) carries this number; the steps, issued next
+		// (issueMicro), get their own.
+		c.issued++
 		c.emitIssue(op, op.Pipe)
 	}
 	return ok
@@ -617,6 +629,7 @@ func (c *core) fireFlag(e *entry, p asm.Pipe, at int64) {
 		ev := m.event(EvFlagSet, c, p, e.op)
 		ev.Flag = f
 		ev.Iter = e.iter
+		ev.Issue = e.seq
 		ev.Start, ev.End, ev.Cycle = at, at, at
 		if double {
 			ev.Reason = "double set: the flag was still set (no wait_flag consumed the previous set)"

@@ -19,9 +19,9 @@ type KindFilter interface {
 // IssueObserver is implemented by an observer that takes EvIssue, half of
 // all events, through a narrow call instead of a built Event. The call
 // means exactly the EvIssue event with these fields (Cycle, Start and End
-// all at cycle).
+// all at cycle; Issue and Issued both issue).
 type IssueObserver interface {
-	ObserveIssue(a Agent, target asm.Pipe, op *asm.COp, cycle int64)
+	ObserveIssue(a Agent, target asm.Pipe, op *asm.COp, cycle, issue int64)
 }
 
 // Flusher is implemented by an observer that works behind the machine (the
@@ -196,4 +196,16 @@ type Event struct {
 	Reason  string
 	Blocked []Blocked
 	RunName string
+	// Issue is, for EvIssue and for an event of an op the scalar queued
+	// (EvExec, EvFlagSet, EvFlagWait, EvCrossSet, EvBarrier of a pipe), the
+	// op's issue number
+	// on its core: the n-th op the scalar issued (a composite's steps and
+	// its SDMA copy share the composite's). 0 when unknown. IssueCore is
+	// the issuing core of an SDMA copy (Agent.Core is -1 there).
+	Issue     int64
+	IssueCore int32
+	// Issued is, for every event of a core, how many ops its scalar had
+	// issued when it happened. With Issue it tells which scalar events came
+	// before an op's issue, without an EvIssue per op.
+	Issued int64
 }

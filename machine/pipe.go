@@ -72,9 +72,11 @@ type entryData struct {
 	step string
 	// cold: per operand, the access, and for a GM window its owner rank and
 	// shape (rows, cols); ffts_set's id and mode (set by every push of one).
-	access  [maxArgs]asm.Access
-	id      int32
-	mode    int32
+	access [maxArgs]asm.Access
+	id     int32
+	mode   int32
+	// seq is the op's issue number (core.issued) when observers listen.
+	seq     int64
 	argRank [maxArgs]int32
 	winR    [maxArgs]int32
 	winC    [maxArgs]int32
@@ -232,6 +234,7 @@ func (p *pipeState) begin(e *entry) bool {
 			ev := m.event(EvFlagWait, c, p.p, e.op)
 			ev.Flag = f
 			ev.Iter = e.iter
+			ev.Issue = e.seq
 			m.emit()
 		}
 		d = m.prof.Sync.WaitFlag
@@ -307,6 +310,7 @@ func (p *pipeState) complete() {
 			ev.Target = p.p
 			ev.Start, ev.End = p.start, p.end
 			ev.Iter = e.iter
+			ev.Issue = e.seq
 			m.emit()
 		}
 	case enFFTSSet:
@@ -354,6 +358,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 	if m.emitting {
 		ev := m.event(EvExec, c, p.p, e.op)
 		ev.Start, ev.End, ev.Cycle = p.start, p.end, p.start
+		ev.Issue = e.seq
 		ev.Step = e.step
 		ev.Iter = e.iter
 		ev.Accesses = c.accesses(e, ev.Accesses[:0])

@@ -123,6 +123,7 @@ func (c *core) fireCross(e *entry, p asm.Pipe) {
 	if m.emitting {
 		ev := m.event(EvCrossSet, c, p, e.op)
 		ev.ID, ev.Mode = int32(id), e.mode
+		ev.Issue = e.seq
 		ev.Group = -1
 		if e.mode != 0 {
 			ev.Group = int32(block)
@@ -681,6 +682,8 @@ func (c *core) async(op *asm.COp) bool {
 	c.asyncDone = max(c.asyncDone, done)
 	m.bytes[pathSDMA] += bytes
 	// The copy itself lands at completion, on its own agent.
+	// composite() numbers the issue once this returns true.
+	e.seq = c.issued + 1
 	x := &sdmaOp{c: c, e: e, start: c.t, end: done}
 	x.w.hidx, x.w.fn = -1, x.run
 	m.schedule(&x.w, done, -1)
@@ -706,6 +709,7 @@ func (x *sdmaOp) run() {
 	if m.emitting {
 		ev := m.event(EvExec, c, asm.PipeInvalid, x.e.op)
 		ev.Agent.Core = -1
+		ev.Issue, ev.IssueCore = x.e.seq, int32(c.idx)
 		ev.Start, ev.End, ev.Cycle = x.start, x.end, x.start
 		ev.Step = "sdma"
 		ev.Accesses = c.accesses(&x.e, ev.Accesses[:0])

@@ -33,9 +33,6 @@ var serialPrefix = 1 << 12
 // batch is a run of copied events. The arenas are preallocated and never
 // grow, so the copies' slices stay valid until the batch is recycled.
 type batch struct {
-	// items is the batch in order; issues, half of all events, are kept
-	// whole in the item, the rest are copied into ev.
-	items []item
 	ev    []machine.Event
 	acc   []machine.Access
 	iter  []int64
@@ -43,18 +40,8 @@ type batch struct {
 	flags []machine.Flag
 }
 
-// item is one event of a batch: an EvIssue itself, or an index into ev.
-type item struct {
-	op     *asm.COp
-	agent  machine.Agent
-	kind   machine.EventKind
-	target asm.Pipe
-	ev     int32
-}
-
 func newBatch() *batch {
 	return &batch{
-		items: make([]item, 0, batchEvents),
 		ev:    make([]machine.Event, 0, batchEvents),
 		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int64, 0, batchIter),
@@ -68,13 +55,12 @@ func newBatch() *batch {
 // other core, and the references it holds (ops, infos) live as long as the
 // program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
-	b.items = b.items[:0]
 	b.ev, b.acc, b.iter, b.peers, b.flags = b.ev[:0], b.acc[:0], b.iter[:0], b.peers[:0], b.flags[:0]
 }
 
 // fits reports whether e's copy fits the batch's remaining room.
 func (b *batch) fits(e *machine.Event) bool {
-	return len(b.items) < cap(b.items) && len(b.ev) < cap(b.ev) &&
+	return len(b.ev) < cap(b.ev) &&
 		len(b.acc)+len(e.Accesses) <= cap(b.acc) &&
 		len(b.iter)+len(e.Iter) <= cap(b.iter) &&
 		len(b.peers)+len(e.Peers) <= cap(b.peers) &&
@@ -97,11 +83,6 @@ func arena[T any](a *[]T, src []T) []T {
 
 // add copies e into the batch.
 func (b *batch) add(e *machine.Event) {
-	if e.Kind == machine.EvIssue {
-		b.items = append(b.items, item{op: e.Op, agent: e.Agent, kind: e.Kind, target: e.Target})
-		return
-	}
-	b.items = append(b.items, item{kind: e.Kind, ev: int32(len(b.ev))})
 	b.ev = append(b.ev, *e)
 	c := &b.ev[len(b.ev)-1]
 	c.Accesses = arena(&b.acc, e.Accesses)
@@ -134,7 +115,7 @@ func (d *Detector) push(e *machine.Event) {
 	if p == nil {
 		p = d.startPipeline()
 	}
-	if !p.cur.fits(e) && len(p.cur.items) > 0 {
+	if !p.cur.fits(e) && len(p.cur.ev) > 0 {
 		p.full <- p.cur
 		p.cur = <-p.free
 	}
@@ -165,12 +146,8 @@ func (d *Detector) startPipeline() *pipeline {
 	go func() {
 		defer close(p.done)
 		for b := range p.full {
-			for i := range b.items {
-				if it := &b.items[i]; it.kind == machine.EvIssue {
-					d.issueOp(it.agent, it.target, it.op)
-				} else {
-					d.observe(&b.ev[it.ev])
-				}
+			for i := range b.ev {
+				d.observe(&b.ev[i])
 			}
 			b.reset()
 			p.free <- b
@@ -186,7 +163,7 @@ func (d *Detector) drain() {
 	if p == nil {
 		return
 	}
-	if len(p.cur.items) > 0 {
+	if len(p.cur.ev) > 0 {
 		p.full <- p.cur
 	} else {
 		p.free <- p.cur
@@ -196,25 +173,19 @@ func (d *Detector) drain() {
 	close(p.free)
 	for b := range p.free {
 		clear(b.ev[:cap(b.ev)])
-		clear(b.items[:cap(b.items)])
 		d.spare = append(d.spare, b)
 	}
 	d.pipe = nil
 }
 
-// ObserveIssue implements machine.IssueObserver.
-func (d *Detector) ObserveIssue(a machine.Agent, target asm.Pipe, op *asm.COp, cycle int64) {
-	if p := d.pipe; p != nil {
-		b := p.cur
-		if len(b.items) == cap(b.items) {
-			p.full <- b
-			b = <-p.free
-			p.cur = b
-		}
-		b.items = append(b.items, item{op: op, agent: a, kind: machine.EvIssue, target: target})
+// ObserveIssue implements machine.IssueObserver. The machine numbers its
+// issues (Event.Issue, Event.Issued), so an ordinary op's issue needs no
+// record; a composite's keeps the entry its steps chain through.
+func (d *Detector) ObserveIssue(a machine.Agent, target asm.Pipe, op *asm.COp, cycle, issue int64) {
+	if !isComposite(op) {
 		return
 	}
-	e := machine.Event{Kind: machine.EvIssue, Cycle: cycle, Start: cycle, End: cycle, Agent: a, Target: target, Op: op}
+	e := machine.Event{Kind: machine.EvIssue, Cycle: cycle, Start: cycle, End: cycle, Agent: a, Target: target, Op: op, Issue: issue, Issued: issue}
 	d.Observe(&e)
 }
 

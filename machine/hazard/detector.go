@@ -92,8 +92,13 @@ type coreState struct {
 	base       int32 // the index of the core's first agent (agent)
 	// queues holds the ops issued to each pipe and not yet run; comp the
 	// composite ops, whose steps run on several pipes.
-	queues    [asm.NumPipes]pendQ
-	comp      []pending
+	queues [asm.NumPipes]pendQ
+	comp   []pending
+	// log holds the scalar's states by issue number (mark), marked the
+	// highest number logged; chains the step chains of numbered composites.
+	log       []issueState
+	marked    int64
+	chains    []pending
 	serial    int64
 	chans     []*flagChan
 	used      [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
@@ -231,6 +236,9 @@ func (d *Detector) Observe(e *machine.Event) {
 }
 
 func (d *Detector) observe(e *machine.Event) {
+	if e.Issued > 0 && e.Agent.Pipe == asm.PipeS && e.Agent.Core >= 0 && e.Kind != machine.EvIssue {
+		d.mark(d.core(e.Agent.Rank, e.Agent.Core), e.Issued)
+	}
 	d.notes = d.notes[:0]
 	switch e.Kind {
 	case machine.EvIssue:
@@ -488,10 +496,11 @@ func isComposite(op *asm.COp) bool {
 	return op != nil && op.Info != nil && op.Info.Pipe == asm.PipeS && op.Info.Family == "comm"
 }
 
-func (d *Detector) issue(e *machine.Event) { d.issueOp(e.Agent, e.Target, e.Op) }
+func (d *Detector) issue(e *machine.Event) { d.issueOp(e.Agent, e.Target, e.Op, e.Issue) }
 
-// issueOp is EvIssue of op into pipe target's queue by agent's core.
-func (d *Detector) issueOp(agent machine.Agent, target asm.Pipe, op *asm.COp) {
+// issueOp is EvIssue of op into pipe target's queue by agent's core; n is
+// the machine's number for the issue, 0 if none.
+func (d *Detector) issueOp(agent machine.Agent, target asm.Pipe, op *asm.COp, n int64) {
 	if agent.Core < 0 {
 		return
 	}
@@ -500,6 +509,11 @@ func (d *Detector) issueOp(agent machine.Agent, target asm.Pipe, op *asm.COp) {
 	cs := &d.cores[d.agents[s].coreIdx]
 	cs.sawIssue = true
 	cs.serial++
+	if n > 0 {
+		// Numbered: the intended order is the machine's count, which
+		// includes the ops whose EvIssue the detector never sees.
+		cs.serial = max(cs.serial, n)
+	}
 	comp := isComposite(op)
 	snap, id := d.issueSnapshot(s)
 	p := pending{
@@ -610,6 +624,119 @@ func (d *Detector) findPending(cs *coreState, op *asm.COp, p asm.Pipe) (*pending
 	return nil, nil, -1
 }
 
+// takeIssueOf is takeIssue for event e: by the issue number the machine
+// gave the op when it carries one (the log of the scalar's states, below),
+// else by matching EvIssue events. A composite's steps are numbered too;
+// they still chain through the composite's EvIssue entry (comp).
+func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pending) {
+	ag := &d.agents[a]
+	if e.Issue > 0 {
+		c := ag.coreIdx
+		if c < 0 {
+			if ag.kind != akSDMA {
+				return 0, nil
+			}
+			c = d.core(ag.rank, e.IssueCore)
+		}
+		if st, ok := d.issueState(c, e.Issue); ok {
+			d.joinState(a, c, st)
+			if step || isComposite(e.Op) {
+				cs := &d.cores[c]
+				for i := range cs.comp {
+					if p := &cs.comp[i]; p.op == e.Op {
+						d.acquire(a, p.steps)
+						return p.serial, p
+					}
+				}
+			}
+			return 2 * e.Issue, nil
+		}
+	}
+	if ag.kind == akScalar && e.Issued > 0 {
+		cs := &d.cores[ag.coreIdx]
+		cs.serial = max(cs.serial, e.Issued)
+	}
+	return d.takeIssue(a, e.Op, step)
+}
+
+// issueState is a scalar's state as the ops it issued up to number to saw
+// it: its clock (a shared snapshot) and its own op count.
+type issueState struct {
+	to     int64
+	clock  []uint32
+	snapID uint64
+	epoch  uint32
+	gen    uint32
+}
+
+// maxLog bounds a core's log of scalar states; an op older than the log
+// takes the oldest state kept, which is later than its own: that can hide a
+// race, never invent one.
+const maxLog = 256
+
+// mark logs the scalar's state before a scalar event of core c changes it:
+// the ops numbered up to issued (those issued before the event) saw it. The
+// scalar changes state only at its own events, so this replaces an EvIssue
+// per op.
+func (d *Detector) mark(c int32, issued int64) {
+	cs := &d.cores[c]
+	if issued <= cs.marked {
+		return
+	}
+	s := d.scalarOf(c)
+	d.enter(s)
+	snap, id := d.issueSnapshot(s)
+	ep := d.agents[s].n
+	cs = &d.cores[c]
+	cs.marked = issued
+	if n := len(cs.log); n > 0 {
+		if l := &cs.log[n-1]; l.snapID == id && l.epoch == ep && l.gen == d.gen {
+			l.to = issued
+			return
+		}
+	}
+	if len(cs.log) >= maxLog {
+		k := copy(cs.log, cs.log[maxLog/2:])
+		clear(cs.log[k:])
+		cs.log = cs.log[:k]
+	}
+	cs.log = append(cs.log, issueState{to: issued, clock: snap, snapID: id, epoch: ep, gen: d.gen})
+}
+
+// issueState returns the scalar state op number k of core c was issued in.
+func (d *Detector) issueState(c int32, k int64) (issueState, bool) {
+	cs := &d.cores[c]
+	if k > cs.marked {
+		// No scalar event since the issue: the state is the current one.
+		s := d.scalarOf(c)
+		d.enter(s)
+		snap, id := d.issueSnapshot(s)
+		return issueState{to: k, clock: snap, snapID: id, epoch: d.agents[s].n, gen: d.gen}, true
+	}
+	i, j := 0, len(cs.log)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if cs.log[h].to >= k {
+			j = h
+		} else {
+			i = h + 1
+		}
+	}
+	if i == len(cs.log) || cs.log[i].gen != d.gen {
+		return issueState{}, false
+	}
+	return cs.log[i], true
+}
+
+// joinState gives agent a the scalar state st of core c an op was issued in.
+func (d *Detector) joinState(a, c int32, st issueState) {
+	if d.agents[a].lastSnap != st.snapID {
+		d.acquire(a, st.clock)
+		d.agents[a].lastSnap = st.snapID
+	}
+	d.raiseIn(a, d.cores[c].scalar, st.epoch)
+}
+
 // takeIssue joins the issue-time clock of op into agent a and returns the
 // op's intended-order serial. A composite op's entry stays until it is issued
 // again so that each of its steps sees it; it is returned for step chaining.
@@ -673,7 +800,7 @@ func (d *Detector) mkrec(a int32, e *machine.Event, serial int64) rec {
 func (d *Detector) exec(e *machine.Event) {
 	a := d.agent(e.Agent)
 	ag := d.enter(a)
-	serial, p := d.takeIssue(a, e.Op, e.Step != "")
+	serial, p := d.takeIssueOf(a, e, e.Step != "")
 	ag = &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
@@ -1020,7 +1147,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 	}
 	a := d.agent(e.Agent)
 	d.enter(a)
-	serial, _ := d.takeIssue(a, e.Op, false)
+	serial, _ := d.takeIssueOf(a, e, false)
 	r := d.mkrec(a, e, serial)
 	c := d.agents[a].coreIdx
 	f := e.Flag
@@ -1078,7 +1205,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 	}
 	a := d.agent(e.Agent)
 	d.enter(a)
-	d.takeIssue(a, e.Op, false)
+	d.takeIssueOf(a, e, false)
 	f := e.Flag
 	if !validPipe(f.Src) || !validPipe(f.Dst) || f.ID < 0 || f.ID >= numFlagIDs {
 		r := d.mkrec(a, e, 0)
@@ -1110,7 +1237,7 @@ func (d *Detector) barrier(e *machine.Event) {
 	}
 	a := d.agent(e.Agent)
 	d.enter(a)
-	d.takeIssue(a, e.Op, false)
+	d.takeIssueOf(a, e, false)
 	c := d.agents[a].coreIdx
 	if e.Target != asm.PipeALL {
 		p := d.pipeOf(c, e.Target)
@@ -1158,7 +1285,7 @@ func (d *Detector) crossSet(e *machine.Event) {
 	}
 	a := d.agent(e.Agent)
 	d.enter(a)
-	serial, _ := d.takeIssue(a, e.Op, false)
+	serial, _ := d.takeIssueOf(a, e, false)
 	c := d.agents[a].coreIdx
 	if e.ID < 0 || e.ID >= numCrossIDs {
 		r := d.mkrec(a, e, serial)
@@ -1197,7 +1324,7 @@ func (d *Detector) crossWait(e *machine.Event) {
 	}
 	a := d.agent(e.Agent)
 	d.enter(a)
-	d.takeIssue(a, e.Op, false)
+	d.takeIssueOf(a, e, false)
 	c := d.agents[a].coreIdx
 	if e.ID >= 0 && e.ID < numCrossIDs {
 		d.cores[c].crossUsed |= 1 << e.ID
@@ -1227,7 +1354,7 @@ func (d *Detector) notify(e *machine.Event) {
 	}
 	a := d.agent(e.Agent)
 	ag := d.enter(a)
-	serial, _ := d.takeIssue(a, e.Op, false)
+	serial, _ := d.takeIssueOf(a, e, false)
 	ag = &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
@@ -1267,7 +1394,7 @@ func (d *Detector) notify(e *machine.Event) {
 func (d *Detector) signalWait(e *machine.Event) {
 	a := d.agent(e.Agent)
 	d.enter(a)
-	serial, _ := d.takeIssue(a, e.Op, false)
+	serial, _ := d.takeIssueOf(a, e, false)
 	r := d.mkrec(a, e, serial)
 	for i := range e.Accesses {
 		acc := e.Accesses[i]
@@ -1460,6 +1587,8 @@ func (d *Detector) runBoundary(start bool) {
 			d.putBuf(cs.comp[j].steps)
 		}
 		cs.comp = cs.comp[:0]
+		clear(cs.log)
+		cs.log = cs.log[:0]
 		for _, ch := range cs.chans {
 			ch.set = false
 		}
