@@ -194,6 +194,8 @@ type Detector struct {
 
 	// pipe is the goroutine the detector runs on beside the machine, if
 	// started (async.go); events counts those observed in place before it.
+	// steps interns composite step names for rec.step; steps[0] is "".
+	steps  []string
 	pipe   *pipeline
 	spare  []*batch
 	events int
@@ -788,10 +790,29 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 	return cs.serial * 2, nil
 }
 
+// stepIndex interns a step name (a handful per machine).
+func (d *Detector) stepIndex(s string) uint8 {
+	for i, x := range d.steps {
+		if x == s {
+			return uint8(i)
+		}
+	}
+	if len(d.steps) == 0 {
+		d.steps = append(d.steps, "")
+	}
+	if len(d.steps) >= 255 {
+		return 255 // saturated: later steps share a name, in reports only
+	}
+	d.steps = append(d.steps, s)
+	return uint8(len(d.steps) - 1)
+}
+
 func (d *Detector) mkrec(a int32, e *machine.Event, serial int64) rec {
-	r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, serial: serial, op: e.Op, step: e.Step}
-	n := copy(r.iter[:], e.Iter)
-	r.niter = uint8(n)
+	r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, serial: serial, op: e.Op}
+	if e.Step != "" {
+		r.step = d.stepIndex(e.Step)
+	}
+	r.setIter(e.Iter)
 	return r
 }
 

@@ -3,6 +3,7 @@ package hazard
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestImapBounds drives an imap through random spans, writes (collapses)
@@ -39,5 +40,12 @@ func TestImapBounds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A rec stays one cache line (see its doc comment).
+func TestRecSize(t *testing.T) {
+	if n := unsafe.Sizeof(rec{}); n > 64 {
+		t.Errorf("rec is %d bytes, want at most 64", n)
 	}
 }

@@ -159,8 +159,8 @@ func (d *Detector) site(r *rec) Site {
 			s.Op = p.Op
 		}
 	}
-	if r.step != "" {
-		s.Op = r.step
+	if r.step != 0 && int(r.step) < len(d.steps) {
+		s.Op = d.steps[r.step]
 	}
 	if r.agent >= 0 && int(r.agent) < len(d.agents) {
 		ag := &d.agents[r.agent]
@@ -169,7 +169,7 @@ func (d *Detector) site(r *rec) Site {
 		s.Rank = int(ag.rank)
 	}
 	if r.niter > 0 {
-		s.Iter = append([]int64(nil), r.iters()...)
+		s.Iter = r.iters()
 	}
 	return s
 }

@@ -1,6 +1,8 @@
 package hazard
 
 import (
+	"math"
+
 	"github.com/ptoasm/ptoasm/asm"
 )
 
@@ -10,14 +12,19 @@ const maxIter = 6
 
 // rec is one recorded access (or sync op) instance: FastTrack's epoch plus
 // what a report needs to name it.
+//
+// It is kept to one cache line (64 bytes): cells hold one per last write and
+// per reader, and copying and loading them is most of the detector's memory
+// traffic. Hence the step's name as an index into Detector.steps and the
+// iteration vector as int32 (a loop of more than 2^31 iterations saturates).
 type rec struct {
 	agent  int32
 	epoch  uint32
 	gen    uint32
+	iter   [maxIter]int32
 	serial int64 // intended order on its core (issue order)
 	op     *asm.COp
-	step   string
-	iter   [maxIter]int64
+	step   uint8 // index into Detector.steps; 0 for none
 	niter  uint8
 	write  bool
 	atomic bool
@@ -27,7 +34,22 @@ type rec struct {
 	uninit bool
 }
 
-func (r *rec) iters() []int64 { return r.iter[:r.niter] }
+func (r *rec) iters() []int64 {
+	out := make([]int64, r.niter)
+	for i := range out {
+		out[i] = int64(r.iter[i])
+	}
+	return out
+}
+
+// setIter keeps the outermost maxIter levels of it, saturated to int32.
+func (r *rec) setIter(it []int64) {
+	n := min(len(it), maxIter)
+	for i, v := range it[:n] {
+		r.iter[i] = int32(max(min(v, math.MaxInt32), math.MinInt32))
+	}
+	r.niter = uint8(n)
+}
 
 // cell is the shadow state of one byte range of one buffer.
 type cell struct {
