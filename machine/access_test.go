@@ -1,6 +1,9 @@
 package machine
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 func TestAccessOverlaps(t *testing.T) {
 	// 4 runs of 16 bytes, 64 apart: [100,116) [164,180) [228,244) [292,308).
@@ -48,5 +51,12 @@ func TestAccessOverlapsBrute(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// An Access stays one cache line: observers copy one per operand.
+func TestAccessSize(t *testing.T) {
+	if n := unsafe.Sizeof(Access{}); n > 64 {
+		t.Errorf("Access is %d bytes, want at most 64", n)
 	}
 }

@@ -97,22 +97,24 @@ const (
 
 // Access is one contiguous byte range an op read or wrote.
 type Access struct {
+	// Fields are ordered to pack into one cache line (64 bytes): a run
+	// reports one per operand of every instruction.
 	Space asm.Space
-	Rank  int32 // owner rank of the GM (for remote accesses, the remote rank)
-	Core  int32 // owner core of a local buffer; -1 for GM
-	Lo    int64 // byte offset within the space (GM: the machine's global address of the rank)
-	Hi    int64 // one past the last byte
 	Write bool
 	// Atomic marks an atomic read-modify-write (TSTORE #atomic=add, TNOTIFY add).
 	Atomic bool
-	// Tile or Tensor names what was accessed, for reports.
-	Tile   *asm.TileInfo
-	Tensor *asm.TensorInfo
 	// ReadOnly marks a read of a GM tensor no instruction of the program
 	// writes: only the host does, between runs, so the read cannot race. A
 	// window of such a tensor is reported as one bounding range, not row by
 	// row.
 	ReadOnly bool
+	Rank     int32 // owner rank of the GM (for remote accesses, the remote rank)
+	Core     int32 // owner core of a local buffer; -1 for GM
+	Lo       int64 // byte offset within the space (GM: the machine's global address of the rank)
+	Hi       int64 // one past the last byte
+	// Tile or Tensor names what was accessed, for reports.
+	Tile   *asm.TileInfo
+	Tensor *asm.TensorInfo
 	// Rows > 1 makes the access strided: Rows runs of Hi-Lo bytes, the k-th
 	// at [Lo+k*Pitch, Hi+k*Pitch) (a GM window narrower than its tensor's
 	// rows). One access instead of a range per row keeps the observers'
