@@ -30,7 +30,7 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 				// textract reads, tinsert writes only a window of the tile.
 				proto := Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
 					Write: acc&asm.AccWrite != 0, Tile: a.Tile}
-				if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols); ok {
+				if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols, e.plan); ok {
 					continue
 				}
 			}
@@ -118,6 +118,12 @@ func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
 	return int(r), int(c), other.VRows, other.VCols, true
 }
 
+// winMemo is one window and its byte ranges (opPlan.win).
+type winMemo struct {
+	k  winKey
+	rs [][2]int64
+}
+
 // winKey names one window of one tile declaration: its byte ranges relative
 // to the tile's address are the same on every instance.
 type winKey struct {
@@ -128,12 +134,12 @@ type winKey struct {
 // windowAccessesMemo is windowAccesses with the ranges computed once per
 // window: a fractal window is a range per box row, sorted and merged, and
 // computing it on every textract was most of the detector's time in a GEMM.
-func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row, col, rows, cols int) ([]Access, bool) {
+func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row, col, rows, cols int, pl *opPlan) ([]Access, bool) {
 	k := winKey{a.Tile, row, col, rows, cols}
 	var rs [][2]int64
 	ok := false
-	if m.winLast.rs != nil && m.winLast.k == k {
-		rs, ok = m.winLast.rs, true
+	if pl != nil && pl.win != nil && pl.win.rs != nil && pl.win.k == k {
+		rs, ok = pl.win.rs, true
 	} else {
 		rs, ok = m.winMemo[k]
 	}
@@ -152,9 +158,12 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 		}
 		m.winMemo[k] = rs
 	}
-	if rs != nil {
-		// A loop's window repeats access after access: skip the hash.
-		m.winLast.k, m.winLast.rs = k, rs
+	if rs != nil && pl != nil {
+		// An op's window repeats instance after instance: skip the hash.
+		if pl.win == nil {
+			pl.win = &winMemo{}
+		}
+		pl.win.k, pl.win.rs = k, rs
 	}
 	if rs == nil {
 		return out, false

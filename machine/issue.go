@@ -348,6 +348,11 @@ type opPlan struct {
 	// kernel says the plan is one of its kernel's (opPlans), planned once:
 	// only those have dyn.
 	kernel bool
+	// win memoises, for an op reading or writing a tile window (textract,
+	// tinsert), the window last seen and its byte ranges (access.go): the
+	// window is nearly always loop-invariant, so observed runs skip the
+	// memo's hash.
+	win *winMemo
 	// ocFlag: the pipes, set_flag or wait_flag, and the core kind both pipes
 	// were last found on (CoreInvalid until checked).
 	src, dst asm.Pipe

@@ -129,10 +129,6 @@ type Machine struct {
 	readOnly []bool
 	// winMemo holds each tile window's byte ranges (access.go).
 	winMemo map[winKey][][2]int64
-	winLast struct {
-		k  winKey
-		rs [][2]int64
-	}
 	// plans caches each kernel's op plans (looked up once per core start).
 	plans map[*asm.KernelInfo][]opPlan
 	// starts counts core kernel starts (core.gen).

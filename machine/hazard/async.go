@@ -33,6 +33,11 @@ var serialPrefix = 1 << 12
 // batch is a run of copied events. The arenas are preallocated and never
 // grow, so the copies' slices stay valid until the batch is recycled.
 type batch struct {
+	// items is the batch in order. Execs and flag sets and waits, nearly
+	// every event the detector takes, travel compact: the fields it reads,
+	// with their slices in the arenas, a quarter of a whole event's bytes.
+	// The rest are whole copies in ev.
+	items []item
 	ev    []machine.Event
 	acc   []machine.Access
 	iter  []int64
@@ -40,8 +45,23 @@ type batch struct {
 	flags []machine.Flag
 }
 
+// item is one event of a batch: compact, or an index into ev.
+type item struct {
+	op         *asm.COp
+	agent      machine.Agent
+	kind       machine.EventKind
+	flag       machine.Flag
+	acc0, nacc int32
+	iter0      int32
+	niter      int32
+	issue      int64
+	issued     int64
+	ev         int32 // index into ev for a whole copy, else -1
+}
+
 func newBatch() *batch {
 	return &batch{
+		items: make([]item, 0, batchEvents),
 		ev:    make([]machine.Event, 0, batchEvents),
 		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int64, 0, batchIter),
@@ -55,12 +75,13 @@ func newBatch() *batch {
 // other core, and the references it holds (ops, infos) live as long as the
 // program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
+	b.items = b.items[:0]
 	b.ev, b.acc, b.iter, b.peers, b.flags = b.ev[:0], b.acc[:0], b.iter[:0], b.peers[:0], b.flags[:0]
 }
 
 // fits reports whether e's copy fits the batch's remaining room.
 func (b *batch) fits(e *machine.Event) bool {
-	return len(b.ev) < cap(b.ev) &&
+	return len(b.items) < cap(b.items) && len(b.ev) < cap(b.ev) &&
 		len(b.acc)+len(e.Accesses) <= cap(b.acc) &&
 		len(b.iter)+len(e.Iter) <= cap(b.iter) &&
 		len(b.peers)+len(e.Peers) <= cap(b.peers) &&
@@ -83,6 +104,19 @@ func arena[T any](a *[]T, src []T) []T {
 
 // add copies e into the batch.
 func (b *batch) add(e *machine.Event) {
+	switch e.Kind {
+	case machine.EvExec, machine.EvFlagSet, machine.EvFlagWait:
+		if e.Step == "" && e.Agent.Core >= 0 && len(e.Accesses) <= cap(b.acc) && len(e.Iter) <= cap(b.iter) {
+			b.items = append(b.items, item{op: e.Op, agent: e.Agent, kind: e.Kind, flag: e.Flag,
+				acc0: int32(len(b.acc)), nacc: int32(len(e.Accesses)),
+				iter0: int32(len(b.iter)), niter: int32(len(e.Iter)),
+				issue: e.Issue, issued: e.Issued, ev: -1})
+			b.acc = append(b.acc, e.Accesses...)
+			b.iter = append(b.iter, e.Iter...)
+			return
+		}
+	}
+	b.items = append(b.items, item{kind: e.Kind, ev: int32(len(b.ev))})
 	b.ev = append(b.ev, *e)
 	c := &b.ev[len(b.ev)-1]
 	c.Accesses = arena(&b.acc, e.Accesses)
@@ -92,6 +126,25 @@ func (b *batch) add(e *machine.Event) {
 	if e.Blocked != nil {
 		c.Blocked = append([]machine.Blocked(nil), e.Blocked...)
 	}
+}
+
+// replay runs the detector over the batch's events, in order.
+func (d *Detector) replay(b *batch) {
+	e := &d.scratch
+	for i := range b.items {
+		it := &b.items[i]
+		if it.ev >= 0 {
+			d.observe(&b.ev[it.ev])
+			continue
+		}
+		// Only the fields add kept: the detector reads no others of these
+		// kinds, and scratch serves nothing else.
+		e.Kind, e.Op, e.Agent, e.Flag, e.Issue, e.Issued = it.kind, it.op, it.agent, it.flag, it.issue, it.issued
+		e.Accesses = b.acc[it.acc0 : it.acc0+it.nacc : it.acc0+it.nacc]
+		e.Iter = b.iter[it.iter0 : it.iter0+it.niter : it.iter0+it.niter]
+		d.observe(e)
+	}
+	*e = machine.Event{}
 }
 
 // pipeline is the hand-off between the machine's goroutine and the
@@ -115,7 +168,7 @@ func (d *Detector) push(e *machine.Event) {
 	if p == nil {
 		p = d.startPipeline()
 	}
-	if !p.cur.fits(e) && len(p.cur.ev) > 0 {
+	if !p.cur.fits(e) && len(p.cur.items) > 0 {
 		p.full <- p.cur
 		p.cur = <-p.free
 	}
@@ -146,9 +199,7 @@ func (d *Detector) startPipeline() *pipeline {
 	go func() {
 		defer close(p.done)
 		for b := range p.full {
-			for i := range b.ev {
-				d.observe(&b.ev[i])
-			}
+			d.replay(b)
 			b.reset()
 			p.free <- b
 		}
@@ -163,7 +214,7 @@ func (d *Detector) drain() {
 	if p == nil {
 		return
 	}
-	if len(p.cur.ev) > 0 {
+	if len(p.cur.items) > 0 {
 		p.full <- p.cur
 	} else {
 		p.free <- p.cur
@@ -173,6 +224,7 @@ func (d *Detector) drain() {
 	close(p.free)
 	for b := range p.free {
 		clear(b.ev[:cap(b.ev)])
+		clear(b.items[:cap(b.items)])
 		d.spare = append(d.spare, b)
 	}
 	d.pipe = nil

@@ -195,10 +195,11 @@ type Detector struct {
 	// pipe is the goroutine the detector runs on beside the machine, if
 	// started (async.go); events counts those observed in place before it.
 	// steps interns composite step names for rec.step; steps[0] is "".
-	steps  []string
-	pipe   *pipeline
-	spare  []*batch
-	events int
+	steps   []string
+	pipe    *pipeline
+	scratch machine.Event
+	spare   []*batch
+	events  int
 
 	findings []*finding
 	byKey    map[findKey]*finding
