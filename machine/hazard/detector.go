@@ -89,7 +89,6 @@ type coreState struct {
 	rank, core int32
 	scalar     int32
 	pipes      [asm.NumPipes]int32
-	base       int32 // the index of the core's first agent (agent)
 	// queues holds the ops issued to each pipe and not yet run; comp the
 	// composite ops, whose steps run on several pipes.
 	queues [asm.NumPipes]pendQ
@@ -304,29 +303,11 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		c := d.core(a.Rank, a.Core)
 		st.coreIdx = c
 		cs := &d.cores[c]
-		if cs.base < 0 {
-			// A core's agents get neighbouring indices, so the components
-			// of one core sit in one cache line of every clock: flag
-			// hand-offs and issue joins touch mostly those, and with
-			// thousands of agents scattered components were a cache miss
-			// each.
-			cs.base = i
-			for p := range asm.NumPipes {
-				ps := agentState{rank: a.Rank, core: a.Core, pipe: asm.Pipe(p), coreIdx: c, gen: d.gen}
-				if asm.Pipe(p) == asm.PipeS {
-					ps.kind = akScalar
-				}
-				d.agents = append(d.agents, ps)
-			}
-		}
-		i = cs.base + int32(a.Pipe)
 		if a.Pipe == asm.PipeS {
 			cs.scalar = i
 		} else {
 			cs.pipes[a.Pipe] = i
 		}
-		*d.agentIdx.at(a.Rank, key) = i + 1
-		return i
 	}
 	d.agents = append(d.agents, st)
 	*d.agentIdx.at(a.Rank, key) = i + 1
@@ -337,7 +318,7 @@ func (d *Detector) core(rank, core int32) int32 {
 	if i := d.coreIdx.get(rank, int(core)); i > 0 {
 		return i - 1
 	}
-	cs := coreState{rank: rank, core: core, scalar: -1, base: -1}
+	cs := coreState{rank: rank, core: core, scalar: -1}
 	for p := range cs.pipes {
 		cs.pipes[p] = -1
 	}
