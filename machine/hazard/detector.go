@@ -47,6 +47,11 @@ type agentState struct {
 	// lastSnap is the issue snapshot this agent joined last: joining it
 	// again changes nothing (clocks only grow within a run).
 	lastSnap uint64
+	// sigCell and sigVer name the signal word (and its version) the agent
+	// last joined, in run generation sigGen.
+	sigCell *cell
+	sigVer  uint32
+	sigGen  uint32
 	// rver counts changes to the components of agents on other cores (or
 	// none): a flag set whose source's rver is unchanged since the channel's
 	// last full copy refreshes only the core's own few components.
@@ -1045,6 +1050,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 	if c.sigGen != d.gen {
 		c.sig = c.sig[:0]
 		c.sigGen = d.gen
+		c.sigVer++
 	}
 	switch {
 	case !write:
@@ -1054,13 +1060,19 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 			}
 			*uninitHi = c.hi
 		}
-		d.acquire(a, c.sig)
+		// A waiter polling an unchanged word has joined it already.
+		if ag := &d.agents[a]; ag.sigCell != c || ag.sigVer != c.sigVer || ag.sigGen != d.gen {
+			d.acquire(a, c.sig)
+			ag = &d.agents[a]
+			ag.sigCell, ag.sigVer, ag.sigGen = c, c.sigVer, d.gen
+		}
 	case r.atomic:
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		c.adds = putRec(c.adds, r)
 		join(&c.sig, d.tmp)
+		c.sigVer++
 		c.written = true
 	default:
 		for x := range c.adds {
@@ -1071,6 +1083,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		c.adds = c.adds[:0]
 		c.w, c.hasW, c.written = *r, true, true
 		c.sig = append(c.sig[:0], d.tmp...)
+		c.sigVer++
 	}
 }
 
@@ -1179,8 +1192,8 @@ func (d *Detector) flagSet(e *machine.Event) {
 		}
 		raise(&ch.clock, a, ag.n)
 	default:
-		d.tmp = d.release(a, d.tmp)
-		ch.clock = append(ch.clock[:0], d.tmp...)
+		ch.clock = append(ch.clock[:0], ag.clock...)
+		raise(&ch.clock, a, ag.n)
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
 	}
@@ -1267,8 +1280,8 @@ func (d *Detector) drainCore(c int32, extra []uint32) {
 	for _, p := range cs.pipes {
 		if p >= 0 && p != s {
 			d.enter(p)
-			d.tmp = d.release(p, d.tmp)
-			d.acquire(s, d.tmp)
+			d.acquire(s, d.agents[p].clock)
+			d.raiseIn(s, p, d.agents[p].n)
 		}
 	}
 	d.acquire(s, extra)

@@ -63,6 +63,7 @@ type cell struct {
 	// the last plain store), valid while sigGen is the current run generation.
 	sig    []uint32
 	sigGen uint32
+	sigVer uint32 // counts changes to sig (Detector.signalCell)
 	// hist is what a signal word remembers across runs, for stale-signal;
 	// nil for data cells.
 	hist *sigHist
@@ -107,6 +108,7 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.w, c.hasW, c.written = *r, true, !poison
 	c.adds, c.reads = c.adds[:0], c.reads[:0]
 	c.sig = c.sig[:0]
+	c.sigVer++
 	c.hist = nil
 }
 
