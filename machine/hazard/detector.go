@@ -367,7 +367,9 @@ func (d *Detector) enter(a int32) *agentState {
 		ag.lastSnap = 0
 	}
 	if ag.coreIdx >= 0 {
-		d.cores[ag.coreIdx].live = true
+		if cs := &d.cores[ag.coreIdx]; !cs.live {
+			cs.live = true
+		}
 	}
 	if ag.kind == akScalar {
 		raise(&ag.clock, a, ag.n)
@@ -697,8 +699,11 @@ func (d *Detector) issueState(c int32, k int64) (issueState, bool) {
 	cs := &d.cores[c]
 	if k > cs.marked {
 		// No scalar event since the issue: the state is the current one.
+		// (Its own component needs no raise: joinState raises it from epoch.)
 		s := d.scalarOf(c)
-		d.enter(s)
+		if d.agents[s].gen != d.gen {
+			d.enter(s)
+		}
 		snap, id := d.issueSnapshot(s)
 		return issueState{to: k, clock: snap, snapID: id, epoch: d.agents[s].n, gen: d.gen}, true
 	}
