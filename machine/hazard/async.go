@@ -17,8 +17,12 @@ import (
 
 const (
 	batchEvents = 2048
-	batchAccess = 4 * batchEvents
-	batchIter   = 4 * batchEvents
+	// Arenas sized for the common event (one or two accesses, a shallow
+	// loop nest) and few whole copies: a batch that fills one early is
+	// handed over early. Small batches keep a short run's setup cheap.
+	batchAccess = 2 * batchEvents
+	batchIter   = 2 * batchEvents
+	batchWhole  = batchEvents / 8
 	// batchesInFlight bounds how far the machine may run ahead; three lets
 	// one batch fill while one is processed and one waits.
 	batchesInFlight = 3
@@ -28,7 +32,7 @@ const (
 // most programs end sooner, and a goroutine and its batches would cost them
 // more than they save. A variable so tests can send every event through the
 // goroutine.
-var serialPrefix = 1 << 12
+var serialPrefix = 1 << 10
 
 // batch is a run of copied events. The arenas are preallocated and never
 // grow, so the copies' slices stay valid until the batch is recycled.
@@ -62,11 +66,11 @@ type item struct {
 func newBatch() *batch {
 	return &batch{
 		items: make([]item, 0, batchEvents),
-		ev:    make([]machine.Event, 0, batchEvents),
+		ev:    make([]machine.Event, 0, batchWhole),
 		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int64, 0, batchIter),
-		peers: make([]int32, 0, batchEvents),
-		flags: make([]machine.Flag, 0, batchEvents),
+		peers: make([]int32, 0, batchWhole),
+		flags: make([]machine.Flag, 0, batchWhole),
 	}
 }
 
