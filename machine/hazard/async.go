@@ -159,6 +159,8 @@ type pipeline struct {
 	full chan *batch
 	free chan *batch
 	done chan struct{}
+	// failed is a panic of the detector's goroutine, raised again by drain.
+	failed any
 }
 
 // parallel reports whether Observe should hand events to a goroutine.
@@ -203,12 +205,26 @@ func (d *Detector) startPipeline() *pipeline {
 	go func() {
 		defer close(p.done)
 		for b := range p.full {
-			d.replay(b)
+			if p.failed == nil {
+				p.replayCaught(d, b)
+			}
 			b.reset()
 			p.free <- b
 		}
 	}()
 	return p
+}
+
+// replayCaught is replay that keeps a panic for drain to raise on the
+// caller's goroutine, as an inline detector would have; the batches that
+// follow are consumed unread so the machine never blocks.
+func (p *pipeline) replayCaught(d *Detector, b *batch) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.failed = r
+		}
+	}()
+	d.replay(b)
 }
 
 // drain waits until every event observed so far has been processed and
@@ -232,6 +248,9 @@ func (d *Detector) drain() {
 		d.spare = append(d.spare, b)
 	}
 	d.pipe = nil
+	if p.failed != nil {
+		panic(p.failed)
+	}
 }
 
 // ObserveIssue implements machine.IssueObserver. The machine numbers its

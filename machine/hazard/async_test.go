@@ -73,3 +73,29 @@ func TestParallelSameFindings(t *testing.T) {
 		t.Log("one CPU: the parallel path fell back to serial")
 	}
 }
+
+// A panic on the detector's goroutine reaches the caller at the next drain,
+// as it would from an inline detector, and the machine is never left
+// blocked on a full hand-off.
+func TestParallelPanicReachesCaller(t *testing.T) {
+	old := serialPrefix
+	serialPrefix = 0
+	defer func() { serialPrefix = old }()
+	d := New(Options{})
+	if !d.parallel() {
+		t.Skip("one CPU: the detector runs inline")
+	}
+	// No event makes the detector panic (the fuzz tests see to that), so
+	// plant a batch item that indexes past its batch.
+	d.Observe(&machine.Event{Kind: machine.EvRunStart})
+	d.pipe.cur.items = append(d.pipe.cur.items, item{ev: 1 << 30})
+	for range 3 * batchEvents {
+		d.Observe(&machine.Event{Kind: machine.EvRunStart})
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("the goroutine's panic was lost")
+		}
+	}()
+	d.Flush()
+}
