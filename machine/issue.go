@@ -60,7 +60,11 @@ func (c *core) issueMicro() bool {
 		e := ps.q.PushSlot()
 		copyEntry(e, &mc.e)
 		e.ready = c.t
-		e.iter = append(e.iter[:0], c.iter...)
+		if len(c.iter) <= len(e.iterBuf) {
+			e.iter = append(e.iterBuf[:0], c.iter...)
+		} else {
+			e.iter = append([]int64(nil), c.iter...)
+		}
 		// A composite's steps are covered by the one EvIssue of the composite,
 		// but each is numbered: the scalar may have synchronised between
 		// the composite's issue and this step's (tpop waits, then loads).
@@ -82,11 +86,11 @@ func (c *core) issueMicro() bool {
 // copyEntry copies src into the queue slot dst, keeping dst's slices and
 // re-pointing a private chunk tile at dst's own copy.
 func copyEntry(dst, src *entry) {
-	args, iter := dst.args[:0], dst.iter
+	args := dst.args[:0]
 	*dst = *src
 	dst.argsOf = nil // its operands are overwritten
 	dst.args = append(args, src.args...)
-	dst.iter = iter
+	dst.iter = dst.iterBuf[:0]
 	for i := range dst.args {
 		if src.args[i].Tile == &src.tile {
 			dst.args[i].Tile = &dst.tile

@@ -75,6 +75,11 @@ type entryData struct {
 	access [maxArgs]asm.Access
 	id     int32
 	mode   int32
+	// iterBuf holds iter for loop nests up to 3 deep, in the line resolve
+	// writes anyway (access), instead of a heap array of its own that cost
+	// a cache miss per issue. iter points into it (the ring never moves its
+	// slots); a copied entry's iter must be re-pointed (copyEntry, async).
+	iterBuf [3]int64
 	// seq is the op's issue number (core.issued) when observers listen.
 	seq     int64
 	argRank [maxArgs]int32
@@ -100,14 +105,14 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 	e.kind, e.eff, e.op, e.xop, e.step, e.ready = kind, exExecute, op, op, "", ready
 	e.flag, e.atomic, e.remote = Flag{}, false, -1
 	e.args = e.args[:0]
-	if len(iter) <= cap(e.iter) {
+	if len(iter) <= len(e.iterBuf) {
 		// Loop nests are shallow: a plain copy beats memmove's call.
-		e.iter = e.iter[:len(iter)]
+		e.iter = e.iterBuf[:len(iter)]
 		for i, v := range iter {
-			e.iter[i] = v
+			e.iterBuf[i] = v
 		}
 	} else {
-		e.iter = append(e.iter[:0], iter...)
+		e.iter = append([]int64(nil), iter...)
 	}
 	e.hasEnv = false
 	e.plan = nil

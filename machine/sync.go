@@ -685,6 +685,7 @@ func (c *core) async(op *asm.COp) bool {
 	// composite() numbers the issue once this returns true.
 	e.seq = c.issued + 1
 	x := &sdmaOp{c: c, e: e, start: c.t, end: done}
+	x.e.iter = append(x.e.iterBuf[:0:len(x.e.iterBuf)], e.iter...)
 	x.w.hidx, x.w.fn = -1, x.run
 	m.schedule(&x.w, done, -1)
 	c.charge(m.prof.Scalar.Op * 4)
