@@ -109,7 +109,9 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 	if c.m.emitting {
 		c.issued++
 		e.seq = c.issued
-		c.emitIssue(e.op, ps.p)
+		if m := c.m; m.plainIssues {
+			c.emitIssue(e.op, ps.p, false)
+		}
 	}
 	ps.kick(e.ready)
 	c.tick()
@@ -118,11 +120,11 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 
 // emitIssue reports that the scalar issued op into pipe p's queue at its own
 // time: everything the scalar observed so far happens before the op.
-func (c *core) emitIssue(op *asm.COp, p asm.Pipe) {
+func (c *core) emitIssue(op *asm.COp, p asm.Pipe, composite bool) {
 	m := c.m
 	built := false
 	for i, o := range m.opt.Observers {
-		if m.skip[i][EvIssue] {
+		if m.skip[i][EvIssue] || !composite && m.compOnly[i] {
 			continue
 		}
 		if io := m.issueObs[i]; io != nil {
@@ -147,7 +149,7 @@ func (c *core) composite(op *asm.COp, ok bool) bool {
 		// An SDMA copy (async) carries this number; the steps, issued next
 		// (issueMicro), get their own.
 		c.issued++
-		c.emitIssue(op, op.Pipe)
+		c.emitIssue(op, op.Pipe, true)
 	}
 	return ok
 }

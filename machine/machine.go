@@ -109,8 +109,12 @@ type Machine struct {
 	stalls bool
 	// skip[i] lists the kinds observer i declined (KindFilter).
 	skip [][numKinds]bool
-	// issueObs[i] is observer i's IssueObserver side, if any.
-	issueObs []IssueObserver
+	// issueObs[i] is observer i's IssueObserver side, if any; compOnly[i]
+	// says it wants only composite instructions' issues, and plainIssues
+	// whether any observer wants the others' (half of all events).
+	issueObs    []IssueObserver
+	compOnly    []bool
+	plainIssues bool
 	// synthetic ops for the internal steps of composite instructions.
 	opTLoad, opTStore, opTAddV, opTMaxV, opTMinV *asm.COp
 
@@ -153,6 +157,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	m.emitting = len(opt.Observers) > 0
 	m.skip = make([][numKinds]bool, len(opt.Observers))
 	m.issueObs = make([]IssueObserver, len(opt.Observers))
+	m.compOnly = make([]bool, len(opt.Observers))
 	for i, o := range opt.Observers {
 		f, ok := o.(KindFilter)
 		for k := range EventKind(numKinds) {
@@ -160,6 +165,10 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		}
 		m.stalls = m.stalls || !m.skip[i][EvStall]
 		m.issueObs[i], _ = o.(IssueObserver)
+		if io := m.issueObs[i]; io != nil {
+			m.compOnly[i] = !io.PlainIssues()
+		}
+		m.plainIssues = m.plainIssues || !m.skip[i][EvIssue] && !m.compOnly[i]
 	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)

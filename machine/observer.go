@@ -22,6 +22,11 @@ type KindFilter interface {
 // all at cycle; Issue and Issued both issue).
 type IssueObserver interface {
 	ObserveIssue(a Agent, target asm.Pipe, op *asm.COp, cycle, issue int64)
+	// PlainIssues reports whether it wants the issues of ordinary ops too;
+	// false: only those of composite instructions (tput, tget, collectives,
+	// fifos, SDMA), whose single EvIssue stands for several steps. The
+	// hazard detector needs no others, since events carry issue numbers.
+	PlainIssues() bool
 }
 
 // Flusher is implemented by an observer that works behind the machine (the
