@@ -15,6 +15,7 @@ import (
 // are contiguous.
 func (c *core) accesses(e *entry, out []Access) []Access {
 	m := c.m
+	rank, core := int32(c.rank.id), int32(c.idx)
 	for i := range e.args {
 		a := &e.args[i]
 		acc := e.access[i]
@@ -28,7 +29,7 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 			}
 			if row, col, rows, cols, ok := tileWindow(e, i); ok {
 				// textract reads, tinsert writes only a window of the tile.
-				proto := Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
+				proto := Access{Space: a.Tile.Space, Rank: rank, Core: core,
 					Write: acc&asm.AccWrite != 0, Tile: a.Tile}
 				if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols, e.plan); ok {
 					continue
@@ -37,11 +38,11 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 			sz := a.Tile.Bytes
 			w := acc&asm.AccWrite != 0
 			if acc&asm.AccRead != 0 {
-				out = append(out, Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
+				out = append(out, Access{Space: a.Tile.Space, Rank: rank, Core: core,
 					Lo: a.Off, Hi: a.Off + sz, Tile: a.Tile})
 			}
 			if w {
-				out = append(out, Access{Space: a.Tile.Space, Rank: int32(c.rank.id), Core: int32(c.idx),
+				out = append(out, Access{Space: a.Tile.Space, Rank: rank, Core: core,
 					Lo: a.Off, Hi: a.Off + sz, Write: true, Tile: a.Tile})
 			}
 		case asm.ArgGM:
