@@ -360,3 +360,24 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// A flag the static pass cannot evaluate is a note whose hint depends on
+// whether the program ran: lint tells the user what the run covered, and
+// `lint --static`, which ran nothing, to run it.
+func TestUncheckedHint(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"lint", "hazards/bad_event_id"}, "hint: the run checked the flags it used dynamically"},
+		{[]string{"lint", "--static", "hazards/bad_event_id"}, "hint: run `ptoasm lint` on the program to check it dynamically"},
+	} {
+		_, out, _ := runCLI(tc.args...)
+		if !strings.Contains(out, "the static pass cannot know") {
+			t.Fatalf("%v: no unchecked-flag note:\n%s", tc.args, out)
+		}
+		if got := strings.Count(out, tc.hint); got != 2 {
+			t.Errorf("%v: %d notes with %q, want 2:\n%s", tc.args, got, tc.hint, out)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func (c *lintCmd) Run(e *env) error {
 			return err
 		}
 	}
-	findings := staticFindings(obj, dynamic, opt.Suppress)
+	findings := staticFindings(obj, dynamic, opt.Suppress, !c.Static)
 	switch c.Format {
 	case "json":
 		err = hazard.WriteJSON(e.stdout, findings)
@@ -72,12 +72,20 @@ func (c *lintCmd) Run(e *env) error {
 // staticFindings adds the static flag-balance pass to the detector's findings,
 // dropping the static ones the run already reported (hazard.Merge) and the
 // suppressed ones.
-func staticFindings(obj *asm.Object, dynamic []hazard.Finding, sup []hazard.Suppression) []hazard.Finding {
+//
+// ran says the program was run with the detector: a note that the static
+// pass could not check something then says the run did, for this launch,
+// instead of telling the user to run what they just ran.
+func staticFindings(obj *asm.Object, dynamic []hazard.Finding, sup []hazard.Suppression, ran bool) []hazard.Finding {
 	var static []hazard.Finding
 	for _, f := range hazard.CheckObject(obj) {
-		if !hazard.Suppressed(sup, &f) {
-			static = append(static, f)
+		if hazard.Suppressed(sup, &f) {
+			continue
 		}
+		if ran && f.Kind == hazard.KindUnchecked {
+			f.Hint = "the run checked the flags it used dynamically; other launch shapes (-D) are not covered"
+		}
+		static = append(static, f)
 	}
 	return hazard.Merge(dynamic, static)
 }

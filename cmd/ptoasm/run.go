@@ -144,7 +144,7 @@ func (c *runCmd) Run(e *env) error {
 		if runErr != nil {
 			det.NoteError(runErr)
 		}
-		findings = staticFindings(obj, det.Findings(), nil)
+		findings = staticFindings(obj, det.Findings(), nil, true)
 	}
 	if rec != nil {
 		if err := writeTraceFiles(rec, prof.ClockHz, c.Trace, c.HTML, filepath.Base(obj.Main), findings); err != nil {
