@@ -106,10 +106,7 @@ func (c *core) describeWait() string {
 			return "twait"
 		}
 		a := &op.Args[0]
-		cmp := "eq"
-		if at, ok := op.Attr("cmp"); ok && at.Word != "" {
-			cmp = at.Word
-		}
+		cmp := SignalCmp(op)
 		want := argInt(c, op, 1)
 		count := int64(1)
 		if at, ok := op.Attr("count"); ok {

@@ -379,10 +379,7 @@ func (c *core) signalWait(op *asm.COp) bool {
 		return false
 	}
 	want := argInt(c, op, vi)
-	cmp := "eq"
-	if a, ok := op.Attr("cmp"); ok && a.Word != "" {
-		cmp = a.Word
-	}
+	cmp := SignalCmp(op)
 	sat, cur, err := c.checkSignal(o, off, count, cmp, want)
 	if err != nil {
 		m.fail(c.faultK(FaultExec, op, asm.PipeS, "%v", err))
@@ -448,14 +445,24 @@ func (c *core) checkSignal(o *gmObj, off, count int64, cmp string, want int64) (
 			return false, 0, err
 		}
 		cur = v
-		if !compare(cmp, v, want) {
+		if !CompareSignal(cmp, v, want) {
 			return false, v, nil
 		}
 	}
 	return true, cur, nil
 }
 
-func compare(cmp string, v, w int64) bool {
+// SignalCmp is a twait or ttest's comparison (its #cmp, "eq" by default).
+func SignalCmp(op *asm.COp) string {
+	if a, ok := op.Attr("cmp"); ok && a.Word != "" {
+		return a.Word
+	}
+	return "eq"
+}
+
+// CompareSignal reports whether a signal value v satisfies cmp against w:
+// the machine's test for a waiter, and the detector's for a stale signal.
+func CompareSignal(cmp string, v, w int64) bool {
 	switch cmp {
 	case "ne":
 		return v != w

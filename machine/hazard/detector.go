@@ -1471,7 +1471,7 @@ func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *c
 	if current && c.hist.runGen == d.gen {
 		left -= c.hist.runAdd
 	}
-	if compareSignal(cmp, left, want) {
+	if machine.CompareSignal(cmp, left, want) {
 		d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
 	}
 }
@@ -1488,27 +1488,7 @@ func waitCond(op *asm.COp) (string, int64, bool) {
 	if vi >= len(op.Args) || op.Args[vi].Kind != asm.ArgScalar || !op.Args[vi].Val.Const {
 		return "", 0, false
 	}
-	cmp := "eq"
-	if a, ok := op.Attr("cmp"); ok && a.Word != "" {
-		cmp = a.Word
-	}
-	return cmp, op.Args[vi].Val.Val, true
-}
-
-func compareSignal(cmp string, v, w int64) bool {
-	switch cmp {
-	case "ne":
-		return v != w
-	case "gt":
-		return v > w
-	case "ge":
-		return v >= w
-	case "lt":
-		return v < w
-	case "le":
-		return v <= w
-	}
-	return v == w
+	return machine.SignalCmp(op), op.Args[vi].Val.Val, true
 }
 
 // ---- syncall, host, runs --------------------------------------------------
