@@ -204,6 +204,7 @@ type Detector struct {
 	scratch machine.Event
 	spare   []*batch
 	events  int
+	inline  bool // Serial or one CPU: never start the goroutine
 
 	findings []*finding
 	byKey    map[findKey]*finding
@@ -234,9 +235,16 @@ func (d *Detector) Observe(e *machine.Event) {
 	if e == nil {
 		return
 	}
-	if d.pipe != nil || (d.events >= serialPrefix && d.parallel()) {
+	if d.pipe != nil {
 		d.push(e)
 		return
+	}
+	if d.events >= serialPrefix && !d.inline {
+		if d.parallel() {
+			d.push(e)
+			return
+		}
+		d.inline = true // decided once: parallel asks the runtime under a lock
 	}
 	d.events++
 	d.observe(e)
