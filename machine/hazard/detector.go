@@ -94,10 +94,12 @@ type coreState struct {
 	rank, core int32
 	scalar     int32
 	pipes      [asm.NumPipes]int32
-	// queues holds the ops issued to each pipe and not yet run; comp the
+	// pending holds the ordinary ops issued and not yet run, oldest first,
+	// for a producer that sends EvIssue without issue numbers (the machine
+	// numbers its issues, so this stays empty in its runs); comp the
 	// composite ops, whose steps run on several pipes.
-	queues [asm.NumPipes]pendQ
-	comp   []pending
+	pending []pending
+	comp    []pending
 	// log holds the scalar's states by issue number (mark), marked the
 	// highest number logged; chains the step chains of numbered composites.
 	log       []issueState
@@ -534,93 +536,31 @@ func (d *Detector) issueOp(agent machine.Agent, target asm.Pipe, op *asm.COp, n 
 		cs.comp = append(cs.comp, p)
 		return
 	}
-	d.queue(cs, target).push(d, p)
-}
-
-// queue is the pending queue of ops issued to pipe t.
-func (d *Detector) queue(cs *coreState, t asm.Pipe) *pendQ {
-	if t >= asm.NumPipes {
-		t = asm.PipeInvalid
+	if len(cs.pending) >= maxPending {
+		d.dropPending(cs, 0)
 	}
-	return &cs.queues[t]
+	cs.pending = append(cs.pending, p)
 }
 
-// pendQ is the ops issued to one pipe and not yet run, oldest first. Pipes
-// run their queues in order, so the op a pipe runs is nearly always at the
-// head, and taking it drops everything older.
-type pendQ struct {
-	items []pending
-	head  int
+func (d *Detector) dropPending(cs *coreState, i int) {
+	d.putBuf(cs.pending[i].steps)
+	cs.pending = slices.Delete(cs.pending, i, i+1)
 }
 
-func (q *pendQ) push(d *Detector, p pending) {
-	if len(q.items)-q.head >= maxPending {
-		d.putBuf(q.items[q.head].steps)
-		q.items[q.head] = pending{}
-		q.head++
+// findPending returns core cs's pending entry for op, composite or the
+// oldest ordinary one, and the latter's index (-1 for a composite).
+func findPending(cs *coreState, op *asm.COp) (*pending, int) {
+	for i := range cs.comp {
+		if cs.comp[i].op == op {
+			return &cs.comp[i], -1
+		}
 	}
-	if q.head > 0 && q.head >= len(q.items)/2 && len(q.items) == cap(q.items) {
-		n := copy(q.items, q.items[q.head:])
-		clear(q.items[n:])
-		q.items, q.head = q.items[:n], 0
-	}
-	q.items = append(q.items, p)
-}
-
-// find returns the oldest entry for op, and its index.
-func (q *pendQ) find(op *asm.COp) (*pending, int) {
-	for i := q.head; i < len(q.items); i++ {
-		if q.items[i].op == op {
-			return &q.items[i], i
+	for i := range cs.pending {
+		if cs.pending[i].op == op {
+			return &cs.pending[i], i
 		}
 	}
 	return nil, -1
-}
-
-// dropThrough drops entry i and everything older.
-func (q *pendQ) dropThrough(d *Detector, i int) {
-	for j := q.head; j <= i; j++ {
-		d.putBuf(q.items[j].steps)
-		q.items[j] = pending{}
-	}
-	q.head = i + 1
-	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
-	}
-}
-
-func (q *pendQ) clear(d *Detector) {
-	for j := q.head; j < len(q.items); j++ {
-		d.putBuf(q.items[j].steps)
-	}
-	clear(q.items)
-	q.items, q.head = q.items[:0], 0
-}
-
-// findPending returns core cs's oldest pending entry for op: first in the
-// queue of pipe p, which runs it unless it is a composite's step.
-func (d *Detector) findPending(cs *coreState, op *asm.COp, p asm.Pipe) (*pending, *pendQ, int) {
-	if p < asm.NumPipes {
-		q := &cs.queues[p]
-		if e, i := q.find(op); e != nil {
-			return e, q, i
-		}
-	}
-	for i := range cs.comp {
-		if cs.comp[i].op == op {
-			return &cs.comp[i], nil, i
-		}
-	}
-	for t := range cs.queues {
-		if asm.Pipe(t) == p {
-			continue
-		}
-		q := &cs.queues[t]
-		if e, i := q.find(op); e != nil {
-			return e, q, i
-		}
-	}
-	return nil, nil, -1
 }
 
 // takeIssueOf is takeIssue for event e: by the issue number the machine
@@ -752,7 +692,7 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 				if cs.rank != ag.rank {
 					continue
 				}
-				if p, _, _ := d.findPending(cs, op, asm.PipeInvalid); p != nil {
+				if p, _ := findPending(cs, op); p != nil {
 					d.joinIssue(a, p)
 					return p.serial, p
 				}
@@ -762,14 +702,20 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 	}
 	cs := &d.cores[ag.coreIdx]
 	if op != nil {
-		if p, q, i := d.findPending(cs, op, ag.pipe); p != nil {
+		if p, i := findPending(cs, op); p != nil {
 			d.joinIssue(a, p)
 			serial := p.serial
 			if p.composite || step {
 				return serial, p
 			}
 			// Queues are in order: older entries for this pipe already ran.
-			q.dropThrough(d, i)
+			tgt := p.target
+			d.dropPending(cs, i)
+			for j := i - 1; j >= 0; j-- {
+				if cs.pending[j].target == tgt {
+					d.dropPending(cs, j)
+				}
+			}
 			return serial, nil
 		}
 	}
@@ -1589,9 +1535,10 @@ func (d *Detector) runBoundary(start bool) {
 	d.gen++
 	for i := range d.cores {
 		cs := &d.cores[i]
-		for t := range cs.queues {
-			cs.queues[t].clear(d)
+		for j := range cs.pending {
+			d.putBuf(cs.pending[j].steps)
 		}
+		cs.pending = cs.pending[:0]
 		for j := range cs.comp {
 			d.putBuf(cs.comp[j].steps)
 		}
