@@ -127,10 +127,6 @@ func (c *core) emitIssue(op *asm.COp, p asm.Pipe, composite bool) {
 		if m.skip[i][EvIssue] || !composite && m.compOnly[i] {
 			continue
 		}
-		if io := m.issueObs[i]; io != nil {
-			io.ObserveIssue(Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS}, p, op, c.t, c.issued)
-			continue
-		}
 		if !built {
 			e := m.event(EvIssue, c, asm.PipeS, op)
 			e.Target = p

@@ -109,10 +109,9 @@ type Machine struct {
 	stalls bool
 	// skip[i] lists the kinds observer i declined (KindFilter).
 	skip [][numKinds]bool
-	// issueObs[i] is observer i's IssueObserver side, if any; compOnly[i]
-	// says it wants only composite instructions' issues, and plainIssues
-	// whether any observer wants the others' (half of all events).
-	issueObs    []IssueObserver
+	// compOnly[i] says observer i wants only composite instructions'
+	// issues (IssueFilter), and plainIssues whether any observer wants the
+	// others' (half of all events).
 	compOnly    []bool
 	plainIssues bool
 	// synthetic ops for the internal steps of composite instructions.
@@ -156,7 +155,6 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	}
 	m.emitting = len(opt.Observers) > 0
 	m.skip = make([][numKinds]bool, len(opt.Observers))
-	m.issueObs = make([]IssueObserver, len(opt.Observers))
 	m.compOnly = make([]bool, len(opt.Observers))
 	for i, o := range opt.Observers {
 		f, ok := o.(KindFilter)
@@ -164,9 +162,8 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 			m.skip[i][k] = ok && !f.WantsKind(k)
 		}
 		m.stalls = m.stalls || !m.skip[i][EvStall]
-		m.issueObs[i], _ = o.(IssueObserver)
-		if io := m.issueObs[i]; io != nil {
-			m.compOnly[i] = !io.PlainIssues()
+		if f, ok := o.(IssueFilter); ok {
+			m.compOnly[i] = f.CompositeIssuesOnly()
 		}
 		m.plainIssues = m.plainIssues || !m.skip[i][EvIssue] && !m.compOnly[i]
 	}

@@ -16,17 +16,13 @@ type KindFilter interface {
 	WantsKind(k EventKind) bool
 }
 
-// IssueObserver is implemented by an observer that takes EvIssue, half of
-// all events, through a narrow call instead of a built Event. The call
-// means exactly the EvIssue event with these fields (Cycle, Start and End
-// all at cycle; Issue and Issued both issue).
-type IssueObserver interface {
-	ObserveIssue(a Agent, target asm.Pipe, op *asm.COp, cycle, issue int64)
-	// PlainIssues reports whether it wants the issues of ordinary ops too;
-	// false: only those of composite instructions (tput, tget, collectives,
-	// fifos, SDMA), whose single EvIssue stands for several steps. The
-	// hazard detector needs no others, since events carry issue numbers.
-	PlainIssues() bool
+// IssueFilter is implemented by an observer that may want EvIssue only for
+// composite instructions (tput, tget, collectives, fifos, SDMA), whose one
+// EvIssue stands for several steps: ordinary ops' issues, half of all
+// events, can be told from the issue numbers events carry (Event.Issue,
+// Event.Issued). The hazard detector is one.
+type IssueFilter interface {
+	CompositeIssuesOnly() bool
 }
 
 // Flusher is implemented by an observer that works behind the machine (the

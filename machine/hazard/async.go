@@ -253,21 +253,10 @@ func (d *Detector) drain() {
 	}
 }
 
-// ObserveIssue implements machine.IssueObserver. The machine numbers its
-// issues (Event.Issue, Event.Issued), so an ordinary op's issue needs no
-// record; a composite's keeps the entry its steps chain through.
-func (d *Detector) ObserveIssue(a machine.Agent, target asm.Pipe, op *asm.COp, cycle, issue int64) {
-	// Only composites reach here from the machine (PlainIssues).
-	if !isComposite(op) {
-		return
-	}
-	e := machine.Event{Kind: machine.EvIssue, Cycle: cycle, Start: cycle, End: cycle, Agent: a, Target: target, Op: op, Issue: issue, Issued: issue}
-	d.Observe(&e)
-}
-
-// PlainIssues implements machine.IssueObserver: ordinary ops' issues are
-// told by the numbers on their events.
-func (d *Detector) PlainIssues() bool { return false }
+// CompositeIssuesOnly implements machine.IssueFilter: an ordinary op's
+// issue is told by the numbers on its events (Event.Issue, Event.Issued); a
+// composite's keeps the entry its steps chain through.
+func (d *Detector) CompositeIssuesOnly() bool { return true }
 
 // Flush implements machine.Flusher: the machine calls it when Run returns,
 // so the detector's goroutine ends with the run.
