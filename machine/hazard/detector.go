@@ -101,10 +101,9 @@ type coreState struct {
 	pending []pending
 	comp    []pending
 	// log holds the scalar's states by issue number (mark), marked the
-	// highest number logged; chains the step chains of numbered composites.
+	// highest number logged.
 	log       []issueState
 	marked    int64
-	chains    []pending
 	serial    int64
 	chans     []*flagChan
 	used      [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
@@ -497,11 +496,10 @@ func isComposite(op *asm.COp) bool {
 	return op != nil && op.Info != nil && op.Info.Pipe == asm.PipeS && op.Info.Family == "comm"
 }
 
-func (d *Detector) issue(e *machine.Event) { d.issueOp(e.Agent, e.Target, e.Op, e.Issue) }
-
-// issueOp is EvIssue of op into pipe target's queue by agent's core; n is
-// the machine's number for the issue, 0 if none.
-func (d *Detector) issueOp(agent machine.Agent, target asm.Pipe, op *asm.COp, n int64) {
+// issue records EvIssue of op into pipe target's queue by agent's core; n
+// is the machine's number for the issue, 0 if none.
+func (d *Detector) issue(e *machine.Event) {
+	agent, target, op, n := e.Agent, e.Target, e.Op, e.Issue
 	if agent.Core < 0 {
 		return
 	}
