@@ -63,7 +63,8 @@ func (c *core) issueMicro() bool {
 		if len(c.iter) <= len(e.iterBuf) {
 			e.iter = append(e.iterBuf[:0], c.iter...)
 		} else {
-			e.iter = append([]int64(nil), c.iter...)
+			e.iterSpill = append(e.iterSpill[:0], c.iter...)
+			e.iter = e.iterSpill
 		}
 		// A composite's steps are covered by the one EvIssue of the composite,
 		// but each is numbered: the scalar may have synchronised between
@@ -86,8 +87,9 @@ func (c *core) issueMicro() bool {
 // copyEntry copies src into the queue slot dst, keeping dst's slices and
 // re-pointing a private chunk tile at dst's own copy.
 func copyEntry(dst, src *entry) {
-	args := dst.args[:0]
+	args, spill := dst.args[:0], dst.iterSpill
 	*dst = *src
+	dst.iterSpill = spill
 	dst.argsOf = nil // its operands are overwritten
 	dst.args = append(args, src.args...)
 	dst.iter = dst.iterBuf[:0]

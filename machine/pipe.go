@@ -91,6 +91,9 @@ type entryData struct {
 	// register expressions (#init=(%k == 0)): the scalar has moved on by the
 	// time the op completes.
 	env asm.Env
+	// iterSpill is the slot's own array for deeper nests (allgather_gemm's
+	// compute loop is 6 deep), reused so that no issue allocates.
+	iterSpill []int64
 }
 
 // entrySize is the entry's size rounded up to whole cache lines.
@@ -112,7 +115,8 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 			e.iterBuf[i] = v
 		}
 	} else {
-		e.iter = append([]int64(nil), iter...)
+		e.iterSpill = append(e.iterSpill[:0], iter...)
+		e.iter = e.iterSpill
 	}
 	e.hasEnv = false
 	e.plan = nil

@@ -693,6 +693,7 @@ func (c *core) async(op *asm.COp) bool {
 	e.seq = c.issued + 1
 	x := &sdmaOp{c: c, e: e, start: c.t, end: done}
 	x.e.iter = append(x.e.iterBuf[:0:len(x.e.iterBuf)], e.iter...)
+	x.e.iterSpill = nil // the slot's, which its next op reuses
 	x.w.hidx, x.w.fn = -1, x.run
 	m.schedule(&x.w, done, -1)
 	c.charge(m.prof.Scalar.Op * 4)
