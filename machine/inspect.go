@@ -49,9 +49,11 @@ type PipeView struct {
 // QueueEntry is one queued instruction; Queue[0] is the head.
 type QueueEntry struct {
 	// Kind is "exec", "set_flag", "wait_flag", "barrier" or "ffts_set".
-	Kind  string
-	Op    *asm.COp
-	Step  string // composite-op step
+	Kind string
+	Op   *asm.COp
+	Step string // composite-op step
+	// Iter is the scalar's iteration vector at issue; entries keep it only
+	// while observers listen (the debugger always has one).
 	Iter  []int64
 	Ready int64 // when the scalar issued it
 	Flag  Flag  // set_flag / wait_flag

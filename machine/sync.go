@@ -655,7 +655,7 @@ func (c *core) async(op *asm.COp) bool {
 		cols = a.Val.Eval(&c.env)
 	}
 	var e entry
-	e.reset(enExec, op, c.t, c.iter)
+	e.reset(enExec, op, c.t, c.entryIter())
 	for i := 1; i <= 2; i++ {
 		a := &op.Args[i]
 		if a.Kind != asm.ArgGM {
