@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"sync"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/memory"
@@ -57,6 +58,9 @@ type ExecScratch struct {
 
 	fa, fb, fc []float32
 	ia, ib, ic []int32
+	// wg waits for gemmF32's bands; here, not on the stack, so a matmul
+	// hands work to the pool without allocating.
+	wg sync.WaitGroup
 }
 
 // NewExecScratch returns empty scratch space.

@@ -158,7 +158,7 @@ func execMatmul(op *asm.COp, args []Operand, s *ExecScratch, kind mmKind) error 
 	default:
 		decodeF32s(&c, fc)
 	}
-	gemmF32(fa, fb, fc, M, K, N)
+	gemmF32(fa, fb, fc, M, K, N, &s.wg)
 	storeF32s(&c, fc)
 	c.written()
 	return nil
@@ -167,9 +167,10 @@ func execMatmul(op *asm.COp, args []Operand, s *ExecScratch, kind mmKind) error 
 // gemmF32 is c[M×N] += a[M×K]·b[K×N], row-major. Every c element starts
 // from its old value and adds its products in K order, rounding the product
 // and the sum to fp32 each time, however the work is split: the result is
-// bit-identical to the plain triple loop. Large products are split over
-// goroutines by bands of rows of c (each band is written by one goroutine).
-func gemmF32(a, b, c []float32, M, K, N int) {
+// bit-identical to the plain triple loop. Large products are split by bands
+// of rows of c (each band is written by one goroutine): the caller computes
+// the first band and the gemm pool the others, waiting on wg.
+func gemmF32(a, b, c []float32, M, K, N int, wg *sync.WaitGroup) {
 	workers := runtime.GOMAXPROCS(0)
 	if M*K*N < gemmParallelWork || workers < 2 || M < 8 {
 		gemmRows(a, b, c, 0, M, K, N)
@@ -177,16 +178,45 @@ func gemmF32(a, b, c []float32, M, K, N int) {
 	}
 	workers = min(workers, M/4)
 	band := (M/workers + 3) &^ 3
-	var wg sync.WaitGroup
-	for i0 := 0; i0 < M; i0 += band {
-		i1 := min(i0+band, M)
+	jobs := gemmPool()
+	for i0 := band; i0 < M; i0 += band {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gemmRows(a, b, c, i0, i1, K, N)
-		}()
+		jobs <- gemmJob{a: a, b: b, c: c, i0: i0, i1: min(i0+band, M), K: K, N: N, wg: wg}
 	}
+	gemmRows(a, b, c, 0, min(band, M), K, N)
 	wg.Wait()
+}
+
+// gemmJob is one band of rows for the gemm pool. It travels by value, so
+// handing it over allocates nothing (a goroutine per band allocated its
+// closure on every large matmul).
+type gemmJob struct {
+	a, b, c      []float32
+	i0, i1, K, N int
+	wg           *sync.WaitGroup
+}
+
+var (
+	gemmOnce sync.Once
+	gemmJobs chan gemmJob
+)
+
+// gemmPool starts, once per process, one worker per CPU; machines running
+// side by side (ptoasm sweep) share it.
+func gemmPool() chan<- gemmJob {
+	gemmOnce.Do(func() {
+		n := runtime.GOMAXPROCS(0)
+		gemmJobs = make(chan gemmJob, 4*n)
+		for range n {
+			go func() {
+				for j := range gemmJobs {
+					gemmRows(j.a, j.b, j.c, j.i0, j.i1, j.K, j.N)
+					j.wg.Done()
+				}
+			}()
+		}
+	})
+	return gemmJobs
 }
 
 // gemmParallelWork is the product size (M·K·N) from which gemmF32 uses
