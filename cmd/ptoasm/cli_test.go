@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -379,5 +381,30 @@ func TestUncheckedHint(t *testing.T) {
 		if got := strings.Count(out, tc.hint); got != 2 {
 			t.Errorf("%v: %d notes with %q, want 2:\n%s", tc.args, got, tc.hint, out)
 		}
+	}
+}
+
+// --cpuprofile writes a pprof profile (gzipped protobuf) of any command, the
+// input of scripts/pgo.sh; an unwritable path is a usage error.
+func TestCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	if code, _, errOut := runCLI("run", "gemm_db", "--cpuprofile", path); code != 0 {
+		t.Fatalf("run --cpuprofile: exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("the profile is not gzipped: %v", err)
+	}
+	if b, err := io.ReadAll(zr); err != nil || len(b) == 0 {
+		t.Fatalf("the profile is empty or corrupt: %d bytes, %v", len(b), err)
+	}
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof")
+	if code, _, errOut := runCLI("run", "gemm_db", "--cpuprofile", bad); code != 2 || !strings.Contains(errOut, "no such file") {
+		t.Errorf("unwritable --cpuprofile: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/alecthomas/kong"
 
@@ -34,6 +35,8 @@ type cli struct {
 	List    listCmd    `cmd:"" help:"List the programs embedded in ptoasm (run them by short name)."`
 	Sweep   sweepCmd   `cmd:"" help:"Run a program over a grid of profile parameters and constants and compare the points (sharded for clusters)."`
 	Version versionCmd `cmd:"" help:"Print the version."`
+
+	CPUProfile string `name:"cpuprofile" type:"path" placeholder:"FILE" help:"Write a CPU profile of the command to FILE, for go tool pprof (scripts/pgo.sh makes cmd/ptoasm/default.pgo from such profiles)."`
 }
 
 type env struct {
@@ -76,6 +79,25 @@ func realMain(args []string, stdout, stderr io.Writer) (code int) {
 	if err != nil {
 		fmt.Fprintln(stderr, "ptoasm:", err)
 		return 2
+	}
+	if c.CPUProfile != "" {
+		f, err := os.Create(c.CPUProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "ptoasm:", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			fmt.Fprintln(stderr, "ptoasm:", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil && code == 0 {
+				fmt.Fprintln(stderr, "ptoasm:", err)
+				code = 2
+			}
+		}()
 	}
 	err = ctx.Run(&env{stdout: stdout, stderr: stderr})
 	var ee exitError
