@@ -6,7 +6,10 @@ package asm
 // the form is exact for every register value. The assembler builds it while
 // compiling, so an evaluator on a hot path (the machine's scalar) can skip
 // the closure tree for the shapes kernels use most: a loop index, %kt * BK,
-// (%k * KSUB + %s) & 1.
+// (%k * KSUB + %s) & 1, block_idx * M.
+//
+// A negative Slot is a launch value instead of a register (SlotRank ...
+// SlotBlockNum): constant for a core's run, so a slot like any other.
 type Affine struct {
 	N      int
 	Slot   [2]int
@@ -16,11 +19,43 @@ type Affine struct {
 	Masked bool
 }
 
+// The launch values' slots in an Affine, BuiltinSlot(i) for i in
+// [0, NumBuiltins): rank, nranks, block_idx, subblock_idx, block_num.
+const (
+	SlotRank = -1 - iota
+	SlotNRanks
+	SlotBlock
+	SlotSubBlock
+	SlotBlockNum
+	NumBuiltins = 5
+)
+
+// Builtin is the launch value of a negative slot (SlotRank ...).
+func (e *Env) Builtin(slot int) int64 {
+	switch slot {
+	case SlotRank:
+		return e.Rank
+	case SlotNRanks:
+		return e.NRanks
+	case SlotBlock:
+		return e.Block
+	case SlotSubBlock:
+		return e.SubBlock
+	case SlotBlockNum:
+		return e.BlockNum
+	}
+	return 0
+}
+
 // Eval evaluates a in env (the registers must hold every slot).
 func (a *Affine) Eval(env *Env) int64 {
 	v := a.Add
 	for i := range a.N {
-		v += a.Mul[i] * env.Regs[a.Slot[i]]
+		if s := a.Slot[i]; s >= 0 {
+			v += a.Mul[i] * env.Regs[s]
+		} else {
+			v += a.Mul[i] * env.Builtin(s)
+		}
 	}
 	if a.Masked {
 		v &= a.Mask

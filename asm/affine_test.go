@@ -31,7 +31,11 @@ func TestAffine(t *testing.T) {
 		{"%a % 2", false},
 		{"(%a & 1) + 1", false},
 		{"%a + %b + %c", false},
-		{"%a + block_idx", false},
+		{"%a + block_idx", true},
+		{"block_idx * BK + rank", true},
+		{"(block_idx + subblock_idx) & 1", true},
+		{"%a * block_num", false},
+		{"%a + %b + nranks", false},
 		{"%a == 0", false},
 		{"min(%a, 4)", false},
 		{"~%a", false},
@@ -61,8 +65,9 @@ launch ranks=1 { run k blocks=1 }
 			continue
 		}
 		rng := rand.New(rand.NewPCG(7, 9))
-		env := asm.Env{Regs: make([]int64, len(obj.Kernels[0].Regs)), Block: 5}
+		env := asm.Env{Regs: make([]int64, len(obj.Kernels[0].Regs))}
 		for trial := range 200 {
+			env.Rank, env.NRanks, env.Block, env.SubBlock, env.BlockNum = rng.Int64(), rng.Int64(), rng.Int64N(64), rng.Int64N(2), rng.Int64N(64)
 			for i := range env.Regs {
 				switch trial % 4 {
 				case 0:

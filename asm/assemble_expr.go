@@ -26,6 +26,9 @@ type scope struct {
 var builtinNames = []string{"rank", "nranks", "block_idx", "block_num", "subblock_idx"}
 
 func builtinFn(name string) func(*Env) int64 {
+	if builtinSlot(name) == 0 {
+		return nil
+	}
 	switch name {
 	case "rank":
 		return func(e *Env) int64 { return e.Rank }
@@ -39,6 +42,23 @@ func builtinFn(name string) func(*Env) int64 {
 		return func(e *Env) int64 { return e.SubBlock }
 	}
 	return nil
+}
+
+// builtinSlot is name's Affine slot, 0 for none.
+func builtinSlot(name string) int {
+	switch name {
+	case "rank":
+		return SlotRank
+	case "nranks":
+		return SlotNRanks
+	case "block_idx":
+		return SlotBlock
+	case "subblock_idx":
+		return SlotSubBlock
+	case "block_num":
+		return SlotBlockNum
+	}
+	return 0
 }
 
 func constExpr(v int64, src Expr) CExpr { return CExpr{Const: true, Val: v, Src: src} }
@@ -323,7 +343,7 @@ func (a *assembler) nameExpr(e *Name, sc *scope) (CExpr, bool) {
 			a.errs.Add(e.Span, "%s is not known in a %s expression (only constants)", e.Name, sc.what)
 			return CExpr{}, false
 		}
-		return CExpr{Fn: f, Src: e}, true
+		return CExpr{Fn: f, Src: e, Lin: &Affine{N: 1, Slot: [2]int{builtinSlot(e.Name)}, Mul: [2]int64{1}}}, true
 	}
 	if c := a.consts[e.Name]; c != nil {
 		v, ok := a.constVal(c, e.Span)

@@ -136,8 +136,8 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	m.starts++
 	c.gen = m.starts
 	c.plan = m.opPlans(k)
-	c.env = asm.Env{Regs: make([]int64, len(k.Regs)), Rank: int64(c.rank.id), NRanks: int64(m.nranks),
-		Block: int64(block), SubBlock: int64(sub), BlockNum: int64(blockNum)}
+	c.env = coreEnv(len(k.Regs), asm.Env{Rank: int64(c.rank.id), NRanks: int64(m.nranks),
+		Block: int64(block), SubBlock: int64(sub), BlockNum: int64(blockNum)})
 	c.code, c.pc = m.kernelCode(k), 0
 	c.loops = c.loops[:0]
 	c.iter = c.iter[:0]
@@ -635,26 +635,43 @@ func (x *fexpr) evalSlow(env *asm.Env) int64 {
 	return x.add
 }
 
-// compileExpr precomputes e for a kernel with nregs registers.
+// builtinReg is the register index where a core running a kernel with nregs
+// registers keeps the launch value of Affine slot s (asm.SlotRank ...): after
+// the kernel's own registers, so block_idx * M evaluates like %kt * BK.
+func builtinReg(s, nregs int) int { return nregs - 1 - s }
+
+// coreEnv is a core's environment for a kernel with nregs registers and the
+// launch values of id: zeroed registers, then the launch values, where
+// compiled expressions read them like registers (builtinReg).
+func coreEnv(nregs int, id asm.Env) asm.Env {
+	id.Regs = make([]int64, nregs+asm.NumBuiltins)
+	for s := -1; s >= -asm.NumBuiltins; s-- {
+		id.Regs[builtinReg(s, nregs)] = id.Builtin(s)
+	}
+	return id
+}
+
+// compileExpr precomputes e for a kernel with nregs registers (a core's
+// registers hold the launch values after them: core.start).
 func compileExpr(e asm.CExpr, nregs int) fexpr {
 	if e.Fn == nil {
-		f := fexpr{slot: -1, add: e.Val}
-		if nregs > 0 {
-			f.slot = 0 // Regs[0]*0 + Val: eval's inlined path
-		}
-		return f
+		return fexpr{slot: 0, add: e.Val} // Regs[0]*0 + Val: eval's inlined path
 	}
 	l := e.Lin
 	if l == nil {
 		return fexpr{slot: -1, fn: e.Fn}
 	}
 	for i := range l.N {
-		if l.Slot[i] < 0 || l.Slot[i] >= nregs {
+		if l.Slot[i] < -asm.NumBuiltins || l.Slot[i] >= nregs {
 			return fexpr{slot: -1, fn: e.Fn} // the closure's bounds check applies
 		}
 	}
 	if l.N == 1 && !l.Masked {
-		return fexpr{slot: l.Slot[0], mul: l.Mul[0], add: l.Add}
+		s := l.Slot[0]
+		if s < 0 {
+			s = builtinReg(s, nregs)
+		}
+		return fexpr{slot: s, mul: l.Mul[0], add: l.Add}
 	}
 	return fexpr{slot: -1, lin: l}
 }

@@ -66,9 +66,9 @@ func TestCompileExprAgrees(t *testing.T) {
 					fast++
 				}
 				for range 50 {
-					env := asm.Env{Regs: make([]int64, len(k.Regs)), Rank: rng.Int64N(8), NRanks: 8,
-						Block: rng.Int64N(48), SubBlock: rng.Int64N(2), BlockNum: 48}
-					for i := range env.Regs {
+					env := coreEnv(len(k.Regs), asm.Env{Rank: rng.Int64N(8), NRanks: 8,
+						Block: rng.Int64N(48), SubBlock: rng.Int64N(2), BlockNum: 48})
+					for i := range len(k.Regs) {
 						env.Regs[i] = rng.Int64N(1<<20) - 1<<19
 					}
 					if got, want := f.eval(&env), x.Fn(&env); got != want {

@@ -317,6 +317,7 @@ func (c *core) issue(op *asm.COp) bool {
 	// without the operand list (reuse needs it, so resolve skips reuse).
 	var pl opPlan
 	planOp(op, &pl, 0)
+	pl.data = c.m.dataOp(op)
 	return c.issueExec(op, &pl)
 }
 
@@ -363,6 +364,9 @@ type opPlan struct {
 	// kernel says the plan is one of its kernel's (opPlans), planned once:
 	// only those have dyn.
 	kernel bool
+	// data says the op's data effect runs (Machine.dataOp), looked up once
+	// instead of in the control slice's map at every completion.
+	data bool
 	// win memoises, for an op reading or writing a tile window (textract,
 	// tinsert), the window last seen and its byte ranges (access.go): the
 	// window is nearly always loop-invariant, so observed runs skip the
@@ -520,6 +524,7 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			pl.class = ocExec
 			pl.kernel = true
 			planOp(op, pl, len(k.Regs))
+			pl.data = m.dataOp(op)
 		}
 	}
 	if m.plans == nil {
@@ -752,7 +757,7 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	e.argsOf, e.argsGen = op, c.gen
 	e.atomic = pl.atomic
 	// Only a data effect reads the registers at completion.
-	if pl.envAttr && c.m.dataOp(op) {
+	if pl.envAttr && pl.data {
 		e.hasEnv = true
 		regs := append(e.env.Regs[:0], c.env.Regs...)
 		e.env = c.env

@@ -335,7 +335,7 @@ func (p *pipeState) complete() {
 // execDone applies an exec entry's data effect and reports it.
 func (c *core) execDone(p *pipeState, e *entry) {
 	m := c.m
-	if m.dataOp(e.op) {
+	if pl := e.plan; pl != nil && pl.data || pl == nil && m.dataOp(e.op) {
 		deferred := m.prof.RemoteVisibility == pipes.VisibleAtDSB && e.remote >= 0 && c.hideRemote(e)
 		var err error
 		switch e.eff {
