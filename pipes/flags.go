@@ -16,8 +16,11 @@ type FlagBits struct {
 // Set sets (src, dst, id); it returns false, leaving the bit set, when the bit
 // was already set. Ids outside 0..7 are the caller's to reject.
 func (f *FlagBits) Set(src, dst asm.Pipe, id int) bool {
+	if src >= asm.NumPipes || dst >= asm.NumPipes {
+		return true // no such pipe: the assembler rejects it first
+	}
 	m := uint8(1) << uint(id&7)
-	b := &f.bits[src%asm.NumPipes][dst%asm.NumPipes]
+	b := &f.bits[src][dst]
 	if *b&m != 0 {
 		return false
 	}
@@ -27,12 +30,19 @@ func (f *FlagBits) Set(src, dst asm.Pipe, id int) bool {
 
 // Test reports whether (src, dst, id) is set.
 func (f *FlagBits) Test(src, dst asm.Pipe, id int) bool {
-	return f.bits[src%asm.NumPipes][dst%asm.NumPipes]&(uint8(1)<<uint(id&7)) != 0
+	// Compares, not the modulo this once used: this runs for every flag op.
+	if src >= asm.NumPipes || dst >= asm.NumPipes {
+		return false
+	}
+	return f.bits[src][dst]&(uint8(1)<<uint(id&7)) != 0
 }
 
 // Clear clears (src, dst, id).
 func (f *FlagBits) Clear(src, dst asm.Pipe, id int) {
-	f.bits[src%asm.NumPipes][dst%asm.NumPipes] &^= uint8(1) << uint(id&7)
+	if src >= asm.NumPipes || dst >= asm.NumPipes {
+		return
+	}
+	f.bits[src][dst] &^= uint8(1) << uint(id&7)
 }
 
 // Reset clears every flag.
