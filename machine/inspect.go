@@ -189,7 +189,9 @@ func cstmtPos(s asm.CStmt) asm.Pos {
 	return asm.Pos{}
 }
 
-// SetFlags lists a core's set intra-core flags with the cycle each was set.
+// SetFlags lists a core's set intra-core flags with the cycle each was set
+// (recorded while observers listen, as the debugger's do, or when the
+// profile has a flag hand-off latency; 0 otherwise).
 func (m *Machine) SetFlags(rank, core int) (flags []Flag, at []int64) {
 	c := m.coreOf(rank, core)
 	if c == nil {

@@ -649,7 +649,9 @@ func (c *core) fireFlag(e *entry, p asm.Pipe, at int64) {
 	m := c.m
 	f := e.flag
 	double := !c.flags.Set(f.Src, f.Dst, int(f.ID))
-	c.flagAt[f.Src][f.Dst][f.ID] = at
+	if m.flagTimes {
+		c.flagAt[f.Src][f.Dst][f.ID] = at
+	}
 	if m.emitting {
 		ev := m.event(EvFlagSet, c, p, e.op)
 		ev.Flag = f

@@ -104,6 +104,10 @@ type Machine struct {
 
 	ev       Event
 	emitting bool
+	// flagTimes is whether set_flag records when it fired (core.flagAt):
+	// only a hand-off latency and the debugger's flag view read it, and the
+	// write was a cache miss on every flag of an unobserved run.
+	flagTimes bool
 	// stalls is whether any observer wants EvStall: a fifth of all events,
 	// which the hazard detector ignores, so they are not built for it alone.
 	stalls bool
@@ -154,6 +158,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.opt.MaxCycles = 1 << 40
 	}
 	m.emitting = len(opt.Observers) > 0
+	m.flagTimes = m.emitting || m.prof.Sync.FlagHandoff != 0
 	m.skip = make([][numKinds]bool, len(opt.Observers))
 	m.compOnly = make([]bool, len(opt.Observers))
 	for i, o := range opt.Observers {
