@@ -104,14 +104,7 @@ func TestResultJSONFields(t *testing.T) {
 
 // gemm24 is gemm_db spread over blocks: each AIC computes its own 128-row band.
 func gemm24(t testing.TB, blocks int, defs ...asm.Define) *asm.Object {
-	src := mustRead(t, gemmDB)
-	src = strings.Replace(src, "gm A : f16 [M, K]", "gm A : f16 [M * NB, K]", 1)
-	src = strings.Replace(src, "gm C : f32 [M, N]", "gm C : f32 [M * NB, N]", 1)
-	src = strings.Replace(src, "@A[0, %kt * BK1]", "@A[block_idx * M, %kt * BK1]", 1)
-	src = strings.Replace(src, "@C[0, 0]", "@C[block_idx * M, 0]", 1)
-	src = strings.Replace(src, "run gemm blocks=1", "run gemm blocks=NB", 1)
-	src = strings.Replace(src, "const M = 128", "const M = 128\nconst NB = 24", 1)
-	return assemble(t, src, append(defs, asm.Define{Name: "NB", Value: itoa(blocks)})...)
+	return assembleFile(t, gemmDB, append(defs, asm.Define{Name: "BLOCKS", Value: itoa(blocks)})...)
 }
 
 func itoa(n int) string {

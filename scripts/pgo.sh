@@ -27,7 +27,7 @@ prof run allgather_gemm --timing-only $big -D M=16384
 # shellcheck disable=SC2086
 prof lint allgather_gemm $big -D M=8192
 prof run allgather_gemm
-prof run gemm_db --timing-only -D K=65536
+prof run gemm_db --timing-only -D BLOCKS=24 -D K=65536
 prof run ffn_grid/unified_fixed
 prof run allreduce_ring/ring_final
 for name in $("$p" list); do
