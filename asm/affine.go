@@ -146,3 +146,129 @@ func binaryAffine(op string, x, y CExpr) *Affine {
 	}
 	return &out
 }
+
+// Cond is an exact closed form of a comparison of an affine form with a
+// constant (%kt == 0, %i < N - 1), or of && and || over two such forms or
+// affine forms read as truth values (%kt == 0 && %ks == 0): the shapes of
+// #init attributes and if conditions in a kernel's hot loop. Eval gives 1 or
+// 0, as the closure does; neither side can fail, so && and || may stop early.
+type Cond struct {
+	Op   CondOp
+	L    Affine // comparisons and CondTruth: L op R
+	R    int64
+	X, Y *Cond // CondAnd, CondOr
+}
+
+// CondOp is a Cond's operator.
+type CondOp uint8
+
+// The Cond operators.
+const (
+	CondEQ CondOp = iota + 1
+	CondNE
+	CondLT
+	CondLE
+	CondGT
+	CondGE
+	CondAnd
+	CondOr
+	CondTruth // L != 0
+)
+
+// Eval evaluates c in env (the registers must hold every slot).
+func (c *Cond) Eval(env *Env) int64 {
+	var b bool
+	switch c.Op {
+	case CondAnd:
+		b = c.X.Eval(env) != 0 && c.Y.Eval(env) != 0
+	case CondOr:
+		b = c.X.Eval(env) != 0 || c.Y.Eval(env) != 0
+	default:
+		l := c.L.Eval(env)
+		switch c.Op {
+		case CondEQ:
+			b = l == c.R
+		case CondNE:
+			b = l != c.R
+		case CondLT:
+			b = l < c.R
+		case CondLE:
+			b = l <= c.R
+		case CondGT:
+			b = l > c.R
+		case CondGE:
+			b = l >= c.R
+		case CondTruth:
+			b = l != 0
+		}
+	}
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Affines calls fn for every affine form in c.
+func (c *Cond) Affines(fn func(*Affine)) {
+	switch c.Op {
+	case CondAnd, CondOr:
+		c.X.Affines(fn)
+		c.Y.Affines(fn)
+	default:
+		fn(&c.L)
+	}
+}
+
+var condOps = map[string]CondOp{"==": CondEQ, "!=": CondNE, "<": CondLT, "<=": CondLE, ">": CondGT, ">=": CondGE}
+
+// mirrored is the comparison with its sides swapped: k < x is x > k.
+var mirrored = map[CondOp]CondOp{CondEQ: CondEQ, CondNE: CondNE, CondLT: CondGT, CondLE: CondGE, CondGT: CondLT, CondGE: CondLE}
+
+// binaryCond is the Cond form of x op y, or nil.
+func binaryCond(op string, x, y CExpr) *Cond {
+	switch op {
+	case "&&", "||":
+		cx, cy := truthOf(x), truthOf(y)
+		if cx == nil || cy == nil {
+			return nil
+		}
+		o := CondAnd
+		if op == "||" {
+			o = CondOr
+		}
+		return &Cond{Op: o, X: cx, Y: cy}
+	}
+	o, ok := condOps[op]
+	if !ok {
+		return nil
+	}
+	ax, okx := affineOf(x)
+	ay, oky := affineOf(y)
+	switch {
+	case !okx || !oky:
+		return nil
+	case y.Fn == nil:
+		return &Cond{Op: o, L: ax, R: y.Val}
+	case x.Fn == nil:
+		return &Cond{Op: mirrored[o], L: ay, R: x.Val}
+	case o == CondEQ || o == CondNE:
+		// x == y is x - y == 0 even when the subtraction wraps; an ordering
+		// is not, so it keeps the closure.
+		if d, ok := sum(ax, ay.scaled(-1)); ok {
+			return &Cond{Op: o, L: d}
+		}
+	}
+	return nil
+}
+
+// truthOf is x as an operand of && or ||: its Cond, or its affine form
+// compared with zero.
+func truthOf(x CExpr) *Cond {
+	if x.Cond != nil {
+		return x.Cond
+	}
+	if x.Lin != nil {
+		return &Cond{Op: CondTruth, L: *x.Lin}
+	}
+	return nil
+}

@@ -84,3 +84,75 @@ launch ranks=1 { run k blocks=1 }
 		}
 	}
 }
+
+// TestCond compiles conditions and checks which get a Cond form and that
+// every form equals the closure, on small values (so comparisons go both
+// ways) and on values where a subtraction would wrap.
+func TestCond(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		cond bool
+	}{
+		{"%a == 0", true},
+		{"%a * 2 + 1 != %b", true},
+		{"0 < %a", true},
+		{"N - 6 >= %a + %b", true},
+		{"%a == 0 && %b == 0", true},
+		{"(%a == 0 && %b == 0) || block_idx == 3", true},
+		{"%a && %b < 2", true},
+		{"(%a & 1) == 1", true},
+		{"%a < %b", false}, // a - b < 0 is wrong when it wraps
+		{"%a == %b", true},
+		{"%a * %b == 0", false},
+		{"%a == 0 && %a * %b", false},
+		{"%a + %b + %c == 0", false},
+	} {
+		src := fmt.Sprintf(`const BK = 64
+const N = 8
+kernel k : aiv {
+    let %%a = 0
+    let %%b = 0
+    let %%c = 0
+    let %%x = %s
+}
+launch ranks=1 { run k blocks=1 }
+`, tc.src)
+		obj, errs := asm.Assemble(memFrontend(map[string]string{"m.pto": src}), "m.pto", nil)
+		if errs.HasErrors() {
+			t.Fatalf("%s: %v", tc.src, errs)
+		}
+		body := obj.Kernels[0].Body
+		x := body[len(body)-1].(*asm.CLet).X
+		if got := x.Cond != nil; got != tc.cond {
+			t.Errorf("%s: cond %v, want %v", tc.src, got, tc.cond)
+			continue
+		}
+		if x.Cond == nil {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		env := asm.Env{Regs: make([]int64, len(obj.Kernels[0].Regs))}
+		seen := map[int64]bool{}
+		for trial := range 400 {
+			env.Block = rng.Int64N(5)
+			for i := range env.Regs {
+				switch trial % 3 {
+				case 0:
+					env.Regs[i] = rng.Int64N(5) - 2
+				case 1:
+					env.Regs[i] = math.MaxInt64 - rng.Int64N(4)
+				default:
+					env.Regs[i] = math.MinInt64 + rng.Int64N(4)
+				}
+			}
+			got, want := x.Cond.Eval(&env), x.Fn(&env)
+			if got != want {
+				t.Fatalf("%s: cond %d, closure %d at %v", tc.src, got, want, env.Regs)
+			}
+			seen[got] = true
+		}
+		if !seen[0] || !seen[1] {
+			t.Errorf("%s: only saw %v: the trials do not exercise both outcomes", tc.src, seen)
+		}
+	}
+}

@@ -256,7 +256,7 @@ func (a *assembler) expr(e Expr, sc *scope) (CExpr, bool) {
 		}
 		xf, yf := x.fn(), y.fn()
 		return CExpr{Fn: func(env *Env) int64 { v, _ := binop(op, xf(env), yf(env)); return v }, Src: e,
-			Lin: binaryAffine(op, x, y)}, true
+			Lin: binaryAffine(op, x, y), Cond: binaryCond(op, x, y)}, true
 	case *Call:
 		ar, known := scalarFuncs[e.Fn]
 		if !known {

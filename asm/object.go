@@ -255,6 +255,8 @@ type CExpr struct {
 	// Lin is the expression's exact affine form when it has one (see
 	// Affine); nil for constants and every other shape.
 	Lin *Affine
+	// Cond is its exact comparison form when it has one (see Cond).
+	Cond *Cond
 }
 
 // Eval evaluates e in env. A zero CExpr evaluates to 0.

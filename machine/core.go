@@ -609,8 +609,9 @@ type fexpr struct {
 	// When slot is -1: the assembler's closure, else its affine form, else
 	// the constant add. They are out of line so that fexpr, held in every
 	// flat instruction and plan operand, stays small.
-	fn  func(*asm.Env) int64
-	lin *asm.Affine
+	fn   func(*asm.Env) int64
+	lin  *asm.Affine
+	cond *asm.Cond
 }
 
 func (x *fexpr) eval(env *asm.Env) int64 {
@@ -631,8 +632,21 @@ func (x *fexpr) evalSlow(env *asm.Env) int64 {
 		return x.fn(env)
 	case x.lin != nil:
 		return x.lin.Eval(env)
+	case x.cond != nil:
+		return x.cond.Eval(env)
 	}
 	return x.add
+}
+
+// fits reports whether every slot of l is one of nregs registers or a launch
+// value.
+func fits(l *asm.Affine, nregs int) bool {
+	for i := range l.N {
+		if l.Slot[i] < -asm.NumBuiltins || l.Slot[i] >= nregs {
+			return false
+		}
+	}
+	return true
 }
 
 // builtinReg is the register index where a core running a kernel with nregs
@@ -657,14 +671,16 @@ func compileExpr(e asm.CExpr, nregs int) fexpr {
 	if e.Fn == nil {
 		return fexpr{slot: 0, add: e.Val} // Regs[0]*0 + Val: eval's inlined path
 	}
-	l := e.Lin
-	if l == nil {
-		return fexpr{slot: -1, fn: e.Fn}
-	}
-	for i := range l.N {
-		if l.Slot[i] < -asm.NumBuiltins || l.Slot[i] >= nregs {
-			return fexpr{slot: -1, fn: e.Fn} // the closure's bounds check applies
+	if c := e.Cond; c != nil {
+		ok := true
+		c.Affines(func(a *asm.Affine) { ok = ok && fits(a, nregs) })
+		if ok {
+			return fexpr{slot: -1, cond: c}
 		}
+	}
+	l := e.Lin
+	if l == nil || !fits(l, nregs) {
+		return fexpr{slot: -1, fn: e.Fn} // out of range: the closure's bounds check applies
 	}
 	if l.N == 1 && !l.Masked {
 		s := l.Slot[0]

@@ -65,11 +65,17 @@ func TestCompileExprAgrees(t *testing.T) {
 				if f.slot >= 0 || f.fn == nil {
 					fast++
 				}
-				for range 50 {
+				for trial := range 50 {
 					env := coreEnv(len(k.Regs), asm.Env{Rank: rng.Int64N(8), NRanks: 8,
 						Block: rng.Int64N(48), SubBlock: rng.Int64N(2), BlockNum: 48})
 					for i := range len(k.Regs) {
-						env.Regs[i] = rng.Int64N(1<<20) - 1<<19
+						// Small values half the time, so that comparisons
+						// (%kt == 0) come out both ways.
+						if trial%2 == 0 {
+							env.Regs[i] = rng.Int64N(5) - 2
+						} else {
+							env.Regs[i] = rng.Int64N(1<<20) - 1<<19
+						}
 					}
 					if got, want := f.eval(&env), x.Fn(&env); got != want {
 						t.Fatalf("%s kernel %s: %s = %d, closure %d (regs %v)", name, k.Name, asm.ExprString(x.Src), got, want, env.Regs)
