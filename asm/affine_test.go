@@ -41,22 +41,7 @@ func TestAffine(t *testing.T) {
 		{"~%a", false},
 		{"%a - %a", false}, // no register left: nothing to gain over the closure
 	} {
-		src := fmt.Sprintf(`const BK = 64
-const KSUB = 3
-kernel k : aiv {
-    let %%a = 0
-    let %%b = 0
-    let %%c = 0
-    let %%x = %s
-}
-launch ranks=1 { run k blocks=1 }
-`, tc.src)
-		obj, errs := asm.Assemble(memFrontend(map[string]string{"m.pto": src}), "m.pto", nil)
-		if errs.HasErrors() {
-			t.Fatalf("%s: %v", tc.src, errs)
-		}
-		body := obj.Kernels[0].Body
-		x := body[len(body)-1].(*asm.CLet).X
+		x, nregs := letExpr(t, tc.src)
 		if got := x.Lin != nil; got != tc.affine {
 			t.Errorf("%s: affine %v, want %v", tc.src, got, tc.affine)
 			continue
@@ -65,7 +50,7 @@ launch ranks=1 { run k blocks=1 }
 			continue
 		}
 		rng := rand.New(rand.NewPCG(7, 9))
-		env := asm.Env{Regs: make([]int64, len(obj.Kernels[0].Regs))}
+		env := asm.Env{Regs: make([]int64, nregs)}
 		for trial := range 200 {
 			env.Rank, env.NRanks, env.Block, env.SubBlock, env.BlockNum = rng.Int64(), rng.Int64(), rng.Int64N(64), rng.Int64N(2), rng.Int64N(64)
 			for i := range env.Regs {
@@ -107,22 +92,7 @@ func TestCond(t *testing.T) {
 		{"%a == 0 && %a * %b", false},
 		{"%a + %b + %c == 0", false},
 	} {
-		src := fmt.Sprintf(`const BK = 64
-const N = 8
-kernel k : aiv {
-    let %%a = 0
-    let %%b = 0
-    let %%c = 0
-    let %%x = %s
-}
-launch ranks=1 { run k blocks=1 }
-`, tc.src)
-		obj, errs := asm.Assemble(memFrontend(map[string]string{"m.pto": src}), "m.pto", nil)
-		if errs.HasErrors() {
-			t.Fatalf("%s: %v", tc.src, errs)
-		}
-		body := obj.Kernels[0].Body
-		x := body[len(body)-1].(*asm.CLet).X
+		x, nregs := letExpr(t, tc.src)
 		if got := x.Cond != nil; got != tc.cond {
 			t.Errorf("%s: cond %v, want %v", tc.src, got, tc.cond)
 			continue
@@ -131,7 +101,7 @@ launch ranks=1 { run k blocks=1 }
 			continue
 		}
 		rng := rand.New(rand.NewPCG(3, 4))
-		env := asm.Env{Regs: make([]int64, len(obj.Kernels[0].Regs))}
+		env := asm.Env{Regs: make([]int64, nregs)}
 		seen := map[int64]bool{}
 		for trial := range 400 {
 			env.Block = rng.Int64N(5)
@@ -155,4 +125,28 @@ launch ranks=1 { run k blocks=1 }
 			t.Errorf("%s: only saw %v: the trials do not exercise both outcomes", tc.src, seen)
 		}
 	}
+}
+
+// letExpr compiles src as the value of a let in a kernel with registers %a,
+// %b, %c and constants BK = 64, KSUB = 3, N = 8, and returns it with the
+// kernel's register count.
+func letExpr(t *testing.T, src string) (asm.CExpr, int) {
+	t.Helper()
+	prog := fmt.Sprintf(`const BK = 64
+const KSUB = 3
+const N = 8
+kernel k : aiv {
+    let %%a = 0
+    let %%b = 0
+    let %%c = 0
+    let %%x = %s
+}
+launch ranks=1 { run k blocks=1 }
+`, src)
+	obj, errs := asm.Assemble(memFrontend(map[string]string{"m.pto": prog}), "m.pto", nil)
+	if errs.HasErrors() {
+		t.Fatalf("%s: %v", src, errs)
+	}
+	body := obj.Kernels[0].Body
+	return body[len(body)-1].(*asm.CLet).X, len(obj.Kernels[0].Regs)
 }
