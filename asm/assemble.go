@@ -522,13 +522,8 @@ func (a *assembler) checkStream(st *Stream, sc *scope) {
 }
 
 func (a *assembler) suggestKernel(name string) string {
-	best, bestD := "", 3
-	for _, k := range a.obj.Kernels {
-		if d := EditDistance(name, k.Name); d < bestD {
-			best, bestD = k.Name, d
-		}
-	}
-	return best
+	ks := a.obj.Kernels
+	return closest(name, len(ks), func(i int) string { return ks[i].Name })
 }
 
 var goldenFuncs = map[string]bool{

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // Integer expressions compile to closures over an Env. Constants fold at compile
@@ -360,13 +359,7 @@ func (a *assembler) nameExpr(e *Name, sc *scope) (CExpr, bool) {
 }
 
 func (a *assembler) suggestConst(name string) string {
-	best, bestD := "", 3
-	for _, n := range a.constOrder {
-		if d := EditDistance(strings.ToLower(name), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
+	return closest(name, len(a.constOrder), func(i int) string { return a.constOrder[i] })
 }
 
 func (a *assembler) refExpr(e *Ref, sc *scope) (CExpr, bool) {

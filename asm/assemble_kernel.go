@@ -422,13 +422,7 @@ func (a *assembler) operand(ks *kernelScope, info *OpInfo, i int, spec OperandSp
 }
 
 func suggestIn(name string, tiles []*TileInfo) string {
-	best, bestD := "", 3
-	for _, t := range tiles {
-		if d := EditDistance(name, t.Name); d < bestD {
-			best, bestD = t.Name, d
-		}
-	}
-	return best
+	return closest(name, len(tiles), func(i int) string { return tiles[i].Name })
 }
 
 func (a *assembler) tileOperand(ks *kernelScope, info *OpInfo, i int, spec OperandSpec, e *Ref, t *TileInfo) (Arg, bool) {
@@ -490,13 +484,8 @@ func (a *assembler) gmOperand(ks *kernelScope, e *GMRef) (Arg, bool) {
 	t := a.tensors[e.Name]
 	if t == nil {
 		d := a.errs.Add(e.Span, "undefined tensor @%s", e.Name)
-		best, bestD := "", 3
-		for _, x := range a.obj.Tensors {
-			if dd := EditDistance(e.Name, x.Name); dd < bestD {
-				best, bestD = x.Name, dd
-			}
-		}
-		if best != "" {
+		ts := a.obj.Tensors
+		if best := closest(e.Name, len(ts), func(i int) string { return ts[i].Name }); best != "" {
 			d.Msg += " (did you mean @" + best + "?)"
 		}
 		return arg, false

@@ -260,3 +260,30 @@ kernel k : aiv {
 		t.Errorf("st operands wrong")
 	}
 }
+
+// "Did you mean" guesses only what is plausibly a typo: at most two edits,
+// and no more than one per two characters of the name.
+func TestSuggestions(t *testing.T) {
+	for _, tc := range []struct{ ref, want string }{
+		{"zz", ""}, // two edits from h3: no guess
+		{"h4", "h3"},
+		{"RANSK", "RANKS"},
+		{"ranks", "RANKS"},
+		{"MOD", "MODE"},
+		{"BOGUS", ""},
+	} {
+		src := "const h3 = 1\nconst RANKS = 2\nconst MODE = 3\nconst X = " + tc.ref + "\n"
+		_, errs := assembleText(t, src)
+		msg := errs.Error()
+		if !strings.Contains(msg, "undefined: "+tc.ref) {
+			t.Fatalf("%s: %q", tc.ref, msg)
+		}
+		got := ""
+		if _, after, ok := strings.Cut(msg, "(did you mean "); ok {
+			got, _, _ = strings.Cut(after, "?)")
+		}
+		if got != tc.want {
+			t.Errorf("%s: suggested %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+}

@@ -512,6 +512,25 @@ func suggestOp(name string) string {
 	return ""
 }
 
+// closest is the name among n candidates (at(i), in order) nearest to name,
+// ignoring case, or "" when none is near enough to be a likely typo: at most
+// 2 edits, and at most one per two characters of name (for "zz", "h3" is two
+// edits away and no guess).
+func closest(name string, n int, at func(i int) string) string {
+	lower := strings.ToLower(name)
+	best, bestD := "", 3
+	for i := range n {
+		c := at(i)
+		if d := EditDistance(lower, strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if 2*bestD > len(name) {
+		return ""
+	}
+	return best
+}
+
 // EditDistance is the Levenshtein distance, for "did you mean" suggestions.
 func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
