@@ -607,8 +607,9 @@ type fexpr struct {
 	slot     int // -1: evalSlow
 	mul, add int64
 	// When slot is -1: the assembler's closure, else its affine form, else
-	// the constant add. They are out of line so that fexpr, held in every
-	// flat instruction and plan operand, stays small.
+	// its comparison form, else the constant add. They are out of line so
+	// that fexpr, held in every flat instruction and plan operand, stays
+	// small.
 	fn   func(*asm.Env) int64
 	lin  *asm.Affine
 	cond *asm.Cond

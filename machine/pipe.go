@@ -95,7 +95,8 @@ type entryData struct {
 	// time the op completes.
 	env asm.Env
 	// iterSpill is the slot's own array for deeper nests (allgather_gemm's
-	// compute loop is 6 deep), reused so that no issue allocates.
+	// compute loop is 7 deep), reused so that no issue allocates
+	// (TestRunAllocs).
 	iterSpill []int64
 }
 
