@@ -588,7 +588,17 @@ func (a *assembler) checkGolden(x Expr) {
 		if !goldenFuncs[x.Fn] {
 			a.errs.Add(x.Span, "unknown golden function %s", x.Fn)
 		}
-		for _, arg := range x.Args {
+		for i, arg := range x.Args {
+			if x.Fn == "cast" && i > 0 {
+				// cast(a, dtype[, rounding]): words, not values. The
+				// rounding modes are the data path's (memory.ParseRoundMode).
+				if n, ok := arg.(*Name); ok && i == 1 {
+					if _, ok := ParseDType(n.Name); !ok {
+						a.errs.Add(n.Span, "unknown dtype %s in cast (f16, bf16, f32, i8, …)", n.Name)
+					}
+				}
+				continue
+			}
 			a.checkGolden(arg)
 		}
 	case *Paren:
@@ -599,6 +609,13 @@ func (a *assembler) checkGolden(x Expr) {
 		a.checkGolden(x.X)
 		a.checkGolden(x.Y)
 	case *Name:
-		// dtype words (cast(a, f16)), constants and axis names are the machine's concern.
+		// Anywhere else a name is a constant: caught here, not when the run
+		// evaluates the check.
+		if a.consts[x.Name] == nil {
+			d := a.errs.Add(x.Span, "undefined: %s in a golden expression (golden expressions read tensors and constants)", x.Name)
+			if s := a.suggestConst(x.Name); s != "" {
+				d.Msg += " (did you mean " + s + "?)"
+			}
+		}
 	}
 }
