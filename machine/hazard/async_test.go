@@ -23,16 +23,7 @@ func TestParallelSameFindings(t *testing.T) {
 	old := serialPrefix
 	serialPrefix = 0
 	defer func() { serialPrefix = old }()
-	fe := asm.Frontend{
-		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
-			if mlir.IsMLIR(src) {
-				return mlir.ParseFile(name, src)
-			}
-			return parser.ParseFile(name, src)
-		},
-		ParseExpr: parser.ParseExpr,
-		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
-	}
+	fe := programsFrontend()
 	run := func(t *testing.T, obj *asm.Object, timing, serial bool) string {
 		d := New(Options{Serial: serial})
 		m, err := machine.New(obj, machine.Options{TimingOnly: timing, Observers: []machine.Observer{d}})
@@ -98,4 +89,46 @@ func TestParallelPanicReachesCaller(t *testing.T) {
 		}
 	}()
 	d.Flush()
+}
+
+// TestLocalJoins runs every shipped program with each local-only join
+// (drains, issue snapshots) checked against the full join it replaces.
+func TestLocalJoins(t *testing.T) {
+	checkLocalJoins, localJoins = true, 0
+	defer func() { checkLocalJoins = false }()
+	fe := programsFrontend()
+	for _, name := range programs.List() {
+		path, _ := programs.Find(name)
+		obj, errs := asm.Assemble(fe, path, nil)
+		if errs.HasErrors() {
+			t.Fatalf("%s: %v", name, errs)
+		}
+		d := New(Options{Serial: true})
+		m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(); err != nil {
+			d.NoteError(err)
+		}
+		_ = d.Findings()
+	}
+	t.Logf("%d local joins checked", localJoins)
+	if localJoins < 1000 {
+		t.Errorf("only %d local joins: the programs no longer exercise them", localJoins)
+	}
+}
+
+// programsFrontend reads the shipped programs, in either syntax.
+func programsFrontend() asm.Frontend {
+	return asm.Frontend{
+		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
+			if mlir.IsMLIR(src) {
+				return mlir.ParseFile(name, src)
+			}
+			return parser.ParseFile(name, src)
+		},
+		ParseExpr: parser.ParseExpr,
+		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
+	}
 }
