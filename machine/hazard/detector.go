@@ -111,6 +111,7 @@ type coreState struct {
 	marked    int64
 	serial    int64
 	chans     []*flagChan
+	chanKeys  []uint32                          // chanKey of chans[i]
 	used      [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
 	crossUsed uint16
 	live      bool
@@ -1124,14 +1125,25 @@ func opPos(op *asm.COp) asm.Pos {
 
 func (d *Detector) chanOf(c int32, f machine.Flag) *flagChan {
 	cs := &d.cores[c]
-	for _, ch := range cs.chans {
-		if ch.src == f.Src && ch.dst == f.Dst && ch.id == f.ID {
-			return ch
+	// The keys sit in their own small array, so the search reads one or two
+	// cache lines instead of every channel it passes (it was 4% of the
+	// detector's time on 8 ranks).
+	k := chanKey(f)
+	for i, x := range cs.chanKeys {
+		if x == k {
+			return cs.chans[i]
 		}
 	}
 	ch := &flagChan{src: f.Src, dst: f.Dst, id: f.ID}
 	cs.chans = append(cs.chans, ch)
+	cs.chanKeys = append(cs.chanKeys, k)
 	return ch
+}
+
+// chanKey packs a flag's pipes and id (validated by the callers) into the
+// key of cs.chanKeys.
+func chanKey(f machine.Flag) uint32 {
+	return uint32(f.Src)<<16 | uint32(f.Dst)<<8 | uint32(uint8(f.ID))
 }
 
 func validPipe(p asm.Pipe) bool { return p > asm.PipeInvalid && p < asm.PipeALL }
