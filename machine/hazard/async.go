@@ -49,18 +49,21 @@ type batch struct {
 	flags []machine.Flag
 }
 
-// item is one event of a batch: compact, or an index into ev.
+// item is one event of a batch: compact, or an index into ev. It is one
+// cache line (64 bytes): the machine writes it on one CPU and the detector
+// reads it on the other, so every line it spans moves between them.
 type item struct {
-	op         *asm.COp
-	agent      machine.Agent
-	kind       machine.EventKind
-	flag       machine.Flag
+	op    *asm.COp
+	agent machine.Agent
+	kind  machine.EventKind
+	flag  machine.Flag
+	// acc0 and nacc place the accesses in acc; nacc < 0 marks a whole copy,
+	// ev[acc0].
 	acc0, nacc int32
 	iter0      int32
 	niter      int32
 	issue      int64
 	issued     int64
-	ev         int32 // index into ev for a whole copy, else -1
 }
 
 func newBatch() *batch {
@@ -114,13 +117,13 @@ func (b *batch) add(e *machine.Event) {
 			b.items = append(b.items, item{op: e.Op, agent: e.Agent, kind: e.Kind, flag: e.Flag,
 				acc0: int32(len(b.acc)), nacc: int32(len(e.Accesses)),
 				iter0: int32(len(b.iter)), niter: int32(len(e.Iter)),
-				issue: e.Issue, issued: e.Issued, ev: -1})
+				issue: e.Issue, issued: e.Issued})
 			b.acc = append(b.acc, e.Accesses...)
 			b.iter = append(b.iter, e.Iter...)
 			return
 		}
 	}
-	b.items = append(b.items, item{kind: e.Kind, ev: int32(len(b.ev))})
+	b.items = append(b.items, item{kind: e.Kind, acc0: int32(len(b.ev)), nacc: -1})
 	b.ev = append(b.ev, *e)
 	c := &b.ev[len(b.ev)-1]
 	c.Accesses = arena(&b.acc, e.Accesses)
@@ -137,8 +140,8 @@ func (d *Detector) replay(b *batch) {
 	e := &d.scratch
 	for i := range b.items {
 		it := &b.items[i]
-		if it.ev >= 0 {
-			d.observe(&b.ev[it.ev])
+		if it.nacc < 0 {
+			d.observe(&b.ev[it.acc0])
 			continue
 		}
 		// Only the fields add kept: the detector reads no others of these

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ptoasm/ptoasm/asm"
@@ -79,7 +80,7 @@ func TestParallelPanicReachesCaller(t *testing.T) {
 	// No event makes the detector panic (the fuzz tests see to that), so
 	// plant a batch item that indexes past its batch.
 	d.Observe(&machine.Event{Kind: machine.EvRunStart})
-	d.pipe.cur.items = append(d.pipe.cur.items, item{ev: 1 << 30})
+	d.pipe.cur.items = append(d.pipe.cur.items, item{acc0: 1 << 30, nacc: -1})
 	for range 3 * batchEvents {
 		d.Observe(&machine.Event{Kind: machine.EvRunStart})
 	}
@@ -130,5 +131,13 @@ func programsFrontend() asm.Frontend {
 		},
 		ParseExpr: parser.ParseExpr,
 		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
+	}
+}
+
+// A batch item stays one cache line: the machine writes it on one CPU and
+// the detector reads it on the other (a 72-byte item spanned two lines).
+func TestItemSize(t *testing.T) {
+	if n := unsafe.Sizeof(item{}); n > 64 {
+		t.Errorf("item is %d bytes, want at most 64", n)
 	}
 }
