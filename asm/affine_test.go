@@ -53,16 +53,7 @@ func TestAffine(t *testing.T) {
 		env := asm.Env{Regs: make([]int64, nregs)}
 		for trial := range 200 {
 			env.Rank, env.NRanks, env.Block, env.SubBlock, env.BlockNum = rng.Int64(), rng.Int64(), rng.Int64N(64), rng.Int64N(2), rng.Int64N(64)
-			for i := range env.Regs {
-				switch trial % 4 {
-				case 0:
-					env.Regs[i] = math.MaxInt64 - rng.Int64N(4)
-				case 1:
-					env.Regs[i] = math.MinInt64 + rng.Int64N(4)
-				default:
-					env.Regs[i] = rng.Int64() - math.MaxInt64/2
-				}
-			}
+			fillRegs(rng, &env, trial)
 			if got, want := x.Lin.Eval(&env), x.Fn(&env); got != want {
 				t.Fatalf("%s: affine %d, closure %d at %v", tc.src, got, want, env.Regs)
 			}
@@ -105,16 +96,7 @@ func TestCond(t *testing.T) {
 		seen := map[int64]bool{}
 		for trial := range 400 {
 			env.Block = rng.Int64N(5)
-			for i := range env.Regs {
-				switch trial % 3 {
-				case 0:
-					env.Regs[i] = rng.Int64N(5) - 2
-				case 1:
-					env.Regs[i] = math.MaxInt64 - rng.Int64N(4)
-				default:
-					env.Regs[i] = math.MinInt64 + rng.Int64N(4)
-				}
-			}
+			fillRegs(rng, &env, trial)
 			got, want := x.Cond.Eval(&env), x.Fn(&env)
 			if got != want {
 				t.Fatalf("%s: cond %d, closure %d at %v", tc.src, got, want, env.Regs)
@@ -149,4 +131,22 @@ launch ranks=1 { run k blocks=1 }
 	}
 	body := obj.Kernels[0].Body
 	return body[len(body)-1].(*asm.CLet).X, len(obj.Kernels[0].Regs)
+}
+
+// fillRegs gives env's registers values of one of four kinds, by trial:
+// small (so comparisons go both ways), near the largest and the smallest
+// int64 (so sums wrap), and anywhere.
+func fillRegs(rng *rand.Rand, env *asm.Env, trial int) {
+	for i := range env.Regs {
+		switch trial % 4 {
+		case 0:
+			env.Regs[i] = rng.Int64N(5) - 2
+		case 1:
+			env.Regs[i] = math.MaxInt64 - rng.Int64N(4)
+		case 2:
+			env.Regs[i] = math.MinInt64 + rng.Int64N(4)
+		default:
+			env.Regs[i] = rng.Int64() - math.MaxInt64/2
+		}
+	}
 }
