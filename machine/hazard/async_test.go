@@ -24,46 +24,64 @@ func TestParallelSameFindings(t *testing.T) {
 	old := serialPrefix
 	serialPrefix = 0
 	defer func() { serialPrefix = old }()
-	fe := programsFrontend()
-	run := func(t *testing.T, obj *asm.Object, timing, serial bool) string {
-		d := New(Options{Serial: serial})
-		m, err := machine.New(obj, machine.Options{TimingOnly: timing, Observers: []machine.Observer{d}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Run(); err != nil {
-			d.NoteError(err)
-		}
-		if !serial && d.pipe != nil {
-			t.Fatal("the detector's goroutine is still running after Run")
-		}
-		b, err := json.Marshal(d.Findings())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	pipelined := 0
+	eachProgram(t, func(name string, obj *asm.Object) {
+		want := lintTiming(t, obj, true)
+		if New(Options{}).parallel() {
+			pipelined++
+		}
+		if got := lintTiming(t, obj, false); got != want {
+			t.Errorf("%s: findings differ with the detector on its own goroutine (-serial +parallel):\n%s", name, cmp.Diff(want, got))
+		}
+	})
+	if pipelined == 0 {
+		t.Log("one CPU: the parallel path fell back to serial")
+	}
+}
+
+// eachProgram assembles every shipped program, in either syntax, and calls fn.
+func eachProgram(t *testing.T, fn func(name string, obj *asm.Object)) {
+	t.Helper()
+	fe := asm.Frontend{
+		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
+			if mlir.IsMLIR(src) {
+				return mlir.ParseFile(name, src)
+			}
+			return parser.ParseFile(name, src)
+		},
+		ParseExpr: parser.ParseExpr,
+		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
+	}
 	for _, name := range programs.List() {
 		path, _ := programs.Find(name)
 		obj, errs := asm.Assemble(fe, path, nil)
 		if errs.HasErrors() {
 			t.Fatalf("%s: %v", name, errs)
 		}
-		for _, timing := range []bool{true} {
-			want := run(t, obj, timing, true)
-			d := New(Options{})
-			if d.parallel() {
-				pipelined++
-			}
-			if got := run(t, obj, timing, false); got != want {
-				t.Errorf("%s (timing-only %v): findings differ with the detector on its own goroutine (-serial +parallel):\n%s", name, timing, cmp.Diff(want, got))
-			}
-		}
+		fn(name, obj)
 	}
-	if pipelined == 0 {
-		t.Log("one CPU: the parallel path fell back to serial")
+}
+
+// lintTiming runs obj timing-only with the detector, as lint does, inline
+// or on its own goroutine, and returns the findings as JSON.
+func lintTiming(t *testing.T, obj *asm.Object, serial bool) string {
+	t.Helper()
+	d := New(Options{Serial: serial})
+	m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, err := m.Run(); err != nil {
+		d.NoteError(err)
+	}
+	if !serial && d.pipe != nil {
+		t.Fatal("the detector's goroutine is still running after Run")
+	}
+	b, err := json.Marshal(d.Findings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // A panic on the detector's goroutine reaches the caller at the next drain,
@@ -97,40 +115,10 @@ func TestParallelPanicReachesCaller(t *testing.T) {
 func TestLocalJoins(t *testing.T) {
 	checkLocalJoins, localJoins = true, 0
 	defer func() { checkLocalJoins = false }()
-	fe := programsFrontend()
-	for _, name := range programs.List() {
-		path, _ := programs.Find(name)
-		obj, errs := asm.Assemble(fe, path, nil)
-		if errs.HasErrors() {
-			t.Fatalf("%s: %v", name, errs)
-		}
-		d := New(Options{Serial: true})
-		m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Run(); err != nil {
-			d.NoteError(err)
-		}
-		_ = d.Findings()
-	}
+	eachProgram(t, func(_ string, obj *asm.Object) { lintTiming(t, obj, true) })
 	t.Logf("%d local joins checked", localJoins)
 	if localJoins < 1000 {
 		t.Errorf("only %d local joins: the programs no longer exercise them", localJoins)
-	}
-}
-
-// programsFrontend reads the shipped programs, in either syntax.
-func programsFrontend() asm.Frontend {
-	return asm.Frontend{
-		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
-			if mlir.IsMLIR(src) {
-				return mlir.ParseFile(name, src)
-			}
-			return parser.ParseFile(name, src)
-		},
-		ParseExpr: parser.ParseExpr,
-		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
 	}
 }
 
