@@ -1225,11 +1225,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 	if ch.set {
 		if ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen {
 			// The other-core part is the copy this pipe joined last time.
-			for _, l := range d.coreAgents(&d.cores[c]) {
-				if int(l) < len(ch.clock) {
-					d.raiseIn(a, l, ch.clock[l])
-				}
-			}
+			d.joinLocal(a, c, ch.clock)
 		} else {
 			d.acquire(a, ch.clock)
 			ch.seenID = ch.snapID
@@ -1312,7 +1308,8 @@ var (
 )
 
 // joinLocal joins the components of core c's agents from src into agent
-// dst: the full join when dst is known to hold src's other components.
+// dst: the full join when dst is known to hold src's other components
+// (drains and issue snapshots by rver, flag waits by the channel's copy).
 func (d *Detector) joinLocal(dst, c int32, src []uint32) {
 	var want []uint32
 	if checkLocalJoins {
