@@ -24,23 +24,13 @@ type scope struct {
 
 var builtinNames = []string{"rank", "nranks", "block_idx", "block_num", "subblock_idx"}
 
+// builtinFn is the closure reading launch value name, or nil.
 func builtinFn(name string) func(*Env) int64 {
-	if builtinSlot(name) == 0 {
+	s := builtinSlot(name)
+	if s == 0 {
 		return nil
 	}
-	switch name {
-	case "rank":
-		return func(e *Env) int64 { return e.Rank }
-	case "nranks":
-		return func(e *Env) int64 { return e.NRanks }
-	case "block_idx":
-		return func(e *Env) int64 { return e.Block }
-	case "block_num":
-		return func(e *Env) int64 { return e.BlockNum }
-	case "subblock_idx":
-		return func(e *Env) int64 { return e.SubBlock }
-	}
-	return nil
+	return func(e *Env) int64 { return e.Builtin(s) }
 }
 
 // builtinSlot is name's Affine slot, 0 for none.
