@@ -639,9 +639,9 @@ func (x *fexpr) evalSlow(env *asm.Env) int64 {
 	return x.add
 }
 
-// fits reports whether every slot of l is one of nregs registers or a launch
+// slotsIn reports whether every slot of l is one of nregs registers or a launch
 // value.
-func fits(l *asm.Affine, nregs int) bool {
+func slotsIn(l *asm.Affine, nregs int) bool {
 	for i := range l.N {
 		if l.Slot[i] < -asm.NumBuiltins || l.Slot[i] >= nregs {
 			return false
@@ -674,13 +674,13 @@ func compileExpr(e asm.CExpr, nregs int) fexpr {
 	}
 	if c := e.Cond; c != nil {
 		ok := true
-		c.Affines(func(a *asm.Affine) { ok = ok && fits(a, nregs) })
+		c.Affines(func(a *asm.Affine) { ok = ok && slotsIn(a, nregs) })
 		if ok {
 			return fexpr{slot: -1, cond: c}
 		}
 	}
 	l := e.Lin
-	if l == nil || !fits(l, nregs) {
+	if l == nil || !slotsIn(l, nregs) {
 		return fexpr{slot: -1, fn: e.Fn} // out of range: the closure's bounds check applies
 	}
 	if l.N == 1 && !l.Masked {
