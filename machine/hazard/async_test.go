@@ -122,6 +122,19 @@ func TestLocalJoins(t *testing.T) {
 	}
 }
 
+// TestShortcuts runs every shipped program with the detector's lookup
+// shortcuts (the cell cache, the remembered signal words) checked against
+// the work they skip.
+func TestShortcuts(t *testing.T) {
+	checkShortcuts, shortcuts = true, 0
+	defer func() { checkShortcuts = false }()
+	eachProgram(t, func(_ string, obj *asm.Object) { lintTiming(t, obj, true) })
+	t.Logf("%d shortcuts checked", shortcuts)
+	if shortcuts < 1000 {
+		t.Errorf("only %d shortcuts: the programs no longer exercise them", shortcuts)
+	}
+}
+
 // A batch item stays one cache line: the machine writes it on one CPU and
 // the detector reads it on the other (a 72-byte item spanned two lines).
 func TestItemSize(t *testing.T) {

@@ -52,11 +52,11 @@ type agentState struct {
 	lastSnap     uint64
 	lastSnapRver uint64
 	snapRver     uint64
-	// sigCell and sigVer name the signal word (and its version) the agent
-	// last joined, in run generation sigGen.
-	sigCell *cell
-	sigVer  uint32
-	sigGen  uint32
+	// sigs remembers the signal words (and their versions, in run
+	// generations) the agent joined last: a waiter polling words nobody
+	// changed since has joined them already (signalCell).
+	sigs    [sigMemo]sigSeen
+	sigNext uint8
 	// rver counts changes to the components of agents on other cores (or
 	// none): a flag set whose source's rver is unchanged since the channel's
 	// last full copy refreshes only the core's own few components.
@@ -126,6 +126,9 @@ type coreState struct {
 	// (drainCore).
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
+	// locals lists the core's agents that exist, scalar first (coreAgents).
+	locals  [asm.NumPipes + 1]int32
+	nlocals uint8
 }
 
 type crossKey struct{ rank, core, id int32 }
@@ -200,11 +203,11 @@ type Detector struct {
 	// (rank, tensor index); rects is scratch for its rectangles.
 	gm2d  table[*gmShadow]
 	rects []rect
-	// localBuf is scratch for coreAgents.
-	localBuf []int32
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem
+	// cells remembers the cell each recent byte range landed on.
+	cells cellCache
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
 	tensorBase table[tensorAt]
@@ -335,6 +338,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		} else {
 			cs.pipes[a.Pipe] = i
 		}
+		cs.listLocals()
 	}
 	d.agents = append(d.agents, st)
 	*d.agentIdx.at(a.Rank, key) = i + 1
@@ -823,10 +827,7 @@ func isSignal(acc *machine.Access) bool {
 }
 
 func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
-	k := shadowKey{space: acc.Space, rank: acc.Rank, core: acc.Core}
-	if acc.Space == asm.GM {
-		k.core = -1
-	}
+	k := keyOf(acc)
 	if k == d.lastKey && d.lastMem != nil {
 		return d.lastMem
 	}
@@ -855,6 +856,21 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.access2d(r, acc, g)
 		return
 	}
+	cacheable := !(acc.ReadOnly && !acc.Write) && acc.Lo>>pageShift == (acc.Hi-1)>>pageShift
+	var slot *cellSlot
+	key := keyOf(acc)
+	if cacheable {
+		slot = d.cells.slot(key, acc.Lo, acc.Hi)
+		if c := slot.c; c != nil && c.lo == acc.Lo && c.hi == acc.Hi && slot.key == key {
+			if checkShortcuts {
+				d.checkCachedCell(acc, c)
+			}
+			uninitLo, uninitHi := int64(-1), int64(-1)
+			d.accessCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+			d.noteUninit(r, acc, uninitLo, uninitHi)
+			return
+		}
+	}
 	sm := d.shadowFor(acc)
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	for lo := acc.Lo; lo < acc.Hi; {
@@ -873,10 +889,18 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		}
 		i, j := m.span(lo, hi)
 		lo = hi
+		if slot != nil && j == i+1 {
+			*slot = cellSlot{key: key, c: m.cells[i]}
+		}
 		d.accessCells(r, acc, m, i, j, geo{}, &uninitLo, &uninitHi)
 	}
-	if uninitLo >= 0 {
-		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
+	d.noteUninit(r, acc, uninitLo, uninitHi)
+}
+
+// noteUninit notes an uninitialised read of [lo, hi) (lo < 0: none).
+func (d *Detector) noteUninit(r *rec, acc *machine.Access, lo, hi int64) {
+	if lo >= 0 {
+		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: lo, hi: hi, single: true})
 	}
 }
 
@@ -890,62 +914,66 @@ const keepSplits = 4
 // accessCells is access on cells [i, j) of one page.
 func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g geo, uninitLo, uninitHi *int64) {
 	for k := i; k < j; k++ {
-		c := m.cells[k]
-		lo, hi := g.bytes(c.lo, c.hi)
-		if !acc.Write {
-			if !c.written {
-				if *uninitLo < 0 {
-					*uninitLo = lo
-				}
-				*uninitHi = hi
-			}
-			if c.hasW && !d.hbOrSame(&c.w, r) {
-				d.race(&c.w, r, acc, lo, hi)
-			}
-			for x := range c.adds {
-				if !d.hbOrSame(&c.adds[x], r) {
-					d.race(&c.adds[x], r, acc, lo, hi)
-				}
-			}
-			r.uninit = !c.written
-			c.reads = putRec(c.reads, r)
-			r.uninit = false
-			continue
-		}
-		// A write that races a read of the previous value is reported as
-		// that WAR only: the WAW with the previous writer has the same fix.
-		warred := false
-		for x := range c.reads {
-			if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
-				d.race(rd, r, acc, lo, hi)
-				warred = true
-				if rd.uninit {
-					d.retractUninit(rd)
-					rd.uninit = false
-				}
-			}
-		}
-		if c.hasW && !warred && !d.hbOrSame(&c.w, r) {
-			d.race(&c.w, r, acc, lo, hi)
-		}
-		if acc.Atomic {
-			// Atomic adds commute with each other; they still race plain accesses.
-			c.adds = putRec(c.adds, r)
-			c.written = true
-			continue
-		}
-		for x := range c.adds {
-			if !warred && !d.hbOrSame(&c.adds[x], r) {
-				d.race(&c.adds[x], r, acc, lo, hi)
-			}
-		}
-		c.w, c.hasW, c.written = *r, true, true
-		c.adds = c.adds[:0]
-		c.reads = c.reads[:0]
+		d.accessCell(r, acc, m.cells[k], g, uninitLo, uninitHi)
 	}
 	if acc.Write && !acc.Atomic && j-i > keepSplits {
 		m.collapse(i, j)
 	}
+}
+
+// accessCell is access on one cell.
+func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
+	lo, hi := g.bytes(c.lo, c.hi)
+	if !acc.Write {
+		if !c.written {
+			if *uninitLo < 0 {
+				*uninitLo = lo
+			}
+			*uninitHi = hi
+		}
+		if c.hasW && !d.hbOrSame(&c.w, r) {
+			d.race(&c.w, r, acc, lo, hi)
+		}
+		for x := range c.adds {
+			if !d.hbOrSame(&c.adds[x], r) {
+				d.race(&c.adds[x], r, acc, lo, hi)
+			}
+		}
+		r.uninit = !c.written
+		c.reads = putRec(c.reads, r)
+		r.uninit = false
+		return
+	}
+	// A write that races a read of the previous value is reported as
+	// that WAR only: the WAW with the previous writer has the same fix.
+	warred := false
+	for x := range c.reads {
+		if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
+			d.race(rd, r, acc, lo, hi)
+			warred = true
+			if rd.uninit {
+				d.retractUninit(rd)
+				rd.uninit = false
+			}
+		}
+	}
+	if c.hasW && !warred && !d.hbOrSame(&c.w, r) {
+		d.race(&c.w, r, acc, lo, hi)
+	}
+	if acc.Atomic {
+		// Atomic adds commute with each other; they still race plain accesses.
+		c.adds = putRec(c.adds, r)
+		c.written = true
+		return
+	}
+	for x := range c.adds {
+		if !warred && !d.hbOrSame(&c.adds[x], r) {
+			d.race(&c.adds[x], r, acc, lo, hi)
+		}
+	}
+	c.w, c.hasW, c.written = *r, true, true
+	c.adds = c.adds[:0]
+	c.reads = c.reads[:0]
 }
 
 // gmShadowFor returns the 2-D shadow of the GM tensor acc touches, or nil
@@ -1041,10 +1069,14 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 			*uninitHi = c.hi
 		}
 		// A waiter polling an unchanged word has joined it already.
-		if ag := &d.agents[a]; ag.sigCell != c || ag.sigVer != c.sigVer || ag.sigGen != d.gen {
+		if checkShortcuts && d.agents[a].joinedSig(c, d.gen) {
+			d.checkJoinedSig(a, c)
+		}
+		if !d.agents[a].joinedSig(c, d.gen) {
 			d.acquire(a, c.sig)
-			ag = &d.agents[a]
-			ag.sigCell, ag.sigVer, ag.sigGen = c, c.sigVer, d.gen
+			ag := &d.agents[a]
+			ag.sigs[ag.sigNext] = sigSeen{c, c.sigVer, d.gen}
+			ag.sigNext = (ag.sigNext + 1) % sigMemo
 		}
 	case r.atomic:
 		if c.hasW && !d.hbOrSame(&c.w, r) {
@@ -1065,6 +1097,28 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		c.sig = append(c.sig[:0], d.tmp...)
 		c.sigVer++
 	}
+}
+
+// sigMemo is how many signal words an agent remembers joining: a consumer
+// polls the flags of several chunks round-robin (allgather_gemm's compute
+// scalar scans a row group's chunks), and remembering only the last word
+// joined every other word's whole clock again at each poll.
+const sigMemo = 4
+
+// sigSeen is a signal word at version ver of run generation gen.
+type sigSeen struct {
+	c        *cell
+	ver, gen uint32
+}
+
+// joinedSig reports whether the agent has joined c's current clock.
+func (ag *agentState) joinedSig(c *cell, gen uint32) bool {
+	for _, s := range ag.sigs {
+		if s.c == c && s.ver == c.sigVer && s.gen == gen {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Detector) resetRace(plain, add *rec, acc *machine.Access, lo, hi int64) {
@@ -1193,17 +1247,25 @@ func (d *Detector) flagSet(e *machine.Event) {
 
 // coreAgents lists the agents of core cs that exist: its scalar and pipes.
 func (d *Detector) coreAgents(cs *coreState) []int32 {
-	out := d.localBuf[:0]
+	return cs.locals[:cs.nlocals]
+}
+
+// listLocals refreshes cs.locals after an agent of the core appeared: flag
+// sets and local joins walk the list millions of times, agents appear a
+// few times per core.
+func (cs *coreState) listLocals() {
+	n := 0
 	if cs.scalar >= 0 {
-		out = append(out, cs.scalar)
+		cs.locals[n] = cs.scalar
+		n++
 	}
 	for _, p := range cs.pipes {
 		if p >= 0 && p != cs.scalar {
-			out = append(out, p)
+			cs.locals[n] = p
+			n++
 		}
 	}
-	d.localBuf = out
-	return out
+	cs.nlocals = uint8(n)
 }
 
 func (d *Detector) flagWait(e *machine.Event) {
@@ -1645,6 +1707,7 @@ func (d *Detector) runBoundary(start bool) {
 		}
 		clear(d.shadow.odd)
 		d.lastMem = nil
+		d.cells.reset()
 	}
 }
 

@@ -1,0 +1,80 @@
+package hazard
+
+import (
+	"fmt"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// cellCache remembers, for recently accessed byte ranges, the cell that
+// covers exactly that range. An access of a tile a core touched before
+// then goes straight to its cell instead of through the buffer's table,
+// shadow, page, and the page's bounds and cell arrays: on 8 ranks those are
+// cold on almost every access (576 cores take turns), and the lookup was a
+// fifth of the detector's time.
+//
+// An entry needs no invalidation: a cell is only ever in its own page's
+// list, and every change to the list (split, merge, fill) changes the lo or
+// hi of the cells it drops or cuts (a merged cell is zeroed before it is
+// recycled), so a cell still spanning [lo, hi) is still the one for it.
+// Dropping a whole buffer (a launch boundary) resets the cache.
+type cellCache struct {
+	slots []cellSlot
+}
+
+// cellSlot is one entry: the buffer and the cell. The range is the cell's.
+type cellSlot struct {
+	key shadowKey
+	c   *cell
+}
+
+// cellCacheBits sizes the cache: 2^14 slots of 24 bytes fit the L2 of the
+// machines we measure on, and hold every tile window of the 8-rank shape.
+const cellCacheBits = 14
+
+func keyOf(acc *machine.Access) shadowKey {
+	k := shadowKey{space: acc.Space, rank: acc.Rank, core: acc.Core}
+	if acc.Space == asm.GM {
+		k.core = -1
+	}
+	return k
+}
+
+// slot returns the entry acc's range hashes to.
+func (cc *cellCache) slot(k shadowKey, lo, hi int64) *cellSlot {
+	if cc.slots == nil {
+		cc.slots = make([]cellSlot, 1<<cellCacheBits)
+	}
+	h := uint64(lo)*0x9E3779B97F4A7C15 ^ uint64(hi)*0xC2B2AE3D27D4EB4F ^
+		(uint64(uint32(k.rank))<<32|uint64(uint32(k.core)))*0x165667B19E3779F9 ^ uint64(k.space)
+	return &cc.slots[h>>(64-cellCacheBits)]
+}
+
+func (cc *cellCache) reset() { clear(cc.slots) }
+
+// checkShortcuts makes the detector verify, in tests, that each cached cell
+// is the one the page's own lookup finds, and that each signal word an agent
+// skips joining would not change its clock; shortcuts counts the checks.
+var (
+	checkShortcuts = false
+	shortcuts      int
+)
+
+func (d *Detector) checkCachedCell(acc *machine.Access, c *cell) {
+	shortcuts++
+	m, _ := d.shadowFor(acc).page(acc.Lo, acc.Hi)
+	if i, j := m.span(acc.Lo, acc.Hi); j != i+1 || m.cells[i] != c {
+		panic(fmt.Sprintf("hazard: the cell cached for %s [%d, %d) is not the page's (cells %d-%d)", acc.Space, acc.Lo, acc.Hi, i, j))
+	}
+}
+
+func (d *Detector) checkJoinedSig(a int32, c *cell) {
+	shortcuts++
+	clk := d.agents[a].clock
+	for i, v := range c.sig {
+		if v > get(clk, int32(i)) {
+			panic(fmt.Sprintf("hazard: agent %d skipped joining a signal word it lacks component %d of (%d > %d)", a, i, v, get(clk, int32(i))))
+		}
+	}
+}
