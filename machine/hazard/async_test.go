@@ -110,28 +110,28 @@ func TestParallelPanicReachesCaller(t *testing.T) {
 	d.Flush()
 }
 
-// TestLocalJoins runs every shipped program with each local-only join
-// (drains, issue snapshots) checked against the full join it replaces.
-func TestLocalJoins(t *testing.T) {
-	checkLocalJoins, localJoins = true, 0
-	defer func() { checkLocalJoins = false }()
-	eachProgram(t, func(_ string, obj *asm.Object) { lintTiming(t, obj, true) })
-	t.Logf("%d local joins checked", localJoins)
-	if localJoins < 1000 {
-		t.Errorf("only %d local joins: the programs no longer exercise them", localJoins)
-	}
-}
-
-// TestShortcuts runs every shipped program with the detector's lookup
-// shortcuts (the cell cache, the remembered signal words) checked against
-// the work they skip.
-func TestShortcuts(t *testing.T) {
-	checkShortcuts, shortcuts = true, 0
-	defer func() { checkShortcuts = false }()
-	eachProgram(t, func(_ string, obj *asm.Object) { lintTiming(t, obj, true) })
-	t.Logf("%d shortcuts checked", shortcuts)
-	if shortcuts < 1000 {
-		t.Errorf("only %d shortcuts: the programs no longer exercise them", shortcuts)
+// TestSelfChecks runs every shipped program with each of the detector's
+// shortcuts checked against the work it skips: local-only joins (drains,
+// issue snapshots, flag waits) against the full join, cached cells against
+// the page lookup, skipped signal joins against the clock.
+func TestSelfChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		check *bool
+		count *int
+	}{
+		{"local joins", &checkLocalJoins, &localJoins},
+		{"shortcuts", &checkShortcuts, &shortcuts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			*tc.check, *tc.count = true, 0
+			defer func() { *tc.check = false }()
+			eachProgram(t, func(_ string, obj *asm.Object) { lintTiming(t, obj, true) })
+			t.Logf("%d %s checked", *tc.count, tc.name)
+			if *tc.count < 1000 {
+				t.Errorf("only %d %s: the programs no longer exercise them", *tc.count, tc.name)
+			}
+		})
 	}
 }
 
