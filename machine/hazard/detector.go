@@ -61,6 +61,48 @@ type agentState struct {
 	// none): a flag set whose source's rver is unchanged since the channel's
 	// last full copy refreshes only the core's own few components.
 	rver uint64
+	// rem names the other-core part of a pipe's clock, while remRver is
+	// rver+1 (see remote).
+	rem     remPart
+	remRver uint64
+}
+
+// remPart says what the other-core components of a pipe's clock are: those
+// of its scalar's issue snapshot snap (0: none at all). A pipe learns of
+// other cores almost only through the snapshots it joins, and a scalar's
+// snapshots only grow, so two parts named this way compare by their
+// snapshot ids without reading a component. After a remote notify reaches
+// a core, every flag between its pipes otherwise copied and joined the whole
+// clock (one component per agent of the system) until the next one.
+type remPart struct {
+	snap  uint64
+	known bool
+}
+
+// remote returns the agent's remPart, unknown once anything else changed
+// its other-core components (rver moved).
+func (ag *agentState) remote() remPart {
+	if ag.remRver != ag.rver+1 {
+		return remPart{}
+	}
+	return ag.rem
+}
+
+// setRemote records the agent's other-core part as of now.
+func (ag *agentState) setRemote(r remPart) { ag.rem, ag.remRver = r, ag.rver+1 }
+
+// within reports whether part r is contained in part o (both known).
+func (r remPart) within(o remPart) bool { return r.known && o.known && r.snap <= o.snap }
+
+// joined is the part of a clock joining r and o, when one contains the other.
+func (r remPart) joined(o remPart) remPart {
+	switch {
+	case r.within(o):
+		return o
+	case o.within(r):
+		return r
+	}
+	return remPart{}
 }
 
 // pending is an op the scalar issued that its pipe has not run yet: the
@@ -93,6 +135,8 @@ type flagChan struct {
 	snapID, seenID uint64
 	snapRver       uint64
 	snapGen        uint32
+	// rem names clock's other-core part while set (agentState.rem).
+	rem remPart
 }
 
 type coreState struct {
@@ -322,6 +366,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		return i - 1
 	}
 	st := agentState{rank: a.Rank, core: a.Core, pipe: a.Pipe, coreIdx: -1, gen: d.gen}
+	st.setRemote(remPart{known: true}) // no clock yet: no news of other cores
 	switch {
 	case a.Core < 0:
 		st.kind = akSDMA
@@ -391,6 +436,7 @@ func (d *Detector) enter(a int32) *agentState {
 		ag.ver++
 		ag.rver++
 		ag.lastSnap, ag.lastSnapRver = 0, 0
+		ag.setRemote(remPart{known: true})
 	}
 	if ag.coreIdx >= 0 {
 		if cs := &d.cores[ag.coreIdx]; !cs.live {
@@ -690,6 +736,7 @@ func (d *Detector) issueState(c int32, k int64) (issueState, bool) {
 // joinState gives agent a the scalar state st of core c an op was issued in.
 func (d *Detector) joinState(a, c int32, st issueState) {
 	if ag := &d.agents[a]; ag.lastSnap != st.snapID {
+		was := ag.remote()
 		if ag.coreIdx == c && ag.lastSnapRver == st.rver {
 			// The scalar's components of other cores are those of the
 			// snapshot joined last (its rver has not moved): only its
@@ -699,7 +746,14 @@ func (d *Detector) joinState(a, c int32, st issueState) {
 		} else {
 			d.acquire(a, st.clock)
 		}
-		d.agents[a].lastSnap, d.agents[a].lastSnapRver = st.snapID, st.rver
+		ag = &d.agents[a]
+		ag.lastSnap, ag.lastSnapRver = st.snapID, st.rver
+		if ag.coreIdx == c && ag.kind != akScalar {
+			// The pipe's other-core part is now the snapshot's if it held
+			// an earlier snapshot's or none. (An SDMA engine runs copies
+			// of any core: its part is not one core's.)
+			ag.setRemote(was.joined(remPart{snap: st.snapID, known: true}))
+		}
 	}
 	d.raiseIn(a, d.cores[c].scalar, st.epoch)
 }
@@ -1228,6 +1282,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 		d.tmp = d.release(a, d.tmp)
 		join(&ch.clock, d.tmp)
 		ch.snapID = 0 // a join of two releases: no source version names it
+		ch.rem = ch.rem.joined(ag.remote())
 	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && len(ch.clock) >= len(ag.clock):
 		// Only this core's components can have moved since the copy.
 		for _, l := range d.coreAgents(&d.cores[c]) {
@@ -1236,11 +1291,15 @@ func (d *Detector) flagSet(e *machine.Event) {
 			}
 		}
 		raise(&ch.clock, a, ag.n)
+		if r := ag.remote(); r.known {
+			ch.rem = r // the same part as the copy's, maybe by a later name
+		}
 	default:
 		ch.clock = append(ch.clock[:0], ag.clock...)
 		raise(&ch.clock, a, ag.n)
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
+		ch.rem = ag.remote()
 	}
 	ch.set, ch.last, ch.hasLast = true, r, true
 }
@@ -1285,12 +1344,21 @@ func (d *Detector) flagWait(e *machine.Event) {
 	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
 	if ch.set {
-		if ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen {
+		w := d.agents[a].remote()
+		switch {
+		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen:
 			// The other-core part is the copy this pipe joined last time.
 			d.joinLocal(a, c, ch.clock)
-		} else {
+		case ch.rem.within(w):
+			// The setter's news of other cores came from a snapshot of
+			// the scalar no later than the one this pipe has.
+			d.joinLocal(a, c, ch.clock)
+		default:
 			d.acquire(a, ch.clock)
 			ch.seenID = ch.snapID
+			if ag := &d.agents[a]; ag.kind != akScalar {
+				ag.setRemote(w.joined(ch.rem))
+			}
 		}
 	}
 	ch.set = false
