@@ -11,8 +11,8 @@ import (
 // covers exactly that range. An access of a tile a core touched before
 // then goes straight to its cell instead of through the buffer's table,
 // shadow, page, and the page's bounds and cell arrays: on 8 ranks those are
-// cold on almost every access (576 cores take turns), and the lookup was a
-// fifth of the detector's time.
+// cold on almost every access (576 cores take turns), and the lookup was
+// about a sixth of the detector's time in a CPU profile.
 //
 // An entry needs no invalidation: a cell is only ever in its own page's
 // list, and every change to the list (split, merge, fill) changes the lo or
@@ -29,10 +29,11 @@ type cellSlot struct {
 	c   *cell
 }
 
-// cellCacheBits sizes the cache: 2^14 slots of 24 bytes fit the L2 of the
-// machines we measure on, and hold every tile window of the 8-rank shape.
+// cellCacheBits sizes the cache: 2^14 slots of 24 bytes (384 KiB) fit a
+// 512 KiB L2; on the 8-rank allgather_gemm 76% of byte-range accesses hit.
 const cellCacheBits = 14
 
+// keyOf names the buffer acc touches: GM is per rank, the rest per core.
 func keyOf(acc *machine.Access) shadowKey {
 	k := shadowKey{space: acc.Space, rank: acc.Rank, core: acc.Core}
 	if acc.Space == asm.GM {
@@ -41,7 +42,7 @@ func keyOf(acc *machine.Access) shadowKey {
 	return k
 }
 
-// slot returns the entry acc's range hashes to.
+// slot returns the entry that range [lo, hi) of buffer k hashes to.
 func (cc *cellCache) slot(k shadowKey, lo, hi int64) *cellSlot {
 	if cc.slots == nil {
 		cc.slots = make([]cellSlot, 1<<cellCacheBits)
