@@ -30,7 +30,7 @@ type cellSlot struct {
 }
 
 // cellCacheBits sizes the cache: 2^14 slots of 24 bytes (384 KiB) fit a
-// 512 KiB L2; on the 8-rank allgather_gemm 76% of byte-range accesses hit.
+// 512 KiB L2; on the 8-rank allgather_gemm 76% of lookups hit.
 const cellCacheBits = 14
 
 // keyOf names the buffer acc touches: GM is per rank, the rest per core.
