@@ -1,9 +1,12 @@
 package hazard
 
 import (
+	"os"
 	"testing"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/parser"
 )
 
 // TestFlagCarriesRemoteNews: flag sets between two pipes of one core copy
@@ -57,5 +60,30 @@ func TestFlagCarriesRemoteNews(t *testing.T) {
 	s.exec(ag(1, 0, MTE1), rd, nil, gmAcc(winW, 1, 0x1000, 0x1100, false))
 	if fs := s.d.Findings(); len(fs) != 0 {
 		t.Fatalf("the flag carries rank 0's store to MTE1, got %v", kinds(fs))
+	}
+}
+
+// TestFlagCarriesSnapshotNews: a flag wait joins only the core's own
+// components when the setter's news of other cores came from a scalar
+// snapshot no later than the waiter's (agentState.remote). Here the waiter's
+// ops were issued before the scalar's twait and the setter's after it, so
+// the wait must take the setter's whole clock: a local join would report a
+// RAW on rank 0's put.
+func TestFlagCarriesSnapshotNews(t *testing.T) {
+	fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr, ReadFile: os.ReadFile}
+	obj, errs := asm.Assemble(fe, "testdata/news_through_flag.pto", nil)
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	d := New(Options{Serial: true})
+	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if fs := d.Findings(); len(fs) != 0 {
+		t.Fatalf("the flag carries rank 0's put to MTE2, got %v", kinds(fs))
 	}
 }
