@@ -122,8 +122,12 @@ func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
 // winMemo is one window and its byte ranges (opPlan.win).
 type winMemo struct {
 	k  winKey
-	rs [][2]int64
+	rs []winRange
 }
+
+// winRange is one access of a window relative to the tile's address: a
+// byte range, strided when rows > 1 (Access.Rows, Access.Pitch).
+type winRange struct{ lo, hi, rows, pitch int64 }
 
 // winKey names one window of one tile declaration: its byte ranges relative
 // to the tile's address are the same on every instance.
@@ -137,7 +141,7 @@ type winKey struct {
 // computing it on every textract was most of the detector's time in a GEMM.
 func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row, col, rows, cols int, pl *opPlan) ([]Access, bool) {
 	k := winKey{a.Tile, row, col, rows, cols}
-	var rs [][2]int64
+	var rs []winRange
 	ok := false
 	if pl != nil && pl.win != nil && pl.win.rs != nil && pl.win.k == k {
 		rs, ok = pl.win.rs, true
@@ -149,13 +153,13 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 		zero.Off = 0
 		var tmp []Access
 		if tmp, ok = windowAccesses(nil, Access{}, &zero, row, col, rows, cols); ok {
-			rs = make([][2]int64, len(tmp))
+			rs = make([]winRange, len(tmp))
 			for i, x := range tmp {
-				rs[i] = [2]int64{x.Lo, x.Hi}
+				rs[i] = winRange{x.Lo, x.Hi, x.Rows, x.Pitch}
 			}
 		}
 		if m.winMemo == nil {
-			m.winMemo = map[winKey][][2]int64{}
+			m.winMemo = map[winKey][]winRange{}
 		}
 		m.winMemo[k] = rs
 	}
@@ -171,7 +175,7 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 	}
 	for _, r := range rs {
 		x := proto
-		x.Lo, x.Hi = a.Off+r[0], a.Off+r[1]
+		x.Lo, x.Hi, x.Rows, x.Pitch = a.Off+r.lo, a.Off+r.hi, r.rows, r.pitch
 		out = append(out, x)
 	}
 	return out, true
@@ -199,12 +203,28 @@ func windowAccesses(out []Access, proto Access, a *Operand, row, col, rows, cols
 		x.Lo, x.Hi = a.Off+o, a.Off+o+n
 		out = append(out, x)
 	}
-	if l.Kind == memory.DN {
-		// Column-major: each column of the window is one run.
-		for c := col; c < col+cols; c++ {
-			add(l.Offset(row, c), int64(rows)*sz)
+	switch l.Kind {
+	case memory.ND, memory.DN:
+		// Row-major (column-major): each row (column) of the window is one
+		// run, the runs a pitch apart: one strided access, whatever the
+		// count, so observers pay per instruction and see the exact bytes.
+		runs, n := int64(rows), int64(cols)*sz
+		if l.Kind == memory.DN {
+			runs, n = int64(cols), int64(rows)*sz
 		}
-	} else {
+		lo := l.Offset(row, col)
+		pitch := l.Offset(1, 0) - l.Offset(0, 0)
+		if l.Kind == memory.DN {
+			pitch = l.Offset(0, 1) - l.Offset(0, 0)
+		}
+		if runs == 1 || n == pitch {
+			add(lo, (runs-1)*pitch+n)
+			return out, true
+		}
+		x := proto
+		x.Lo, x.Hi, x.Rows, x.Pitch = a.Off+lo, a.Off+lo+n, runs, pitch
+		return append(out, x), true
+	default:
 		for r := row; r < row+rows; r++ {
 			for c := col; c < col+cols; {
 				n := min(runLen(l, c), col+cols-c)
@@ -240,12 +260,10 @@ func windowAccesses(out []Access, proto Access, a *Operand, row, col, rows, cols
 }
 
 // runLen is how many elements from column c onward are contiguous in a row
-// of layout l (ND: the rest of the row; Z-inner boxes: the rest of the box
-// row; column-major boxes: one).
+// of fractal layout l (Z-inner boxes: the rest of the box row; column-major
+// boxes: one).
 func runLen(l memory.Layout2D, c int) int {
 	switch l.Kind {
-	case memory.ND:
-		return l.Cols - c
 	case memory.NZ, memory.ZZ:
 		_, bc := l.Box()
 		return bc - c%bc

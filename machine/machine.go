@@ -135,7 +135,7 @@ type Machine struct {
 	// readOnly marks the GM tensors no instruction writes (Access.ReadOnly).
 	readOnly []bool
 	// winMemo holds each tile window's byte ranges (access.go).
-	winMemo map[winKey][][2]int64
+	winMemo map[winKey][]winRange
 	// plans caches each kernel's op plans (looked up once per core start).
 	plans map[*asm.KernelInfo][]opPlan
 	// starts counts core kernel starts (core.gen).

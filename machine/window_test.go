@@ -7,21 +7,28 @@ import (
 	"github.com/ptoasm/ptoasm/asm"
 )
 
-// TestWindowAccesses: textract/tinsert report only the window they touch, one
+// TestWindowAccesses: textract/tinsert report only the window they touch: a
+// row-major or column-major window as one range when its runs touch, else as
+// one strided access (exact, whatever the row count); a fractal window as a
 // range per contiguous run, merged where runs touch.
 func TestWindowAccesses(t *testing.T) {
 	nd := &asm.TileInfo{Name: "nd", Space: asm.UB, DType: asm.F32, Rows: 4, Cols: 8, VRows: 4, VCols: 8, Addr: []int64{0x100}, Bytes: 128}
 	dn := &asm.TileInfo{Name: "dn", Space: asm.UB, DType: asm.F32, Rows: 4, Cols: 8, VRows: 4, VCols: 8, BLayout: "col", Addr: []int64{0}, Bytes: 128}
+	tall := &asm.TileInfo{Name: "tall", Space: asm.L1, DType: asm.F16, Rows: 128, Cols: 256, VRows: 128, VCols: 256, Addr: []int64{0x8000}, Bytes: 128 * 512}
 	for _, tc := range []struct {
 		name                 string
 		t                    *asm.TileInfo
 		row, col, rows, cols int
-		want                 [][2]int64
+		want                 [][4]int64 // lo, hi, rows, pitch
 		fits                 bool
 	}{
-		{"full width is one range", nd, 1, 0, 2, 8, [][2]int64{{0x120, 0x160}}, true},
-		{"narrow window, a range per row", nd, 0, 2, 2, 3, [][2]int64{{0x108, 0x114}, {0x128, 0x134}}, true},
-		{"dn column slice is one range", dn, 0, 2, 4, 2, [][2]int64{{32, 64}}, true},
+		{"full width is one range", nd, 1, 0, 2, 8, [][4]int64{{0x120, 0x160, 0, 0}}, true},
+		{"one row of a narrow window is one range", nd, 3, 2, 1, 3, [][4]int64{{0x168, 0x174, 0, 0}}, true},
+		{"narrow window, strided by rows", nd, 0, 2, 2, 3, [][4]int64{{0x108, 0x114, 2, 32}}, true},
+		{"dn column slice is one range", dn, 0, 2, 4, 2, [][4]int64{{32, 64, 0, 0}}, true},
+		{"dn row slice, strided by columns", dn, 1, 2, 2, 3, [][4]int64{{36, 44, 3, 16}}, true},
+		// More rows than maxWindowRanges stays exact (it was a bounding range).
+		{"128-row column window", tall, 0, 64, 128, 64, [][4]int64{{0x8080, 0x8100, 128, 512}}, true},
 		{"outside the tile", nd, 3, 0, 2, 8, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -30,12 +37,12 @@ func TestWindowAccesses(t *testing.T) {
 			if ok != tc.fits {
 				t.Fatalf("ok = %v", ok)
 			}
-			var got [][2]int64
+			var got [][4]int64
 			for _, x := range out {
 				if !x.Write || x.Tile != tc.t {
 					t.Errorf("access %+v lost its proto fields", x)
 				}
-				got = append(got, [2]int64{x.Lo, x.Hi})
+				got = append(got, [4]int64{x.Lo, x.Hi, x.Rows, x.Pitch})
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("ranges (-want +got):\n%s", d)

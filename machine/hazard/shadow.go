@@ -290,6 +290,9 @@ type shadowMem struct {
 	last     int64 // the page looked up last, and its cells: most accesses
 	lastMap  *imap // stay on one page
 	negative imap  // below address 0 (never from the machine; fuzzed events)
+	// grid, once set, holds the whole buffer instead of the pages: a local
+	// buffer read in column windows switches to it (Detector.toGrid).
+	grid *shadow2D
 }
 
 func newShadowMem() *shadowMem { return &shadowMem{last: -1} }

@@ -7,12 +7,13 @@ import (
 	"github.com/ptoasm/ptoasm/machine"
 )
 
-// gmShadow is the shadow state of one row-major (ND) GM tensor on one rank,
-// kept in rows × byte columns: row bands, each with a cell list over the
-// columns. A window narrower than the tensor's rows is then one rectangle —
-// a tile-sized access touches a band or two and a cell or two, whatever its
-// row count — where a byte-range map needs a cell per row.
-type gmShadow struct {
+// shadow2D is the shadow state of one row-major (ND) GM tensor on one rank,
+// or of a local buffer read in column windows (Detector.toGrid), kept in
+// rows × byte columns: row bands, each with a cell list over the columns. A
+// window narrower than the rows is then one rectangle — a tile-sized access
+// touches a band or two and a cell or two, whatever its row count — where a
+// byte-range map needs a cell per row.
+type shadow2D struct {
 	base, pitch, rows int64
 	bands             []*band
 }
@@ -42,7 +43,7 @@ type rect struct{ r0, r1, c0, c1 int64 }
 // newGMShadow returns the 2-D shadow for tensor t at base, or nil when t is
 // not a plain row-major tensor (signals, fifos and fractal layouts stay in
 // byte ranges).
-func newGMShadow(t *asm.TensorInfo, base int64) *gmShadow {
+func newGMShadow(t *asm.TensorInfo, base int64) *shadow2D {
 	if t == nil || t.Class == asm.TensorSignal || t.Class == asm.TensorFIFO || t.Layout != asm.LayoutND || len(t.Shape) < 2 {
 		return nil
 	}
@@ -50,12 +51,12 @@ func newGMShadow(t *asm.TensorInfo, base int64) *gmShadow {
 	if pitch <= 0 || t.Bytes%pitch != 0 {
 		return nil
 	}
-	return &gmShadow{base: base, pitch: pitch, rows: t.Bytes / pitch}
+	return &shadow2D{base: base, pitch: pitch, rows: t.Bytes / pitch}
 }
 
 // rects appends the rectangles holding acc's bytes, clipped to the tensor
 // (bytes outside it are an out-of-bounds finding, reported separately).
-func (s *gmShadow) rects(acc *machine.Access, out []rect) []rect {
+func (s *shadow2D) rects(acc *machine.Access, out []rect) []rect {
 	w := acc.Hi - acc.Lo
 	if acc.Rows > 1 && acc.Pitch == s.pitch {
 		off := acc.Lo - s.base
@@ -83,7 +84,7 @@ func (s *gmShadow) rects(acc *machine.Access, out []rect) []rect {
 
 // linear appends the rectangles of tensor bytes [lo, hi): a partial first
 // row, whole middle rows, a partial last row.
-func (s *gmShadow) linear(out []rect, lo, hi int64) []rect {
+func (s *shadow2D) linear(out []rect, lo, hi int64) []rect {
 	lo, hi = max(lo, 0), min(hi, s.rows*s.pitch)
 	if lo >= hi {
 		return out
@@ -106,7 +107,7 @@ func (s *gmShadow) linear(out []rect, lo, hi int64) []rect {
 	return append(out, rect{r0, r1 + 1, 0, s.pitch})
 }
 
-func (s *gmShadow) clip(out []rect, r rect) []rect {
+func (s *shadow2D) clip(out []rect, r rect) []rect {
 	r.r0, r.r1 = max(r.r0, 0), min(r.r1, s.rows)
 	if r.r0 >= r.r1 || r.c0 >= r.c1 {
 		return out
@@ -117,7 +118,7 @@ func (s *gmShadow) clip(out []rect, r rect) []rect {
 // span makes bands cover rows [lo, hi) exactly, splitting at both ends
 // (a split band's cells are copied) and filling gaps with empty bands, and
 // returns the band index range [i, j).
-func (s *gmShadow) span(lo, hi int64) (int, int) {
+func (s *shadow2D) span(lo, hi int64) (int, int) {
 	i := sort.Search(len(s.bands), func(k int) bool { return s.bands[k].hi > lo })
 	pos, idx := lo, i
 	for pos < hi {
@@ -145,7 +146,7 @@ func (s *gmShadow) span(lo, hi int64) (int, int) {
 	return i, idx
 }
 
-func (s *gmShadow) split(k int, x int64) {
+func (s *shadow2D) split(k int, x int64) {
 	b := s.bands[k]
 	right := &band{lo: x, hi: b.hi}
 	right.cols.cells = make([]*cell, 0, len(b.cols.cells))
@@ -159,7 +160,7 @@ func (s *gmShadow) split(k int, x int64) {
 	s.insert(k+1, right)
 }
 
-func (s *gmShadow) insert(k int, b *band) {
+func (s *shadow2D) insert(k int, b *band) {
 	s.bands = append(s.bands, nil)
 	copy(s.bands[k+1:], s.bands[k:])
 	s.bands[k] = b
@@ -167,7 +168,7 @@ func (s *gmShadow) insert(k int, b *band) {
 
 // unwritten is imap.unwritten over a rectangle, without splitting: a read
 // of a tensor only the host writes records nothing.
-func (s *gmShadow) unwritten(r rect) (lo, hi int64, found bool) {
+func (s *shadow2D) unwritten(r rect) (lo, hi int64, found bool) {
 	note := func(g geo, a, b int64) {
 		x, y := g.bytes(a, b)
 		if !found {

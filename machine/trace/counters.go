@@ -140,10 +140,18 @@ func (r *Recorder) occupancy(e *machine.Event) {
 				continue
 			}
 			b := r.buffer(bufKey{acc.Rank, acc.Core, acc.Space})
-			if pass == 1 {
-				r.write(b, bufKey{acc.Rank, acc.Core, acc.Space}, acc.Lo, acc.Hi, e.Start, e.End)
-			} else {
-				b.read(acc.Lo, acc.Hi, e.End)
+			// A column window of a tile is strided: a run per row.
+			pitch := int64(0)
+			if acc.Rows > 1 {
+				pitch = acc.Pitch
+			}
+			for k := range acc.NumRows() {
+				lo, hi := acc.Lo+k*pitch, acc.Hi+k*pitch
+				if pass == 1 {
+					r.write(b, bufKey{acc.Rank, acc.Core, acc.Space}, lo, hi, e.Start, e.End)
+				} else {
+					b.read(lo, hi, e.End)
+				}
 			}
 		}
 	}
