@@ -1,7 +1,6 @@
 package hazard
 
 import (
-	"sort"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -16,6 +15,7 @@ import (
 type shadow2D struct {
 	base, pitch, rows int64
 	bands             []*band
+	hint              int // the band span returned last
 }
 
 // band is rows [lo, hi) of a tensor; cols holds its cells (byte columns).
@@ -119,7 +119,16 @@ func (s *shadow2D) clip(out []rect, r rect) []rect {
 // (a split band's cells are copied) and filling gaps with empty bands, and
 // returns the band index range [i, j).
 func (s *shadow2D) span(lo, hi int64) (int, int) {
-	i := sort.Search(len(s.bands), func(k int) bool { return s.bands[k].hi > lo })
+	// Most accesses cover exactly the band the last one did (a tile's
+	// rows): check it before searching.
+	if h := s.hint; h < len(s.bands) && s.bands[h].lo == lo && s.bands[h].hi == hi {
+		return h, h + 1
+	}
+	i := s.search(lo)
+	if i < len(s.bands) && s.bands[i].lo == lo && s.bands[i].hi == hi {
+		s.hint = i
+		return i, i + 1
+	}
 	pos, idx := lo, i
 	for pos < hi {
 		if idx < len(s.bands) && s.bands[idx].lo <= pos {
@@ -144,6 +153,20 @@ func (s *shadow2D) span(lo, hi int64) (int, int) {
 		idx++
 	}
 	return i, idx
+}
+
+// search returns the first band ending after row lo.
+func (s *shadow2D) search(lo int64) int {
+	i, j := 0, len(s.bands)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if s.bands[h].hi > lo {
+			j = h
+		} else {
+			i = h + 1
+		}
+	}
+	return i
 }
 
 func (s *shadow2D) split(k int, x int64) {
@@ -176,7 +199,7 @@ func (s *shadow2D) unwritten(r rect) (lo, hi int64, found bool) {
 		}
 		hi = y
 	}
-	i := sort.Search(len(s.bands), func(k int) bool { return s.bands[k].hi > r.r0 })
+	i := s.search(r.r0)
 	pos := r.r0
 	for ; i < len(s.bands) && pos < r.r1; i++ {
 		b := s.bands[i]
