@@ -1,7 +1,6 @@
 package hazard
 
 import (
-
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
