@@ -121,12 +121,17 @@ type pending struct {
 }
 
 type flagChan struct {
+	// Every set and wait reads the first two lines (what they need to
+	// decide how much of a clock moves, and the local part); last, written
+	// by every set for a double-set report, comes after them.
 	src, dst asm.Pipe
-	id       int32
 	set      bool
-	clock    []uint32
-	last     rec // the latest set_flag on this channel
 	hasLast  bool
+	locOnly  bool
+	locMask  uint16
+	id       int32
+	snapGen  uint32
+	clock    []uint32
 	// snapID names the other-core part of clock: a full copy of the
 	// source's clock at its rver snapRver gets a new id; seenID is the id
 	// the destination pipe last joined in full. Flags ping-pong between
@@ -135,9 +140,32 @@ type flagChan struct {
 	// agent of the system.
 	snapID, seenID uint64
 	snapRver       uint64
-	snapGen        uint32
 	// rem names clock's other-core part while set (agentState.rem).
 	rem remPart
+	// loc holds the core's own components, by pipe slot (coreState.slots),
+	// for the slots in locMask, when locOnly: a set whose other-core part is
+	// the copy's writes only these few words of one line, not a scattered
+	// component per local agent in clock, which stays valid for the rest
+	// (settle writes loc back before anything reads clock whole).
+	loc  [asm.NumPipes + 1]uint32
+	last rec // the latest set_flag on this channel
+}
+
+// settle writes the local part kept in loc back into clock.
+func (ch *flagChan) settle(cs *coreState) {
+	if !ch.locOnly {
+		return
+	}
+	for i, l := range cs.locals[:cs.nlocals] {
+		if s := cs.slots[i]; ch.locMask&(1<<s) != 0 {
+			if int(l) < len(ch.clock) {
+				ch.clock[l] = ch.loc[s]
+			} else {
+				raise(&ch.clock, l, ch.loc[s])
+			}
+		}
+	}
+	ch.locOnly = false
 }
 
 type coreState struct {
@@ -171,8 +199,12 @@ type coreState struct {
 	// (drainCore).
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
-	// locals lists the core's agents that exist, scalar first (coreAgents).
+	// locals lists the core's agents that exist, scalar first (coreAgents);
+	// slots[i] is locals[i]'s pipe, fixed once the agent exists; mask has
+	// a bit per slot in use.
 	locals  [asm.NumPipes + 1]int32
+	slots   [asm.NumPipes + 1]uint8
+	mask    uint16
 	nlocals uint8
 }
 
@@ -1361,22 +1393,27 @@ func (d *Detector) flagSet(e *machine.Event) {
 		d.pair(KindDoubleSet, SevError, &ch.last, &r,
 			fmt.Sprintf("set_flag %s, %s, %d fires again while the flag is still set: the flag is one bit, so the second set is lost and one wait_flag will hang or pass early", f.Src, f.Dst, f.ID),
 			fmt.Sprintf("put `wait_flag %s, %s, %d` between the two sets, or use a different event id for the second", f.Src, f.Dst, f.ID))
+		ch.settle(&d.cores[c])
 		d.tmp = d.release(a, d.tmp)
 		join(&ch.clock, d.tmp)
 		ch.snapID = 0 // a join of two releases: no source version names it
 		ch.rem = ch.rem.joined(ag.remote())
 	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && len(ch.clock) >= len(ag.clock):
 		// Only this core's components can have moved since the copy.
-		for _, l := range d.coreAgents(&d.cores[c]) {
-			if int(l) < len(ch.clock) {
-				ch.clock[l] = get(ag.clock, l)
-			}
+		cs := &d.cores[c]
+		for i, l := range cs.locals[:cs.nlocals] {
+			ch.loc[cs.slots[i]] = get(ag.clock, l)
 		}
-		raise(&ch.clock, a, ag.n)
+		if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
+			ch.loc[s] = ag.n
+		}
+		ch.locMask = cs.mask
+		ch.locOnly = true
 		if r := ag.remote(); r.known {
 			ch.rem = r // the same part as the copy's, maybe by a later name
 		}
 	default:
+		ch.locOnly = false
 		ch.clock = append(ch.clock[:0], ag.clock...)
 		raise(&ch.clock, a, ag.n)
 		d.snapSeq++
@@ -1397,16 +1434,20 @@ func (d *Detector) coreAgents(cs *coreState) []int32 {
 func (cs *coreState) listLocals() {
 	n := 0
 	if cs.scalar >= 0 {
-		cs.locals[n] = cs.scalar
+		cs.locals[n], cs.slots[n] = cs.scalar, uint8(asm.PipeS)
 		n++
 	}
-	for _, p := range cs.pipes {
+	for pp, p := range cs.pipes {
 		if p >= 0 && p != cs.scalar {
-			cs.locals[n] = p
+			cs.locals[n], cs.slots[n] = p, uint8(pp)
 			n++
 		}
 	}
 	cs.nlocals = uint8(n)
+	cs.mask = 0
+	for _, sl := range cs.slots[:n] {
+		cs.mask |= 1 << sl
+	}
 }
 
 func (d *Detector) flagWait(e *machine.Event) {
@@ -1430,12 +1471,13 @@ func (d *Detector) flagWait(e *machine.Event) {
 		switch {
 		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen:
 			// The other-core part is the copy this pipe joined last time.
-			d.joinLocal(a, c, ch.clock)
+			d.joinChanLocal(a, c, ch)
 		case ch.rem.within(w):
 			// The setter's news of other cores came from a snapshot of
 			// the scalar no later than the one this pipe has.
-			d.joinLocal(a, c, ch.clock)
+			d.joinChanLocal(a, c, ch)
 		default:
+			ch.settle(&d.cores[c])
 			d.acquire(a, ch.clock)
 			ch.seenID = ch.snapID
 			if ag := &d.agents[a]; ag.kind != akScalar {
@@ -1534,13 +1576,51 @@ func (d *Detector) joinLocal(dst, c int32, src []uint32) {
 		}
 	}
 	if checkLocalJoins {
-		localJoins++
-		got := d.agents[dst].clock
-		for i := range max(len(got), len(want)) {
-			if get(got, int32(i)) != get(want, int32(i)) {
-				panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", dst, i, get(got, int32(i)), get(want, int32(i))))
-			}
+		d.checkJoin(dst, want)
+	}
+}
+
+// checkJoin verifies, in tests, that a local join left dst's clock as the
+// full join would (want).
+func (d *Detector) checkJoin(dst int32, want []uint32) {
+	localJoins++
+	got := d.agents[dst].clock
+	for i := range max(len(got), len(want)) {
+		if get(got, int32(i)) != get(want, int32(i)) {
+			panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", dst, i, get(got, int32(i)), get(want, int32(i))))
 		}
+	}
+}
+
+// joinChanLocal is joinLocal from flag channel ch, whose local part may be
+// in ch.loc.
+func (d *Detector) joinChanLocal(dst, c int32, ch *flagChan) {
+	if !ch.locOnly {
+		d.joinLocal(dst, c, ch.clock)
+		return
+	}
+	cs := &d.cores[c]
+	var want []uint32
+	if checkLocalJoins {
+		settled := *ch
+		settled.clock = append([]uint32(nil), ch.clock...)
+		settled.settle(cs)
+		want = append([]uint32(nil), d.agents[dst].clock...)
+		join(&want, settled.clock)
+	}
+	for i, l := range cs.locals[:cs.nlocals] {
+		var v uint32
+		if s := cs.slots[i]; ch.locMask&(1<<s) != 0 {
+			v = ch.loc[s]
+		} else {
+			v = get(ch.clock, l) // an agent that appeared since the set
+		}
+		if v > get(d.agents[dst].clock, l) {
+			d.raiseIn(dst, l, v)
+		}
+	}
+	if checkLocalJoins {
+		d.checkJoin(dst, want)
 	}
 }
 
