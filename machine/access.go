@@ -119,10 +119,33 @@ func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
 	return int(r), int(c), other.VRows, other.VCols, true
 }
 
-// winMemo is one window and its byte ranges (opPlan.win).
+// winMemo is an op's last few windows and their byte ranges (opPlan.win).
+// A textract in a K loop moves its window every step (gemm_db reads four
+// column windows in turn): a single entry missed on every instance and fell
+// back to the machine's map, whose hash of the 40-byte key was 3% of the
+// machine's time with the detector attached.
 type winMemo struct {
-	k  winKey
-	rs []winRange
+	ks   [winMemoSize]winKey
+	rs   [winMemoSize][]winRange
+	next int
+}
+
+const winMemoSize = 8
+
+// find returns the ranges memoised for k, if any.
+func (w *winMemo) find(k winKey) ([]winRange, bool) {
+	for i := range w.ks {
+		if w.rs[i] != nil && w.ks[i] == k {
+			return w.rs[i], true
+		}
+	}
+	return nil, false
+}
+
+// keep remembers k's ranges in place of the oldest entry.
+func (w *winMemo) keep(k winKey, rs []winRange) {
+	w.ks[w.next], w.rs[w.next] = k, rs
+	w.next = (w.next + 1) % winMemoSize
 }
 
 // winRange is one access of a window relative to the tile's address: a
@@ -143,11 +166,13 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 	k := winKey{a.Tile, row, col, rows, cols}
 	var rs []winRange
 	ok := false
-	if pl != nil && pl.win != nil && pl.win.rs != nil && pl.win.k == k {
-		rs, ok = pl.win.rs, true
-	} else {
-		rs, ok = m.winMemo[k]
+	if pl != nil && pl.win != nil {
+		rs, ok = pl.win.find(k)
 	}
+	if ok {
+		return appendWindow(out, proto, a, rs), true
+	}
+	rs, ok = m.winMemo[k]
 	if !ok {
 		zero := *a
 		zero.Off = 0
@@ -164,21 +189,27 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 		m.winMemo[k] = rs
 	}
 	if rs != nil && pl != nil {
-		// An op's window repeats instance after instance: skip the hash.
+		// An op's windows repeat instance after instance: skip the hash.
 		if pl.win == nil {
 			pl.win = &winMemo{}
 		}
-		pl.win.k, pl.win.rs = k, rs
+		pl.win.keep(k, rs)
 	}
 	if rs == nil {
 		return out, false
 	}
+	return appendWindow(out, proto, a, rs), true
+}
+
+// appendWindow appends a window's ranges, relative to the tile, as accesses
+// of operand a.
+func appendWindow(out []Access, proto Access, a *Operand, rs []winRange) []Access {
 	for _, r := range rs {
 		x := proto
 		x.Lo, x.Hi, x.Rows, x.Pitch = a.Off+r.lo, a.Off+r.hi, r.rows, r.pitch
 		out = append(out, x)
 	}
-	return out, true
+	return out
 }
 
 // windowAccesses appends the byte ranges of the rows×cols window at (row, col)
