@@ -933,6 +933,13 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	if acc.Hi <= acc.Lo {
 		return
 	}
+	if acc.Rows > maxRuns {
+		// No tile has this many rows: junk from another producer than the
+		// machine. Bound the work run-by-run paths do.
+		clamped := *acc
+		clamped.Rows = maxRuns
+		acc = &clamped
+	}
 	d.checkBounds(r, acc)
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
 	if isSignal(acc) {
@@ -999,6 +1006,11 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
+
+// maxRuns bounds a strided access's row count: a window narrower than its
+// tile leaves at least two columns of 2-byte elements per row, so a tile in
+// 1 MiB has at most 2^18 rows.
+const maxRuns = 1 << 18
 
 // gridSpan is how many bytes of a local buffer its 2-D view covers: more
 // than any local memory, so every address maps to a row.

@@ -622,6 +622,12 @@ func TestNoPanicOnJunk(t *testing.T) {
 		d.Observe(&machine.Event{Kind: k, Agent: machine.Agent{Rank: -3, Core: 7, Pipe: 200}, Flags: []machine.Flag{{Src: 99, Dst: 0, ID: -1}},
 			Accesses: []machine.Access{{Space: asm.UB, Lo: 10, Hi: 5}, {Space: asm.UB, Lo: 0, Hi: 4, Write: true}}, Blocked: []machine.Blocked{{}}})
 	}
+	// A strided access with an absurd row count, on a local buffer and on
+	// GM: bounded work, no hang.
+	for _, sp := range []asm.Space{asm.L1, asm.GM} {
+		d.Observe(&machine.Event{Kind: machine.EvExec, Agent: machine.Agent{Core: 0, Pipe: asm.PipeMTE2},
+			Accesses: []machine.Access{{Space: sp, Core: 0, Lo: 64, Hi: 65, Rows: 1 << 40, Pitch: 64, Write: true}}})
+	}
 	d.NoteError(&machine.Fault{Msg: "bad dynamic event id 9"})
 	_ = d.Findings()
 }
