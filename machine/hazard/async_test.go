@@ -141,4 +141,9 @@ func TestItemSize(t *testing.T) {
 	if n := unsafe.Sizeof(item{}); n > 64 {
 		t.Errorf("item is %d bytes, want at most 64", n)
 	}
+	// An agent's hot fields are its first two lines only if every agent
+	// starts on a line.
+	if n := unsafe.Sizeof(agentState{}); n%64 != 0 || unsafe.Offsetof(agentState{}.snapID) >= 128 {
+		t.Errorf("agentState is %d bytes with snapID at %d: want whole lines, the hot fields in the first two", n, unsafe.Offsetof(agentState{}.snapID))
+	}
 }

@@ -31,6 +31,9 @@ const (
 // barrier or when a round trip through another pipe proves completion, which
 // is how same-pipe dependences without pipe_barrier become visible.
 type agentState struct {
+	// Every event of the agent reads the first two cache lines (the
+	// struct is padded to four, so each agent starts on a line of its own);
+	// the scalar's snapshot and the signal memo come after.
 	rank, core int32
 	pipe       asm.Pipe
 	kind       agentKind
@@ -41,10 +44,11 @@ type agentState struct {
 	// ver counts changes to clock other than the agent's own component;
 	// a scalar's issue snapshot (snap, taken at version snapVer) is shared
 	// by every op it issues until then, so issuing costs no clock copy.
-	ver     uint64
-	snap    []uint32
-	snapVer uint64
-	snapID  uint64
+	ver uint64
+	// rver counts changes to the components of agents on other cores (or
+	// none): a flag set whose source's rver is unchanged since the channel's
+	// last full copy refreshes only the core's own few components.
+	rver uint64
 	// lastSnap is the issue snapshot this agent joined last: joining it
 	// again changes nothing (clocks only grow within a run). lastSnapRver
 	// is its scalar's rver+1 then, and snapRver, for a scalar, its own
@@ -52,20 +56,20 @@ type agentState struct {
 	// only in its core's own components (joinState).
 	lastSnap     uint64
 	lastSnapRver uint64
-	snapRver     uint64
+	// rem names the other-core part of a pipe's clock, while remRver is
+	// rver+1 (see remote).
+	rem      remPart
+	remRver  uint64
+	snapRver uint64
+	snapVer  uint64
+	snapID   uint64
+	snap     []uint32
 	// sigs remembers the signal words (and their versions, in run
 	// generations) the agent joined last: a waiter polling words nobody
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	// rver counts changes to the components of agents on other cores (or
-	// none): a flag set whose source's rver is unchanged since the channel's
-	// last full copy refreshes only the core's own few components.
-	rver uint64
-	// rem names the other-core part of a pipe's clock, while remRver is
-	// rver+1 (see remote).
-	rem     remPart
-	remRver uint64
+	_       [39]byte
 }
 
 // remPart says what the other-core components of a pipe's clock are: those
