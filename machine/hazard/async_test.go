@@ -146,4 +146,7 @@ func TestItemSize(t *testing.T) {
 	if n := unsafe.Sizeof(agentState{}); n%64 != 0 || unsafe.Offsetof(agentState{}.snapID) >= 128 {
 		t.Errorf("agentState is %d bytes with snapID at %d: want whole lines, the hot fields in the first two", n, unsafe.Offsetof(agentState{}.snapID))
 	}
+	if n := unsafe.Sizeof(coreState{}); n%64 != 0 || unsafe.Offsetof(coreState{}.used) >= 192 {
+		t.Errorf("coreState is %d bytes with used at %d: want whole lines, the hot fields in the first three", n, unsafe.Offsetof(coreState{}.used))
+	}
 }

@@ -173,29 +173,38 @@ func (ch *flagChan) settle(cs *coreState) {
 }
 
 type coreState struct {
-	rank, core int32
-	scalar     int32
-	pipes      [asm.NumPipes]int32
+	// The fields flag events and issue lookups read come first, in the
+	// first three cache lines (the struct is padded to whole lines).
+	//
+	// locals lists the core's agents that exist, scalar first (coreAgents);
+	// slots[i] is locals[i]'s pipe, fixed once the agent exists; mask has
+	// a bit per slot in use.
+	locals   [asm.NumPipes + 1]int32
+	slots    [asm.NumPipes + 1]uint8
+	mask     uint16
+	nlocals  uint8
+	live     bool
+	sawIssue bool // false until the engine emits EvIssue for this core; until then pipe ops take the scalar's current clock (see takeIssue)
+	scalar   int32
+	rank     int32
+	core     int32
+	chans    []*flagChan
+	chanKeys []uint32 // chanKey of chans[i]
+	// log holds the scalar's states by issue number (mark), marked the
+	// highest number logged.
+	log    []issueState
+	marked int64
+	serial int64
+	used   [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
+	pipes  [asm.NumPipes]int32
 	// pending holds the ordinary ops issued and not yet run, oldest first,
 	// for a producer that sends EvIssue without issue numbers (the machine
 	// numbers its issues, so this stays empty in its runs); comp the
 	// composite ops, whose steps run on several pipes.
-	pending []pending
-	comp    []pending
-	// log holds the scalar's states by issue number (mark), marked the
-	// highest number logged.
-	log       []issueState
-	marked    int64
-	serial    int64
-	chans     []*flagChan
-	chanKeys  []uint32                          // chanKey of chans[i]
-	used      [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
+	pending   []pending
+	comp      []pending
 	crossUsed uint16
-	live      bool
 	syncCount int
-	// sawIssue is false until the engine emits EvIssue for this core; until
-	// then pipe ops take the scalar's current clock (see takeIssue).
-	sawIssue bool
 	// drained is, per pipe, the pipe's rver+1 when the scalar last took its
 	// whole clock in a drain, and fed the scalar's rver+1 when the pipe last
 	// took the scalar's (generation drainGen; 0: never): with the source's
@@ -203,13 +212,7 @@ type coreState struct {
 	// (drainCore).
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
-	// locals lists the core's agents that exist, scalar first (coreAgents);
-	// slots[i] is locals[i]'s pipe, fixed once the agent exists; mask has
-	// a bit per slot in use.
-	locals  [asm.NumPipes + 1]int32
-	slots   [asm.NumPipes + 1]uint8
-	mask    uint16
-	nlocals uint8
+	_            [20]byte
 }
 
 type crossKey struct{ rank, core, id int32 }
