@@ -144,11 +144,17 @@ func (d *Debugger) accText(a *machine.Access) string {
 	case a.Tile != nil:
 		name := "%" + a.Tile.Name
 		for k, x := range a.Tile.Addr {
-			if x == a.Lo && a.Tile.IsArray {
+			// A window (textract, tinsert) starts inside its element.
+			if a.Tile.IsArray && a.Lo >= x && a.Lo < x+a.Tile.Bytes {
 				name = fmt.Sprintf("%%%s[%d]", a.Tile.Name, k)
 			}
 		}
-		return fmt.Sprintf("%s %s (%s %#x..%#x)", rw, name, a.Space, a.Lo, a.Hi)
+		lo, hi := a.Bounds()
+		rows := ""
+		if a.NumRows() > 1 {
+			rows = fmt.Sprintf(", %d rows of %d bytes, %d apart", a.Rows, a.Hi-a.Lo, a.Pitch)
+		}
+		return fmt.Sprintf("%s %s (%s %#x..%#x%s)", rw, name, a.Space, lo, hi, rows)
 	case a.Tensor != nil:
 		base, _ := d.m.TensorBase(a.Tensor.Name, int(a.Rank))
 		lo, hi := a.Bounds()
