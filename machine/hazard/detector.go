@@ -164,7 +164,7 @@ func (ch *flagChan) settle(cs *coreState) {
 		if s := cs.slots[i]; ch.locMask&(1<<s) != 0 {
 			if int(l) < len(ch.clock) {
 				ch.clock[l] = ch.loc[s]
-			} else {
+			} else if ch.loc[s] > 0 {
 				raise(&ch.clock, l, ch.loc[s])
 			}
 		}
