@@ -115,6 +115,57 @@ func TestColumnWindowsLowBytes(t *testing.T) {
 	}
 }
 
+// TestColumnWindowsOtherPitch: once a buffer's view has rows of one tile's
+// pitch, windows of a tile with another pitch still conflict exactly: only
+// where their bytes meet.
+func TestColumnWindowsOtherPitch(t *testing.T) {
+	m := &asm.TileInfo{Name: "%m", Space: asm.L1, Addr: []int64{0}, Bytes: 0x200, Count: 1}    // rows of 64 bytes
+	n := &asm.TileInfo{Name: "%n", Space: asm.L1, Addr: []int64{0x1000}, Bytes: 0x200, Count: 1} // rows of 128 bytes
+	win := func(tl *asm.TileInfo, c0, c1, rows, pitch int64, write bool) machine.Access {
+		lo := tl.Addr[0] + c0
+		return machine.Access{Space: asm.L1, Lo: lo, Hi: lo + c1 - c0, Rows: rows, Pitch: pitch, Write: write, Tile: tl}
+	}
+	for _, tc := range []struct {
+		name string
+		wr   machine.Access
+		want []string
+	}{
+		{"other columns", win(n, 32, 48, 4, 128, true), nil},
+		{"the same columns", win(n, 8, 24, 4, 128, true), []string{KindWAR}},
+		{"a whole row the window crosses", win(n, 0, 128, 1, 0, true), []string{KindWAR}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &prog{}
+			fill, set, wait := p.op("tmov", 10, MTE1), p.op("set_flag", 11, S), p.op("wait_flag", 12, S)
+			rdM, rdN, wr := p.op("textract", 13, MTE1), p.op("textract", 14, MTE1), p.op("tinsert", 15, MTE2)
+			s := newSim(Options{SamePipe: SamePipe{MTE1: SevOff}})
+			s.issue(0, 0, fill, MTE1)
+			s.issue(0, 0, set, MTE1)
+			s.issue(0, 0, wait, MTE2)
+			s.issue(0, 0, rdM, MTE1)
+			s.issue(0, 0, rdN, MTE1)
+			s.issue(0, 0, wr, MTE2)
+			// The fill is flagged to MTE2, the reads are not: only they
+			// can race the write.
+			s.exec(ag(0, 0, MTE1), fill, nil, tileAcc(m, 0, 0, 0, true), tileAcc(n, 0, 0, 0, true))
+			s.set(0, 0, MTE1, MTE2, 0, set)
+			s.wait(0, 0, MTE1, MTE2, 0, wait)
+			s.exec(ag(0, 0, MTE1), rdM, nil, win(m, 0, 16, 8, 64, false)) // the view takes rows of 64 bytes
+			s.exec(ag(0, 0, MTE1), rdN, nil, win(n, 0, 24, 4, 128, false))
+			s.exec(ag(0, 0, MTE2), wr, nil, tc.wr)
+			var got []string
+			for _, f := range s.d.Findings() {
+				if f.Buffer == "%n" {
+					got = append(got, f.Kind)
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("findings on %%n (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
 // TestWindowedL1StaysSmall runs allgather_gemm at its default BASE_M=64,
 // whose K loop reads each L1 tile in four column windows of 64 rows, and
 // requires the compute cores' L1 shadows to end small. In a byte map each
