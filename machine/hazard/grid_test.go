@@ -119,7 +119,7 @@ func TestColumnWindowsLowBytes(t *testing.T) {
 // pitch, windows of a tile with another pitch still conflict exactly: only
 // where their bytes meet.
 func TestColumnWindowsOtherPitch(t *testing.T) {
-	m := &asm.TileInfo{Name: "%m", Space: asm.L1, Addr: []int64{0}, Bytes: 0x200, Count: 1}    // rows of 64 bytes
+	m := &asm.TileInfo{Name: "%m", Space: asm.L1, Addr: []int64{0}, Bytes: 0x200, Count: 1}      // rows of 64 bytes
 	n := &asm.TileInfo{Name: "%n", Space: asm.L1, Addr: []int64{0x1000}, Bytes: 0x200, Count: 1} // rows of 128 bytes
 	win := func(tl *asm.TileInfo, c0, c1, rows, pitch int64, write bool) machine.Access {
 		lo := tl.Addr[0] + c0
