@@ -116,19 +116,32 @@ type Access struct {
 	// Tile or Tensor names what was accessed, for reports.
 	Tile   *asm.TileInfo
 	Tensor *asm.TensorInfo
-	// Rows > 1 makes the access strided: Rows runs of Hi-Lo bytes, the k-th
-	// at [Lo+k*Pitch, Hi+k*Pitch) (a GM window narrower than its tensor's
-	// rows). One access instead of a range per row keeps the observers'
-	// cost per instruction, not per row.
+	// Rows > 1 with a positive Pitch makes the access strided: Rows runs of
+	// Hi-Lo bytes, the k-th at [Lo+k*Pitch, Hi+k*Pitch) (Run): a GM window
+	// narrower than its tensor's rows, or a column window of a row-major
+	// tile. One access instead of a range per row keeps the observers' cost
+	// per instruction, not per row.
 	Rows  int64
 	Pitch int64
 }
 
-// NumRows is how many runs the access has (1 unless strided).
-func (a *Access) NumRows() int64 { return max(a.Rows, 1) }
+// NumRows is how many runs the access has: Rows when strided (Rows > 1
+// and a positive Pitch), else 1.
+func (a *Access) NumRows() int64 {
+	if a.Pitch <= 0 {
+		return 1
+	}
+	return max(a.Rows, 1)
+}
 
 // Bytes is how many bytes the access touches.
 func (a *Access) Bytes() int64 { return a.NumRows() * (a.Hi - a.Lo) }
+
+// Run is the k-th run of the access (0 <= k < NumRows): [Lo, Hi) moved k
+// pitches on.
+func (a *Access) Run(k int64) (lo, hi int64) {
+	return a.Lo + k*a.Pitch, a.Hi + k*a.Pitch
+}
 
 // Bounds is the smallest range holding every byte of the access.
 func (a *Access) Bounds() (lo, hi int64) {
@@ -137,7 +150,7 @@ func (a *Access) Bounds() (lo, hi int64) {
 
 // Overlaps reports whether the access touches any byte of [lo, hi).
 func (a *Access) Overlaps(lo, hi int64) bool {
-	if a.Rows <= 1 || a.Pitch <= 0 {
+	if a.NumRows() == 1 {
 		return a.Lo < hi && lo < a.Hi
 	}
 	w := a.Hi - a.Lo

@@ -356,8 +356,9 @@ func (d *Debugger) writeHit(bp *breakpoint, ev *event, acc []machine.Access) str
 				continue
 			}
 		}
-		for k := int64(0); k < a.NumRows(); k++ {
-			lo, hi := a.Lo+k*a.Pitch-base, a.Hi+k*a.Pitch-base
+		for k := range a.NumRows() {
+			lo, hi := a.Run(k)
+			lo, hi = lo-base, hi-base
 			for _, r := range bp.ranges {
 				if lo < r[1] && r[0] < hi {
 					if bp.space == asm.GM {

@@ -957,7 +957,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.access2d(r, acc, g)
 		return
 	}
-	strided := acc.Rows > 1 && acc.Pitch > 0
+	strided := acc.NumRows() > 1
 	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && acc.Lo>>pageShift == (acc.Hi-1)>>pageShift
 	var slot *cellSlot
 	key := keyOf(acc)
@@ -984,12 +984,8 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	// A strided access with no 2-D shadow (a GM tensor that is not plain
 	// row-major) goes run by run.
-	runs, pitch := int64(1), int64(0)
-	if strided {
-		runs, pitch = acc.Rows, acc.Pitch
-	}
-	for k := range runs {
-		for lo, end := acc.Lo+k*pitch, acc.Hi+k*pitch; lo < end; {
+	for k := range acc.NumRows() {
+		for lo, end := acc.Run(k); lo < end; {
 			m, hi := sm.page(lo, end)
 			if acc.ReadOnly && !acc.Write {
 				// Only the host writes it: nothing to race, so nothing to
@@ -1221,12 +1217,8 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 		d.tmp = d.release(a, d.tmp)
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
-	runs, pitch := int64(1), int64(0)
-	if acc.Rows > 1 && acc.Pitch > 0 {
-		runs, pitch = acc.Rows, acc.Pitch // a column of a signal matrix
-	}
-	for n := range runs {
-		for lo, end := acc.Lo+n*pitch, acc.Hi+n*pitch; lo < end; {
+	for n := range acc.NumRows() { // several: a column of a signal matrix
+		for lo, end := acc.Run(n); lo < end; {
 			m, hi := sm.page(lo, end)
 			i, j := m.span(lo, hi)
 			lo = hi

@@ -67,16 +67,12 @@ func (s *shadow2D) rects(acc *machine.Access, out []rect) []rect {
 	}
 	// Any other stride, run by run, stopping past the tensor's end, so a
 	// bogus row count costs no more than the tensor's bytes.
-	n := acc.NumRows()
-	if acc.Pitch <= 0 {
-		n = 1
-	}
-	for k := int64(0); k < n; k++ {
-		lo := acc.Lo + k*acc.Pitch - s.base
-		if lo >= s.rows*s.pitch {
+	for k := range acc.NumRows() {
+		lo, hi := acc.Run(k)
+		if lo-s.base >= s.rows*s.pitch {
 			break
 		}
-		out = s.linear(out, lo, acc.Hi+k*acc.Pitch-s.base)
+		out = s.linear(out, lo-s.base, hi-s.base)
 	}
 	return out
 }

@@ -141,12 +141,8 @@ func (r *Recorder) occupancy(e *machine.Event) {
 			}
 			b := r.buffer(bufKey{acc.Rank, acc.Core, acc.Space})
 			// A column window of a tile is strided: a run per row.
-			pitch := int64(0)
-			if acc.Rows > 1 {
-				pitch = acc.Pitch
-			}
 			for k := range acc.NumRows() {
-				lo, hi := acc.Lo+k*pitch, acc.Hi+k*pitch
+				lo, hi := acc.Run(k)
 				if pass == 1 {
 					r.write(b, bufKey{acc.Rank, acc.Core, acc.Space}, lo, hi, e.Start, e.End)
 				} else {
