@@ -239,15 +239,11 @@ func windowAccesses(out []Access, proto Access, a *Operand, row, col, rows, cols
 		// Row-major (column-major): each row (column) of the window is one
 		// run, the runs a pitch apart: one strided access, whatever the
 		// count, so observers pay per instruction and see the exact bytes.
-		runs, n := int64(rows), int64(cols)*sz
+		runs, n, pitch := int64(rows), int64(cols)*sz, l.Offset(1, 0)-l.Offset(0, 0)
 		if l.Kind == memory.DN {
-			runs, n = int64(cols), int64(rows)*sz
+			runs, n, pitch = int64(cols), int64(rows)*sz, l.Offset(0, 1)-l.Offset(0, 0)
 		}
 		lo := l.Offset(row, col)
-		pitch := l.Offset(1, 0) - l.Offset(0, 0)
-		if l.Kind == memory.DN {
-			pitch = l.Offset(0, 1) - l.Offset(0, 0)
-		}
 		if runs == 1 || n == pitch {
 			add(lo, (runs-1)*pitch+n)
 			return out, true

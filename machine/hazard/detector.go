@@ -157,26 +157,53 @@ type flagChan struct {
 
 // settle writes the local part kept in loc back into clock.
 func (ch *flagChan) settle(cs *coreState) {
-	if !ch.locOnly {
-		return
+	if ch.locOnly {
+		ch.local(cs).into(&ch.clock, cs)
+		ch.locOnly = false
 	}
+}
+
+// local is the channel's local part: loc while locOnly, else none.
+func (ch *flagChan) local(cs *coreState) localPart {
+	if !ch.locOnly {
+		return localPart{}
+	}
+	return localPart{vals: &ch.loc, mask: ch.locMask}
+}
+
+// localPart is a core's own components by pipe slot (coreState.slots), for
+// the slots in mask, taking the place of a clock's (flagChan.loc).
+type localPart struct {
+	vals *[asm.NumPipes + 1]uint32
+	mask uint16
+}
+
+// at is component l, the agent in slot s, of clock with p in place.
+func (p localPart) at(clock []uint32, l int32, s uint8) uint32 {
+	if p.mask&(1<<s) != 0 {
+		return p.vals[s]
+	}
+	return get(clock, l)
+}
+
+// into writes p into clock.
+func (p localPart) into(clock *[]uint32, cs *coreState) {
 	for i, l := range cs.locals[:cs.nlocals] {
-		if s := cs.slots[i]; ch.locMask&(1<<s) != 0 {
-			if int(l) < len(ch.clock) {
-				ch.clock[l] = ch.loc[s]
-			} else if ch.loc[s] > 0 {
-				raise(&ch.clock, l, ch.loc[s])
+		if s := cs.slots[i]; p.mask&(1<<s) != 0 {
+			if int(l) < len(*clock) {
+				(*clock)[l] = p.vals[s]
+			} else if p.vals[s] > 0 {
+				raise(clock, l, p.vals[s])
 			}
 		}
 	}
-	ch.locOnly = false
 }
 
 type coreState struct {
 	// The fields flag events and issue lookups read come first, in the
 	// first three cache lines (the struct is padded to whole lines).
 	//
-	// locals lists the core's agents that exist, scalar first (coreAgents);
+	// locals lists the core's agents that exist, scalar first;
 	// slots[i] is locals[i]'s pipe, fixed once the agent exists; mask has
 	// a bit per slot in use.
 	locals   [asm.NumPipes + 1]int32
@@ -1434,11 +1461,6 @@ func (d *Detector) flagSet(e *machine.Event) {
 	ch.set, ch.last, ch.hasLast = true, r, true
 }
 
-// coreAgents lists the agents of core cs that exist: its scalar and pipes.
-func (d *Detector) coreAgents(cs *coreState) []int32 {
-	return cs.locals[:cs.nlocals]
-}
-
 // listLocals refreshes cs.locals after an agent of the core appeared: flag
 // sets and local joins walk the list millions of times, agents appear a
 // few times per core.
@@ -1482,11 +1504,11 @@ func (d *Detector) flagWait(e *machine.Event) {
 		switch {
 		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen:
 			// The other-core part is the copy this pipe joined last time.
-			d.joinChanLocal(a, c, ch)
+			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
 		case ch.rem.within(w):
 			// The setter's news of other cores came from a snapshot of
 			// the scalar no later than the one this pipe has.
-			d.joinChanLocal(a, c, ch)
+			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
 		default:
 			ch.settle(&d.cores[c])
 			d.acquire(a, ch.clock)
@@ -1576,62 +1598,33 @@ var (
 // dst: the full join when dst is known to hold src's other components
 // (drains and issue snapshots by rver, flag waits by the channel's copy).
 func (d *Detector) joinLocal(dst, c int32, src []uint32) {
-	var want []uint32
-	if checkLocalJoins {
-		want = append([]uint32(nil), d.agents[dst].clock...)
-		join(&want, src)
-	}
-	for _, l := range d.coreAgents(&d.cores[c]) {
-		if v := get(src, l); v > get(d.agents[dst].clock, l) {
-			d.raiseIn(dst, l, v)
-		}
-	}
-	if checkLocalJoins {
-		d.checkJoin(dst, want)
-	}
+	d.joinLocalPart(dst, c, src, localPart{})
 }
 
-// checkJoin verifies, in tests, that a local join left dst's clock as the
-// full join would (want).
-func (d *Detector) checkJoin(dst int32, want []uint32) {
-	localJoins++
-	got := d.agents[dst].clock
-	for i := range max(len(got), len(want)) {
-		if get(got, int32(i)) != get(want, int32(i)) {
-			panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", dst, i, get(got, int32(i)), get(want, int32(i))))
-		}
-	}
-}
-
-// joinChanLocal is joinLocal from flag channel ch, whose local part may be
-// in ch.loc.
-func (d *Detector) joinChanLocal(dst, c int32, ch *flagChan) {
-	if !ch.locOnly {
-		d.joinLocal(dst, c, ch.clock)
-		return
-	}
+// joinLocalPart is joinLocal from src with the local part p in place of
+// src's own (a flag channel's loc).
+func (d *Detector) joinLocalPart(dst, c int32, src []uint32, p localPart) {
 	cs := &d.cores[c]
 	var want []uint32
 	if checkLocalJoins {
-		settled := *ch
-		settled.clock = append([]uint32(nil), ch.clock...)
-		settled.settle(cs)
+		full := append([]uint32(nil), src...)
+		p.into(&full, cs)
 		want = append([]uint32(nil), d.agents[dst].clock...)
-		join(&want, settled.clock)
+		join(&want, full)
 	}
 	for i, l := range cs.locals[:cs.nlocals] {
-		var v uint32
-		if s := cs.slots[i]; ch.locMask&(1<<s) != 0 {
-			v = ch.loc[s]
-		} else {
-			v = get(ch.clock, l) // an agent that appeared since the set
-		}
-		if v > get(d.agents[dst].clock, l) {
+		if v := p.at(src, l, cs.slots[i]); v > get(d.agents[dst].clock, l) {
 			d.raiseIn(dst, l, v)
 		}
 	}
 	if checkLocalJoins {
-		d.checkJoin(dst, want)
+		localJoins++
+		got := d.agents[dst].clock
+		for i := range max(len(got), len(want)) {
+			if get(got, int32(i)) != get(want, int32(i)) {
+				panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", dst, i, get(got, int32(i)), get(want, int32(i))))
+			}
+		}
 	}
 }
 
