@@ -42,6 +42,14 @@ func TestParallelSameFindings(t *testing.T) {
 // eachProgram assembles every shipped program, in either syntax, and calls fn.
 func eachProgram(t *testing.T, fn func(name string, obj *asm.Object)) {
 	t.Helper()
+	for _, name := range programs.List() {
+		fn(name, assembleProgram(t, name))
+	}
+}
+
+// assembleProgram assembles shipped program name, in either syntax, with defs.
+func assembleProgram(t *testing.T, name string, defs ...asm.Define) *asm.Object {
+	t.Helper()
 	fe := asm.Frontend{
 		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
 			if mlir.IsMLIR(src) {
@@ -52,19 +60,17 @@ func eachProgram(t *testing.T, fn func(name string, obj *asm.Object)) {
 		ParseExpr: parser.ParseExpr,
 		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
 	}
-	for _, name := range programs.List() {
-		path, _ := programs.Find(name)
-		obj, errs := asm.Assemble(fe, path, nil)
-		if errs.HasErrors() {
-			t.Fatalf("%s: %v", name, errs)
-		}
-		fn(name, obj)
+	path, _ := programs.Find(name)
+	obj, errs := asm.Assemble(fe, path, defs)
+	if errs.HasErrors() {
+		t.Fatalf("%s: %v", name, errs)
 	}
+	return obj
 }
 
-// lintTiming runs obj timing-only with the detector, as lint does, inline
-// or on its own goroutine, and returns the findings as JSON.
-func lintTiming(t *testing.T, obj *asm.Object, serial bool) string {
+// runLint runs obj timing-only with a detector attached, as lint does,
+// inline or on its own goroutine, and returns the detector.
+func runLint(t *testing.T, obj *asm.Object, serial bool) *Detector {
 	t.Helper()
 	d := New(Options{Serial: serial})
 	m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
@@ -74,6 +80,13 @@ func lintTiming(t *testing.T, obj *asm.Object, serial bool) string {
 	if _, err := m.Run(); err != nil {
 		d.NoteError(err)
 	}
+	return d
+}
+
+// lintTiming is runLint's findings as JSON.
+func lintTiming(t *testing.T, obj *asm.Object, serial bool) string {
+	t.Helper()
+	d := runLint(t, obj, serial)
 	if !serial && d.pipe != nil {
 		t.Fatal("the detector's goroutine is still running after Run")
 	}

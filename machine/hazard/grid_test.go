@@ -1,15 +1,11 @@
 package hazard
 
 import (
-	"io/fs"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
-	"github.com/ptoasm/ptoasm/parser"
-	"github.com/ptoasm/ptoasm/programs"
 )
 
 // TestColumnWindows: a local tile read and written in column windows (one
@@ -173,24 +169,8 @@ func TestColumnWindowsOtherPitch(t *testing.T) {
 // again by the next load: the 8-rank lint took 29 s against 2.3 s of
 // simulation.
 func TestWindowedL1StaysSmall(t *testing.T) {
-	fe := asm.Frontend{
-		ParseFile: parser.ParseFile,
-		ParseExpr: parser.ParseExpr,
-		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
-	}
-	path, _ := programs.Find("allgather_gemm")
-	obj, errs := asm.Assemble(fe, path, []asm.Define{{Name: "RANKS", Value: "2"}, {Name: "MODE", Value: "pipelined"}})
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
-	d := New(Options{Serial: true})
-	m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Run(); err != nil {
-		t.Fatal(err)
-	}
+	obj := assembleProgram(t, "allgather_gemm", asm.Define{Name: "RANKS", Value: "2"}, asm.Define{Name: "MODE", Value: "pipelined"})
+	d := runLint(t, obj, true)
 	grids, most := 0, 0
 	for _, row := range d.shadow.rows {
 		for i, sm := range row {
