@@ -368,9 +368,9 @@ type opPlan struct {
 	// instead of in the control slice's map at every completion.
 	data bool
 	// win memoises, for an op reading or writing a tile window (textract,
-	// tinsert), the window last seen and its byte ranges (access.go): the
-	// window is nearly always loop-invariant, so observed runs skip the
-	// memo's hash.
+	// tinsert), the last few windows seen and their byte ranges (access.go):
+	// an op cycles through a handful (a K loop's column windows), so
+	// observed runs skip the machine-wide map's hash.
 	win *winMemo
 	// ocFlag: the pipes, set_flag or wait_flag, and the core kind both pipes
 	// were last found on (CoreInvalid until checked).
