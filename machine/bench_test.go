@@ -125,6 +125,20 @@ func BenchmarkScaling(b *testing.B) {
 	}
 }
 
+// BenchmarkCores runs the same timing-only GEMM work (K·cores = 24·65536,
+// ≈209 000 instructions) on 1 to 24 AICs of one rank. Throughput falls as
+// more cores interleave cycle by cycle: each core's queues, pipes and plans
+// have left L1 (and partly L2) by the time its next event comes
+// (docs/performance.md, round 9).
+func BenchmarkCores(b *testing.B) {
+	for _, n := range []int{1, 4, 8, 16, 24} {
+		b.Run(fmt.Sprintf("AIC=%d", n), func(b *testing.B) {
+			obj := machine.Gemm24(b, n, asm.Define{Name: "K", Value: fmt.Sprint(65536 * 24 / n)})
+			runBench(b, obj, timingOnly)
+		})
+	}
+}
+
 // BenchmarkTimingOnly is the timing-only throughput the performance issues
 // track: the 24-core GEMM (K=65536) and the 8-rank allgather_gemm at the
 // README's large shape (16384×4096×4096, pipelined), each alone and with the
