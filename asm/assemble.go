@@ -278,11 +278,7 @@ func (a *assembler) tensor(t *Tensor) {
 			continue
 		}
 		if v <= 0 || v > 1<<40 || elems > (1<<42)/v {
-			why := ""
-			if _, lit := d.(*Num); !lit {
-				why = fmt.Sprintf(" (%s evaluates to %d)", ExprString(d), v)
-			}
-			a.errs.Add(d.NodeSpan(), "tensor dimension %d out of range%s: dimensions are 1 to 2^40", v, why)
+			a.errs.Add(d.NodeSpan(), "tensor dimension %d out of range%s: dimensions are 1 to 2^40", v, evaluates(d, v))
 			ok = false
 			// Keep the rank, so indexing @T does not add errors of its own.
 			ti.Shape = append(ti.Shape, 1)
@@ -440,6 +436,16 @@ func (a *assembler) checkInit(in *Init, rank int, dt DType) {
 	_ = dt
 }
 
+// evaluates names the expression behind an out-of-range value, " (X
+// evaluates to v)", so that a value derived from -D defines through several
+// constants points back at them; empty for a literal.
+func evaluates(e Expr, v int64) string {
+	if _, lit := e.(*Num); lit {
+		return ""
+	}
+	return fmt.Sprintf(" (%s evaluates to %d)", ExprString(e), v)
+}
+
 // checkLaunch validates the host section: kernels exist, mixed launches pair an
 // aic kernel with an aiv kernel, expressions use only constants.
 func (a *assembler) checkLaunch(l *Launch) {
@@ -450,7 +456,7 @@ func (a *assembler) checkLaunch(l *Launch) {
 			if at.Val == nil {
 				a.errs.Add(at.Span, "ranks needs a value")
 			} else if v, ok := a.staticInt(at.Val, sc, "ranks"); ok && (v < 1 || v > 4096) {
-				a.errs.Add(at.Val.NodeSpan(), "ranks=%d out of range 1..4096", v)
+				a.errs.Add(at.Val.NodeSpan(), "ranks=%d out of range 1..4096%s", v, evaluates(at.Val, v))
 			}
 		case "topology":
 			n, ok := at.Val.(*Name)
@@ -516,7 +522,7 @@ func (a *assembler) checkStream(st *Stream, sc *scope) {
 	}
 	if st.Blocks != nil {
 		if v, ok := a.staticInt(st.Blocks, sc, "blocks"); ok && (v < 1 || v > 1<<16) {
-			a.errs.Add(st.Blocks.NodeSpan(), "blocks=%d out of range", v)
+			a.errs.Add(st.Blocks.NodeSpan(), "blocks=%d out of range 1..65536%s", v, evaluates(st.Blocks, v))
 		}
 	}
 }
