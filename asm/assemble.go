@@ -310,8 +310,12 @@ func (a *assembler) tensor(t *Tensor) {
 		if !okv {
 			continue
 		}
-		if (at.Key == "slots" && (v < 1 || v > 8)) || (at.Key == "id" && (v < 0 || v > 15)) {
-			a.errs.Add(at.Val.NodeSpan(), "fifo %s=%d out of range (slots 1..8, id 0..15)", at.Key, v)
+		lo, hi := int64(0), int64(15) // id
+		if at.Key == "slots" {
+			lo, hi = 1, 8
+		}
+		if v < lo || v > hi {
+			a.errs.Add(at.Val.NodeSpan(), "fifo %s=%d out of range %d..%d%s", at.Key, v, lo, hi, evaluates(at.Val, v))
 			continue
 		}
 		ti.Attrs[at.Key] = v

@@ -587,7 +587,7 @@ func (a *assembler) attrs(ks *kernelScope, d *opDef, in *Instr, op *COp) bool {
 					continue
 				}
 				if c.Val < dom.lo || c.Val > dom.hi {
-					a.errs.Add(at.Val.NodeSpan(), "#%s=%d out of range %d..%d", at.Key, c.Val, dom.lo, dom.hi)
+					a.errs.Add(at.Val.NodeSpan(), "#%s=%d out of range %d..%d%s", at.Key, c.Val, dom.lo, dom.hi, evaluates(at.Val, c.Val))
 					ok = false
 					continue
 				}

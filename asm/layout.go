@@ -103,7 +103,7 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 			return 0
 		}
 		if v < 1 || v > limit {
-			a.errs.Add(e.NodeSpan(), "%s %d out of range 1..%d", what, v, limit)
+			a.errs.Add(e.NodeSpan(), "%s %d out of range 1..%d%s", what, v, limit, evaluates(e, v))
 			ok = false
 			return 0
 		}
@@ -185,7 +185,7 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 		t.IsArray = true
 		if v, okv := a.staticInt(d.Count, constScope, "tile array length"); okv {
 			if v < 1 || v > 1024 {
-				a.errs.Add(d.Count.NodeSpan(), "tile array length %d out of range 1..1024", v)
+				a.errs.Add(d.Count.NodeSpan(), "tile array length %d out of range 1..1024%s", v, evaluates(d.Count, v))
 				ok = false
 			} else {
 				t.Count = int(v)
