@@ -35,7 +35,7 @@ var modes = []struct {
 
 func runBench(b *testing.B, obj *asm.Object, md mode) {
 	b.Helper()
-	var instr int64
+	var instr, ops int64
 	var peak uint64
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -67,6 +67,11 @@ func runBench(b *testing.B, obj *asm.Object, md mode) {
 			_ = det.Findings()
 		}
 		instr += r.Instructions
+		for _, p := range r.Pipes {
+			if p.Pipe != "S" {
+				ops += p.Instructions
+			}
+		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		peak = max(peak, ms.HeapInuse)
@@ -79,6 +84,9 @@ func runBench(b *testing.B, obj *asm.Object, md mode) {
 	// the steadier measure.
 	if cpu > 0 {
 		b.ReportMetric(float64(instr)/cpu, "instr/CPU-s")
+		// Only the ops the pipes executed: the kernel's tile instructions,
+		// without its scalar loop control and address arithmetic.
+		b.ReportMetric(float64(ops)/cpu, "ops/CPU-s")
 	}
 	b.ReportMetric(float64(instr)/float64(b.N), "instr/op")
 	b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")

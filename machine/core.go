@@ -473,10 +473,15 @@ func stmtPos(n asm.Node) asm.Pos {
 	return n.NodeSpan().Pos
 }
 
+// tick charges one scalar instruction: a statement the scalar executes
+// itself (let, a loop's step and test, if, a wait or set on S) or the issue
+// of an op into a pipe's queue. Each counts as a simulated instruction, as it
+// would in the kernel's scalar code.
 func (c *core) tick() {
 	d := c.scalarOp()
 	c.t += d
 	c.scalarBusy += d
+	c.scalarOps++
 }
 
 // sleep schedules the scalar to continue at its own time.

@@ -75,7 +75,6 @@ func (c *core) issueMicro() bool {
 		}
 		ps.kick(e.ready)
 		c.tick()
-		c.scalarOps++
 	}
 	c.mi++
 	if c.mi == len(c.micro) {
@@ -128,7 +127,6 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 	}
 	ps.kick(e.ready)
 	c.tick()
-	c.scalarOps++
 }
 
 // emitIssue reports that the scalar issued op into pipe p's queue at its own

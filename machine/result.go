@@ -73,8 +73,10 @@ type Result struct {
 	Checks   []Check
 	Faults   []string
 	Findings []any // filled by the CLI
-	// Instructions is the number of simulated instructions (pipe ops and
-	// scalar GM/issue actions), for speed measurements.
+	// Instructions is the number of simulated instructions: every one the
+	// scalars executed, whether they ran it themselves (let, a loop's step,
+	// if, scalar GM access, a wait) or issued it into a pipe. Pipes[i] has
+	// each pipe's own count.
 	Instructions int64
 }
 
