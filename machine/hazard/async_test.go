@@ -87,7 +87,7 @@ func runLint(t *testing.T, obj *asm.Object, serial bool) *Detector {
 func lintTiming(t *testing.T, obj *asm.Object, serial bool) string {
 	t.Helper()
 	d := runLint(t, obj, serial)
-	if !serial && d.pipe != nil {
+	if !serial && d.front.pipe != nil {
 		t.Fatal("the detector's goroutine is still running after Run")
 	}
 	b, err := json.Marshal(d.Findings())
@@ -111,7 +111,7 @@ func TestParallelPanicReachesCaller(t *testing.T) {
 	// No event makes the detector panic (the fuzz tests see to that), so
 	// plant a batch item that indexes past its batch.
 	d.Observe(&machine.Event{Kind: machine.EvRunStart})
-	d.pipe.cur.items = append(d.pipe.cur.items, item{acc0: 1 << 30, nacc: -1})
+	d.front.pipe.cur.items = append(d.front.pipe.cur.items, item{acc0: 1 << 30, nacc: -1})
 	for range 3 * batchEvents {
 		d.Observe(&machine.Event{Kind: machine.EvRunStart})
 	}

@@ -324,15 +324,11 @@ type Detector struct {
 	tensorBase table[tensorAt]
 	syncRounds map[int32][][]uint32
 
-	// pipe is the goroutine the detector runs on beside the machine, if
-	// started (async.go); events counts those observed in place before it.
 	// steps interns composite step names for rec.step; steps[0] is "".
 	steps   []string
-	pipe    *pipeline
 	scratch machine.Event
 	spare   []*batch
-	events  int
-	inline  bool // Serial or one CPU: never start the goroutine
+	front   front
 
 	findings []*finding
 	byKey    map[findKey]*finding
@@ -363,18 +359,19 @@ func (d *Detector) Observe(e *machine.Event) {
 	if e == nil {
 		return
 	}
-	if d.pipe != nil {
+	f := &d.front
+	if f.pipe != nil {
 		d.push(e)
 		return
 	}
-	if d.events >= serialPrefix && !d.inline {
+	if f.events >= serialPrefix && !f.inline {
 		if d.parallel() {
 			d.push(e)
 			return
 		}
-		d.inline = true // decided once: parallel asks the runtime under a lock
+		f.inline = true // decided once: parallel asks the runtime under a lock
 	}
-	d.events++
+	f.events++
 	d.observe(e)
 }
 
