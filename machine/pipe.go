@@ -78,11 +78,11 @@ type entryData struct {
 	access [maxArgs]asm.Access
 	id     int32
 	mode   int32
-	// iterBuf holds iter for loop nests up to 3 deep, in the line resolve
+	// iterBuf holds iter for loop nests up to 7 deep, in the line resolve
 	// writes anyway (access), instead of a heap array of its own that cost
 	// a cache miss per issue. iter points into it (the ring never moves its
 	// slots); a copied entry's iter must be re-pointed (copyEntry, async).
-	iterBuf [3]int64
+	iterBuf [7]int64
 	// seq is the op's issue number (core.issued) when observers listen.
 	seq     int64
 	argRank [maxArgs]int32

@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"math"
 	"runtime"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -21,11 +22,17 @@ const (
 	// loop nest) and few whole copies: a batch that fills one early is
 	// handed over early. Small batches keep a short run's setup cheap.
 	batchAccess = 2 * batchEvents
-	batchIter   = 2 * batchEvents
+	batchIter   = 4 * batchEvents // allgather_gemm's compute loop is 7 deep
 	batchWhole  = batchEvents / 8
-	// batchesInFlight bounds how far the machine may run ahead; three lets
-	// one batch fill while one is processed and one waits.
-	batchesInFlight = 3
+	// batchesEager are made when the goroutine starts: one fills while one
+	// is replayed and one waits. More, up to batchesInFlight, are made only
+	// when the machine finds none free: where the two goroutines run at
+	// nearly the same speed (a linted 8-rank allgather_gemm) the slack
+	// absorbs their bursts: 2.47 → 2.26 s with 64-byte items, 2.29 → 2.26 s
+	// with today's. Made up front they cost a run the detector keeps up
+	// with (GEMM24) 5%, in cache misses.
+	batchesEager    = 3
+	batchesInFlight = 8
 )
 
 // serialPrefix events are observed in place before the goroutine starts:
@@ -42,36 +49,45 @@ type batch struct {
 	// with their slices in the arenas, a quarter of a whole event's bytes.
 	// The rest are whole copies in ev.
 	items []item
+	acc   []machine.Access // compact items' accesses, in order
+	iter  []int64          // and their iteration vectors
+	// Whole copies' slices have arenas of their own, so that a compact
+	// item's slices start where the previous compact item's end.
 	ev    []machine.Event
-	acc   []machine.Access
-	iter  []int64
+	wacc  []machine.Access
+	witer []int64
 	peers []int32
 	flags []machine.Flag
 }
 
-// item is one event of a batch: compact, or an index into ev. It is one
-// cache line (64 bytes): the machine writes it on one CPU and the detector
-// reads it on the other, so every line it spans moves between them.
+// item is one event of a batch: compact, or an index into ev. It is half
+// a cache line: the machine writes it on one CPU and the detector reads it
+// on the other, so every line it spans moves between them, and on a linted
+// 8-rank allgather_gemm writing 64-byte items was 8% of the machine's
+// goroutine. Its accesses and iteration vector follow the previous compact
+// item's in acc and iter; an event whose numbers do not fit the narrow
+// fields travels whole.
 type item struct {
-	op    *asm.COp
-	agent machine.Agent
-	kind  machine.EventKind
-	flag  machine.Flag
-	// acc0 and nacc place the accesses in acc; nacc < 0 marks a whole copy,
-	// ev[acc0].
-	acc0, nacc int32
-	iter0      int32
-	niter      int32
-	issue      int64
-	issued     int64
+	op *asm.COp
+	// issue is Event.Issue, or for a whole copy its index in ev.
+	issue, issued uint32
+	rank, core    uint16
+	pipe          asm.Pipe
+	kind          machine.EventKind
+	src, dst      asm.Pipe
+	id            uint8
+	nacc, niter   uint8
+	whole         bool
 }
 
 func newBatch() *batch {
 	return &batch{
 		items: make([]item, 0, batchEvents),
-		ev:    make([]machine.Event, 0, batchWhole),
 		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int64, 0, batchIter),
+		ev:    make([]machine.Event, 0, batchWhole),
+		wacc:  make([]machine.Access, 0, 2*batchWhole),
+		witer: make([]int64, 0, 4*batchWhole),
 		peers: make([]int32, 0, batchWhole),
 		flags: make([]machine.Flag, 0, batchWhole),
 	}
@@ -83,14 +99,21 @@ func newBatch() *batch {
 // program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
 	b.items = b.items[:0]
-	b.ev, b.acc, b.iter, b.peers, b.flags = b.ev[:0], b.acc[:0], b.iter[:0], b.peers[:0], b.flags[:0]
+	b.acc, b.iter = b.acc[:0], b.iter[:0]
+	b.ev, b.wacc, b.witer, b.peers, b.flags = b.ev[:0], b.wacc[:0], b.witer[:0], b.peers[:0], b.flags[:0]
 }
 
 // fits reports whether e's copy fits the batch's remaining room.
 func (b *batch) fits(e *machine.Event) bool {
-	return len(b.items) < cap(b.items) && len(b.ev) < cap(b.ev) &&
-		len(b.acc)+len(e.Accesses) <= cap(b.acc) &&
-		len(b.iter)+len(e.Iter) <= cap(b.iter) &&
+	if len(b.items) == cap(b.items) {
+		return false
+	}
+	if travelsCompact(e) {
+		return len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+len(e.Iter) <= cap(b.iter)
+	}
+	return len(b.ev) < cap(b.ev) &&
+		len(b.wacc)+len(e.Accesses) <= cap(b.wacc) &&
+		len(b.witer)+len(e.Iter) <= cap(b.witer) &&
 		len(b.peers)+len(e.Peers) <= cap(b.peers) &&
 		len(b.flags)+len(e.Flags) <= cap(b.flags)
 }
@@ -111,23 +134,22 @@ func arena[T any](a *[]T, src []T) []T {
 
 // add copies e into the batch.
 func (b *batch) add(e *machine.Event) {
-	switch e.Kind {
-	case machine.EvExec, machine.EvFlagSet, machine.EvFlagWait:
-		if e.Step == "" && e.Agent.Core >= 0 && len(e.Accesses) <= cap(b.acc) && len(e.Iter) <= cap(b.iter) {
-			b.items = append(b.items, item{op: e.Op, agent: e.Agent, kind: e.Kind, flag: e.Flag,
-				acc0: int32(len(b.acc)), nacc: int32(len(e.Accesses)),
-				iter0: int32(len(b.iter)), niter: int32(len(e.Iter)),
-				issue: e.Issue, issued: e.Issued})
+	if travelsCompact(e) {
+		if len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+len(e.Iter) <= cap(b.iter) {
+			b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue), issued: uint32(e.Issued),
+				rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
+				src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
+				nacc: uint8(len(e.Accesses)), niter: uint8(len(e.Iter))})
 			b.acc = append(b.acc, e.Accesses...)
 			b.iter = append(b.iter, e.Iter...)
 			return
 		}
 	}
-	b.items = append(b.items, item{kind: e.Kind, acc0: int32(len(b.ev)), nacc: -1})
+	b.items = append(b.items, item{kind: e.Kind, issue: uint32(len(b.ev)), whole: true})
 	b.ev = append(b.ev, *e)
 	c := &b.ev[len(b.ev)-1]
-	c.Accesses = arena(&b.acc, e.Accesses)
-	c.Iter = arena(&b.iter, e.Iter)
+	c.Accesses = arena(&b.wacc, e.Accesses)
+	c.Iter = arena(&b.witer, e.Iter)
 	c.Peers = arena(&b.peers, e.Peers)
 	c.Flags = arena(&b.flags, e.Flags)
 	if e.Blocked != nil {
@@ -135,23 +157,46 @@ func (b *batch) add(e *machine.Event) {
 	}
 }
 
+// travelsCompact reports whether e goes as a compact item: an exec or a
+// flag set or wait of a core (not a composite's step) whose numbers fit
+// the narrow fields.
+func travelsCompact(e *machine.Event) bool {
+	return (e.Kind == machine.EvExec || e.Kind == machine.EvFlagSet || e.Kind == machine.EvFlagWait) &&
+		e.Step == "" && e.Agent.Core >= 0 && e.Agent.Core <= math.MaxUint16 &&
+		e.Agent.Rank >= 0 && e.Agent.Rank <= math.MaxUint16 &&
+		e.Flag.ID >= 0 && e.Flag.ID <= math.MaxUint8 &&
+		len(e.Accesses) <= math.MaxUint8 && len(e.Iter) <= math.MaxUint8 &&
+		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32
+}
+
 // replay runs the detector over the batch's events, in order.
 func (d *Detector) replay(b *batch) {
 	e := &d.scratch
+	var acc0, iter0 int
 	for i := range b.items {
-		it := &b.items[i]
-		if it.nacc < 0 {
-			d.observe(&b.ev[it.acc0])
-			continue
-		}
-		// Only the fields add kept: the detector reads no others of these
-		// kinds, and scratch serves nothing else.
-		e.Kind, e.Op, e.Agent, e.Flag, e.Issue, e.Issued = it.kind, it.op, it.agent, it.flag, it.issue, it.issued
-		e.Accesses = b.acc[it.acc0 : it.acc0+it.nacc : it.acc0+it.nacc]
-		e.Iter = b.iter[it.iter0 : it.iter0+it.niter : it.iter0+it.niter]
-		d.observe(e)
+		d.observe(b.event(&b.items[i], e, &acc0, &iter0))
 	}
 	*e = machine.Event{}
+}
+
+// event is item it as an event: its whole copy, or scratch filled with the
+// fields add kept (the detector reads no others of these kinds, and scratch
+// serves nothing else). acc0 and iter0 are where the item's slices start in
+// the compact arenas; event moves them past it.
+func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machine.Event {
+	if it.whole {
+		return &b.ev[it.issue]
+	}
+	e := scratch
+	e.Kind, e.Op, e.Issue, e.Issued = it.kind, it.op, int64(it.issue), int64(it.issued)
+	e.Agent = machine.Agent{Rank: int32(it.rank), Core: int32(it.core), Pipe: it.pipe}
+	e.Flag = machine.Flag{Src: it.src, Dst: it.dst, ID: int32(it.id)}
+	a0, i0 := *acc0, *iter0
+	a1, i1 := a0+int(it.nacc), i0+int(it.niter)
+	e.Accesses = b.acc[a0:a1:a1]
+	e.Iter = b.iter[i0:i1:i1]
+	*acc0, *iter0 = a1, i1
+	return e
 }
 
 // front is what Observe reads on the machine's goroutine for every event.
@@ -176,6 +221,7 @@ type pipeline struct {
 	full chan *batch
 	free chan *batch
 	done chan struct{}
+	made int // batches this pipeline has taken (cur, full, free and the one replayed)
 	// failed is a panic of the detector's goroutine, raised again by drain.
 	failed any
 }
@@ -193,7 +239,7 @@ func (d *Detector) push(e *machine.Event) {
 	}
 	if !p.cur.fits(e) && len(p.cur.items) > 0 {
 		p.full <- p.cur
-		p.cur = <-p.free
+		p.cur = p.next(d)
 	}
 	p.cur.add(e)
 }
@@ -204,20 +250,11 @@ func (d *Detector) startPipeline() *pipeline {
 		free: make(chan *batch, batchesInFlight),
 		done: make(chan struct{}),
 	}
-	// Reuse the last pipeline's batches: one run after another should not
-	// allocate its arenas again.
-	get := func() *batch {
-		if n := len(d.spare); n > 0 {
-			b := d.spare[n-1]
-			d.spare = d.spare[:n-1]
-			return b
-		}
-		return newBatch()
+	for range batchesEager - 1 {
+		p.free <- d.batch()
 	}
-	for range batchesInFlight - 1 {
-		p.free <- get()
-	}
-	p.cur = get()
+	p.cur = d.batch()
+	p.made = batchesEager
 	d.front.pipe = p
 	go func() {
 		defer close(p.done)
@@ -230,6 +267,34 @@ func (d *Detector) startPipeline() *pipeline {
 		}
 	}()
 	return p
+}
+
+// batch returns a spare batch, or a new one: one run after another should
+// not allocate its arenas again.
+func (d *Detector) batch() *batch {
+	if n := len(d.spare); n > 0 {
+		b := d.spare[n-1]
+		d.spare = d.spare[:n-1]
+		return b
+	}
+	return newBatch()
+}
+
+// next is the batch to fill after one was handed over: a free one, else a
+// new one while fewer than batchesInFlight exist, else the first to come
+// back. Batches are made only when the detector falls behind, so a short
+// run keeps its setup small and a long one gets the slack it needs.
+func (p *pipeline) next(d *Detector) *batch {
+	select {
+	case b := <-p.free:
+		return b
+	default:
+	}
+	if p.made < batchesInFlight {
+		p.made++
+		return d.batch()
+	}
+	return <-p.free
 }
 
 // replayCaught is replay that keeps a panic for drain to raise on the
