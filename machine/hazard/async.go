@@ -132,18 +132,26 @@ func arena[T any](a *[]T, src []T) []T {
 	return (*a)[n:len(*a):len(*a)]
 }
 
-// add copies e into the batch.
+// addCompact copies e, which travelsCompact, as a compact item if it fits
+// the batch's remaining room.
+func (b *batch) addCompact(e *machine.Event) bool {
+	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+len(e.Iter) > cap(b.iter) {
+		return false
+	}
+	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue), issued: uint32(e.Issued),
+		rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
+		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
+		nacc: uint8(len(e.Accesses)), niter: uint8(len(e.Iter))})
+	b.acc = append(b.acc, e.Accesses...)
+	b.iter = append(b.iter, e.Iter...)
+	return true
+}
+
+// add copies e into the batch: compact if it can be, else whole (with its
+// slices in the batch's arenas where they fit, else in their own).
 func (b *batch) add(e *machine.Event) {
-	if travelsCompact(e) {
-		if len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+len(e.Iter) <= cap(b.iter) {
-			b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue), issued: uint32(e.Issued),
-				rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
-				src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
-				nacc: uint8(len(e.Accesses)), niter: uint8(len(e.Iter))})
-			b.acc = append(b.acc, e.Accesses...)
-			b.iter = append(b.iter, e.Iter...)
-			return
-		}
+	if travelsCompact(e) && b.addCompact(e) {
+		return
 	}
 	b.items = append(b.items, item{kind: e.Kind, issue: uint32(len(b.ev)), whole: true})
 	b.ev = append(b.ev, *e)
@@ -236,6 +244,9 @@ func (d *Detector) push(e *machine.Event) {
 	p := d.front.pipe
 	if p == nil {
 		p = d.startPipeline()
+	}
+	if travelsCompact(e) && p.cur.addCompact(e) {
+		return
 	}
 	if !p.cur.fits(e) && len(p.cur.items) > 0 {
 		p.full <- p.cur
