@@ -29,8 +29,8 @@ const (
 	// when the machine finds none free: where the two goroutines run at
 	// nearly the same speed (a linted 8-rank allgather_gemm) the slack
 	// absorbs their bursts: 2.47 → 2.26 s with 64-byte items, 2.29 → 2.26 s
-	// with today's. Made up front they cost a run the detector keeps up
-	// with (GEMM24) 5%, in cache misses.
+	// with today's. Made up front (or all on demand, none up front), they
+	// cost GEMM24's lint, which the detector keeps up with, 5–10%.
 	batchesEager    = 3
 	batchesInFlight = 8
 )
