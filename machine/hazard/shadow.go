@@ -8,7 +8,9 @@ import (
 
 // maxIter bounds the loop iteration vector kept per access; deeper nests keep
 // their outermost levels. Keeping it inline avoids an allocation per access.
-const maxIter = 6
+// Seven is allgather_gemm's compute nest, and the most that keeps rec in one
+// cache line.
+const maxIter = 7
 
 // rec is one recorded access (or sync op) instance: FastTrack's epoch plus
 // what a report needs to name it.
