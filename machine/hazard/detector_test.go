@@ -631,3 +631,26 @@ func TestNoPanicOnJunk(t *testing.T) {
 	d.NoteError(&machine.Fault{Msg: "bad dynamic event id 9"})
 	_ = d.Findings()
 }
+
+// A finding names the iteration of every loop around its sites, up to
+// maxIter levels: allgather_gemm's compute kernel is 7 deep, and its H3
+// mutant's WAR is in the innermost loop.
+func TestFindingIterDepth(t *testing.T) {
+	d := runLint(t, assembleProgram(t, "allgather_gemm/mutant_h3"), true)
+	fs := d.Findings()
+	found := false
+	for _, f := range fs {
+		if f.Kind != KindWAR {
+			continue
+		}
+		found = true
+		for _, s := range []Site{f.First, f.Second} {
+			if len(s.Iter) != 7 {
+				t.Errorf("%s at line %d: iter %v, want the 7 levels of the compute nest", f.Kind, s.Line, s.Iter)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no WAR among %v", kinds(fs))
+	}
+}
