@@ -78,9 +78,9 @@ type entryData struct {
 	access [maxArgs]asm.Access
 	id     int32
 	mode   int32
-	// iterBuf holds iter for loop nests up to 7 deep, in the line resolve
-	// writes anyway (access), instead of a heap array of its own that cost
-	// a cache miss per issue. iter points into it (the ring never moves its
+	// iterBuf holds iter for loop nests up to 7 deep (allgather_gemm's
+	// compute kernel), beside the access modes resolve writes anyway,
+	// instead of a heap array of its own that cost a cache miss per issue. iter points into it (the ring never moves its
 	// slots); a copied entry's iter must be re-pointed (copyEntry, async).
 	iterBuf [7]int64
 	// seq is the op's issue number (core.issued) when observers listen.
@@ -94,9 +94,8 @@ type entryData struct {
 	// register expressions (#init=(%k == 0)): the scalar has moved on by the
 	// time the op completes.
 	env asm.Env
-	// iterSpill is the slot's own array for deeper nests (allgather_gemm's
-	// compute loop is 7 deep), reused so that no issue allocates
-	// (TestRunAllocs).
+	// iterSpill is the slot's own array for nests deeper than iterBuf
+	// holds, reused so that no issue allocates (TestRunAllocs).
 	iterSpill []int64
 }
 

@@ -46,7 +46,7 @@ var serialPrefix = 1 << 10
 type batch struct {
 	// items is the batch in order. Execs and flag sets and waits, nearly
 	// every event the detector takes, travel compact: the fields it reads,
-	// with their slices in the arenas, a quarter of a whole event's bytes.
+	// a 32-byte item with their slices in the arenas.
 	// The rest are whole copies in ev.
 	items []item
 	acc   []machine.Access // compact items' accesses, in order
