@@ -108,6 +108,15 @@ func tileR(name string, locs ...Loc) OperandSpec {
 func tileRW(name string, locs ...Loc) OperandSpec {
 	return OperandSpec{Name: name, Kinds: []ArgKind{ArgTile}, Access: AccRW, Locs: locs}
 }
+
+// scratchW is a reduction's or transpose's scratch tile: pto-isa writes it
+// before it reads it (TRowReduceOps.hpp's FillTmp and the first vcgadd,
+// TColSum.hpp's BinarySum, TTrans.hpp's TransFullSubTiles all fill tmp from
+// src), so its earlier contents are neither read nor needed: a write. As a
+// read it was an uninitialised read of a fresh scratch and a false RAW with
+// its previous user.
+func scratchW(name string, locs ...Loc) OperandSpec { return tileW(name, locs...) }
+
 func gmR(name string) OperandSpec {
 	return OperandSpec{Name: name, Kinds: []ArgKind{ArgGM}, Access: AccRead}
 }
@@ -343,7 +352,7 @@ func init() {
 		{"tcolsum", "vadd"}, {"tcolmax", "vmax"}, {"tcolmin", "vmin"},
 	} {
 		def(v[0], "vector", PipeV, v[1], aivOnly,
-			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(tileRW("tmp", vecLocs...))},
+			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 			"reduce "+strings.TrimPrefix(v[0], "t")[:3]+"s by "+strings.TrimPrefix(v[0], "t")[3:]).chk(chkSameDType)
 	}
 	for _, n := range []string{"trowexpand", "tcolexpand"} {
@@ -378,7 +387,7 @@ func init() {
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("idx", vecLocs...)},
 		"tile scatter by an index tile (with GM operands: the collective tscatter.comm)")
 	def("ttrans", "vector", PipeV, "scatter_vnchwconv", aivOnly,
-		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(tileRW("tmp", vecLocs...))},
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 		"transpose").chk(chkSameDType)
 
 	// Intra-core sync.

@@ -150,3 +150,35 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs from the output; run with UPDATE_GOLDEN=1 and review the diff\n--- got ---\n%s", path, got)
 	}
 }
+
+// A reduction's or transpose's scratch tile is written before it is read
+// (pto-isa's TRowReduceOps/TColSum/TTrans fill tmp from src first), so the
+// operand is a write: never an uninitialised read, never a RAW with the
+// scratch's previous writer.
+func TestScratchOperandIsWrite(t *testing.T) {
+	for _, tc := range []struct {
+		op   string
+		want Access
+	}{
+		{"trowsum", AccWrite}, {"trowmax", AccWrite}, {"trowmin", AccWrite},
+		{"tcolsum", AccWrite}, {"tcolmax", AccWrite}, {"tcolmin", AccWrite},
+		{"ttrans", AccWrite},
+	} {
+		op := LookupOp(tc.op)
+		if op == nil {
+			t.Fatalf("%s: not in the ISA", tc.op)
+		}
+		found := false
+		for _, s := range op.Operands {
+			if s.Name == "tmp" {
+				found = true
+				if s.Access != tc.want || !s.Optional {
+					t.Errorf("%s tmp: access %v optional %v, want %v, optional", tc.op, s.Access, s.Optional, tc.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no tmp operand", tc.op)
+		}
+	}
+}

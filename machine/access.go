@@ -27,10 +27,11 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 			if a.Tile == nil {
 				continue
 			}
+			el := elemOf(a.Tile, a.Off)
 			if row, col, rows, cols, ok := tileWindow(e, i); ok {
 				// textract reads, tinsert writes only a window of the tile.
 				proto := Access{Space: a.Tile.Space, Rank: rank, Core: core,
-					Write: acc&asm.AccWrite != 0, Tile: a.Tile}
+					Write: acc&asm.AccWrite != 0, Tile: a.Tile, Elem: el}
 				if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols, e.plan); ok {
 					continue
 				}
@@ -39,11 +40,11 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 			w := acc&asm.AccWrite != 0
 			if acc&asm.AccRead != 0 {
 				out = append(out, Access{Space: a.Tile.Space, Rank: rank, Core: core,
-					Lo: a.Off, Hi: a.Off + sz, Tile: a.Tile})
+					Lo: a.Off, Hi: a.Off + sz, Tile: a.Tile, Elem: el})
 			}
 			if w {
 				out = append(out, Access{Space: a.Tile.Space, Rank: rank, Core: core,
-					Lo: a.Off, Hi: a.Off + sz, Write: true, Tile: a.Tile})
+					Lo: a.Off, Hi: a.Off + sz, Write: true, Tile: a.Tile, Elem: el})
 			}
 		case asm.ArgGM:
 			if a.GM == nil {
@@ -94,6 +95,30 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 		}
 	}
 	return out
+}
+
+// elemOf is the element of t's array that sits at off, the address the
+// operand resolved to (Tile.Addr[idx]). Elements are ADDR + n*STEP, so the
+// index is one division; a step smaller than the tile makes elements
+// overlap, and only the operand's own address says which one was named.
+func elemOf(t *asm.TileInfo, off int64) int32 {
+	n := int64(len(t.Addr))
+	if n <= 1 {
+		return 0
+	}
+	if step := t.Addr[1] - t.Addr[0]; step != 0 {
+		if d := off - t.Addr[0]; d%step == 0 {
+			if k := d / step; k >= 0 && k < n && t.Addr[k] == off {
+				return int32(k)
+			}
+		}
+	}
+	for k, a := range t.Addr {
+		if a == off {
+			return int32(k)
+		}
+	}
+	return 0
 }
 
 // tileWindow is the (row, col, rows, cols) window of its tile operand that a

@@ -3,6 +3,8 @@ package machine
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/ptoasm/ptoasm/asm"
 )
 
 func TestAccessOverlaps(t *testing.T) {
@@ -58,5 +60,29 @@ func TestAccessOverlapsBrute(t *testing.T) {
 func TestAccessSize(t *testing.T) {
 	if n := unsafe.Sizeof(Access{}); n > 64 {
 		t.Errorf("Access is %d bytes, want at most 64", n)
+	}
+}
+
+// elemOf finds the element an operand's address names, also when elements
+// overlap (step below the tile size) or the step is not uniform.
+func TestElemOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		addr []int64
+		off  int64
+		want int32
+	}{
+		{"single tile", []int64{0x100}, 0x100, 0},
+		{"disjoint, second", []int64{0, 0x1000}, 0x1000, 1},
+		{"overlapping, middle", []int64{0, 0x80, 0x100}, 0x80, 1},
+		{"overlapping, last", []int64{0, 0x80, 0x100}, 0x100, 2},
+		{"descending step", []int64{0x200, 0x100, 0}, 0, 2},
+		{"uneven addresses", []int64{0, 0x100, 0x180}, 0x180, 2},
+		{"step 0: any is right", []int64{0x40, 0x40}, 0x40, 0},
+	} {
+		ti := &asm.TileInfo{Name: "w", Addr: tc.addr, Bytes: 0x100, Count: len(tc.addr), IsArray: len(tc.addr) > 1}
+		if got := elemOf(ti, tc.off); got != tc.want {
+			t.Errorf("%s: elemOf(%v, %#x) = %d, want %d", tc.name, tc.addr, tc.off, got, tc.want)
+		}
 	}
 }

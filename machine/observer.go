@@ -111,8 +111,12 @@ type Access struct {
 	ReadOnly bool
 	Rank     int32 // owner rank of the GM (for remote accesses, the remote rank)
 	Core     int32 // owner core of a local buffer; -1 for GM
-	Lo       int64 // byte offset within the space (GM: the machine's global address of the rank)
-	Hi       int64 // one past the last byte
+	// Elem is the element of Tile's array the operand named (Tile.Addr[Elem]).
+	// Elements may overlap (a step smaller than the tile): the address alone
+	// does not say which element an access went through.
+	Elem int32
+	Lo   int64 // byte offset within the space (GM: the machine's global address of the rank)
+	Hi   int64 // one past the last byte
 	// Tile or Tensor names what was accessed, for reports.
 	Tile   *asm.TileInfo
 	Tensor *asm.TensorInfo

@@ -143,11 +143,9 @@ func (d *Debugger) accText(a *machine.Access) string {
 	switch {
 	case a.Tile != nil:
 		name := "%" + a.Tile.Name
-		for k, x := range a.Tile.Addr {
-			// A window (textract, tinsert) starts inside its element.
-			if a.Tile.IsArray && a.Lo >= x && a.Lo < x+a.Tile.Bytes {
-				name = fmt.Sprintf("%%%s[%d]", a.Tile.Name, k)
-			}
+		if a.Tile.IsArray {
+			// The element the operand named: elements may overlap.
+			name = fmt.Sprintf("%%%s[%d]", a.Tile.Name, a.Elem)
 		}
 		lo, hi := a.Bounds()
 		rows := ""

@@ -1054,14 +1054,11 @@ const gridSpan = 1 << 40
 func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	base := int64(0)
 	if t := acc.Tile; t != nil {
-		for _, a := range t.Addr {
-			if acc.Lo >= a && acc.Lo < a+t.Bytes {
-				// Addresses below the aligned base would map to negative
-				// rows: start the view a row earlier.
-				if base = a % acc.Pitch; base > 0 {
-					base -= acc.Pitch
-				}
-				break
+		if el, ok := elemAt(acc); ok {
+			// Addresses below the aligned base would map to negative
+			// rows: start the view a row earlier.
+			if base = t.Addr[el] % acc.Pitch; base > 0 {
+				base -= acc.Pitch
 			}
 		}
 	}
@@ -2065,16 +2062,22 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) {
 	// covers its last row, which Hi alone does not.
 	lo, hi := acc.Bounds()
 	if t := acc.Tile; t != nil && acc.Space != asm.GM && t.Bytes > 0 {
-		for _, base := range t.Addr {
-			if lo >= base && lo < base+t.Bytes {
-				if hi > base+t.Bytes {
-					d.oob(r, acc, fmt.Sprintf("%s %s [%#x, %#x) runs past the end of tile %s [%#x, %#x)", verb(r), acc.Space, lo, hi, tileName(t, lo), base, base+t.Bytes))
-				}
-				return
+		// The element the operand named, not the first one holding lo:
+		// elements of an array with a step below the tile size overlap on
+		// purpose, and element 1's access starts inside element 0.
+		el, ok := elemAt(acc)
+		if !ok {
+			if len(t.Addr) > 0 {
+				d.oob(r, acc, fmt.Sprintf("%s %s [%#x, %#x) outside every element of tile %s", verb(acc), acc.Space, lo, hi, tileName(t, -1)))
 			}
+			return
 		}
-		if len(t.Addr) > 0 {
-			d.oob(r, acc, fmt.Sprintf("%s %s [%#x, %#x) outside every element of tile %s", verb(r), acc.Space, lo, hi, tileName(t, -1)))
+		if base := t.Addr[el]; lo < base || hi > base+t.Bytes {
+			where := "past the end of"
+			if lo < base {
+				where = "before the start of"
+			}
+			d.oob(r, acc, fmt.Sprintf("%s %s [%#x, %#x), %s tile %s [%#x, %#x)", verb(acc), acc.Space, lo, hi, where, elemName(t, el), base, base+t.Bytes))
 		}
 		return
 	}
@@ -2082,13 +2085,34 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) {
 		at := d.tensorBase.get(acc.Rank, t.Index)
 		base := at.base
 		if at.ok && (lo < base || hi > base+t.Bytes) {
-			d.oob(r, acc, fmt.Sprintf("%s bytes [%d, %d) of %s, which has %d bytes", verb(r), lo-base, hi-base, tensorName(t, acc.Rank), t.Bytes))
+			d.oob(r, acc, fmt.Sprintf("%s bytes [%d, %d) of %s, which has %d bytes", verb(acc), lo-base, hi-base, tensorName(t, acc.Rank), t.Bytes))
 		}
 	}
 }
 
-func verb(r *rec) string {
-	if r.write {
+// elemAt is the element of acc's tile array the access went through:
+// Access.Elem, which the machine sets from the operand, or, for an access
+// whose Elem does not name an element holding its first byte (one built by
+// hand), the first element that does.
+func elemAt(acc *machine.Access) (int, bool) {
+	t := acc.Tile
+	if e := int(acc.Elem); e >= 0 && e < len(t.Addr) && acc.Lo >= t.Addr[e] && acc.Lo < t.Addr[e]+t.Bytes {
+		return e, true
+	}
+	for i, base := range t.Addr {
+		if acc.Lo >= base && acc.Lo < base+t.Bytes {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// verb is what the access did, for out-of-bounds messages.
+func verb(acc *machine.Access) string {
+	switch {
+	case acc.Atomic && acc.Write:
+		return "atomically adds to"
+	case acc.Write:
 		return "writes"
 	}
 	return "reads"

@@ -76,7 +76,7 @@ var (
 
 func tileAcc(t *asm.TileInfo, rank, core int32, elem int, write bool) machine.Access {
 	lo := t.Addr[elem]
-	return machine.Access{Space: t.Space, Rank: rank, Core: core, Lo: lo, Hi: lo + t.Bytes, Write: write, Tile: t}
+	return machine.Access{Space: t.Space, Rank: rank, Core: core, Lo: lo, Hi: lo + t.Bytes, Write: write, Tile: t, Elem: int32(elem)}
 }
 
 func gmAcc(t *asm.TensorInfo, rank int32, lo, hi int64, write bool) machine.Access {

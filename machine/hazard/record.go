@@ -199,6 +199,9 @@ func (d *Detector) coreName(ag *agentState) string {
 func bufferName(acc *machine.Access, lo int64) string {
 	switch {
 	case acc.Tile != nil:
+		if el, ok := elemAt(acc); ok {
+			return elemName(acc.Tile, el)
+		}
 		return tileName(acc.Tile, lo)
 	case acc.Tensor != nil:
 		return tensorName(acc.Tensor, acc.Rank)
@@ -221,6 +224,19 @@ func tileName(t *asm.TileInfo, lo int64) string {
 		}
 	}
 	return name
+}
+
+// elemName names element el of tile t ("%chunk[1]", or "%a" for a tile
+// that is not an array).
+func elemName(t *asm.TileInfo, el int) string {
+	name := t.Name
+	if !strings.HasPrefix(name, "%") {
+		name = "%" + name
+	}
+	if !t.IsArray {
+		return name
+	}
+	return fmt.Sprintf("%s[%d]", name, el)
 }
 
 func tensorName(t *asm.TensorInfo, rank int32) string {
