@@ -333,8 +333,12 @@ type Detector struct {
 	findings []*finding
 	byKey    map[findKey]*finding
 	notes    []raceNote
-	pool     [][]uint32
-	tmp      []uint32
+	// retracted holds the uninit-read notes of run generation retractedGen
+	// already taken back (retractUninit).
+	retracted    map[retractKey]struct{}
+	retractedGen uint32
+	pool         [][]uint32
+	tmp          []uint32
 }
 
 // New returns a detector with the given options.
@@ -1123,7 +1127,11 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
 	lo, hi := g.bytes(c.lo, c.hi)
 	if !acc.Write {
-		if !c.written {
+		// Bytes nothing wrote, or whose only write this read was meant to
+		// precede and is not ordered after: had the run's timing let the
+		// read go first, it would have read poison, so it is an
+		// uninitialised read either way (beside the WAR).
+		if !c.written || c.firstW && !d.hbOrSame(&c.w, r) && d.intendedBefore(r, &c.w) {
 			if *uninitLo < 0 {
 				*uninitLo = lo
 			}
@@ -1137,9 +1145,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				d.race(&c.adds[x], r, acc, lo, hi)
 			}
 		}
-		r.uninit = !c.written
+		if !c.written {
+			c.uninit = putUninit(c.uninit, r, acc)
+		}
 		c.reads = putRec(c.reads, r)
-		r.uninit = false
 		return
 	}
 	// A write that races a read of the previous value is reported as
@@ -1149,11 +1158,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
 			d.race(rd, r, acc, lo, hi)
 			warred = true
-			if rd.uninit {
-				d.retractUninit(rd)
-				rd.uninit = false
-			}
 		}
+	}
+	if len(c.uninit) > 0 {
+		d.explainUninit(c, r)
 	}
 	if c.hasW && !warred && !d.hbOrSame(&c.w, r) {
 		d.race(&c.w, r, acc, lo, hi)
@@ -1169,9 +1177,42 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.race(&c.adds[x], r, acc, lo, hi)
 		}
 	}
+	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
 	c.adds = c.adds[:0]
 	c.reads = c.reads[:0]
+}
+
+// putUninit adds read r of acc to a cell's uninitialised reads, once per
+// instance and buffer (one instance may read a cell through two operands).
+func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
+	for i := range list {
+		u := &list[i]
+		if u.r.agent == r.agent && u.r.epoch == r.epoch && u.r.gen == r.gen && u.tile == acc.Tile && u.tensor == acc.Tensor {
+			return list
+		}
+	}
+	if len(list) >= maxUninit {
+		return list
+	}
+	return append(list, uninitRead{r: *r, tile: acc.Tile, tensor: acc.Tensor})
+}
+
+// explainUninit settles the uninitialised reads of c at its first write w.
+// A read w races and was meant to come after w (the intended order: issue
+// order on a core, else iteration and source line) read poison only
+// because this run's timing let it overtake w: the race is the report, and
+// its fix (order w first) is the read's fix, so its uninit-read is
+// retracted (docs/hazards.md, uninit-read). A read ordered before w, or
+// meant to come first (a WAR), did read bytes nothing was meant to write
+// before it, and keeps its finding.
+func (d *Detector) explainUninit(c *cell, w *rec) {
+	for i := range c.uninit {
+		if u := &c.uninit[i]; !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
+			d.retractUninit(u)
+		}
+	}
+	c.uninit = c.uninit[:0]
 }
 
 // gmShadowFor returns the 2-D shadow of the GM tensor acc touches, or nil

@@ -350,7 +350,18 @@ func (d *Detector) hint(f *finding) string {
 }
 
 // retractUninit takes back one count of the uninit-read reported for read r.
-func (d *Detector) retractUninit(r *rec) {
+func (d *Detector) retractUninit(u *uninitRead) {
+	// A read that spans several cells sits in each of them: retract its
+	// note once.
+	if d.retractedGen != d.gen || d.retracted == nil {
+		d.retracted, d.retractedGen = map[retractKey]struct{}{}, d.gen
+	}
+	rk := retractKey{u.r.agent, u.r.epoch, u.tile, u.tensor}
+	if _, ok := d.retracted[rk]; ok {
+		return
+	}
+	d.retracted[rk] = struct{}{}
+	r := &u.r
 	k := findKey{kind: KindUninitRead, first: siteKey(d.site(r))}
 	f := d.byKey[k]
 	if f == nil {
@@ -361,4 +372,13 @@ func (d *Detector) retractUninit(r *rec) {
 		f.sev = SevOff
 		delete(d.byKey, k)
 	}
+}
+
+// retractKey names one uninit-read note: an instance and the buffer it
+// read through, in the current run generation.
+type retractKey struct {
+	agent  int32
+	epoch  uint32
+	tile   *asm.TileInfo
+	tensor *asm.TensorInfo
 }

@@ -30,10 +30,6 @@ type rec struct {
 	niter  uint8
 	write  bool
 	atomic bool
-	// uninit marks a read that found no write before it; a write that later
-	// races it retracts the uninit-read, since the race is the real report
-	// and the read only came first by timing.
-	uninit bool
 }
 
 func (r *rec) iters() []int64 {
@@ -58,9 +54,20 @@ type cell struct {
 	lo, hi  int64
 	written bool // initialised in this launch (host write or any store)
 	hasW    bool
-	w       rec   // last plain write
-	adds    []rec // atomic writes since w, one per agent
-	reads   []rec // reads since the last write, one per agent
+	// firstW marks w as the first write of the launch to these bytes, by
+	// an instruction: a read meant to come before it read nothing.
+	firstW bool
+	w      rec   // last plain write
+	adds   []rec // atomic writes since w, one per agent
+	reads  []rec // reads since the last write, one per agent
+	// uninit holds the reads that found the cell unwritten, until its
+	// first write: a write meant to come before one of them (it races the
+	// read and the intended order puts it first) retracts that read's
+	// uninit-read, since the race is the report and the read only came
+	// first by timing (Detector.explainUninit). At most maxUninit, one per
+	// instance; unlike reads, not one per agent, so an agent's earlier
+	// uninitialised reads are still there to retract.
+	uninit []uninitRead
 	// sig is the release clock of a signal word (join of the notifies since
 	// the last plain store), valid while sigGen is the current run generation.
 	sig    []uint32
@@ -70,6 +77,18 @@ type cell struct {
 	// nil for data cells.
 	hist *sigHist
 }
+
+// uninitRead is a read that found unwritten bytes, with what it read
+// through (its uninit-read note is per site and buffer).
+type uninitRead struct {
+	r      rec
+	tile   *asm.TileInfo
+	tensor *asm.TensorInfo
+}
+
+// maxUninit bounds cell.uninit: a loop polling never-written bytes reads
+// them once per iteration, and only a few readers race the first write.
+const maxUninit = 8
 
 // sigHist is the write history of a signal word since the last host write.
 type sigHist struct {
@@ -107,8 +126,8 @@ func (h *sigHist) stale(gen uint32) (*rec, bool) {
 // hostWrite gives c the state a host write (initial contents, reset,
 // input) leaves: written by r, or poisoned, and nothing else.
 func (c *cell) hostWrite(r *rec, poison bool) {
-	c.w, c.hasW, c.written = *r, true, !poison
-	c.adds, c.reads = c.adds[:0], c.reads[:0]
+	c.w, c.hasW, c.written, c.firstW = *r, true, !poison, false
+	c.adds, c.reads, c.uninit = c.adds[:0], c.reads[:0], c.uninit[:0]
 	c.sig = c.sig[:0]
 	c.sigVer++
 	c.hist = nil
@@ -117,10 +136,11 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 // copyTo gives n c's state, reusing n's slices (n comes from the free
 // list, so a split allocates nothing in the steady state).
 func (c *cell) copyTo(n *cell) {
-	adds, reads, sig := n.adds[:0], n.reads[:0], n.sig[:0]
+	adds, reads, uninit, sig := n.adds[:0], n.reads[:0], n.uninit[:0], n.sig[:0]
 	*n = *c
 	n.adds = append(adds, c.adds...)
 	n.reads = append(reads, c.reads...)
+	n.uninit = append(uninit, c.uninit...)
 	n.sig = append(sig, c.sig...)
 	if c.hist != nil {
 		h := *c.hist
@@ -264,7 +284,7 @@ func (m *imap) collapse(i, j int) {
 	m.cells[i].hi = m.cells[j-1].hi
 	m.bs[i][1] = m.bs[j-1][1]
 	for _, c := range m.cells[i+1 : j] {
-		*c = cell{adds: c.adds[:0], reads: c.reads[:0], sig: c.sig[:0]}
+		*c = cell{adds: c.adds[:0], reads: c.reads[:0], uninit: c.uninit[:0], sig: c.sig[:0]}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])
