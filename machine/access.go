@@ -29,7 +29,8 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 			}
 			el := elemOf(a.Tile, a.Off)
 			if row, col, rows, cols, ok := tileWindow(e, i); ok {
-				// textract reads, tinsert writes only a window of the tile.
+				// textract reads, tinsert writes only a window of the
+				// tile; every op touches only a tile's valid region.
 				proto := Access{Space: a.Tile.Space, Rank: rank, Core: core,
 					Write: acc&asm.AccWrite != 0, Tile: a.Tile, Elem: el}
 				if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols, e.plan); ok {
@@ -121,21 +122,35 @@ func elemOf(t *asm.TileInfo, off int64) int32 {
 	return 0
 }
 
-// tileWindow is the (row, col, rows, cols) window of its tile operand that a
-// textract reads (operand 1, dst-sized) or a tinsert writes (operand 0,
-// src-sized), or ok == false when operand i is a whole-tile operand.
+// tileWindow is the (row, col, rows, cols) window of tile operand i that
+// the op touches, or ok == false when it touches the whole tile: a
+// textract reads the dst-sized window of its source (operand 1), a tinsert
+// writes the src-sized window of its destination (operand 0), and every
+// other op touches only its operands' valid regions ([VRows, VCols] at
+// (0, 0): exec.go's tileView), so a tile declared with a valid region
+// smaller than its shape (a sub-tile view: a column half of a row-major
+// buffer, say, `[R, C] valid [R, C/2]` at an offset inside it) covers
+// exactly that window. Only a gather's source and a scatter's destination
+// are indexed over the tile's whole storage (exec_vec.go's flatView).
 func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
-	if e.xop == nil || e.xop.Info == nil || len(e.args) < 4 {
-		return 0, 0, 0, 0, false
+	name := ""
+	if e.xop != nil && e.xop.Info != nil {
+		name = e.xop.Info.Name
 	}
 	var other *asm.TileInfo
 	switch {
-	case e.xop.Info.Name == "textract" && i == 1:
+	case name == "textract" && i == 1 && len(e.args) >= 4:
 		other = e.args[0].Tile
-	case e.xop.Info.Name == "tinsert" && i == 0:
+	case name == "tinsert" && i == 0 && len(e.args) >= 4:
 		other = e.args[1].Tile
-	default:
+	case name == "tgather" && i == 1, name == "tscatter" && i == 0:
 		return 0, 0, 0, 0, false
+	default:
+		t := e.args[i].Tile
+		if t == nil || t.VRows <= 0 || t.VCols <= 0 || (t.VRows >= t.Rows && t.VCols >= t.Cols) {
+			return 0, 0, 0, 0, false
+		}
+		return 0, 0, t.VRows, t.VCols, true
 	}
 	r, c := e.args[2].Int, e.args[3].Int
 	if other == nil || r < 0 || c < 0 || r > 1<<30 || c > 1<<30 {

@@ -50,3 +50,73 @@ func TestWindowAccesses(t *testing.T) {
 		})
 	}
 }
+
+// TestValidRegionAccesses: an op touches only its tiles' valid regions
+// (exec.go's tileView), so a tile declared with a valid region smaller than
+// its shape (a sub-tile view) is reported as exactly that window; a
+// gather's source is indexed over the whole tile and stays whole. Each
+// access names the tile-array element its operand named, also where
+// elements overlap.
+func TestValidRegionAccesses(t *testing.T) {
+	type acc struct {
+		lo, hi, rows, pitch int64
+		write               bool
+		elem                int32
+	}
+	for _, tc := range []struct {
+		name string
+		body string // the kernel's statements; the tile checked is %v
+		op   string
+		want []acc
+	}{
+		{"load into a column half", "tload %v, @X[0, 0]", "tload",
+			[]acc{{0x80, 0x80 + 128, 16, 256, true, 0}}},
+		{"fill of a row half is one range", "texpands %h, 1.0", "texpands",
+			[]acc{{0x2000, 0x2800, 0, 0, true, 0}}},
+		{"whole tile", "texpands %w, 1.0", "texpands",
+			[]acc{{0x3000, 0x4000, 0, 0, true, 0}}},
+		{"read and write of a column half", "tadds %v, %v, 1.0", "tadds",
+			[]acc{{0x80, 0x80 + 128, 16, 256, true, 0}, {0x80, 0x80 + 128, 16, 256, false, 0}}},
+		{"gather source stays whole", "texpands %idx, 0.0\n    tgather %g, %v, %idx", "tgather",
+			[]acc{{0x5000, 0x5000 + 0x400, 0, 0, true, 0}, {0x80, 0x1080, 0, 0, false, 0}, {0x6000, 0x6400, 0, 0, false, 0}}},
+		{"overlapping array element", "texpands %o[1], 1.0", "texpands",
+			[]acc{{0x7800, 0x8800, 0, 0, true, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `
+gm X : f32 [16, 64] = fill(1.0)
+kernel k : aiv {
+    tile %v : vec f32 [16, 64] valid [16, 32] @ 0x80
+    tile %h : vec f32 [16, 64] valid [8, 64] @ 0x2000
+    tile %w : vec f32 [16, 64] @ 0x3000
+    tile %g : vec f32 [16, 16] @ 0x5000
+    tile %idx : vec i32 [16, 16] @ 0x6000
+    tile %o[2] : vec f32 [16, 64] @ 0x7000 step 0x800
+    ` + tc.body + `
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+			rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+			if _, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}}); err != nil {
+				t.Fatal(err)
+			}
+			var got []acc
+			for _, e := range rec.evs {
+				if e.Op == nil || e.Op.Info == nil || e.Op.Info.Name != tc.op {
+					continue
+				}
+				for _, a := range e.Accesses {
+					if a.Tile == nil {
+						continue
+					}
+					got = append(got, acc{a.Lo, a.Hi, a.Rows, a.Pitch, a.Write, a.Elem})
+				}
+			}
+			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(acc{})); d != "" {
+				t.Errorf("accesses (-want +got):\n%s", d)
+			}
+		})
+	}
+}
