@@ -33,7 +33,15 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 				// tile; every op touches only a tile's valid region.
 				proto := Access{Space: a.Tile.Space, Rank: rank, Core: core,
 					Write: acc&asm.AccWrite != 0, Tile: a.Tile, Elem: el}
-				if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols, e.plan); ok {
+				if a.Tile == &e.tile {
+					// A partial comm chunk's tile is the entry's own copy
+					// (smaller valid region), and the slot is reused for
+					// other tiles: the memo, keyed by the tile, would
+					// hand a later one this one's ranges.
+					if out, ok = windowAccesses(out, proto, a, row, col, rows, cols); ok {
+						continue
+					}
+				} else if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols, e.plan); ok {
 					continue
 				}
 			}

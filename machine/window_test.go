@@ -120,3 +120,63 @@ launch ranks=1 {
 		})
 	}
 }
+
+// A tput chunked through a staging tile moves a smaller valid region of it
+// in a partial chunk (a copy of the tile in the entry): its accesses cover
+// that region only, and a later chunk with another shape through the same
+// entry slot gets its own ranges, not a memoised earlier one's.
+func TestPartialChunkAccesses(t *testing.T) {
+	src := `
+gm A : f32 [40, 32] = fill(1.0)
+gm B : f32 [40, 32] = fill(2.0)
+window W : f32 [40, 32] = zero
+window V : f32 [40, 32] = zero
+kernel k : aiv {
+    tile %ping : vec f32 [16, 64] @ 0x0
+    tile %wide : vec f32 [16, 128] @ 0x8000
+    // Enough rounds that the pipes' entry slots come round again.
+    for %i = 0 to 16 {
+        tput @W[rank=(rank + 1) % nranks][0, 0], @A[0, 0], %ping #rows=40 #cols=32
+        pipe_barrier ALL
+        tput @V[rank=(rank + 1) % nranks][0, 0], @B[0, 0], %wide #rows=40 #cols=32
+        pipe_barrier ALL
+    }
+}
+launch ranks=2 { run k blocks=1 }
+expect @W[rank=1] == @A[rank=0] tol 0
+expect @V[rank=1] == @B[rank=0] tol 0
+`
+	rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+	_, r, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Checks {
+		if !c.OK {
+			t.Errorf("%s: %s", c.Name, c.Msg)
+		}
+	}
+	type acc struct{ lo, hi, rows, pitch int64 }
+	var got []acc
+	for _, e := range rec.evs {
+		if e.Step != "tput.load" || e.Agent.Rank != 0 {
+			continue
+		}
+		for _, a := range e.Accesses {
+			if a.Tile != nil {
+				got = append(got, acc{a.Lo, a.Hi, a.Rows, a.Pitch})
+			}
+		}
+	}
+	// Chunks of 16, 16 and 8 rows, 32 columns: a column window of each
+	// staging tile, at its own row pitch (256 and 512 bytes), though both
+	// windows are (0, 0, rows, 32) of a copy of the tile in the entry.
+	var want []acc
+	for range 16 {
+		want = append(want, acc{0, 128, 16, 256}, acc{0, 128, 16, 256}, acc{0, 128, 8, 256},
+			acc{0x8000, 0x8080, 16, 512}, acc{0x8000, 0x8080, 16, 512}, acc{0x8000, 0x8080, 8, 512})
+	}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(acc{})); d != "" {
+		t.Errorf("staging accesses (-want +got):\n%s", d)
+	}
+}
