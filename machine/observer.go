@@ -83,7 +83,8 @@ const (
 	// synchronises every stream at a run boundary.
 	EvRunStart
 	EvRunEnd
-	// EvKernelEnd: a core finished its kernel. Flags lists flags still set (unconsumed).
+	// EvKernelEnd: a core finished its kernel. Flags lists flags still set
+	// (unconsumed), a flag once per pending set (pipes.FlagBits counts them).
 	EvKernelEnd
 	// EvStall: Agent could not make progress from Start to End; Reason explains.
 	// Scalars report "queue full", "pipe_barrier ALL", "wait_flag", "ffts_wait",

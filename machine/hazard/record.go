@@ -137,6 +137,12 @@ func (d *Detector) add(kind string, sev Severity, first, second Site, msg, hint 
 	k := findKey{kind: kind, first: siteKey(first), second: siteKey(second)}
 	if f := d.byKey[k]; f != nil {
 		f.Count++
+		if sev > f.sev {
+			// Instances of one pair may differ in severity (double-set);
+			// the pair takes the worst, whichever instance came first.
+			f.sev, f.Severity, f.Message, f.Hint = sev, sev.String(), msg, hint
+			f.First, f.Second = first, second
+		}
 		return f
 	}
 	f := &finding{Finding: Finding{Kind: kind, Severity: sev.String(), Message: msg, First: first, Second: second, Count: 1, Hint: hint},
