@@ -1842,13 +1842,15 @@ func (d *Detector) signalWait(e *machine.Event) {
 // launch, so such a wait passes whatever this run's peers do, which makes the
 // verdict independent of whether a peer's notify of this run happened to land
 // first. The machine reports the value of the last element it compared, so a
-// multi-element wait is checked on that element, and a wait whose operand is
-// not a constant is not checked.
+// multi-element wait is checked on that element. The wait is checked against
+// the value it compared with at run time (Event.Want), so a generation
+// computed in a register (loaded from GM, or from a loop variable) that
+// restarts every launch is caught like a constant one.
 func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
-	cmp, want, ok := waitCond(e.Op)
-	if !ok {
+	if e.Op == nil || e.Op.Info == nil {
 		return
 	}
+	cmp, want := machine.SignalCmp(e.Op), e.Want
 	lo := acc.Lo
 	if acc.Tensor != nil {
 		if sz := int64(acc.Tensor.DType.Size()); sz > 0 && acc.Hi-sz > lo {
@@ -1881,21 +1883,6 @@ func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *c
 	if machine.CompareSignal(cmp, left, want) {
 		d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
 	}
-}
-
-// waitCond returns a twait/ttest's comparison and constant operand.
-func waitCond(op *asm.COp) (string, int64, bool) {
-	if op == nil || op.Info == nil {
-		return "", 0, false
-	}
-	vi := 1
-	if op.Info.Name == "ttest" {
-		vi = 2
-	}
-	if vi >= len(op.Args) || op.Args[vi].Kind != asm.ArgScalar || !op.Args[vi].Val.Const {
-		return "", 0, false
-	}
-	return machine.SignalCmp(op), op.Args[vi].Val.Val, true
 }
 
 // ---- syncall, host, runs --------------------------------------------------
