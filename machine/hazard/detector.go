@@ -321,6 +321,12 @@ type Detector struct {
 
 	cross    map[crossKey][][]uint32
 	crossAcc map[accKey][]uint32
+	// crossIncs holds the set behind each pending increment of cross, in
+	// the same order, and accArr the arrivals behind crossAcc, so a counter
+	// still raised when the run ends is reported at the set that left it
+	// (ffts.go).
+	crossIncs map[crossKey][]crossInc
+	accArr    map[accKey]accArrivals
 	// shadow holds each buffer's shadow by (rank, (core+1) * NumSpaces +
 	// space); GM is core -1.
 	shadow  table[*shadowMem]
@@ -421,6 +427,7 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvRunStart:
 		d.runBoundary(true)
 	case machine.EvRunEnd:
+		d.crossLeftovers()
 		d.runBoundary(false)
 	case machine.EvKernelEnd:
 		d.kernelEnd(e)
@@ -1723,6 +1730,8 @@ func (d *Detector) crossSet(e *machine.Event) {
 	d.cores[c].crossUsed |= 1 << e.ID
 	rel := d.release(a, d.getBuf())
 	k := accKey{rank: e.Agent.Rank, id: e.ID, mode: e.Mode, group: e.Group}
+	r := d.mkrec(a, e, serial)
+	d.noteCrossSet(k, &r, e)
 	if len(e.Peers) == 0 {
 		// A contribution that did not complete a mode-0/mode-2 reduction yet:
 		// keep it for the set that does.
@@ -1764,6 +1773,7 @@ func (d *Detector) crossWait(e *machine.Event) {
 	}
 	v := q[0]
 	d.cross[ck] = q[1:]
+	d.noteCrossWait(ck)
 	d.acquire(a, v)
 	// On A2/A3 the wait stalls the whole core: the scalar issues nothing
 	// until it passes.
@@ -1993,6 +2003,8 @@ func (d *Detector) runBoundary(start bool) {
 	}
 	clear(d.cross)
 	clear(d.crossAcc)
+	clear(d.crossIncs)
+	clear(d.accArr)
 	clear(d.syncRounds)
 	if start {
 		// Local buffers do not carry data from one launch to the next.
