@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -320,6 +321,40 @@ launch ranks=2 { run k blocks=1 }
 	var d *DeadlockError
 	if !errors.As(err, &d) || !strings.Contains(d.Error(), "twait @S[2] == 8 on rank 1: current value 7") {
 		t.Fatalf("want a twait deadlock, got %v", err)
+	}
+}
+
+// TestSignalWaitWant: a satisfied twait or ttest reports the value it
+// compared the signal with, also when that value is computed (a loop's
+// generation, an epoch loaded from GM), in timing-only runs too: the
+// stale-signal check reads it.
+func TestSignalWaitWant(t *testing.T) {
+	src := `
+signal S : [1] = zero
+gm E : i32 [1] = fill(5)
+kernel k : aiv {
+    %e = ld @E[0]
+    for %g = 0 to 3 {
+        tnotify @S[0], 1 #op=add
+        twait @S[0], %e - 5 + %g + 1 #cmp=ge
+    }
+    %r = ttest @S[0], %e - 3 #cmp=ge
+}
+launch ranks=1 { run k blocks=1 }
+`
+	for _, timingOnly := range []bool{false, true} {
+		rec := &recorder{kinds: map[EventKind]bool{EvSignalWait: true}}
+		_, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}, TimingOnly: timingOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][2]int64
+		for _, e := range rec.evs {
+			got = append(got, [2]int64{e.Value, e.Want})
+		}
+		if want := [][2]int64{{1, 1}, {2, 2}, {3, 3}, {3, 2}}; !slices.Equal(got, want) {
+			t.Errorf("timing-only %v: (value, want) %v, want %v", timingOnly, got, want)
+		}
 	}
 }
 
