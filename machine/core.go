@@ -532,7 +532,9 @@ func (c *core) finish() {
 		e := m.event(EvKernelEnd, c, asm.PipeS, nil)
 		e.Cycle, e.Start, e.End = end, end, end
 		c.flags.Each(func(src, dst asm.Pipe, id int) {
-			e.Flags = append(e.Flags, Flag{Src: src, Dst: dst, ID: int32(id)})
+			for range c.flags.Count(src, dst, id) {
+				e.Flags = append(e.Flags, Flag{Src: src, Dst: dst, ID: int32(id)})
+			}
 		})
 		m.emit()
 	}

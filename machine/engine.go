@@ -906,7 +906,7 @@ func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event
 	e.Kind, e.Cycle, e.Start, e.End = kind, m.now, m.now, m.now
 	e.Target, e.Op, e.Iter, e.Step = 0, op, nil, ""
 	e.Accesses, e.Peers, e.Flags = e.Accesses[:0], e.Peers[:0], e.Flags[:0]
-	e.Flag, e.ID, e.Mode, e.Group, e.Value = Flag{}, 0, 0, 0, 0
+	e.Flag, e.ID, e.Mode, e.Group, e.Value, e.Want = Flag{}, 0, 0, 0, 0, 0
 	e.Issue, e.Issued, e.IssueCore = 0, 0, 0
 	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
 		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""

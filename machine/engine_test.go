@@ -69,7 +69,6 @@ func TestFaultKinds(t *testing.T) {
 		name, body string
 		want       FaultKind
 	}{
-		{"double-set", "set_flag V, MTE2, 3\n    set_flag V, MTE2, 3", FaultDoubleSet},
 		{"bad-event-id", "let %i = 9\n    set_flag V, MTE2, %i", FaultBadEventID},
 		{"ffts-id", "let %i = 16\n    ffts_wait %i", FaultBadEventID},
 		{"out-of-bounds", "tile %t : vec f32 [16, 64]\n    let %r = 60\n    tload %t, @A[%r, 0]", FaultOutOfBounds},

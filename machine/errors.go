@@ -47,12 +47,11 @@ func (f *Fault) Error() string {
 }
 
 // FaultKind classifies a Fault. The values match the hazard finding kinds
-// where one exists (bad-event-id, double-set, out-of-bounds).
+// where one exists (bad-event-id, out-of-bounds).
 type FaultKind string
 
 const (
 	FaultBadEventID   FaultKind = "bad-event-id"  // set/wait_flag id outside 0..7, FFTS id outside 0..15
-	FaultDoubleSet    FaultKind = "double-set"    // set_flag while the flag is still set
 	FaultOutOfBounds  FaultKind = "out-of-bounds" // GM window, rank or tile index outside its object
 	FaultFIFO         FaultKind = "fifo"          // tpush/tpop misuse
 	FaultOverflow     FaultKind = "overflow"      // an FFTS counter past 15
@@ -72,8 +71,6 @@ func classifyFault(msg string) FaultKind {
 	switch {
 	case strings.Contains(m, "event id") || strings.Contains(m, "ffts id") || strings.Contains(m, "flag id"):
 		return FaultBadEventID
-	case strings.Contains(m, "already set"):
-		return FaultDoubleSet
 	case strings.Contains(m, "fifo"):
 		return FaultFIFO
 	case strings.Contains(m, "overflow"):

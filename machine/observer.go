@@ -70,7 +70,8 @@ const (
 	// EvNotify: a TNOTIFY store (Word "set" or "add", Value) to a signal at Accesses[0].
 	EvNotify
 	// EvSignalWait: a TWAIT (or a TTEST that returned true) observed the signals in
-	// Accesses satisfying its condition; it acquires every notify that contributed.
+	// Accesses satisfying its condition (Value compared against Want); it acquires
+	// every notify that contributed.
 	EvSignalWait
 	// EvSyncAll: Agent's core passed a syncall barrier (every participant arrived).
 	EvSyncAll
@@ -83,7 +84,8 @@ const (
 	// synchronises every stream at a run boundary.
 	EvRunStart
 	EvRunEnd
-	// EvKernelEnd: a core finished its kernel. Flags lists flags still set (unconsumed).
+	// EvKernelEnd: a core finished its kernel. Flags lists flags still set
+	// (unconsumed), a flag once per pending set (pipes.FlagBits counts them).
 	EvKernelEnd
 	// EvStall: Agent could not make progress from Start to End; Reason explains.
 	// Scalars report "queue full", "pipe_barrier ALL", "wait_flag", "ffts_wait",
@@ -228,4 +230,9 @@ type Event struct {
 	// issued when it happened. With Issue it tells which scalar events came
 	// before an op's issue, without an EvIssue per op.
 	Issued int64
+	// Want is, for EvSignalWait, the value the wait compared the signal
+	// against: its operand as evaluated at run time, a constant or a
+	// register (loaded from GM, or computed from a loop variable or an
+	// epoch). Value is what the signal held.
+	Want int64
 }

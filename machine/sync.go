@@ -393,7 +393,7 @@ func (c *core) signalWait(op *asm.COp) bool {
 	if test {
 		c.env.Regs[op.Args[0].Slot] = b2i(sat)
 		if sat {
-			c.signalEvent(op, o, r, off, count, cur)
+			c.signalEvent(op, o, r, off, count, cur, want)
 		}
 		c.charge(poll)
 		return true
@@ -413,12 +413,12 @@ func (c *core) signalWait(op *asm.COp) bool {
 		c.endStall("twait")
 	}
 	c.state = scRunning
-	c.signalEvent(op, o, r, off, count, cur)
+	c.signalEvent(op, o, r, off, count, cur, want)
 	c.charge(poll)
 	return true
 }
 
-func (c *core) signalEvent(op *asm.COp, o *gmObj, r int, off, count, cur int64) {
+func (c *core) signalEvent(op *asm.COp, o *gmObj, r int, off, count, cur, want int64) {
 	m := c.m
 	if !m.emitting {
 		return
@@ -427,7 +427,7 @@ func (c *core) signalEvent(op *asm.COp, o *gmObj, r int, off, count, cur int64) 
 	sz := int64(o.info.DType.Size())
 	e.Accesses = append(e.Accesses, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: o.base + off,
 		Hi: o.base + off + count*sz, Tensor: o.info})
-	e.Value = cur
+	e.Value, e.Want = cur, want
 	m.emit()
 }
 

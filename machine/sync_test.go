@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,21 +109,33 @@ launch ranks=1 { run k blocks=1 }
 	}
 }
 
-func TestDoubleSetFaults(t *testing.T) {
-	src := `
-kernel k : aiv {
-    set_flag V, MTE2, 3
-    set_flag V, MTE2, 3
-}
-launch ranks=1 { run k blocks=1 }
-`
-	_, r, err := runObj(t, assemble(t, src), Options{})
-	var f *Fault
-	if !errors.As(err, &f) || !strings.Contains(f.Msg, "already set") || f.Op == nil {
-		t.Fatalf("want a double-set fault, got %v", err)
-	}
-	if len(r.Faults) != 1 {
-		t.Errorf("faults: %v", r.Faults)
+// TestDoubleSetCounts: a set over a set is counted, not a fault (pipes.
+// FlagBits): the k-th wait consumes the k-th set on every timing, and the
+// kernel end lists each set nobody consumed. The hazard detector reports the
+// double set itself from ordering.
+func TestDoubleSetCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		left       int // sets listed at the kernel end
+	}{
+		{"set set", "set_flag V, MTE2, 3\n    set_flag V, MTE2, 3", 2},
+		{"set set wait", "set_flag V, MTE2, 3\n    set_flag V, MTE2, 3\n    wait_flag V, MTE2, 3", 1},
+		{"set set wait wait", "set_flag V, MTE2, 3\n    set_flag V, MTE2, 3\n    wait_flag V, MTE2, 3\n    wait_flag V, MTE2, 3", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "kernel k : aiv {\n    " + tc.body + "\n}\nlaunch ranks=1 { run k blocks=1 }\n"
+			rec := &recorder{kinds: map[EventKind]bool{EvKernelEnd: true}}
+			_, r, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}})
+			if err != nil || len(r.Faults) != 0 {
+				t.Fatalf("want a clean run, got %v %v", err, r.Faults)
+			}
+			if len(rec.evs) != 1 {
+				t.Fatalf("%d kernel ends", len(rec.evs))
+			}
+			if n := len(rec.evs[0].Flags); n != tc.left {
+				t.Errorf("kernel end lists %d pending sets, want %d", n, tc.left)
+			}
+		})
 	}
 }
 
@@ -308,6 +321,40 @@ launch ranks=2 { run k blocks=1 }
 	var d *DeadlockError
 	if !errors.As(err, &d) || !strings.Contains(d.Error(), "twait @S[2] == 8 on rank 1: current value 7") {
 		t.Fatalf("want a twait deadlock, got %v", err)
+	}
+}
+
+// TestSignalWaitWant: a satisfied twait or ttest reports the value it
+// compared the signal with, also when that value is computed (a loop's
+// generation, an epoch loaded from GM), in timing-only runs too: the
+// stale-signal check reads it.
+func TestSignalWaitWant(t *testing.T) {
+	src := `
+signal S : [1] = zero
+gm E : i32 [1] = fill(5)
+kernel k : aiv {
+    %e = ld @E[0]
+    for %g = 0 to 3 {
+        tnotify @S[0], 1 #op=add
+        twait @S[0], %e - 5 + %g + 1 #cmp=ge
+    }
+    %r = ttest @S[0], %e - 3 #cmp=ge
+}
+launch ranks=1 { run k blocks=1 }
+`
+	for _, timingOnly := range []bool{false, true} {
+		rec := &recorder{kinds: map[EventKind]bool{EvSignalWait: true}}
+		_, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}, TimingOnly: timingOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][2]int64
+		for _, e := range rec.evs {
+			got = append(got, [2]int64{e.Value, e.Want})
+		}
+		if want := [][2]int64{{1, 1}, {2, 2}, {3, 3}, {3, 2}}; !slices.Equal(got, want) {
+			t.Errorf("timing-only %v: (value, want) %v, want %v", timingOnly, got, want)
+		}
 	}
 }
 

@@ -6,15 +6,32 @@ import "github.com/ptoasm/ptoasm/asm"
 // (a 3-bit field; machine-facts §2.1).
 const NumEventIDs = 8
 
-// FlagBits is one core's intra-core event flags: one bit per (src, dst, id).
-// A bit cannot count, so a second set before the wait is a fault the caller
-// reports (Set returns false).
+// FlagBits is one core's intra-core event flags: one bit per (src, dst, id),
+// and a count of the sets that arrived while the bit was already set.
+//
+// On hardware the flag is one bit and a second set before its wait is
+// illegal (machine-facts §2.1). The model still counts such sets, as pto-isa's
+// perf-sim EventChannel does (a counter per channel), so the k-th wait_flag of
+// a channel always consumes its k-th set_flag: the pairing is program order,
+// whatever the timing, and every finding after a double set is the same on
+// every profile. The double set itself is the hazard detector's to report,
+// from happens-before (a set not ordered after the wait that consumed the
+// previous one), not from the flag's state at one moment.
 type FlagBits struct {
 	bits [asm.NumPipes][asm.NumPipes]uint8
+	// extra counts the sets beyond the first still pending per channel; it
+	// is empty unless the program double-sets, so the common path touches
+	// only bits.
+	extra map[flagKey]uint32
 }
 
-// Set sets (src, dst, id); it returns false, leaving the bit set, when the bit
-// was already set. Ids outside 0..7 are the caller's to reject.
+type flagKey struct {
+	src, dst asm.Pipe
+	id       uint8
+}
+
+// Set sets (src, dst, id); it returns false when the flag was already set,
+// counting the extra set. Ids outside 0..7 are the caller's to reject.
 func (f *FlagBits) Set(src, dst asm.Pipe, id int) bool {
 	if src >= asm.NumPipes || dst >= asm.NumPipes {
 		return true // no such pipe: the assembler rejects it first
@@ -22,6 +39,10 @@ func (f *FlagBits) Set(src, dst asm.Pipe, id int) bool {
 	m := uint8(1) << uint(id&7)
 	b := &f.bits[src][dst]
 	if *b&m != 0 {
+		if f.extra == nil {
+			f.extra = map[flagKey]uint32{}
+		}
+		f.extra[flagKey{src, dst, uint8(id & 7)}]++
 		return false
 	}
 	*b |= m
@@ -37,16 +58,39 @@ func (f *FlagBits) Test(src, dst asm.Pipe, id int) bool {
 	return f.bits[src][dst]&(uint8(1)<<uint(id&7)) != 0
 }
 
-// Clear clears (src, dst, id).
+// Clear consumes one set of (src, dst, id): the flag stays set while extra
+// sets are pending.
 func (f *FlagBits) Clear(src, dst asm.Pipe, id int) {
 	if src >= asm.NumPipes || dst >= asm.NumPipes {
 		return
+	}
+	if len(f.extra) > 0 {
+		k := flagKey{src, dst, uint8(id & 7)}
+		if n := f.extra[k]; n > 0 {
+			if n == 1 {
+				delete(f.extra, k)
+			} else {
+				f.extra[k] = n - 1
+			}
+			return
+		}
 	}
 	f.bits[src][dst] &^= uint8(1) << uint(id&7)
 }
 
 // Reset clears every flag.
-func (f *FlagBits) Reset() { f.bits = [asm.NumPipes][asm.NumPipes]uint8{} }
+func (f *FlagBits) Reset() {
+	f.bits = [asm.NumPipes][asm.NumPipes]uint8{}
+	clear(f.extra)
+}
+
+// Count is how many sets of (src, dst, id) are pending.
+func (f *FlagBits) Count(src, dst asm.Pipe, id int) int {
+	if !f.Test(src, dst, id) {
+		return 0
+	}
+	return 1 + int(f.extra[flagKey{src, dst, uint8(id & 7)}])
+}
 
 // Each calls fn for every set flag in (src, dst, id) order, so reports of
 // unconsumed flags are deterministic.

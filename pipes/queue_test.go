@@ -37,6 +37,13 @@ func TestFlagsAndCounters(t *testing.T) {
 	if len(got) != 1 || got[0] != 7 {
 		t.Fatalf("Each: %v", got)
 	}
+	if n := f.Count(asm.PipeMTE2, asm.PipeV, 7); n != 2 {
+		t.Fatalf("Count after a double set: %d, want 2 (sets are counted)", n)
+	}
+	f.Clear(asm.PipeMTE2, asm.PipeV, 7)
+	if !f.Test(asm.PipeMTE2, asm.PipeV, 7) {
+		t.Fatal("the second set must survive the first wait")
+	}
 	f.Clear(asm.PipeMTE2, asm.PipeV, 7)
 	if f.Any() {
 		t.Fatal("flag still set")

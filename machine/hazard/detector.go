@@ -153,6 +153,21 @@ type flagChan struct {
 	// (settle writes loc back before anything reads clock whole).
 	loc  [asm.NumPipes + 1]uint32
 	last rec // the latest set_flag on this channel
+	// queue holds the sets that fired while the flag was already set,
+	// oldest first: the machine counts them (pipes.FlagBits), so the k-th
+	// wait consumes the k-th set's release and the pairing never depends on
+	// timing. Empty unless the program double-sets.
+	queue []queuedSet
+	// wait is the wait_flag that consumed the latest consumed set and wait0
+	// the one before it (flagSet's double-set rule).
+	wait, wait0       rec
+	hasWait, hasWait0 bool
+}
+
+// queuedSet is a set waiting behind the channel's pending one.
+type queuedSet struct {
+	clock []uint32
+	rem   remPart
 }
 
 // settle writes the local part kept in loc back into clock.
@@ -306,6 +321,12 @@ type Detector struct {
 
 	cross    map[crossKey][][]uint32
 	crossAcc map[accKey][]uint32
+	// crossIncs holds the set behind each pending increment of cross, in
+	// the same order, and accArr the arrivals behind crossAcc, so a counter
+	// still raised when the run ends is reported at the set that left it
+	// (ffts.go).
+	crossIncs map[crossKey][]crossInc
+	accArr    map[accKey]accArrivals
 	// shadow holds each buffer's shadow by (rank, (core+1) * NumSpaces +
 	// space); GM is core -1.
 	shadow  table[*shadowMem]
@@ -410,6 +431,7 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvRunStart:
 		d.runBoundary(true)
 	case machine.EvRunEnd:
+		d.crossLeftovers()
 		d.runBoundary(false)
 	case machine.EvKernelEnd:
 		d.kernelEnd(e)
@@ -1461,16 +1483,15 @@ func (d *Detector) flagSet(e *machine.Event) {
 	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
 	ag := &d.agents[a]
+	if ch.hasLast {
+		d.doubleSet(ch, &r, a)
+	}
 	switch {
 	case ch.set:
-		d.pair(KindDoubleSet, SevError, &ch.last, &r,
-			fmt.Sprintf("set_flag %s, %s, %d fires again while the flag is still set: the flag is one bit, so the second set is lost and one wait_flag will hang or pass early", f.Src, f.Dst, f.ID),
-			fmt.Sprintf("put `wait_flag %s, %s, %d` between the two sets, or use a different event id for the second", f.Src, f.Dst, f.ID))
-		ch.settle(&d.cores[c])
-		d.tmp = d.release(a, d.tmp)
-		join(&ch.clock, d.tmp)
-		ch.snapID = 0 // a join of two releases: no source version names it
-		ch.rem = ch.rem.joined(ag.remote())
+		// Queued behind the pending set: its own wait acquires it.
+		ch.queue = append(ch.queue, queuedSet{clock: d.release(a, nil), rem: ag.remote()})
+		ch.last = r
+		return
 	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && len(ch.clock) >= len(ag.clock):
 		// Only this core's components can have moved since the copy.
 		cs := &d.cores[c]
@@ -1494,6 +1515,54 @@ func (d *Detector) flagSet(e *machine.Event) {
 		ch.rem = ag.remote()
 	}
 	ch.set, ch.last, ch.hasLast = true, r, true
+}
+
+// doubleSet decides whether set r (agent a), the (k+1)-th of channel ch,
+// can meet the k-th at the one-bit flag, from ordering alone: the sets and
+// waits of a channel pair in program order (the k-th wait consumes the k-th
+// set, pipes.FlagBits), so the verdict reads clocks, never which wait this
+// run's timing let a set meet.
+//
+//   - error: r is not ordered after W(k-1), the wait that consumed the set
+//     before the previous one. Nothing the consumer does holds the producer
+//     back (a missing reverse flag): the producer can run any number of
+//     sets ahead, and on the timings where the consumer is slower one set
+//     is lost (FFN M1, kernels.md §2(d)).
+//   - note: r is ordered after W(k-1) but not after W(k). The producer is
+//     held to one set of slack: the set is lost only if the consumer, with
+//     W(k) already queued, reaches it later than the producer finishes the
+//     work between its two sets. pto-isa's own double-buffered GEMMs
+//     (gemm_performance, allgather_gemm: one MTE2->MTE1 id for both L1
+//     buffers) rely on exactly this, and CANN forbids only two sets with no
+//     wait between them in program order, which the static pass checks.
+//
+// The first two sets of a channel (no W(k-1)) are held to the note rule.
+func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
+	pending := len(ch.queue)
+	if ch.set {
+		pending++
+	}
+	var sev Severity
+	switch {
+	case pending >= 2 || (pending == 0 && ch.hasWait0 && !d.hb(&ch.wait0, a)):
+		// W(k-1) has not run yet, or ran unordered with r.
+		sev = SevError
+	case pending == 1 || (ch.hasWait && !d.hb(&ch.wait, a)):
+		// W(k) has not run yet, or ran unordered with r.
+		sev = SevNote
+	default:
+		return
+	}
+	src, dst, id := ch.src, ch.dst, ch.id
+	if sev == SevError {
+		d.pair(KindDoubleSet, SevError, &ch.last, r,
+			fmt.Sprintf("set_flag %s, %s, %d can fire again while the flag is still set: nothing %s does orders it after the wait_flag that consumed the set before the previous one, so %s can run sets ahead of %s and, the flag being one bit, on some timing a set is lost and a wait_flag hangs or passes early", src, dst, id, dst, src, dst),
+			fmt.Sprintf("hold %s back with a reverse flag: `set_flag %s, %s, N` after %s's `wait_flag %s, %s, %d` (and its use of the data), `wait_flag %s, %s, N` before this set; or use a different event id for the second", src, dst, src, dst, src, dst, id, dst, src))
+		return
+	}
+	d.pair(KindDoubleSet, SevNote, &ch.last, r,
+		fmt.Sprintf("set_flag %s, %s, %d may fire again before %s's wait_flag consumes the previous set: %s is held back only up to the wait before it, so the flag (one bit) relies on %s reaching its queued wait before %s reaches this set", src, dst, id, dst, src, dst, src),
+		fmt.Sprintf("to remove the slack, order this set after `wait_flag %s, %s, %d` (a reverse flag from %s), or alternate two event ids", src, dst, id, dst))
 }
 
 // listLocals refreshes cs.locals after an agent of the core appeared: flag
@@ -1553,7 +1622,25 @@ func (d *Detector) flagWait(e *machine.Event) {
 			}
 		}
 	}
+	// The wait is an event of its own on its pipe, so that a later set
+	// knows whether it saw this wait or only what came before it.
+	ag := &d.agents[a]
+	ag.n++
+	if ag.kind == akScalar {
+		raise(&ag.clock, a, ag.n)
+	}
+	ch.wait0, ch.hasWait0 = ch.wait, ch.hasWait
+	ch.wait, ch.hasWait = d.mkrec(a, e, 0), true
 	ch.set = false
+	if len(ch.queue) > 0 {
+		q := ch.queue[0]
+		ch.queue = slices.Delete(ch.queue, 0, 1)
+		ch.locOnly = false
+		ch.clock = q.clock
+		ch.snapID = 0 // a release copy no source version names
+		ch.rem = q.rem
+		ch.set = true
+	}
 }
 
 func (d *Detector) barrier(e *machine.Event) {
@@ -1681,6 +1768,8 @@ func (d *Detector) crossSet(e *machine.Event) {
 	d.cores[c].crossUsed |= 1 << e.ID
 	rel := d.release(a, d.getBuf())
 	k := accKey{rank: e.Agent.Rank, id: e.ID, mode: e.Mode, group: e.Group}
+	r := d.mkrec(a, e, serial)
+	d.noteCrossSet(k, &r, e)
 	if len(e.Peers) == 0 {
 		// A contribution that did not complete a mode-0/mode-2 reduction yet:
 		// keep it for the set that does.
@@ -1722,6 +1811,7 @@ func (d *Detector) crossWait(e *machine.Event) {
 	}
 	v := q[0]
 	d.cross[ck] = q[1:]
+	d.noteCrossWait(ck)
 	d.acquire(a, v)
 	// On A2/A3 the wait stalls the whole core: the scalar issues nothing
 	// until it passes.
@@ -1800,13 +1890,15 @@ func (d *Detector) signalWait(e *machine.Event) {
 // launch, so such a wait passes whatever this run's peers do, which makes the
 // verdict independent of whether a peer's notify of this run happened to land
 // first. The machine reports the value of the last element it compared, so a
-// multi-element wait is checked on that element, and a wait whose operand is
-// not a constant is not checked.
+// multi-element wait is checked on that element. The wait is checked against
+// the value it compared with at run time (Event.Want), so a generation
+// computed in a register (loaded from GM, or from a loop variable) that
+// restarts every launch is caught like a constant one.
 func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
-	cmp, want, ok := waitCond(e.Op)
-	if !ok {
+	if e.Op == nil || e.Op.Info == nil {
 		return
 	}
+	cmp, want := machine.SignalCmp(e.Op), e.Want
 	lo := acc.Lo
 	if acc.Tensor != nil {
 		if sz := int64(acc.Tensor.DType.Size()); sz > 0 && acc.Hi-sz > lo {
@@ -1839,21 +1931,6 @@ func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *c
 	if machine.CompareSignal(cmp, left, want) {
 		d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
 	}
-}
-
-// waitCond returns a twait/ttest's comparison and constant operand.
-func waitCond(op *asm.COp) (string, int64, bool) {
-	if op == nil || op.Info == nil {
-		return "", 0, false
-	}
-	vi := 1
-	if op.Info.Name == "ttest" {
-		vi = 2
-	}
-	if vi >= len(op.Args) || op.Args[vi].Kind != asm.ArgScalar || !op.Args[vi].Val.Const {
-		return "", 0, false
-	}
-	return machine.SignalCmp(op), op.Args[vi].Val.Val, true
 }
 
 // ---- syncall, host, runs --------------------------------------------------
@@ -1957,13 +2034,15 @@ func (d *Detector) runBoundary(start bool) {
 		clear(cs.log)
 		cs.log = cs.log[:0]
 		for _, ch := range cs.chans {
-			ch.set = false
+			ch.set, ch.queue = false, nil
 		}
 		cs.live = false
 		cs.syncCount = 0
 	}
 	clear(d.cross)
 	clear(d.crossAcc)
+	clear(d.crossIncs)
+	clear(d.accArr)
 	clear(d.syncRounds)
 	if start {
 		// Local buffers do not carry data from one launch to the next.
@@ -2002,13 +2081,15 @@ func (d *Detector) kernelEnd(e *machine.Event) {
 			continue
 		}
 		ch := d.chanOf(c, f)
-		report(ch)
-		ch.set = false
+		report(ch) // once per pending set: the machine lists each
+		ch.set, ch.queue = false, nil
 	}
 	for _, ch := range cs.chans {
-		if ch.set {
+		for ; ch.set; ch.set = len(ch.queue) > 0 {
 			report(ch)
-			ch.set = false
+			if len(ch.queue) > 0 {
+				ch.queue = ch.queue[1:]
+			}
 		}
 	}
 }
@@ -2052,7 +2133,8 @@ func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
 
 // NoteError turns an error a machine run returned into findings: a deadlock
 // (when no EvDeadlock was observed) or a runtime fault, classified by its
-// message as bad-event-id, out-of-bounds, double-set or fault. Other errors
+// message as bad-event-id, out-of-bounds or fault (a double set is no fault:
+// the machine counts it and the detector decides it from ordering). Other errors
 // are ignored and the caller reports them.
 func (d *Detector) NoteError(err error) {
 	d.drain()
@@ -2075,14 +2157,6 @@ func (d *Detector) NoteError(err error) {
 			kind = KindBadEventID
 		case strings.Contains(m, "out of bounds") || strings.Contains(m, "out-of-bounds") || strings.Contains(m, "outside"):
 			kind = KindOutOfBounds
-		case strings.Contains(m, "twice") || strings.Contains(m, "double") || strings.Contains(m, "already set"):
-			kind = KindDoubleSet
-			// The EvFlagSet before the fault was already reported as a pair.
-			for _, f := range d.findings {
-				if f.Kind == KindDoubleSet && x.Op != nil && x.Op.Instr != nil && f.Second.Line == x.Op.Instr.Pos.Line && f.Second.File == x.Op.Instr.Pos.File {
-					return
-				}
-			}
 		}
 		d.single(kind, SevError, &r, x.Msg, "")
 	}

@@ -34,15 +34,25 @@ func Merge(dynamic, static []Finding) []Finding {
 	out := make([]Finding, 0, len(dynamic)+len(static))
 	out = append(out, dynamic...)
 	for _, s := range static {
-		if !restated(&s, dynamic) {
+		i := restated(&s, dynamic)
+		switch {
+		case i < 0:
 			out = append(out, s)
+		case Failing(&s) && !Failing(&dynamic[i]):
+			// The run saw only a note where the program's own order is
+			// already wrong (two sets with no wait between them on some
+			// path: a double-set note of the run's first two sets): the
+			// static verdict stands in its place.
+			out[i] = s
 		}
 	}
 	SortFindings(out)
 	return out
 }
 
-func restated(s *Finding, dynamic []Finding) bool {
+// restated returns the index of the dynamic finding that reports static
+// finding s again, or -1.
+func restated(s *Finding, dynamic []Finding) int {
 	for i := range dynamic {
 		d := &dynamic[i]
 		if d.Kind != s.Kind {
@@ -50,15 +60,15 @@ func restated(s *Finding, dynamic []Finding) bool {
 		}
 		if s.Second.IsZero() {
 			if sameLine(s.First, d.First) || (!d.Second.IsZero() && sameLine(s.First, d.Second)) {
-				return true
+				return i
 			}
 			continue
 		}
 		if sameLine(s.First, d.First) && sameLine(s.Second, d.Second) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func sameLine(a, b Site) bool { return a.Line == b.Line && a.File == b.File }

@@ -30,19 +30,21 @@ func TestFlagCarriesRemoteNews(t *testing.T) {
 	s.hostInit(winW, 1, 0x1000)
 	s.hostInit(sigS, 1, 0x3000)
 	s.ev(machine.Event{Kind: machine.EvRunStart})
-	pingPong := func() {
+	// Each ping-pong uses an id of its own: nothing orders a set after the
+	// previous wait of its id here, which would be a double set.
+	pingPong := func(id int32) {
 		s.issue(1, 0, setOp, MTE2)
 		s.issue(1, 0, waitOp, MTE1)
-		s.set(1, 0, MTE2, MTE1, 0, setOp)
-		s.wait(1, 0, MTE2, MTE1, 0, waitOp)
+		s.set(1, 0, MTE2, MTE1, id, setOp)
+		s.wait(1, 0, MTE2, MTE1, id, waitOp)
 	}
 	// Rank 0 stores first, so its agents exist (and every clock below is
 	// long enough to hold them) before the ping-pong starts.
 	s.issue(0, 0, st, MTE3)
 	s.exec(ag(0, 0, MTE3), st, nil, gmAcc(winW, 1, 0x1000, 0x1100, true))
 	s.barrier(0, 0, ALL, bar)
-	pingPong()
-	pingPong()
+	pingPong(0)
+	pingPong(1)
 	// MTE1's wait and read are issued before the scalar hears from rank 0.
 	s.issue(1, 0, waitOp, MTE1)
 	s.issue(1, 0, rd, MTE1)
@@ -55,8 +57,8 @@ func TestFlagCarriesRemoteNews(t *testing.T) {
 	s.issue(1, 0, ld, MTE2)
 	s.exec(ag(1, 0, MTE2), ld, nil, tileAcc(ubX, 1, 0, 0, true))
 	s.issue(1, 0, setOp, MTE2)
-	s.set(1, 0, MTE2, MTE1, 0, setOp)
-	s.wait(1, 0, MTE2, MTE1, 0, waitOp)
+	s.set(1, 0, MTE2, MTE1, 2, setOp)
+	s.wait(1, 0, MTE2, MTE1, 2, waitOp)
 	s.exec(ag(1, 0, MTE1), rd, nil, gmAcc(winW, 1, 0x1000, 0x1100, false))
 	if fs := s.d.Findings(); len(fs) != 0 {
 		t.Fatalf("the flag carries rank 0's store to MTE1, got %v", kinds(fs))

@@ -137,6 +137,12 @@ func (d *Detector) add(kind string, sev Severity, first, second Site, msg, hint 
 	k := findKey{kind: kind, first: siteKey(first), second: siteKey(second)}
 	if f := d.byKey[k]; f != nil {
 		f.Count++
+		if sev > f.sev {
+			// Instances of one pair may differ in severity (double-set);
+			// the pair takes the worst, whichever instance came first.
+			f.sev, f.Severity, f.Message, f.Hint = sev, sev.String(), msg, hint
+			f.First, f.Second = first, second
+		}
 		return f
 	}
 	f := &finding{Finding: Finding{Kind: kind, Severity: sev.String(), Message: msg, First: first, Second: second, Count: 1, Hint: hint},
@@ -262,8 +268,29 @@ func spaceLabel(acc *machine.Access) string {
 func (d *Detector) Findings() []Finding {
 	d.drain()
 	out := make([]Finding, 0, len(d.findings))
+	// A write that races a read of the previous value is reported as that
+	// WAR only: the WAW with the earlier writer has the same fix (the flag
+	// that orders the write after the read orders it after what the read
+	// saw). access() applies this when the read is already in the shadow;
+	// a read that runs after the write in time arrives too late for that,
+	// so the rule is applied again here, over every instance, and no WAW
+	// comes or goes with completion order.
+	// A finding names the buffer of its first instance: the element of a
+	// tile array may differ between the WAR and the WAW, so they match by
+	// the array.
+	type warKey struct{ second, buffer string }
+	key := func(f *finding) warKey {
+		b, _, _ := strings.Cut(f.Buffer, "[")
+		return warKey{siteKey(f.Second), b}
+	}
+	wars := map[warKey]bool{}
 	for _, f := range d.findings {
-		if f.sev == SevOff {
+		if f.Kind == KindWAR && f.sev != SevOff {
+			wars[key(f)] = true
+		}
+	}
+	for _, f := range d.findings {
+		if f.sev == SevOff || (f.Kind == KindWAW && wars[key(f)]) {
 			continue
 		}
 		g := f.Finding

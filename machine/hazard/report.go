@@ -167,7 +167,7 @@ var ruleText = map[string]string{
 	KindWAR:              "write after read with no synchronisation ordering the two",
 	KindWAW:              "two writes with no synchronisation ordering them",
 	KindDeadlock:         "a wait nothing will satisfy",
-	KindUnpairedSet:      "a flag still set when the kernel ends",
+	KindUnpairedSet:      "a flag or FFTS counter still set when the kernel ends",
 	KindDoubleSet:        "a flag set again before it was waited for",
 	KindBadEventID:       "an event or flag id outside the hardware range",
 	KindUninitRead:       "a read of memory nothing wrote in this launch",

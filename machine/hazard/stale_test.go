@@ -7,10 +7,15 @@ import (
 	"github.com/ptoasm/ptoasm/machine"
 )
 
-// twaitGE returns a `twait @S[0], want #cmp=ge` op stub.
-func twaitGE(p *prog, line int, want int64) *asm.COp {
+// twaitGE returns a `twait @S[0], want #cmp=ge` op stub; with reg the
+// operand is a register (%gen), whose value only the event's Want carries.
+func twaitGE(p *prog, line int, want int64, reg bool) *asm.COp {
 	op := p.op("twait", line, asm.PipeS)
-	op.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sigS}, {Kind: asm.ArgScalar, Val: asm.CExpr{Const: true, Val: want}}}
+	v := asm.CExpr{Const: true, Val: want}
+	if reg {
+		v = asm.CExpr{}
+	}
+	op.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sigS}, {Kind: asm.ArgScalar, Val: v}}
 	op.Attrs = []asm.CAttr{{Key: "cmp", Word: "ge", IsWord: true}}
 	return op
 }
@@ -19,7 +24,9 @@ func twaitGE(p *prog, line int, want int64) *asm.COp {
 // Whether run 2's own notify landed before its wait (observed value 2) or not
 // (value 1), the wait passes on run 1's +1 alone: a stale-signal with the
 // same sites either way. A host reset between the runs, or a wait that needs
-// more than what is left over, is clean.
+// more than what is left over, is clean. The verdict is the same whether the
+// wait's operand is a constant or a register (%gen): the detector checks the
+// value the wait compared with at run time.
 func TestStaleSignal(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -33,52 +40,139 @@ func TestStaleSignal(t *testing.T) {
 		{"host reset", true, true, 1, false},
 		{"needs this run", false, true, 2, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newSim(Options{})
-			p := &prog{}
-			nt := p.op("tnotify", 10, asm.PipeS)
-			tw := twaitGE(p, 11, tc.want)
-			s.hostInit(sigS, 0, 0x3000)
-			sig := func(write bool) []machine.Access {
-				return []machine.Access{gmAcc(sigS, 0, 0x3000, 0x3004, write)}
+		for _, reg := range []bool{false, true} {
+			name := tc.name + "/const"
+			if reg {
+				name = tc.name + "/register"
 			}
-			val := int64(0)
-			notify := func() {
-				val++
-				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, asm.PipeS), Op: nt, Word: "add", Value: 1, Accesses: sig(true)})
-			}
-			wait := func() {
-				s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, asm.PipeS), Op: tw, Value: val, Accesses: sig(false)})
-			}
-			s.ev(machine.Event{Kind: machine.EvRunStart})
-			notify()
-			if tc.want <= 1 {
-				wait()
-			}
-			s.ev(machine.Event{Kind: machine.EvRunEnd})
-			if tc.reset {
+			t.Run(name, func(t *testing.T) {
+				s := newSim(Options{})
+				p := &prog{}
+				nt := p.op("tnotify", 10, asm.PipeS)
+				tw := twaitGE(p, 11, tc.want, reg)
 				s.hostInit(sigS, 0, 0x3000)
-				val = 0
-			}
-			s.ev(machine.Event{Kind: machine.EvRunStart})
-			if tc.notifyFirst {
-				notify()
-				wait()
-			} else {
-				wait()
-				notify()
-			}
-			s.ev(machine.Event{Kind: machine.EvRunEnd})
-			fs := s.d.Findings()
-			if !tc.stale {
-				if len(fs) != 0 {
-					t.Fatalf("got %+v", fs)
+				val := int64(0)
+				notify := func() {
+					val++
+					s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, asm.PipeS), Op: nt, Word: "add", Value: 1, Accesses: sigAcc(true)})
 				}
-				return
+				wait := func() {
+					s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, asm.PipeS), Op: tw, Value: val, Want: tc.want, Accesses: sigAcc(false)})
+				}
+				s.ev(machine.Event{Kind: machine.EvRunStart})
+				notify()
+				if tc.want <= 1 {
+					wait()
+				}
+				s.ev(machine.Event{Kind: machine.EvRunEnd})
+				if tc.reset {
+					s.hostInit(sigS, 0, 0x3000)
+					val = 0
+				}
+				s.ev(machine.Event{Kind: machine.EvRunStart})
+				if tc.notifyFirst {
+					notify()
+					wait()
+				} else {
+					wait()
+					notify()
+				}
+				s.ev(machine.Event{Kind: machine.EvRunEnd})
+				fs := s.d.Findings()
+				if !tc.stale {
+					if len(fs) != 0 {
+						t.Fatalf("got %+v", fs)
+					}
+					return
+				}
+				if len(fs) != 1 || fs[0].Kind != KindStaleSignal || fs[0].First.Line != 10 || fs[0].Second.Line != 11 || fs[0].Count != 1 {
+					t.Fatalf("want one stale-signal at 10, 11; got %+v", fs)
+				}
+			})
+		}
+	}
+}
+
+// sigAcc is word 0 of @S on rank 0.
+func sigAcc(write bool) []machine.Access {
+	return []machine.Access{gmAcc(sigS, 0, 0x3000, 0x3004, write)}
+}
+
+// TestStaleGeneration: cumulative generations (kernels.md §3(d) R5's fix),
+// `tnotify +1; twait @S[0], %gen #cmp=ge` with %gen = base + round + 1, over
+// two launches and no reset. When the generation restarts every launch
+// (base 0, or an epoch the kernel reads but never advances) every round of
+// the second launch passes on what the first left; an epoch that advances
+// by the first launch's rounds (or a host reset) makes every round need this
+// launch's notify. The verdict is the same whichever of a round's notify and
+// wait comes first.
+func TestStaleGeneration(t *testing.T) {
+	const rounds = 3
+	for _, tc := range []struct {
+		name  string
+		base  int64 // %gen's base in the second launch
+		reset bool
+		stale int // stale rounds of the second launch
+	}{
+		{"restarts", 0, false, rounds},
+		{"epoch behind by one round", rounds - 1, false, 1},
+		{"epoch advanced", rounds, false, 0},
+		{"host reset", 0, true, 0},
+	} {
+		for _, notifyFirst := range []bool{true, false} {
+			name := tc.name + "/notify first"
+			if !notifyFirst {
+				name = tc.name + "/wait first"
 			}
-			if len(fs) != 1 || fs[0].Kind != KindStaleSignal || fs[0].First.Line != 10 || fs[0].Second.Line != 11 || fs[0].Count != 1 {
-				t.Fatalf("want one stale-signal at 10, 11; got %+v", fs)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				s := newSim(Options{})
+				p := &prog{}
+				nt := p.op("tnotify", 20, asm.PipeS)
+				tw := twaitGE(p, 21, 0, true)
+				s.hostInit(sigS, 0, 0x3000)
+				val := int64(0)
+				notify := func() {
+					val++
+					s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, asm.PipeS), Op: nt, Word: "add", Value: 1, Accesses: sigAcc(true)})
+				}
+				wait := func(gen int64) {
+					s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, asm.PipeS), Op: tw, Value: val, Want: gen, Accesses: sigAcc(false)})
+				}
+				s.ev(machine.Event{Kind: machine.EvRunStart})
+				for g := range int64(rounds) {
+					notify()
+					wait(g + 1)
+				}
+				s.ev(machine.Event{Kind: machine.EvRunEnd})
+				if tc.reset {
+					s.hostInit(sigS, 0, 0x3000)
+					val = 0
+				}
+				s.ev(machine.Event{Kind: machine.EvRunStart})
+				for g := range int64(rounds) {
+					gen := tc.base + g + 1
+					// The machine reports a wait once it is satisfied: it
+					// comes first only when the value already satisfies it.
+					if notifyFirst || val < gen {
+						notify()
+						wait(gen)
+					} else {
+						wait(gen)
+						notify()
+					}
+				}
+				s.ev(machine.Event{Kind: machine.EvRunEnd})
+				fs := s.d.Findings()
+				if tc.stale == 0 {
+					if len(fs) != 0 {
+						t.Fatalf("got %+v", fs)
+					}
+					return
+				}
+				if len(fs) != 1 || fs[0].Kind != KindStaleSignal || fs[0].First.Line != 20 || fs[0].Second.Line != 21 || fs[0].Count != tc.stale {
+					t.Fatalf("want one stale-signal at 20, 21 count %d; got %+v", tc.stale, fs)
+				}
+			})
+		}
 	}
 }

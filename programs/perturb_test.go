@@ -1,0 +1,171 @@
+package programs_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/machine/hazard"
+	"github.com/ptoasm/ptoasm/pipes"
+	"github.com/ptoasm/ptoasm/programs"
+)
+
+// perturbation is a timing-only change to the default profile: it moves when
+// things run, never what they compute, so a happens-before detector must give
+// the same errors and warnings under it.
+type perturbation struct {
+	name string
+	// keys selects the profile parameters it changes (a key matches when it
+	// has one of these prefixes and one of the suffixes; "" matches any).
+	prefixes, suffixes []string
+	// scale multiplies a parameter's value; set, when not empty, replaces it.
+	scale float64
+	set   string
+}
+
+// timingPerturbations is the one list every program is linted under
+// (TestFindingsIgnoreTiming); new programs are covered without a change here.
+// Each stretches or squeezes one part of the machine far past anything a real
+// part does, so that accesses a missing edge leaves unordered swap order in
+// time under some entry of the list.
+var timingPerturbations = []perturbation{
+	{name: "dma latency x2", prefixes: []string{"dma."}, suffixes: []string{".latency"}, scale: 2},
+	{name: "dma latency 0", prefixes: []string{"dma."}, suffixes: []string{".latency"}, set: "0"},
+	{name: "dma bandwidth x0.05", prefixes: []string{"dma.", "gm.bw"}, suffixes: []string{".bw", "gm.bw"}, scale: 0.05},
+	{name: "cube head 20000", prefixes: []string{"cube.head"}, set: "20000"},
+	{name: "vector heads 20000", prefixes: []string{"vec."}, suffixes: []string{".head"}, set: "20000"},
+	{name: "flag hand-off 10", prefixes: []string{"sync.flag_handoff"}, set: "10"},
+	{name: "flag hand-off 1000", prefixes: []string{"sync.flag_handoff"}, set: "1000"},
+	{name: "slow scalar GM access", prefixes: []string{"scalar.gm_", "scalar.atomic"}, set: "20000"},
+	{name: "slow links", prefixes: []string{"link.latency", "link.bw", "link.stream_bw"}, scale: 50},
+	{name: "slow SDMA", prefixes: []string{"sdma.latency"}, set: "50000"},
+	{name: "slow FFTS", prefixes: []string{"sync.ffts_latency"}, set: "5000"},
+	{name: "slow scalar", prefixes: []string{"scalar.op"}, set: "40"},
+}
+
+// apply returns the default profile with p applied; it fails when p matches
+// no parameter, so a renamed key cannot turn an entry into a no-op.
+func (p perturbation) apply() (*pipes.Profile, error) {
+	prof := pipes.DefaultProfile()
+	n := 0
+	for _, k := range prof.Keys() {
+		if !hasAny(k, p.prefixes, strings.HasPrefix) || !hasAny(k, p.suffixes, strings.HasSuffix) {
+			continue
+		}
+		v := p.set
+		if v == "" {
+			cur, _ := prof.Get(k)
+			f, err := strconv.ParseFloat(cur, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s=%q is not a number", p.name, k, cur)
+			}
+			// Latencies scale up; a "slow link" scales bandwidths down.
+			if strings.HasSuffix(k, "bw") && p.scale > 1 {
+				f /= p.scale
+			} else {
+				f *= p.scale
+			}
+			if !strings.Contains(cur, ".") && !strings.HasSuffix(k, "bw") {
+				v = strconv.FormatInt(int64(f), 10)
+			} else {
+				v = strconv.FormatFloat(f, 'g', -1, 64)
+			}
+		}
+		if err := prof.Set(k, v); err != nil {
+			return nil, fmt.Errorf("%s: %v", p.name, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s matches no profile parameter", p.name)
+	}
+	return prof, nil
+}
+
+func hasAny(s string, affixes []string, has func(s, affix string) bool) bool {
+	if len(affixes) == 0 {
+		return true
+	}
+	for _, a := range affixes {
+		if has(s, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// verdict is what must not move with timing: every finding, notes
+// included, by kind, severity and both sites' source positions (not its
+// count or first iteration: a program whose control flow polls a peer's data
+// may take another path).
+func verdict(fs []hazard.Finding) []string {
+	var v []string
+	for _, f := range fs {
+		v = append(v, fmt.Sprintf("%s %s %s:%d:%d %s:%d:%d", f.Severity, f.Kind,
+			f.First.File, f.First.Line, f.First.Col, f.Second.File, f.Second.Line, f.Second.Col))
+	}
+	slices.Sort(v)
+	return slices.Compact(v)
+}
+
+// lintWith is `ptoasm lint` (timing-only run, detector, static pass) under prof.
+func lintWith(obj *asm.Object, prof *pipes.Profile) ([]hazard.Finding, error) {
+	var m *machine.Machine
+	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
+	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := m.Run(); err != nil {
+		det.NoteError(err)
+	}
+	return hazard.Merge(det.Findings(), hazard.CheckObject(obj)), nil
+}
+
+// TestFindingsIgnoreTiming lints every program under every entry of
+// timingPerturbations and requires the default profile's findings, notes
+// included, sites and all: the detector decides from happens-before edges, so no
+// latency, bandwidth or hand-off time may add, drop or move a finding.
+func TestFindingsIgnoreTiming(t *testing.T) {
+	profs := make([]*pipes.Profile, len(timingPerturbations))
+	for i, p := range timingPerturbations {
+		prof, err := p.apply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		profs[i] = prof
+	}
+	for _, name := range programs.List() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path, _ := programs.Find(name)
+			defs, err := testDefines(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, errs := asm.Assemble(embedFrontend, path, defs)
+			if errs.HasErrors() || obj == nil {
+				t.Fatalf("assemble %s: %v", path, errs)
+			}
+			base, err := lintWith(obj, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := verdict(base)
+			for i, p := range timingPerturbations {
+				fs, err := lintWith(obj, profs[i])
+				if err != nil {
+					t.Errorf("%s: %v", p.name, err)
+					continue
+				}
+				if got := verdict(fs); !slices.Equal(got, want) {
+					t.Errorf("under %q the findings moved:\n  default: %q\n  perturbed: %q", p.name, want, got)
+				}
+			}
+		})
+	}
+}
