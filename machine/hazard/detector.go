@@ -162,6 +162,11 @@ type flagChan struct {
 	// the one before it (flagSet's double-set rule).
 	wait, wait0       rec
 	hasWait, hasWait0 bool
+	// ds memoises the double-set finding of the last pair of set ops: a
+	// loop repeats one pair thousands of times, and each instance is a
+	// count, not a new message to format.
+	dsFirst, dsSecond *asm.COp
+	ds                *finding
 }
 
 // queuedSet is a set waiting behind the channel's pending one.
@@ -1553,14 +1558,19 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 	default:
 		return
 	}
+	if f := ch.ds; f != nil && ch.dsFirst == ch.last.op && ch.dsSecond == r.op && sev <= f.sev {
+		f.Count++
+		return
+	}
 	src, dst, id := ch.src, ch.dst, ch.id
+	ch.dsFirst, ch.dsSecond = ch.last.op, r.op
 	if sev == SevError {
-		d.pair(KindDoubleSet, SevError, &ch.last, r,
+		ch.ds = d.pair(KindDoubleSet, SevError, &ch.last, r,
 			fmt.Sprintf("set_flag %s, %s, %d can fire again while the flag is still set: nothing %s does orders it after the wait_flag that consumed the set before the previous one, so %s can run sets ahead of %s and, the flag being one bit, on some timing a set is lost and a wait_flag hangs or passes early", src, dst, id, dst, src, dst),
 			fmt.Sprintf("hold %s back with a reverse flag: `set_flag %s, %s, N` after %s's `wait_flag %s, %s, %d` (and its use of the data), `wait_flag %s, %s, N` before this set; or use a different event id for the second", src, dst, src, dst, src, dst, id, dst, src))
 		return
 	}
-	d.pair(KindDoubleSet, SevNote, &ch.last, r,
+	ch.ds = d.pair(KindDoubleSet, SevNote, &ch.last, r,
 		fmt.Sprintf("set_flag %s, %s, %d may fire again before %s's wait_flag consumes the previous set: %s is held back only up to the wait before it, so the flag (one bit) relies on %s reaching its queued wait before %s reaches this set", src, dst, id, dst, src, dst, src),
 		fmt.Sprintf("to remove the slack, order this set after `wait_flag %s, %s, %d` (a reverse flag from %s), or alternate two event ids", src, dst, id, dst))
 }
