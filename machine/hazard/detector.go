@@ -1547,12 +1547,30 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 	if ch.set {
 		pending++
 	}
+	// Which waits have run depends on timing; the verdict must not. A wait
+	// that has not run yet is not ordered before r; one that has is judged
+	// by the clocks. With p sets pending, the latest consumed wait (wait) is
+	// W(k-p) and the one before it (wait0) W(k-p-1).
+	var errWait, noteWait *rec // W(k-1) and W(k), when they have run
+	switch pending {
+	case 0:
+		if ch.hasWait0 {
+			errWait = &ch.wait0
+		}
+		if ch.hasWait {
+			noteWait = &ch.wait
+		}
+	case 1:
+		if ch.hasWait {
+			errWait = &ch.wait
+		}
+	}
 	var sev Severity
 	switch {
-	case pending >= 2 || (pending == 0 && ch.hasWait0 && !d.hb(&ch.wait0, a)):
+	case pending >= 2 || (errWait != nil && !d.hb(errWait, a)):
 		// W(k-1) has not run yet, or ran unordered with r.
 		sev = SevError
-	case pending == 1 || (ch.hasWait && !d.hb(&ch.wait, a)):
+	case pending == 1 || (noteWait != nil && !d.hb(noteWait, a)):
 		// W(k) has not run yet, or ran unordered with r.
 		sev = SevNote
 	default:

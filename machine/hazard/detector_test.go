@@ -487,6 +487,51 @@ func TestFlagProtocol(t *testing.T) {
 			t.Fatalf("reverse flag set before the wait: got %v", fs)
 		}
 	})
+	t.Run("double-set verdict ignores which waits ran", func(t *testing.T) {
+		// Three sets of MTE2 -> V #1. The third is checked against wait 1
+		// (error when unordered) and wait 2 (note); whether wait 2 ran
+		// before the third set is timing and must not matter.
+		set3 := p.op("set_flag", 106, S)
+		back := p.op("set_flag", 107, S)
+		backWait := p.op("wait_flag", 108, S)
+		for _, tc := range []struct {
+			name       string
+			reverse    bool // V -> MTE2 after wait 1 orders set 3 after it
+			wait2First bool
+			want       string
+		}{
+			{"no back-pressure, wait 2 late", false, false, "error"},
+			{"no back-pressure, wait 2 early", false, true, "error"},
+			{"one set of slack, wait 2 late", true, false, "note"},
+			{"one set of slack, wait 2 early", true, true, "note"},
+		} {
+			s := newSim(Options{})
+			s.set(0, 0, MTE2, V, 1, set1)
+			s.wait(0, 0, MTE2, V, 1, wt)
+			if tc.reverse {
+				s.set(0, 0, V, MTE2, 2, back)
+				s.wait(0, 0, V, MTE2, 2, backWait)
+			}
+			s.set(0, 0, MTE2, V, 1, set2)
+			if tc.wait2First {
+				s.wait(0, 0, MTE2, V, 1, wt)
+			}
+			s.set(0, 0, MTE2, V, 1, set3)
+			if !tc.wait2First {
+				s.wait(0, 0, MTE2, V, 1, wt)
+			}
+			s.wait(0, 0, MTE2, V, 1, wt)
+			var got []string
+			for _, f := range s.d.Findings() {
+				if f.Kind == KindDoubleSet && f.First.Line == 101 && f.Second.Line == 106 {
+					got = append(got, f.Severity)
+				}
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("%s: set 2 -> set 3 double sets %v, want one %s", tc.name, got, tc.want)
+			}
+		}
+	})
 	t.Run("unpaired-set", func(t *testing.T) {
 		s := newSim(Options{})
 		s.set(0, 0, MTE2, V, 1, set1)
