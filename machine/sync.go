@@ -491,6 +491,8 @@ func CompareSignal(cmp string, v, w int64) bool {
 
 // gmWritten wakes the twait spinners of rank r at their next poll.
 func (m *Machine) gmWritten(r int) {
+	// A write is work a spinning scalar may be waiting for (the idle guard).
+	m.workEnd = max(m.workEnd, m.now)
 	rs := m.ranks[r]
 	if len(rs.watchers) == 0 {
 		return
@@ -707,6 +709,8 @@ func (c *core) async(op *asm.COp) bool {
 	x.e.iterSpill = nil // the slot's, which its next op reuses
 	x.w.hidx, x.w.fn = -1, x.run
 	m.schedule(&x.w, done, -1)
+	// The copy is work in flight until done (the idle guard).
+	m.workEnd = max(m.workEnd, done)
 	c.charge(m.prof.Scalar.Op * 4)
 	return true
 }
