@@ -642,6 +642,13 @@ func (m *Machine) runInline(c *core) {
 		c.sleep()
 		return
 	}
+	// The idle guard, as overLimit applies it to a scheduled scalar: a
+	// scalar its own pipe keeps resuming (a set_flag/wait_flag loop) never
+	// goes through the queue.
+	if m.now-m.workEnd > m.opt.MaxIdleCycles {
+		m.err = m.limitError(LimitIdle, m.now)
+		return
+	}
 	// Consume the sequence number schedule would have, and park the pipe
 	// where next would have put it: the scalar may park itself.
 	m.seq++
