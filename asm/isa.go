@@ -408,7 +408,7 @@ func init() {
 	def("ffts_wait", "sync", PipeS, "sync", anyCore,
 		[]OperandSpec{scalar("id")},
 		"wait for an FFTS cross-core flag (stalls the whole core on A2/A3)").alias("wait_flag_dev")
-	def("syncall", "sync", PipeS, "sync", anyCore, nil, "grid barrier over every core of the launch")
+	def("syncall", "sync", PipeS, "sync", anyCore, nil, "grid barrier: drains the core's pipes, then waits for every core of its stream on its rank")
 	def("tpush", "sync", PipeInvalid, "dma", anyCore,
 		[]OperandSpec{gmW("fifo"), tileR("src", LocVec, LocMat, LocAcc)},
 		"push a tile into a fifo slot (waits for a free slot, stores, signals ready)").

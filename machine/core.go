@@ -74,6 +74,9 @@ type core struct {
 	sig     sigWait
 	sigRank int
 	syncGen int64
+	// syncDrained: the syncall being issued has drained the pipes and waits
+	// for the clock to reach its arrival (core.syncAll).
+	syncDrained bool
 	// async transfers this core issued: wait_async waits for the latest
 	asyncDone int64
 
@@ -147,6 +150,7 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	c.flags.Reset()
 	c.cross.Reset()
 	c.asyncDone = 0
+	c.syncDrained = false
 	c.ran = true
 	n := len(m.obj.Tensors)
 	c.fifoPush = resize(c.fifoPush, n)

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -506,6 +507,10 @@ func (m *Machine) fail(err error) {
 // far as the run got either way.
 func (m *Machine) Run() (*Result, error) {
 	defer m.flushObservers()
+	if m.opt.MaxTime > 0 {
+		m.deadline = time.Now().Add(m.opt.MaxTime)
+		m.guardN = wallEvery
+	}
 	for {
 		m.events()
 		done, err := m.Step()
@@ -539,7 +544,6 @@ func (m *Machine) events() {
 	if m.err != nil || m.finished || !m.hostDone || !m.running {
 		return
 	}
-	limit := m.opt.MaxCycles
 	m.batch = true
 	defer func() { m.batch = false }()
 	for m.err == nil {
@@ -547,9 +551,8 @@ func (m *Machine) events() {
 		if w == nil {
 			return
 		}
-		if w.at > limit {
-			m.err = m.limitError(w.at) // Step reports it
-			return
+		if m.overLimit(w) {
+			return // Step reports it
 		}
 		m.now = w.at
 		w.armed = false
@@ -557,7 +560,11 @@ func (m *Machine) events() {
 		// The switch is w.run inlined: one call less per event.
 		switch {
 		case w.pipe != nil:
-			w.pipe.run()
+			p := w.pipe
+			p.run()
+			if p.busy && p.end > m.workEnd {
+				m.pipeWork(p)
+			}
 		case w.scalar != nil:
 			w.scalar.runScalar()
 		default:
@@ -572,7 +579,50 @@ func (m *Machine) events() {
 				m.runInline(c)
 			}
 		}
+		if m.guardN--; m.guardN <= 0 && m.overTime() {
+			return
+		}
 	}
+}
+
+// overLimit reports (and records as the run's error) that w would take the
+// run past a cycle guard: MaxCycles, or MaxIdleCycles for a scalar waking
+// with nothing in flight it could be waiting for. Only a scalar can spin:
+// an idle pipe or a pipe blocked in wait_flag has no wake-up.
+func (m *Machine) overLimit(w *waker) bool {
+	if w.at > m.opt.MaxCycles {
+		m.err = m.limitError(LimitCycles, w.at)
+		return true
+	}
+	if w.scalar != nil && w.at-m.workEnd > m.opt.MaxIdleCycles {
+		m.err = m.limitError(LimitIdle, w.at)
+		return true
+	}
+	return false
+}
+
+// pipeWork notes that p, busy until p.end, has an instruction in flight:
+// flag and barrier entries move no data and do not count, or a loop of
+// set_flag and wait_flag would never be idle.
+func (m *Machine) pipeWork(p *pipeState) {
+	if e := p.q.Head(); e != nil && e.kind == enExec {
+		m.workEnd = p.end
+	}
+}
+
+// wallEvery is how many events pass between two looks at the wall clock: a
+// few hundred microseconds of an ordinary run, under a tenth of a second of
+// a scalar-only loop (each of its events runs scalarBudget statements).
+const wallEvery = 1 << 12
+
+// overTime checks MaxTime; guardN counts events down to the next check.
+func (m *Machine) overTime() bool {
+	m.guardN = wallEvery
+	if time.Now().Before(m.deadline) {
+		return false
+	}
+	m.err = m.limitError(LimitTime, m.now)
+	return true
 }
 
 // runInline runs the scalar that resume left in m.inline, exactly as if it
@@ -590,6 +640,13 @@ func (m *Machine) runInline(c *core) {
 	}
 	if f := m.front; f != nil && f.at == m.now && f.ord < key|(m.seq+1) {
 		c.sleep()
+		return
+	}
+	// The idle guard, as overLimit applies it to a scheduled scalar: a
+	// scalar its own pipe keeps resuming (a set_flag/wait_flag loop) never
+	// goes through the queue.
+	if m.now-m.workEnd > m.opt.MaxIdleCycles {
+		m.err = m.limitError(LimitIdle, m.now)
 		return
 	}
 	// Consume the sequence number schedule would have, and park the pipe
@@ -648,14 +705,16 @@ func (m *Machine) Step() (done bool, err error) {
 		return m.err != nil, m.err
 	}
 	if w := m.next(); w != nil {
-		if w.at > m.opt.MaxCycles {
-			m.err = m.limitError(w.at)
+		if m.overLimit(w) {
 			return true, m.err
 		}
 		m.now = w.at
 		w.armed = false
 		m.cur = w
 		w.run()
+		if p := w.pipe; p != nil && p.busy && p.end > m.workEnd {
+			m.pipeWork(p)
+		}
 		m.cur = nil
 		if m.err != nil {
 			return true, m.err
@@ -671,8 +730,9 @@ func (m *Machine) Step() (done bool, err error) {
 	return false, nil
 }
 
-func (m *Machine) limitError(at int64) error {
-	e := &LimitError{Cycle: at, MaxCycles: m.opt.MaxCycles}
+func (m *Machine) limitError(kind LimitKind, at int64) error {
+	e := &LimitError{Kind: kind, Cycle: at, MaxCycles: m.opt.MaxCycles, MaxIdleCycles: m.opt.MaxIdleCycles,
+		MaxTime: m.opt.MaxTime, IdleSince: m.workEnd}
 	for _, c := range m.active {
 		if c.state != scDone {
 			e.Waiting = append(e.Waiting, fmt.Sprintf("%s: %s", c.name, c.describeWait()))
@@ -706,6 +766,7 @@ type blockArrivals struct {
 func (m *Machine) startRun(st *launchStep) {
 	m.running = true
 	m.runStart = m.now
+	m.workEnd = m.now
 	m.active = m.active[:0]
 	m.streams = m.streams[:0]
 	m.live = 0

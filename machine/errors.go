@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -111,17 +112,41 @@ func (d *DeadlockError) Error() string {
 	return b.String()
 }
 
-// LimitError reports that MaxCycles passed, usually a polling loop that never
-// sees its condition (a livelock the deadlock detector cannot prove).
+// LimitKind says which guard stopped a run.
+type LimitKind uint8
+
+const (
+	LimitCycles LimitKind = iota // Options.MaxCycles
+	LimitIdle                    // Options.MaxIdleCycles
+	LimitTime                    // Options.MaxTime
+)
+
+// LimitError reports that a run guard stopped the run, usually a loop that
+// never sees its condition (a livelock the deadlock detector cannot prove).
 type LimitError struct {
-	Cycle     int64
-	MaxCycles int64
+	Kind  LimitKind
+	Cycle int64
+	// MaxCycles, MaxIdleCycles and MaxTime are the limits in force.
+	MaxCycles     int64
+	MaxIdleCycles int64
+	MaxTime       time.Duration
+	// IdleSince is when the last work ended (LimitIdle).
+	IdleSince int64
 	// Waiting lists what was still running or waiting, one line each.
 	Waiting []string
 }
 
 func (e *LimitError) Error() string {
-	s := fmt.Sprintf("stopped at cycle %d: the run exceeded the cycle limit %d (a polling loop that never succeeds?)", e.Cycle, e.MaxCycles)
+	var s string
+	switch e.Kind {
+	case LimitIdle:
+		s = fmt.Sprintf("stopped at cycle %d: the run exceeded the idle limit %d: for %d cycles (since cycle %d) no pipe ran an instruction, no async copy was under way and nothing wrote GM (a loop that never ends, or a poll nothing will satisfy?)",
+			e.Cycle, e.MaxIdleCycles, e.Cycle-e.IdleSince, e.IdleSince)
+	case LimitTime:
+		s = fmt.Sprintf("stopped at cycle %d: the run exceeded the time limit %s of wall-clock time (a loop that never ends?)", e.Cycle, e.MaxTime)
+	default:
+		s = fmt.Sprintf("stopped at cycle %d: the run exceeded the cycle limit %d (a polling loop that never succeeds?)", e.Cycle, e.MaxCycles)
+	}
 	for _, w := range e.Waiting {
 		s += "\n  " + w
 	}

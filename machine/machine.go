@@ -2,9 +2,11 @@ package machine
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/memory"
@@ -28,11 +30,33 @@ type Options struct {
 	// run takes the same path as a full one; output checks are skipped.
 	TimingOnly bool
 	Observers  []Observer
-	// MaxCycles stops a run that goes on longer (a polling loop that never
-	// succeeds); 0 means 1<<40.
+	// MaxCycles stops a run that goes on longer; 0 means DefaultMaxCycles.
 	MaxCycles int64
-	Inputs    []Input
+	// MaxIdleCycles stops a run once this many cycles have passed with no
+	// instruction in flight on any pipe, no async copy under way and no
+	// write to GM: nothing a scalar could be waiting for is going to
+	// happen, so it spins for ever (`while 1 {}`, an ld poll of a signal
+	// no one writes). 0 means DefaultMaxIdleCycles; negative, no limit.
+	MaxIdleCycles int64
+	// MaxTime stops Run after this much wall-clock time; 0, no limit. The
+	// guard for a runaway that keeps the pipes busy (the cycle guards
+	// are deterministic, this one is not).
+	MaxTime time.Duration
+	Inputs  []Input
 }
+
+// The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device
+// time at 1.85 GHz: the largest shipped program (allgather_gemm on 8 ranks
+// at 16384x4096x4096, its three runs) takes 26.7 M cycles, 640 times less.
+// DefaultMaxIdleCycles is 2^24 cycles, 9 ms of device time in which no pipe
+// of any core ran an instruction and nothing wrote GM; a kernel waiting
+// that long for a peer is waiting for nothing. A scalar-only loop runs
+// about 10^8 simulated cycles a second, so `while 1 {}` stops within a
+// fraction of a second of wall time.
+const (
+	DefaultMaxCycles     = 1 << 34
+	DefaultMaxIdleCycles = 1 << 24
+)
 
 // gmBase is where the first GM object of a rank starts; objects follow at
 // gmAlign-aligned addresses so reports show plausible, stable addresses.
@@ -101,6 +125,14 @@ type Machine struct {
 	live     int // active cores not yet finished
 	finished bool
 	err      error
+	// workEnd is when the last work ends that a spinning scalar could be
+	// waiting for: an instruction in flight on a pipe, an async copy, a
+	// GM write (the idle guard, Options.MaxIdleCycles).
+	workEnd int64
+	// guardN counts events down to the next wall-clock check (MaxInt
+	// without a MaxTime); deadline is when MaxTime runs out.
+	guardN   int
+	deadline time.Time
 
 	ev       Event
 	emitting bool
@@ -155,8 +187,15 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.prof = pipes.DefaultProfile()
 	}
 	if m.opt.MaxCycles <= 0 {
-		m.opt.MaxCycles = 1 << 40
+		m.opt.MaxCycles = DefaultMaxCycles
 	}
+	switch {
+	case m.opt.MaxIdleCycles == 0:
+		m.opt.MaxIdleCycles = DefaultMaxIdleCycles
+	case m.opt.MaxIdleCycles < 0:
+		m.opt.MaxIdleCycles = math.MaxInt64
+	}
+	m.guardN = math.MaxInt
 	m.emitting = len(opt.Observers) > 0
 	m.flagTimes = m.emitting || m.prof.Sync.FlagHandoff != 0
 	m.skip = make([][numKinds]bool, len(opt.Observers))

@@ -137,16 +137,27 @@ func (c *core) fireCross(e *entry, p asm.Pipe) {
 }
 
 // syncAll drains the core, then waits until every core of the stream on this
-// rank has arrived.
+// rank has arrived (pto-isa's hard SYNCALL: pipe_barrier ALL, then an FFTS
+// set and wait over every participant).
+//
+// It runs in three phases across wake-ups: the drain, the arrival (at the
+// drain's end, which lies ahead of the clock by the barrier's cost, so the
+// scalar first sleeps until then) and the wait for the others. syncDrained
+// records that the drain is done: without it each wake-up before the arrival
+// would drain again and push the scalar's time past the clock again, for ever.
 func (c *core) syncAll(op *asm.COp) bool {
 	m := c.m
 	if c.state != scSyncAll {
-		if !c.drainAll(op) {
-			return false
+		if !c.syncDrained {
+			if !c.drainAll(op) {
+				return false
+			}
+			c.syncDrained = true
 		}
 		if !c.syncTime() {
 			return false
 		}
+		c.syncDrained = false
 		s := c.strm
 		r := c.rank.id
 		want := 0
@@ -480,6 +491,8 @@ func CompareSignal(cmp string, v, w int64) bool {
 
 // gmWritten wakes the twait spinners of rank r at their next poll.
 func (m *Machine) gmWritten(r int) {
+	// A write is work a spinning scalar may be waiting for (the idle guard).
+	m.workEnd = max(m.workEnd, m.now)
 	rs := m.ranks[r]
 	if len(rs.watchers) == 0 {
 		return
@@ -696,6 +709,8 @@ func (c *core) async(op *asm.COp) bool {
 	x.e.iterSpill = nil // the slot's, which its next op reuses
 	x.w.hidx, x.w.fn = -1, x.run
 	m.schedule(&x.w, done, -1)
+	// The copy is work in flight until done (the idle guard).
+	m.workEnd = max(m.workEnd, done)
 	c.charge(m.prof.Scalar.Op * 4)
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/ptoasm/ptoasm/asm"
-	"github.com/ptoasm/ptoasm/pipes"
 
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
@@ -16,6 +15,7 @@ type lintCmd struct {
 	Format   string `enum:"text,json,sarif" default:"text" help:"Report format."`
 	Suppress string `type:"existingfile" help:"Suppressions file: lines of 'KIND file:line', # comments."`
 	Static   bool   `help:"Only the static flag-balance pass; do not run the program."`
+	guardFlags
 	defineFlags
 	profileFlags
 }
@@ -36,12 +36,19 @@ func (c *lintCmd) Run(e *env) error {
 		}
 	}
 	var dynamic []hazard.Finding
+	// stopped is a run guard's stop: the findings so far are still
+	// reported (each is a real hazard), then the stop, exit 2.
+	var stopped error
 	if !c.Static {
 		prof, err := c.profileFlags.load()
 		if err != nil {
 			return err
 		}
-		if dynamic, err = runDetector(obj, prof, opt); err != nil {
+		mopt := machine.Options{Profile: prof}
+		if err := c.guardFlags.options(&mopt); err != nil {
+			return err
+		}
+		if dynamic, stopped, err = runDetector(obj, mopt, opt); err != nil {
 			return err
 		}
 	}
@@ -53,12 +60,19 @@ func (c *lintCmd) Run(e *env) error {
 		err = hazard.WriteSARIF(e.stdout, findings, "ptoasm "+version)
 	default:
 		hazard.WriteText(e.stdout, findings, obj.Sources)
-		if len(findings) == 0 {
+		switch {
+		case len(findings) > 0:
+		case stopped != nil:
+			fmt.Fprintf(e.stdout, "%s: no hazards found before the run was stopped\n", obj.Main)
+		default:
 			fmt.Fprintf(e.stdout, "%s: no hazards found\n", obj.Main)
 		}
 	}
 	if err != nil {
 		return err
+	}
+	if stopped != nil {
+		return stopped
 	}
 	// Notes are printed but never fail a lint (docs/hazards.md).
 	for i := range findings {
@@ -90,21 +104,26 @@ func staticFindings(obj *asm.Object, dynamic []hazard.Finding, sup []hazard.Supp
 	return hazard.Merge(dynamic, static)
 }
 
-// runDetector runs obj timing-only with the hazard detector attached: the
-// detector needs accesses and happens-before edges, not values, and the
-// timing-only machine still computes every value control flow reads, so the
-// run takes the full run's path. A deadlock or fault ends the run and becomes
-// a finding; any other error is returned.
-func runDetector(obj *asm.Object, prof *pipes.Profile, opt hazard.Options) ([]hazard.Finding, error) {
+// runDetector runs obj timing-only under mopt's profile and guards with the
+// hazard detector attached: the detector needs accesses and happens-before
+// edges, not values, and the timing-only machine still computes every value
+// control flow reads, so the run takes the full run's path. A deadlock or
+// fault ends the run and becomes a finding; a run guard's stop is returned
+// as stopped (limitError), with the findings up to it; any other error is
+// returned as err.
+func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (findings []hazard.Finding, stopped, err error) {
 	var m *machine.Machine
 	opt.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
 	det := hazard.New(opt)
-	m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det}, TimingOnly: true})
+	mopt.Observers = []machine.Observer{det}
+	mopt.TimingOnly = true
+	m, err = machine.New(obj, mopt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := m.Run(); err != nil {
+		stopped = limitError(err)
 		det.NoteError(err)
 	}
-	return det.Findings(), nil
+	return det.Findings(), stopped, nil
 }

@@ -1,7 +1,8 @@
 // Command ptoasm assembles, runs, lints and shows PTO kernels for Ascend A2/A3.
 //
 // Exit status: 0 success; 1 the program ran but something is wrong (a lint
-// finding, a failed check, a deadlock, a fault); 2 bad input or usage.
+// finding, a failed check, a deadlock, a fault); 2 bad input or usage, or a
+// run guard (--max-cycles, --max-idle-cycles, --max-time) stopped the run.
 package main
 
 import (

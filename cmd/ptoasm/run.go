@@ -51,9 +51,9 @@ type runCmd struct {
 	Input      []string `placeholder:"TENSOR[@RANK]=FILE" help:"Initial contents of a tensor from a .npy or .bin file (repeatable)."`
 	Output     []string `placeholder:"TENSOR[@RANK]=FILE.npy" help:"Write a tensor to a .npy file after the run (repeatable)."`
 	NoLint     bool     `help:"Do not run the hazard detector alongside."`
-	MaxCycles  int64    `default:"0" help:"Stop with an error after this many cycles (0: the machine's default guard)."`
 	Trace      string   `placeholder:"OUT.json" help:"Write a Perfetto/Chrome trace of the run (open in ui.perfetto.dev)."`
 	HTML       string   `name:"html" placeholder:"OUT.html" help:"Write an HTML timeline of the run with findings marked."`
+	guardFlags
 	defineFlags
 	profileFlags
 }
@@ -109,7 +109,10 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles}
+	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly}
+	if err := c.guardFlags.options(&opt); err != nil {
+		return err
+	}
 	for _, in := range c.Input {
 		t, path, ok := strings.Cut(in, "=")
 		if !ok {
@@ -176,6 +179,9 @@ func (c *runCmd) Run(e *env) error {
 				fmt.Fprintf(e.stdout, "\n(%d lint notes; ptoasm lint shows them)\n", n)
 			}
 		}
+	}
+	if err := limitError(runErr); err != nil {
+		return err
 	}
 	if runErr != nil {
 		fmt.Fprintln(e.stderr, runErr)

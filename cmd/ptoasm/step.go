@@ -18,6 +18,9 @@ type stepCmd struct {
 	File      string `arg:"" help:"Program file, or the short name of a program in programs/."`
 	Script    string `placeholder:"FILE" help:"Read commands from FILE (one a line, # comments) and echo each before its output."`
 	MaxCycles int64  `default:"0" help:"Stop with an error after this many cycles (0: the machine's default guard)."`
+	// The debugger's user stops a run with Ctrl-C, so it has no wall-clock
+	// guard; the idle guard still ends a spin a continue would never leave.
+	MaxIdleCycles int64 `default:"0" placeholder:"N" help:"Stop with an error after N cycles in which no pipe ran an instruction and nothing wrote GM (0: the default, 2^24; --max-idle-cycles=-1: no limit)."`
 	defineFlags
 	profileFlags
 }
@@ -31,7 +34,7 @@ func (c *stepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles}})
+	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles}})
 	if err != nil {
 		return err
 	}

@@ -37,15 +37,16 @@ type sweepCmd struct {
 }
 
 type sweepGridCmd struct {
-	File       string   `arg:"" help:"Program file, or the short name of a program in programs/."`
-	Set        []string `sep:"none" placeholder:"KEY=V1,V2,..." help:"Sweep one profile parameter over a list of values (repeatable; each is one axis of the grid)."`
-	Define     []string `sep:"none" short:"D" name:"define" placeholder:"NAME=V1,V2,..." help:"Sweep one constant over a list of values (repeatable; each is one axis). Commas inside parentheses do not split."`
-	Profile    string   `help:"Base timing profile file (default: the embedded a2a3 profile)." type:"existingfile"`
-	TimingOnly bool     `help:"Skip data: time each point without computing values; output checks are skipped."`
-	MaxCycles  int64    `default:"0" help:"Stop a point with an error after this many cycles (0: the machine's default guard)."`
-	Jobs       int      `default:"0" help:"Points run in parallel (0: one per CPU). The output does not depend on it."`
-	Format     string   `enum:"text,json" default:"text" help:"Report format (a shard always writes JSON)."`
-	Shard      string   `placeholder:"I/N" help:"Run only the points whose index modulo N is I (0 <= I < N) and write JSON for sweep merge."`
+	File          string   `arg:"" help:"Program file, or the short name of a program in programs/."`
+	Set           []string `sep:"none" placeholder:"KEY=V1,V2,..." help:"Sweep one profile parameter over a list of values (repeatable; each is one axis of the grid)."`
+	Define        []string `sep:"none" short:"D" name:"define" placeholder:"NAME=V1,V2,..." help:"Sweep one constant over a list of values (repeatable; each is one axis). Commas inside parentheses do not split."`
+	Profile       string   `help:"Base timing profile file (default: the embedded a2a3 profile)." type:"existingfile"`
+	TimingOnly    bool     `help:"Skip data: time each point without computing values; output checks are skipped."`
+	MaxCycles     int64    `default:"0" help:"Stop a point with an error after this many cycles (0: the machine's default guard)."`
+	MaxIdleCycles int64    `default:"0" placeholder:"N" help:"Stop a point with an error after N cycles in which no pipe ran an instruction and nothing wrote GM (0: the default, 2^24; --max-idle-cycles=-1: no limit)."`
+	Jobs          int      `default:"0" help:"Points run in parallel (0: one per CPU). The output does not depend on it."`
+	Format        string   `enum:"text,json" default:"text" help:"Report format (a shard always writes JSON)."`
+	Shard         string   `placeholder:"I/N" help:"Run only the points whose index modulo N is I (0 <= I < N) and write JSON for sweep merge."`
 }
 
 type sweepMergeCmd struct {
@@ -359,7 +360,7 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 		}
 		return pt
 	}
-	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles})
+	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles})
 	if err != nil {
 		pt.Error = err.Error()
 		return pt

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// guardFlags are the run guards of run and lint (docs/cli.md, "Run guards").
+//
+// MaxTime, the wall-clock guard, defaults to 10 minutes. The cycle guards
+// stop a loop that does nothing deterministically (MaxIdleCycles: `while 1
+// {}` stops in a fraction of a second); this one stops a runaway that keeps
+// the pipes busy, whose simulated time may advance too slowly for a cycle
+// limit to come within hours. It must not stop a real program on a loaded
+// machine: the largest shipped program, the 8-rank 16384x4096x4096
+// allgather_gemm, lints in about 5 s on an idle machine, but took 122 s of
+// wall time (38 s of CPU) on two CPUs shared with six busy processes, where
+// a 2-minute guard stopped it.
+type guardFlags struct {
+	MaxCycles     int64         `default:"0" placeholder:"N" help:"Stop with an error after N simulated cycles (0: the default, 2^34)."`
+	MaxIdleCycles int64         `default:"0" placeholder:"N" help:"Stop with an error after N cycles in which no pipe ran an instruction and nothing wrote GM, a loop waiting for nothing (0: the default, 2^24; --max-idle-cycles=-1: no limit)."`
+	MaxTime       time.Duration `default:"10m" placeholder:"DURATION" help:"Stop with an error after this much wall-clock time, e.g. 30s, 1h (default 10m; 0: no limit)."`
+}
+
+// options sets the guards in opt; a negative limit is a usage error.
+func (g guardFlags) options(opt *machine.Options) error {
+	switch {
+	case g.MaxCycles < 0:
+		return fmt.Errorf("--max-cycles %d: want a cycle count >= 0 (0: the default, %d)", g.MaxCycles, int64(machine.DefaultMaxCycles))
+	case g.MaxIdleCycles < -1:
+		return fmt.Errorf("--max-idle-cycles %d: want a cycle count >= 0 (0: the default, %d), or -1 for no limit", g.MaxIdleCycles, int64(machine.DefaultMaxIdleCycles))
+	case g.MaxTime < 0:
+		return fmt.Errorf("--max-time %s: want a duration >= 0 (0: no limit)", g.MaxTime)
+	}
+	opt.MaxCycles = g.MaxCycles
+	opt.MaxIdleCycles = g.MaxIdleCycles
+	opt.MaxTime = g.MaxTime
+	return nil
+}
+
+// limitError turns a run guard's stop into the command's error (exit 2:
+// the program could not be judged within the limits), its first line naming
+// the flag that raises the limit; nil when err is not a guard's stop.
+func limitError(err error) error {
+	var le *machine.LimitError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	var raise string
+	switch le.Kind {
+	case machine.LimitIdle:
+		raise = fmt.Sprintf("raise it with --max-idle-cycles=N (now %d; -1: no limit)", le.MaxIdleCycles)
+	case machine.LimitTime:
+		raise = fmt.Sprintf("raise it with --max-time=DURATION (now %s; 0: no limit)", le.MaxTime)
+	default:
+		raise = fmt.Sprintf("raise it with --max-cycles=N (now %d)", le.MaxCycles)
+	}
+	msg := le.Error()
+	first, rest, _ := strings.Cut(msg, "\n")
+	s := first + "; " + raise
+	if rest != "" {
+		s += "\n" + rest
+	}
+	return errors.New(s)
+}
