@@ -3,13 +3,10 @@ package hazard
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
-
-var debugStatic = os.Getenv("STATIC_DEBUG") != ""
 
 // Limits of the static pass. Loops with constant bounds up to maxUnroll trips
 // are unrolled with the loop variable bound. Other loops with a constant step
@@ -256,13 +253,6 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 		c.report(KindUnchecked, SevNote, nil, asm.PipeInvalid, nil, nil, asm.PipeInvalid,
 			fmt.Sprintf("kernel %s has more than %d distinct flag paths; the rest were not checked", k.Name, maxStates), "")
 	}
-	if debugStatic {
-		fmt.Fprintf(os.Stderr, "static %s: work %d memo %d syms %d\n", k.Name, c.work, len(c.memo), len(c.syms))
-		for k, v := range dbgPeel {
-			fmt.Fprintf(os.Stderr, "  %s: %d\n", k, v)
-		}
-		clear(dbgPeel)
-	}
 	fs := make([]Finding, 0, len(c.out))
 	for _, f := range c.out {
 		// A pair with an id the pass cannot evaluate is not checked at all:
@@ -405,8 +395,10 @@ next:
 		h := s.hash(pinned)
 		for _, i := range idx[h] {
 			if out[i].sameAs(s, pinned) {
-				out[i].facts = joinFacts(out[i].facts, s.facts, pinned)
-				continue next
+				if f, ok := joinFacts(out[i].facts, s.facts); ok {
+					out[i].facts = f
+					continue next
+				}
 			}
 		}
 		idx[h] = append(idx[h], len(out))
@@ -473,39 +465,53 @@ func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
 	}
 }
 
-// joinFacts is what both x and y say (x's slice is reused); the pinned facts
-// are equal in both.
-func joinFacts(x, y []fact, pinned func(*fact) bool) []fact {
-	out := x[:0]
-	j := 0
-	for i := range x {
-		f := x[i]
-		if pinned(&f) {
-			out = append(out, f)
+// joinFacts is the facts of the union of two paths that agree on flags,
+// registers and pinned facts, when that union is exact: the facts are the
+// same but for one fact only one path has (the other path's set contains the
+// first's: drop it), or one range of the same pair that overlaps or touches
+// the other's (the hull). Anything else — the union of a disjunction — stays
+// two paths: merging `B ≤ 1 ∧ R ≥ 1` with `B ≥ 2` would let a later
+// `B ≤ 1 ∧ R = 0` through.
+func joinFacts(x, y []fact) ([]fact, bool) {
+	i, j := 0, 0
+	diff := -1 // the index in x of the differing fact, or len(x) if only y has one
+	var hull fact
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			i, j = i+1, j+1
+			continue
+		case diff >= 0:
+			return nil, false
+		}
+		if i < len(x) && j < len(y) && x[i].a == y[j].a && x[i].b == y[j].b && x[i].kind == factRange && y[j].kind == factRange {
+			f, g := x[i], y[j]
+			if f.hi < g.lo-1 || g.hi < f.lo-1 {
+				return nil, false
+			}
+			hull = fact{a: f.a, b: f.b, kind: factRange, lo: min(f.lo, g.lo), hi: max(f.hi, g.hi)}
+			diff = i
+			i, j = i+1, j+1
 			continue
 		}
-		for j < len(y) && factLess(&y[j], &f) < 0 && !(y[j].a == f.a && y[j].b == f.b && y[j].kind == f.kind) {
+		// One fact only one side has: which side is the one past the other
+		// in the sort order decides.
+		if j == len(y) || (i < len(x) && factLess(&x[i], &y[j]) < 0) {
+			diff, hull = i, fact{kind: 0xff} // drop x[i]
+			i++
+		} else {
+			diff, hull = len(x), fact{kind: 0xff} // y[j] is dropped: x stays
 			j++
 		}
-		for k := j; k < len(y) && y[k].a == f.a && y[k].b == f.b && y[k].kind == f.kind; k++ {
-			g := y[k]
-			switch f.kind {
-			case factRange:
-				f.lo, f.hi = min(f.lo, g.lo), max(f.hi, g.hi)
-				if f.lo > negInf || f.hi < posInf {
-					out = append(out, f)
-				}
-			case factNE, factMod:
-				if f.lo == g.lo && f.hi == g.hi {
-					out = append(out, f)
-				}
-			}
-			if f.kind != factNE || g.lo >= f.lo {
-				break
-			}
-		}
 	}
-	return out
+	switch {
+	case diff < 0 || diff == len(x):
+		return x, true
+	case hull.kind == 0xff:
+		return append(x[:diff], x[diff+1:]...), true
+	}
+	x[diff] = hull
+	return x, true
 }
 
 // block runs stmts on every state and returns the states that fall through
@@ -862,7 +868,10 @@ func (c *checker) op(op *asm.COp, st *sstate) []*sstate {
 		c.flag(op, set, src, dst, where, id.c, st)
 		return []*sstate{st}
 	}
-	if r := c.rangeOfLin(st, id); !id.top && r.lo >= 0 && r.hi < numFlagIDs {
+	// A few values: one path per value. Not for a value computed from a
+	// loop variable: each trip rebinds it, so the paths of consecutive
+	// trips would pair every value with every other.
+	if r := c.rangeOfLin(st, id); !id.top && r.lo >= 0 && r.hi < numFlagIDs && !c.fromLoopVar(id) {
 		var out []*sstate
 		for v := r.lo; v <= r.hi; v++ {
 			x := st

@@ -1,7 +1,6 @@
 package hazard
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -67,6 +66,7 @@ func (c *checker) loopInfo(s *asm.CFor) *loopInfo {
 	li := c.loops[s]
 	if li == nil {
 		li = &loopInfo{k: c.newSym(negInf, posInf, nil), lb: c.newSym(negInf, posInf, nil), hb: c.newSym(negInf, posInf, nil)}
+		c.syms[li.k].loopVar = true
 		li.mod, li.relevant = c.loopMod(s)
 		c.loops[s] = li
 	}
@@ -115,9 +115,6 @@ func (c *checker) peeled(s *asm.CFor, st *sstate, lo, hi lin, step int64) []*sst
 	for p := 1; ; {
 		snap := c.snapshot()
 		out, want := c.peelRun(s, li, st.clone(), lo, hi, step, p)
-		if debugStatic {
-			dbgPeel[fmt.Sprintf("%v p=%d want=%d", s.For.Pos, p, want)]++
-		}
 		if want <= p || p >= maxPeel || c.aborted {
 			out = c.cap(out)
 			c.remember(mk, out)
@@ -530,5 +527,3 @@ func (c *checker) constOf(e asm.Expr) (int64, bool) {
 	}
 	return 0, false
 }
-
-var dbgPeel = map[string]int{}

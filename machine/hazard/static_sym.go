@@ -67,6 +67,8 @@ func factLess(x, y *fact) int {
 type symInfo struct {
 	lo, hi int64
 	deps   []int32
+	// loopVar marks a loop variable's symbol.
+	loopVar bool
 }
 
 // The launch values' symbols.
@@ -96,6 +98,22 @@ func (c *checker) newSym(lo, hi int64, deps []int32) int32 {
 // dependsOn reports whether symbol s is x or was computed from x.
 func (c *checker) dependsOn(s, x int32) bool {
 	return s == x || (s > 0 && slices.Contains(c.syms[s].deps, x))
+}
+
+// fromLoopVar reports whether l depends on a loop variable's symbol.
+func (c *checker) fromLoopVar(l lin) bool {
+	for i := range l.n {
+		s := l.s[i]
+		if c.syms[s].loopVar {
+			return true
+		}
+		for _, d := range c.syms[s].deps {
+			if c.syms[d].loopVar {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lin is an expression's value during evaluation: c + m[0]·s[0] + m[1]·s[1]
