@@ -655,6 +655,7 @@ func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
 	for n := 0; n < maxUnroll && len(cur) > 0; n++ {
 		var body []*sstate
 		for _, x := range cur {
+			orig := x.clone()
 			t, f := c.split(s.Cond, x)
 			switch {
 			case len(t) == 0:
@@ -662,8 +663,9 @@ func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
 			case len(f) == 0:
 				body = append(body, t...)
 			default:
-				// Unknown condition (a polling loop): any number of trips.
-				out = append(out, c.fixpoint(s.Body, x, true)...)
+				// Unknown condition (a polling loop): any number of trips,
+				// from the state before the split assumed either outcome.
+				out = append(out, c.fixpoint(s.Body, orig, true)...)
 			}
 		}
 		if len(body) == 0 {
