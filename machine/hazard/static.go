@@ -53,14 +53,22 @@ type sstate struct {
 }
 
 func (s *sstate) clone() *sstate {
-	return &sstate{
+	// One allocation for last and syms: states are cloned on every split.
+	n := len(s.last)
+	i32 := make([]int32, n+len(s.syms))
+	copy(i32, s.last)
+	copy(i32[n:], s.syms)
+	x := &sstate{
 		counts: append([]uint8(nil), s.counts...),
-		last:   append([]int32(nil), s.last...),
+		last:   i32[:n:n],
 		regs:   append([]int64(nil), s.regs...),
-		syms:   append([]int32(nil), s.syms...),
-		facts:  append([]fact(nil), s.facts...),
+		syms:   i32[n:],
 		iter:   s.iter,
 	}
+	if len(s.facts) > 0 {
+		x.facts = append(make([]fact, 0, len(s.facts)+2), s.facts...)
+	}
+	return x
 }
 
 func (s *sstate) key() string { return s.keyFacts(nil) }
@@ -531,14 +539,25 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 		}
 		switch s := s.(type) {
 		case *asm.COp:
+			// Most ops leave each path one path: no new slice then.
 			var next []*sstate
-			for _, st := range cur {
-				next = append(next, c.op(s, st)...)
+			forked := false
+			for i, st := range cur {
+				res, alone := c.op(s, st)
+				if alone {
+					if forked {
+						next = append(next, st)
+					}
+					continue
+				}
+				if !forked {
+					next, forked = append(next, cur[:i]...), true
+				}
+				next = append(next, res...)
 			}
-			if len(next) != len(cur) {
-				next = c.cap(next)
+			if forked {
+				cur = c.cap(next)
 			}
-			cur = next
 		case *asm.CLet:
 			if s.X.Src != nil && !s.X.Const && isCond(s.X.Src) && !c.allConst(s.X.Src, cur[0]) {
 				// A let of a condition splits like an if, so a later test
@@ -841,10 +860,11 @@ func (w *widener) apply(x *sstate) {
 
 // op applies one instruction to st: a flag set or wait, or a scalar load
 // (its register becomes the load's symbol). A flag id the facts bound to a
-// few values in 0-7 (subblock_idx, a masked term) splits the path per value.
-func (c *checker) op(op *asm.COp, st *sstate) []*sstate {
+// few values in 0-7 (subblock_idx, a masked term) splits the path per value:
+// then it returns the paths; alone says st is still the one path.
+func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
 	if op.Info == nil {
-		return []*sstate{st}
+		return nil, true
 	}
 	set := op.Info.Name == "set_flag"
 	if !set && op.Info.Name != "wait_flag" {
@@ -855,10 +875,10 @@ func (c *checker) op(op *asm.COp, st *sstate) []*sstate {
 				c.store(st, a.Slot, lin{n: 1, s: [2]int32{s}, m: [2]int64{1}})
 			}
 		}
-		return []*sstate{st}
+		return nil, true
 	}
 	if len(op.Args) < 3 || op.Args[0].Kind != asm.ArgPipe || op.Args[1].Kind != asm.ArgPipe {
-		return []*sstate{st}
+		return nil, true
 	}
 	src, dst := op.Args[0].Pipe, op.Args[1].Pipe
 	where := dst
@@ -868,7 +888,7 @@ func (c *checker) op(op *asm.COp, st *sstate) []*sstate {
 	id := c.value(op.Args[2].Val, st)
 	if id.isConst() {
 		c.flag(op, set, src, dst, where, id.c, st)
-		return []*sstate{st}
+		return nil, true
 	}
 	// A few values: one path per value. Not for a value computed from a
 	// loop variable: each trip rebinds it, so the paths of consecutive
@@ -885,14 +905,14 @@ func (c *checker) op(op *asm.COp, st *sstate) []*sstate {
 				out = append(out, x)
 			}
 		}
-		return out
+		return out, false
 	}
 	p := c.pairIdx[[2]asm.Pipe{src, dst}]
 	c.unchecked[p] = true
 	c.report(KindUnchecked, SevNote, op, where, st.iter, nil, asm.PipeInvalid,
 		fmt.Sprintf("%s %s, %s: the event id depends on values the static pass cannot know (rank, block index or a register set from memory); flag balance on the %s->%s pair (every id) is not checked", op.Info.Name, src, dst, src, dst),
 		"run `ptoasm lint` on the program to check it dynamically")
-	return []*sstate{st}
+	return nil, true
 }
 
 func linAddConst(l lin, v int64) lin {
