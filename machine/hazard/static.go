@@ -133,6 +133,8 @@ type checker struct {
 	pinned []int32
 	ldSyms map[int]int32
 	loops  map[*asm.CFor]*loopInfo
+	// widenSyms holds the widening symbols (widener.apply).
+	widenSyms map[widenKey]int32
 	// active lists the loops whose middle trips are running, innermost
 	// last: a split on one's loop variable near its ends asks for more
 	// peeling.
@@ -205,7 +207,8 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 		return nil
 	}
 	c := &checker{k: k, slots: map[string]int{}, consts: consts, byKey: map[findKey]*finding{}, memo: map[memoKey][]*sstate{},
-		deps: map[asm.Expr]exprDeps{}, findPair: map[*finding]int{}, ldSyms: map[int]int32{}, loops: map[*asm.CFor]*loopInfo{}}
+		deps: map[asm.Expr]exprDeps{}, findPair: map[*finding]int{}, ldSyms: map[int]int32{}, loops: map[*asm.CFor]*loopInfo{},
+		widenSyms: map[widenKey]int32{}}
 	c.initSyms()
 	for i, r := range k.Regs {
 		c.slots[strings.TrimPrefix(r, "%")] = i
@@ -668,24 +671,40 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 	return c.peeled(s, st, lo, hi, step)
 }
 
+// whileLoop runs a while loop: each trip the condition splits the paths
+// into those that leave and those that run the body, so the body always sees
+// the condition true. While the condition is decided the trips are exact (up
+// to maxUnroll); once it depends on unknowns (a polling loop) the loop head
+// widens as in fixpoint and the trips stop when no new state appears, after
+// at most maxFixpoint more.
 func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
+	// Like fixpoint, remember the loop's result per entry state.
+	c.gc(st)
+	mk := memoKey{stmt: s, n: -1, state: st.key()}
+	if res, ok := c.recall(mk, st); ok {
+		return res
+	}
+	res := c.whileRun(s, st)
+	c.remember(mk, res)
+	return res
+}
+
+func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 	cur := []*sstate{st}
 	var out []*sstate
-	for n := 0; n < maxUnroll && len(cur) > 0; n++ {
+	var w *widener
+	var seen map[string]bool
+	left := maxUnroll
+	for len(cur) > 0 && left > 0 {
+		left--
 		var body []*sstate
 		for _, x := range cur {
-			orig := x.clone()
 			t, f := c.split(s.Cond, x)
-			switch {
-			case len(t) == 0:
-				out = append(out, f...)
-			case len(f) == 0:
-				body = append(body, t...)
-			default:
-				// Unknown condition (a polling loop): any number of trips,
-				// from the state before the split assumed either outcome.
-				out = append(out, c.fixpoint(s.Body, orig, true)...)
+			if len(t) > 0 && len(f) > 0 && w == nil {
+				w, seen = c.newWidener(s, x), map[string]bool{}
+				left = min(left, maxFixpoint)
 			}
+			out, body = append(out, f...), append(body, t...)
 		}
 		if len(body) == 0 {
 			cur = nil
@@ -695,6 +714,15 @@ func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
 		cur, b = c.block(s.Body, body)
 		out = append(out, b...)
 		cur = c.cap(cur)
+		if w != nil {
+			var fresh []*sstate
+			cur = c.widenNew(w, cur, seen, &fresh)
+		}
+	}
+	if w != nil {
+		for _, x := range out {
+			w.apply(x)
+		}
 	}
 	return c.cap(append(out, cur...))
 }
@@ -768,7 +796,7 @@ func (c *checker) remember(mk memoKey, res []*sstate) {
 }
 
 func (c *checker) fixpointRun(body []asm.CStmt, st *sstate, withEntry bool) []*sstate {
-	w := newWidener(st, c.idRegs)
+	w := c.newWidener(&body[0], st)
 	seen := map[string]bool{}
 	var out []*sstate
 	if withEntry {
@@ -808,8 +836,13 @@ func (c *checker) widenNew(w *widener, next []*sstate, seen map[string]bool, out
 }
 
 // widener tracks, per register, the distinct known values seen at one loop
-// head (up to two) and which registers have been widened to unknown.
+// head (up to two) and which registers have been widened. A widened register
+// holds the loop's widening symbol for it, not an unknown: its value changes
+// from trip to trip, but within a trip two tests of it still agree
+// (`while %i < %n { if %i < %n { ... } }`).
 type widener struct {
+	c       *checker
+	loop    any
 	vals    [][2]wval
 	nvals   []uint8
 	widened []bool
@@ -821,8 +854,10 @@ type wval struct {
 	off int64
 }
 
-func newWidener(st *sstate, keep []bool) *widener {
-	w := &widener{vals: make([][2]wval, len(st.regs)), nvals: make([]uint8, len(st.regs)), widened: make([]bool, len(st.regs)), keep: keep}
+// newWidener starts the widening of the loop named by loop (its statement)
+// at state st.
+func (c *checker) newWidener(loop any, st *sstate) *widener {
+	w := &widener{c: c, loop: loop, vals: make([][2]wval, len(st.regs)), nvals: make([]uint8, len(st.regs)), widened: make([]bool, len(st.regs)), keep: c.idRegs}
 	w.observe(st)
 	return w
 }
@@ -852,10 +887,34 @@ func (w *widener) observe(x *sstate) {
 
 func (w *widener) apply(x *sstate) {
 	for i := range x.syms {
-		if i < len(w.widened) && w.widened[i] {
-			x.syms[i], x.regs[i] = symTop, 0
+		if i >= len(w.widened) || !w.widened[i] {
+			continue
 		}
+		s := w.c.widenSym(w.loop, i)
+		if x.syms[i] == s && x.regs[i] == 0 {
+			continue // still this trip's value: keep what the path knows of it
+		}
+		w.c.retire(x, s)
+		x.syms[i], x.regs[i] = s, 0
 	}
+}
+
+// widenSym is the symbol a register widened at a loop's head holds, one per
+// loop and register so that entering the loop again gives the same keys.
+func (c *checker) widenSym(loop any, slot int) int32 {
+	k := widenKey{loop, slot}
+	s, ok := c.widenSyms[k]
+	if !ok {
+		s = c.newSym(negInf, posInf, nil)
+		c.syms[s].loopVar = true // it changes from trip to trip
+		c.widenSyms[k] = s
+	}
+	return s
+}
+
+type widenKey struct {
+	loop any
+	slot int
 }
 
 // op applies one instruction to st: a flag set or wait, or a scalar load

@@ -335,7 +335,7 @@ func (c *checker) middle(s *asm.CFor, li *loopInfo, in []*sstate, res []int64, l
 	if len(cur) == 0 {
 		return nil, nil
 	}
-	w := newWidener(cur[0], c.idRegs)
+	w := c.newWidener(s, cur[0])
 	for _, x := range cur[1:] {
 		w.observe(x)
 	}

@@ -511,6 +511,25 @@ func TestCheckFlagsSymbolic(t *testing.T) {
             set_flag M, MTE1, (%k / 2) & 1
         }
     }`), nil, []lwant{{KindUnchecked, "?"}, {KindUnchecked, "?"}}},
+		{"polling while: the body sees its condition true", kernel("aic", `
+    %n = ld @G[0]
+    let %i = 0
+    while %i < %n {
+        if %i < %n {
+            set_flag M, MTE1, 0
+        }
+        wait_flag M, MTE1, 0
+        let %i = %i + 1
+    }`), nil, nil},
+		{"polling while: a set on the last trip only is unpaired", kernel("aic", `
+    %n = ld @G[0]
+    let %i = 0
+    while %i < %n {
+        if %i + 1 >= %n {
+        s: set_flag M, MTE1, 0
+        }
+        let %i = %i + 1
+    }`), nil, []lwant{{KindUnpairedSet, "s"}}},
 		{"guard off by one at an unknown trip count", kernel("aic", `
     %n = ld @G[0]
     for %k = 0 to %n {
