@@ -891,11 +891,79 @@ func (w *widener) apply(x *sstate) {
 			continue
 		}
 		s := w.c.widenSym(w.loop, i)
-		if x.syms[i] == s && x.regs[i] == 0 {
-			continue // still this trip's value: keep what the path knows of it
+		switch {
+		case x.syms[i] == s && x.regs[i] == 0:
+			// Still this trip's value: keep what the path knows of it.
+		case x.syms[i] == s:
+			// The body added d (`%i = %i + 1`): the next trip's symbol is
+			// the old one plus d, so its facts against other values shift.
+			w.c.shiftSym(x, s, x.regs[i])
+		default:
+			// A new value v: what the path knows of v against other
+			// symbols' ranges carries over as facts of the symbol.
+			v := regLin(x, i)
+			w.c.retire(x, s)
+			x.syms[i], x.regs[i] = s, 0
+			w.c.relate(x, s, v)
 		}
-		w.c.retire(x, s)
-		x.syms[i], x.regs[i] = s, 0
+	}
+}
+
+// shiftSym rebinds symbol s to s + d on x: registers holding s + e now hold
+// s + (e - d), facts about s shift by d, terms computed from s are forgotten,
+// and ranges of s alone are dropped, so that a counter's facts converge at
+// the loop head (its relation to the loop's bound stays).
+func (c *checker) shiftSym(x *sstate, s int32, d int64) {
+	for i := range x.syms {
+		if x.syms[i] > symZero && x.syms[i] != s && c.dependsOn(x.syms[i], s) {
+			x.syms[i], x.regs[i] = symTop, 0
+		} else if x.syms[i] == s {
+			x.regs[i] -= d
+		}
+	}
+	out := x.facts[:0]
+	for _, f := range x.facts {
+		switch {
+		case (f.a != s && c.dependsOn(f.a, s)) || (f.b > symZero && f.b != s && c.dependsOn(f.b, s)):
+			continue
+		case f.a == s && f.b == symZero && f.kind != factMod:
+			continue
+		case f.a == s && f.kind == factMod:
+			f.lo = ((f.lo+d)%f.hi + f.hi) % f.hi
+		case f.a == s:
+			f.lo, f.hi = addSat(f.lo, d), addSat(f.hi, d)
+		case f.b == s:
+			f.lo, f.hi = addSat(f.lo, -d), addSat(f.hi, -d)
+		}
+		out = append(out, f)
+	}
+	x.facts = out
+}
+
+// relate records s = v on x when v is another symbol plus an offset (a
+// constant v would be a range of s itself, which changes every trip).
+func (c *checker) relate(x *sstate, s int32, v lin) {
+	if v.top || v.n > 1 || (v.n == 1 && v.m[0] != 1) {
+		return
+	}
+	if v.n == 1 {
+		// s = t + c: s - t = c, and t's ranges against other symbols hold
+		// for s shifted by c (the pass does not chain facts itself).
+		t := v.s[0]
+		var copied []fact
+		for _, f := range x.facts {
+			if f.kind == factRange && (f.a == t || f.b == t) && f.a != s && f.b != s {
+				copied = append(copied, f)
+			}
+		}
+		c.assume(x, s, t, rng{v.c, v.c})
+		for _, f := range copied {
+			if f.a == t {
+				c.assume(x, s, f.b, rng{addSat(f.lo, v.c), addSat(f.hi, v.c)})
+			} else {
+				c.assume(x, f.a, s, rng{addSat(f.lo, -v.c), addSat(f.hi, -v.c)})
+			}
+		}
 	}
 }
 

@@ -523,7 +523,7 @@ func TestCheckFlagsSymbolic(t *testing.T) {
     }`), nil, nil},
 		{"polling while: a set on the last trip only is unpaired", kernel("aic", `
     %n = ld @G[0]
-    let %i = 0
+    %i = ld @G[1]
     while %i < %n {
         if %i + 1 >= %n {
         s: set_flag M, MTE1, 0
