@@ -3,6 +3,7 @@ package hazard
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -702,6 +703,9 @@ func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 			t, f := c.split(s.Cond, x)
 			if len(t) > 0 && len(f) > 0 && w == nil {
 				w, seen = c.newWidener(s, x), map[string]bool{}
+				if s.Cond.Src != nil {
+					w.cond = c.exprDepsOf(s.Cond.Src).slots
+				}
 				left = min(left, maxFixpoint)
 			}
 			out, body = append(out, f...), append(body, t...)
@@ -847,6 +851,9 @@ type widener struct {
 	nvals   []uint8
 	widened []bool
 	keep    []bool // flag-id registers: two values stay exact
+	// cond lists the registers a while loop's condition reads: a counter
+	// widened from a constant keeps its distance to their values.
+	cond []int
 }
 
 type wval struct {
@@ -900,19 +907,20 @@ func (w *widener) apply(x *sstate) {
 			w.c.shiftSym(x, s, x.regs[i])
 		default:
 			// A new value v: what the path knows of v against other
-			// symbols' ranges carries over as facts of the symbol.
+			// symbols carries over as facts of the symbol.
 			v := regLin(x, i)
 			w.c.retire(x, s)
 			x.syms[i], x.regs[i] = s, 0
-			w.c.relate(x, s, v)
+			w.c.relate(x, s, v, w.condSyms(x, i))
 		}
 	}
 }
 
 // shiftSym rebinds symbol s to s + d on x: registers holding s + e now hold
 // s + (e - d), facts about s shift by d, terms computed from s are forgotten,
-// and ranges of s alone are dropped, so that a counter's facts converge at
-// the loop head (its relation to the loop's bound stays).
+// and a range of s alone keeps only the end s moves away from, so that a
+// counter's facts converge at the loop head (`%i >= 1`, and its relation to
+// the loop's bound, stay).
 func (c *checker) shiftSym(x *sstate, s int32, d int64) {
 	for i := range x.syms {
 		if x.syms[i] > symZero && x.syms[i] != s && c.dependsOn(x.syms[i], s) {
@@ -926,7 +934,18 @@ func (c *checker) shiftSym(x *sstate, s int32, d int64) {
 		switch {
 		case (f.a != s && c.dependsOn(f.a, s)) || (f.b > symZero && f.b != s && c.dependsOn(f.b, s)):
 			continue
-		case f.a == s && f.b == symZero && f.kind != factMod:
+		case f.a == s && f.b == symZero && f.kind == factRange:
+			// A counter's range keeps the end it moves away from: every
+			// later trip's value is past it too (interval widening).
+			if d > 0 {
+				f.hi = posInf
+			} else {
+				f.lo = negInf
+			}
+			if f.lo <= negInf && f.hi >= posInf {
+				continue
+			}
+		case f.a == s && f.b == symZero && f.kind == factNE:
 			continue
 		case f.a == s && f.kind == factMod:
 			f.lo = ((f.lo+d)%f.hi + f.hi) % f.hi
@@ -940,10 +959,43 @@ func (c *checker) shiftSym(x *sstate, s int32, d int64) {
 	x.facts = out
 }
 
-// relate records s = v on x when v is another symbol plus an offset (a
-// constant v would be a range of s itself, which changes every trip).
-func (c *checker) relate(x *sstate, s int32, v lin) {
+// condSyms lists the symbols the registers of the loop's condition hold on
+// x, when register i is one of them (a counter the condition tests); nil
+// otherwise, and relate then records nothing for a constant.
+func (w *widener) condSyms(x *sstate, i int) []int32 {
+	if !slices.Contains(w.cond, i) {
+		return nil
+	}
+	out := []int32{}
+	for _, slot := range w.cond {
+		if slot < len(x.syms) && x.syms[slot] > symZero {
+			out = append(out, x.syms[slot])
+		}
+	}
+	return out
+}
+
+// relate records s = v on x. When v is another symbol t plus an offset: s - t
+// and t's ranges against other symbols, shifted. When v is a constant and rel
+// is not nil (s is a counter the loop condition tests): s = v, and s's
+// distance to each symbol in rel (the condition's) from that symbol's range.
+func (c *checker) relate(x *sstate, s int32, v lin, rel []int32) {
 	if v.top || v.n > 1 || (v.n == 1 && v.m[0] != 1) {
+		return
+	}
+	if v.n == 0 {
+		if rel == nil {
+			return
+		}
+		c.assume(x, s, symZero, rng{v.c, v.c})
+		for _, a := range rel {
+			if a == s {
+				continue
+			}
+			if r := c.rangeOf(x, a); r.lo > negInf || r.hi < posInf {
+				c.assume(x, s, a, rng{addSat(v.c, -r.hi), addSat(v.c, -r.lo)})
+			}
+		}
 		return
 	}
 	if v.n == 1 {
@@ -1109,6 +1161,16 @@ func walkRefs(e asm.Expr, f func(*asm.Ref)) {
 }
 
 var builtins = map[string]bool{"rank": true, "nranks": true, "block_idx": true, "block_num": true, "subblock_idx": true}
+
+// exprDepsOf is exprDeps, cached.
+func (c *checker) exprDepsOf(e asm.Expr) exprDeps {
+	d, ok := c.deps[e]
+	if !ok {
+		d = c.exprDeps(e)
+		c.deps[e] = d
+	}
+	return d
+}
 
 // exprDeps lists the registers e reads; opaque when it reads something the
 // static pass never knows (a builtin, a float, an unknown name).

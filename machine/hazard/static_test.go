@@ -530,6 +530,27 @@ func TestCheckFlagsSymbolic(t *testing.T) {
         }
         let %i = %i + 1
     }`), nil, []lwant{{KindUnpairedSet, "s"}}},
+		{"polling while from zero: a set on the last trip only is unpaired", kernel("aic", `
+    %n = ld @G[0]
+    let %i = 0
+    while %i < %n {
+        if %i + 1 >= %n {
+        s: set_flag M, MTE1, 0
+        }
+        let %i = %i + 1
+    }`), nil, []lwant{{KindUnpairedSet, "s"}}},
+		{"polling while from zero, guarded drain", kernel("aic", `
+    %n = ld @G[0]
+    let %i = 0
+    while %i < %n {
+        if %i > 0 {
+            wait_flag M, MTE1, 0
+        }
+        if %i + 1 < %n {
+            set_flag M, MTE1, 0
+        }
+        let %i = %i + 1
+    }`), nil, nil},
 		{"guard off by one at an unknown trip count", kernel("aic", `
     %n = ld @G[0]
     for %k = 0 to %n {
