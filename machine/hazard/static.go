@@ -17,9 +17,10 @@ import (
 // variable a symbol known to lie strictly inside and its residue modulo the
 // body's buffer count tracked, so `%k > 0`, `%k + 1 < N` and `%k & 1` are
 // decided on every trip whatever the trip count. Loops with an unknown step
-// and while loops with an unknown condition run 0, 1, 2, ... times until the
-// flag state stops changing (zero-trip included, PTOAS#533/#428). maxStates
-// bounds the number of distinct paths kept.
+// run 0, 1, 2, ... times until the flag state stops changing (zero-trip
+// included, PTOAS#533/#428); while loops split on their condition each trip
+// and widen once it depends on unknowns. maxStates bounds the number of
+// distinct paths kept.
 const (
 	maxUnroll   = 64
 	maxFixpoint = 4
@@ -738,10 +739,11 @@ func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 // Registers the body keeps changing would make every trip a new state: a
 // counter (%gk, %processed) never repeats, and nested loops of unknown trip
 // count then multiply paths until the work budget runs out (allgather_gemm's
-// compute kernel did). So the loop head widens: a register the body changes
-// becomes unknown on every path from then on, except that a register a flag
-// id depends on keeps two values exact, so a toggle such as `%b = 1 - %b`
-// (double-buffered ids) is still checked; a third value widens it too.
+// compute kernel did). So the loop head widens (widener): a register the body
+// changes holds the loop's symbol for it on every path from then on, except
+// that a register a flag id depends on keeps two values exact, so a toggle
+// such as `%b = 1 - %b` (double-buffered ids) is still checked; a third value
+// widens it too.
 //
 // Without withEntry the loop runs at least once: the entry state is not a
 // result unless some number of trips leads back to it.
