@@ -3,6 +3,7 @@ package hazard
 import (
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -400,6 +401,8 @@ func TestCheckFlagsSymbolic(t *testing.T) {
 		{"gemm_performance K=4352", gemmPerf, []asm.Define{{Name: "K", Value: "4352"}}, nil},
 		{"gemm_performance 6144^3", gemmPerf, []asm.Define{{Name: "K", Value: "6144"}, {Name: "MLOOP", Value: "12"}, {Name: "NLOOP", Value: "4"}}, nil},
 		{"gemm_performance K=4352 STEPKA=2", gemmPerf, []asm.Define{{Name: "K", Value: "4352"}, {Name: "STEPKA", Value: "2"}}, nil},
+		{"gemm_performance K=4352, L1 freed on every trip", strings.Replace(gemmPerf, "if (%k + 1) % STEPKA == 0 {", "if %k >= 0 {", 1),
+			[]asm.Define{{Name: "K", Value: "4352"}}, []lwant{{KindDoubleSet, "?"}}},
 		{"set and wait under two subblock tests", kernel("aiv", `
     if subblock_idx == 0 {
         set_flag MTE2, V, 0
