@@ -172,7 +172,20 @@ func (c *checker) peelRun(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin, ste
 	d, _ := linAdd(hiB.lin(0), loB.lin(0), -1)
 	ps := int64(p) * step
 
-	zero, cur := c.splitD(d, []*sstate{st}, 0)
+	m := li.mod
+	starts := []*sstate{st}
+	if _, ok := c.modOf(st, loB.lin(0), m); m > 1 && !ok {
+		// lo's residue is unknown: one path per residue, before the front
+		// trips, so `%k & 1` is exact on those too.
+		starts = nil
+		for r := range m {
+			y := st.clone()
+			if c.assumeMod(y, loB.sym, m, r-loB.off) {
+				starts = append(starts, y)
+			}
+		}
+	}
+	zero, cur := c.splitD(d, starts, 0)
 	out = append(out, zero...)
 	var mid []*sstate
 	for i := 0; i < 2*p && len(cur) > 0; i++ {
@@ -196,25 +209,14 @@ func (c *checker) peelRun(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin, ste
 	}
 
 	// Middle trips: the residue of the first one's k is that of lo + P·s.
-	m := li.mod
 	var in []*sstate
 	var res []int64
 	for _, x := range mid {
-		if m <= 1 {
-			in, res = append(in, x), append(res, -1)
-			continue
+		r, ok := c.modOf(x, loB.lin(ps), m)
+		if m <= 1 || !ok {
+			r = -1
 		}
-		if r, ok := c.modOf(x, loB.lin(ps), m); ok {
-			in, res = append(in, x), append(res, r)
-			continue
-		}
-		// lo's residue is unknown: one path per residue.
-		for r := range m {
-			y := x.clone()
-			if c.assumeMod(y, loB.sym, m, r-loB.off) {
-				in, res = append(in, y), append(res, (r+ps)%m)
-			}
-		}
+		in, res = append(in, x), append(res, r)
 	}
 	ctx := &loopCtx{k: li.k, lo: loB, hi: hiB, step: step, peel: p, want: p}
 	c.active = append(c.active, ctx)

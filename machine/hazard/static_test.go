@@ -476,6 +476,21 @@ func TestCheckFlagsSymbolic(t *testing.T) {
             wait_flag MTE1, M, 0
         }
     }`), nil, nil},
+		{"bounds from GM, parity ids from the first trip", kernel("aic", `
+    %lo = ld @G[0]
+    %hi = ld @G[1]
+    set_flag M, MTE1, 0
+    set_flag M, MTE1, 1
+    for %k = %lo to %hi {
+        wait_flag M, MTE1, %k & 1
+        if %k == %lo {
+            set_flag MTE1, M, 0
+            wait_flag MTE1, M, 0
+        }
+        set_flag M, MTE1, %k & 1
+    }
+    wait_flag M, MTE1, 0
+    wait_flag M, MTE1, 1`), nil, nil},
 		{"trip count from GM, zero trips correlated", kernel("aic", `
     %n = ld @G[0]
     for %k = 0 to %n {
