@@ -491,6 +491,28 @@ func TestCheckFlagsSymbolic(t *testing.T) {
     }
     wait_flag M, MTE1, 0
     wait_flag M, MTE1, 1`), nil, nil},
+		{"global first/last guards over a 100 x 100 nest", "const NI = 100\nconst NK = 100\n" + kernel("aic", `
+    for %i = 0 to NI {
+        for %k = 0 to NK {
+            if %i * NK + %k > 0 {
+                wait_flag M, MTE1, 0
+            }
+            if %i * NK + %k + 1 < NI * NK {
+                set_flag M, MTE1, 0
+            }
+        }
+    }`), nil, nil},
+		{"global last guard off by one over a 3 x 100 nest", "const NI = 3\nconst NK = 100\n" + kernel("aic", `
+    for %i = 0 to NI {
+        for %k = 0 to NK {
+            if %i > 0 || %k > 0 {
+                wait_flag M, MTE1, 0
+            }
+            if %i * NK + %k < NI * NK {
+            s: set_flag M, MTE1, 0
+            }
+        }
+    }`), nil, []lwant{{KindUnpairedSet, "s"}}},
 		{"trip count from GM, zero trips correlated", kernel("aic", `
     %n = ld @G[0]
     for %k = 0 to %n {
