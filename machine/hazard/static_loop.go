@@ -487,12 +487,12 @@ func (c *checker) loopMod(s *asm.CFor) (mod int64, relevant bool) {
 			if v, ok := c.constOf(e.Y); ok && reads(e.X) {
 				switch {
 				case e.Op == "&" && v > 0 && v&(v+1) == 0:
-					mod = v + 1
+					mod = (v + 1) * c.divisor(e.X)
 				case e.Op == "%" && v > 1:
-					mod = v
+					mod = v * c.divisor(e.X)
 				}
 			} else if v, ok := c.constOf(e.X); ok && e.Op == "&" && v > 0 && v&(v+1) == 0 && reads(e.Y) {
-				mod = v + 1
+				mod = (v + 1) * c.divisor(e.Y)
 			}
 			if mod > 1 && mod <= maxMod {
 				if l := m / gcd(m, mod) * mod; l <= maxMod {
@@ -508,6 +508,24 @@ func (c *checker) loopMod(s *asm.CFor) (mod int64, relevant bool) {
 		relevant = relevant || reads(e)
 	}
 	return m, relevant
+}
+
+// divisor is d when e is x / d with d a positive constant (the residue of
+// (x / d) mod m needs x's mod d·m), else 1.
+func (c *checker) divisor(e asm.Expr) int64 {
+	for {
+		p, ok := e.(*asm.Paren)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	if b, ok := e.(*asm.Binary); ok && b.Op == "/" {
+		if d, ok := c.constOf(b.Y); ok && d > 0 {
+			return d * c.divisor(b.X)
+		}
+	}
+	return 1
 }
 
 // constOf is e's value when it is a number or a named constant.

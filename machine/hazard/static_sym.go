@@ -69,6 +69,10 @@ type symInfo struct {
 	deps   []int32
 	// loopVar marks a loop variable's symbol.
 	loopVar bool
+	// divX and divD describe a term x / d (d > 0), whose residues follow
+	// from x's: (x / d) mod m = (x mod d·m) / d when x >= 0.
+	divX lin
+	divD int64
 }
 
 // The launch values' symbols.
@@ -386,17 +390,31 @@ func (c *checker) modOf(st *sstate, l lin, m int64) (int64, bool) {
 		if k == 0 {
 			continue
 		}
-		j := findFact(st, l.s[i], symZero, factMod)
-		if j < 0 || st.facts[j].hi%m != 0 {
+		r, ok := c.symMod(st, l.s[i], m)
+		if !ok {
 			return 0, false
 		}
-		v += k * (st.facts[j].lo % m)
+		v += k * r
 	}
 	v %= m
 	if v < 0 {
 		v += m
 	}
 	return v, true
+}
+
+// symMod is symbol s mod m when st's facts say it: a residue fact, or s a
+// quotient x / d of a non-negative x whose residue mod d·m is known.
+func (c *checker) symMod(st *sstate, s int32, m int64) (int64, bool) {
+	if j := findFact(st, s, symZero, factMod); j >= 0 && st.facts[j].hi%m == 0 {
+		return st.facts[j].lo % m, true
+	}
+	if d := c.syms[s].divD; d > 0 && d <= maxMod && c.rangeOfLin(st, c.syms[s].divX).lo >= 0 {
+		if r, ok := c.modOf(st, c.syms[s].divX, d*m); ok {
+			return (r / d) % m, true
+		}
+	}
+	return 0, false
 }
 
 // addFactRaw inserts f into st's sorted facts, replacing the fact of the same
@@ -876,6 +894,14 @@ func (c *checker) binValue(op string, x, y lin, st *sstate) lin {
 				}
 			}
 			return c.term("&", 0, y.c, x, y)
+		}
+	case "/":
+		if y.isConst() && y.c > 0 {
+			t := c.term("/", negInf, posInf, x, y)
+			if c.syms[t.s[0]].divD == 0 {
+				c.syms[t.s[0]].divX, c.syms[t.s[0]].divD = x, y.c
+			}
+			return t
 		}
 	case "%":
 		if y.isConst() && y.c > 0 {

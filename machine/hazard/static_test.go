@@ -542,7 +542,7 @@ func TestCheckFlagsSymbolic(t *testing.T) {
     wait_flag M, MTE1, 0
     wait_flag M, MTE1, 1
     wait_flag M, MTE1, 2`), nil, nil},
-		{"guard two trips from the end, step 2", kernel("aic", `
+		{"step 2, ids from k / 2", kernel("aic", `
     for %k = 0 to 1000 step 2 {
         if %k > 0 {
             wait_flag M, MTE1, (%k / 2 + 1) & 1
@@ -550,6 +550,25 @@ func TestCheckFlagsSymbolic(t *testing.T) {
         if %k + 2 < 1000 {
             set_flag M, MTE1, (%k / 2) & 1
         }
+    }`), nil, nil},
+		{"flat K loop, L1 buffer (k / 4) & 1 freed after its last sub-step", kernel("aic", `
+    set_flag MTE1, MTE2, 0
+    set_flag MTE1, MTE2, 1
+    for %k = 0 to 400 {
+        let %l = (%k / 4) & 1
+        if %k % 4 == 0 {
+            wait_flag MTE1, MTE2, %l
+        }
+        if %k % 4 == 3 {
+            set_flag MTE1, MTE2, %l
+        }
+    }
+    wait_flag MTE1, MTE2, 0
+    wait_flag MTE1, MTE2, 1`), nil, nil},
+		{"ids from a quotient the residues do not give", kernel("aic", `
+    for %k = 0 to 1000 {
+        set_flag M, MTE1, (%k / 16) & 1
+        wait_flag M, MTE1, (%k / 16) & 1
     }`), nil, []lwant{{KindUnchecked, "?"}, {KindUnchecked, "?"}}},
 		{"polling while: the body sees its condition true", kernel("aic", `
     %n = ld @G[0]
