@@ -320,9 +320,14 @@ func (c *checker) reportPair(p int, kind string, sev Severity, op *asm.COp, pipe
 
 // snapshot and rollback take back the findings and memo entries of a peeling
 // attempt that is redone with more peeled trips.
-type snapshot struct{ out, memo int }
+type snapshot struct {
+	out, memo int
+	unchecked []bool
+}
 
-func (c *checker) snapshot() snapshot { return snapshot{len(c.out), len(c.memoLog)} }
+func (c *checker) snapshot() snapshot {
+	return snapshot{len(c.out), len(c.memoLog), append([]bool(nil), c.unchecked...)}
+}
 
 func (c *checker) rollback(s snapshot) {
 	for _, f := range c.out[s.out:] {
@@ -334,6 +339,7 @@ func (c *checker) rollback(s snapshot) {
 		delete(c.memo, k)
 	}
 	c.memoLog = c.memoLog[:s.memo]
+	copy(c.unchecked, s.unchecked)
 }
 
 func (c *checker) site(op *asm.COp, pipe asm.Pipe, iter []int64) Site {
