@@ -1024,6 +1024,9 @@ func (c *checker) assumeCmp(st *sstate, d lin, op string) bool {
 		v, _ := binopInt(op, d.c, 0, false)
 		return v != 0
 	}
+	if d.n == 1 && d.m[0] != 1 && d.m[0] != -1 {
+		return c.assumeScaled(st, d.s[0], d.m[0], d.c, op)
+	}
 	if d.n == 1 && d.m[0] == -1 {
 		d = linScale(d, -1)
 		op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}[op]
@@ -1051,6 +1054,51 @@ func (c *checker) assumeCmp(st *sstate, d lin, op string) bool {
 	}
 	return true
 }
+
+// assumeScaled adds m·x + c op 0 (m != ±1) to st as a range of x: `%i * NK +
+// 5 < 40` is x <= 4 for NK = 8.
+func (c *checker) assumeScaled(st *sstate, x int32, m, k int64, op string) bool {
+	if m == 0 {
+		v, _ := binopInt(op, k, 0, false)
+		return v != 0
+	}
+	// m·x op -k.
+	t := -k
+	switch op {
+	case "<":
+		op, t = "<=", t-1
+	case ">":
+		op, t = ">=", t+1
+	}
+	switch op {
+	case "<=", ">=":
+		if (op == "<=") == (m > 0) {
+			return c.assume(st, x, symZero, rng{negInf, floorDiv(t, m)})
+		}
+		return c.assume(st, x, symZero, rng{ceilDiv(t, m), posInf})
+	case "==":
+		if t%m != 0 {
+			return false
+		}
+		return c.assume(st, x, symZero, rng{t / m, t / m})
+	case "!=":
+		if t%m != 0 {
+			return true
+		}
+		return c.assumeNE(st, x, symZero, t/m)
+	}
+	return true
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
 
 // splitCmp splits st on d op 0.
 func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
@@ -1083,8 +1131,8 @@ func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
 }
 
 func pairable(d lin) bool {
-	if d.n == 1 && d.m[0] == -1 {
-		d = linScale(d, -1)
+	if d.n == 1 && d.m[0] != 0 {
+		return true
 	}
 	_, _, _, ok := pairOf(d)
 	return ok

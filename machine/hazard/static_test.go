@@ -502,6 +502,15 @@ func TestCheckFlagsSymbolic(t *testing.T) {
             }
         }
     }`), nil, nil},
+		{"scaled guards: the first and last two trips", kernel("aic", `
+    for %k = 0 to 1000 {
+        if %k * 4 > 4 {
+            wait_flag M, MTE1, %k & 1
+        }
+        if %k * 2 + 4 < 2000 {
+            set_flag M, MTE1, %k & 1
+        }
+    }`), nil, nil},
 		{"global last guard off by one over a 3 x 100 nest", "const NI = 3\nconst NK = 100\n" + kernel("aic", `
     for %i = 0 to NI {
         for %k = 0 to NK {
