@@ -14,6 +14,9 @@
 //
 // CheckFlags is a static pass over a kernel's statement tree that checks flag
 // balance on every path, zero-trip loops included, without running anything.
+// It is symbolic: conditions on values it cannot compute split paths with a
+// fact each (static_sym.go), and loops of many or unknown trips are peeled so
+// their guards are decided on every trip (static_loop.go).
 //
 // The finding kinds, with an example and a fix for each, are catalogued in
 // docs/hazards.md.

@@ -13,9 +13,13 @@ func CheckObject(obj *asm.Object) []Finding {
 	if obj == nil {
 		return nil
 	}
+	consts := make(map[string]int64, len(obj.Consts))
+	for _, c := range obj.Consts {
+		consts[c.Name] = c.Val
+	}
 	var out []Finding
 	for _, k := range obj.Kernels {
-		out = append(out, CheckFlags(k)...)
+		out = append(out, checkFlags(k, consts)...)
 	}
 	SortFindings(out)
 	return out

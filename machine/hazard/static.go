@@ -3,20 +3,35 @@ package hazard
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
 
 // Limits of the static pass. Loops with constant bounds up to maxUnroll trips
-// are unrolled with the loop variable bound, so dynamic ids such as `%j & 1`
-// and conditions such as `%j + 1 < N` evaluate exactly; other loops are run
-// 0, 1, 2, ... times until the flag state stops changing (zero-trip included,
-// PTOAS#533/#428). maxStates bounds the number of distinct paths kept.
+// are unrolled with the loop variable bound. Other loops with a constant step
+// are peeled (see peeled): their first and last P trips run with the loop
+// variable exact (relative to the bounds when those are not constants) and
+// the trips between run until the flag state stops changing, with the loop
+// variable a symbol known to lie strictly inside and its residue modulo the
+// body's buffer count tracked, so `%k > 0`, `%k + 1 < N` and `%k & 1` are
+// decided on every trip whatever the trip count. Loops with an unknown step
+// run 0, 1, 2, ... times until the flag state stops changing (zero-trip
+// included, PTOAS#533/#428); while loops split on their condition each trip
+// and widen once it depends on unknowns. maxStates bounds the number of
+// distinct paths kept.
 const (
 	maxUnroll   = 64
 	maxFixpoint = 4
 	maxStates   = 256
+	// maxPeel bounds the trips peeled at each end of a loop: guards that
+	// single out more than the first or last maxPeel trips are split per
+	// path instead.
+	maxPeel = 4
+	// maxMod bounds the modulus whose residues a peeled loop tracks (its
+	// buffer count: `%k & 1`, `%k % 4`).
+	maxMod = 8
 	// maxWork bounds the statement visits (one per statement per path) of
 	// one kernel. Nested loops with unknown trip counts multiply paths, so a
 	// streaming kernel such as allgather_gemm's compute would otherwise run
@@ -25,35 +40,62 @@ const (
 )
 
 // sstate is the flag state of one path: a token count per (src, dst, id)
-// channel (0 or 1: the flag is one bit), the last set on it, and the scalar
-// registers. Channels are numbered over the pipe pairs the kernel uses, so a
-// state is small to copy and to key.
+// channel (0 or 1: the flag is one bit), the last set on it, the scalar
+// registers (syms[i] == symZero: the constant regs[i]; symTop: unknown;
+// otherwise symbol syms[i] plus regs[i]) and the facts the path has assumed
+// about its symbols. Channels are numbered over the pipe pairs the kernel
+// uses, so a state is small to copy and to key.
 type sstate struct {
 	counts []uint8
 	last   []int32
 	regs   []int64
-	known  []bool
+	syms   []int32
+	facts  []fact
 	iter   []int64
 }
 
 func (s *sstate) clone() *sstate {
-	return &sstate{
+	// One allocation for last and syms: states are cloned on every split.
+	n := len(s.last)
+	i32 := make([]int32, n+len(s.syms))
+	copy(i32, s.last)
+	copy(i32[n:], s.syms)
+	x := &sstate{
 		counts: append([]uint8(nil), s.counts...),
-		last:   append([]int32(nil), s.last...),
+		last:   i32[:n:n],
 		regs:   append([]int64(nil), s.regs...),
-		known:  append([]bool(nil), s.known...),
+		syms:   i32[n:],
 		iter:   s.iter,
 	}
+	if len(s.facts) > 0 {
+		x.facts = append(make([]fact, 0, len(s.facts)+2), s.facts...)
+	}
+	return x
 }
 
-func (s *sstate) key() string {
-	b := make([]byte, 0, len(s.counts)+10*len(s.regs))
+func (s *sstate) key() string { return s.keyFacts(nil) }
+
+// keyFacts is the key with only the facts keep accepts (all when nil).
+func (s *sstate) keyFacts(keep func(*fact) bool) string {
+	b := make([]byte, 0, len(s.counts)+14*len(s.regs)+26*len(s.facts))
 	b = append(b, s.counts...)
 	for i, v := range s.regs {
-		if s.known[i] {
+		if s.syms[i] != symTop {
 			b = binary.LittleEndian.AppendUint16(b, uint16(i))
+			b = binary.LittleEndian.AppendUint32(b, uint32(s.syms[i]))
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
+	}
+	for i := range s.facts {
+		f := &s.facts[i]
+		if keep != nil && !keep(f) {
+			continue
+		}
+		b = append(b, 0xff, f.kind)
+		b = binary.LittleEndian.AppendUint32(b, uint32(f.a))
+		b = binary.LittleEndian.AppendUint32(b, uint32(f.b))
+		b = binary.LittleEndian.AppendUint64(b, uint64(f.lo))
+		b = binary.LittleEndian.AppendUint64(b, uint64(f.hi))
 	}
 	return string(b)
 }
@@ -61,6 +103,7 @@ func (s *sstate) key() string {
 type checker struct {
 	k       *asm.KernelInfo
 	slots   map[string]int
+	consts  map[string]int64
 	out     []*finding
 	byKey   map[findKey]*finding
 	limited bool
@@ -69,14 +112,35 @@ type checker struct {
 	work    int
 	aborted bool
 	memo    map[memoKey][]*sstate
+	// memoLog lists memo entries in the order they were made, so that a
+	// peeling attempt that is redone takes its entries back (rollback).
+	memoLog []memoKey
 	deps    map[asm.Expr]exprDeps
 	// pairs lists the (src, dst) pipe pairs the kernel's flags use; channel
 	// pairIdx[pair]*numFlagIDs + id is the pair's event id.
 	pairs   [][2]asm.Pipe
 	pairIdx map[[2]asm.Pipe]int
+	// unchecked marks the pairs with an id the pass cannot evaluate on some
+	// path; findPair is the pair a balance finding is about.
+	unchecked []bool
+	findPair  map[*finding]int
 	// idRegs marks the registers a flag id depends on (directly or through
 	// lets); the loop-head widening keeps two values of those exact.
 	idRegs []bool
+
+	// Symbols (static_sym.go): their ranges and dependencies, the term
+	// table, and a pin count that keeps an active loop's symbols' facts.
+	syms   []symInfo
+	terms  map[string]int32
+	pinned []int32
+	ldSyms map[int]int32
+	loops  map[*asm.CFor]*loopInfo
+	// widenSyms holds the widening symbols (widener.apply).
+	widenSyms map[widenKey]int32
+	// active lists the loops whose middle trips are running, innermost
+	// last: a split on one's loop variable near its ends asks for more
+	// peeling.
+	active []*loopCtx
 }
 
 // flagIDRegs finds the registers flag ids read, closed over the lets that
@@ -98,23 +162,11 @@ func (c *checker) flagIDRegs() []bool {
 		}
 	}
 	var lets []*asm.CLet
-	var walk func([]asm.CStmt)
-	walk = func(b []asm.CStmt) {
-		for _, s := range b {
-			switch s := s.(type) {
-			case *asm.CLet:
-				lets = append(lets, s)
-			case *asm.CFor:
-				walk(s.Body)
-			case *asm.CWhile:
-				walk(s.Body)
-			case *asm.CIf:
-				walk(s.Then)
-				walk(s.Else)
-			}
+	walkStmts(c.k.Body, func(s asm.CStmt) {
+		if l, ok := s.(*asm.CLet); ok {
+			lets = append(lets, l)
 		}
-	}
-	walk(c.k.Body)
+	})
 	for grew := true; grew; {
 		grew = false
 		for _, l := range lets {
@@ -126,16 +178,40 @@ func (c *checker) flagIDRegs() []bool {
 	return marked
 }
 
+// walkStmts calls f on every statement of b, nested ones included.
+func walkStmts(b []asm.CStmt, f func(asm.CStmt)) {
+	for _, s := range b {
+		f(s)
+		switch s := s.(type) {
+		case *asm.CFor:
+			walkStmts(s.Body, f)
+		case *asm.CWhile:
+			walkStmts(s.Body, f)
+		case *asm.CIf:
+			walkStmts(s.Then, f)
+			walkStmts(s.Else, f)
+		}
+	}
+}
+
 // CheckFlags checks intra-core flag balance on every path through kernel k
 // without running it: a wait_flag that can run with no set before it
 // (deadlock), a set_flag that can run again before its wait (double-set), a
 // set still pending when the kernel ends (unpaired-set), and ids outside 0-7.
-// Flags whose id it cannot evaluate are reported as unchecked-flag notes.
-func CheckFlags(k *asm.KernelInfo) []Finding {
+// A (src, dst) pair with an id it cannot evaluate on some path is not checked
+// at all (an unchecked-flag note at each such flag). Named constants in
+// expressions the assembler did not fold are unknown here; CheckObject
+// passes the object's.
+func CheckFlags(k *asm.KernelInfo) []Finding { return checkFlags(k, nil) }
+
+func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	if k == nil {
 		return nil
 	}
-	c := &checker{k: k, slots: map[string]int{}, byKey: map[findKey]*finding{}, memo: map[memoKey][]*sstate{}, deps: map[asm.Expr]exprDeps{}}
+	c := &checker{k: k, slots: map[string]int{}, consts: consts, byKey: map[findKey]*finding{}, memo: map[memoKey][]*sstate{},
+		deps: map[asm.Expr]exprDeps{}, findPair: map[*finding]int{}, ldSyms: map[int]int32{}, loops: map[*asm.CFor]*loopInfo{},
+		widenSyms: map[widenKey]int32{}}
+	c.initSyms()
 	for i, r := range k.Regs {
 		c.slots[strings.TrimPrefix(r, "%")] = i
 	}
@@ -151,12 +227,19 @@ func CheckFlags(k *asm.KernelInfo) []Finding {
 			c.pairs = append(c.pairs, pr)
 		}
 	}
+	c.unchecked = make([]bool, len(c.pairs))
 	c.idRegs = c.flagIDRegs()
 	nch := len(c.pairs) * numFlagIDs
-	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), known: make([]bool, len(k.Regs))}
+	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs))}
 	for i := range st.last {
 		st.last[i] = -1
 	}
+	for i := range st.syms {
+		st.syms[i] = symTop
+	}
+	// rank < nranks, block_idx < block_num.
+	c.assume(st, builtinSyms["rank"], builtinSyms["nranks"], rng{negInf, -1})
+	c.assume(st, builtinSyms["block_idx"], builtinSyms["block_num"], rng{negInf, -1})
 	out, brk := c.block(k.Body, []*sstate{st})
 	out = append(out, brk...)
 	if c.aborted {
@@ -174,7 +257,7 @@ func CheckFlags(k *asm.KernelInfo) []Finding {
 			}
 			src, dst, id := c.chanParts(ch)
 			op := c.opByID(s.last[ch])
-			c.report(KindUnpairedSet, SevWarning, op, src, s.iter, nil, asm.PipeInvalid,
+			c.reportPair(ch/numFlagIDs, KindUnpairedSet, SevWarning, op, src, s.iter, nil, asm.PipeInvalid,
 				fmt.Sprintf("set_flag %s, %s, %d can still be set when kernel %s ends on some path: nothing waits for it", src, dst, id, k.Name),
 				fmt.Sprintf("add `wait_flag %s, %s, %d` before the kernel ends on every path that sets it, or skip the set on the last iteration", src, dst, id))
 		}
@@ -185,6 +268,12 @@ func CheckFlags(k *asm.KernelInfo) []Finding {
 	}
 	fs := make([]Finding, 0, len(c.out))
 	for _, f := range c.out {
+		// A pair with an id the pass cannot evaluate is not checked at all:
+		// counting its constant ids and skipping the others would report
+		// the skipped ones' partners.
+		if p, ok := c.findPair[f]; ok && c.unchecked[p] {
+			continue
+		}
 		fs = append(fs, f.Finding)
 	}
 	SortFindings(fs)
@@ -207,7 +296,7 @@ func (c *checker) opByID(id int32) *asm.COp {
 	return nil
 }
 
-func (c *checker) report(kind string, sev Severity, op *asm.COp, pipe asm.Pipe, iter []int64, second *asm.COp, pipe2 asm.Pipe, msg, hint string) {
+func (c *checker) report(kind string, sev Severity, op *asm.COp, pipe asm.Pipe, iter []int64, second *asm.COp, pipe2 asm.Pipe, msg, hint string) *finding {
 	first := c.site(op, pipe, iter)
 	var sec Site
 	if second != nil {
@@ -215,11 +304,42 @@ func (c *checker) report(kind string, sev Severity, op *asm.COp, pipe asm.Pipe, 
 	}
 	k := findKey{kind: kind, first: siteKey(first), second: siteKey(sec)}
 	if f := c.byKey[k]; f != nil {
-		return
+		return f
 	}
 	f := &finding{Finding: Finding{Kind: kind, Severity: sev.String(), Message: msg, First: first, Second: sec, Count: 1, Hint: hint}}
 	c.byKey[k] = f
 	c.out = append(c.out, f)
+	return f
+}
+
+// reportPair reports a balance finding about pipe pair p.
+func (c *checker) reportPair(p int, kind string, sev Severity, op *asm.COp, pipe asm.Pipe, iter []int64, second *asm.COp, pipe2 asm.Pipe, msg, hint string) {
+	f := c.report(kind, sev, op, pipe, iter, second, pipe2, msg, hint)
+	c.findPair[f] = p
+}
+
+// snapshot and rollback take back the findings and memo entries of a peeling
+// attempt that is redone with more peeled trips.
+type snapshot struct {
+	out, memo int
+	unchecked []bool
+}
+
+func (c *checker) snapshot() snapshot {
+	return snapshot{len(c.out), len(c.memoLog), append([]bool(nil), c.unchecked...)}
+}
+
+func (c *checker) rollback(s snapshot) {
+	for _, f := range c.out[s.out:] {
+		delete(c.byKey, findKey{kind: f.Kind, first: siteKey(f.First), second: siteKey(f.Second)})
+		delete(c.findPair, f)
+	}
+	c.out = c.out[:s.out]
+	for _, k := range c.memoLog[s.memo:] {
+		delete(c.memo, k)
+	}
+	c.memoLog = c.memoLog[:s.memo]
+	copy(c.unchecked, s.unchecked)
 }
 
 func (c *checker) site(op *asm.COp, pipe asm.Pipe, iter []int64) Site {
@@ -264,12 +384,153 @@ func dedup(states []*sstate) []*sstate {
 }
 
 func (c *checker) cap(states []*sstate) []*sstate {
-	states = dedup(states)
+	for _, s := range states {
+		c.gc(s)
+	}
+	states = c.join(states)
 	if len(states) > maxStates {
 		c.limited = true
 		states = states[:maxStates]
 	}
 	return states
+}
+
+// join merges the states that differ only in facts about symbols no active
+// loop holds: the merged state keeps what all of them know (a range's hull,
+// a residue or a disequality they share). The paths agree on every flag and
+// register, so a later condition on those symbols still splits them, and the
+// flag checks see the same outcomes; only the correlation between two of
+// their facts is lost. Without it a loop's trip-count facts (zero trips, one,
+// two, many) multiply the paths of every loop around it.
+func (c *checker) join(states []*sstate) []*sstate {
+	if len(states) <= 1 {
+		return states
+	}
+	pinned := func(f *fact) bool { return c.pinned[f.a] > 0 || c.pinned[f.b] > 0 }
+	idx := make(map[uint64][]int, len(states))
+	out := states[:0]
+next:
+	for _, s := range states {
+		h := s.hash(pinned)
+		for _, i := range idx[h] {
+			if out[i].sameAs(s, pinned) {
+				if f, ok := joinFacts(out[i].facts, s.facts); ok {
+					out[i].facts = f
+					continue next
+				}
+			}
+		}
+		idx[h] = append(idx[h], len(out))
+		out = append(out, s)
+	}
+	return out
+}
+
+// hash hashes what key encodes, with only the facts keep accepts.
+func (s *sstate) hash(keep func(*fact) bool) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) { h = (h ^ v) * prime }
+	for i := 0; i+8 <= len(s.counts); i += 8 {
+		mix(binary.LittleEndian.Uint64(s.counts[i:]))
+	}
+	for _, b := range s.counts[len(s.counts)&^7:] {
+		mix(uint64(b))
+	}
+	for i, v := range s.regs {
+		if s.syms[i] != symTop {
+			mix(uint64(i)<<32 | uint64(uint32(s.syms[i])))
+			mix(uint64(v))
+		}
+	}
+	for i := range s.facts {
+		f := &s.facts[i]
+		if keep != nil && !keep(f) {
+			continue
+		}
+		mix(uint64(uint32(f.a))<<32 | uint64(uint32(f.b)) ^ uint64(f.kind)<<60)
+		mix(uint64(f.lo))
+		mix(uint64(f.hi))
+	}
+	return h
+}
+
+// sameAs reports whether s and o have the same flags, registers and the
+// facts keep accepts.
+func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
+	if string(s.counts) != string(o.counts) {
+		return false
+	}
+	for i := range s.syms {
+		if s.syms[i] != o.syms[i] || (s.syms[i] != symTop && s.regs[i] != o.regs[i]) {
+			return false
+		}
+	}
+	i, j := 0, 0
+	for {
+		for i < len(s.facts) && keep != nil && !keep(&s.facts[i]) {
+			i++
+		}
+		for j < len(o.facts) && keep != nil && !keep(&o.facts[j]) {
+			j++
+		}
+		if i == len(s.facts) || j == len(o.facts) {
+			return i == len(s.facts) && j == len(o.facts)
+		}
+		if s.facts[i] != o.facts[j] {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
+// joinFacts is the facts of the union of two paths that agree on flags,
+// registers and pinned facts, when that union is exact: the facts are the
+// same but for one fact only one path has (the other path's set contains the
+// first's: drop it), or one range of the same pair that overlaps or touches
+// the other's (the hull). Anything else — the union of a disjunction — stays
+// two paths: merging `B ≤ 1 ∧ R ≥ 1` with `B ≥ 2` would let a later
+// `B ≤ 1 ∧ R = 0` through.
+func joinFacts(x, y []fact) ([]fact, bool) {
+	i, j := 0, 0
+	diff := -1 // the index in x of the differing fact, or len(x) if only y has one
+	var hull fact
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			i, j = i+1, j+1
+			continue
+		case diff >= 0:
+			return nil, false
+		}
+		if i < len(x) && j < len(y) && x[i].a == y[j].a && x[i].b == y[j].b && x[i].kind == factRange && y[j].kind == factRange {
+			f, g := x[i], y[j]
+			if f.hi < g.lo-1 || g.hi < f.lo-1 {
+				return nil, false
+			}
+			hull = fact{a: f.a, b: f.b, kind: factRange, lo: min(f.lo, g.lo), hi: max(f.hi, g.hi)}
+			diff = i
+			i, j = i+1, j+1
+			continue
+		}
+		// One fact only one side has: which side is the one past the other
+		// in the sort order decides.
+		if j == len(y) || (i < len(x) && factLess(&x[i], &y[j]) < 0) {
+			diff, hull = i, fact{kind: 0xff} // drop x[i]
+			i++
+		} else {
+			diff, hull = len(x), fact{kind: 0xff} // y[j] is dropped: x stays
+			j++
+		}
+	}
+	switch {
+	case diff < 0 || diff == len(x):
+		return x, true
+	case hull.kind == 0xff:
+		return append(x[:diff], x[diff+1:]...), true
+	}
+	x[diff] = hull
+	return x, true
 }
 
 // block runs stmts on every state and returns the states that fall through
@@ -289,31 +550,63 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 		}
 		switch s := s.(type) {
 		case *asm.COp:
-			for _, st := range cur {
-				c.op(s, st)
+			// Most ops leave each path one path: no new slice then.
+			var next []*sstate
+			forked := false
+			for i, st := range cur {
+				res, alone := c.op(s, st)
+				if alone {
+					if forked {
+						next = append(next, st)
+					}
+					continue
+				}
+				if !forked {
+					next, forked = append(next, cur[:i]...), true
+				}
+				next = append(next, res...)
+			}
+			if forked {
+				cur = c.cap(next)
 			}
 		case *asm.CLet:
+			if s.X.Src != nil && !s.X.Const && isCond(s.X.Src) && !c.allConst(s.X.Src, cur[0]) {
+				// A let of a condition splits like an if, so a later test
+				// of the register agrees with the facts of its branch.
+				var next []*sstate
+				for _, st := range cur {
+					if c.allConst(s.X.Src, st) {
+						c.store(st, s.Slot, c.value(s.X, st))
+						next = append(next, st)
+						continue
+					}
+					t, f := c.split(s.X, st)
+					for _, x := range t {
+						c.store(x, s.Slot, constLin(1))
+					}
+					for _, x := range f {
+						c.store(x, s.Slot, constLin(0))
+					}
+					next = append(append(next, t...), f...)
+				}
+				cur = c.cap(next)
+				continue
+			}
 			for _, st := range cur {
-				v, ok := c.eval(s.X, st)
-				c.setReg(st, s.Slot, v, ok)
+				c.store(st, s.Slot, c.value(s.X, st))
 			}
 		case *asm.CIf:
 			var next []*sstate
 			for _, st := range cur {
-				v, ok := c.eval(s.Cond, st)
-				if ok {
-					arm := s.Else
-					if v != 0 {
-						arm = s.Then
-					}
-					o, b := c.block(arm, []*sstate{st})
+				t, f := c.split(s.Cond, st)
+				if len(t) > 0 {
+					o, b := c.block(s.Then, t)
 					next, brk = append(next, o...), append(brk, b...)
-					continue
 				}
-				o1, b1 := c.block(s.Then, []*sstate{st.clone()})
-				o2, b2 := c.block(s.Else, []*sstate{st})
-				next = append(append(next, o1...), o2...)
-				brk = append(append(brk, b1...), b2...)
+				if len(f) > 0 {
+					o, b := c.block(s.Else, f)
+					next, brk = append(next, o...), append(brk, b...)
+				}
 			}
 			cur = c.cap(next)
 		case *asm.CFor:
@@ -336,28 +629,33 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 	return cur, brk
 }
 
-func (c *checker) setReg(st *sstate, slot int, v int64, ok bool) {
-	if slot < 0 || slot >= len(st.regs) {
-		return
+// setLoopVar binds loop variable slot to v on x for one trip.
+func (c *checker) setLoopVar(x *sstate, li *loopInfo, slot int, v lin, parent []int64) {
+	c.retire(x, li.k)
+	c.store(x, slot, v)
+	if v.isConst() {
+		x.iter = append(append([]int64(nil), parent...), v.c)
+	} else {
+		x.iter = parent
 	}
-	st.regs[slot], st.known[slot] = v, ok
 }
 
 func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
-	from, ok1 := c.eval(s.From, st)
-	to, ok2 := c.eval(s.To, st)
-	step, ok3 := int64(1), true
+	lo := c.value(s.From, st)
+	hi := c.value(s.To, st)
+	step, stepOK := int64(1), true
 	if s.Step.Fn != nil || s.Step.Val != 0 || s.Step.Const {
-		step, ok3 = c.eval(s.Step, st)
+		v := c.value(s.Step, st)
+		step, stepOK = v.c, v.isConst()
 	}
-	if ok1 && ok2 && ok3 && step > 0 && (to <= from || (to-from+step-1)/step <= maxUnroll) {
+	if lo.isConst() && hi.isConst() && stepOK && step > 0 && (hi.c <= lo.c || (hi.c-lo.c+step-1)/step <= maxUnroll) {
 		cur := []*sstate{st}
 		var exits []*sstate
 		parent := st.iter
-		for v := from; v < to && len(cur) > 0; v += step {
+		for v := lo.c; v < hi.c && len(cur) > 0; v += step {
 			it := append(append([]int64(nil), parent...), v)
 			for _, x := range cur {
-				c.setReg(x, s.Slot, v, true)
+				c.store(x, s.Slot, constLin(v))
 				x.iter = it
 			}
 			var b []*sstate
@@ -368,31 +666,56 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 		out := append(cur, exits...)
 		for _, x := range out {
 			x.iter = parent
-			c.setReg(x, s.Slot, 0, false)
+			c.store(x, s.Slot, topLin)
 		}
 		return out
 	}
-	// Unknown trip count: the loop may run zero times.
-	c.setReg(st, s.Slot, 0, false)
-	return c.fixpoint(s.Body, st, nil)
+	if !stepOK || step <= 0 {
+		// Unknown step: the loop may run any number of times, zero
+		// included, with the loop variable unknown.
+		c.store(st, s.Slot, topLin)
+		return c.fixpoint(s.Body, st, true)
+	}
+	return c.peeled(s, st, lo, hi, step)
 }
 
+// whileLoop runs a while loop: each trip the condition splits the paths
+// into those that leave and those that run the body, so the body always sees
+// the condition true. While the condition is decided the trips are exact (up
+// to maxUnroll); once it depends on unknowns (a polling loop) the loop head
+// widens as in fixpoint and the trips stop when no new state appears, after
+// at most maxFixpoint more.
 func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
+	// Like fixpoint, remember the loop's result per entry state.
+	c.gc(st)
+	mk := memoKey{stmt: s, n: -1, state: st.key()}
+	if res, ok := c.recall(mk, st); ok {
+		return res
+	}
+	res := c.whileRun(s, st)
+	c.remember(mk, res)
+	return res
+}
+
+func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 	cur := []*sstate{st}
 	var out []*sstate
-	for n := 0; n < maxUnroll && len(cur) > 0; n++ {
+	var w *widener
+	var seen map[string]bool
+	left := maxUnroll
+	for len(cur) > 0 && left > 0 {
+		left--
 		var body []*sstate
 		for _, x := range cur {
-			v, ok := c.eval(s.Cond, x)
-			switch {
-			case ok && v == 0:
-				out = append(out, x)
-			case ok:
-				body = append(body, x)
-			default:
-				// Unknown condition (a polling loop): any number of trips.
-				out = append(out, c.fixpoint(s.Body, x, s.Cond.Src)...)
+			t, f := c.split(s.Cond, x)
+			if len(t) > 0 && len(f) > 0 && w == nil {
+				w, seen = c.newWidener(s, x), map[string]bool{}
+				if s.Cond.Src != nil {
+					w.cond = c.exprDepsOf(s.Cond.Src).slots
+				}
+				left = min(left, maxFixpoint)
 			}
+			out, body = append(out, f...), append(body, t...)
 		}
 		if len(body) == 0 {
 			cur = nil
@@ -402,6 +725,15 @@ func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
 		cur, b = c.block(s.Body, body)
 		out = append(out, b...)
 		cur = c.cap(cur)
+		if w != nil {
+			var fresh []*sstate
+			cur = c.widenNew(w, cur, seen, &fresh)
+		}
+	}
+	if w != nil {
+		for _, x := range out {
+			w.apply(x)
+		}
 	}
 	return c.cap(append(out, cur...))
 }
@@ -413,65 +745,82 @@ func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
 // Registers the body keeps changing would make every trip a new state: a
 // counter (%gk, %processed) never repeats, and nested loops of unknown trip
 // count then multiply paths until the work budget runs out (allgather_gemm's
-// compute kernel did). So the loop head widens: a register the body changes
-// becomes unknown on every path from then on, except that a register a flag
-// id depends on keeps two values exact, so a toggle such as `%b = 1 - %b`
-// (double-buffered ids) is still checked; a third value widens it too.
-func (c *checker) fixpoint(body []asm.CStmt, st *sstate, _ asm.Expr) []*sstate {
+// compute kernel did). So the loop head widens (widener): a register the body
+// changes holds the loop's symbol for it on every path from then on, except
+// that a register a flag id depends on keeps two values exact, so a toggle
+// such as `%b = 1 - %b` (double-buffered ids) is still checked; a third value
+// widens it too.
+//
+// Without withEntry the loop runs at least once: the entry state is not a
+// result unless some number of trips leads back to it.
+func (c *checker) fixpoint(body []asm.CStmt, st *sstate, withEntry bool) []*sstate {
 	// The result depends only on the body and the entry state's key, and a
 	// loop nested in loops of unknown trip count is entered from the same
 	// state over and over: remember it.
 	var mk memoKey
 	if len(body) > 0 {
-		mk = memoKey{body: &body[0], n: len(body), state: st.key()}
-		if res, ok := c.memo[mk]; ok {
-			out := make([]*sstate, len(res))
-			for i, x := range res {
-				out[i] = x.clone()
-				out[i].iter = st.iter
-			}
-			return out
+		c.gc(st)
+		mk = memoKey{stmt: &body[0], n: len(body), state: st.key()}
+		if !withEntry {
+			mk.n = -len(body)
+		}
+		if res, ok := c.recall(mk, st); ok {
+			return res
 		}
 	}
-	res := c.fixpointRun(body, st)
-	if len(body) > 0 && !c.aborted {
-		saved := make([]*sstate, len(res))
-		for i, x := range res {
-			saved[i] = x.clone()
-		}
-		c.memo[mk] = saved
+	res := c.fixpointRun(body, st, withEntry)
+	if len(body) > 0 {
+		c.remember(mk, res)
 	}
 	return res
 }
 
-// memoKey names one loop body entered in one flag/register state.
+// memoKey names one loop entered in one flag/register state.
 type memoKey struct {
-	body  *asm.CStmt
+	stmt  any
 	n     int
 	state string
 }
 
-func (c *checker) fixpointRun(body []asm.CStmt, st *sstate) []*sstate {
-	w := newWidener(st, c.idRegs)
-	seen := map[string]bool{st.key(): true}
-	out := []*sstate{st}
+func (c *checker) recall(mk memoKey, st *sstate) ([]*sstate, bool) {
+	res, ok := c.memo[mk]
+	if !ok {
+		return nil, false
+	}
+	out := make([]*sstate, len(res))
+	for i, x := range res {
+		out[i] = x.clone()
+		out[i].iter = st.iter
+	}
+	return out, true
+}
+
+func (c *checker) remember(mk memoKey, res []*sstate) {
+	if c.aborted {
+		return
+	}
+	saved := make([]*sstate, len(res))
+	for i, x := range res {
+		saved[i] = x.clone()
+	}
+	c.memo[mk] = saved
+	c.memoLog = append(c.memoLog, mk)
+}
+
+func (c *checker) fixpointRun(body []asm.CStmt, st *sstate, withEntry bool) []*sstate {
+	w := c.newWidener(&body[0], st)
+	seen := map[string]bool{}
+	var out []*sstate
+	if withEntry {
+		seen[st.key()] = true
+		out = append(out, st)
+	}
 	cur := []*sstate{st.clone()}
 	for n := 0; n < maxFixpoint && len(cur) > 0; n++ {
 		next, brk := c.block(body, cur)
 		out = append(out, brk...)
 		next = c.cap(next)
-		for _, x := range next {
-			w.observe(x)
-		}
-		cur = cur[:0:0]
-		for _, x := range next {
-			w.apply(x)
-			if k := x.key(); !seen[k] {
-				seen[k] = true
-				out = append(out, x)
-				cur = append(cur, x.clone())
-			}
-		}
+		cur = c.widenNew(w, next, seen, &out)
 	}
 	for _, x := range out {
 		w.apply(x)
@@ -479,28 +828,63 @@ func (c *checker) fixpointRun(body []asm.CStmt, st *sstate) []*sstate {
 	return c.cap(out)
 }
 
+// widenNew widens next at a loop head and returns clones of the states not
+// seen before, which it also appends to out.
+func (c *checker) widenNew(w *widener, next []*sstate, seen map[string]bool, out *[]*sstate) []*sstate {
+	for _, x := range next {
+		w.observe(x)
+	}
+	var cur []*sstate
+	for _, x := range next {
+		w.apply(x)
+		c.gc(x)
+		if k := x.key(); !seen[k] {
+			seen[k] = true
+			*out = append(*out, x)
+			cur = append(cur, x.clone())
+		}
+	}
+	return cur
+}
+
 // widener tracks, per register, the distinct known values seen at one loop
-// head (up to two) and which registers have been widened to unknown.
+// head (up to two) and which registers have been widened. A widened register
+// holds the loop's widening symbol for it, not an unknown: its value changes
+// from trip to trip, but within a trip two tests of it still agree
+// (`while %i < %n { if %i < %n { ... } }`).
 type widener struct {
-	vals    [][2]int64
+	c       *checker
+	loop    any
+	vals    [][2]wval
 	nvals   []uint8
 	widened []bool
 	keep    []bool // flag-id registers: two values stay exact
+	// cond lists the registers a while loop's condition reads: a counter
+	// widened from a constant keeps its distance to their values.
+	cond []int
 }
 
-func newWidener(st *sstate, keep []bool) *widener {
-	w := &widener{vals: make([][2]int64, len(st.regs)), nvals: make([]uint8, len(st.regs)), widened: make([]bool, len(st.regs)), keep: keep}
+type wval struct {
+	sym int32
+	off int64
+}
+
+// newWidener starts the widening of the loop named by loop (its statement)
+// at state st.
+func (c *checker) newWidener(loop any, st *sstate) *widener {
+	w := &widener{c: c, loop: loop, vals: make([][2]wval, len(st.regs)), nvals: make([]uint8, len(st.regs)), widened: make([]bool, len(st.regs)), keep: c.idRegs}
 	w.observe(st)
 	return w
 }
 
 func (w *widener) observe(x *sstate) {
 	for i, v := range x.regs {
-		if i >= len(w.vals) || !x.known[i] || w.widened[i] {
+		if i >= len(w.vals) || x.syms[i] == symTop || w.widened[i] {
 			continue
 		}
+		wv := wval{x.syms[i], v}
 		n := w.nvals[i]
-		if (n >= 1 && w.vals[i][0] == v) || (n >= 2 && w.vals[i][1] == v) {
+		if (n >= 1 && w.vals[i][0] == wv) || (n >= 2 && w.vals[i][1] == wv) {
 			continue
 		}
 		limit := uint8(1)
@@ -508,7 +892,7 @@ func (w *widener) observe(x *sstate) {
 			limit = 2
 		}
 		if n < limit {
-			w.vals[i][n] = v
+			w.vals[i][n] = wv
 			w.nvals[i]++
 			continue
 		}
@@ -517,36 +901,223 @@ func (w *widener) observe(x *sstate) {
 }
 
 func (w *widener) apply(x *sstate) {
-	for i := range x.known {
-		if i < len(w.widened) && w.widened[i] {
-			x.known[i], x.regs[i] = false, 0
+	for i := range x.syms {
+		if i >= len(w.widened) || !w.widened[i] {
+			continue
+		}
+		s := w.c.widenSym(w.loop, i)
+		switch {
+		case x.syms[i] == s && x.regs[i] == 0:
+			// Still this trip's value: keep what the path knows of it.
+		case x.syms[i] == s:
+			// The body added d (`%i = %i + 1`): the next trip's symbol is
+			// the old one plus d, so its facts against other values shift.
+			w.c.shiftSym(x, s, x.regs[i])
+		default:
+			// A new value v: what the path knows of v against other
+			// symbols carries over as facts of the symbol.
+			v := regLin(x, i)
+			w.c.retire(x, s)
+			x.syms[i], x.regs[i] = s, 0
+			w.c.relate(x, s, v, w.condSyms(x, i))
 		}
 	}
 }
 
-func (c *checker) op(op *asm.COp, st *sstate) {
-	if op.Info == nil {
+// shiftSym rebinds symbol s to s + d on x: registers holding s + e now hold
+// s + (e - d), facts about s shift by d, terms computed from s are forgotten,
+// and a range of s alone keeps only the end s moves away from, so that a
+// counter's facts converge at the loop head (`%i >= 1`, and its relation to
+// the loop's bound, stay).
+func (c *checker) shiftSym(x *sstate, s int32, d int64) {
+	for i := range x.syms {
+		if x.syms[i] > symZero && x.syms[i] != s && c.dependsOn(x.syms[i], s) {
+			x.syms[i], x.regs[i] = symTop, 0
+		} else if x.syms[i] == s {
+			x.regs[i] -= d
+		}
+	}
+	out := x.facts[:0]
+	for _, f := range x.facts {
+		switch {
+		case (f.a != s && c.dependsOn(f.a, s)) || (f.b > symZero && f.b != s && c.dependsOn(f.b, s)):
+			continue
+		case f.a == s && f.b == symZero && f.kind == factRange:
+			// A counter's range keeps the end it moves away from: every
+			// later trip's value is past it too (interval widening).
+			if d > 0 {
+				f.hi = posInf
+			} else {
+				f.lo = negInf
+			}
+			if f.lo <= negInf && f.hi >= posInf {
+				continue
+			}
+		case f.a == s && f.b == symZero && f.kind == factNE:
+			continue
+		case f.a == s && f.kind == factMod:
+			f.lo = ((f.lo+d)%f.hi + f.hi) % f.hi
+		case f.a == s:
+			f.lo, f.hi = addSat(f.lo, d), addSat(f.hi, d)
+		case f.b == s:
+			f.lo, f.hi = addSat(f.lo, -d), addSat(f.hi, -d)
+		}
+		out = append(out, f)
+	}
+	x.facts = out
+}
+
+// condSyms lists the symbols the registers of the loop's condition hold on
+// x, when register i is one of them (a counter the condition tests); nil
+// otherwise, and relate then records nothing for a constant.
+func (w *widener) condSyms(x *sstate, i int) []int32 {
+	if !slices.Contains(w.cond, i) {
+		return nil
+	}
+	out := []int32{}
+	for _, slot := range w.cond {
+		if slot < len(x.syms) && x.syms[slot] > symZero {
+			out = append(out, x.syms[slot])
+		}
+	}
+	return out
+}
+
+// relate records s = v on x. When v is another symbol t plus an offset: s - t
+// and t's ranges against other symbols, shifted. When v is a constant and rel
+// is not nil (s is a counter the loop condition tests): s = v, and s's
+// distance to each symbol in rel (the condition's) from that symbol's range.
+func (c *checker) relate(x *sstate, s int32, v lin, rel []int32) {
+	if v.top || v.n > 1 || (v.n == 1 && v.m[0] != 1) {
 		return
+	}
+	if v.n == 0 {
+		if rel == nil {
+			return
+		}
+		c.assume(x, s, symZero, rng{v.c, v.c})
+		for _, a := range rel {
+			if a == s {
+				continue
+			}
+			if r := c.rangeOf(x, a); r.lo > negInf || r.hi < posInf {
+				c.assume(x, s, a, rng{addSat(v.c, -r.hi), addSat(v.c, -r.lo)})
+			}
+		}
+		return
+	}
+	if v.n == 1 {
+		// s = t + c: s - t = c, and t's ranges against other symbols hold
+		// for s shifted by c (the pass does not chain facts itself).
+		t := v.s[0]
+		var copied []fact
+		for _, f := range x.facts {
+			if f.kind == factRange && (f.a == t || f.b == t) && f.a != s && f.b != s {
+				copied = append(copied, f)
+			}
+		}
+		c.assume(x, s, t, rng{v.c, v.c})
+		for _, f := range copied {
+			if f.a == t {
+				c.assume(x, s, f.b, rng{addSat(f.lo, v.c), addSat(f.hi, v.c)})
+			} else {
+				c.assume(x, f.a, s, rng{addSat(f.lo, -v.c), addSat(f.hi, -v.c)})
+			}
+		}
+	}
+}
+
+// widenSym is the symbol a register widened at a loop's head holds, one per
+// loop and register so that entering the loop again gives the same keys.
+func (c *checker) widenSym(loop any, slot int) int32 {
+	k := widenKey{loop, slot}
+	s, ok := c.widenSyms[k]
+	if !ok {
+		s = c.newSym(negInf, posInf, nil)
+		c.syms[s].loopVar = true // it changes from trip to trip
+		c.widenSyms[k] = s
+	}
+	return s
+}
+
+type widenKey struct {
+	loop any
+	slot int
+}
+
+// op applies one instruction to st: a flag set or wait, or a scalar load
+// (its register becomes the load's symbol). A flag id the facts bound to a
+// few values in 0-7 (subblock_idx, a masked term) splits the path per value:
+// then it returns the paths; alone says st is still the one path.
+func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
+	if op.Info == nil {
+		return nil, true
 	}
 	set := op.Info.Name == "set_flag"
 	if !set && op.Info.Name != "wait_flag" {
-		return
+		for _, a := range op.Args {
+			if a.Kind == asm.ArgReg {
+				s := c.ldSym(op.ID)
+				c.retire(st, s)
+				c.store(st, a.Slot, lin{n: 1, s: [2]int32{s}, m: [2]int64{1}})
+			}
+		}
+		return nil, true
 	}
 	if len(op.Args) < 3 || op.Args[0].Kind != asm.ArgPipe || op.Args[1].Kind != asm.ArgPipe {
-		return
+		return nil, true
 	}
 	src, dst := op.Args[0].Pipe, op.Args[1].Pipe
 	where := dst
 	if set {
 		where = src
 	}
-	id, ok := c.eval(op.Args[2].Val, st)
-	if !ok {
-		c.report(KindUnchecked, SevNote, op, where, st.iter, nil, asm.PipeInvalid,
-			fmt.Sprintf("%s %s, %s: the event id depends on values the static pass cannot know (rank, block index or a register set from memory); flag balance on this channel is not checked", op.Info.Name, src, dst),
-			"run `ptoasm lint` on the program to check it dynamically")
-		return
+	id := c.value(op.Args[2].Val, st)
+	if id.isConst() {
+		c.flag(op, set, src, dst, where, id.c, st)
+		return nil, true
 	}
+	// A few values: one path per value. Not for a value computed from a
+	// loop variable: each trip rebinds it, so the paths of consecutive
+	// trips would pair every value with every other.
+	if r := c.rangeOfLin(st, id); !id.top && r.lo >= 0 && r.hi < numFlagIDs && !c.fromLoopVar(id) {
+		var out []*sstate
+		for v := r.lo; v <= r.hi; v++ {
+			x := st
+			if v < r.hi {
+				x = st.clone()
+			}
+			if c.assumeCmp(x, linAddConst(id, -v), "==") {
+				c.flag(op, set, src, dst, where, v, x)
+				out = append(out, x)
+			}
+		}
+		return out, false
+	}
+	p := c.pairIdx[[2]asm.Pipe{src, dst}]
+	c.unchecked[p] = true
+	c.report(KindUnchecked, SevNote, op, where, st.iter, nil, asm.PipeInvalid,
+		fmt.Sprintf("%s %s, %s: the event id depends on values the static pass cannot know (rank, block index or a register set from memory); flag balance on the %s->%s pair (every id) is not checked", op.Info.Name, src, dst, src, dst),
+		"run `ptoasm lint` on the program to check it dynamically")
+	return nil, true
+}
+
+func linAddConst(l lin, v int64) lin {
+	l.c += v
+	return l
+}
+
+func (c *checker) ldSym(id int) int32 {
+	s, ok := c.ldSyms[id]
+	if !ok {
+		s = c.newSym(negInf, posInf, nil)
+		c.ldSyms[id] = s
+	}
+	return s
+}
+
+// flag applies a set or wait of channel (src, dst, id) to st.
+func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64, st *sstate) {
 	if !validPipe(src) || !validPipe(dst) || id < 0 || id >= numFlagIDs {
 		c.report(KindBadEventID, SevError, op, where, st.iter, nil, asm.PipeInvalid,
 			fmt.Sprintf("%s %s, %s, %d: event ids are 0-%d and both pipes must be real pipes", op.Info.Name, src, dst, id, numFlagIDs-1),
@@ -554,9 +1125,10 @@ func (c *checker) op(op *asm.COp, st *sstate) {
 		return
 	}
 	ch := c.chanIndex(src, dst, id)
+	p := ch / numFlagIDs
 	if set {
 		if st.counts[ch] >= 1 {
-			c.report(KindDoubleSet, SevError, c.opByID(st.last[ch]), src, st.iter, op, src,
+			c.reportPair(p, KindDoubleSet, SevError, c.opByID(st.last[ch]), src, st.iter, op, src,
 				fmt.Sprintf("set_flag %s, %s, %d can run again before its wait_flag on some path: the flag is one bit, so one set is lost", src, dst, id),
 				fmt.Sprintf("wait for the first set (`wait_flag %s, %s, %d`) before setting it again, or use a second event id", src, dst, id))
 		}
@@ -566,7 +1138,7 @@ func (c *checker) op(op *asm.COp, st *sstate) {
 		return
 	}
 	if st.counts[ch] == 0 {
-		c.report(KindDeadlock, SevError, op, dst, st.iter, nil, asm.PipeInvalid,
+		c.reportPair(p, KindDeadlock, SevError, op, dst, st.iter, nil, asm.PipeInvalid,
 			fmt.Sprintf("wait_flag %s, %s, %d can run with no set_flag before it on some path (a loop that runs zero times, an untaken branch, or one wait too many): pipe %s would wait forever", src, dst, id, dst),
 			fmt.Sprintf("make every path reaching this wait run `set_flag %s, %s, %d` first (prime it before the loop), or drop the wait on the paths without a set", src, dst, id))
 		return
@@ -598,43 +1170,14 @@ func walkRefs(e asm.Expr, f func(*asm.Ref)) {
 
 var builtins = map[string]bool{"rank": true, "nranks": true, "block_idx": true, "block_num": true, "subblock_idx": true}
 
-// eval evaluates x on path st when every register it reads is known there.
-func (c *checker) eval(x asm.CExpr, st *sstate) (v int64, ok bool) {
-	if x.Fn == nil {
-		return x.Val, true
-	}
-	if x.Const {
-		return x.Val, true
-	}
-	if x.Src == nil || !c.known(x.Src, st) {
-		return 0, false
-	}
-	defer func() {
-		if recover() != nil {
-			v, ok = 0, false
-		}
-	}()
-	return x.Fn(&asm.Env{Regs: st.regs}), true
-}
-
-func (c *checker) known(e asm.Expr, st *sstate) bool {
-	if e == nil {
-		return true
-	}
-	deps, ok := c.deps[e]
+// exprDepsOf is exprDeps, cached.
+func (c *checker) exprDepsOf(e asm.Expr) exprDeps {
+	d, ok := c.deps[e]
 	if !ok {
-		deps = c.exprDeps(e)
-		c.deps[e] = deps
+		d = c.exprDeps(e)
+		c.deps[e] = d
 	}
-	if deps.opaque {
-		return false
-	}
-	for _, slot := range deps.slots {
-		if slot >= len(st.known) || !st.known[slot] {
-			return false
-		}
-	}
-	return true
+	return d
 }
 
 // exprDeps lists the registers e reads; opaque when it reads something the
