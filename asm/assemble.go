@@ -536,12 +536,6 @@ func (a *assembler) suggestKernel(name string) string {
 	return closest(name, len(ks), func(i int) string { return ks[i].Name })
 }
 
-var goldenFuncs = map[string]bool{
-	"matmul": true, "transpose": true, "add": true, "sub": true, "mul": true, "div": true, "max": true, "min": true,
-	"exp": true, "log": true, "sqrt": true, "relu": true, "abs": true, "neg": true, "lrelu": true, "prelu": true,
-	"cast": true, "slice": true, "concat": true, "file": true, "sum": true, "rowsum": true, "colsum": true,
-}
-
 func (a *assembler) checkExpect(e *Expect) {
 	switch e.Kind {
 	case "output":
@@ -549,10 +543,18 @@ func (a *assembler) checkExpect(e *Expect) {
 			a.checkWholeRef(e.Target)
 		}
 		a.checkGolden(e.Golden)
-		if e.Tol != nil {
-			if _, ok := a.floatVal(e.Tol, constScope); !ok {
-				return
+		for _, t := range []Expr{e.Tol, e.RTol, e.ATol} {
+			if t == nil {
+				continue
 			}
+			if v, ok := a.floatVal(t, constScope); ok && !(v >= 0) {
+				a.errs.Add(t.NodeSpan(), "a tolerance is ≥ 0, got %g", v)
+			}
+		}
+		if e.Tol != nil && (e.RTol != nil || e.ATol != nil) {
+			// Two bounds on one check would leave the reader guessing which
+			// one decided it.
+			a.errs.Add(e.Tol.NodeSpan(), "tol and rtol/atol do not mix: tol T is T·max(1, |want|), rtol R atol A is A + R·|want|")
 		}
 	case "finding":
 		for _, s := range e.Sites {
@@ -595,21 +597,48 @@ func (a *assembler) checkGolden(x Expr) {
 	case *GMRef:
 		a.checkWholeRef(x)
 	case *Call:
-		if !goldenFuncs[x.Fn] {
-			a.errs.Add(x.Span, "unknown golden function %s", x.Fn)
+		f, ok := LookupGoldenFunc(x.Fn)
+		if !ok {
+			d := a.errs.Add(x.Span, "unknown golden function %s", x.Fn)
+			if s := closest(x.Fn, len(goldenFuncs), func(i int) string { return goldenFuncs[i].Name }); s != "" {
+				d.Msg += " (did you mean " + s + "?)"
+			}
+			for _, arg := range x.Args {
+				a.checkGolden(arg)
+			}
+			return
+		}
+		if msg := f.CheckArity(len(x.Args)); msg != "" {
+			a.errs.Add(x.Span, "%s", msg)
 		}
 		for i, arg := range x.Args {
-			if x.Fn == "cast" && i > 0 {
-				// cast(a, dtype[, rounding]): words, not values. The
-				// rounding modes are the data path's (memory.ParseRoundMode).
-				if n, ok := arg.(*Name); ok && i == 1 {
-					if _, ok := ParseDType(n.Name); !ok {
-						a.errs.Add(n.Span, "unknown dtype %s in cast (f16, bf16, f32, i8, …)", n.Name)
-					}
-				}
-				continue
+			kind := GArray
+			if i < len(f.Args) {
+				kind = f.Args[i]
 			}
-			a.checkGolden(arg)
+			switch kind {
+			case GArray:
+				a.checkGolden(arg)
+			case GInt:
+				a.staticInt(arg, constScope, x.Fn+" argument")
+			case GDType:
+				n, ok := arg.(*Name)
+				if !ok {
+					a.errs.Add(arg.NodeSpan(), "%s wants a dtype word here (f16, bf16, f32, i8, …)", x.Fn)
+				} else if _, ok := ParseDType(n.Name); !ok {
+					a.errs.Add(n.Span, "unknown dtype %s in %s (f16, bf16, f32, i8, …)", n.Name, x.Fn)
+				}
+			case GRound:
+				// The rounding modes are the data path's (memory.ParseRoundMode),
+				// checked when the run evaluates the check.
+				if _, ok := arg.(*Name); !ok {
+					a.errs.Add(arg.NodeSpan(), "%s wants a rounding-mode word here (rint round floor ceil trunc odd)", x.Fn)
+				}
+			case GString:
+				if _, ok := arg.(*Str); !ok {
+					a.errs.Add(arg.NodeSpan(), "%s takes a string: %s", x.Fn, f.Sig)
+				}
+			}
 		}
 	case *Paren:
 		a.checkGolden(x.X)

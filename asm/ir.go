@@ -338,6 +338,7 @@ func (*LaunchIf) launchStmt() {}
 // Expect is an expectation checked by `ptoasm run` and `go test`:
 //
 //	expect @C == matmul(@A, @B) tol 1e-3           output against a golden expression
+//	expect @S == softmax(@X) rtol 1e-3 atol 1e-6    numpy allclose bounds
 //	expect @C[rank=1] == file("c1.npy") tol 0      one rank's copy
 //	expect finding WAR at load, mmad               a hazard between two labelled (or numbered) lines
 //	expect finding unpaired-set at 118 count 2
@@ -348,7 +349,9 @@ type Expect struct {
 	Kind    string // output, finding, cycles
 	Target  *GMRef // output
 	Golden  Expr   // output
-	Tol     Expr   // output; nil: 0
+	Tol     Expr   // output: |got − want| ≤ tol·max(1, |want|); nil: 0
+	RTol    Expr   // output: |got − want| ≤ atol + rtol·|want|; nil: 0
+	ATol    Expr   // output; nil: 0
 	Finding string // finding kind: RAW, WAR, WAW, deadlock, unpaired-set, ...
 	Sites   []Expr // finding: labels (Name) or line numbers (Num)
 	Count   Expr   // finding: nil means any count ≥ 1

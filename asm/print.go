@@ -551,6 +551,14 @@ func (p *printer) expect(e *Expect) {
 			p.str(" tol ")
 			p.expr(e.Tol)
 		}
+		if e.RTol != nil {
+			p.str(" rtol ")
+			p.expr(e.RTol)
+		}
+		if e.ATol != nil {
+			p.str(" atol ")
+			p.expr(e.ATol)
+		}
 	}
 }
 

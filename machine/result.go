@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -59,6 +58,13 @@ type Check struct {
 	MaxAbsErr float64 `json:"max_abs_err"`
 	// Msg explains a failure or why the check was skipped.
 	Msg string `json:"message,omitempty"`
+	// Skipped: the check did not run (a timing-only run has no data); OK is
+	// true so it fails nothing, and the report says "skip", never "ok".
+	Skipped bool `json:"skipped,omitempty"`
+	// Warning says the check cannot fail: every expected value is within
+	// tolerance of zero or of the poison value, so a kernel that wrote zeros
+	// or nothing would pass too.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Result is what a run measured.
@@ -166,7 +172,7 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 			cname = fmt.Sprintf("%s[rank=%d]", name, rk)
 		}
 		if m.opt.TimingOnly {
-			out = append(out, Check{Name: cname, OK: true, Msg: "skipped: timing-only run"})
+			out = append(out, Check{Name: cname, OK: true, Skipped: true, Msg: "timing-only run: no data to check"})
 			continue
 		}
 		c := Check{Name: cname}
@@ -192,20 +198,19 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 					t := m.obj.Tensor(x.Target.Name)
 					return memory.ReadDataFile(path, data, t.DType)
 				})
+			var tol memory.Tolerance
 			if err == nil {
-				tol := 0.0
-				if x.Tol != nil {
-					tol, err = m.evalFloat(x.Tol)
+				tol, err = m.tolerance(x)
+			}
+			if err == nil {
+				ok, maxErr, bad := memory.Compare(got, want, tol)
+				c.OK, c.MaxAbsErr = ok, maxErr
+				if !ok && bad >= 0 && bad < len(got.Data) && bad < len(want.Data) {
+					c.Msg = fmt.Sprintf("element %d is %g, expected %g (%s)", bad, got.Data[bad], want.Data[bad], tol)
+				} else if !ok {
+					c.Msg = fmt.Sprintf("%d elements, expected %d", len(got.Data), len(want.Data))
 				}
-				if err == nil {
-					ok, maxErr, bad := memory.Compare(got, want, tol)
-					c.OK, c.MaxAbsErr = ok, maxErr
-					if !ok && bad >= 0 && bad < len(got.Data) && bad < len(want.Data) {
-						c.Msg = fmt.Sprintf("element %d is %g, expected %g (tol %g)", bad, got.Data[bad], want.Data[bad], tol)
-					} else if !ok {
-						c.Msg = fmt.Sprintf("%d elements, expected %d", len(got.Data), len(want.Data))
-					}
-				}
+				c.Warning = cannotFail(want, tol, m.obj.Tensor(x.Target.Name).DType)
 			}
 		}
 		if err != nil {
@@ -214,6 +219,39 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 		out = append(out, c)
 	}
 	return out
+}
+
+// tolerance evaluates the check's tol, rtol and atol.
+func (m *Machine) tolerance(x *asm.Expect) (memory.Tolerance, error) {
+	var t memory.Tolerance
+	for _, f := range []struct {
+		e   asm.Expr
+		dst *float64
+	}{{x.Tol, &t.Tol}, {x.RTol, &t.RTol}, {x.ATol, &t.ATol}} {
+		if f.e == nil {
+			continue
+		}
+		v, err := m.evalFloat(f.e)
+		if err != nil {
+			return t, err
+		}
+		*f.dst = v
+	}
+	return t, nil
+}
+
+// cannotFail explains why a check of want under tol cannot fail, or is "".
+func cannotFail(want *memory.Array, tol memory.Tolerance, dt asm.DType) string {
+	if len(want.Data) == 0 {
+		return "the check cannot fail: it compares no elements"
+	}
+	if memory.CannotFail(want, tol, 0) {
+		return fmt.Sprintf("the check cannot fail: every expected value is within %s of 0, so an all-zero output passes (tighten the tolerance, e.g. rtol without atol)", tol)
+	}
+	if p := memory.PoisonValue(dt); memory.CannotFail(want, tol, p) {
+		return fmt.Sprintf("the check cannot fail: every expected value is within %s of the poison value %g, so an output never written passes", tol, p)
+	}
+	return ""
 }
 
 func (m *Machine) loadArray(name string, rank int) (*memory.Array, error) {
@@ -277,17 +315,23 @@ func (r *Result) Fprint(w io.Writer) {
 		fmt.Fprintln(w, "\nchecks:")
 		for _, c := range r.Checks {
 			status := "ok  "
-			if !c.OK {
+			switch {
+			case c.Skipped:
+				status = "skip"
+			case !c.OK:
 				status = "FAIL"
 			}
 			line := fmt.Sprintf("  %s %s", status, c.Name)
-			if c.Name != "cycles" && !strings.HasPrefix(c.Msg, "skipped") {
+			if c.Name != "cycles" && !c.Skipped {
 				line += fmt.Sprintf(" max_abs_err=%g", c.MaxAbsErr)
 			}
 			if c.Msg != "" {
 				line += ": " + c.Msg
 			}
 			fmt.Fprintln(w, line)
+			if c.Warning != "" {
+				fmt.Fprintf(w, "       warning: %s\n", c.Warning)
+			}
 		}
 	}
 	for _, f := range r.Faults {
@@ -308,6 +352,8 @@ type jsonCheck struct {
 	OK        bool     `json:"ok"`
 	MaxAbsErr *float64 `json:"max_abs_err"` // null when not finite
 	Msg       string   `json:"message,omitempty"`
+	Skipped   bool     `json:"skipped,omitempty"`
+	Warning   string   `json:"warning,omitempty"`
 }
 
 // MarshalJSON writes the run's JSON report (architecture.md "run" fields).
@@ -341,7 +387,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}
 	o.Checks = make([]jsonCheck, 0, len(r.Checks))
 	for _, c := range r.Checks {
-		jc := jsonCheck{Name: c.Name, OK: c.OK, Msg: c.Msg}
+		jc := jsonCheck{Name: c.Name, OK: c.OK, Msg: c.Msg, Skipped: c.Skipped, Warning: c.Warning}
 		if v := c.MaxAbsErr; !math.IsInf(v, 0) && !math.IsNaN(v) {
 			jc.MaxAbsErr = &v
 		}

@@ -30,14 +30,6 @@ func Scalar(v float64) *Array { return &Array{Shape: []int{}, Data: []float64{v}
 
 func (a *Array) rank() int { return len(a.Shape) }
 
-// GoldenFuncs lists the functions EvalGolden knows, for documentation and
-// error messages.
-var GoldenFuncs = []string{
-	"matmul", "transpose", "add", "sub", "mul", "div", "max", "min",
-	"exp", "log", "sqrt", "rsqrt", "recip", "relu", "abs", "neg",
-	"lrelu", "prelu", "cast", "slice", "concat", "file",
-}
-
 type golden struct {
 	lookup   func(name string, rank int, hasRank bool) (*Array, error)
 	consts   func(name string) (int64, bool)
@@ -179,14 +171,201 @@ var unaryFuncs = map[string]func(float64) float64{
 		}
 		return x
 	},
+	"sigmoid": sigmoid,
+	"tanh":    math.Tanh,
+	"silu":    func(x float64) float64 { return x * sigmoid(x) },
 }
 
-func (g *golden) args(c *asm.Call, n int) ([]*Array, error) {
-	if len(c.Args) != n {
-		return nil, errAt(c, "%s takes %d arguments, got %d", c.Fn, n, len(c.Args))
+func sigmoid(x float64) float64 {
+	// Split by sign so neither branch overflows exp.
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
 	}
-	out := make([]*Array, n)
-	for i, a := range c.Args {
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+// reduction is a fold over one axis: start value, step, and a finish that sees
+// the count (for means).
+type reduction struct {
+	init   float64
+	step   func(acc, v float64) float64
+	finish func(acc float64, n int) float64
+}
+
+var (
+	redSum  = reduction{0, func(a, v float64) float64 { return a + v }, nil}
+	redMean = reduction{0, func(a, v float64) float64 { return a + v }, func(a float64, n int) float64 { return a / float64(n) }}
+	redMax  = reduction{math.Inf(-1), math.Max, nil}
+	redMin  = reduction{math.Inf(1), math.Min, nil}
+)
+
+// axisFuncs are the row (last axis) and column (second-to-last axis)
+// reductions; both keep the reduced axis with size 1, as numpy's
+// keepdims=True does, so rowsum(@X) broadcasts back against @X.
+var axisFuncs = map[string]struct {
+	fromEnd int // 1: last axis, 2: second-to-last
+	r       reduction
+}{
+	"rowsum": {1, redSum}, "rowmax": {1, redMax}, "rowmin": {1, redMin}, "rowmean": {1, redMean},
+	"colsum": {2, redSum}, "colmax": {2, redMax}, "colmin": {2, redMin}, "colmean": {2, redMean},
+}
+
+// Reduce folds a along axis (counted from 0), keeping it with size 1.
+func Reduce(a *Array, axis int, r reduction) (*Array, error) {
+	if axis < 0 || axis >= a.rank() {
+		return nil, fmt.Errorf("needs an array of rank ≥ %d, got shape %v", a.rank()-axis, a.Shape)
+	}
+	shape := slices.Clone(a.Shape)
+	n := shape[axis]
+	shape[axis] = 1
+	outer, inner := 1, 1
+	for k := 0; k < axis; k++ {
+		outer *= a.Shape[k]
+	}
+	for k := axis + 1; k < a.rank(); k++ {
+		inner *= a.Shape[k]
+	}
+	out := NewArray(shape...)
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			acc := r.init
+			for k := 0; k < n; k++ {
+				acc = r.step(acc, a.Data[(o*n+k)*inner+i])
+			}
+			if r.finish != nil {
+				acc = r.finish(acc, n)
+			}
+			out.Data[o*inner+i] = acc
+		}
+	}
+	return out, nil
+}
+
+// Softmax is exp(a − max) / sum(exp(a − max)) along the last axis.
+func Softmax(a *Array) (*Array, error) {
+	if a.rank() == 0 {
+		return nil, fmt.Errorf("softmax needs an array of rank ≥ 1, got a scalar")
+	}
+	n := a.Shape[a.rank()-1]
+	out := &Array{Shape: slices.Clone(a.Shape), Data: make([]float64, len(a.Data))}
+	for b := 0; b*n < len(a.Data); b++ {
+		src, dst := a.Data[b*n:(b+1)*n], out.Data[b*n:(b+1)*n]
+		m := math.Inf(-1)
+		for _, v := range src {
+			m = math.Max(m, v)
+		}
+		s := 0.0
+		for i, v := range src {
+			dst[i] = math.Exp(v - m)
+			s += dst[i]
+		}
+		for i := range dst {
+			dst[i] /= s
+		}
+	}
+	return out, nil
+}
+
+// goldenImpls implements every function of asm.GoldenFuncs, and only those (a
+// test holds the two lists equal). The table has already checked the argument
+// count when an implementation runs.
+var goldenImpls = map[string]func(g *golden, c *asm.Call) (*Array, error){}
+
+func init() {
+	for fn, f := range unaryFuncs {
+		goldenImpls[fn] = func(g *golden, c *asm.Call) (*Array, error) {
+			a, err := g.eval(c.Args[0])
+			if err != nil {
+				return nil, err
+			}
+			return mapArray(a, f), nil
+		}
+	}
+	for fn, f := range binaryFuncs {
+		if fn[0] < 'a' {
+			continue // an operator, not a function
+		}
+		goldenImpls[fn] = func(g *golden, c *asm.Call) (*Array, error) {
+			a, err := g.arrays(c.Args)
+			if err != nil {
+				return nil, err
+			}
+			out, err := broadcast(a[0], a[1], f)
+			if err != nil {
+				return nil, errAt(c, "%s: %v", c.Fn, err)
+			}
+			return out, nil
+		}
+	}
+	goldenImpls["prelu"] = goldenImpls["lrelu"]
+	for fn, ax := range axisFuncs {
+		goldenImpls[fn] = func(g *golden, c *asm.Call) (*Array, error) {
+			a, err := g.eval(c.Args[0])
+			if err != nil {
+				return nil, err
+			}
+			out, err := Reduce(a, a.rank()-ax.fromEnd, ax.r)
+			if err != nil {
+				return nil, errAt(c, "%s %v", c.Fn, err)
+			}
+			return out, nil
+		}
+	}
+	whole := func(r reduction) func(g *golden, c *asm.Call) (*Array, error) {
+		return func(g *golden, c *asm.Call) (*Array, error) {
+			a, err := g.eval(c.Args[0])
+			if err != nil {
+				return nil, err
+			}
+			flat := &Array{Shape: []int{len(a.Data)}, Data: a.Data}
+			out, err := Reduce(flat, 0, r)
+			if err != nil {
+				return nil, errAt(c, "%s %v", c.Fn, err)
+			}
+			return Scalar(out.Data[0]), nil
+		}
+	}
+	goldenImpls["sum"] = whole(redSum)
+	goldenImpls["mean"] = whole(redMean)
+	goldenImpls["softmax"] = func(g *golden, c *asm.Call) (*Array, error) {
+		a, err := g.eval(c.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		out, err := Softmax(a)
+		if err != nil {
+			return nil, errAt(c, "%v", err)
+		}
+		return out, nil
+	}
+	goldenImpls["matmul"] = func(g *golden, c *asm.Call) (*Array, error) {
+		a, err := g.arrays(c.Args)
+		if err != nil {
+			return nil, err
+		}
+		out, err := Matmul(a[0], a[1])
+		if err != nil {
+			return nil, errAt(c, "%v", err)
+		}
+		return out, nil
+	}
+	goldenImpls["transpose"] = func(g *golden, c *asm.Call) (*Array, error) {
+		a, err := g.eval(c.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		return Transpose(a), nil
+	}
+	goldenImpls["cast"] = (*golden).cast
+	goldenImpls["slice"] = (*golden).slice
+	goldenImpls["concat"] = (*golden).concat
+	goldenImpls["file"] = (*golden).file
+}
+
+func (g *golden) arrays(args []asm.Expr) ([]*Array, error) {
+	out := make([]*Array, len(args))
+	for i, a := range args {
 		v, err := g.eval(a)
 		if err != nil {
 			return nil, err
@@ -197,116 +376,76 @@ func (g *golden) args(c *asm.Call, n int) ([]*Array, error) {
 }
 
 func (g *golden) call(c *asm.Call) (*Array, error) {
-	fn := c.Fn
-	if fn == "prelu" {
-		fn = "lrelu"
+	f, ok := asm.LookupGoldenFunc(c.Fn)
+	impl := goldenImpls[c.Fn]
+	if !ok || impl == nil {
+		return nil, errAt(c, "unknown golden function %s (known: %s)", c.Fn, asm.GoldenFuncNames())
 	}
-	if f, ok := unaryFuncs[fn]; ok {
-		a, err := g.args(c, 1)
-		if err != nil {
-			return nil, err
-		}
-		return mapArray(a[0], f), nil
+	if msg := f.CheckArity(len(c.Args)); msg != "" {
+		return nil, errAt(c, "%s", msg)
 	}
-	if f, ok := binaryFuncs[fn]; ok && fn[0] >= 'a' {
-		a, err := g.args(c, 2)
-		if err != nil {
-			return nil, err
-		}
-		out, err := broadcast(a[0], a[1], f)
-		if err != nil {
-			return nil, errAt(c, "%s: %v", c.Fn, err)
-		}
-		return out, nil
+	return impl(g, c)
+}
+
+func (g *golden) slice(c *asm.Call) (*Array, error) {
+	a, err := g.eval(c.Args[0])
+	if err != nil {
+		return nil, err
 	}
-	switch fn {
-	case "matmul":
-		a, err := g.args(c, 2)
+	var b [4]int
+	for i := range b {
+		v, err := g.evalInt(c.Args[i+1])
 		if err != nil {
 			return nil, err
 		}
-		out, err := Matmul(a[0], a[1])
-		if err != nil {
-			return nil, errAt(c, "%v", err)
-		}
-		return out, nil
-	case "transpose":
-		a, err := g.args(c, 1)
-		if err != nil {
-			return nil, err
-		}
-		return Transpose(a[0]), nil
-	case "cast":
-		return g.cast(c)
-	case "slice":
-		if len(c.Args) != 5 {
-			return nil, errAt(c, "slice takes (a, r0, r1, c0, c1), got %d arguments", len(c.Args))
-		}
-		a, err := g.eval(c.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		var b [4]int
-		for i := range b {
-			v, err := g.evalInt(c.Args[i+1])
-			if err != nil {
-				return nil, err
-			}
-			b[i] = int(v)
-		}
-		out, err := Slice(a, b[0], b[1], b[2], b[3])
-		if err != nil {
-			return nil, errAt(c, "%v", err)
-		}
-		return out, nil
-	case "concat":
-		if len(c.Args) != 2 && len(c.Args) != 3 {
-			return nil, errAt(c, "concat takes (a, b[, axis]), got %d arguments", len(c.Args))
-		}
-		x, err := g.eval(c.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		y, err := g.eval(c.Args[1])
-		if err != nil {
-			return nil, err
-		}
-		axis := int64(0)
-		if len(c.Args) == 3 {
-			if axis, err = g.evalInt(c.Args[2]); err != nil {
-				return nil, err
-			}
-		}
-		out, err := Concat(x, y, int(axis))
-		if err != nil {
-			return nil, errAt(c, "%v", err)
-		}
-		return out, nil
-	case "file":
-		if len(c.Args) != 1 {
-			return nil, errAt(c, "file takes one string argument")
-		}
-		s, ok := c.Args[0].(*asm.Str)
-		if !ok {
-			return nil, errAt(c.Args[0], "file takes a string: file(\"x.npy\")")
-		}
-		if g.readFile == nil {
-			return nil, errAt(c, "cannot read files here")
-		}
-		a, err := g.readFile(s.Val)
-		if err != nil {
-			return nil, wrapAt(c, err)
-		}
-		return a, nil
+		b[i] = int(v)
 	}
-	return nil, errAt(c, "unknown golden function %s (known: %v)", c.Fn, GoldenFuncs)
+	out, err := Slice(a, b[0], b[1], b[2], b[3])
+	if err != nil {
+		return nil, errAt(c, "%v", err)
+	}
+	return out, nil
+}
+
+func (g *golden) concat(c *asm.Call) (*Array, error) {
+	x, err := g.eval(c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	y, err := g.eval(c.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	axis := int64(0)
+	if len(c.Args) == 3 {
+		if axis, err = g.evalInt(c.Args[2]); err != nil {
+			return nil, err
+		}
+	}
+	out, err := Concat(x, y, int(axis))
+	if err != nil {
+		return nil, errAt(c, "%v", err)
+	}
+	return out, nil
+}
+
+func (g *golden) file(c *asm.Call) (*Array, error) {
+	s, ok := c.Args[0].(*asm.Str)
+	if !ok {
+		return nil, errAt(c.Args[0], "file takes a string: file(\"x.npy\")")
+	}
+	if g.readFile == nil {
+		return nil, errAt(c, "cannot read files here")
+	}
+	a, err := g.readFile(s.Val)
+	if err != nil {
+		return nil, wrapAt(c, err)
+	}
+	return a, nil
 }
 
 // cast(a, dtype[, mode]) rounds every element to dtype.
 func (g *golden) cast(c *asm.Call) (*Array, error) {
-	if len(c.Args) != 2 && len(c.Args) != 3 {
-		return nil, errAt(c, "cast takes (a, dtype[, rounding]), got %d arguments", len(c.Args))
-	}
 	a, err := g.eval(c.Args[0])
 	if err != nil {
 		return nil, err
@@ -578,38 +717,81 @@ func Concat(x, y *Array, axis int) (*Array, error) {
 	return out, nil
 }
 
-// Compare checks got against want element by element: an element passes when
-// |got − want| ≤ tol · max(1, |want|), i.e. an absolute tolerance for values up to
-// 1 and a relative one above (the shape of pto-isa's ResultCmp). Equal values
-// pass (so matching infinities do); a NaN in got, or in want alone, fails.
-// Arrays of different element counts fail with firstBad 0. maxAbsErr is the
-// largest |got − want| seen (+Inf for NaN or infinite mismatches); firstBad is
-// the flat index of the first failing element, or −1.
-func Compare(got, want *Array, tol float64) (ok bool, maxAbsErr float64, firstBad int) {
+// Tolerance bounds |got − want| for one element: Tol·max(1, |want|) + ATol +
+// RTol·|want|. A check sets Tol (`tol T`: absolute for values up to 1, relative
+// above, the shape of pto-isa's ResultCmp) or RTol and ATol (`rtol R atol A`:
+// numpy's allclose, |got − want| ≤ A + R·|want|), never both; the zero value is
+// an exact comparison.
+type Tolerance struct {
+	Tol, RTol, ATol float64
+}
+
+// Bound is the largest |got − want| that passes at want.
+func (t Tolerance) Bound(want float64) float64 {
+	w := math.Abs(want)
+	return t.Tol*math.Max(1, w) + t.ATol + t.RTol*w
+}
+
+func (t Tolerance) String() string {
+	switch {
+	case t.Tol != 0:
+		return fmt.Sprintf("tol %g", t.Tol)
+	case t.RTol != 0 || t.ATol != 0:
+		return fmt.Sprintf("rtol %g atol %g", t.RTol, t.ATol)
+	}
+	return "exact"
+}
+
+// Passes reports whether got is within tolerance of want. Equal values pass
+// (so matching infinities do); a NaN in got, or in want alone, fails (numpy's
+// allclose with equal_nan=False).
+func (t Tolerance) Passes(got, want float64) bool {
+	if got == want {
+		return true
+	}
+	return math.Abs(got-want) <= t.Bound(want) // false for any NaN
+}
+
+// Compare checks got against want element by element under tol. Arrays of
+// different element counts fail with firstBad 0. maxAbsErr is the largest
+// |got − want| seen (+Inf for NaN or infinite mismatches); firstBad is the flat
+// index of the first failing element, or −1.
+func Compare(got, want *Array, tol Tolerance) (ok bool, maxAbsErr float64, firstBad int) {
 	if len(got.Data) != len(want.Data) {
 		return false, math.Inf(1), 0
 	}
 	firstBad = -1
 	for i, g := range got.Data {
 		w := want.Data[i]
-		var d float64
-		bad := false
-		switch {
-		case g != g:
-			d, bad = math.Inf(1), true
-		case g == w:
+		if g == w {
 			continue
-		default:
-			d = math.Abs(g - w)
-			if d != d { // w is NaN
-				d = math.Inf(1)
-			}
-			bad = !(d <= tol*math.Max(1, math.Abs(w)))
+		}
+		d := math.Abs(g - w)
+		if d != d { // a NaN on either side
+			d = math.Inf(1)
 		}
 		maxAbsErr = math.Max(maxAbsErr, d)
-		if bad && firstBad < 0 {
+		if !tol.Passes(g, w) && firstBad < 0 {
 			firstBad = i
 		}
 	}
 	return firstBad < 0, maxAbsErr, firstBad
 }
+
+// CannotFail reports whether a constant output of v (0: a kernel that wrote
+// zeros or nothing into a zeroed tensor; the poison value: a kernel that never
+// wrote) would pass the check of want under tol. Such a check cannot tell a
+// wrong kernel from a right one: every expected value is within tolerance of v.
+// An empty want cannot fail either.
+func CannotFail(want *Array, tol Tolerance, v float64) bool {
+	for _, w := range want.Data {
+		if !tol.Passes(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// PoisonValue is what a never-written element of dt reads as: NaN for the
+// float dtypes, the 0x7F… sentinel for integers (PoisonBits).
+func PoisonValue(dt asm.DType) float64 { return Decode(dt, PoisonBits(dt)) }

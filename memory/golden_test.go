@@ -97,6 +97,22 @@ func TestEvalGolden(t *testing.T) {
 		{"file", call("file", str("c.npy")), arr([]int{2}, 7, 8)},
 		{"rank", refRank("W", 3), arr([]int{1, 2}, 3, 6)},
 		{"const", name("M"), arr([]int{}, 2)},
+		{"rsqrt recip", call("recip", call("rsqrt", ref("S"))), arr([]int{2}, 2, 3)},
+		{"sigmoid", call("sigmoid", ref("X")), arr([]int{2, 2}, 1/(1+math.Exp(2)), 1/(1+math.Exp(-1)), 1/(1+math.Exp(-0.5)), 1/(1+math.Exp(0.25)))},
+		{"tanh", call("tanh", fnum(0.5)), arr([]int{}, math.Tanh(0.5))},
+		{"silu", call("silu", fnum(-3)), arr([]int{}, -3/(1+math.Exp(3)))},
+		{"rowsum", call("rowsum", ref("A")), arr([]int{2, 1}, 6, 15)},
+		{"rowmax", call("rowmax", ref("X")), arr([]int{2, 1}, 1, 0.5)},
+		{"rowmin", call("rowmin", ref("X")), arr([]int{2, 1}, -2, -0.25)},
+		{"rowmean", call("rowmean", ref("A")), arr([]int{2, 1}, 2, 5)},
+		{"rowsum 1-D", call("rowsum", ref("S")), arr([]int{1}, 13)},
+		{"colsum", call("colsum", ref("A")), arr([]int{1, 3}, 5, 7, 9)},
+		{"colmax", call("colmax", ref("A")), arr([]int{1, 3}, 4, 5, 6)},
+		{"colmin", call("colmin", ref("X")), arr([]int{1, 2}, -2, -0.25)},
+		{"colmean", call("colmean", ref("A")), arr([]int{1, 3}, 2.5, 3.5, 4.5)},
+		{"sum mean", bin("+", call("sum", ref("A")), call("mean", ref("A"))), arr([]int{}, 24.5)},
+		{"normalise rows", bin("/", ref("A"), call("rowsum", ref("A"))), arr([]int{2, 3}, 1.0/6, 2.0/6, 3.0/6, 4.0/15, 5.0/15, 6.0/15)},
+		{"softmax", call("softmax", ref("R")), arr([]int{1, 3}, 1/(1+math.Exp(10)+math.Exp(20)), math.Exp(10)/(1+math.Exp(10)+math.Exp(20)), math.Exp(20)/(1+math.Exp(10)+math.Exp(20)))},
 		{"paren unary", &asm.Paren{X: &asm.Unary{Op: "-", X: ref("R")}}, arr([]int{1, 3}, -10, -20, -30)},
 	}
 	lookup, consts, files := testEnv()
@@ -137,6 +153,9 @@ func TestEvalGoldenErrors(t *testing.T) {
 		{"bad op", bin("<<", ref("A"), num(1)), nil, "not defined on tensors"},
 		{"div zero", call("slice", ref("A"), bin("/", num(1), num(0)), num(1), num(0), num(1)), nil, "division by zero"},
 		{"concat axis", call("concat", ref("A"), ref("A"), num(2)), nil, "out of range"},
+		{"colsum of a vector", call("colsum", ref("S")), nil, "rank ≥ 2"},
+		{"softmax of a scalar", call("softmax", num(1)), nil, "rank ≥ 1"},
+		{"cast arity", call("cast", ref("A")), nil, "cast takes 2 or 3 arguments"},
 	}
 	for _, tc := range tests {
 		_, err := EvalGolden(tc.e, lookup, consts, files)
@@ -162,25 +181,93 @@ func TestCompare(t *testing.T) {
 	tests := []struct {
 		name      string
 		got, want []float64
-		tol       float64
+		tol       Tolerance
 		ok        bool
 		maxErr    float64
 		firstBad  int
 	}{
-		{"exact", []float64{1, 2}, []float64{1, 2}, 0, true, 0, -1},
-		{"abs tol", []float64{0.5005}, []float64{0.5}, 1e-3, true, 0.0005, -1},
-		{"rel tol", []float64{1000.5}, []float64{1000}, 1e-3, true, 0.5, -1},
-		{"too far", []float64{1, 2.1, 3.5}, []float64{1, 2, 3}, 1e-3, false, 0.5, 1},
-		{"nan got", []float64{nan}, []float64{nan}, 1, false, inf, 0},
-		{"nan want", []float64{1}, []float64{nan}, 1, false, inf, 0},
-		{"inf equal", []float64{inf}, []float64{inf}, 0, true, 0, -1},
-		{"inf vs big", []float64{inf}, []float64{1e30}, 1e-3, false, inf, 0},
-		{"size", []float64{1}, []float64{1, 2}, 0, false, inf, 0},
+		{"exact", []float64{1, 2}, []float64{1, 2}, Tolerance{}, true, 0, -1},
+		{"abs tol", []float64{0.5005}, []float64{0.5}, Tolerance{Tol: 1e-3}, true, 0.0005, -1},
+		{"rel tol", []float64{1000.5}, []float64{1000}, Tolerance{Tol: 1e-3}, true, 0.5, -1},
+		{"too far", []float64{1, 2.1, 3.5}, []float64{1, 2, 3}, Tolerance{Tol: 1e-3}, false, 0.5, 1},
+		{"nan got", []float64{nan}, []float64{nan}, Tolerance{Tol: 1}, false, inf, 0},
+		{"nan want", []float64{1}, []float64{nan}, Tolerance{Tol: 1}, false, inf, 0},
+		{"inf equal", []float64{inf}, []float64{inf}, Tolerance{}, true, 0, -1},
+		{"inf vs big", []float64{inf}, []float64{1e30}, Tolerance{Tol: 1e-3}, false, inf, 0},
+		{"size", []float64{1}, []float64{1}, Tolerance{}, true, 0, -1},
+		// allclose: |got − want| ≤ atol + rtol·|want|.
+		{"rtol small values", []float64{0.0101}, []float64{0.01}, Tolerance{RTol: 1e-2}, true, 0.0001, -1},
+		{"rtol zero got", []float64{0, 0}, []float64{0.01, 0.02}, Tolerance{RTol: 1e-2}, false, 0.02, 0},
+		{"tol zero got", []float64{0, 0}, []float64{0.01, 0.002}, Tolerance{Tol: 1e-2}, true, 0.01, -1},
+		{"atol only", []float64{1e-6}, []float64{0}, Tolerance{ATol: 1e-5}, true, 1e-6, -1},
+		{"atol plus rtol", []float64{1.0021}, []float64{1}, Tolerance{RTol: 2e-3, ATol: 1e-4}, true, 0.0021, -1},
+		{"atol plus rtol over", []float64{1.0022}, []float64{1}, Tolerance{RTol: 2e-3, ATol: 1e-4}, false, 0.0022, 0},
 	}
 	for _, tc := range tests {
 		ok, m, fb := Compare(arr(nil, tc.got...), arr(nil, tc.want...), tc.tol)
 		if ok != tc.ok || math.Abs(m-tc.maxErr) > 1e-9 && m != tc.maxErr || fb != tc.firstBad {
 			t.Errorf("%s: Compare = %v, %v, %d; want %v, %v, %d", tc.name, ok, m, fb, tc.ok, tc.maxErr, tc.firstBad)
+		}
+	}
+}
+
+func TestCompareSize(t *testing.T) {
+	if ok, _, fb := Compare(arr(nil, 1), arr(nil, 1, 2), Tolerance{}); ok || fb != 0 {
+		t.Errorf("different sizes: ok %v firstBad %d", ok, fb)
+	}
+}
+
+// TestCannotFail: a check whose expected values all sit within tolerance of 0
+// (or of the poison value) passes a kernel that wrote nothing useful.
+func TestCannotFail(t *testing.T) {
+	soft := NewArray(4, 128)
+	for i := range soft.Data {
+		soft.Data[i] = 1.0 / 128
+	}
+	tests := []struct {
+		name string
+		want *Array
+		tol  Tolerance
+		v    float64
+		yes  bool
+	}{
+		{"softmax rows under tol 1e-2", soft, Tolerance{Tol: 1e-2}, 0, true},
+		{"softmax rows under rtol 1e-2", soft, Tolerance{RTol: 1e-2}, 0, false},
+		{"softmax rows under atol 1e-2", soft, Tolerance{ATol: 1e-2}, 0, true},
+		{"one large value", arr(nil, 0.001, 5), Tolerance{Tol: 1e-2}, 0, false},
+		{"NaN poison never passes", soft, Tolerance{Tol: 1}, math.NaN(), false},
+		{"integer poison", arr(nil, 127, 126.5), Tolerance{ATol: 1}, 127, true},
+	}
+	for _, tc := range tests {
+		if got := CannotFail(tc.want, tc.tol, tc.v); got != tc.yes {
+			t.Errorf("%s: CannotFail = %v, want %v", tc.name, got, tc.yes)
+		}
+	}
+}
+
+func TestPoisonValue(t *testing.T) {
+	if v := PoisonValue(asm.F32); !math.IsNaN(v) {
+		t.Errorf("f32 poison reads %g, want NaN", v)
+	}
+	if v := PoisonValue(asm.I8); v != 127 {
+		t.Errorf("i8 poison reads %g, want 127", v)
+	}
+	if v := PoisonValue(asm.I32); v != math.MaxInt32 {
+		t.Errorf("i32 poison reads %g, want %d", v, math.MaxInt32)
+	}
+}
+
+// TestGoldenTable: the evaluator implements exactly the assembler's table, so
+// nothing assembles and then fails to evaluate, or the reverse.
+func TestGoldenTable(t *testing.T) {
+	for _, f := range asm.GoldenFuncs() {
+		if goldenImpls[f.Name] == nil {
+			t.Errorf("%s is in asm's golden table but EvalGolden does not implement it", f.Name)
+		}
+	}
+	for name := range goldenImpls {
+		if _, ok := asm.LookupGoldenFunc(name); !ok {
+			t.Errorf("EvalGolden implements %s but asm's golden table lacks it (it would not assemble)", name)
 		}
 	}
 }

@@ -735,6 +735,12 @@ func (p *fastParser) expect() *expectDecl {
 		if p.accept("tol") {
 			o.Tol = p.expr()
 		}
+		if p.accept("rtol") {
+			o.RTol = p.expr()
+		}
+		if p.accept("atol") {
+			o.ATol = p.expr()
+		}
 		e.Output = o
 	}
 	e.EndPos = p.end()

@@ -331,6 +331,8 @@ type outputExp struct {
 	Target *gmRef `parser:"@@ '=='"`
 	Golden *expr  `parser:"@@"`
 	Tol    *expr  `parser:"( 'tol' @@ )?"`
+	RTol   *expr  `parser:"( 'rtol' @@ )?"`
+	ATol   *expr  `parser:"( 'atol' @@ )?"`
 }
 
 // expr is a flat operand/operator list; lower.go builds the tree by

@@ -541,6 +541,8 @@ func (l *lowerer) expect(e *expectDecl) *asm.Expect {
 		out.Target = l.gmRef(e.Output.Target)
 		out.Golden = l.expr(e.Output.Golden)
 		out.Tol = l.expr(e.Output.Tol)
+		out.RTol = l.expr(e.Output.RTol)
+		out.ATol = l.expr(e.Output.ATol)
 	}
 	return out
 }
