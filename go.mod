@@ -6,8 +6,12 @@ require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/google/go-cmp v0.7.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/x448/float16 v0.8.4
 	golang.org/x/term v0.47.0
 )
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)

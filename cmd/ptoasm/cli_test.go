@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/sarifcheck"
 )
 
 var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") != "", "rewrite testdata/*.golden")
@@ -337,6 +338,9 @@ func TestLintFormats(t *testing.T) {
 	if s.Version != "2.1.0" || len(s.Runs) != 1 || errs != 3 {
 		t.Errorf("sarif: version %q, %d runs, %d error results, want 2.1.0 with 3:\n%s", s.Version, len(s.Runs), errs, out)
 	}
+	if err := sarifcheck.Validate([]byte(out)); err != nil {
+		t.Errorf("lint --format sarif is not valid SARIF for code scanning:\n%v", err)
+	}
 
 	// A clean program: exit 0, and JSON with an empty list.
 	code, out, _ = runCLI("lint", "--format", "json", "gemm_db")
@@ -415,5 +419,51 @@ func TestCPUProfile(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof")
 	if code, _, errOut := runCLI("run", "gemm_db", "--cpuprofile", bad); code != 2 || !strings.Contains(errOut, "no such file") {
 		t.Errorf("unwritable --cpuprofile: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A file that does not assemble still gets a SARIF log, with its errors as
+// results, and the exit status of bad input.
+func TestLintSARIFAssemblyErrors(t *testing.T) {
+	file := manyErrors
+	code, out, stderr := runCLI("lint", "--format", "sarif", file)
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr, "error:") {
+		t.Errorf("stderr lacks the errors: %s", stderr)
+	}
+	if err := sarifcheck.Validate([]byte(out)); err != nil {
+		t.Fatalf("not valid SARIF for code scanning:\n%v\n%s", err, out)
+	}
+	var s struct {
+		Runs []struct {
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(stderr, ": error: ")
+	if len(s.Runs) != 1 || len(s.Runs[0].Results) < n || n == 0 {
+		t.Fatalf("%d errors on stderr, SARIF %+v", n, s)
+	}
+	for _, r := range s.Runs[0].Results {
+		loc := r.Locations[0].PhysicalLocation
+		if r.RuleID != "assembly" || !strings.HasSuffix(loc.ArtifactLocation.URI, "many.pto") || loc.Region.StartLine < 1 {
+			t.Errorf("result %+v", r)
+		}
+	}
+	// Text and JSON formats print no log: the errors are on stderr.
+	if code, out, _ := runCLI("lint", file); code != 2 || out != "" {
+		t.Errorf("lint (text): exit %d, stdout %q", code, out)
 	}
 }

@@ -21,8 +21,16 @@ type lintCmd struct {
 }
 
 func (c *lintCmd) Run(e *env) error {
-	obj, _, err := assemble(e, c.File, c.defineFlags)
+	obj, diags, src, err := assembleDiags(e, c.File, c.defineFlags)
+	sarifTool := hazard.SARIFTool{Name: "ptoasm", Version: version, Main: src.main}
 	if err != nil {
+		if c.Format == "sarif" && diags.HasErrors() {
+			// Code scanning shows a file that does not assemble through
+			// its errors; the exit status stays 2.
+			if werr := hazard.WriteSARIF(e.stdout, nil, diags, sarifTool); werr != nil {
+				return werr
+			}
+		}
 		return err
 	}
 	opt := hazard.Options{}
@@ -57,7 +65,7 @@ func (c *lintCmd) Run(e *env) error {
 	case "json":
 		err = hazard.WriteJSON(e.stdout, findings)
 	case "sarif":
-		err = hazard.WriteSARIF(e.stdout, findings, "ptoasm "+version)
+		err = hazard.WriteSARIF(e.stdout, findings, diags, sarifTool)
 	default:
 		hazard.WriteText(e.stdout, findings, obj.Sources)
 		switch {

@@ -82,13 +82,20 @@ func (d defineFlags) defines() ([]asm.Define, error) {
 // assemble loads, parses and assembles a program, printing every diagnostic to
 // stderr. A nil Object means bad input (exit 2).
 func assemble(e *env, file string, d defineFlags) (*asm.Object, source, error) {
+	obj, _, src, err := assembleDiags(e, file, d)
+	return obj, src, err
+}
+
+// assembleDiags is assemble that also returns the diagnostics, for reports
+// that carry them (lint --format sarif).
+func assembleDiags(e *env, file string, d defineFlags) (*asm.Object, asm.ErrorList, source, error) {
 	src, err := resolve(file)
 	if err != nil {
-		return nil, src, err
+		return nil, nil, src, err
 	}
 	defs, err := d.defines()
 	if err != nil {
-		return nil, src, err
+		return nil, nil, src, err
 	}
 	srcs := asm.Sources{}
 	obj, errs := asm.Assemble(src.frontend(srcs), src.main, defs)
@@ -96,7 +103,7 @@ func assemble(e *env, file string, d defineFlags) (*asm.Object, source, error) {
 		errs.Fprint(e.stderr, srcs)
 	}
 	if errs.HasErrors() || obj == nil {
-		return nil, src, exitError{2}
+		return nil, errs, src, exitError{2}
 	}
-	return obj, src, nil
+	return obj, errs, src, nil
 }

@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/sarifcheck"
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/parser"
 )
 
 func golden(t *testing.T, name string, got []byte) {
@@ -77,22 +80,101 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteSARIF(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteSARIF(&b, reportFindings(), "ptoasm"); err != nil {
+	tool := SARIFTool{Name: "ptoasm", Version: "1.0.0", Main: "t.pto"}
+	if err := WriteSARIF(&b, reportFindings(), nil, tool); err != nil {
 		t.Fatal(err)
 	}
-	var v map[string]any
-	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
-		t.Fatal(err)
-	}
-	if v["version"] != "2.1.0" {
-		t.Errorf("version %v", v["version"])
+	if err := sarifcheck.Validate(b.Bytes()); err != nil {
+		t.Errorf("the log of findings is not valid SARIF for code scanning:\n%v", err)
 	}
 	golden(t, "report.sarif", b.Bytes())
 	// An empty report is still a valid log with an empty results array.
 	b.Reset()
-	if err := WriteSARIF(&b, nil, "ptoasm"); err != nil || !strings.Contains(b.String(), `"results": []`) {
+	if err := WriteSARIF(&b, nil, nil, tool); err != nil || !strings.Contains(b.String(), `"results": []`) {
 		t.Errorf("empty: %v %s", err, b.String())
 	}
+	if err := sarifcheck.Validate(b.Bytes()); err != nil {
+		t.Errorf("the empty log: %v", err)
+	}
+}
+
+// A file that does not assemble still gets a log: its diagnostics are the
+// results, so code scanning shows them.
+func TestWriteSARIFDiagnostics(t *testing.T) {
+	src := []byte("const N = 4\nkernel k : aiv {\n    tadd %x, \n}\nexpect @Q == rowsums(@Q)\n")
+	_, errs := parser.ParseFile("bad.pto", src)
+	if !errs.HasErrors() {
+		t.Fatal("the fixture parses")
+	}
+	errs = append(errs, &asm.Diagnostic{
+		Span: asm.Span{Pos: asm.Pos{File: "bad.pto", Line: 5, Col: 14}}, Severity: asm.SevError, Msg: "unknown golden function rowsums",
+		Notes: []*asm.Diagnostic{{Span: asm.Span{Pos: asm.Pos{File: "bad.pto", Line: 5, Col: 8}}, Severity: asm.SevNote, Msg: "in this check"}},
+	})
+	var b bytes.Buffer
+	if err := WriteSARIF(&b, nil, errs, SARIFTool{Name: "ptoasm", Version: "dev", Main: "bad.pto"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sarifcheck.Validate(b.Bytes()); err != nil {
+		t.Errorf("the log of a syntax error is not valid SARIF for code scanning:\n%v", err)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID  string `json:"ruleId"`
+				Level   string `json:"level"`
+				Message struct{ Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	rs := log.Runs[0].Results
+	if len(rs) != len(errs) {
+		t.Fatalf("%d results for %d diagnostics", len(rs), len(errs))
+	}
+	for i, r := range rs {
+		if r.RuleID != "assembly" || r.Level != "error" || r.Message.Text != errs[i].Msg {
+			t.Errorf("result %d: %+v, want the diagnostic %q", i, r, errs[i].Msg)
+		}
+	}
+}
+
+// TestSARIFHelpAnchors: each rule's helpUri points at a heading that exists.
+func TestSARIFHelpAnchors(t *testing.T) {
+	anchors := map[string]bool{}
+	for _, doc := range []string{"hazards.md", "language.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchors[doc] = true
+		for _, line := range strings.Split(string(b), "\n") {
+			if h, ok := strings.CutPrefix(line, "#"); ok {
+				anchors[doc+"#"+githubSlug(strings.TrimLeft(h, "# "))] = true
+			}
+		}
+	}
+	for kind, d := range ruleDocs {
+		if !anchors[d.doc] {
+			t.Errorf("%s: %s names no heading of docs/", kind, d.doc)
+		}
+	}
+}
+
+// githubSlug is GitHub's heading anchor: lower case, punctuation other than
+// '-' and '_' dropped, spaces to '-'.
+func githubSlug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // Same input, same bytes.
