@@ -17,10 +17,6 @@ type jw struct {
 	w   *bufio.Writer
 	buf []byte
 	n   int // events written, for commas
-	// tsScale converts cycles to microseconds; prec is the number of decimals.
-	tsScale float64
-	prec    int
-	pow     float64 // 10^prec
 }
 
 func (j *jw) str(s string) {
@@ -64,37 +60,14 @@ func (j *jw) int(v int64) {
 	j.w.Write(j.buf)
 }
 
-// units converts a cycle to integer units of 10^-prec µs, so that a slice's
-// start plus its duration is exactly its end in the decimal text and adjacent
-// slices never overlap by a rounding error.
-func (j *jw) units(cycle int64) int64 {
-	return int64(math.Round(float64(cycle) * j.tsScale * j.pow))
-}
-
-// fixed writes integer units as a decimal with prec digits after the point.
-func (j *jw) fixed(u int64) {
-	b := j.buf[:0]
-	if u < 0 {
-		b = append(b, '-')
-		u = -u
-	}
-	digits := strconv.AppendInt(nil, u, 10)
-	if j.prec > 0 {
-		for len(digits) <= j.prec {
-			digits = append([]byte{'0'}, digits...)
-		}
-		k := len(digits) - j.prec
-		b = append(b, digits[:k]...)
-		b = append(b, '.')
-		b = append(b, digits[k:]...)
-	} else {
-		b = append(b, digits...)
-	}
-	j.buf = b
-	j.w.Write(b)
-}
-
-func (j *jw) ts(cycle int64) { j.fixed(j.units(cycle)) }
+// ts writes a cycle as a trace timestamp: one cycle is one trace
+// microsecond, an integer. Any importer turns an integer into its own unit
+// exactly (Perfetto: ×1000 into int64 ns), so a slice's start plus its
+// duration is exactly its end and slices that nest in cycles nest in the
+// importer too; a fractional microsecond (the real time of a 0.54 ns cycle)
+// is rounded to whole ns separately for start and duration, and Perfetto
+// drops the slices that then overlap partly.
+func (j *jw) ts(cycle int64) { j.int(cycle) }
 
 // begin opens one event object with its phase, pid and tid.
 func (j *jw) begin(ph string, pid, tid int) {
@@ -151,21 +124,11 @@ func (r *Recorder) places() places {
 	return ps
 }
 
-// tsFormat picks the cycle → µs scale and enough decimals to tell cycles
-// apart (a hundredth of a cycle). clockHz <= 0 writes one cycle as one µs.
-func tsFormat(clockHz float64) (scale float64, prec int) {
-	if clockHz <= 0 || math.IsInf(clockHz, 0) || math.IsNaN(clockHz) {
-		return 1, 0
-	}
-	scale = 1e6 / clockHz
-	prec = int(math.Ceil(math.Log10(clockHz/1e6))) + 2
-	return scale, min(max(prec, 0), 12)
-}
-
 // WriteChrome writes the trace in Chrome trace-event JSON (the object form),
-// which ui.perfetto.dev and chrome://tracing open. Timestamps are
-// microseconds at clockHz (pass Profile.ClockHz); clockHz <= 0 writes cycles
-// as microseconds. Each rank×core is a process ("r0.aic3"), each pipe a
+// which ui.perfetto.dev and chrome://tracing open. Timestamps are cycles,
+// written as integer microseconds (one cycle = 1 µs in the viewer); clockHz
+// (pass Profile.ClockHz) goes into otherData for converting to real time.
+// Each rank×core is a process ("r0.aic3"), each pipe a
 // thread; every instruction is an X slice; set_flag→wait_flag,
 // ffts_set→ffts_wait and tnotify→twait are flow arrows (s/f pairs bound to
 // the enclosing slices); stalls are slices named after what they waited for;
@@ -175,21 +138,24 @@ func tsFormat(clockHz float64) (scale float64, prec int) {
 func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	j := &jw{w: bw}
-	j.tsScale, j.prec = tsFormat(clockHz)
-	j.pow = math.Pow10(j.prec)
 	order := r.order()
 	ends := r.nestedEnds(order)
 	fi := r.flowIndex()
 	ps := r.places()
 
-	j.raw(`{"displayTimeUnit":"ns","otherData":{"generator":"ptoasm trace","clock_hz":`)
-	j.buf = strconv.AppendFloat(j.buf[:0], clockHz, 'g', -1, 64)
-	j.w.Write(j.buf)
-	j.raw(`,"time_unit":`)
-	if clockHz > 0 {
-		j.str("microseconds at clock_hz")
+	// No displayTimeUnit: some Perfetto versions read it as the unit of ts,
+	// which would make the same file mean different times in different
+	// viewers.
+	j.raw(`{"otherData":{"generator":"ptoasm trace","time_unit":"1 us in the trace = 1 cycle","clock_hz":`)
+	valid := clockHz > 0 && !math.IsInf(clockHz, 0)
+	if valid {
+		j.buf = strconv.AppendFloat(j.buf[:0], clockHz, 'g', -1, 64)
+		j.w.Write(j.buf)
+		j.raw(`,"ns_per_cycle":`)
+		j.buf = strconv.AppendFloat(j.buf[:0], 1e9/clockHz, 'g', -1, 64)
+		j.w.Write(j.buf)
 	} else {
-		j.str("1 us = 1 cycle")
+		j.raw("null")
 	}
 	j.raw("},\n\"traceEvents\":[\n")
 
@@ -247,7 +213,7 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 		j.raw(`,"ts":`)
 		j.ts(rec.start)
 		j.raw(`,"dur":`)
-		j.fixed(j.units(ends[i]) - j.units(rec.start))
+		j.int(ends[i] - rec.start)
 		r.writeArgs(j, rec, ends[i])
 		j.raw("}")
 		// Flow ends right after their slice, at its start, so that the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,7 @@ func TestChromeStructure(t *testing.T) {
 		{"gemm_db", []string{"flag"}, []string{"S", "MTE2", "MTE1", "M", "FIX"}, 1},
 		{"ffn_grid/unified_fixed", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "V", "MTE3"}, 1},
 		{"allgather_gemm", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "MTE3"}, 2},
+		{"softmax", []string{"flag"}, []string{"S", "MTE2", "V", "MTE3"}, 1},
 	} {
 		t.Run(tc.prog, func(t *testing.T) {
 			b, _ := chromeBytes(t, tc.prog)
@@ -83,8 +85,11 @@ func TestChromeStructure(t *testing.T) {
 					threads[[2]int{e.Pid, e.Tid}] = a.Name
 				}
 			}
-			type slice struct{ ts, end float64 }
-			perThread := map[[2]int][]slice{}
+			// Times as Perfetto stores them: int64 ns, start and duration
+			// converted separately (llround of µs×1000; older versions
+			// truncate, so both are checked).
+			type slice struct{ ts, end int64 }
+			perThread := map[[3]int][]slice{}
 			starts, ends := map[int]int{}, map[int]int{}
 			flowNames := map[string]bool{}
 			nX := 0
@@ -99,7 +104,10 @@ func TestChromeStructure(t *testing.T) {
 					if e.Ts == nil || e.Dur == nil || *e.Dur < 0 || e.Name == "" {
 						t.Fatalf("bad slice %+v", e)
 					}
-					perThread[key] = append(perThread[key], slice{*e.Ts, *e.Ts + *e.Dur})
+					for c, ns := range []func(float64) int64{perfettoNs, truncNs} {
+						k3 := [3]int{e.Pid, e.Tid, c}
+						perThread[k3] = append(perThread[k3], slice{ns(*e.Ts), ns(*e.Ts) + ns(*e.Dur)})
+					}
 				case "s":
 					starts[e.ID]++
 					flowNames[e.Name] = true
@@ -148,20 +156,22 @@ func TestChromeStructure(t *testing.T) {
 			if len(rankSeen) != tc.ranks {
 				t.Errorf("processes of %d ranks, want %d", len(rankSeen), tc.ranks)
 			}
-			// Slices on one thread nest or are disjoint.
-			for key, ss := range perThread {
+			// Slices on one thread nest or are disjoint, in whole ns: none
+			// overlaps another partly, which Perfetto would drop.
+			for k3, ss := range perThread {
+				key := [2]int{k3[0], k3[1]}
 				sort.SliceStable(ss, func(i, j int) bool {
 					if ss[i].ts != ss[j].ts {
 						return ss[i].ts < ss[j].ts
 					}
 					return ss[i].end > ss[j].end
 				})
-				var stack []float64
+				var stack []int64
 				for _, s := range ss {
-					for len(stack) > 0 && stack[len(stack)-1] <= s.ts+1e-9 {
+					for len(stack) > 0 && stack[len(stack)-1] <= s.ts {
 						stack = stack[:len(stack)-1]
 					}
-					if len(stack) > 0 && s.end > stack[len(stack)-1]+1e-9 {
+					if len(stack) > 0 && s.end > stack[len(stack)-1] {
 						t.Fatalf("%s %s: slice [%v,%v] overlaps its parent ending at %v", procs[key[0]], threads[key], s.ts, s.end, stack[len(stack)-1])
 					}
 					stack = append(stack, s.end)
@@ -171,6 +181,11 @@ func TestChromeStructure(t *testing.T) {
 	}
 }
 
+// perfettoNs and truncNs are Perfetto's JSON importer's µs → ns: llround in
+// current versions, truncation in older ones.
+func perfettoNs(us float64) int64 { return int64(math.Round(us * 1000)) }
+func truncNs(us float64) int64    { return int64(us * 1000) }
+
 func TestChromeDeterministic(t *testing.T) {
 	a, _ := chromeBytes(t, "ffn_grid/unified_fixed")
 	b, _ := chromeBytes(t, "ffn_grid/unified_fixed")
@@ -179,21 +194,37 @@ func TestChromeDeterministic(t *testing.T) {
 	}
 }
 
-func TestTimestampFormat(t *testing.T) {
-	for _, tc := range []struct {
-		hz    float64
-		scale float64
-		prec  int
-	}{
-		{0, 1, 0},
-		{-1, 1, 0},
-		{1e6, 1, 2},
-		{1.85e9, 1e6 / 1.85e9, 6},
-	} {
-		s, p := tsFormat(tc.hz)
-		if s != tc.scale || p != tc.prec {
-			t.Errorf("tsFormat(%g) = %g, %d; want %g, %d", tc.hz, s, p, tc.scale, tc.prec)
+// TestTimestampsExact: timestamps and durations are integer cycles (one
+// trace µs each) and the clock is in the metadata.
+func TestTimestampsExact(t *testing.T) {
+	b, _ := chromeBytes(t, "softmax")
+	var f struct {
+		TraceEvents []struct {
+			Ph  string          `json:"ph"`
+			Ts  json.RawMessage `json:"ts"`
+			Dur json.RawMessage `json:"dur"`
+		} `json:"traceEvents"`
+		OtherData       map[string]any `json:"otherData"`
+		DisplayTimeUnit *string        `json:"displayTimeUnit"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range f.TraceEvents {
+		for _, v := range []json.RawMessage{e.Ts, e.Dur} {
+			if v != nil && strings.ContainsAny(string(v), ".eE") {
+				t.Fatalf("%s event with a non-integer time %s", e.Ph, v)
+			}
 		}
+	}
+	if f.DisplayTimeUnit != nil {
+		t.Errorf("displayTimeUnit %q: some importers read it as the unit of ts", *f.DisplayTimeUnit)
+	}
+	if hz, _ := f.OtherData["clock_hz"].(float64); hz != 1.85e9 {
+		t.Errorf("otherData.clock_hz = %v", f.OtherData["clock_hz"])
+	}
+	if ns, _ := f.OtherData["ns_per_cycle"].(float64); math.Abs(ns-1e9/1.85e9) > 1e-12 {
+		t.Errorf("otherData.ns_per_cycle = %v", f.OtherData["ns_per_cycle"])
 	}
 }
 
