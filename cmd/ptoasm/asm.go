@@ -10,8 +10,8 @@ import (
 )
 
 type asmCmd struct {
-	File   string `arg:"" help:"Program file, or the short name of a program in programs/."`
-	Format string `enum:"text,json" default:"text" help:"Output format: text listing, or the syntax tree as JSON."`
+	File   string `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
+	Format string `enum:"text,json" default:"text" placeholder:"text|json" help:"Output format: ${enum} (text: the listing; json: the syntax tree)."`
 	defineFlags
 }
 
@@ -36,13 +36,13 @@ func (c *asmCmd) Run(e *env) error {
 }
 
 type fmtCmd struct {
-	File  string `arg:"" help:"Program file."`
+	File  string `arg:"" help:"Program file (- for standard input)."`
 	Write bool   `short:"w" help:"Write the result back to the file instead of printing it."`
 	Diff  bool   `short:"d" help:"Print a diff of the change instead of the result."`
 }
 
 func (c *fmtCmd) Run(e *env) error {
-	src, err := resolve(c.File)
+	src, err := resolve(e, c.File)
 	if err != nil {
 		return err
 	}
@@ -65,6 +65,9 @@ func (c *fmtCmd) Run(e *env) error {
 	case c.Write:
 		if src.embedded {
 			return fmt.Errorf("%s is an embedded program; fmt -w needs a file path", c.File)
+		}
+		if src.stdin != nil {
+			return fmt.Errorf("fmt -w -: standard input cannot be written back; fmt - prints the result")
 		}
 		if bytes.Equal(out.Bytes(), text) {
 			return nil

@@ -467,3 +467,76 @@ func TestLintSARIFAssemblyErrors(t *testing.T) {
 		t.Errorf("lint (text): exit %d, stdout %q", code, out)
 	}
 }
+
+// A program given as "-" is read from standard input by every command that
+// takes a file; diagnostics name it <stdin>.
+func TestStdinProgram(t *testing.T) {
+	vecAdd, err := os.ReadFile("../../programs/vec_add/vec_add.pto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	softmax, err := os.ReadFile("../../programs/softmax/softmax.pto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(stdin []byte, args ...string) (int, string, string) {
+		var o, e bytes.Buffer
+		code := realMainIO(args, bytes.NewReader(stdin), &o, &e)
+		return code, o.String(), e.String()
+	}
+	tests := []struct {
+		name   string
+		stdin  []byte
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"run", vecAdd, []string{"run", "-"}, 0, "ok   @Z", ""},
+		{"run json", softmax, []string{"run", "--format", "json", "-"}, 0, `"checks"`, ""},
+		{"lint", vecAdd, []string{"lint", "-"}, 0, "<stdin>: no hazards found", ""},
+		{"asm", vecAdd, []string{"asm", "-"}, 0, "vadd", ""},
+		{"fmt", vecAdd, []string{"fmt", "-"}, 0, "kernel vadd : aiv {", ""},
+		{"trace", vecAdd, []string{"trace", "--pipe", "MTE3", "-"}, 0, "tstore", ""},
+		{"sweep", vecAdd, []string{"sweep", "--timing-only", "-D", "BLOCKS=4,8", "-"}, 0, "BLOCKS=8", ""},
+		{"syntax error", []byte("kernel k : aiv {\n    tadd %x,\n}\n"), []string{"lint", "-"}, 2, "", "<stdin>:2:"},
+		{"sarif of a syntax error", []byte("kernel k : aiv {\n    tadd %x,\n}\n"), []string{"lint", "--format", "sarif", "-"}, 2, `"uri": "%3Cstdin%3E"`, ""},
+		{"fmt -w", vecAdd, []string{"fmt", "-w", "-"}, 2, "", "standard input cannot be written back"},
+		{"step without a script", vecAdd, []string{"step", "-"}, 2, "", "need --script"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstderr: %s", code, tc.code, errOut)
+			}
+			if !strings.Contains(out, tc.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tc.stdout, out)
+			}
+			if !strings.Contains(errOut, tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, errOut)
+			}
+		})
+	}
+	// The same program from a file and from standard input gives the same report.
+	_, fromFile, _ := runCLI("run", "--format", "json", "../../programs/vec_add/vec_add.pto")
+	_, fromStdin, _ := run(vecAdd, "run", "--format", "json", "-")
+	if fromFile != fromStdin {
+		t.Errorf("run - differs from run FILE:\n%s\n%s", fromStdin, fromFile)
+	}
+}
+
+// -h lists the values each --format takes.
+func TestHelpListsFormats(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"run":   "--format=text|json",
+		"lint":  "--format=text|json|sarif",
+		"asm":   "--format=text|json",
+		"sweep grid": "--format=text|json",
+	} {
+		_, out, _ := runCLI(append(strings.Fields(cmd), "-h")...)
+		if !strings.Contains(out, want) || !strings.Contains(out, strings.ReplaceAll(strings.TrimPrefix(want, "--format="), "|", ",")) {
+			t.Errorf("%s -h does not list the formats (%s):\n%s", cmd, want, out)
+		}
+	}
+}

@@ -11,8 +11,8 @@ import (
 )
 
 type lintCmd struct {
-	File     string `arg:"" help:"Program file, or the short name of a program in programs/."`
-	Format   string `enum:"text,json,sarif" default:"text" help:"Report format."`
+	File     string `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
+	Format   string `enum:"text,json,sarif" default:"text" placeholder:"text|json|sarif" help:"Report format: ${enum}."`
 	Suppress string `type:"existingfile" help:"Suppressions file: lines of 'KIND file:line', # comments."`
 	Static   bool   `help:"Only the static flag-balance pass; do not run the program."`
 	guardFlags

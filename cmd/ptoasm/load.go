@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/parser"
@@ -14,15 +16,48 @@ import (
 )
 
 // source says where a program's files come from: the file system, or the
-// programs embedded in the binary when FILE is a short name like allgather_gemm.
+// programs embedded in the binary when FILE is a short name like allgather_gemm,
+// or standard input for FILE "-" (its includes and data files are then read
+// relative to the working directory).
 type source struct {
 	main     string
 	embedded bool
+	stdin    []byte // the main file's text when FILE is "-"
 }
 
-// resolve turns a FILE argument into a source. A path that exists wins; otherwise a
-// short name of an embedded program.
-func resolve(arg string) (source, error) {
+// stdinName names standard input in diagnostics (file:line:col).
+const stdinName = "<stdin>"
+
+// stdinSrc is standard input, read whole the first time a command asks for
+// it: a sweep assembles the program once per point.
+type stdinSrc struct {
+	r    io.Reader
+	once sync.Once
+	data []byte
+	err  error
+}
+
+func (s *stdinSrc) bytes() ([]byte, error) {
+	if s == nil || s.r == nil {
+		return nil, fmt.Errorf("-: no standard input to read the program from")
+	}
+	s.once.Do(func() { s.data, s.err = io.ReadAll(s.r) })
+	if s.err != nil {
+		return nil, fmt.Errorf("-: reading standard input: %v", s.err)
+	}
+	return s.data, nil
+}
+
+// resolve turns a FILE argument into a source: "-" is standard input; else a
+// path that exists wins; otherwise a short name of an embedded program.
+func resolve(e *env, arg string) (source, error) {
+	if arg == "-" {
+		data, err := e.stdin.bytes()
+		if err != nil {
+			return source{}, err
+		}
+		return source{main: stdinName, stdin: data}, nil
+	}
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
 		return source{main: arg}, nil
 	}
@@ -33,6 +68,9 @@ func resolve(arg string) (source, error) {
 }
 
 func (s source) readFile(name string) ([]byte, error) {
+	if s.stdin != nil && name == s.main {
+		return s.stdin, nil
+	}
 	if s.embedded {
 		return fs.ReadFile(programs.FS, path.Clean(name))
 	}
@@ -89,7 +127,7 @@ func assemble(e *env, file string, d defineFlags) (*asm.Object, source, error) {
 // assembleDiags is assemble that also returns the diagnostics, for reports
 // that carry them (lint --format sarif).
 func assembleDiags(e *env, file string, d defineFlags) (*asm.Object, asm.ErrorList, source, error) {
-	src, err := resolve(file)
+	src, err := resolve(e, file)
 	if err != nil {
 		return nil, nil, src, err
 	}

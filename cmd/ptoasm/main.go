@@ -43,6 +43,7 @@ type cli struct {
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
+	stdin  *stdinSrc // a program given as "-"
 }
 
 func main() {
@@ -51,6 +52,11 @@ func main() {
 
 // realMain is main without the process exit, so tests can drive the CLI.
 func realMain(args []string, stdout, stderr io.Writer) (code int) {
+	return realMainIO(args, os.Stdin, stdout, stderr)
+}
+
+// realMainIO is realMain with standard input, for a program given as "-".
+func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	var c cli
 	exited := false
 	parser, err := kong.New(&c,
@@ -100,7 +106,7 @@ func realMain(args []string, stdout, stderr io.Writer) (code int) {
 			}
 		}()
 	}
-	err = ctx.Run(&env{stdout: stdout, stderr: stderr})
+	err = ctx.Run(&env{stdout: stdout, stderr: stderr, stdin: &stdinSrc{r: stdin}})
 	var ee exitError
 	switch {
 	case err == nil:

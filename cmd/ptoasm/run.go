@@ -45,8 +45,8 @@ func (p profileFlags) load() (*pipes.Profile, error) {
 }
 
 type runCmd struct {
-	File       string   `arg:"" help:"Program file, or the short name of a program in programs/."`
-	Format     string   `enum:"text,json" default:"text" help:"Report format."`
+	File       string   `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
+	Format     string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum}."`
 	TimingOnly bool     `help:"Skip data: time the program without computing values (for large shapes)."`
 	Input      []string `placeholder:"TENSOR[@RANK]=FILE" help:"Initial contents of a tensor from a .npy or .bin file (repeatable)."`
 	Output     []string `placeholder:"TENSOR[@RANK]=FILE.npy" help:"Write a tensor to a .npy file after the run (repeatable)."`

@@ -15,7 +15,7 @@ import (
 // stdin: on a terminal with line editing and history (golang.org/x/term),
 // otherwise line by line.
 type stepCmd struct {
-	File      string `arg:"" help:"Program file, or the short name of a program in programs/."`
+	File      string `arg:"" help:"Program file (- for standard input, with --script), or the short name of a program in programs/."`
 	Script    string `placeholder:"FILE" help:"Read commands from FILE (one a line, # comments) and echo each before its output."`
 	MaxCycles int64  `default:"0" help:"Stop with an error after this many cycles (0: the machine's default guard)."`
 	// The debugger's user stops a run with Ctrl-C, so it has no wall-clock
@@ -26,6 +26,10 @@ type stepCmd struct {
 }
 
 func (c *stepCmd) Run(e *env) error {
+	if c.File == "-" && c.Script == "" {
+		// Both would be read from standard input.
+		return fmt.Errorf("step -: the program is on standard input, so the commands need --script FILE")
+	}
 	obj, _, err := assemble(e, c.File, c.defineFlags)
 	if err != nil {
 		return err

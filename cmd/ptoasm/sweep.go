@@ -37,7 +37,7 @@ type sweepCmd struct {
 }
 
 type sweepGridCmd struct {
-	File          string   `arg:"" help:"Program file, or the short name of a program in programs/."`
+	File          string   `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
 	Set           []string `sep:"none" placeholder:"KEY=V1,V2,..." help:"Sweep one profile parameter over a list of values (repeatable; each is one axis of the grid)."`
 	Define        []string `sep:"none" short:"D" name:"define" placeholder:"NAME=V1,V2,..." help:"Sweep one constant over a list of values (repeatable; each is one axis). Commas inside parentheses do not split."`
 	Profile       string   `help:"Base timing profile file (default: the embedded a2a3 profile)." type:"existingfile"`
@@ -45,13 +45,15 @@ type sweepGridCmd struct {
 	MaxCycles     int64    `default:"0" help:"Stop a point with an error after this many cycles (0: the machine's default guard)."`
 	MaxIdleCycles int64    `default:"0" placeholder:"N" help:"Stop a point with an error after N cycles in which no pipe ran an instruction and nothing wrote GM (0: the default, 2^24; --max-idle-cycles=-1: no limit)."`
 	Jobs          int      `default:"0" help:"Points run in parallel (0: one per CPU). The output does not depend on it."`
-	Format        string   `enum:"text,json" default:"text" help:"Report format (a shard always writes JSON)."`
+	Format        string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum} (a shard always writes JSON)."`
 	Shard         string   `placeholder:"I/N" help:"Run only the points whose index modulo N is I (0 <= I < N) and write JSON for sweep merge."`
+
+	stdin *stdinSrc // the program when File is "-", read once for every point
 }
 
 type sweepMergeCmd struct {
 	Files  []string `arg:"" type:"existingfile" help:"Shard JSON files written by ptoasm sweep --shard."`
-	Format string   `enum:"text,json" default:"text" help:"Report format."`
+	Format string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum}."`
 }
 
 // sweepAxis is one dimension of the grid: a profile key (--set) or a constant (-D).
@@ -133,7 +135,10 @@ type sweepPoint struct {
 	Speedup *float64 `json:"speedup,omitempty"`
 	Overlap *float64 `json:"overlap_eff,omitempty"`
 	OK      bool     `json:"ok"`
-	Error   string   `json:"error,omitempty"`
+	// Skipped: the point's output checks did not run (--timing-only), so
+	// ok says only that nothing failed.
+	Skipped bool   `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // sweepReport is the JSON of a sweep, a shard or a merge. Everything that
@@ -271,9 +276,12 @@ func parseShard(s string) (i, n int, err error) {
 }
 
 func (c *sweepGridCmd) Run(e *env) error {
-	if _, err := resolve(c.File); err != nil {
+	if _, err := resolve(e, c.File); err != nil {
 		return err
 	}
+	// Every point assembles the program again; a program on standard
+	// input was read once by resolve and is shared.
+	c.stdin = e.stdin
 	base, err := profileFlags{Profile: c.Profile}.load()
 	if err != nil {
 		return err
@@ -347,7 +355,7 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 	}
 	// Diagnostics go to a buffer of this point's own: points run concurrently.
 	var diag bytes.Buffer
-	obj, _, err := assemble(&env{stdout: io.Discard, stderr: &diag}, c.File, defs)
+	obj, _, err := assemble(&env{stdout: io.Discard, stderr: &diag, stdin: c.stdin}, c.File, defs)
 	if err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
@@ -387,7 +395,9 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 		}
 	}
 	pt.OK = true
+	pt.Skipped = len(res.Checks) > 0
 	for _, ck := range res.Checks {
+		pt.Skipped = pt.Skipped && ck.Skipped
 		if !ck.OK {
 			pt.OK = false
 			pt.Error = "check " + ck.Name + " failed"
@@ -565,9 +575,12 @@ func writeSweepTable(w io.Writer, rep *sweepReport) {
 				fmt.Fprint(tw, "-\t")
 			}
 		}
-		if p.OK {
+		switch {
+		case p.OK && p.Skipped:
+			fmt.Fprintln(tw, "  skip")
+		case p.OK:
 			fmt.Fprintln(tw, "  ok")
-		} else {
+		default:
 			fmt.Fprintln(tw, "  FAIL: "+firstLine(p.Error))
 		}
 	}

@@ -38,7 +38,7 @@ func (f traceFilterFlags) filter() (trace.Filter, error) {
 }
 
 type traceCmd struct {
-	File string `arg:"" help:"Program file, or the short name of a program in programs/."`
+	File string `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
 	traceFilterFlags
 	Chrome string `placeholder:"OUT.json" help:"Also write a Perfetto/Chrome trace (filtered the same way)."`
 	HTML   string `name:"html" placeholder:"OUT.html" help:"Also write an HTML timeline (filtered the same way)."`
