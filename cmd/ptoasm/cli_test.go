@@ -529,9 +529,9 @@ func TestStdinProgram(t *testing.T) {
 // -h lists the values each --format takes.
 func TestHelpListsFormats(t *testing.T) {
 	for cmd, want := range map[string]string{
-		"run":   "--format=text|json",
-		"lint":  "--format=text|json|sarif",
-		"asm":   "--format=text|json",
+		"run":        "--format=text|json",
+		"lint":       "--format=text|json|sarif",
+		"asm":        "--format=text|json",
 		"sweep grid": "--format=text|json",
 	} {
 		_, out, _ := runCLI(append(strings.Fields(cmd), "-h")...)
