@@ -72,6 +72,7 @@ var fastSamples = []string{
 	"gm A : f16 [4] nd=1\ngm B : [4] nd x=1 y=2 = random(seed=1, int)\ngm C : [4] foo\n",
 	"launch ranks=2 blocks=3 {\n    run \"x\" a + b blocks=2, c\n    run a + 1\n    run a blocks\n    reset @S[rank=1][0] = fill(1)\n}\n",
 	"expect finding a-b-c at 1, 2 count 3\nexpect finding a - at 1\nexpect cycles 10\nexpect @C == f(@A) tol 1e-3\nexpect @C = 1\n",
+	"expect @S == softmax(@X) rtol 1e-3 atol 1e-6\nexpect @S == @X atol 2\nexpect @S == @X rtol 1 tol 2\nexpect @S == @X atol 1 rtol 2\n",
 	"kernel k : aic {\n    tadd %a : !pto.t<a=b, c d, e=>, !pto.u<>\n    tadd : !pto.t<,>\n    tadd : !pto.t<x // c\n}\n",
 	"kernel k : aic {\n    tile %t[2] : vec f16 [1, 2] valid [1, 1] layout() @A + 1 step 2\n    tile %u : vec f16 [1, 2] layout(a=1, b=2) @ 0 step 1\n    tile %v : vec f16 [1, 2] valid 3\n}\n",
 	"kernel k : aic {\n    if 1 { dsb } else if 2 { dsb } else { dsb }\n    while %x { break }\n    for %i = 0 to 4 step 2 {\n    }\n}\n",
