@@ -67,7 +67,8 @@ func TestSoftmaxZeroOutput(t *testing.T) {
 }
 
 // TestPoisonOutputCannotFail: an integer output never written reads the 0x7F…
-// sentinel; a check whose expected values sit at it cannot tell.
+// sentinel; a check whose tolerance reaches it from the expected values
+// passes the unwritten output, and says so.
 func TestPoisonOutputCannotFail(t *testing.T) {
 	src := `
 gm A : i32 [4, 8] = fill(3)
@@ -79,7 +80,7 @@ kernel idle : aiv {
 launch ranks=1 {
     run idle blocks=1
 }
-expect @B == @A * 0 + 2147483647
+expect @B == @A * 0 + 2147483646 atol 2
 `
 	_, r, err := runObj(t, assemble(t, src), Options{})
 	if err != nil {

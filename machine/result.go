@@ -245,6 +245,8 @@ func cannotFail(want *memory.Array, tol memory.Tolerance, dt asm.DType) string {
 	if len(want.Data) == 0 {
 		return "the check cannot fail: it compares no elements"
 	}
+	// The output is wrong yet passes: a constant 0 or poison that the
+	// tolerance lets through (an expected constant itself is no warning).
 	if memory.CannotFail(want, tol, 0) {
 		return fmt.Sprintf("the check cannot fail: every expected value is within %s of 0, so an all-zero output passes (tighten the tolerance, e.g. rtol without atol)", tol)
 	}

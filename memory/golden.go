@@ -780,16 +780,19 @@ func Compare(got, want *Array, tol Tolerance) (ok bool, maxAbsErr float64, first
 
 // CannotFail reports whether a constant output of v (0: a kernel that wrote
 // zeros or nothing into a zeroed tensor; the poison value: a kernel that never
-// wrote) would pass the check of want under tol. Such a check cannot tell a
-// wrong kernel from a right one: every expected value is within tolerance of v.
-// An empty want cannot fail either.
+// wrote) would pass the check of want under tol although it is wrong: every
+// expected value is within tolerance of v, and one at least differs from it.
+// (When every expected value is exactly v, v is the right answer, and the check
+// can still fail any other output.)
 func CannotFail(want *Array, tol Tolerance, v float64) bool {
+	differs := false
 	for _, w := range want.Data {
 		if !tol.Passes(v, w) {
 			return false
 		}
+		differs = differs || w != v
 	}
-	return true
+	return differs
 }
 
 // PoisonValue is what a never-written element of dt reads as: NaN for the

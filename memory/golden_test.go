@@ -237,6 +237,7 @@ func TestCannotFail(t *testing.T) {
 		{"one large value", arr(nil, 0.001, 5), Tolerance{Tol: 1e-2}, 0, false},
 		{"NaN poison never passes", soft, Tolerance{Tol: 1}, math.NaN(), false},
 		{"integer poison", arr(nil, 127, 126.5), Tolerance{ATol: 1}, 127, true},
+		{"expected zeros are the right answer", arr(nil, 0, 0), Tolerance{Tol: 1e-2}, 0, false},
 	}
 	for _, tc := range tests {
 		if got := CannotFail(tc.want, tc.tol, tc.v); got != tc.yes {
