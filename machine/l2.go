@@ -18,13 +18,14 @@ import (
 // touches (a 128-row tile is 4 blocks per band, not 128 lines). Lines are
 // validated one by one, so a first touch of a line is always a miss, and
 // capacity counts valid lines; only the LRU order and eviction are per block
-// (a block leaves whole). This keeps the 8-rank allgather_gemm at a few
-// million map operations.
+// (a block leaves whole). This keeps the 8-rank allgather_gemm's L2
+// bookkeeping at a few million table lookups, about 8 % of its CPU profile.
 //
 // Approximations: a line is a 512-byte band of one tensor row, aligned to the
 // row's start (a real line may straddle two rows when the row pitch is not a
-// multiple of 512); NZ tensors are treated as one flat run of bytes; the
-// write-back of dirty lines is charged to HBM when the write happens.
+// multiple of 512); NZ tensors, 1-D tensors and tensors of fewer than
+// l2BlockRows rows are one flat run of bytes; the write-back of dirty lines is
+// charged to HBM when the write happens; host resets leave the L2 alone.
 type l2Cache struct {
 	line     int64
 	capLines int64
