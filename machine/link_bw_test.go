@@ -18,7 +18,8 @@ import (
 // docs/profile.md shows.
 func TestTGETBandwidth(t *testing.T) {
 	prof := pipes.DefaultProfile()
-	// Measured points (kernels/manual/a2a3/tget_bandwidth README); 0: not published.
+	// Measured points (kernels/manual/a2a3/tget_bandwidth README); 0: the middle sizes,
+	// published but not fitted (held out in docs/calibration.md).
 	sizes := []struct {
 		bytes           int64
 		label           string

@@ -80,6 +80,10 @@ type rankState struct {
 	// portBusy is when this rank's GM port is free again (GM bandwidth shared by
 	// every core of the rank).
 	portBusy int64
+	// l2 is the die's L2 (nil when the profile has none); l2Busy is when its
+	// port, shared like the GM port, is free again.
+	l2     *l2Cache
+	l2Busy int64
 	// watchers are scalars spinning in twait on this rank's GM.
 	watchers []*core
 	// fifoDir is each fifo's direction once used: 1 AIC→AIV, 2 AIV→AIC.
@@ -223,7 +227,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	}
 	m.ranks = make([]*rankState, m.nranks)
 	for r := range m.ranks {
-		m.ranks[r] = &rankState{id: r, cores: make([]*core, m.nAIC+m.nAIV)}
+		m.ranks[r] = &rankState{id: r, cores: make([]*core, m.nAIC+m.nAIV), l2: newL2(m.prof.L2.Size, m.prof.L2.Line)}
 	}
 	if m.opt.TimingOnly {
 		m.slice = newControlSlice(obj)

@@ -449,8 +449,12 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	d := mm.d
 	if mm.gm {
 		r := p.c.rank
-		r.portBusy = max(start, r.portBusy) + mm.port
-		d = max(d, r.portBusy-start)
+		if r.l2 != nil {
+			d = p.gmPorts(e, r, start, mm.bytes, d, false)
+		} else {
+			r.portBusy = max(start, r.portBusy) + mm.port
+			d = max(d, r.portBusy-start)
+		}
 	}
 	return max(d, 1)
 }
@@ -569,6 +573,9 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		if e.remote >= 0 {
 			r = m.ranks[e.remote]
 		}
+		if r.l2 != nil {
+			return max(p.gmPorts(e, r, start, bytes, d, m.stalls), 1)
+		}
 		ps := max(start, r.portBusy)
 		r.portBusy = ps + ceilDiv(bytes, prof.GMBW)
 		d = max(d, r.portBusy-start)
@@ -577,6 +584,54 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		}
 	}
 	return max(d, 1)
+}
+
+// gmPorts books a GM transfer of e on rank r's memory system with an L2 and
+// returns its duration d, stretched when the die's L2 port or HBM port is
+// behind. Every byte goes through the L2 port at l2.bw. A read's missing
+// lines also take the HBM port at gm.bw and the transfer waits for them; a
+// write allocates its lines in L2 and books their eventual write-back on the
+// HBM port without waiting for it (write-back: the store completes in L2).
+// report emits the waits as contention stalls, as dmaCost does for the
+// transfers it costs (the memoised local path never has).
+func (p *pipeState) gmPorts(e *entry, r *rankState, start, bytes, d int64, report bool) int64 {
+	m := p.c.m
+	prof := m.prof
+	gi := -1
+	for i := range e.args {
+		if e.args[i].Kind == asm.ArgGM && e.args[i].GM != nil {
+			gi = i
+			break
+		}
+	}
+	if gi < 0 {
+		return d
+	}
+	a := &e.args[gi]
+	write := e.access[gi]&asm.AccWrite != 0
+	off, pitch, rows, rowBytes := gmRect(a, int64(e.winR[gi]), int64(e.winC[gi]))
+	hit := r.l2.access(a.GM, off, pitch, rows, rowBytes)
+	ls := max(start, r.l2Busy)
+	r.l2Busy = ls + ceilDiv(bytes, prof.L2.BW)
+	d = max(d, r.l2Busy-start)
+	if ls > start && report {
+		p.contention(e, start, ls, "L2 port busy")
+	}
+	miss := max(bytes-hit, 0)
+	if write {
+		miss = bytes
+	}
+	if miss > 0 {
+		hs := max(start, r.portBusy)
+		r.portBusy = hs + ceilDiv(miss, prof.GMBW)
+		if !write {
+			d = max(d, r.portBusy-start)
+			if hs > start && report {
+				p.contention(e, start, hs, "GM port busy")
+			}
+		}
+	}
+	return d
 }
 
 func ceilDiv(bytes int64, bw float64) int64 {

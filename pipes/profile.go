@@ -190,6 +190,9 @@ type Profile struct {
 	DMABlockBytes int64   // each row of a transfer is rounded up to whole blocks
 	GMBW          float64 // bytes/cycle of HBM per rank, shared by all its cores
 
+	// L2 is each rank's (die's) shared cache in front of HBM; Size 0 turns it off.
+	L2 L2Params
+
 	Cube CubeParams
 
 	VecRepeatBytes int64
@@ -210,6 +213,13 @@ type Profile struct {
 
 	// sources is the `# source:` comment of each parameter, by table index.
 	sources []string
+}
+
+// L2Params describe one die's L2 cache (machine-facts §3.1, §4.2).
+type L2Params struct {
+	Size int64   // capacity in bytes; 0 = no L2, every GM byte at gm.bw
+	Line int64   // bytes per line
+	BW   float64 // bytes/cycle the die's L2 serves, shared by all its cores
 }
 
 // param is one row of the parameter table: a key and typed access to its field.
@@ -320,6 +330,9 @@ func buildParams() []param {
 	t = append(t,
 		intParam("dma.block_bytes", "bytes", 1, func(p *Profile) *int64 { return &p.DMABlockBytes }),
 		floatParam("gm.bw", "B/cycle", func(p *Profile) *float64 { return &p.GMBW }),
+		intParam("l2.size", "bytes", 0, func(p *Profile) *int64 { return &p.L2.Size }),
+		intParam("l2.line", "bytes", 1, func(p *Profile) *int64 { return &p.L2.Line }),
+		floatParam("l2.bw", "B/cycle", func(p *Profile) *float64 { return &p.L2.BW }),
 		intParam("cube.head", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.Head }),
 		intParam("cube.repeat.f16", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatF16 }),
 		intParam("cube.repeat.bf16", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatBF16 }),

@@ -1,0 +1,212 @@
+package machine
+
+import (
+	"math/bits"
+
+	"github.com/ptoasm/ptoasm/asm"
+)
+
+// l2Cache is one die's L2 in front of its HBM (machine-facts §3.1: 192 MB per
+// 910B1 die), shared by every core of the rank and by remote ranks' accesses
+// to its GM. It answers which bytes of a transfer are already on chip: hits
+// are served at l2.bw, misses also take HBM bandwidth (gm.bw).
+//
+// The lines are pto-isa perf-sim's (512 B, LRU, cache_model.hpp), but
+// residency is kept per block of l2BlockRows lines, with one valid bit per
+// line: a block holds the same 512-byte column band of l2BlockRows
+// consecutive rows of one GM tensor, which is exactly what a tile transfer
+// touches (a 128-row tile is 4 blocks per band, not 128 lines). Lines are
+// validated one by one, so a first touch of a line is always a miss, and
+// capacity counts valid lines; only the LRU order and eviction are per block
+// (a block leaves whole). This keeps the 8-rank allgather_gemm's L2
+// bookkeeping at a few million table lookups, about 8 % of its CPU profile.
+//
+// Approximations: a line is a 512-byte band of one tensor row, aligned to the
+// row's start (a real line may straddle two rows when the row pitch is not a
+// multiple of 512); NZ tensors, 1-D tensors and tensors of fewer than
+// l2BlockRows rows are one flat run of bytes; the write-back of dirty lines is
+// charged to HBM when the write happens; host resets leave the L2 alone.
+type l2Cache struct {
+	line     int64
+	capLines int64
+	used     int64
+	// grid is, per GM tensor (TensorInfo.Index), the block table of its
+	// geometry: grid[t].at[band*rowBlocks+rowBlock] is the block's index in
+	// blk, 0 when absent. Dense slices, made on a tensor's first access, cost
+	// 4 bytes per 16 KiB of tensor and no hashing.
+	grid []l2Grid
+	blk  []l2Block // index 0 is the LRU list's sentinel
+	free []int32
+}
+
+// l2Grid is one tensor's block geometry and table.
+type l2Grid struct {
+	pitch     int64 // bytes per physical row; the line size for a flat tensor
+	rowBlocks int64
+	bands     int64
+	at        []int32
+}
+
+// l2BlockRows is the number of rows (lines of one column band) a residency
+// block covers: one bit each in l2Block.valid.
+const l2BlockRows = 32
+
+type l2Block struct {
+	grid       int32 // tensor index
+	pos        int32 // index in its grid's table
+	valid      uint32
+	prev, next int32 // LRU list: blk[0].next is the least recently used
+}
+
+func newL2(size, line int64) *l2Cache {
+	if size <= 0 || line <= 0 || size < line {
+		return nil
+	}
+	c := &l2Cache{line: line, capLines: size / line}
+	c.blk = append(c.blk, l2Block{})
+	return c
+}
+
+func (c *l2Cache) unlink(i int32) {
+	b := &c.blk[i]
+	c.blk[b.prev].next = b.next
+	c.blk[b.next].prev = b.prev
+}
+
+// pushMRU puts block i at the most recently used end.
+func (c *l2Cache) pushMRU(i int32) {
+	last := c.blk[0].prev
+	c.blk[i].prev, c.blk[i].next = last, 0
+	c.blk[last].next = i
+	c.blk[0].prev = i
+}
+
+// touch marks the rows of mask in block pos of tensor t's grid g as read or
+// written and returns how many of them were already valid.
+func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
+	i := g.at[pos]
+	if i != 0 {
+		b := &c.blk[i]
+		hits = bits.OnesCount32(b.valid & mask)
+		add := mask &^ b.valid
+		b.valid |= mask
+		c.used += int64(bits.OnesCount32(add))
+		if c.blk[0].prev != i {
+			c.unlink(i)
+			c.pushMRU(i)
+		}
+	} else {
+		if n := len(c.free); n > 0 {
+			i = c.free[n-1]
+			c.free = c.free[:n-1]
+		} else {
+			c.blk = append(c.blk, l2Block{})
+			i = int32(len(c.blk) - 1)
+		}
+		c.blk[i].grid, c.blk[i].pos, c.blk[i].valid = int32(t), int32(pos), mask
+		g.at[pos] = i
+		c.pushMRU(i)
+		c.used += int64(bits.OnesCount32(mask))
+	}
+	for c.used > c.capLines {
+		v := c.blk[0].next
+		if v == i {
+			break // the block just touched is all there is
+		}
+		c.unlink(v)
+		b := &c.blk[v]
+		c.used -= int64(bits.OnesCount32(b.valid))
+		c.grid[b.grid].at[b.pos] = 0
+		c.free = append(c.free, v)
+	}
+	return hits
+}
+
+// geometry is tensor t's grid, made on first use. A tensor is kept as rows
+// of its physical pitch when it has at least a block's worth of them, and
+// otherwise (1-D tensors, NZ, very wide rows) as a flat run whose rows are
+// its lines.
+func (c *l2Cache) geometry(t *asm.TensorInfo, pitch int64) *l2Grid {
+	if t.Index >= len(c.grid) {
+		c.grid = append(c.grid, make([]l2Grid, t.Index+1-len(c.grid))...)
+	}
+	g := &c.grid[t.Index]
+	if g.at == nil {
+		size := max(t.Bytes, 1)
+		if pitch <= 0 || size/pitch < l2BlockRows || size%pitch != 0 {
+			pitch = 0
+		}
+		if pitch == 0 {
+			g.pitch, g.bands = c.line, 1
+		} else {
+			g.pitch, g.bands = pitch, (pitch+c.line-1)/c.line
+		}
+		rows := (size + g.pitch - 1) / g.pitch
+		g.rowBlocks = (rows + l2BlockRows - 1) / l2BlockRows
+		g.at = make([]int32, g.bands*g.rowBlocks)
+	}
+	return g
+}
+
+// access looks up a rectangle of tensor t: rows rows of rowBytes bytes each,
+// pitch bytes apart, starting at byte off, and returns the bytes that hit.
+// Every line touched is valid afterwards (read- and write-allocate).
+func (c *l2Cache) access(t *asm.TensorInfo, off, pitch, rows, rowBytes int64) (hit int64) {
+	if rows <= 0 || rowBytes <= 0 {
+		return 0
+	}
+	g := c.geometry(t, pitch)
+	if g.pitch != pitch || rowBytes > pitch {
+		// The tensor is flat (or the access does not follow its rows): the
+		// run's rows are its lines.
+		n := rows * rowBytes
+		if pitch > 0 && rowBytes <= pitch {
+			n = (rows-1)*pitch + rowBytes
+		}
+		first, last := off/c.line, (off+n-1)/c.line
+		lines := last - first + 1
+		hit = c.rect(t.Index, g, first*c.line, c.line, lines, c.line)
+		// The partial first and last lines count as whole lines; scale back.
+		if tot := lines * c.line; tot != n {
+			hit = hit * n / tot
+		}
+		return hit
+	}
+	return c.rect(t.Index, g, off, pitch, rows, rowBytes)
+}
+
+func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) {
+	r0, c0 := off/pitch, off%pitch
+	c1 := c0 + rowBytes
+	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
+		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
+		per := hi - lo
+		for r := r0; r < r0+rows; {
+			blk := r / l2BlockRows
+			first := r - blk*l2BlockRows
+			n := min(r0+rows-r, l2BlockRows-first)
+			if blk >= g.rowBlocks {
+				break // outside the tensor: the window checks report it
+			}
+			mask := uint32((uint64(1)<<n)-1) << first
+			hit += int64(c.touch(t, g, band*g.rowBlocks+blk, mask)) * per
+			r += n
+		}
+	}
+	return hit
+}
+
+// gmRect is the physical rectangle of a GM window: rows of rowBytes bytes,
+// pitch apart, from byte off of the tensor's buffer.
+func gmRect(a *Operand, winR, winC int64) (off, pitch, rows, rowBytes int64) {
+	t := a.GM
+	esz := int64(t.DType.Size())
+	switch {
+	case t.Layout == asm.LayoutDN && len(t.Shape) >= 2:
+		// Column-major: a window column is a physical row of the tensor's rows.
+		return a.Off, t.Shape[len(t.Shape)-2] * esz, winC, winR * esz
+	case t.Layout == asm.LayoutND:
+		return a.Off, a.RowStride, winR, winC * esz
+	}
+	return a.Off, 0, 1, winR * winC * esz
+}

@@ -1,0 +1,113 @@
+package machine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/pipes"
+)
+
+// The L2 model on its own: first touches miss line by line, re-reads hit,
+// capacity evicts the least recently used block, and flat tensors work.
+func TestL2Cache(t *testing.T) {
+	// A 1024 x 1024 f16 tensor: 2 KiB rows, 4 column bands of 512 B.
+	a := &asm.TensorInfo{Index: 0, Name: "A", DType: asm.F16, Shape: []int64{1024, 1024}, Bytes: 1024 * 2048}
+	b := &asm.TensorInfo{Index: 1, Name: "B", DType: asm.F16, Shape: []int64{1 << 20}, Bytes: 2 << 20}
+	type step struct {
+		t                      *asm.TensorInfo
+		off, pitch, rows, rowB int64
+		wantHit                int64
+		why                    string
+	}
+	tests := []struct {
+		name  string
+		size  int64
+		steps []step
+	}{
+		{"reuse", 1 << 20, []step{
+			{a, 0, 2048, 128, 512, 0, "first touch of a 128 x 512 B tile"},
+			{a, 0, 2048, 128, 512, 128 * 512, "the same tile again"},
+			{a, 512, 2048, 128, 512, 0, "the next column band is a different line per row"},
+			{a, 64 * 2048, 2048, 128, 1024, 64 * 1024, "rows 64..191 of both bands: rows 64..127 are there"},
+			{a, 256, 2048, 4, 512, 4 * 512, "half of band 0 and half of band 1 on rows 0..3: both valid"},
+		}},
+		{"partial rows of a block", 1 << 20, []step{
+			{a, 0, 2048, 16, 512, 0, "rows 0..15"},
+			{a, 16 * 2048, 2048, 16, 512, 0, "rows 16..31 of the same block were never loaded"},
+			{a, 0, 2048, 32, 512, 32 * 512, "now the whole block is"},
+		}},
+		{"capacity", 64 << 10, []step{ // 128 lines: 4 blocks of 32 rows
+			{a, 0, 2048, 32, 512, 0, "block 0"},
+			{a, 32 * 2048, 2048, 32, 512, 0, "block 1"},
+			{a, 64 * 2048, 2048, 32, 512, 0, "block 2"},
+			{a, 96 * 2048, 2048, 32, 512, 0, "block 3: the cache is full"},
+			{a, 0, 2048, 32, 512, 32 * 512, "block 0 again: most recently used now"},
+			{a, 128 * 2048, 2048, 32, 512, 0, "block 4 evicts the least recently used, block 1"},
+			{a, 32 * 2048, 2048, 32, 512, 0, "block 1 was evicted (and now evicts block 2)"},
+			{a, 0, 2048, 32, 512, 32 * 512, "block 0 survived"},
+		}},
+		{"flat tensor", 1 << 20, []step{
+			{b, 0, 0, 1, 64 << 10, 0, "a 64 KiB run"},
+			{b, 1000, 0, 1, 4096, 4096, "inside it"},
+			{b, 60 << 10, 0, 1, 8 << 10, 4 << 10, "half inside"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newL2(tc.size, 512)
+			for i, s := range tc.steps {
+				if got := c.access(s.t, s.off, s.pitch, s.rows, s.rowB); got != s.wantHit {
+					t.Errorf("step %d (%s): %d bytes hit, want %d", i, s.why, got, s.wantHit)
+				}
+				if c.used > c.capLines {
+					t.Errorf("step %d: %d lines valid, capacity %d", i, c.used, c.capLines)
+				}
+			}
+		})
+	}
+	if newL2(0, 512) != nil {
+		t.Errorf("l2.size=0 must turn the L2 off")
+	}
+}
+
+// In a run, a tile read twice is fetched from HBM once: the second read is
+// served from L2 at l2.bw. With HBM made very slow the difference shows in
+// the cycles; with the L2 off both reads pay HBM.
+func TestL2RereadHits(t *testing.T) {
+	src := `gm A : f32 [256, 1024] = zero
+kernel k : aiv {
+    tile %t : vec f32 [32, 1024] @ 0x0
+    tload %t, @A[0, 0]
+    pipe_barrier MTE2
+    tload %t, @A[0, 0]
+}
+launch ranks=1 { run k blocks=1 }
+`
+	cycles := func(set ...string) int64 {
+		prof := pipes.DefaultProfile().Clone()
+		for i := 0; i+1 < len(set); i += 2 {
+			if err := prof.Set(set[i], set[i+1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, r, err := runObj(t, assemble(t, src), Options{Profile: prof})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Cycles
+	}
+	// 128 KiB per load; at 4 B/cycle of HBM a miss takes 32768 cycles.
+	const miss = 32768
+	with, without := cycles("gm.bw", "4"), cycles("gm.bw", "4", "l2.size", "0")
+	if without < 2*miss {
+		t.Errorf("no L2: %d cycles, want at least %d (two HBM reads)", without, 2*miss)
+	}
+	if with < miss || with > miss+miss/4 {
+		t.Errorf("with L2: %d cycles, without %d: want one HBM read, not two", with, without)
+	}
+	// An L2 smaller than the tile cannot keep it.
+	if small := cycles("gm.bw", "4", "l2.size", fmt.Sprint(64<<10)); small < 2*miss {
+		t.Errorf("64 KiB L2: %d cycles, want two HBM reads", small)
+	}
+}
