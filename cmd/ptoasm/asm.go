@@ -42,7 +42,7 @@ type fmtCmd struct {
 }
 
 func (c *fmtCmd) Run(e *env) error {
-	src, err := resolve(c.File)
+	src, err := resolve(c.File, e.lim)
 	if err != nil {
 		return err
 	}

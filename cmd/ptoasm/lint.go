@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/pipes"
@@ -27,7 +27,7 @@ func (c *lintCmd) Run(e *env) error {
 	}
 	opt := hazard.Options{}
 	if c.Suppress != "" {
-		b, err := os.ReadFile(c.Suppress)
+		b, err := asm.ReadFileLimit(c.Suppress, e.lim.maxFileSize, "--max-file-size")
 		if err != nil {
 			return err
 		}
@@ -37,11 +37,11 @@ func (c *lintCmd) Run(e *env) error {
 	}
 	var dynamic []hazard.Finding
 	if !c.Static {
-		prof, err := c.profileFlags.load()
+		prof, err := c.profileFlags.load(e.lim)
 		if err != nil {
 			return err
 		}
-		if dynamic, err = runDetector(obj, prof, opt); err != nil {
+		if dynamic, err = runDetector(obj, prof, opt, e.lim); err != nil {
 			return err
 		}
 	}
@@ -95,15 +95,19 @@ func staticFindings(obj *asm.Object, dynamic []hazard.Finding, sup []hazard.Supp
 // timing-only machine still computes every value control flow reads, so the
 // run takes the full run's path. A deadlock or fault ends the run and becomes
 // a finding; any other error is returned.
-func runDetector(obj *asm.Object, prof *pipes.Profile, opt hazard.Options) ([]hazard.Finding, error) {
+func runDetector(obj *asm.Object, prof *pipes.Profile, opt hazard.Options, lim limits) ([]hazard.Finding, error) {
 	var m *machine.Machine
 	opt.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
 	det := hazard.New(opt)
-	m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det}, TimingOnly: true})
+	m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det}, TimingOnly: true, MaxMemory: lim.maxMemory})
 	if err != nil {
 		return nil, err
 	}
 	if _, err := m.Run(); err != nil {
+		var be *machine.BudgetError
+		if errors.As(err, &be) {
+			return nil, err // bad input, not a finding
+		}
 		det.NoteError(err)
 	}
 	return det.Findings(), nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,16 +19,18 @@ import (
 type source struct {
 	main     string
 	embedded bool
+	maxFile  int64  // --max-file-size
+	total    *int64 // bytes of source read so far, checked against maxFile
 }
 
 // resolve turns a FILE argument into a source. A path that exists wins; otherwise a
 // short name of an embedded program.
-func resolve(arg string) (source, error) {
+func resolve(arg string, lim limits) (source, error) {
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		return source{main: arg}, nil
+		return source{main: arg, maxFile: lim.maxFileSize, total: new(int64)}, nil
 	}
 	if p, ok := programs.Find(arg); ok {
-		return source{main: p, embedded: true}, nil
+		return source{main: p, embedded: true, maxFile: lim.maxFileSize}, nil
 	}
 	return source{}, fmt.Errorf("%s: no such file, and no program of that name (ptoasm list shows them)", arg)
 }
@@ -36,7 +39,27 @@ func (s source) readFile(name string) ([]byte, error) {
 	if s.embedded {
 		return fs.ReadFile(programs.FS, path.Clean(name))
 	}
-	return os.ReadFile(name)
+	if name != s.main {
+		// An include must be a regular file: `include "/dev/zero"` or a
+		// FIFO would otherwise be read until the size cap, or forever.
+		if ok, err := asm.IsRegularFile(name); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, errors.New("not a regular file")
+		}
+	}
+	b, err := asm.ReadFileLimit(name, s.maxFile, "--max-file-size")
+	if err != nil {
+		return nil, err
+	}
+	// The cap holds for the program's sources together, too: many includes
+	// must not add up to what one file may not be.
+	if s.total != nil {
+		if *s.total += int64(len(b)); *s.total > s.maxFile {
+			return nil, fmt.Errorf("the program's sources together are larger than the %s limit on input files (--max-file-size)", asm.FormatBytes(s.maxFile))
+		}
+	}
+	return b, nil
 }
 
 func (s source) frontend(srcs asm.Sources) asm.Frontend {
@@ -64,7 +87,7 @@ func parseFile(name string, src []byte) (*asm.File, asm.ErrorList) {
 
 // defineFlags is the -D NAME=VALUE list shared by every command that assembles.
 type defineFlags struct {
-	Define []string `short:"D" name:"define" placeholder:"NAME=VALUE" help:"Override a constant (VALUE is an expression over the program's constants)."`
+	Define []string `sep:"none" short:"D" name:"define" placeholder:"NAME=VALUE" help:"Override a constant (VALUE is an expression over the program's constants)."`
 }
 
 func (d defineFlags) defines() ([]asm.Define, error) {
@@ -82,7 +105,7 @@ func (d defineFlags) defines() ([]asm.Define, error) {
 // assemble loads, parses and assembles a program, printing every diagnostic to
 // stderr. A nil Object means bad input (exit 2).
 func assemble(e *env, file string, d defineFlags) (*asm.Object, source, error) {
-	src, err := resolve(file)
+	src, err := resolve(file, e.lim)
 	if err != nil {
 		return nil, src, err
 	}

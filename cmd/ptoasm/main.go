@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/programs"
 )
 
@@ -37,11 +40,34 @@ type cli struct {
 	Version versionCmd `cmd:"" help:"Print the version."`
 
 	CPUProfile string `name:"cpuprofile" type:"path" placeholder:"FILE" help:"Write a CPU profile of the command to FILE, for go tool pprof (scripts/pgo.sh makes cmd/ptoasm/default.pgo from such profiles)."`
+
+	MaxMemory   string `name:"max-memory" default:"768MiB" placeholder:"SIZE" help:"Memory budget of a run: GM tensors on every rank, core buffers, initialisation and check scratch (KiB, MiB, GiB suffixes)."`
+	MaxFileSize string `name:"max-file-size" default:"1MiB" placeholder:"SIZE" help:"Largest source file (and all of a program's sources together), profile or suppressions file read; sweep shards may be 64 times larger."`
 }
 
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
+	lim    limits
+}
+
+// limits bound what hostile input can make ptoasm use (docs/cli.md "Limits").
+type limits struct {
+	maxMemory   int64 // --max-memory: machine.Options.MaxMemory
+	maxFileSize int64 // --max-file-size: every text file read
+}
+
+// parseLimits reads the limit flags; a bad value is a usage error.
+func (c *cli) parseLimits() (limits, error) {
+	var l limits
+	var err error
+	if l.maxMemory, err = asm.ParseBytes(c.MaxMemory); err != nil || l.maxMemory < 1<<20 {
+		return l, fmt.Errorf("--max-memory %s: want a size of at least 1MiB, such as 512MiB or 4GiB", c.MaxMemory)
+	}
+	if l.maxFileSize, err = asm.ParseBytes(c.MaxFileSize); err != nil || l.maxFileSize < 1 {
+		return l, fmt.Errorf("--max-file-size %s: want a size of at least 1 byte, such as 64KiB or 16MiB", c.MaxFileSize)
+	}
+	return l, nil
 }
 
 func main() {
@@ -80,6 +106,15 @@ func realMain(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintln(stderr, "ptoasm:", err)
 		return 2
 	}
+	lim, err := c.parseLimits()
+	if err != nil {
+		fmt.Fprintln(stderr, "ptoasm:", err)
+		return 2
+	}
+	// The Go heap collects harder as it nears the budget, so what a run
+	// frees (init and check scratch, parser trees) is returned before the
+	// process grows past it. Restored for tests, which call realMain often.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim.maxMemory + lim.maxMemory/4 + 64<<20))
 	if c.CPUProfile != "" {
 		f, err := os.Create(c.CPUProfile)
 		if err != nil {
@@ -99,13 +134,18 @@ func realMain(args []string, stdout, stderr io.Writer) (code int) {
 			}
 		}()
 	}
-	err = ctx.Run(&env{stdout: stdout, stderr: stderr})
+	err = ctx.Run(&env{stdout: stdout, stderr: stderr, lim: lim})
 	var ee exitError
+	var be *machine.BudgetError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &be) && be.Pos.IsValid():
+		// Already file:line:col: error: ...
+		fmt.Fprintln(stderr, be)
+		return 2
 	default:
 		fmt.Fprintln(stderr, "ptoasm:", err)
 		return 2

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
 	"github.com/ptoasm/ptoasm/machine/trace"
@@ -18,13 +20,13 @@ import (
 // profileFlags select and adjust the timing profile.
 type profileFlags struct {
 	Profile string   `help:"Timing profile file (default: the embedded a2a3 profile)." type:"existingfile"`
-	Set     []string `placeholder:"KEY=VALUE" help:"Override one profile parameter (repeatable)."`
+	Set     []string `sep:"none" placeholder:"KEY=VALUE" help:"Override one profile parameter (repeatable)."`
 }
 
-func (p profileFlags) load() (*pipes.Profile, error) {
+func (p profileFlags) load(lim limits) (*pipes.Profile, error) {
 	prof := pipes.DefaultProfile()
 	if p.Profile != "" {
-		b, err := os.ReadFile(p.Profile)
+		b, err := asm.ReadFileLimit(p.Profile, lim.maxFileSize, "--max-file-size")
 		if err != nil {
 			return nil, err
 		}
@@ -48,8 +50,8 @@ type runCmd struct {
 	File       string   `arg:"" help:"Program file, or the short name of a program in programs/."`
 	Format     string   `enum:"text,json" default:"text" help:"Report format."`
 	TimingOnly bool     `help:"Skip data: time the program without computing values (for large shapes)."`
-	Input      []string `placeholder:"TENSOR[@RANK]=FILE" help:"Initial contents of a tensor from a .npy or .bin file (repeatable)."`
-	Output     []string `placeholder:"TENSOR[@RANK]=FILE.npy" help:"Write a tensor to a .npy file after the run (repeatable)."`
+	Input      []string `sep:"none" placeholder:"TENSOR[@RANK]=FILE" help:"Initial contents of a tensor from a .npy or .bin file (repeatable)."`
+	Output     []string `sep:"none" placeholder:"TENSOR[@RANK]=FILE.npy" help:"Write a tensor to a .npy file after the run (repeatable)."`
 	NoLint     bool     `help:"Do not run the hazard detector alongside."`
 	MaxCycles  int64    `default:"0" help:"Stop with an error after this many cycles (0: the machine's default guard)."`
 	Trace      string   `placeholder:"OUT.json" help:"Write a Perfetto/Chrome trace of the run (open in ui.perfetto.dev)."`
@@ -105,11 +107,11 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prof, err := c.profileFlags.load()
+	prof, err := c.profileFlags.load(e.lim)
 	if err != nil {
 		return err
 	}
-	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles}
+	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxMemory: e.lim.maxMemory}
 	for _, in := range c.Input {
 		t, path, ok := strings.Cut(in, "=")
 		if !ok {
@@ -139,6 +141,9 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	res, runErr := m.Run()
+	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
+		return runErr // bad input: exit 2, no report of a run that never started
+	}
 	var findings []hazard.Finding
 	if det != nil {
 		if runErr != nil {

@@ -27,11 +27,11 @@ func (c *stepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prof, err := c.profileFlags.load()
+	prof, err := c.profileFlags.load(e.lim)
 	if err != nil {
 		return err
 	}
-	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles}})
+	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles, MaxMemory: e.lim.maxMemory}})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/pipes"
 )
@@ -270,10 +270,10 @@ func parseShard(s string) (i, n int, err error) {
 }
 
 func (c *sweepGridCmd) Run(e *env) error {
-	if _, err := resolve(c.File); err != nil {
+	if _, err := resolve(c.File, e.lim); err != nil {
 		return err
 	}
-	base, err := profileFlags{Profile: c.Profile}.load()
+	base, err := profileFlags{Profile: c.Profile}.load(e.lim)
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (c *sweepGridCmd) Run(e *env) error {
 	for range jobs {
 		wg.Go(func() {
 			for slot := range next {
-				rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot])
+				rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot], e.lim)
 			}
 		})
 	}
@@ -326,7 +326,7 @@ func (c *sweepGridCmd) Run(e *env) error {
 // point assembles and runs one point in its own machine. It never panics out:
 // a panic in the engine becomes the point's error, so one bad point cannot take
 // down a sweep of thousands.
-func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []string, values [][]string, idx int) (pt sweepPoint) {
+func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []string, values [][]string, idx int, lim limits) (pt sweepPoint) {
 	pt = sweepPoint{Index: idx, Params: pointParams(grid, values, idx), Runs: []machine.RunStat{}}
 	defer func() {
 		if r := recover(); r != nil {
@@ -346,7 +346,7 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 	}
 	// Diagnostics go to a buffer of this point's own: points run concurrently.
 	var diag bytes.Buffer
-	obj, _, err := assemble(&env{stdout: io.Discard, stderr: &diag}, c.File, defs)
+	obj, _, err := assemble(&env{stdout: io.Discard, stderr: &diag, lim: lim}, c.File, defs)
 	if err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
@@ -359,7 +359,7 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 		}
 		return pt
 	}
-	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles})
+	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxMemory: lim.maxMemory})
 	if err != nil {
 		pt.Error = err.Error()
 		return pt
@@ -598,7 +598,10 @@ func writeSweepTable(w io.Writer, rep *sweepReport) {
 }
 
 func (c *sweepMergeCmd) Run(e *env) error {
-	rep, err := mergeShards(c.Files, os.ReadFile)
+	rep, err := mergeShards(c.Files, func(name string) ([]byte, error) {
+		// Shards are JSON, cheap to decode, and grow with the grid.
+		return asm.ReadFileLimit(name, 64*e.lim.maxFileSize, "64 x --max-file-size")
+	})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func (c *traceCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prof, err := c.profileFlags.load()
+	prof, err := c.profileFlags.load(e.lim)
 	if err != nil {
 		return err
 	}
@@ -62,11 +63,14 @@ func (c *traceCmd) Run(e *env) error {
 	}
 	var m *machine.Machine
 	rec := trace.New(trace.Options{CoreName: func(r, k int) string { return m.CoreName(r, k) }, Filter: f})
-	m, err = machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{rec}})
+	m, err = machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{rec}, MaxMemory: e.lim.maxMemory})
 	if err != nil {
 		return err
 	}
 	_, runErr := m.Run()
+	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
+		return runErr // bad input: exit 2
+	}
 	if err := rec.WriteText(e.stdout, trace.Filter{Issues: true}); err != nil {
 		return err
 	}
