@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/parser"
@@ -69,7 +68,7 @@ func (c *fmtCmd) Run(e *env) error {
 		if bytes.Equal(out.Bytes(), text) {
 			return nil
 		}
-		return os.WriteFile(src.main, out.Bytes(), 0o644)
+		return writeFileAtomic(src.main, out.Bytes())
 	case c.Diff:
 		writeDiff(e.stdout, src.main, string(text), out.String())
 		return nil

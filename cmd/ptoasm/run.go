@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -213,5 +212,5 @@ func writeOutput(m *machine.Machine, spec string) error {
 	if err := m.WriteTensorNPY(&buf, name, rank); err != nil {
 		return err
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return writeFileAtomic(path, buf.Bytes())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -97,7 +96,7 @@ func writeTraceFiles(rec *trace.Recorder, clockHz float64, tracePath, htmlPath, 
 		if err := rec.WriteChrome(&b, clockHz); err != nil {
 			return err
 		}
-		if err := os.WriteFile(tracePath, b.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(tracePath, b.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -107,7 +106,7 @@ func writeTraceFiles(rec *trace.Recorder, clockHz float64, tracePath, htmlPath, 
 		if err := rec.WriteHTML(&b, opt); err != nil {
 			return err
 		}
-		if err := os.WriteFile(htmlPath, b.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(htmlPath, b.Bytes()); err != nil {
 			return err
 		}
 	}
