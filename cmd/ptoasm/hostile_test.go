@@ -157,6 +157,21 @@ func TestHostile(t *testing.T) {
 		{name: "-D with a comma", args: []string{"asm", "vec_add", "-D", "ROWS=min(1024,2048)"}, code: 0, first: `^$`,
 			stdout: `ROWS = 1024`},
 
+		// Silent nonsense: profile values outside any sane range.
+		{name: "--set bandwidth 1e-9", args: []string{"run", "vec_add", "--set", "dma.gm_ub.bw=1e-9"}, code: 2,
+			first: `^ptoasm: --set dma\.gm_ub\.bw=1e-9: dma\.gm_ub\.bw must be in 0\.001\.\.1e\+09 B/cycle, got 1e-9$`},
+		{name: "--set latency 4.6e18", args: []string{"run", "vec_add", "--set", "dma.gm_ub.latency=4.6e18"}, code: 2,
+			first: `^ptoasm: --set dma\.gm_ub\.latency=4\.6e18: dma\.gm_ub\.latency must be in 0\.\.1073741824 cycles, got 4\.6e18$`},
+		{name: "--set mem.ub=1e15", args: []string{"run", "vec_add", "--set", "mem.ub=1e15"}, code: 2,
+			first: `^ptoasm: --set mem\.ub=1e15: mem\.ub must be in 1\.\.67108864 bytes, got 1e15$`},
+		{name: "--set queue.v=1e9", args: []string{"lint", "vec_add", "--set", "queue.v=1e9"}, code: 2,
+			first: `^ptoasm: --set queue\.v=1e9: queue\.v must be in 1\.\.4096 entries, got 1e9$`},
+		{name: "--set at the edge of its range", args: []string{"run", "vec_add", "--set", "dma.gm_ub.bw=0.001", "--set", "mem.ub=67108864", "--no-lint"},
+			code: 0, first: `^$`, stdout: `(?m)^cycles +\d{9,}$`, maxMiB: 1024},
+		{name: "--profile with a bad range", gen: map[string]func() string{"p.txt": func() string { return "cube.head = 1e12\n" }},
+			args: []string{"run", "vec_add", "--profile", "{dir}/p.txt"}, code: 2,
+			first: `^ptoasm: \{dir\}/p\.txt:1:13: error: cube\.head must be in 0\.\.1073741824 cycles, got 1e12$`},
+
 		// Crashes: deep expressions overflowed the goroutine stack.
 		{name: "700,000 minus signs", gen: map[string]func() string{"neg.pto": repeat("const A = ", "-", 700000, "1\n")},
 			args: []string{"asm", "{dir}/neg.pto"}, code: 2, maxMiB: 600,

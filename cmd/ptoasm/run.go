@@ -39,7 +39,7 @@ func (p profileFlags) load(lim limits) (*pipes.Profile, error) {
 			return nil, fmt.Errorf("--set %s: want KEY=VALUE", kv)
 		}
 		if err := prof.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--set %s: %v", kv, err)
 		}
 	}
 	return prof, nil
