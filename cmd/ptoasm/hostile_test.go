@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -204,5 +205,54 @@ func TestHostile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })
+	}
+}
+
+// fullWriter fails every write the way /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestStdoutWriteErrors: a report that cannot be written is a failure, exit
+// 2 with the reason, whatever the command found; `run ... > /dev/full`
+// exited 0.
+func TestStdoutWriteErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "vec_add"},
+		{"run", "--format", "json", "vec_add"},
+		{"lint", "gemm_db"},
+		{"lint", "ffn_grid/unified_as_shipped"}, // exit 1 when written
+		{"lint", "--format", "sarif", "gemm_db"},
+		{"asm", "vec_add"},
+		{"asm", "--format", "json", "vec_add"},
+		{"fmt", "testdata/messy.pto"},
+		{"sweep", "vec_add", "--set", "gm.bw=100,200", "--jobs", "1"},
+		{"trace", "vec_add", "--pipe", "V", "--to", "100"},
+		{"step", "vec_add", "--script", "testdata/step_quit.cmd"},
+		{"ops"},
+		{"list"},
+		{"version"},
+	} {
+		var errOut bytes.Buffer
+		code := realMain(args, fullWriter{}, &errOut)
+		if code != 2 || errOut.String() != "ptoasm: writing standard output: no space left on device\n" {
+			t.Errorf("ptoasm %s > /dev/full: exit %d, stderr %q", strings.Join(args, " "), code, errOut.String())
+		}
+	}
+	// And end to end, to the real device.
+	if _, err := os.Stat("/dev/full"); err == nil {
+		f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd := exec.Command(os.Args[0], "run", "vec_add")
+		cmd.Env = append(os.Environ(), "PTOASM_TEST_MAIN=1")
+		var e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = f, &e
+		err = cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(e.String(), "no space left on device") {
+			t.Errorf("run vec_add > /dev/full: %v, stderr %q", err, e.String())
+		}
 	}
 }

@@ -134,7 +134,14 @@ func realMain(args []string, stdout, stderr io.Writer) (code int) {
 			}
 		}()
 	}
-	err = ctx.Run(&env{stdout: stdout, stderr: stderr, lim: lim})
+	out := &errWriter{w: stdout}
+	err = ctx.Run(&env{stdout: out, stderr: stderr, lim: lim})
+	if out.err != nil {
+		// The report is lost (a full disk, a closed pipe, /dev/full): that
+		// is a failure whatever the command found.
+		fmt.Fprintln(stderr, "ptoasm: writing standard output:", out.err)
+		return 2
+	}
 	var ee exitError
 	var be *machine.BudgetError
 	switch {
@@ -150,6 +157,26 @@ func realMain(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintln(stderr, "ptoasm:", err)
 		return 2
 	}
+}
+
+// errWriter remembers the first write error on stdout and drops what
+// follows, so every command's report is checked in one place: `run ... >
+// /dev/full` exited 0.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	e.err = err
+	return n, err
 }
 
 type versionCmd struct{}
