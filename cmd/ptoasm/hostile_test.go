@@ -20,6 +20,7 @@ const hostileDir = "../../testdata/hostile"
 // the test binary is ptoasm, so a case's peak memory is its own.
 func TestMain(m *testing.M) {
 	if os.Getenv("PTOASM_TEST_MAIN") == "1" {
+		ownProcess = true
 		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

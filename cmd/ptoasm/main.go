@@ -70,7 +70,12 @@ func (c *cli) parseLimits() (limits, error) {
 	return l, nil
 }
 
+// ownProcess says realMain runs as the process, not inside a test or a
+// fuzzer, whose own heap must not be squeezed under a run's budget.
+var ownProcess bool
+
 func main() {
+	ownProcess = true
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -111,10 +116,12 @@ func realMain(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintln(stderr, "ptoasm:", err)
 		return 2
 	}
-	// The Go heap collects harder as it nears the budget, so what a run
-	// frees (init and check scratch, parser trees) is returned before the
-	// process grows past it. Restored for tests, which call realMain often.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim.maxMemory + lim.maxMemory/4 + 64<<20))
+	if ownProcess {
+		// The Go heap collects harder as it nears the budget, so what a run
+		// frees (init and check scratch, parser trees) is returned before
+		// the process grows past it.
+		debug.SetMemoryLimit(lim.maxMemory + lim.maxMemory/4 + 64<<20)
+	}
 	if c.CPUProfile != "" {
 		f, err := os.Create(c.CPUProfile)
 		if err != nil {
