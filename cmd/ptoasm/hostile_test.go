@@ -159,6 +159,9 @@ func TestHostile(t *testing.T) {
 		{name: "-D with a comma", args: []string{"asm", "vec_add", "-D", "ROWS=min(1024,2048)"}, code: 0, first: `^$`,
 			stdout: `ROWS = 1024`},
 
+		{name: "tile address near 2^63", args: []string{"lint", h("tile_overflow.pto")}, code: 2,
+			first: `tile_overflow\.pto:3:34: error: tile %x at 0x7fffffffffffffe0 lies past the end of UB \(192 KiB = 0x30000 bytes\)$`},
+
 		// Silent nonsense: profile values outside any sane range.
 		{name: "--set bandwidth 1e-9", args: []string{"run", "vec_add", "--set", "dma.gm_ub.bw=1e-9"}, code: 2,
 			first: `^ptoasm: --set dma\.gm_ub\.bw=1e-9: dma\.gm_ub\.bw must be in 0\.001\.\.1e\+09 B/cycle, got 1e-9$`},
