@@ -260,3 +260,37 @@ func TestExprDepthLimit(t *testing.T) {
 		t.Errorf("ParseExpr(%d minus signs) = %v, want a depth error", 1<<16, err)
 	}
 }
+
+// TestNormalize: a byte-order mark and old Mac line ends (a lone CR) parse
+// as the file means them, at the same byte offsets; CRLF is unchanged.
+func TestNormalize(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      string // first diagnostic, "" for none
+	}{
+		{"bom", "\ufeffconst A = 1\n", ""},
+		{"cr only", "const A = 1\rconst B = 2\r", ""},
+		{"cr only, error on line 2", "const A = 1\rconst B = )\r", "d.pto:2:11: error: "},
+		{"crlf", "const A = 1\r\nconst B = )\r\n", "d.pto:2:11: error: "},
+		{"bom, error", "\ufeffconst A = )\n", "d.pto:1:14: error: "},
+	}
+	for _, tt := range tests {
+		f, errs := ParseFile("d.pto", []byte(tt.src))
+		got := ""
+		if len(errs) > 0 {
+			got = errs[0].Error()
+		}
+		if tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: first diagnostic %q, want prefix %q", tt.name, got, tt.want)
+		}
+		if tt.want == "" && (f == nil || len(f.Decls) == 0) {
+			t.Errorf("%s: nothing parsed", tt.name)
+		}
+		if n := Normalize([]byte(tt.src)); len(n) != len(tt.src) {
+			t.Errorf("%s: Normalize changed the length", tt.name)
+		}
+	}
+	if src := []byte("const A = 1\r\n"); &Normalize(src)[0] != &src[0] {
+		t.Error("Normalize copied a file it had nothing to change in")
+	}
+}

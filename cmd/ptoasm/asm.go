@@ -45,10 +45,11 @@ func (c *fmtCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	text, err := src.readFile(src.main)
+	raw, err := src.readFile(src.main)
 	if err != nil {
 		return err
 	}
+	text := parser.Normalize(raw)
 	f, errs := parser.ParseFile(src.main, text)
 	if len(errs) > 0 {
 		errs.Fprint(e.stderr, asm.Sources{src.main: text})
@@ -65,7 +66,7 @@ func (c *fmtCmd) Run(e *env) error {
 		if src.embedded {
 			return fmt.Errorf("%s is an embedded program; fmt -w needs a file path", c.File)
 		}
-		if bytes.Equal(out.Bytes(), text) {
+		if bytes.Equal(out.Bytes(), raw) {
 			return nil
 		}
 		return writeFileAtomic(src.main, out.Bytes())

@@ -162,6 +162,12 @@ func TestHostile(t *testing.T) {
 		{name: "tile address near 2^63", args: []string{"lint", h("tile_overflow.pto")}, code: 2,
 			first: `tile_overflow\.pto:3:34: error: tile %x at 0x7fffffffffffffe0 lies past the end of UB \(192 KiB = 0x30000 bytes\)$`},
 
+		{name: "byte-order mark", gen: map[string]func() string{"bom.pto": func() string { return "\ufeffconst A = 1\n" }},
+			args: []string{"asm", "{dir}/bom.pto"}, code: 0, first: `^$`, stdout: `A = 1`},
+		{name: "CR line ends", gen: map[string]func() string{"cr.pto": func() string { return "const A = 1\rconst B = )\r" }},
+			args: []string{"asm", "{dir}/cr.pto"}, code: 2, first: `^\{dir\}/cr\.pto:2:11: error: expected expression after "=", found "\)"$`,
+			stderr: `\n    const B = \)\n`},
+
 		// Silent nonsense: profile values outside any sane range.
 		{name: "--set bandwidth 1e-9", args: []string{"run", "vec_add", "--set", "dma.gm_ub.bw=1e-9"}, code: 2,
 			first: `^ptoasm: --set dma\.gm_ub\.bw=1e-9: dma\.gm_ub\.bw must be in 0\.001\.\.1e\+09 B/cycle, got 1e-9$`},

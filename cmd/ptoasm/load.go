@@ -69,6 +69,8 @@ func (s source) frontend(srcs asm.Sources) asm.Frontend {
 		ReadFile: func(name string) ([]byte, error) {
 			b, err := s.readFile(name)
 			if err == nil {
+				// What diagnostics quote must have the line ends the parser saw.
+				b = parser.Normalize(b)
 				srcs[name] = b
 			}
 			return b, err
