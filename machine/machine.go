@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -441,6 +442,12 @@ func (m *Machine) storeFile(t *asm.TensorInfo, r int, path string, data []byte) 
 	shape := intShape(t.Shape)
 	if int64(len(a.Data)) != t.Elems() {
 		return fmt.Errorf("%s: %d values for @%s of %d elements", path, len(a.Data), t.Name, t.Elems())
+	}
+	// A .npy says its shape: [64, 16] for a [16, 64] tensor has the right
+	// count and the wrong meaning (a raw .bin says nothing, and is read in
+	// the tensor's order).
+	if strings.HasSuffix(strings.ToLower(path), ".npy") && !slices.Equal(a.Shape, shape) {
+		return fmt.Errorf("%s: shape %v, but @%s is %v", path, a.Shape, t.Name, shape)
 	}
 	return memory.StoreArray(o.buf, 0, t.DType, shape, t.Layout, a, memory.RoundRint)
 }

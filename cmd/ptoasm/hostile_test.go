@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
 )
 
 // hostileDir holds the hostile and damaged inputs (its README lists them).
@@ -167,6 +170,15 @@ func TestHostile(t *testing.T) {
 		{name: "CR line ends", gen: map[string]func() string{"cr.pto": func() string { return "const A = 1\rconst B = )\r" }},
 			args: []string{"asm", "{dir}/cr.pto"}, code: 2, first: `^\{dir\}/cr\.pto:2:11: error: expected expression after "=", found "\)"$`,
 			stderr: `\n    const B = \)\n`},
+
+		{name: ".npy of the wrong shape", gen: map[string]func() string{"x.npy": func() string {
+			var b bytes.Buffer
+			memory.WriteArrayNPY(&b, &memory.Array{Shape: []int{256, 1024}, Data: make([]float64, 256*1024)}, asm.F32)
+			return b.String()
+		}}, args: []string{"run", "vec_add", "--input", "X={dir}/x.npy"}, code: 2,
+			first: `^ptoasm: \{dir\}/x\.npy: shape \[256 1024\], but @X is \[1024 256\]$`},
+		{name: "trace --core garbage", args: []string{"trace", "vec_add", "--core", "garbage"}, code: 2,
+			first: `^ptoasm: --core garbage: `},
 
 		// Silent nonsense: profile values outside any sane range.
 		{name: "--set bandwidth 1e-9", args: []string{"run", "vec_add", "--set", "dma.gm_ub.bw=1e-9"}, code: 2,

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -662,6 +663,9 @@ func mergeShards(files []string, read func(string) ([]byte, error)) (*sweepRepor
 			if want := pointParams(r.Grid, r.Values, p.Index); !slices.Equal(p.Params, want) {
 				return nil, fmt.Errorf("%s: point #%d has parameters %s, the grid says %s", f, p.Index, paramText(p.Params), paramText(want))
 			}
+			if err := checkPoint(&p); err != nil {
+				return nil, fmt.Errorf("%s: point #%d: %v", f, p.Index, err)
+			}
 			if p.Runs == nil {
 				p.Runs = []machine.RunStat{}
 			}
@@ -685,6 +689,29 @@ func mergeShards(files []string, read func(string) ([]byte, error)) (*sweepRepor
 			n, out.Total, strings.Join(missing, ", "), more)
 	}
 	return out, nil
+}
+
+// checkPoint refuses figures no run produces (a shard edited by hand, or
+// damaged): negative or non-finite cycles and times, runs that end before
+// they start, an error on a point marked ok.
+func checkPoint(p *sweepPoint) error {
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) && f >= 0 }
+	switch {
+	case p.Cycles < 0:
+		return fmt.Errorf("negative cycle count %d", p.Cycles)
+	case !finite(p.TimeUS) || !finite(p.TFLOPS):
+		return fmt.Errorf("time_us %g and tflops %g must be finite and not negative", p.TimeUS, p.TFLOPS)
+	case p.OK && p.Error != "":
+		return errors.New("ok, yet with an error")
+	case p.Speedup != nil && !finite(*p.Speedup), p.Overlap != nil && (math.IsNaN(*p.Overlap) || math.IsInf(*p.Overlap, 0)):
+		return errors.New("speedup or overlap_eff is not a finite number")
+	}
+	for _, r := range p.Runs {
+		if r.Start < 0 || r.End < r.Start || !finite(r.TimeUS) {
+			return fmt.Errorf("run %q from %d to %d (%g us) is not a span of time", r.Name, r.Start, r.End, r.TimeUS)
+		}
+	}
+	return nil
 }
 
 // headerDiff says how two reports' sweeps differ, or "" when they are the same sweep.

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
 	"github.com/ptoasm/ptoasm/machine/trace"
 )
+
+// coreName is what --core accepts: a core of every rank, or of one.
+var coreName = regexp.MustCompile(`^(r[0-9]+\.)?(aic|aiv)[0-9]+$`)
 
 // traceFilterFlags select what a trace shows.
 type traceFilterFlags struct {
@@ -24,6 +28,18 @@ type traceFilterFlags struct {
 
 func (f traceFilterFlags) filter() (trace.Filter, error) {
 	out := trace.Filter{Ranks: f.Rank, Cores: f.Core, From: f.From, To: f.To, Issues: f.Issues}
+	for _, s := range f.Core {
+		// A name that can match no core filtered everything out and printed
+		// an empty trace, exit 0.
+		if !coreName.MatchString(s) {
+			return out, fmt.Errorf("--core %s: not a core name (aic0, aiv3, r1.aic0)", s)
+		}
+	}
+	for _, r := range f.Rank {
+		if r < 0 {
+			return out, fmt.Errorf("--rank %d: ranks count from 0", r)
+		}
+	}
 	for _, s := range f.Pipe {
 		p, ok := asm.ParsePipe(s)
 		if !ok || p == asm.PipeALL {
