@@ -1,6 +1,7 @@
 package asm
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -133,7 +134,12 @@ func (a *assembler) load(name string, stack []string, from Span) {
 	}
 	src, err := a.fe.ReadFile(name)
 	if err != nil {
-		a.errs.Add(from, "cannot read %s: %v", name, err)
+		var le *FileLimitError
+		if errors.As(err, &le) {
+			a.errs.Add(from, "%v", err) // names the file, the limit and its flag
+		} else {
+			a.errs.Add(from, "cannot read %s: %v", name, err)
+		}
 		return
 	}
 	a.loaded[name] = true
@@ -198,7 +204,18 @@ func (a *assembler) applyDefines(defs []Define) {
 		}
 		x, err := a.fe.ParseExpr(d.Value)
 		if err != nil || x == nil {
-			a.errs.Add(sp, "-D %s=%s: %v", d.Name, d.Value, err)
+			// Quote the value shortly (it may be megabytes) and the parser's
+			// first message without its position in the value.
+			msg := fmt.Sprint(err)
+			var el ErrorList
+			if errors.As(err, &el) && len(el) > 0 {
+				msg = el[0].Msg
+			}
+			v := d.Value
+			if len(v) > 40 {
+				v = v[:40] + "..."
+			}
+			a.errs.Add(sp, "-D %s=%s: %s", d.Name, v, msg)
 			continue
 		}
 		c.override, c.overridden = x, true

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Severity ranks a diagnostic.
@@ -119,28 +120,71 @@ func (l ErrorList) Err() error {
 // Sources maps a file name to its text so diagnostics can quote the line.
 type Sources map[string][]byte
 
+// MaxPrinted is how many diagnostics Fprint prints before it stops with
+// "too many errors": a file of 40,000 duplicate constants is fixed from the
+// top, and printing all of them only buries the first.
+const MaxPrinted = 50
+
+// maxQuote is how much of a source line a diagnostic quotes: a file with no
+// newlines (a binary, a minified file) must not be echoed whole.
+const maxQuote = 160
+
 // Fprint writes every diagnostic as `file:line:col: error: msg`, the source line
-// and a caret under the column, then its notes the same way.
+// and a caret under the column, then its notes the same way; after
+// MaxPrinted diagnostics it says how many more there are instead. It takes
+// time linear in the sources and the diagnostics.
 func (l ErrorList) Fprint(w io.Writer, src Sources) {
-	for _, d := range l {
-		printDiag(w, d, src)
+	lines := map[string][]int{} // each file's line starts, computed once
+	for i, d := range l {
+		if i == MaxPrinted {
+			fmt.Fprintf(w, "too many errors: %d more not shown\n", len(l)-i)
+			return
+		}
+		printDiag(w, d, src, lines)
 		for _, n := range d.Notes {
-			printDiag(w, n, src)
+			printDiag(w, n, src, lines)
 		}
 	}
 }
 
-func printDiag(w io.Writer, d *Diagnostic, src Sources) {
+func printDiag(w io.Writer, d *Diagnostic, src Sources, lines map[string][]int) {
 	fmt.Fprintf(w, "%s: %s: %s\n", d.Span.Pos, d.Severity, d.Msg)
-	line := sourceLine(src[d.Span.Pos.File], d.Span.Pos.Line)
+	file := d.Span.Pos.File
+	starts, ok := lines[file]
+	if !ok {
+		starts = lineStarts(src[file])
+		lines[file] = starts
+	}
+	line := sourceLine(src[file], starts, d.Span.Pos.Line)
 	if line == "" && d.Span.Pos.Line == 0 {
 		return
 	}
-	fmt.Fprintf(w, "    %s\n", line)
 	col := d.Span.Pos.Col
 	if col < 1 {
 		col = 1
 	}
+	// Quote a window of a long line around the column.
+	prefix := ""
+	if len(line) > maxQuote {
+		from := max(0, min(col-1-maxQuote/2, len(line)-maxQuote))
+		for from > 0 && !utf8.RuneStart(line[from]) {
+			from--
+		}
+		to := min(len(line), from+maxQuote)
+		for to < len(line) && !utf8.RuneStart(line[to]) {
+			to++
+		}
+		suffix := ""
+		if to < len(line) {
+			suffix = "..."
+		}
+		if from > 0 {
+			prefix = "..."
+		}
+		line = prefix + line[from:to] + suffix
+		col = col - from + len(prefix)
+	}
+	fmt.Fprintf(w, "    %s\n", line)
 	var pad strings.Builder
 	for i := 0; i < col-1 && i < len(line); i++ {
 		if line[i] == '\t' {
@@ -152,28 +196,25 @@ func printDiag(w io.Writer, d *Diagnostic, src Sources) {
 	fmt.Fprintf(w, "    %s^\n", pad.String())
 }
 
-func sourceLine(text []byte, line int) string {
-	if line < 1 {
-		return ""
-	}
-	n := 1
-	start := 0
+// lineStarts is the offset of each line's first byte.
+func lineStarts(text []byte) []int {
+	starts := []int{0}
 	for i, c := range text {
-		if n == line {
-			start = i
-			break
-		}
 		if c == '\n' {
-			n++
-			start = i + 1
+			starts = append(starts, i+1)
 		}
 	}
-	if n != line {
+	return starts
+}
+
+func sourceLine(text []byte, starts []int, line int) string {
+	if line < 1 || line > len(starts) || starts[line-1] > len(text) {
 		return ""
 	}
-	end := start
-	for end < len(text) && text[end] != '\n' {
-		end++
+	start := starts[line-1]
+	end := len(text)
+	if line < len(starts) {
+		end = starts[line] - 1
 	}
 	return strings.TrimRight(string(text[start:end]), "\r")
 }

@@ -215,6 +215,11 @@ func (a *assembler) place(ks *kernelScope) {
 			a.errs.Add(t.Decl.Step.NodeSpan(), "step %#x must be a non-negative multiple of 32", v)
 			return 0, false
 		}
+		if capacity := SpaceCapacity(t.Space); ok && t.Count > 1 && v > capacity {
+			// Larger is past the end anyway, and addr + n*step could wrap.
+			a.errs.Add(t.Decl.Step.NodeSpan(), "step %#x of %%%s is larger than %s (%#x bytes)", v, t.Name, t.Space, capacity)
+			return 0, false
+		}
 		if ok && v < t.Bytes && t.Count > 1 {
 			// Overlapping array elements are legal aliasing; the listing shows them.
 		}
@@ -232,6 +237,14 @@ func (a *assembler) place(ks *kernelScope) {
 		}
 		if base < 0 || base%32 != 0 {
 			a.errs.Add(t.Decl.Addr.NodeSpan(), "tile address %#x must be a non-negative multiple of 32", base)
+			ks.bad[t] = true
+			continue
+		}
+		// Past the buffer's end from the start: caught here, before
+		// base + n*step can wrap around int64 and look in range.
+		if capacity := SpaceCapacity(t.Space); base >= capacity {
+			a.errs.Add(t.Decl.Addr.NodeSpan(), "tile %%%s at %#x lies past the end of %s (%d KiB = %#x bytes)",
+				t.Name, base, t.Space, capacity>>10, capacity)
 			ks.bad[t] = true
 			continue
 		}
@@ -274,7 +287,7 @@ func (a *assembler) place(ks *kernelScope) {
 func (a *assembler) checkCapacity(t *TileInfo) {
 	capacity := SpaceCapacity(t.Space)
 	for n, x := range t.Addr {
-		if x+t.Bytes > capacity {
+		if x > capacity-t.Bytes { // x+t.Bytes > capacity, without overflow
 			name := "%" + t.Name
 			if t.IsArray {
 				name = "%" + t.Name + "[" + itoa(n) + "]"

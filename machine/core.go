@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/memory"
@@ -93,6 +94,8 @@ type core struct {
 	fifoDir  []int8
 
 	ran bool
+	// charged says the core's own state is taken out of the memory budget.
+	charged bool
 
 	// flagAt is when each flag was set, for the set→wait hand-off latency.
 	// It is large and touched only by flag hand-offs, so it comes last, away
@@ -152,6 +155,20 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	c.asyncDone = 0
 	c.syncDrained = false
 	c.ran = true
+	if !c.charged {
+		// The core's state and its pipes' queues, tens of KiB: a launch of
+		// 4096 ranks x 72 cores is gigabytes before any buffer.
+		size := int64(unsafe.Sizeof(core{}) + unsafe.Sizeof(ExecScratch{}))
+		for _, p := range c.plist {
+			size += int64(unsafe.Sizeof(pipeState{})) + int64(p.q.Cap())*int64(unsafe.Sizeof(entry{}))
+		}
+		if err := m.mem.take(size, s.plan.span.Pos, func() string {
+			return fmt.Sprintf("the state of core %s (%s, one of %d ranks x %d cores)", c.name, asm.FormatBytes(size), m.nranks, m.nAIC+m.nAIV)
+		}); err != nil {
+			return err
+		}
+		c.charged = true
+	}
 	n := len(m.obj.Tensors)
 	c.fifoPush = resize(c.fifoPush, n)
 	c.fifoPop = resize(c.fifoPop, n)
@@ -172,6 +189,11 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 			size := m.prof.Mem[s]
 			if size <= 0 {
 				size = memory.Capacity(s)
+			}
+			if err := m.mem.take(size, t.Decl.Span.Pos, func() string {
+				return fmt.Sprintf("the %s of %s (%s, one of %d ranks x %d cores)", s, c.name, asm.FormatBytes(size), m.nranks, m.nAIC+m.nAIV)
+			}); err != nil {
+				return err
 			}
 			c.bufs[s] = memory.NewBuffer(s, fmt.Sprintf("%s %s", c.name, s), size, 0, true)
 		} else {

@@ -796,8 +796,12 @@ func (m *Machine) startRun(st *launchStep) {
 		}
 	}
 	sort.Slice(m.active, func(i, j int) bool { return m.active[i].order < m.active[j].order })
-	for _, c := range m.active {
-		c.sleep()
+	// Latest agent first: nowq is sorted by descending order, so each
+	// wake-up lands at its end at once; in ascending order each one scanned
+	// the whole queue, quadratic in the cores (4096 ranks x 48 blocks took
+	// minutes to start). The agent, not the sequence number, orders them.
+	for i := len(m.active) - 1; i >= 0; i-- {
+		m.active[i].sleep()
 	}
 	if len(m.active) == 0 {
 		m.fail(fmt.Errorf("%s: run %q starts no cores", st.run.Pos, st.name))

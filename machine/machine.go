@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +45,11 @@ type Options struct {
 	// are deterministic, this one is not).
 	MaxTime time.Duration
 	Inputs  []Input
+	// MaxMemory is the budget in bytes for the machine's storage (see
+	// DefaultMaxMemory, the value 0 stands for); a program that needs more
+	// is refused with a *BudgetError before anything is allocated (GM) or
+	// when a core first needs its buffers.
+	MaxMemory int64
 }
 
 // The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device
@@ -178,6 +185,8 @@ type Machine struct {
 	starts uint32
 	// codes caches each kernel's flat code.
 	codes map[*asm.KernelInfo][]inst
+	// mem is the storage taken of Options.MaxMemory.
+	mem budget
 }
 
 // New prepares a machine: evaluates the launch section, allocates every GM
@@ -200,6 +209,10 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.opt.MaxIdleCycles = math.MaxInt64
 	}
 	m.guardN = math.MaxInt
+	m.mem.max = m.opt.MaxMemory
+	if m.mem.max <= 0 {
+		m.mem.max = DefaultMaxMemory
+	}
 	m.emitting = len(opt.Observers) > 0
 	m.flagTimes = m.emitting || m.prof.Sync.FlagHandoff != 0
 	m.skip = make([][numKinds]bool, len(opt.Observers))
@@ -300,6 +313,76 @@ func (m *Machine) lookupConst(name string) (int64, bool) {
 	return 0, false
 }
 
+// gmSize is the bytes a tensor takes on one rank: sized alike in both modes
+// so addresses in reports agree.
+func (m *Machine) gmSize(t *asm.TensorInfo) int64 {
+	if t.Class == asm.TensorFIFO {
+		return fifoBytes(t, m.nAIC)
+	}
+	return max(t.Bytes, memory.TensorBytes(t))
+}
+
+// chargeGM takes every GM buffer the run allocates out of the memory budget
+// before any is allocated, and checks that the scratch of the largest
+// initialisation and output check fits beside them. An error names the
+// largest tensor, the one to shrink, at its declaration.
+func (m *Machine) chargeGM() error {
+	var big, scratchT *asm.TensorInfo
+	var bigSize, total, scratch int64
+	for _, t := range m.obj.Tensors {
+		if m.opt.TimingOnly && !m.slice.tensors[t.Index] {
+			continue
+		}
+		size := m.gmSize(t)
+		if big == nil || size > bigSize {
+			big, bigSize = t, size
+		}
+		total = min(total+mulCap(size, int64(m.nranks)), 1<<62)
+		// Expression, file and laid-out fill inits hold the tensor as float64
+		// values (fillLogical, memory.ReadDataFile); a golden check holds the
+		// output and the expected values, and the intermediates between.
+		if in := initOf(t); (in.Kind == "expr" || in.Kind == "file" || in.Kind == "fill" && t.Layout != asm.LayoutND) && mulCap(t.Elems(), 8) > scratch {
+			scratch, scratchT = mulCap(t.Elems(), 8), t
+		}
+	}
+	if !m.opt.TimingOnly {
+		for _, x := range m.obj.Expects {
+			if x.Target == nil {
+				continue
+			}
+			if t := m.obj.Tensor(x.Target.Name); t != nil && mulCap(t.Elems(), 8*3) > scratch {
+				scratch, scratchT = mulCap(t.Elems(), 8*3), t
+			}
+		}
+	}
+	if big == nil {
+		return nil
+	}
+	pos := big.Decl.Span.Pos
+	if err := m.mem.take(total, pos, func() string { return m.gmWhat(big, bigSize) }); err != nil {
+		return err
+	}
+	if scratchT == nil {
+		return nil
+	}
+	return m.mem.fits(scratch, scratchT.Decl.Span.Pos, func() string {
+		return fmt.Sprintf("initialising or checking %s uses %s of float64 values", m.gmWhat(scratchT, m.gmSize(scratchT)), asm.FormatBytes(scratch))
+	})
+}
+
+// gmWhat names a tensor and its storage for a budget error.
+func (m *Machine) gmWhat(t *asm.TensorInfo, size int64) string {
+	dims := make([]string, len(t.Shape))
+	for i, d := range t.Shape {
+		dims[i] = strconv.FormatInt(d, 10)
+	}
+	s := fmt.Sprintf("@%s %s [%s] takes %s", t.Name, t.DType, strings.Join(dims, ", "), asm.FormatBytes(size))
+	if m.nranks > 1 {
+		s += fmt.Sprintf(" on each of %d ranks", m.nranks)
+	}
+	return s
+}
+
 func (m *Machine) allocGM() error {
 	for _, t := range m.obj.Tensors {
 		if t.Index < 0 {
@@ -310,15 +393,14 @@ func (m *Machine) allocGM() error {
 	for _, t := range m.obj.Tensors {
 		n = max(n, t.Index+1)
 	}
+	if err := m.chargeGM(); err != nil {
+		return err
+	}
 	for _, rs := range m.ranks {
 		rs.gm = make([]gmObj, n)
 		addr := int64(gmBase)
 		for _, t := range m.obj.Tensors {
-			// Sized alike in both modes so addresses in reports agree.
-			size := max(t.Bytes, memory.TensorBytes(t))
-			if t.Class == asm.TensorFIFO {
-				size = fifoBytes(t, m.nAIC)
-			}
+			size := m.gmSize(t)
 			o := gmObj{info: t, base: addr, size: size}
 			if !m.opt.TimingOnly || m.slice.tensors[t.Index] {
 				name := fmt.Sprintf("GM @%s[rank=%d]", t.Name, rs.id)
@@ -340,10 +422,18 @@ func (m *Machine) allocGM() error {
 		if t == nil {
 			return fmt.Errorf("input %s: no GM tensor @%s", in.Path, in.Tensor)
 		}
-		if m.ranks[0].gm[t.Index].buf == nil {
-			continue // timing-only, and no control flow reads it
+		if in.Rank >= m.nranks {
+			return fmt.Errorf("input %s: rank %d of @%s, but the program runs %d rank(s)", in.Path, in.Rank, in.Tensor, m.nranks)
 		}
-		data, err := os.ReadFile(in.Path)
+		if m.ranks[0].gm[t.Index].buf == nil {
+			// Timing-only, and no control flow reads it; a missing file is
+			// still a mistake to report.
+			if _, err := os.Stat(in.Path); err != nil {
+				return fmt.Errorf("input for @%s: %v", in.Tensor, err)
+			}
+			continue
+		}
+		data, err := readDataFile(in.Path, t)
 		if err != nil {
 			return fmt.Errorf("input for @%s: %v", in.Tensor, err)
 		}
@@ -357,6 +447,13 @@ func (m *Machine) allocGM() error {
 		}
 	}
 	return nil
+}
+
+// readDataFile reads a .npy or .bin file for tensor t, capped at what a file
+// of t's elements can hold (8-byte elements and a generous .npy header): a
+// larger file is wrong anyway, and must not be read whole to find that out.
+func readDataFile(path string, t *asm.TensorInfo) ([]byte, error) {
+	return asm.ReadFileLimit(path, min(mulCap(t.Elems(), 8), 1<<62-1<<16)+1<<16, "")
 }
 
 // fifoBytes sizes a FIFO's slot ring: one ring per block (AIC), slots × the
@@ -388,6 +485,12 @@ func (m *Machine) storeFile(t *asm.TensorInfo, r int, path string, data []byte) 
 	shape := intShape(t.Shape)
 	if int64(len(a.Data)) != t.Elems() {
 		return fmt.Errorf("%s: %d values for @%s of %d elements", path, len(a.Data), t.Name, t.Elems())
+	}
+	// A .npy says its shape: [64, 16] for a [16, 64] tensor has the right
+	// count and the wrong meaning (a raw .bin says nothing, and is read in
+	// the tensor's order).
+	if strings.HasSuffix(strings.ToLower(path), ".npy") && !slices.Equal(a.Shape, shape) {
+		return fmt.Errorf("%s: shape %v, but @%s is %v", path, a.Shape, t.Name, shape)
 	}
 	return memory.StoreArray(o.buf, 0, t.DType, shape, t.Layout, a, memory.RoundRint)
 }
@@ -462,7 +565,7 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 		if !filepath.IsAbs(name) {
 			name = filepath.Join(filepath.Dir(in.Pos.File), name)
 		}
-		data, err := os.ReadFile(name)
+		data, err := readDataFile(name, t)
 		if err != nil {
 			return fail(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -191,11 +190,11 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 					if !filepath.IsAbs(path) {
 						path = filepath.Join(filepath.Dir(x.Pos.File), path)
 					}
-					data, err := os.ReadFile(path)
+					t := m.obj.Tensor(x.Target.Name)
+					data, err := readDataFile(path, t)
 					if err != nil {
 						return nil, err
 					}
-					t := m.obj.Tensor(x.Target.Name)
 					return memory.ReadDataFile(path, data, t.DType)
 				})
 			var tol memory.Tolerance

@@ -212,3 +212,85 @@ func TestNestingLimit(t *testing.T) {
 		t.Errorf("ParseExpr(%d parens) = %v, want a nesting error", 1<<16, err)
 	}
 }
+
+// TestExprDepthLimit: every operator is a level of an expression's tree, not
+// only brackets, so long operator chains are one diagnostic at the
+// expression's start, never a stack overflow later; up to the limit they
+// parse.
+func TestExprDepthLimit(t *testing.T) {
+	chain := func(n int) string { return strings.Repeat("1 + ", n) + "1" }
+	tests := []struct {
+		name string
+		src  string
+		want string // the diagnostic, "" for none
+	}{
+		{"chain at limit", "const A = " + chain(maxExprDepth) + "\n", ""},
+		{"chain over", "const A = " + chain(maxExprDepth+1) + "\n",
+			"d.pto:1:11: error: expression too deep: 257 levels of operators, brackets and calls (at most 256)"},
+		{"minus at limit", "const A = " + strings.Repeat("-", maxExprDepth) + "1\n", ""},
+		{"minus over", "const A = " + strings.Repeat("-", 700000) + "1\n",
+			"d.pto:1:11: error: expression too deep: 700000 levels"},
+		{"long chain", "const A = " + chain(990000) + "\n", "d.pto:1:11: error: expression too deep: 990000 levels"},
+		// Operators inside brackets add to the brackets around them.
+		{"chains in parens at limit", "const A = " + strings.Repeat("(1 + ", 128) + "2" + strings.Repeat(")", 128) + "\n", ""},
+		{"chains in parens", "const A = " + strings.Repeat("(1 + ", 128) + "2" + strings.Repeat(")", 128) + " * 3\n",
+			"d.pto:1:11: error: expression too deep: 257 levels"},
+		{"operands", "kernel k : aiv {\n    tadds %x, %x, " + chain(300) + "\n}\n", "d.pto:2:19: error: expression too deep: 300 levels"},
+	}
+	for _, tt := range tests {
+		f, errs := ParseFile("d.pto", []byte(tt.src))
+		if f == nil {
+			t.Fatalf("%s: nil file", tt.name)
+		}
+		got := ""
+		if len(errs) > 0 {
+			got = errs[0].Error()
+		}
+		if tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: first diagnostic %q, want prefix %q", tt.name, got, tt.want)
+		}
+		if tt.want != "" && len(errs) != 1 {
+			t.Errorf("%s: %d diagnostics, want 1: %v", tt.name, len(errs), errs)
+		}
+	}
+	if _, err := ParseExpr(chain(maxExprDepth)); err != nil {
+		t.Errorf("ParseExpr at the limit: %v", err)
+	}
+	if _, err := ParseExpr(strings.Repeat("-", 1<<16) + "1"); err == nil || !strings.Contains(err.Error(), "expression too deep") {
+		t.Errorf("ParseExpr(%d minus signs) = %v, want a depth error", 1<<16, err)
+	}
+}
+
+// TestNormalize: a byte-order mark and old Mac line ends (a lone CR) parse
+// as the file means them, at the same byte offsets; CRLF is unchanged.
+func TestNormalize(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      string // first diagnostic, "" for none
+	}{
+		{"bom", "\ufeffconst A = 1\n", ""},
+		{"cr only", "const A = 1\rconst B = 2\r", ""},
+		{"cr only, error on line 2", "const A = 1\rconst B = )\r", "d.pto:2:11: error: "},
+		{"crlf", "const A = 1\r\nconst B = )\r\n", "d.pto:2:11: error: "},
+		{"bom, error", "\ufeffconst A = )\n", "d.pto:1:14: error: "},
+	}
+	for _, tt := range tests {
+		f, errs := ParseFile("d.pto", []byte(tt.src))
+		got := ""
+		if len(errs) > 0 {
+			got = errs[0].Error()
+		}
+		if tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: first diagnostic %q, want prefix %q", tt.name, got, tt.want)
+		}
+		if tt.want == "" && (f == nil || len(f.Decls) == 0) {
+			t.Errorf("%s: nothing parsed", tt.name)
+		}
+		if n := Normalize([]byte(tt.src)); len(n) != len(tt.src) {
+			t.Errorf("%s: Normalize changed the length", tt.name)
+		}
+	}
+	if src := []byte("const A = 1\r\n"); &Normalize(src)[0] != &src[0] {
+		t.Error("Normalize copied a file it had nothing to change in")
+	}
+}

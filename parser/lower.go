@@ -15,6 +15,9 @@ type lowerer struct {
 	lineStarts []int
 	errs       *asm.ErrorList
 	a          lowerAllocs
+	// inExpr counts the expressions being lowered around the current one:
+	// only an outermost expression has its depth checked (exprDepth).
+	inExpr int
 }
 
 // lowerAllocs slab-allocates the commonest output nodes (see slab).
@@ -573,7 +576,76 @@ func (l *lowerer) expr(e *expr) asm.Expr {
 	if e == nil || e.X == nil {
 		return nil
 	}
-	return l.climbFrom(l.unary(e.X), e.Ops)
+	if l.inExpr == 0 {
+		if d := exprDepth(e); d > maxExprDepth {
+			p := e.X.X.Pos
+			if len(e.X.Ops) > 0 {
+				p = e.X.Ops[0].Pos
+			}
+			sp := l.span(p, p)
+			l.errorf(sp, "expression too deep: %d levels of operators, brackets and calls (at most %d)", d, maxExprDepth)
+			// A literal stands in, so the error is not followed by others.
+			return put(&l.a.num, asm.Num{Span: sp, Text: "0"})
+		}
+	}
+	l.inExpr++
+	x := l.climbFrom(l.unary(e.X), e.Ops)
+	l.inExpr--
+	return x
+}
+
+// maxExprDepth bounds the depth of an expression's tree. The lexer's
+// maxNesting counts brackets only, but every operator is a level too: a
+// chain `1 + 1 + …` is a left-deep tree one level per `+`, and `- - … 1` one
+// per minus, and the assembler, the evaluator and the printer all recurse
+// once per level; 700,000 minus signs overflowed the goroutine stack (a
+// fatal error, not a panic). Real expressions are a few levels deep.
+const maxExprDepth = 256
+
+// exprDepth is an upper bound on the depth of e's lowered tree: one level
+// per binary and unary operator, per bracket, call and index. It recurses
+// only into brackets, so its own depth is bounded by maxNesting.
+func exprDepth(e *expr) int {
+	if e == nil || e.X == nil {
+		return 0
+	}
+	d := unaryDepth(e.X)
+	for _, op := range e.Ops {
+		d = max(d, unaryDepth(op.Y))
+	}
+	return d + len(e.Ops)
+}
+
+func unaryDepth(u *unary) int {
+	if u == nil || u.X == nil {
+		return 0
+	}
+	p := u.X
+	argsDepth := func(args []*arg) int {
+		m := 0
+		for _, a := range args {
+			if a != nil {
+				m = max(m, exprDepth(a.Val))
+			}
+		}
+		return m
+	}
+	d := 0 // a leaf
+	switch {
+	case p.Reg != nil && p.Reg.Index != nil:
+		d = 1 + exprDepth(p.Reg.Index)
+	case p.GM != nil:
+		for _, g := range p.GM.Groups {
+			if g != nil {
+				d = max(d, 1+argsDepth(g.Args))
+			}
+		}
+	case p.Call != nil && p.Call.Call:
+		d = 1 + argsDepth(p.Call.Args)
+	case p.Paren != nil:
+		d = 1 + exprDepth(p.Paren)
+	}
+	return d + len(u.Ops)
 }
 
 // climbFrom builds the tree of first (op operand)* by precedence climbing.

@@ -86,6 +86,7 @@ func Grammar() string { return fileParser.String() }
 // there are errors, and every syntax error in the file, each at its line and
 // column.
 func ParseFile(filename string, src []byte) (*asm.File, asm.ErrorList) {
+	src = Normalize(src)
 	var errs asm.ErrorList
 	l := newLowerer(filename, src, &errs)
 	f, eof := parseFile(l, filename, src)
@@ -95,6 +96,36 @@ func ParseFile(filename string, src []byte) (*asm.File, asm.ErrorList) {
 	}
 	errs.RemoveMultiples()
 	return f, errs
+}
+
+// Normalize makes what editors save readable to the lexer without moving a
+// byte: a leading UTF-8 byte-order mark becomes three spaces, and a carriage
+// return that ends a line on its own (old Mac line ends) becomes a newline;
+// CRLF stays. Offsets and columns stay those of the original text, so the
+// CLI normalizes what it reads too and diagnostics quote the right line. src
+// is returned as is when there is nothing to change.
+func Normalize(src []byte) []byte {
+	bom := len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF
+	lone := false
+	for i, c := range src {
+		if c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			lone = true
+			break
+		}
+	}
+	if !bom && !lone {
+		return src
+	}
+	out := append([]byte(nil), src...)
+	if bom {
+		out[0], out[1], out[2] = ' ', ' ', ' '
+	}
+	for i, c := range out {
+		if c == '\r' && (i+1 == len(out) || out[i+1] != '\n') {
+			out[i] = '\n'
+		}
+	}
+	return out
 }
 
 // parseFile tries the fast parser (fast.go), then participle on the whole

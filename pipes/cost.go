@@ -265,6 +265,11 @@ func ceilBytes(bytes int64, bw float64) int64 {
 		return 0
 	}
 	c := float64(bytes) / bw
+	if c >= 1<<62 {
+		// Saturate: converting a float beyond int64 is undefined and
+		// came out as a small or negative cycle count.
+		return 1 << 62
+	}
 	n := int64(c)
 	if float64(n) < c {
 		n++

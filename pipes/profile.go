@@ -222,30 +222,53 @@ type L2Params struct {
 	BW   float64 // bytes/cycle the die's L2 serves, shared by all its cores
 }
 
-// param is one row of the parameter table: a key and typed access to its field.
+// param is one row of the parameter table: a key, its unit, the range of
+// sane values and typed access to its field.
 type param struct {
 	key  string
 	unit string
+	rng  string // "lo..hi", for docs and errors; "" for enums
 	get  func(p *Profile) string
 	set  func(p *Profile, v string) error
 }
 
+// The ranges every value must lie in. They are wide — orders of magnitude
+// around any real NPU — but bounded, so that a typo (1e15 bytes of UB, a
+// latency of 4.6e18 cycles, a bandwidth of 1e-9) is an error naming the key
+// and its range instead of an out-of-memory kill, a panic, or cost
+// arithmetic that overflows int64 and reports nonsense that looks plausible.
+// With every latency at most maxCycles and every bandwidth at least minBW,
+// one operation costs at most a few times 2^40 cycles even on 2^42 bytes.
+const (
+	maxCycles   = 1 << 30 // any per-operation cost or latency
+	maxBufBytes = 1 << 26 // a core-local buffer (UB, L1, L0A/B/C, BT, FB): allocated per core
+	maxGMBytes  = 1 << 46 // HBM per rank: only addresses, never allocated
+	maxQueue    = 1 << 12 // a pipe's queue: allocated per pipe
+	maxCores    = 1 << 8  // AIC or AIV per rank
+	minBW       = 1e-3    // bytes/cycle
+	maxBW       = 1e9
+)
+
 func intParam(key, unit string, min int64, ref func(p *Profile) *int64) param {
+	return rangeParam(key, unit, min, maxCycles, ref)
+}
+
+func rangeParam(key, unit string, min, max int64, ref func(p *Profile) *int64) param {
 	return param{
-		key: key, unit: unit,
+		key: key, unit: unit, rng: fmt.Sprintf("%d..%d", min, max),
 		get: func(p *Profile) string { return strconv.FormatInt(*ref(p), 10) },
 		set: func(p *Profile, v string) error {
 			n, err := strconv.ParseInt(v, 0, 64)
 			if err != nil {
 				// Accept integral floats such as 1e6 for large counts.
 				f, ferr := strconv.ParseFloat(v, 64)
-				if ferr != nil || f != float64(int64(f)) {
-					return fmt.Errorf("%s wants an integer, got %q", key, v)
+				if ferr != nil || !(f >= -1<<62 && f <= 1<<62) || f != float64(int64(f)) {
+					return fmt.Errorf("%s wants an integer in %d..%d %s, got %q", key, min, max, unit, v)
 				}
 				n = int64(f)
 			}
-			if n < min {
-				return fmt.Errorf("%s must be at least %d, got %d", key, min, n)
+			if n < min || n > max {
+				return fmt.Errorf("%s must be in %d..%d %s, got %s", key, min, max, unit, v)
 			}
 			*ref(p) = n
 			return nil
@@ -254,16 +277,20 @@ func intParam(key, unit string, min int64, ref func(p *Profile) *int64) param {
 }
 
 func floatParam(key, unit string, ref func(p *Profile) *float64) param {
+	return floatRangeParam(key, unit, minBW, maxBW, ref)
+}
+
+func floatRangeParam(key, unit string, lo, hi float64, ref func(p *Profile) *float64) param {
 	return param{
-		key: key, unit: unit,
+		key: key, unit: unit, rng: fmt.Sprintf("%g..%g", lo, hi),
 		get: func(p *Profile) string { return strconv.FormatFloat(*ref(p), 'g', -1, 64) },
 		set: func(p *Profile, v string) error {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				return fmt.Errorf("%s wants a number, got %q", key, v)
 			}
-			if !(f > 0) || f > 1e18 {
-				return fmt.Errorf("%s must be positive and finite, got %s", key, v)
+			if !(f >= lo && f <= hi) {
+				return fmt.Errorf("%s must be in %g..%g %s, got %s", key, lo, hi, unit, v)
 			}
 			*ref(p) = f
 			return nil
@@ -307,18 +334,22 @@ func params() []param {
 func buildParams() []param {
 	var t []param
 	t = append(t,
-		floatParam("clock_hz", "Hz", func(p *Profile) *float64 { return &p.ClockHz }),
-		intParam("aic_per_rank", "cores", 1, func(p *Profile) *int64 { return &p.AICPerRank }),
-		intParam("aiv_per_rank", "cores", 1, func(p *Profile) *int64 { return &p.AIVPerRank }),
+		floatRangeParam("clock_hz", "Hz", 1e6, 1e12, func(p *Profile) *float64 { return &p.ClockHz }),
+		rangeParam("aic_per_rank", "cores", 1, maxCores, func(p *Profile) *int64 { return &p.AICPerRank }),
+		rangeParam("aiv_per_rank", "cores", 1, 2*maxCores, func(p *Profile) *int64 { return &p.AIVPerRank }),
 	)
 	for _, s := range []asm.Space{asm.GM, asm.UB, asm.L1, asm.L0A, asm.L0B, asm.L0C, asm.BT, asm.FB} {
 		s := s
-		t = append(t, intParam("mem."+strings.ToLower(s.String()), "bytes", 1, func(p *Profile) *int64 { return &p.Mem[s] }))
+		hi := int64(maxBufBytes)
+		if s == asm.GM {
+			hi = maxGMBytes
+		}
+		t = append(t, rangeParam("mem."+strings.ToLower(s.String()), "bytes", 1, hi, func(p *Profile) *int64 { return &p.Mem[s] }))
 	}
-	t = append(t, intParam("mem.align", "bytes", 1, func(p *Profile) *int64 { return &p.MemAlign }))
+	t = append(t, rangeParam("mem.align", "bytes", 1, 1<<16, func(p *Profile) *int64 { return &p.MemAlign }))
 	for _, q := range []asm.Pipe{asm.PipeV, asm.PipeM, asm.PipeMTE1, asm.PipeMTE2, asm.PipeMTE3, asm.PipeFIX} {
 		q := q
-		t = append(t, intParam("queue."+strings.ToLower(q.String()), "entries", 1, func(p *Profile) *int64 { return &p.QueueDepth[q] }))
+		t = append(t, rangeParam("queue."+strings.ToLower(q.String()), "entries", 1, maxQueue, func(p *Profile) *int64 { return &p.QueueDepth[q] }))
 	}
 	for d := DMAPath(0); d < NumDMAPaths; d++ {
 		d := d
@@ -328,18 +359,21 @@ func buildParams() []param {
 		)
 	}
 	t = append(t,
-		intParam("dma.block_bytes", "bytes", 1, func(p *Profile) *int64 { return &p.DMABlockBytes }),
+		rangeParam("dma.block_bytes", "bytes", 1, 1<<16, func(p *Profile) *int64 { return &p.DMABlockBytes }),
 		floatParam("gm.bw", "B/cycle", func(p *Profile) *float64 { return &p.GMBW }),
-		intParam("l2.size", "bytes", 0, func(p *Profile) *int64 { return &p.L2.Size }),
-		intParam("l2.line", "bytes", 1, func(p *Profile) *int64 { return &p.L2.Line }),
+		rangeParam("l2.size", "bytes", 0, maxGMBytes, func(p *Profile) *int64 { return &p.L2.Size }),
+		// The residency grid holds an int32 per 32 lines of every tensor
+		// touched (machine/l2.go): lines under 64 bytes would make it a
+		// memory bomb on a large tensor.
+		rangeParam("l2.line", "bytes", 64, 1<<16, func(p *Profile) *int64 { return &p.L2.Line }),
 		floatParam("l2.bw", "B/cycle", func(p *Profile) *float64 { return &p.L2.BW }),
 		intParam("cube.head", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.Head }),
 		intParam("cube.repeat.f16", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatF16 }),
 		intParam("cube.repeat.bf16", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatBF16 }),
 		intParam("cube.repeat.i8", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatI8 }),
 		intParam("cube.repeat.f32", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatF32 }),
-		intParam("cube.k_granule_bytes", "bytes", 1, func(p *Profile) *int64 { return &p.Cube.KGranuleBytes }),
-		intParam("vec.repeat_bytes", "bytes", 1, func(p *Profile) *int64 { return &p.VecRepeatBytes }),
+		rangeParam("cube.k_granule_bytes", "bytes", 1, 1<<16, func(p *Profile) *int64 { return &p.Cube.KGranuleBytes }),
+		rangeParam("vec.repeat_bytes", "bytes", 1, 1<<16, func(p *Profile) *int64 { return &p.VecRepeatBytes }),
 		intParam("vec.count_floor", "cycles", 0, func(p *Profile) *int64 { return &p.VecCountFloor }),
 	)
 	for v := VecOp(0); v < NumVecOps; v++ {

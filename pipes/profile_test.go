@@ -2,6 +2,7 @@ package pipes
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,9 +125,9 @@ func TestParseProfileErrors(t *testing.T) {
 	}{
 		{"no equals", "clock_hz 1.85e9\n", []string{"p.txt:1:1: error: expected `key = value`"}},
 		{"unknown key", "\n  cube.haed = 6\n", []string{`p.txt:2:3: error: unknown profile key "cube.haed" (did you mean cube.head`}},
-		{"bad int", "cube.head = six\n", []string{`p.txt:1:13: error: cube.head wants an integer, got "six"`}},
-		{"negative", "cube.head = -1\n", []string{"p.txt:1:13: error: cube.head must be at least 0, got -1"}},
-		{"bad float", "dma.gm_ub.bw = 0\n", []string{"p.txt:1:16: error: dma.gm_ub.bw must be positive and finite, got 0"}},
+		{"bad int", "cube.head = six\n", []string{`p.txt:1:13: error: cube.head wants an integer in 0..1073741824 cycles, got "six"`}},
+		{"negative", "cube.head = -1\n", []string{"p.txt:1:13: error: cube.head must be in 0..1073741824 cycles, got -1"}},
+		{"bad float", "dma.gm_ub.bw = 0\n", []string{"p.txt:1:16: error: dma.gm_ub.bw must be in 0.001..1e+09 B/cycle, got 0"}},
 		{"bad enum", "link.topology = torus\n", []string{`p.txt:1:17: error: link.topology must be one of mesh, ring, switch, got "torus"`}},
 		{"duplicate", "cube.head = 6\ncube.head = 7\n", []string{`p.txt:2:1: error: duplicate key "cube.head"`}},
 		{"missing value", "cube.head =   # nothing\n", []string{`p.txt:1:12: error: missing value for "cube.head"`}},
@@ -183,8 +184,17 @@ func TestSet(t *testing.T) {
 		{"clockhz", "1e9", `(did you mean clock_hz`},
 		{"gm_ub", "1", `did you mean dma.gm_ub.bw, dma.gm_ub.latency`},
 		{"zzzzzzzzzzzz", "1", `unknown profile key "zzzzzzzzzzzz"`},
-		{"queue.v", "0", "queue.v must be at least 1, got 0"},
-		{"twait.max_polls", "1.5", `twait.max_polls wants an integer, got "1.5"`},
+		{"queue.v", "0", "queue.v must be in 1..4096 entries, got 0"},
+		{"twait.max_polls", "1.5", `twait.max_polls wants an integer in 1..1073741824 polls, got "1.5"`},
+		// Each of these once ran: a bandwidth this low or a latency this high
+		// overflowed the cost arithmetic, a UB this large panicked, a queue
+		// this deep ran out of memory.
+		{"dma.gm_ub.bw", "1e-9", "dma.gm_ub.bw must be in 0.001..1e+09 B/cycle, got 1e-9"},
+		{"dma.gm_ub.latency", "4.6e18", "dma.gm_ub.latency must be in 0..1073741824 cycles, got 4.6e18"},
+		{"mem.ub", "1e15", "mem.ub must be in 1..67108864 bytes, got 1e15"},
+		{"queue.v", "1e9", "queue.v must be in 1..4096 entries, got 1e9"},
+		{"clock_hz", "NaN", "clock_hz must be in 1e+06..1e+12 Hz, got NaN"},
+		{"link.bw", "+Inf", "link.bw must be in 0.001..1e+09 B/cycle, got +Inf"},
 	}
 	for _, b := range bad {
 		err := p.Set(b.key, b.val)
@@ -194,6 +204,80 @@ func TestSet(t *testing.T) {
 	}
 	if err := p.Set("zzzzzzzzzzzz", "1"); strings.Contains(err.Error(), "did you mean") {
 		t.Errorf("no suggestion expected for a key unlike any other: %v", err)
+	}
+}
+
+// TestRanges: every numeric key takes both ends of its range and refuses
+// the values just outside, and at the extremes of every range the cost
+// formulas stay non-negative (no int64 overflow).
+func TestRanges(t *testing.T) {
+	for _, pr := range params() {
+		if pr.rng == "" {
+			continue // an enum
+		}
+		lo, hi, ok := strings.Cut(pr.rng, "..")
+		if !ok {
+			t.Fatalf("%s: range %q", pr.key, pr.rng)
+		}
+		p := DefaultProfile()
+		for _, v := range []string{lo, hi} {
+			if err := p.Set(pr.key, v); err != nil {
+				t.Errorf("Set(%s, %s): %v", pr.key, v, err)
+			}
+		}
+		lf, _ := strconv.ParseFloat(lo, 64)
+		hf, _ := strconv.ParseFloat(hi, 64)
+		for _, v := range []float64{lf - 1, lf / 2, hf * 2, hf + 1} {
+			if v >= lf && v <= hf {
+				continue
+			}
+			if err := p.Set(pr.key, strconv.FormatFloat(v, 'f', -1, 64)); err == nil || !strings.Contains(err.Error(), pr.rng) {
+				t.Errorf("Set(%s, %g) = %v, want an error naming %s", pr.key, v, err, pr.rng)
+			}
+		}
+	}
+	// The slowest and the fastest machine the ranges allow.
+	for _, end := range []int{0, 1} {
+		p := DefaultProfile()
+		for _, pr := range params() {
+			if pr.rng == "" {
+				continue
+			}
+			lo, hi, _ := strings.Cut(pr.rng, "..")
+			v := hi
+			if strings.Contains(pr.unit, "B/cycle") == (end == 0) {
+				v = lo
+			}
+			if end == 1 && !strings.Contains(pr.unit, "B/cycle") {
+				v = lo
+			}
+			if err := p.Set(pr.key, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const huge = int64(1) << 46
+		for d := DMAPath(0); d < NumDMAPaths; d++ {
+			if c := p.DMACycles(d, huge, 1<<20); c < 0 {
+				t.Errorf("end %d: DMACycles(%s) = %d", end, d, c)
+			}
+			if c := p.RemoteDMACycles(d, huge, 1<<20, 8); c < 0 {
+				t.Errorf("end %d: RemoteDMACycles(%s) = %d", end, d, c)
+			}
+		}
+		if c := p.LinkCycles(huge, 8); c < 0 {
+			t.Errorf("end %d: LinkCycles = %d", end, c)
+		}
+		if c := p.SDMACycles(huge, 8); c < 0 {
+			t.Errorf("end %d: SDMACycles = %d", end, c)
+		}
+		if c := p.MatmulCycles(1<<12, 1<<12, 1<<12, asm.F32, true); c < 0 {
+			t.Errorf("end %d: MatmulCycles = %d", end, c)
+		}
+		for v := VecOp(0); v < NumVecOps; v++ {
+			if b, tl := p.VectorCycles(v, asm.F32, 1<<12, 1<<12, 1<<12, true); b < 0 || tl < 0 {
+				t.Errorf("end %d: VectorCycles(%s) = %d, %d", end, v, b, tl)
+			}
+		}
 	}
 }
 

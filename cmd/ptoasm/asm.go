@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/parser"
@@ -46,10 +45,11 @@ func (c *fmtCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	text, err := src.readFile(src.main)
+	raw, err := src.readFile(src.main)
 	if err != nil {
 		return err
 	}
+	text := parser.Normalize(raw)
 	f, errs := parser.ParseFile(src.main, text)
 	if len(errs) > 0 {
 		errs.Fprint(e.stderr, asm.Sources{src.main: text})
@@ -69,10 +69,10 @@ func (c *fmtCmd) Run(e *env) error {
 		if src.stdin != nil {
 			return fmt.Errorf("fmt -w -: standard input cannot be written back; fmt - prints the result")
 		}
-		if bytes.Equal(out.Bytes(), text) {
+		if bytes.Equal(out.Bytes(), raw) {
 			return nil
 		}
-		return os.WriteFile(src.main, out.Bytes(), 0o644)
+		return writeFileAtomic(src.main, out.Bytes())
 	case c.Diff:
 		writeDiff(e.stdout, src.main, string(text), out.String())
 		return nil

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
 
 	"github.com/ptoasm/ptoasm/asm"
 
@@ -35,7 +35,7 @@ func (c *lintCmd) Run(e *env) error {
 	}
 	opt := hazard.Options{}
 	if c.Suppress != "" {
-		b, err := os.ReadFile(c.Suppress)
+		b, err := asm.ReadFileLimit(c.Suppress, e.lim.maxFileSize, "--max-file-size")
 		if err != nil {
 			return err
 		}
@@ -48,11 +48,11 @@ func (c *lintCmd) Run(e *env) error {
 	// reported (each is a real hazard), then the stop, exit 2.
 	var stopped error
 	if !c.Static {
-		prof, err := c.profileFlags.load()
+		prof, err := c.profileFlags.load(e.lim)
 		if err != nil {
 			return err
 		}
-		mopt := machine.Options{Profile: prof}
+		mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
 		if err := c.guardFlags.options(&mopt); err != nil {
 			return err
 		}
@@ -130,6 +130,10 @@ func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (fin
 		return nil, nil, err
 	}
 	if _, err := m.Run(); err != nil {
+		var be *machine.BudgetError
+		if errors.As(err, &be) {
+			return nil, nil, err // bad input, not a finding
+		}
 		stopped = limitError(err)
 		det.NoteError(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,6 +24,8 @@ type source struct {
 	main     string
 	embedded bool
 	stdin    []byte // the main file's text when FILE is "-"
+	maxFile  int64  // --max-file-size
+	total    *int64 // bytes of source read so far, checked against maxFile
 }
 
 // stdinName names standard input in diagnostics (file:line:col).
@@ -37,11 +40,18 @@ type stdinSrc struct {
 	err  error
 }
 
-func (s *stdinSrc) bytes() ([]byte, error) {
+// bytes reads standard input once, no more than max bytes: a program piped
+// in is held to --max-file-size like one read from a file.
+func (s *stdinSrc) bytes(max int64) ([]byte, error) {
 	if s == nil || s.r == nil {
 		return nil, fmt.Errorf("-: no standard input to read the program from")
 	}
-	s.once.Do(func() { s.data, s.err = io.ReadAll(s.r) })
+	s.once.Do(func() {
+		s.data, s.err = io.ReadAll(io.LimitReader(s.r, max+1))
+		if s.err == nil && int64(len(s.data)) > max {
+			s.err = fmt.Errorf("larger than the %s limit on input files (--max-file-size)", asm.FormatBytes(max))
+		}
+	})
 	if s.err != nil {
 		return nil, fmt.Errorf("-: reading standard input: %v", s.err)
 	}
@@ -51,18 +61,19 @@ func (s *stdinSrc) bytes() ([]byte, error) {
 // resolve turns a FILE argument into a source: "-" is standard input; else a
 // path that exists wins; otherwise a short name of an embedded program.
 func resolve(e *env, arg string) (source, error) {
+	lim := e.lim
 	if arg == "-" {
-		data, err := e.stdin.bytes()
+		data, err := e.stdin.bytes(lim.maxFileSize)
 		if err != nil {
 			return source{}, err
 		}
-		return source{main: stdinName, stdin: data}, nil
+		return source{main: stdinName, stdin: data, maxFile: lim.maxFileSize, total: new(int64)}, nil
 	}
 	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-		return source{main: arg}, nil
+		return source{main: arg, maxFile: lim.maxFileSize, total: new(int64)}, nil
 	}
 	if p, ok := programs.Find(arg); ok {
-		return source{main: p, embedded: true}, nil
+		return source{main: p, embedded: true, maxFile: lim.maxFileSize}, nil
 	}
 	return source{}, fmt.Errorf("%s: no such file, and no program of that name (ptoasm list shows them)", arg)
 }
@@ -74,7 +85,27 @@ func (s source) readFile(name string) ([]byte, error) {
 	if s.embedded {
 		return fs.ReadFile(programs.FS, path.Clean(name))
 	}
-	return os.ReadFile(name)
+	if name != s.main {
+		// An include must be a regular file: `include "/dev/zero"` or a
+		// FIFO would otherwise be read until the size cap, or forever.
+		if ok, err := asm.IsRegularFile(name); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, errors.New("not a regular file")
+		}
+	}
+	b, err := asm.ReadFileLimit(name, s.maxFile, "--max-file-size")
+	if err != nil {
+		return nil, err
+	}
+	// The cap holds for the program's sources together, too: many includes
+	// must not add up to what one file may not be.
+	if s.total != nil {
+		if *s.total += int64(len(b)); *s.total > s.maxFile {
+			return nil, fmt.Errorf("the program's sources together are larger than the %s limit on input files (--max-file-size)", asm.FormatBytes(s.maxFile))
+		}
+	}
+	return b, nil
 }
 
 func (s source) frontend(srcs asm.Sources) asm.Frontend {
@@ -84,6 +115,8 @@ func (s source) frontend(srcs asm.Sources) asm.Frontend {
 		ReadFile: func(name string) ([]byte, error) {
 			b, err := s.readFile(name)
 			if err == nil {
+				// What diagnostics quote must have the line ends the parser saw.
+				b = parser.Normalize(b)
 				srcs[name] = b
 			}
 			return b, err
@@ -102,7 +135,7 @@ func parseFile(name string, src []byte) (*asm.File, asm.ErrorList) {
 
 // defineFlags is the -D NAME=VALUE list shared by every command that assembles.
 type defineFlags struct {
-	Define []string `short:"D" name:"define" placeholder:"NAME=VALUE" help:"Override a constant (VALUE is an expression over the program's constants)."`
+	Define []string `sep:"none" short:"D" name:"define" placeholder:"NAME=VALUE" help:"Override a constant (VALUE is an expression over the program's constants)."`
 }
 
 func (d defineFlags) defines() ([]asm.Define, error) {

@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/programs"
 )
 
@@ -38,15 +41,43 @@ type cli struct {
 	Version versionCmd `cmd:"" help:"Print the version."`
 
 	CPUProfile string `name:"cpuprofile" type:"path" placeholder:"FILE" help:"Write a CPU profile of the command to FILE, for go tool pprof (scripts/pgo.sh makes cmd/ptoasm/default.pgo from such profiles)."`
+
+	MaxMemory   string `name:"max-memory" default:"768MiB" placeholder:"SIZE" help:"Memory budget of a run: GM tensors on every rank, core buffers, initialisation and check scratch (KiB, MiB, GiB suffixes)."`
+	MaxFileSize string `name:"max-file-size" default:"1MiB" placeholder:"SIZE" help:"Largest source file (and all of a program's sources together), profile or suppressions file read; sweep shards may be 64 times larger."`
 }
 
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	stdin  *stdinSrc // a program given as "-"
+	lim    limits
 }
 
+// limits bound what hostile input can make ptoasm use (docs/cli.md "Limits").
+type limits struct {
+	maxMemory   int64 // --max-memory: machine.Options.MaxMemory
+	maxFileSize int64 // --max-file-size: every text file read
+}
+
+// parseLimits reads the limit flags; a bad value is a usage error.
+func (c *cli) parseLimits() (limits, error) {
+	var l limits
+	var err error
+	if l.maxMemory, err = asm.ParseBytes(c.MaxMemory); err != nil || l.maxMemory < 1<<20 {
+		return l, fmt.Errorf("--max-memory %s: want a size of at least 1MiB, such as 512MiB or 4GiB", c.MaxMemory)
+	}
+	if l.maxFileSize, err = asm.ParseBytes(c.MaxFileSize); err != nil || l.maxFileSize < 1 {
+		return l, fmt.Errorf("--max-file-size %s: want a size of at least 1 byte, such as 64KiB or 16MiB", c.MaxFileSize)
+	}
+	return l, nil
+}
+
+// ownProcess says realMain runs as the process, not inside a test or a
+// fuzzer, whose own heap must not be squeezed under a run's budget.
+var ownProcess bool
+
 func main() {
+	ownProcess = true
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -87,6 +118,17 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 		fmt.Fprintln(stderr, "ptoasm:", err)
 		return 2
 	}
+	lim, err := c.parseLimits()
+	if err != nil {
+		fmt.Fprintln(stderr, "ptoasm:", err)
+		return 2
+	}
+	if ownProcess {
+		// The Go heap collects harder as it nears the budget, so what a run
+		// frees (init and check scratch, parser trees) is returned before
+		// the process grows past it.
+		debug.SetMemoryLimit(lim.maxMemory + lim.maxMemory/4 + 64<<20)
+	}
 	if c.CPUProfile != "" {
 		f, err := os.Create(c.CPUProfile)
 		if err != nil {
@@ -106,17 +148,49 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 			}
 		}()
 	}
-	err = ctx.Run(&env{stdout: stdout, stderr: stderr, stdin: &stdinSrc{r: stdin}})
+	out := &errWriter{w: stdout}
+	err = ctx.Run(&env{stdout: out, stderr: stderr, stdin: &stdinSrc{r: stdin}, lim: lim})
+	if out.err != nil {
+		// The report is lost (a full disk, a closed pipe, /dev/full): that
+		// is a failure whatever the command found.
+		fmt.Fprintln(stderr, "ptoasm: writing standard output:", out.err)
+		return 2
+	}
 	var ee exitError
+	var be *machine.BudgetError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &be) && be.Pos.IsValid():
+		// Already file:line:col: error: ...
+		fmt.Fprintln(stderr, be)
+		return 2
 	default:
 		fmt.Fprintln(stderr, "ptoasm:", err)
 		return 2
 	}
+}
+
+// errWriter remembers the first write error on stdout and drops what
+// follows, so every command's report is checked in one place: `run ... >
+// /dev/full` exited 0.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	e.err = err
+	return n, err
 }
 
 type versionCmd struct{}

@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
 	"github.com/ptoasm/ptoasm/machine/trace"
@@ -18,13 +19,13 @@ import (
 // profileFlags select and adjust the timing profile.
 type profileFlags struct {
 	Profile string   `help:"Timing profile file (default: the embedded a2a3 profile)." type:"existingfile"`
-	Set     []string `placeholder:"KEY=VALUE" help:"Override one profile parameter (repeatable)."`
+	Set     []string `sep:"none" placeholder:"KEY=VALUE" help:"Override one profile parameter (repeatable)."`
 }
 
-func (p profileFlags) load() (*pipes.Profile, error) {
+func (p profileFlags) load(lim limits) (*pipes.Profile, error) {
 	prof := pipes.DefaultProfile()
 	if p.Profile != "" {
-		b, err := os.ReadFile(p.Profile)
+		b, err := asm.ReadFileLimit(p.Profile, lim.maxFileSize, "--max-file-size")
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +39,7 @@ func (p profileFlags) load() (*pipes.Profile, error) {
 			return nil, fmt.Errorf("--set %s: want KEY=VALUE", kv)
 		}
 		if err := prof.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--set %s: %v", kv, err)
 		}
 	}
 	return prof, nil
@@ -48,8 +49,8 @@ type runCmd struct {
 	File       string   `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
 	Format     string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum}."`
 	TimingOnly bool     `help:"Skip data: time the program without computing values (for large shapes)."`
-	Input      []string `placeholder:"TENSOR[@RANK]=FILE" help:"Initial contents of a tensor from a .npy or .bin file (repeatable)."`
-	Output     []string `placeholder:"TENSOR[@RANK]=FILE.npy" help:"Write a tensor to a .npy file after the run (repeatable)."`
+	Input      []string `sep:"none" placeholder:"TENSOR[@RANK]=FILE" help:"Initial contents of a tensor from a .npy or .bin file (repeatable)."`
+	Output     []string `sep:"none" placeholder:"TENSOR[@RANK]=FILE.npy" help:"Write a tensor to a .npy file after the run (repeatable)."`
 	NoLint     bool     `help:"Do not run the hazard detector alongside."`
 	Trace      string   `placeholder:"OUT.json" help:"Write a Perfetto/Chrome trace of the run (open in ui.perfetto.dev)."`
 	HTML       string   `name:"html" placeholder:"OUT.html" help:"Write an HTML timeline of the run with findings marked."`
@@ -105,11 +106,11 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prof, err := c.profileFlags.load()
+	prof, err := c.profileFlags.load(e.lim)
 	if err != nil {
 		return err
 	}
-	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly}
+	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxMemory: e.lim.maxMemory}
 	if err := c.guardFlags.options(&opt); err != nil {
 		return err
 	}
@@ -142,6 +143,9 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	res, runErr := m.Run()
+	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
+		return runErr // bad input: exit 2, no report of a run that never started
+	}
 	var findings []hazard.Finding
 	if det != nil {
 		if runErr != nil {
@@ -214,5 +218,5 @@ func writeOutput(m *machine.Machine, spec string) error {
 	if err := m.WriteTensorNPY(&buf, name, rank); err != nil {
 		return err
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return writeFileAtomic(path, buf.Bytes())
 }

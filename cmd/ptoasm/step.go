@@ -34,11 +34,11 @@ func (c *stepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prof, err := c.profileFlags.load()
+	prof, err := c.profileFlags.load(e.lim)
 	if err != nil {
 		return err
 	}
-	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles}})
+	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: e.lim.maxMemory}})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -23,6 +23,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/pipes"
 )
@@ -282,7 +283,7 @@ func (c *sweepGridCmd) Run(e *env) error {
 	// Every point assembles the program again; a program on standard
 	// input was read once by resolve and is shared.
 	c.stdin = e.stdin
-	base, err := profileFlags{Profile: c.Profile}.load()
+	base, err := profileFlags{Profile: c.Profile}.load(e.lim)
 	if err != nil {
 		return err
 	}
@@ -320,7 +321,7 @@ func (c *sweepGridCmd) Run(e *env) error {
 	for range jobs {
 		wg.Go(func() {
 			for slot := range next {
-				rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot])
+				rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot], e.lim)
 			}
 		})
 	}
@@ -335,7 +336,7 @@ func (c *sweepGridCmd) Run(e *env) error {
 // point assembles and runs one point in its own machine. It never panics out:
 // a panic in the engine becomes the point's error, so one bad point cannot take
 // down a sweep of thousands.
-func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []string, values [][]string, idx int) (pt sweepPoint) {
+func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []string, values [][]string, idx int, lim limits) (pt sweepPoint) {
 	pt = sweepPoint{Index: idx, Params: pointParams(grid, values, idx), Runs: []machine.RunStat{}}
 	defer func() {
 		if r := recover(); r != nil {
@@ -355,7 +356,7 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 	}
 	// Diagnostics go to a buffer of this point's own: points run concurrently.
 	var diag bytes.Buffer
-	obj, _, err := assemble(&env{stdout: io.Discard, stderr: &diag, stdin: c.stdin}, c.File, defs)
+	obj, _, err := assemble(&env{stdout: io.Discard, stderr: &diag, stdin: c.stdin, lim: lim}, c.File, defs)
 	if err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
@@ -368,7 +369,7 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 		}
 		return pt
 	}
-	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles})
+	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: lim.maxMemory})
 	if err != nil {
 		pt.Error = err.Error()
 		return pt
@@ -612,7 +613,10 @@ func writeSweepTable(w io.Writer, rep *sweepReport) {
 }
 
 func (c *sweepMergeCmd) Run(e *env) error {
-	rep, err := mergeShards(c.Files, os.ReadFile)
+	rep, err := mergeShards(c.Files, func(name string) ([]byte, error) {
+		// Shards are JSON, cheap to decode, and grow with the grid.
+		return asm.ReadFileLimit(name, 64*e.lim.maxFileSize, "64 x --max-file-size")
+	})
 	if err != nil {
 		return err
 	}
@@ -673,6 +677,9 @@ func mergeShards(files []string, read func(string) ([]byte, error)) (*sweepRepor
 			if want := pointParams(r.Grid, r.Values, p.Index); !slices.Equal(p.Params, want) {
 				return nil, fmt.Errorf("%s: point #%d has parameters %s, the grid says %s", f, p.Index, paramText(p.Params), paramText(want))
 			}
+			if err := checkPoint(&p); err != nil {
+				return nil, fmt.Errorf("%s: point #%d: %v", f, p.Index, err)
+			}
 			if p.Runs == nil {
 				p.Runs = []machine.RunStat{}
 			}
@@ -696,6 +703,29 @@ func mergeShards(files []string, read func(string) ([]byte, error)) (*sweepRepor
 			n, out.Total, strings.Join(missing, ", "), more)
 	}
 	return out, nil
+}
+
+// checkPoint refuses figures no run produces (a shard edited by hand, or
+// damaged): negative or non-finite cycles and times, runs that end before
+// they start, an error on a point marked ok.
+func checkPoint(p *sweepPoint) error {
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) && f >= 0 }
+	switch {
+	case p.Cycles < 0:
+		return fmt.Errorf("negative cycle count %d", p.Cycles)
+	case !finite(p.TimeUS) || !finite(p.TFLOPS):
+		return fmt.Errorf("time_us %g and tflops %g must be finite and not negative", p.TimeUS, p.TFLOPS)
+	case p.OK && p.Error != "":
+		return errors.New("ok, yet with an error")
+	case p.Speedup != nil && !finite(*p.Speedup), p.Overlap != nil && (math.IsNaN(*p.Overlap) || math.IsInf(*p.Overlap, 0)):
+		return errors.New("speedup or overlap_eff is not a finite number")
+	}
+	for _, r := range p.Runs {
+		if r.Start < 0 || r.End < r.Start || !finite(r.TimeUS) {
+			return fmt.Errorf("run %q from %d to %d (%g us) is not a span of time", r.Name, r.Start, r.End, r.TimeUS)
+		}
+	}
+	return nil
 }
 
 // headerDiff says how two reports' sweeps differ, or "" when they are the same sweep.

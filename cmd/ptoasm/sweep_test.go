@@ -262,8 +262,12 @@ func TestSweepMergeErrors(t *testing.T) {
 			"point #0 has parameters dma.gm_l1.bw=64 K=999, the grid says dma.gm_l1.bw=64 K=256"},
 		{"bad total", []string{edit("total.json", func(r *sweepReport) { r.Total = 5 })}, "total 5 does not match the grid"},
 		{"bad shard tag", []string{edit("tag.json", func(r *sweepReport) { r.Shard = "2/2" })}, "--shard 2/2: want I/N"},
+		{"negative cycles", []string{edit("neg.json", func(r *sweepReport) { r.Points[0].Cycles = -5 })}, "point #0: negative cycle count -5"},
+		{"negative time", []string{edit("negt.json", func(r *sweepReport) { r.Points[0].TimeUS = -1 })}, "point #0: time_us -1 and tflops"},
+		{"backwards run", []string{edit("run.json", func(r *sweepReport) { r.Points[0].Runs[0].End = r.Points[0].Runs[0].Start - 1 })},
+			"is not a span of time"},
 		{"not JSON", []string{write("junk.json", "cycles 12\n")}, "not a sweep report"},
-		{"run report", []string{write("run.json", `{"cycles": 1, "runs": []}`)}, "not a sweep report"},
+		{"run report", []string{write("runreport.json", `{"cycles": 1, "runs": []}`)}, "not a sweep report"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

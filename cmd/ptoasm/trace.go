@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
 	"github.com/ptoasm/ptoasm/machine/trace"
 )
+
+// coreName is what --core accepts: a core of every rank, or of one.
+var coreName = regexp.MustCompile(`^(r[0-9]+\.)?(aic|aiv)[0-9]+$`)
 
 // traceFilterFlags select what a trace shows.
 type traceFilterFlags struct {
@@ -24,6 +28,18 @@ type traceFilterFlags struct {
 
 func (f traceFilterFlags) filter() (trace.Filter, error) {
 	out := trace.Filter{Ranks: f.Rank, Cores: f.Core, From: f.From, To: f.To, Issues: f.Issues}
+	for _, s := range f.Core {
+		// A name that can match no core filtered everything out and printed
+		// an empty trace, exit 0.
+		if !coreName.MatchString(s) {
+			return out, fmt.Errorf("--core %s: not a core name (aic0, aiv3, r1.aic0)", s)
+		}
+	}
+	for _, r := range f.Rank {
+		if r < 0 {
+			return out, fmt.Errorf("--rank %d: ranks count from 0", r)
+		}
+	}
 	for _, s := range f.Pipe {
 		p, ok := asm.ParsePipe(s)
 		if !ok || p == asm.PipeALL {
@@ -52,7 +68,7 @@ func (c *traceCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prof, err := c.profileFlags.load()
+	prof, err := c.profileFlags.load(e.lim)
 	if err != nil {
 		return err
 	}
@@ -62,11 +78,14 @@ func (c *traceCmd) Run(e *env) error {
 	}
 	var m *machine.Machine
 	rec := trace.New(trace.Options{CoreName: func(r, k int) string { return m.CoreName(r, k) }, Filter: f})
-	m, err = machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{rec}})
+	m, err = machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{rec}, MaxMemory: e.lim.maxMemory})
 	if err != nil {
 		return err
 	}
 	_, runErr := m.Run()
+	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
+		return runErr // bad input: exit 2
+	}
 	if err := rec.WriteText(e.stdout, trace.Filter{Issues: true}); err != nil {
 		return err
 	}
@@ -93,7 +112,7 @@ func writeTraceFiles(rec *trace.Recorder, clockHz float64, tracePath, htmlPath, 
 		if err := rec.WriteChrome(&b, clockHz); err != nil {
 			return err
 		}
-		if err := os.WriteFile(tracePath, b.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(tracePath, b.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -103,7 +122,7 @@ func writeTraceFiles(rec *trace.Recorder, clockHz float64, tracePath, htmlPath, 
 		if err := rec.WriteHTML(&b, opt); err != nil {
 			return err
 		}
-		if err := os.WriteFile(htmlPath, b.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(htmlPath, b.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -348,17 +348,28 @@ func sizeLike(body *Region) map[string]bool {
 			ariths = append(ariths, op)
 		}
 	})
-	for changed := true; changed; {
-		changed = false
-		for _, op := range ariths {
-			if !set[op.Results[0].Name] {
-				continue
-			}
+	// Walk back from each size to the arith ops defining it, each value
+	// once: sweeping every op until nothing changed took a pass per link of
+	// a chain, quadratic (10,000 chained arith.addi took 15 s).
+	def := make(map[string][]*Op, len(ariths))
+	for _, op := range ariths {
+		def[op.Results[0].Name] = append(def[op.Results[0].Name], op)
+	}
+	work := make([]string, 0, len(set))
+	for v := range set {
+		work = append(work, v)
+	}
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		ops := def[v]
+		delete(def, v) // visited
+		for _, op := range ops {
 			body, _, _ := cutTop(op.Toks, ":")
 			for _, t := range body {
 				if t.Kind == KValue && !set[t.Text] {
 					set[t.Text] = true
-					changed = true
+					work = append(work, t.Text)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package mlir
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,4 +126,26 @@ func FuzzParseFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		ParseFile("f.pto", src) // must not panic
 	})
+}
+
+// TestSizeChain: a loop bound reached through a long chain of arith ops
+// still marks the kernel argument at its head as a size (it defaults to
+// DefaultScalarArg, not 0). The chain is walked once, not a pass per link.
+func TestSizeChain(t *testing.T) {
+	const n = 5000
+	var b strings.Builder
+	b.WriteString("module {\n  func.func @k(%n: index) {\n    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n    %v0 = arith.addi %n, %c1 : index\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "    %%v%d = arith.addi %%v%d, %%c1 : index\n", i, i-1)
+	}
+	fmt.Fprintf(&b, "    scf.for %%i = %%c0 to %%v%d step %%c1 {\n    }\n    return\n  }\n}\n", n-1)
+	f, errs := ParseFile("chain.pto", []byte(b.String()))
+	if len(errs) > 0 || f == nil {
+		t.Fatalf("errors: %v", errs)
+	}
+	var out bytes.Buffer
+	asm.Fprint(&out, f)
+	if want := fmt.Sprintf("const n = %d", DefaultScalarArg); !strings.Contains(out.String(), want) {
+		t.Errorf("the chain's head is not a size: no %q in\n%.400s", want, out.String())
+	}
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// writeFileAtomic replaces path with data all at once: it writes a temporary
+// file in the same directory, syncs it and renames it over path, so a full
+// disk, a crash or a kill leaves the old file whole (rewriting in place
+// once truncated a source to 4096 bytes on a full disk). The new file keeps
+// the old one's permissions. Errors name path.
+func writeFileAtomic(path string, data []byte) (err error) {
+	mode := fs.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			// /dev/stdout, a FIFO: nothing to replace, write through.
+			return writeThrough(path, data)
+		}
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %v", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			err = fmt.Errorf("writing %s: %v", path, err)
+		}
+	}()
+	if err := writeTemp(f, data); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// writeTemp writes data to the temporary file; tests replace it to fail
+// the way a full disk does.
+var writeTemp = func(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	return err
+}
+
+func writeThrough(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("writing %s: %v", path, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %v", path, err)
+	}
+	return nil
+}

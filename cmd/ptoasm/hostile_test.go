@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
+)
+
+// hostileDir holds the hostile and damaged inputs (its README lists them).
+const hostileDir = "../../testdata/hostile"
+
+// TestMain lets a test run the CLI as a subprocess: with PTOASM_TEST_MAIN=1
+// the test binary is ptoasm, so a case's peak memory is its own.
+func TestMain(m *testing.M) {
+	if os.Getenv("PTOASM_TEST_MAIN") == "1" {
+		ownProcess = true
+		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// hostileCase is one hostile input: the command line (with {dir} standing
+// for a temp dir holding the files gen writes), the exit status, a regexp
+// on the first line of stderr, and the peak memory allowed.
+type hostileCase struct {
+	name   string
+	gen    map[string]func() string // files to write into {dir}
+	args   []string
+	code   int
+	first  string // regexp on stderr's first line
+	maxMiB int64  // peak RSS allowed; 0: 400 MiB
+	stdout string // regexp stdout must match, when set
+	stderr string // regexp all of stderr must match, when set
+}
+
+// runHostile runs the CLI in a subprocess and returns its exit status,
+// stdout, stderr and peak RSS in bytes (-1 where the OS does not say).
+func runHostile(t *testing.T, args []string, stdin []byte) (int, string, string, int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "PTOASM_TEST_MAIN=1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("ptoasm %s: still running after 2 minutes", strings.Join(args, " "))
+	}
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("ptoasm %s: %v", strings.Join(args, " "), err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, o.String(), e.String(), peakRSS(cmd.ProcessState)
+}
+
+func checkHostile(t *testing.T, tc hostileCase) {
+	dir := t.TempDir()
+	for name, gen := range tc.gen {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(gen()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := make([]string, len(tc.args))
+	for i, a := range tc.args {
+		args[i] = strings.ReplaceAll(a, "{dir}", dir)
+	}
+	code, out, errOut, rss := runHostile(t, args, nil)
+	first, _, _ := strings.Cut(errOut, "\n")
+	first = strings.ReplaceAll(first, dir, "{dir}")
+	if code != tc.code {
+		t.Errorf("exit %d, want %d\nstderr:\n%.2000s", code, tc.code, errOut)
+	}
+	if !regexp.MustCompile(tc.first).MatchString(first) {
+		t.Errorf("first line of stderr\n\t%q\ndoes not match\n\t%q", first, tc.first)
+	}
+	if tc.stderr != "" && !regexp.MustCompile(tc.stderr).MatchString(strings.ReplaceAll(errOut, dir, "{dir}")) {
+		t.Errorf("stderr %.500q does not match %q", errOut, tc.stderr)
+	}
+	if tc.stdout != "" && !regexp.MustCompile(tc.stdout).MatchString(strings.ReplaceAll(out, dir, "{dir}")) {
+		t.Errorf("stdout %.500q does not match %q", out, tc.stdout)
+	}
+	limit := tc.maxMiB
+	if limit == 0 {
+		limit = 400
+	}
+	if rss > limit<<20 {
+		t.Errorf("peak RSS %d MiB, over %d MiB", rss>>20, limit)
+	}
+}
+
+// TestHostile: every hostile input ends in a clear answer within bounded
+// memory and time: a usage error naming the limit and its flag, or a
+// file:line:col diagnostic, exit 2; never a crash, an out-of-memory kill or
+// a run that does not end.
+func TestHostile(t *testing.T) {
+	h := func(name string) string { return filepath.Join(hostileDir, name) }
+	repeat := func(head, s string, n int, tail string) func() string {
+		return func() string { return head + strings.Repeat(s, n) + tail }
+	}
+	tests := []hostileCase{
+		// Memory bombs.
+		{name: "4 GiB tensor", args: []string{"run", h("gm_bomb.pto")}, code: 2,
+			first: `^.*gm_bomb\.pto:2:1: error: @A f32 \[1048576, 1024\] takes 4GiB: the run would need 4GiB, over the memory budget of 768MiB \(--max-memory\)$`},
+		// Lint runs timing-only: nothing reads @A's values, so it is not stored.
+		{name: "4 GiB tensor, lint", args: []string{"lint", h("gm_bomb.pto")}, code: 1,
+			first: `^$`, stdout: `gm_bomb\.pto:6:5: error: uninitialised read of @A`},
+		{name: "tensor on four ranks", args: []string{"run", h("gm_bomb_ranks.pto")}, code: 2,
+			first: `gm_bomb_ranks\.pto:2:1: error: @A f32 \[65536, 1024\] takes 256MiB on each of 4 ranks: the run would need 1GiB, over the memory budget of 768MiB \(--max-memory\)$`},
+		{name: "tensor on four ranks, budget raised", args: []string{"run", h("gm_bomb_ranks.pto"), "--max-memory", "2GiB", "--no-lint"},
+			code: 0, first: `^$`, maxMiB: 2048},
+		{name: "-D ROWS=1<<30", args: []string{"run", "vec_add", "-D", "ROWS=1<<30"}, code: 2,
+			first: `vec_add\.pto:22:1: error: @X f32 \[1073741824, 256\] takes 1TiB: .* \(--max-memory\)$`},
+		{name: "4096 ranks of cores", args: []string{"run", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
+			first: `core_bomb\.pto:\d+:\d+: error: the .* of r\d+\.aiv\d+ .*one of 4096 ranks x 72 cores\): the run would need .*, over the memory budget of 64MiB \(--max-memory\)$`},
+		{name: "4096 ranks of cores, timing-only", args: []string{"lint", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
+			first: `core_bomb\.pto:11:9: error: the state of core r\d+\.aiv\d+ \(20680B, one of 4096 ranks x 72 cores\): .* \(--max-memory\)$`},
+		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
+			first: `^ptoasm: --max-memory lots: want a size`},
+
+		// Unbounded reads.
+		{name: "include /dev/zero", args: []string{"asm", h("include_dev_zero.pto")}, code: 2,
+			first: `include_dev_zero\.pto:2:1: error: cannot read /dev/zero: not a regular file$`},
+		{name: "main file /dev/zero", args: []string{"asm", "/dev/zero"}, code: 2,
+			first: `^/dev/zero: error: /dev/zero: larger than the 1MiB limit on input files \(--max-file-size\)$`},
+		{name: "big source", gen: map[string]func() string{"big.pto": repeat("", "// padding padding padding\n", 100000, "")},
+			args: []string{"asm", "{dir}/big.pto"}, code: 2,
+			first: `^\{dir\}/big\.pto: error: \{dir\}/big\.pto: larger than the 1MiB limit on input files \(--max-file-size\)$`},
+
+		{name: "--input /dev/zero", args: []string{"run", "vec_add", "--input", "X=/dev/zero"}, code: 2,
+			first: `^ptoasm: input for @X: /dev/zero: larger than 2112KiB, the most it may hold$`},
+		{name: "--input of a rank the program lacks", args: []string{"run", "vec_add", "--input", "X@99={dir}/x.bin"}, code: 2,
+			first: `^ptoasm: input \{dir\}/x\.bin: rank 99 of @X, but the program runs 1 rank\(s\)$`},
+		{name: "missing --input, timing-only", args: []string{"run", "vec_add", "--timing-only", "--input", "X={dir}/x.bin"}, code: 2,
+			first: `^ptoasm: input for @X: stat \{dir\}/x\.bin: no such file or directory$`},
+		{name: "--profile /dev/zero", args: []string{"run", "vec_add", "--profile", "/dev/zero"}, code: 2,
+			first: `^ptoasm: /dev/zero: larger than the 1MiB limit on input files \(--max-file-size\)$`},
+		{name: "--suppress /dev/zero", args: []string{"lint", "vec_add", "--suppress", "/dev/zero"}, code: 2,
+			first: `^ptoasm: /dev/zero: larger than the 1MiB limit on input files \(--max-file-size\)$`},
+		{name: "sweep merge /dev/zero", args: []string{"sweep", "merge", "/dev/zero"}, code: 2,
+			first: `^ptoasm: /dev/zero: larger than the 64MiB limit on input files \(64 x --max-file-size\)$`},
+		{name: "long line quoted in part", gen: map[string]func() string{"long.pto": repeat("const A = ", "1 ", 100000, "\n")},
+			args: []string{"asm", "{dir}/long.pto"}, code: 2, first: `^\{dir\}/long\.pto:1:13: error: unexpected "1"$`,
+			stderr: `\n    const A = (1 ){75}\.\.\.\n {16}\^\n$`},
+		{name: "-D with a comma", args: []string{"asm", "vec_add", "-D", "ROWS=min(1024,2048)"}, code: 0, first: `^$`,
+			stdout: `ROWS = 1024`},
+
+		{name: "tile address near 2^63", args: []string{"lint", h("tile_overflow.pto")}, code: 2,
+			first: `tile_overflow\.pto:3:34: error: tile %x at 0x7fffffffffffffe0 lies past the end of UB \(192 KiB = 0x30000 bytes\)$`},
+
+		{name: "byte-order mark", gen: map[string]func() string{"bom.pto": func() string { return "\ufeffconst A = 1\n" }},
+			args: []string{"asm", "{dir}/bom.pto"}, code: 0, first: `^$`, stdout: `A = 1`},
+		{name: "CR line ends", gen: map[string]func() string{"cr.pto": func() string { return "const A = 1\rconst B = )\r" }},
+			args: []string{"asm", "{dir}/cr.pto"}, code: 2, first: `^\{dir\}/cr\.pto:2:11: error: expected expression after "=", found "\)"$`,
+			stderr: `\n    const B = \)\n`},
+
+		{name: ".npy of the wrong shape", gen: map[string]func() string{"x.npy": func() string {
+			var b bytes.Buffer
+			memory.WriteArrayNPY(&b, &memory.Array{Shape: []int{256, 1024}, Data: make([]float64, 256*1024)}, asm.F32)
+			return b.String()
+		}}, args: []string{"run", "vec_add", "--input", "X={dir}/x.npy"}, code: 2,
+			first: `^ptoasm: \{dir\}/x\.npy: shape \[256 1024\], but @X is \[1024 256\]$`},
+		{name: "trace --core garbage", args: []string{"trace", "vec_add", "--core", "garbage"}, code: 2,
+			first: `^ptoasm: --core garbage: `},
+
+		// Silent nonsense: profile values outside any sane range.
+		{name: "--set bandwidth 1e-9", args: []string{"run", "vec_add", "--set", "dma.gm_ub.bw=1e-9"}, code: 2,
+			first: `^ptoasm: --set dma\.gm_ub\.bw=1e-9: dma\.gm_ub\.bw must be in 0\.001\.\.1e\+09 B/cycle, got 1e-9$`},
+		{name: "--set latency 4.6e18", args: []string{"run", "vec_add", "--set", "dma.gm_ub.latency=4.6e18"}, code: 2,
+			first: `^ptoasm: --set dma\.gm_ub\.latency=4\.6e18: dma\.gm_ub\.latency must be in 0\.\.1073741824 cycles, got 4\.6e18$`},
+		{name: "--set mem.ub=1e15", args: []string{"run", "vec_add", "--set", "mem.ub=1e15"}, code: 2,
+			first: `^ptoasm: --set mem\.ub=1e15: mem\.ub must be in 1\.\.67108864 bytes, got 1e15$`},
+		{name: "--set queue.v=1e9", args: []string{"lint", "vec_add", "--set", "queue.v=1e9"}, code: 2,
+			first: `^ptoasm: --set queue\.v=1e9: queue\.v must be in 1\.\.4096 entries, got 1e9$`},
+		{name: "--set at the edge of its range", args: []string{"run", "vec_add", "--set", "dma.gm_ub.bw=0.001", "--set", "mem.ub=67108864", "--no-lint"},
+			code: 0, first: `^$`, stdout: `(?m)^cycles +\d{9,}$`, maxMiB: 1024},
+		{name: "--profile with a bad range", gen: map[string]func() string{"p.txt": func() string { return "cube.head = 1e12\n" }},
+			args: []string{"run", "vec_add", "--profile", "{dir}/p.txt"}, code: 2,
+			first: `^ptoasm: \{dir\}/p\.txt:1:13: error: cube\.head must be in 0\.\.1073741824 cycles, got 1e12$`},
+
+		// Crashes: deep expressions overflowed the goroutine stack.
+		{name: "700,000 minus signs", gen: map[string]func() string{"neg.pto": repeat("const A = ", "-", 700000, "1\n")},
+			args: []string{"asm", "{dir}/neg.pto"}, code: 2, maxMiB: 600,
+			first: `^\{dir\}/neg\.pto:1:11: error: expression too deep: 700000 levels of operators, brackets and calls \(at most 256\)$`},
+		{name: "990,000 additions", gen: map[string]func() string{"plus.pto": repeat("const A = ", "1 + ", 990000, "1\n")},
+			args: []string{"asm", "{dir}/plus.pto", "--max-file-size", "4MiB"}, code: 2, maxMiB: 2048,
+			first: `^\{dir\}/plus\.pto:1:11: error: expression too deep: 990000 levels`},
+		{name: "250,000 additions", gen: map[string]func() string{"plus.pto": repeat("const A = ", "1 + ", 250000, "1\n")},
+			args: []string{"asm", "{dir}/plus.pto"}, code: 2, maxMiB: 1024,
+			first: `^\{dir\}/plus\.pto:1:11: error: expression too deep: 250000 levels`},
+		{name: "two includes over the cap together", gen: map[string]func() string{
+			"main.pto": func() string { return "include \"a.pto\"\ninclude \"b.pto\"\n" },
+			"a.pto":    repeat("", "// padding padding padding\n", 30000, ""),
+			"b.pto":    repeat("", "// padding padding padding\n", 30000, ""),
+		}, args: []string{"asm", "{dir}/main.pto"}, code: 2,
+			first: `^\{dir\}/main\.pto:2:1: error: cannot read \{dir\}/b\.pto: the program's sources together are larger than the 1MiB limit on input files \(--max-file-size\)$`},
+		{name: "10 MB of newlines", gen: map[string]func() string{"nl.pto": repeat("", "\n", 10_000_000, "")},
+			args: []string{"asm", "{dir}/nl.pto"}, code: 2,
+			first: `^\{dir\}/nl\.pto: error: \{dir\}/nl\.pto: larger than the 1MiB limit on input files \(--max-file-size\)$`},
+		{name: "1 MB of newlines", gen: map[string]func() string{"nl.pto": repeat("", "\n", 1_000_000, "")},
+			args: []string{"asm", "{dir}/nl.pto"}, code: 0, first: `^$`, stdout: `^program \{dir\}/nl\.pto`},
+
+		// Unbounded time: diagnostics were quadratic, and all were printed.
+		{name: "40,000 duplicate constants", gen: map[string]func() string{"dup.pto": repeat("", "const A = 1\n", 40000, "")},
+			args: []string{"asm", "{dir}/dup.pto"}, code: 2,
+			first:  `^\{dir\}/dup\.pto:2:1: error: constant A redeclared$`,
+			stderr: `\ntoo many errors: 39949 more not shown\n$`},
+		{name: "deep -D", args: []string{"asm", "vec_add", "-D", "ROWS=" + strings.Repeat("-", 100000) + "1"}, code: 2,
+			first: `^<command line>: error: -D ROWS=-{40}\.\.\.: expression too deep: 100000 levels of operators, brackets and calls \(at most 256\)$`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })
+	}
+}
+
+// fullWriter fails every write the way /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestStdoutWriteErrors: a report that cannot be written is a failure, exit
+// 2 with the reason, whatever the command found; `run ... > /dev/full`
+// exited 0.
+func TestStdoutWriteErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "vec_add"},
+		{"run", "--format", "json", "vec_add"},
+		{"lint", "gemm_db"},
+		{"lint", "ffn_grid/unified_as_shipped"}, // exit 1 when written
+		{"lint", "--format", "sarif", "gemm_db"},
+		{"asm", "vec_add"},
+		{"asm", "--format", "json", "vec_add"},
+		{"fmt", "testdata/messy.pto"},
+		{"sweep", "vec_add", "--set", "gm.bw=100,200", "--jobs", "1"},
+		{"trace", "vec_add", "--pipe", "V", "--to", "100"},
+		{"step", "vec_add", "--script", "testdata/step_quit.cmd"},
+		{"ops"},
+		{"list"},
+		{"version"},
+	} {
+		var errOut bytes.Buffer
+		code := realMain(args, fullWriter{}, &errOut)
+		if code != 2 || errOut.String() != "ptoasm: writing standard output: no space left on device\n" {
+			t.Errorf("ptoasm %s > /dev/full: exit %d, stderr %q", strings.Join(args, " "), code, errOut.String())
+		}
+	}
+	// And end to end, to the real device.
+	if _, err := os.Stat("/dev/full"); err == nil {
+		f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd := exec.Command(os.Args[0], "run", "vec_add")
+		cmd.Env = append(os.Environ(), "PTOASM_TEST_MAIN=1")
+		var e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = f, &e
+		err = cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(e.String(), "no space left on device") {
+			t.Errorf("run vec_add > /dev/full: %v, stderr %q", err, e.String())
+		}
+	}
+}

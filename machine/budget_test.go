@@ -1,0 +1,74 @@
+package machine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestMemoryBudget: storage past Options.MaxMemory is a *BudgetError naming
+// the declaration, the size and the flag, before it is allocated: GM at New,
+// a core's buffers when the core first runs; within budget the run goes on.
+func TestMemoryBudget(t *testing.T) {
+	const kernel = `
+kernel k : aiv {
+    tile %x : vec f32 [16, 16]
+    tload %x, @A[0, 0]
+    tstore @A[0, 0], %x
+}
+`
+	tests := []struct {
+		name    string
+		src     string
+		max     int64
+		timing  bool
+		atNew   bool   // refused by New, not by Run
+		want    string // prefix of the error after the position; "" for none
+		wantPos string
+	}{
+		{"gm within", "gm A : f32 [256, 1024] = zero\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 8 << 20, false, false, "", ""},
+		{"gm over", "gm A : f32 [1024, 1024] = zero\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, false, true,
+			"@A f32 [1024, 1024] takes 4MiB: the run would need 4MiB, over the memory budget of 2MiB (--max-memory)", "t.pto:1:1"},
+		{"gm over by ranks", "gm A : f32 [256, 1024] = zero\n" + kernel + "launch ranks=4 { run k blocks=1 }\n", 2 << 20, false, true,
+			"@A f32 [256, 1024] takes 1MiB on each of 4 ranks: the run would need 4MiB", "t.pto:1:1"},
+		{"names the largest", "gm A : f32 [256, 1024] = zero\ngm B : f32 [16, 16] = zero\n" + kernel + "launch ranks=2 { run k blocks=1 }\n", 2 << 20, false, true,
+			"@A f32 [256, 1024] takes 1MiB on each of 2 ranks: the run would need 2050KiB, over the memory budget of 2MiB", "t.pto:1:1"},
+		{"init scratch", "gm A : f32 [256, 1024] = expr(i + j)\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 5 << 19, false, true,
+			"initialising or checking @A f32 [256, 1024] takes 1MiB uses 2MiB of float64 values", "t.pto:1:1"},
+		// Timing-only allocates only what control flow reads: nothing here.
+		{"timing-only skips data", "gm A : f32 [1048576, 1024]\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, true, false, "", ""},
+		// 4096 ranks x 48 AIV x a 192 KiB UB is 36 GiB of core buffers.
+		{"core buffers", "gm A : f32 [16, 16] = zero\n" + kernel + "launch ranks=4096 { run k blocks=48 }\n", 64 << 20, false, false,
+			"the UB of r", "t.pto:4:5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := assemble(t, tt.src)
+			m, err := New(obj, Options{MaxMemory: tt.max, TimingOnly: tt.timing})
+			if err == nil {
+				if tt.atNew && tt.want != "" {
+					t.Fatalf("New succeeded, want %q", tt.want)
+				}
+				_, err = m.Run()
+			} else if !tt.atNew {
+				t.Fatalf("New: %v", err)
+			}
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				return
+			}
+			var be *BudgetError
+			if !errors.As(err, &be) {
+				t.Fatalf("error %v (%T), want a *BudgetError", err, err)
+			}
+			if msg := strings.TrimPrefix(be.Error(), be.Pos.String()+": error: "); !strings.HasPrefix(msg, tt.want) || !strings.HasSuffix(msg, "(--max-memory)") {
+				t.Errorf("message %q, want prefix %q and the flag", msg, tt.want)
+			}
+			if !strings.HasSuffix(be.Pos.String(), tt.wantPos) {
+				t.Errorf("position %s, want %s", be.Pos, tt.wantPos)
+			}
+		})
+	}
+}
