@@ -131,7 +131,7 @@ func TestHostile(t *testing.T) {
 		{name: "4096 ranks of cores", args: []string{"run", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
 			first: `core_bomb\.pto:\d+:\d+: error: the .* of r\d+\.aiv\d+ .*one of 4096 ranks x 72 cores\): the run would need .*, over the memory budget of 64MiB \(--max-memory\)$`},
 		{name: "4096 ranks of cores, timing-only", args: []string{"lint", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
-			first: `core_bomb\.pto:11:9: error: the state of core r\d+\.aiv\d+ \(20680B, one of 4096 ranks x 72 cores\): .* \(--max-memory\)$`},
+			first: `core_bomb\.pto:11:9: error: the state of core r\d+\.aiv\d+ \(\d+B, one of 4096 ranks x 72 cores\): .* \(--max-memory\)$`},
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 
