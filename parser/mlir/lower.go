@@ -128,13 +128,20 @@ type gmUse struct {
 }
 
 type funcInfo struct {
-	op      *Op
-	name    string
-	args    []Arg
-	kind    string // aic, aiv, unified, or "" for an entry wrapper
-	body    *Region
-	entry   bool
-	callee  bool
+	op     *Op
+	name   string
+	args   []Arg
+	kind   string // aic, aiv, unified, or "" for an entry wrapper
+	body   *Region
+	entry  bool // a wrapper that launches the kernels it calls (not a kernel)
+	callee bool
+	// ptoEntry is PTOAS's `pto.entry` attribute: the host's entry point. It
+	// is a kernel like any other unless it only calls kernels.
+	ptoEntry bool
+	// helper is a function that returns values: not a kernel; a call from
+	// a kernel inlines it.
+	helper  bool
+	results asm.Span // the `-> T` of a helper
 	mixed   bool
 	argVals []*val // bound by an entry wrapper's call
 }
@@ -204,9 +211,12 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		return f
 	}
 	l.classify()
+	if l.errs.HasErrors() {
+		return f
+	}
 	var aics, aivs, others []*funcInfo
 	for _, fi := range l.order {
-		if fi.entry || fi.body == nil {
+		if !fi.isKernel() {
 			continue
 		}
 		switch fi.kind {
@@ -224,7 +234,7 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		aics[0].mixed, aivs[0].mixed = true, true
 	}
 	for _, fi := range l.order {
-		if fi.entry || fi.body == nil {
+		if !fi.isKernel() {
 			continue
 		}
 		if fi.kind == "split" {
@@ -382,7 +392,11 @@ func (l *lowerer) funcHeader(op *Op) *funcInfo {
 		}
 	}
 	if _, ok := attrs["pto.entry"]; ok {
-		fi.entry = true
+		fi.ptoEntry = true
+	}
+	// `-> ()` returns nothing; any other result list makes a helper.
+	if len(rest) > 1 && rest[0].Kind == KArrow && !(len(rest) > 2 && rest[1].is("(") && rest[2].is(")")) {
+		fi.helper, fi.results = true, rest[0].Span
 	}
 	if len(op.Regions) > 0 {
 		fi.body = op.Regions[0]
@@ -399,12 +413,74 @@ func indexTok(ts []Tok, s string) int {
 	return -1
 }
 
-// classify decides each function's core kind: its kernel_kind attribute, its
-// sections, or the buffers its tiles live in. A function that calls kernels is
-// an entry wrapper: its arguments become the GM tensors the callees share.
-func (l *lowerer) classify() {
+// isKernel reports whether fi is lowered to a kernel of its own: every
+// function with a body except entry wrappers and value-returning helpers.
+func (fi *funcInfo) isKernel() bool { return !fi.entry && !fi.helper && fi.body != nil }
+
+// calleeName is the function a `func.call @f(...)` op names, or "".
+func calleeName(op *Op) string {
+	if (op.Name != "func.call" && op.Name != "call") || len(op.Toks) == 0 || op.Toks[0].Kind != KSymbol {
+		return ""
+	}
+	return strings.Trim(strings.TrimPrefix(op.Toks[0].Text, "@"), `"`)
+}
+
+// checkCalls rejects what PTOAS rejects about functions: an entry that
+// returns values, and recursion (a call cycle), which EmitC cannot emit and
+// inlining could not end.
+func (l *lowerer) checkCalls() {
 	for _, fi := range l.order {
-		if fi.body == nil {
+		if fi.ptoEntry && fi.helper {
+			l.errf(fi.results, "PTO entry functions must return void (@%s returns values)", fi.name)
+		}
+	}
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[*funcInfo]int{}
+	var walk func(fi *funcInfo) bool
+	walk = func(fi *funcInfo) bool {
+		switch state[fi] {
+		case active:
+			return false
+		case done:
+			return true
+		}
+		state[fi] = active
+		ok := true
+		if fi.body != nil {
+			visit(fi.body, func(op *Op) {
+				callee := l.funcs[calleeName(op)]
+				if ok && callee != nil && !walk(callee) {
+					l.errf(op.Span, "recursive function calls are not supported (@%s calls @%s, which is on its own call chain)", fi.name, callee.name)
+					ok = false
+				}
+			})
+		}
+		state[fi] = done
+		return ok
+	}
+	for _, fi := range l.order {
+		walk(fi)
+	}
+}
+
+// classify decides each function's core kind: its kernel_kind attribute, its
+// sections, or the buffers its tiles live in. A function that calls kernels
+// and has no tiles of its own is an entry wrapper (whether or not it carries
+// `pto.entry`): its arguments become the GM tensors the callees share. A
+// `pto.entry` function with a body of tile ops is a kernel. Calls to helpers
+// (functions that return values) do not make a wrapper: the kernel inlines
+// them.
+func (l *lowerer) classify() {
+	l.checkCalls()
+	if l.errs.HasErrors() {
+		return
+	}
+	for _, fi := range l.order {
+		if fi.body == nil || fi.helper {
 			continue
 		}
 		var cube, vec, sc, sv bool
@@ -416,7 +492,9 @@ func (l *lowerer) classify() {
 			case "pto.section.vector":
 				sv = true
 			case "func.call", "call":
-				calls = true
+				if callee := l.funcs[calleeName(op)]; callee == nil || !callee.helper {
+					calls = true
+				}
 			}
 			if strings.HasPrefix(op.Name, "pto.tmatmul") || strings.HasPrefix(op.Name, "pto.tgemv") {
 				cube = true
@@ -468,14 +546,8 @@ func (l *lowerer) classify() {
 		k := &kctx{l: l, fn: fi, vals: map[string]*val{}}
 		k.bindArgs(fi)
 		visit(fi.body, func(op *Op) {
-			if op.Name != "func.call" && op.Name != "call" {
-				return
-			}
-			if len(op.Toks) == 0 || op.Toks[0].Kind != KSymbol {
-				return
-			}
-			callee := l.funcs[strings.Trim(strings.TrimPrefix(op.Toks[0].Text, "@"), `"`)]
-			if callee == nil || callee.entry {
+			callee := l.funcs[calleeName(op)]
+			if callee == nil || callee.entry || callee.helper {
 				return
 			}
 			inner, _, ok := group(op.Toks, 1)
