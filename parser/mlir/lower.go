@@ -88,6 +88,7 @@ type tileVal struct {
 	addr  asm.Expr
 	addrV int64
 	known bool
+	nd    bool // row-major, unboxed: a block of whole rows is contiguous
 }
 
 // viewVal is a window of a GM tensor: its origin as a linear element offset
@@ -98,7 +99,8 @@ type viewVal struct {
 	strides []*val
 	lin     *val
 	idx     []*val
-	natural bool // same dims and strides as the tensor declaration
+	natural bool   // same dims and strides as the tensor declaration
+	layout  string // the make_tensor_view's layout attribute ("nd", "dn", "nz" or "")
 }
 
 type tensorDecl struct {
@@ -125,6 +127,10 @@ type tensorDecl struct {
 type gmUse struct {
 	g   *asm.GMRef
 	lin *val
+	// geo is how the transfer's window lies in memory; rows × cols is the
+	// window (the tile's valid shape).
+	geo        refGeo
+	rows, cols int64
 }
 
 type funcInfo struct {
@@ -257,7 +263,9 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		f.Decls = append(f.Decls, c)
 	}
 	for i, t := range l.tensors {
-		f.Decls = append(f.Decls, l.tensorDecl(t, i))
+		for _, d := range l.tensorDecls(t, i) {
+			f.Decls = append(f.Decls, d)
+		}
 	}
 	for _, t := range l.fifos {
 		f.Decls = append(f.Decls, t)
@@ -288,17 +296,37 @@ func (l *lowerer) run(sp asm.Span, kernels string) *asm.Run {
 		Blocks: &asm.Name{Span: sp, Name: blocksConst}}}}
 }
 
-func (l *lowerer) tensorDecl(t *tensorDecl, i int) *asm.Tensor {
-	sp := t.span
+// randomInit is a kernel argument's contents: the host fills its inputs, so
+// every GM argument starts initialised (seeded per tensor; `run --input`
+// replaces it with a file's data).
+func randomInit(sp asm.Span, seed int64, dtype string) *asm.Init {
 	init := &asm.Init{Span: sp, Kind: "random", Args: []*asm.Attr{
-		{Span: sp, Key: "seed", Val: num(sp, int64(i+1))},
+		{Span: sp, Key: "seed", Val: num(sp, seed)},
 		{Span: sp, Key: "lo", Val: num(sp, -1)},
 		{Span: sp, Key: "hi", Val: num(sp, 1)}}}
-	if strings.HasPrefix(t.dtype, "i") || strings.HasPrefix(t.dtype, "u") {
+	if strings.HasPrefix(dtype, "i") || strings.HasPrefix(dtype, "u") {
 		init.Args = append(init.Args, &asm.Attr{Span: sp, Key: "int"})
 		init.Args[1].Val = num(sp, 0)
 		init.Args[2].Val = num(sp, 3)
 	}
+	return init
+}
+
+// tensorDecls declares tensor t: its own shape when every transfer is a
+// window of it, else (t.flat) a 2-D tensor in the layout and pitch of its
+// transfers (stridedDecls).
+func (l *lowerer) tensorDecls(t *tensorDecl, i int) []*asm.Tensor {
+	if t.flat {
+		if ds := l.stridedDecls(t, i); ds != nil {
+			return ds
+		}
+	}
+	return []*asm.Tensor{l.tensorDecl(t, i)}
+}
+
+func (l *lowerer) tensorDecl(t *tensorDecl, i int) *asm.Tensor {
+	sp := t.span
+	init := randomInit(sp, int64(i+1), t.dtype)
 	if t.flat && len(t.dimV) > 1 {
 		total := int64(1)
 		for _, d := range t.dimV {
