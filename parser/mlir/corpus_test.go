@@ -63,6 +63,9 @@ func TestCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		obj, errs := assembleFile(rel, src)
+		if obj != nil && !errs.HasErrors() {
+			checkTranslation(t, rel, src)
+		}
 		// A file passes only when it yields a kernel and a launch: an
 		// empty program (a kernel body dropped) assembles but checks
 		// nothing.
@@ -108,5 +111,48 @@ func TestCorpus(t *testing.T) {
 		validOK, valid, 100*rate, a5OK, a5, invalid, invalidRejected)
 	if rate < 0.95 {
 		t.Errorf("pass rate %.1f%% below the 95%% target", 100*rate)
+	}
+}
+
+// checkTranslation holds a file's PTO-AS translation (what `ptoasm fmt`
+// prints) to being a PTO-AS program in canonical form that assembles to as
+// many kernels and instructions as the MLIR file.
+func checkTranslation(t *testing.T, name string, src []byte) {
+	t.Helper()
+	f, errs := ParseFile(name, src)
+	if errs.HasErrors() {
+		return
+	}
+	var b bytes.Buffer
+	if err := asm.Fprint(&b, f); err != nil {
+		t.Errorf("%s: print: %v", name, err)
+		return
+	}
+	text := b.Bytes()
+	g, errs := parser.ParseFile(name+".as", text)
+	if errs.HasErrors() {
+		t.Errorf("%s: the PTO-AS translation does not parse: %v\n%s", name, errs, text)
+		return
+	}
+	var again bytes.Buffer
+	if err := asm.Fprint(&again, g); err != nil || !bytes.Equal(again.Bytes(), text) {
+		t.Errorf("%s: the PTO-AS translation is not in canonical form", name)
+	}
+	fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
+		ReadFile: func(string) ([]byte, error) { return text, nil }}
+	want, _ := assembleFile(name, src)
+	got, errs := asm.Assemble(fe, name+".as", nil)
+	if got == nil || errs.HasErrors() {
+		t.Errorf("%s: the PTO-AS translation does not assemble: %v", name, errs)
+		return
+	}
+	count := func(o *asm.Object) (n int) {
+		for _, k := range o.Kernels {
+			n += len(k.Ops)
+		}
+		return n
+	}
+	if len(got.Kernels) != len(want.Kernels) || count(got) != count(want) {
+		t.Errorf("%s: the translation has %d kernels, %d instructions; the MLIR file %d, %d", name, len(got.Kernels), count(got), len(want.Kernels), count(want))
 	}
 }
