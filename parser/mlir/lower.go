@@ -457,8 +457,16 @@ func calleeName(op *Op) string {
 // returns values, and recursion (a call cycle), which EmitC cannot emit and
 // inlining could not end.
 func (l *lowerer) checkCalls() {
+	called := map[string]bool{}
 	for _, fi := range l.order {
-		if fi.ptoEntry && fi.helper {
+		if fi.body != nil {
+			visit(fi.body, func(op *Op) { called[calleeName(op)] = true })
+		}
+	}
+	for _, fi := range l.order {
+		// A function nothing calls is an entry (with or without the
+		// attribute), so it must not return values either.
+		if fi.helper && (fi.ptoEntry || !called[fi.name]) {
 			l.errf(fi.results, "PTO entry functions must return void (@%s returns values)", fi.name)
 		}
 	}

@@ -183,6 +183,11 @@ func TestEntryFunctions(t *testing.T) {
     return %x : i32
   }
 }`, nil, "e.pto:2:25: error: PTO entry functions must return void (@k returns values)"},
+		{"uncalled function returning values", `module {
+  func.func @k(%x: i32) -> i32 {
+    return %x : i32
+  }
+}`, nil, "e.pto:2:25: error: PTO entry functions must return void (@k returns values)"},
 		{"recursion", `module {
   func.func @k(%x: i32) attributes {pto.entry} {
     func.call @k(%x) : (i32) -> ()

@@ -109,6 +109,13 @@ func TestStridedViews(t *testing.T) {
 			if errs.HasErrors() {
 				t.Fatal(errs)
 			}
+			// Kernel arguments are host inputs: every GM tensor, the
+			// per-layout ones too, starts with seeded data, never poison.
+			for _, d := range f.Decls {
+				if g, ok := d.(*asm.Tensor); ok && g.Class == asm.TensorGM && (g.Init == nil || g.Init.Kind != "random") {
+					t.Errorf("gm %s is not initialised with random data: %+v", g.Name, g.Init)
+				}
+			}
 			var b bytes.Buffer
 			asm.Fprint(&b, f)
 			for _, w := range c.want {
