@@ -136,15 +136,29 @@ func (l *lowerer) stridedDecls(t *tensorDecl, i int) []*asm.Tensor {
 	if len(groups) == 0 {
 		return nil
 	}
-	// Free transfers fit any pitch as long as their row (column) does:
-	// they join the first group of their kind that holds them, else the
-	// first group.
+	// Free transfers (one row, or one column) fit any pitch of their kind
+	// as long as their row (column) does: they join the first group of
+	// their kind that holds them. A contiguous row is not a window of a dn
+	// tensor (nor a column of an nd one): one that fits no group gets a
+	// group of its own kind, pitched to hold it.
 	for _, u := range free {
-		target := groups[0]
+		var target *group
+		need := u.cols
+		if u.geo.kind == "dn" {
+			need = u.rows
+		}
 		for _, gr := range groups {
-			if gr.geo.kind == u.geo.kind && (u.geo.kind == "nd" && u.cols <= gr.geo.pitch || u.geo.kind == "dn" && u.rows <= gr.geo.pitch) {
+			if gr.geo.kind == u.geo.kind && need <= gr.geo.pitch {
 				target = gr
 				break
+			}
+		}
+		if target == nil {
+			g := refGeo{kind: u.geo.kind, pitch: max(need, 1), ok: true}
+			if target = byKey[g.key()]; target == nil {
+				target = &group{geo: g}
+				byKey[g.key()] = target
+				groups = append(groups, target)
 			}
 		}
 		target.uses = append(target.uses, u)

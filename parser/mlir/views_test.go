@@ -102,6 +102,16 @@ func TestStridedViews(t *testing.T) {
     pto.tload ins(%p : !pto.partition_tensor_view<32x64xf32>) outs(%t : ` + tile(32, 64, "row_major") + `)
     pto.tload ins(%q : !pto.partition_tensor_view<32x64xf32>) outs(%t : ` + tile(32, 64, "row_major") + `)`,
 			[]string{"gm a : f32 [32, 64] = random", "gm a_dn32 : f32 [32, 64] dn", "tload %t, @a[0, 0]", "tload %t, @a_dn32[0, 0]"}},
+		{"a row of a dn tensor is not a window of it", `
+    %w = pto.make_tensor_view %a, shape = [%c32, %c64], strides = [%c1, %c32] {layout = #pto.layout<dn>} : !pto.tensor_view<?x?xf32>
+    %v = pto.make_tensor_view %a, shape = [%c1, %c64], strides = [%c64, %c1] : !pto.tensor_view<?x?xf32>
+    %q = pto.partition_view %w, offsets = [%c0, %c0], sizes = [%c32, %c64] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<32x64xf32>
+    %p = pto.partition_view %v, offsets = [%c0, %c0], sizes = [%c1, %c64] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<1x64xf32>
+    %t = pto.alloc_tile : ` + tile(32, 64, "row_major") + `
+    %r = pto.alloc_tile : ` + tile(1, 64, "row_major") + `
+    pto.tload ins(%q : !pto.partition_tensor_view<32x64xf32>) outs(%t : ` + tile(32, 64, "row_major") + `)
+    pto.tload ins(%p : !pto.partition_tensor_view<1x64xf32>) outs(%r : ` + tile(1, 64, "row_major") + `)`,
+			[]string{"gm a : f32 [32, 64] dn", "gm a_nd64 : f32 [32, 64] = random", "tload %t, @a[0, 0]", "tload %r, @a_nd64[0, 0]"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := kernel(c.body)
