@@ -61,49 +61,51 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 			}
 			r := int(e.argRank[i])
 			base := m.ranks[r].gm[a.GM.Index].base
-			rows, cols := int64(e.winR[i]), int64(e.winC[i])
 			esz := int64(a.GM.DType.Size())
-			rowBytes := cols * esz
+			runs, n, pitch := gmRuns(a, int64(e.winR[i]), int64(e.winC[i]))
 			atomic := e.atomic && acc&asm.AccWrite != 0
-			add := func(lo, hi int64) {
-				if acc&asm.AccRead != 0 && !atomic {
-					out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: hi, Tensor: a.GM})
-				}
-				if acc&asm.AccWrite != 0 {
-					out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: hi, Write: true,
-						Atomic: atomic, Tensor: a.GM})
-				}
-			}
 			lo := base + a.Off
 			if acc == asm.AccRead && m.readOnly[a.GM.Index] {
-				n := (rows-1)*a.RowStride + rowBytes
-				if a.GM.Layout != asm.LayoutND {
-					n = rows * rowBytes
-				}
-				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + max(n, esz),
+				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + max((runs-1)*pitch+n, esz),
 					Tensor: a.GM, ReadOnly: true})
 				continue
 			}
-			if rows <= 1 || a.RowStride == rowBytes || a.GM.Layout != asm.LayoutND {
-				n := (rows-1)*a.RowStride + rowBytes
-				if a.GM.Layout != asm.LayoutND {
-					n = rows * rowBytes
-				}
-				add(lo, lo+max(n, esz))
-				continue
+			// One range when the runs are contiguous, else one strided
+			// access: rows of an ND window narrower than the tensor,
+			// columns of a DN window shorter than the tensor's columns.
+			x := Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + max(n, esz), Tensor: a.GM, Rows: runs, Pitch: pitch}
+			if runs <= 1 || pitch == n {
+				x.Hi, x.Rows, x.Pitch = lo+max((runs-1)*pitch+n, esz), 0, 0
 			}
-			// A window narrower than the tensor's rows: one strided access.
 			if acc&asm.AccRead != 0 && !atomic {
-				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + rowBytes,
-					Tensor: a.GM, Rows: rows, Pitch: a.RowStride})
+				out = append(out, x)
 			}
 			if acc&asm.AccWrite != 0 {
-				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + rowBytes,
-					Write: true, Atomic: atomic, Tensor: a.GM, Rows: rows, Pitch: a.RowStride})
+				x.Write, x.Atomic = true, atomic
+				out = append(out, x)
 			}
 		}
 	}
 	return out
+}
+
+// gmRuns is how a rows×cols window of GM operand a lies in memory: runs
+// contiguous runs of n bytes, pitch bytes apart. An ND window is a run per
+// row, the tensor's row stride apart; a DN (column-major) window is a run
+// per column, rows elements long, the matrix's column length apart (the
+// layout memory.GMLayout gives the machine's data path). NZ windows are
+// reported as one range of their element count from the first element (the
+// fractal boxes are not modelled here).
+func gmRuns(a *Operand, rows, cols int64) (runs, n, pitch int64) {
+	esz := int64(a.GM.DType.Size())
+	switch a.GM.Layout {
+	case asm.LayoutND:
+		return rows, cols * esz, a.RowStride
+	case asm.LayoutDN:
+		l := memory.GMLayout(a.GM)
+		return cols, rows * esz, int64(l.Rows) * esz
+	}
+	return 1, rows * cols * esz, 0
 }
 
 // elemOf is the element of t's array that sits at off, the address the

@@ -564,9 +564,8 @@ func (c *core) hideRemote(e *entry) bool {
 			continue
 		}
 		a := &e.args[i]
-		rows, cols := int64(e.winR[i]), int64(e.winC[i])
 		esz := int64(a.GM.DType.Size())
-		rowBytes := cols * esz
+		runs, n, pitch := gmRuns(a, int64(e.winR[i]), int64(e.winC[i]))
 		add := func(off, n int64) {
 			if n <= 0 || off < 0 || off+n > a.Buf.Size() {
 				return
@@ -577,16 +576,12 @@ func (c *core) hideRemote(e *entry) bool {
 			ps.old = append(ps.old[:0], a.Buf.Data[off:off+n]...)
 			ps.oldPsn = poisonIn(a.Buf, off, n, ps.oldPsn[:0])
 		}
-		if rows <= 1 || a.RowStride == rowBytes || a.GM.Layout != asm.LayoutND {
-			n := (rows-1)*a.RowStride + rowBytes
-			if a.GM.Layout != asm.LayoutND {
-				n = rows * rowBytes
-			}
-			add(a.Off, max(n, esz))
+		if runs <= 1 || pitch == n {
+			add(a.Off, max((runs-1)*pitch+n, esz))
 			continue
 		}
-		for r := int64(0); r < rows; r++ {
-			add(a.Off+r*a.RowStride, rowBytes)
+		for r := int64(0); r < runs; r++ {
+			add(a.Off+r*pitch, n)
 		}
 	}
 	return len(c.visNew) > 0

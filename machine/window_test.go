@@ -180,3 +180,65 @@ expect @V[rank=1] == @B[rank=0] tol 0
 		t.Errorf("staging accesses (-want +got):\n%s", d)
 	}
 }
+
+// TestGMWindowAccesses: a GM window is reported as the bytes the DMA
+// touches: one range when its runs are contiguous, else one strided access
+// — a run per row of an ND window narrower than the tensor, a run per
+// column of a DN window shorter than the tensor's columns — and a read of a
+// tensor nothing writes as its bounding range.
+func TestGMWindowAccesses(t *testing.T) {
+	type acc struct {
+		lo, hi, rows, pitch int64
+		write, readOnly     bool
+	}
+	for _, tc := range []struct {
+		name string
+		body string
+		want []acc
+	}{
+		// Y is f32 [16, 32] nd (128-byte rows), D f32 [16, 32] dn (64-byte columns).
+		{"nd full width", "tstore @Y[4, 0], %w", []acc{{4 * 128, 8 * 128, 0, 0, true, false}}},
+		{"nd narrow window, a run per row", "tstore @Y[4, 8], %n", []acc{{4*128 + 32, 4*128 + 64, 4, 128, true, false}}},
+		{"dn full height, one range", "tstore @D[0, 8], %t", []acc{{8 * 64, 16 * 64, 0, 0, true, false}}},
+		{"dn short window, a run per column", "tstore @D[4, 8], %n", []acc{{8*64 + 16, 8*64 + 32, 8, 64, true, false}}},
+		{"dn read and write", "tload %n, @D[4, 8]\n    tstore @D[8, 0], %n", []acc{
+			{8*64 + 16, 8*64 + 32, 8, 64, false, false}, {32, 48, 8, 64, true, false}}},
+		{"dn read-only: bounding range", "tload %n, @R[4, 8]", []acc{{8*64 + 16, 15*64 + 32, 0, 0, false, true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `
+gm Y : f32 [16, 32] = zero
+gm D : f32 [16, 32] dn = zero
+gm R : f32 [16, 32] dn = zero
+kernel k : aiv {
+    tile %w : vec f32 [4, 32]
+    tile %n : vec f32 [4, 8]
+    tile %t : vec f32 [16, 8] layout(blayout=col)
+    ` + tc.body + `
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+			obj := assemble(t, src)
+			rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+			m, _, err := runObj(t, obj, Options{Observers: []Observer{rec}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []acc
+			for _, e := range rec.evs {
+				for _, a := range e.Accesses {
+					if a.Tensor == nil {
+						continue
+					}
+					base := m.ranks[0].gm[a.Tensor.Index].base
+					got = append(got, acc{a.Lo - base, a.Hi - base, a.Rows, a.Pitch, a.Write, a.ReadOnly})
+				}
+			}
+			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(acc{})); d != "" {
+				t.Errorf("GM accesses (-want +got):\n%s", d)
+			}
+		})
+	}
+}

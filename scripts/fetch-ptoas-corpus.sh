@@ -36,7 +36,7 @@ copy() {
 }
 
 mkdir -p "$out"
-copy "$1" ptoas '^test/(basic|samples)/.*\.pto$'
+copy "$1" ptoas '\.pto$'
 # pto-dsl deleted its generated .pto files from HEAD, so each *_manual_sync.pto
 # is taken at the last commit that added or modified it.
 if [ $# -eq 2 ]; then

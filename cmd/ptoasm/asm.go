@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/parser"
+	"github.com/ptoasm/ptoasm/parser/mlir"
 )
 
 type asmCmd struct {
@@ -50,7 +52,13 @@ func (c *fmtCmd) Run(e *env) error {
 		return err
 	}
 	text := parser.Normalize(raw)
-	f, errs := parser.ParseFile(src.main, text)
+	isMLIR := mlir.IsMLIR(text)
+	if isMLIR && (c.Write || c.Diff) {
+		// The canonical form of a PTOAS file is its PTO-AS translation:
+		// writing it back would replace the MLIR source.
+		return fmt.Errorf("%s is PTOAS MLIR: fmt prints its PTO-AS translation; -w and -d are for PTO-AS files (redirect the output to keep the translation)", c.File)
+	}
+	f, errs := parseFile(src.main, text)
 	if len(errs) > 0 {
 		errs.Fprint(e.stderr, asm.Sources{src.main: text})
 		if errs.HasErrors() {
@@ -58,6 +66,9 @@ func (c *fmtCmd) Run(e *env) error {
 		}
 	}
 	var out bytes.Buffer
+	if isMLIR {
+		fmt.Fprintf(&out, "// PTO-AS translation of the PTOAS MLIR file %s (ptoasm fmt; docs/mlir.md)\n", filepath.Base(src.main))
+	}
 	if err := asm.Fprint(&out, f); err != nil {
 		return err
 	}

@@ -5,7 +5,8 @@ import (
 	"github.com/ptoasm/ptoasm/machine"
 )
 
-// shadow2D is the shadow state of one row-major (ND) GM tensor on one rank,
+// shadow2D is the shadow state of one row-major (ND) or column-major (DN,
+// rows of the shadow are then its columns) GM tensor on one rank,
 // or of a local buffer read in column windows (Detector.toGrid), kept in
 // rows × byte columns: row bands, each with a cell list over the columns. A
 // window narrower than the rows is then one rectangle — a tile-sized access
@@ -40,13 +41,24 @@ func (g geo) bytes(lo, hi int64) (int64, int64) {
 type rect struct{ r0, r1, c0, c1 int64 }
 
 // newGMShadow returns the 2-D shadow for tensor t at base, or nil when t is
-// not a plain row-major tensor (signals, fifos and fractal layouts stay in
-// byte ranges).
+// not a plain row- or column-major tensor (signals, fifos and fractal
+// layouts stay in byte ranges).
 func newGMShadow(t *asm.TensorInfo, base int64) *shadow2D {
-	if t == nil || t.Class == asm.TensorSignal || t.Class == asm.TensorFIFO || t.Layout != asm.LayoutND || len(t.Shape) < 2 {
+	if t == nil || t.Class == asm.TensorSignal || t.Class == asm.TensorFIFO || len(t.Shape) < 2 {
 		return nil
 	}
-	pitch := t.Shape[len(t.Shape)-1] * int64(t.DType.Size())
+	var pitch int64
+	switch t.Layout {
+	case asm.LayoutND:
+		pitch = t.Shape[len(t.Shape)-1] * int64(t.DType.Size())
+	case asm.LayoutDN:
+		// Column-major: the machine reports a DN window as a run per
+		// column, a column's bytes apart, so the shadow's "rows" are the
+		// tensor's columns (stacked matrices follow one another).
+		pitch = t.Shape[len(t.Shape)-2] * int64(t.DType.Size())
+	default:
+		return nil
+	}
 	if pitch <= 0 || t.Bytes%pitch != 0 {
 		return nil
 	}

@@ -52,6 +52,29 @@ func TestGMShadowRects(t *testing.T) {
 	}
 }
 
+// TestGMShadowDN: a column-major tensor's shadow rows are its columns, so
+// the machine's DN window (a run per column, a column apart) is one
+// rectangle; fractal tensors stay in byte ranges.
+func TestGMShadowDN(t *testing.T) {
+	// f32 [64, 32] dn: 32 columns of 64 elements, 256 bytes each.
+	dn := &asm.TensorInfo{Name: "D", Index: 6, Class: asm.TensorGM, DType: asm.F32, Shape: []int64{64, 32},
+		Layout: asm.LayoutDN, Bytes: 64 * 32 * 4}
+	s := newGMShadow(dn, baseT)
+	if s == nil || s.pitch != 256 || s.rows != 32 {
+		t.Fatalf("newGMShadow(dn) = %+v", s)
+	}
+	// rows [32, 64) of columns [8, 24): 16 runs of 128 bytes.
+	acc := machine.Access{Space: asm.GM, Lo: baseT + 8*256 + 32*4, Hi: baseT + 8*256 + 64*4, Rows: 16, Pitch: 256, Tensor: dn}
+	if got, want := s.rects(&acc, nil), []rect{{8, 24, 128, 256}}; !cmp.Equal(want, got, cmp.AllowUnexported(rect{})) {
+		t.Errorf("DN window rects = %v, want %v", got, want)
+	}
+	nz := *dn
+	nz.Layout = asm.LayoutNZ
+	if newGMShadow(&nz, 0) != nil {
+		t.Error("NZ tensors must stay in byte ranges")
+	}
+}
+
 // TestStridedWindows: two cores touch interleaved column halves of the same
 // rows with no synchronisation. Their byte ranges interleave (a byte-range
 // bounding box would overlap) but no byte is shared, so there is no race; a

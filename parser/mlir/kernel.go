@@ -21,6 +21,8 @@ type kctx struct {
 	next    [asm.NumSpaces]int64
 	nreg    int
 	inSec   string // the section being lowered ("" outside sections)
+	// ret collects a helper's `return` operands while a call inlines it.
+	ret *[]*val
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -289,8 +291,16 @@ func (k *kctx) op(op *Op) {
 	case strings.HasPrefix(name, "scf."):
 		k.scf(op)
 	case name == "return" || name == "func.return":
+		if k.ret != nil {
+			body, _, _ := cutTop(op.Toks, ":")
+			for _, t := range body {
+				if t.Kind == KValue {
+					*k.ret = append(*k.ret, k.use(t))
+				}
+			}
+		}
 	case name == "func.call" || name == "call":
-		k.errf(op.NameTok.Span, "func.call inside a kernel is not supported (only an entry function may call kernels)")
+		k.call(op)
 	case strings.HasPrefix(name, "memref."):
 		k.memref(op)
 	case op.Generic && name == "pto.tmov":
@@ -406,4 +416,47 @@ func genericDPS(op *Op) *Op {
 	out.Toks = ts
 	out.Generic = false
 	return &out
+}
+
+// call inlines a helper (a function that returns values) called from a
+// kernel: its body is lowered in place with its arguments bound to the
+// call's operands, in a scope of its own, and its `return` operands become
+// the call's results. Calls of kernels belong in an entry wrapper.
+func (k *kctx) call(op *Op) {
+	name := calleeName(op)
+	callee := k.l.funcs[name]
+	switch {
+	case name == "":
+		k.errf(op.NameTok.Span, "%s: expected @function(args)", op.Name)
+		return
+	case callee == nil:
+		k.errf(op.Toks[0].Span, "call of undefined function @%s", name)
+		return
+	case !callee.helper || callee.body == nil:
+		k.errf(op.NameTok.Span, "func.call of @%s inside a kernel is not supported (only an entry function may call kernels; functions that return values are inlined)", name)
+		return
+	}
+	var args []*val
+	if inner, _, ok := group(op.Toks, 1); ok {
+		for _, a := range splitTop(inner, ",") {
+			if len(a) == 1 && a[0].Kind == KValue {
+				args = append(args, k.use(a[0]))
+			} else if len(a) > 0 {
+				args = append(args, &val{})
+			}
+		}
+	}
+	saved, savedRet := k.vals, k.ret
+	k.vals = map[string]*val{}
+	for i, a := range callee.args {
+		k.vals[a.Name] = &val{}
+		if i < len(args) {
+			k.vals[a.Name] = args[i]
+		}
+	}
+	var rets []*val
+	k.ret = &rets
+	k.region(callee.body)
+	k.vals, k.ret = saved, savedRet
+	k.define(op, rets...)
 }

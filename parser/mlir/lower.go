@@ -88,6 +88,7 @@ type tileVal struct {
 	addr  asm.Expr
 	addrV int64
 	known bool
+	nd    bool // row-major, unboxed: a block of whole rows is contiguous
 }
 
 // viewVal is a window of a GM tensor: its origin as a linear element offset
@@ -98,7 +99,8 @@ type viewVal struct {
 	strides []*val
 	lin     *val
 	idx     []*val
-	natural bool // same dims and strides as the tensor declaration
+	natural bool   // same dims and strides as the tensor declaration
+	layout  string // the make_tensor_view's layout attribute ("nd", "dn", "nz" or "")
 }
 
 type tensorDecl struct {
@@ -125,16 +127,27 @@ type tensorDecl struct {
 type gmUse struct {
 	g   *asm.GMRef
 	lin *val
+	// geo is how the transfer's window lies in memory; rows × cols is the
+	// window (the tile's valid shape).
+	geo        refGeo
+	rows, cols int64
 }
 
 type funcInfo struct {
-	op      *Op
-	name    string
-	args    []Arg
-	kind    string // aic, aiv, unified, or "" for an entry wrapper
-	body    *Region
-	entry   bool
-	callee  bool
+	op     *Op
+	name   string
+	args   []Arg
+	kind   string // aic, aiv, unified, or "" for an entry wrapper
+	body   *Region
+	entry  bool // a wrapper that launches the kernels it calls (not a kernel)
+	callee bool
+	// ptoEntry is PTOAS's `pto.entry` attribute: the host's entry point. It
+	// is a kernel like any other unless it only calls kernels.
+	ptoEntry bool
+	// helper is a function that returns values: not a kernel; a call from
+	// a kernel inlines it.
+	helper  bool
+	results asm.Span // the `-> T` of a helper
 	mixed   bool
 	argVals []*val // bound by an entry wrapper's call
 }
@@ -204,9 +217,12 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		return f
 	}
 	l.classify()
+	if l.errs.HasErrors() {
+		return f
+	}
 	var aics, aivs, others []*funcInfo
 	for _, fi := range l.order {
-		if fi.entry || fi.body == nil {
+		if !fi.isKernel() {
 			continue
 		}
 		switch fi.kind {
@@ -224,7 +240,7 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		aics[0].mixed, aivs[0].mixed = true, true
 	}
 	for _, fi := range l.order {
-		if fi.entry || fi.body == nil {
+		if !fi.isKernel() {
 			continue
 		}
 		if fi.kind == "split" {
@@ -247,7 +263,9 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		f.Decls = append(f.Decls, c)
 	}
 	for i, t := range l.tensors {
-		f.Decls = append(f.Decls, l.tensorDecl(t, i))
+		for _, d := range l.tensorDecls(t, i) {
+			f.Decls = append(f.Decls, d)
+		}
 	}
 	for _, t := range l.fifos {
 		f.Decls = append(f.Decls, t)
@@ -278,17 +296,37 @@ func (l *lowerer) run(sp asm.Span, kernels string) *asm.Run {
 		Blocks: &asm.Name{Span: sp, Name: blocksConst}}}}
 }
 
-func (l *lowerer) tensorDecl(t *tensorDecl, i int) *asm.Tensor {
-	sp := t.span
+// randomInit is a kernel argument's contents: the host fills its inputs, so
+// every GM argument starts initialised (seeded per tensor; `run --input`
+// replaces it with a file's data).
+func randomInit(sp asm.Span, seed int64, dtype string) *asm.Init {
 	init := &asm.Init{Span: sp, Kind: "random", Args: []*asm.Attr{
-		{Span: sp, Key: "seed", Val: num(sp, int64(i+1))},
+		{Span: sp, Key: "seed", Val: num(sp, seed)},
 		{Span: sp, Key: "lo", Val: num(sp, -1)},
 		{Span: sp, Key: "hi", Val: num(sp, 1)}}}
-	if strings.HasPrefix(t.dtype, "i") || strings.HasPrefix(t.dtype, "u") {
+	if strings.HasPrefix(dtype, "i") || strings.HasPrefix(dtype, "u") {
 		init.Args = append(init.Args, &asm.Attr{Span: sp, Key: "int"})
 		init.Args[1].Val = num(sp, 0)
 		init.Args[2].Val = num(sp, 3)
 	}
+	return init
+}
+
+// tensorDecls declares tensor t: its own shape when every transfer is a
+// window of it, else (t.flat) a 2-D tensor in the layout and pitch of its
+// transfers (stridedDecls).
+func (l *lowerer) tensorDecls(t *tensorDecl, i int) []*asm.Tensor {
+	if t.flat {
+		if ds := l.stridedDecls(t, i); ds != nil {
+			return ds
+		}
+	}
+	return []*asm.Tensor{l.tensorDecl(t, i)}
+}
+
+func (l *lowerer) tensorDecl(t *tensorDecl, i int) *asm.Tensor {
+	sp := t.span
+	init := randomInit(sp, int64(i+1), t.dtype)
 	if t.flat && len(t.dimV) > 1 {
 		total := int64(1)
 		for _, d := range t.dimV {
@@ -382,7 +420,11 @@ func (l *lowerer) funcHeader(op *Op) *funcInfo {
 		}
 	}
 	if _, ok := attrs["pto.entry"]; ok {
-		fi.entry = true
+		fi.ptoEntry = true
+	}
+	// `-> ()` returns nothing; any other result list makes a helper.
+	if len(rest) > 1 && rest[0].Kind == KArrow && !(len(rest) > 2 && rest[1].is("(") && rest[2].is(")")) {
+		fi.helper, fi.results = true, rest[0].Span
 	}
 	if len(op.Regions) > 0 {
 		fi.body = op.Regions[0]
@@ -399,12 +441,82 @@ func indexTok(ts []Tok, s string) int {
 	return -1
 }
 
-// classify decides each function's core kind: its kernel_kind attribute, its
-// sections, or the buffers its tiles live in. A function that calls kernels is
-// an entry wrapper: its arguments become the GM tensors the callees share.
-func (l *lowerer) classify() {
+// isKernel reports whether fi is lowered to a kernel of its own: every
+// function with a body except entry wrappers and value-returning helpers.
+func (fi *funcInfo) isKernel() bool { return !fi.entry && !fi.helper && fi.body != nil }
+
+// calleeName is the function a `func.call @f(...)` op names, or "".
+func calleeName(op *Op) string {
+	if (op.Name != "func.call" && op.Name != "call") || len(op.Toks) == 0 || op.Toks[0].Kind != KSymbol {
+		return ""
+	}
+	return strings.Trim(strings.TrimPrefix(op.Toks[0].Text, "@"), `"`)
+}
+
+// checkCalls rejects what PTOAS rejects about functions: an entry that
+// returns values, and recursion (a call cycle), which EmitC cannot emit and
+// inlining could not end.
+func (l *lowerer) checkCalls() {
+	called := map[string]bool{}
 	for _, fi := range l.order {
-		if fi.body == nil {
+		if fi.body != nil {
+			visit(fi.body, func(op *Op) { called[calleeName(op)] = true })
+		}
+	}
+	for _, fi := range l.order {
+		// A function nothing calls is an entry (with or without the
+		// attribute), so it must not return values either.
+		if fi.helper && (fi.ptoEntry || !called[fi.name]) {
+			l.errf(fi.results, "PTO entry functions must return void (@%s returns values)", fi.name)
+		}
+	}
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[*funcInfo]int{}
+	var walk func(fi *funcInfo) bool
+	walk = func(fi *funcInfo) bool {
+		switch state[fi] {
+		case active:
+			return false
+		case done:
+			return true
+		}
+		state[fi] = active
+		ok := true
+		if fi.body != nil {
+			visit(fi.body, func(op *Op) {
+				callee := l.funcs[calleeName(op)]
+				if ok && callee != nil && !walk(callee) {
+					l.errf(op.Span, "recursive function calls are not supported (@%s calls @%s, which is on its own call chain)", fi.name, callee.name)
+					ok = false
+				}
+			})
+		}
+		state[fi] = done
+		return ok
+	}
+	for _, fi := range l.order {
+		walk(fi)
+	}
+}
+
+// classify decides each function's core kind: its kernel_kind attribute, its
+// sections, or the buffers its tiles live in. A function that calls kernels
+// and has no tiles of its own is an entry wrapper (whether or not it carries
+// `pto.entry`): its arguments become the GM tensors the callees share. A
+// `pto.entry` function with a body of tile ops is a kernel. Calls to helpers
+// (functions that return values) do not make a wrapper: the kernel inlines
+// them.
+func (l *lowerer) classify() {
+	l.checkCalls()
+	if l.errs.HasErrors() {
+		return
+	}
+	for _, fi := range l.order {
+		if fi.body == nil || fi.helper {
 			continue
 		}
 		var cube, vec, sc, sv bool
@@ -416,7 +528,9 @@ func (l *lowerer) classify() {
 			case "pto.section.vector":
 				sv = true
 			case "func.call", "call":
-				calls = true
+				if callee := l.funcs[calleeName(op)]; callee == nil || !callee.helper {
+					calls = true
+				}
 			}
 			if strings.HasPrefix(op.Name, "pto.tmatmul") || strings.HasPrefix(op.Name, "pto.tgemv") {
 				cube = true
@@ -468,14 +582,8 @@ func (l *lowerer) classify() {
 		k := &kctx{l: l, fn: fi, vals: map[string]*val{}}
 		k.bindArgs(fi)
 		visit(fi.body, func(op *Op) {
-			if op.Name != "func.call" && op.Name != "call" {
-				return
-			}
-			if len(op.Toks) == 0 || op.Toks[0].Kind != KSymbol {
-				return
-			}
-			callee := l.funcs[strings.Trim(strings.TrimPrefix(op.Toks[0].Text, "@"), `"`)]
-			if callee == nil || callee.entry {
+			callee := l.funcs[calleeName(op)]
+			if callee == nil || callee.entry || callee.helper {
 				return
 			}
 			inner, _, ok := group(op.Toks, 1)

@@ -149,3 +149,96 @@ func TestSizeChain(t *testing.T) {
 		t.Errorf("the chain's head is not a size: no %q in\n%.400s", want, out.String())
 	}
 }
+
+// TestEntryFunctions: a `pto.entry` function with a body of tile ops is a
+// kernel (its body used to be dropped: the file had no kernel); one that
+// only calls kernels is a wrapper binding their arguments; a helper that
+// returns values is inlined where a kernel calls it; PTOAS's rejections of
+// a non-void entry and of recursion are ours too.
+func TestEntryFunctions(t *testing.T) {
+	const tile = `!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>`
+	body := `
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %v = pto.make_tensor_view %a, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %p = pto.partition_view %v, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %t = pto.alloc_tile : ` + tile + `
+    pto.tload ins(%p : !pto.partition_tensor_view<16x16xf32>) outs(%t : ` + tile + `)
+    return
+`
+	for _, c := range []struct {
+		name, src string
+		want      []string // in the lowered program
+		err       string   // the first error instead
+	}{
+		{"entry with a body is a kernel", `module {
+  func.func @k(%a: !pto.ptr<f32>) attributes {pto.entry, pto.kernel_kind = #pto.kernel_kind<vector>} {` + body + `  }
+}`, []string{"kernel k : aiv {", "tload %t, @a[0, 0]", "run k blocks=BLOCKS"}, ""},
+		{"entry wrapper launches its callee", `module {
+  func.func @w(%x: !pto.ptr<f32>) attributes {pto.entry} {
+    func.call @k(%x) : (!pto.ptr<f32>) -> ()
+    return
+  }
+  func.func private @k(%a: !pto.ptr<f32>) {` + body + `  }
+}`, []string{"gm x : f32 [16, 16]", "kernel k : aiv {", "tload %t, @x[0, 0]", "run k blocks=BLOCKS"}, ""},
+		{"helper is inlined", `module {
+  func.func @k(%a: !pto.ptr<f32>, %n: i32) attributes {pto.entry} {
+    %r = func.call @twice(%n) : (i32) -> i32
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %i = arith.index_cast %r : i32 to index
+    %v = pto.make_tensor_view %a, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %p = pto.partition_view %v, offsets = [%i, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %t = pto.alloc_tile : ` + tile + `
+    pto.tload ins(%p : !pto.partition_tensor_view<16x16xf32>) outs(%t : ` + tile + `)
+    return
+  }
+  func.func private @twice(%x: i32) -> i32 {
+    %c2 = arith.constant 2 : i32
+    %y = arith.muli %x, %c2 : i32
+    return %y : i32
+  }
+}`, []string{"kernel k : aiv {", "tload %t, @a[n * 2, 0]"}, ""},
+		{"non-void entry", `module {
+  func.func @k(%x: i32) -> i32 attributes {pto.entry} {
+    return %x : i32
+  }
+}`, nil, "e.pto:2:25: error: PTO entry functions must return void (@k returns values)"},
+		{"uncalled function returning values", `module {
+  func.func @k(%x: i32) -> i32 {
+    return %x : i32
+  }
+}`, nil, "e.pto:2:25: error: PTO entry functions must return void (@k returns values)"},
+		{"recursion", `module {
+  func.func @k(%x: i32) attributes {pto.entry} {
+    func.call @k(%x) : (i32) -> ()
+    return
+  }
+}`, nil, "e.pto:3:5: error: recursive function calls are not supported (@k calls @k, which is on its own call chain)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, errs := ParseFile("e.pto", []byte(c.src))
+			if c.err != "" {
+				if len(errs) == 0 || errs[0].Error() != c.err {
+					t.Fatalf("errors %v, want %s", errs, c.err)
+				}
+				return
+			}
+			if errs.HasErrors() {
+				t.Fatal(errs)
+			}
+			var b bytes.Buffer
+			asm.Fprint(&b, f)
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("lowered program lacks %q:\n%s", w, b.String())
+				}
+			}
+			if obj, errs := assembleFile("e.pto", []byte(c.src)); obj == nil || errs.HasErrors() || len(obj.Kernels) == 0 {
+				t.Fatalf("assemble: %v", errs)
+			}
+		})
+	}
+}

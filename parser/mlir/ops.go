@@ -135,10 +135,16 @@ func (k *kctx) tileOp(op *Op, name string) {
 			k.errf(op.Span, "%s: expected ins(view) outs(tile)", op.Name)
 			return
 		}
+		if k.splitTransfer(op, d.ins[0], d.inTok[0], outT[0], func(t *val, g asm.Expr) { k.instr(op, row.our, tileRef(t, outTok[0]), g) }) {
+			return
+		}
 		k.instr(op, row.our, dst(), k.gmRef(d.ins[0], d.inTok[0], outT[0].tile))
 	case shStore:
 		if len(d.outs) < 1 || d.outs[0].kind != vView || !need(1, 0) {
 			k.errf(op.Span, "%s: expected ins(tile) outs(view)", op.Name)
+			return
+		}
+		if _, atomic := d.attrs["atomicType"]; !atomic && k.splitTransfer(op, d.outs[0], d.outTok[0], insT[0], func(t *val, g asm.Expr) { k.instr(op, "tstore", g, tileRef(t, insTok[0])) }) {
 			return
 		}
 		in := k.instr(op, "tstore", k.gmRef(d.outs[0], d.outTok[0], insT[0].tile), ref(0))

@@ -62,7 +62,8 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		name += "_"
 	}
 	k.tiles[name] = true
-	tv := &tileVal{name: name, loc: loc, dtype: dt, rows: rows, cols: cols, vrows: rows, vcols: cols}
+	tv := &tileVal{name: name, loc: loc, dtype: dt, rows: rows, cols: cols, vrows: rows, vcols: cols,
+		nd: (ti.sl == "" || ti.sl == "none_box" || ti.sl == "none") && ti.bl != "col_major"}
 	if k.section != "" {
 		vecCore := k.kind == "aiv"
 		if (l == asm.LocVec) != vecCore {
@@ -272,7 +273,7 @@ func (k *kctx) gmRef(v *val, t Tok, tv *tileVal) asm.Expr {
 	if lin == nil {
 		lin = lit(t.Span, 0)
 	}
-	td.refs = append(td.refs, gmUse{g: g, lin: lin})
+	td.refs = append(td.refs, gmUse{g: g, lin: lin, geo: viewGeo(vw, tv.vrows, tv.vcols), rows: tv.vrows, cols: tv.vcols})
 	if lin.known && lin.v >= 0 {
 		td.minExt = max(td.minExt, lin.v+tv.vrows*tv.vcols)
 	}
@@ -753,7 +754,7 @@ func (k *kctx) makeView(op *Op) {
 			}
 		}
 	}
-	vw := &viewVal{tensor: p.view.tensor, lin: p.view.lin}
+	vw := &viewVal{tensor: p.view.tensor, lin: p.view.lin, layout: layout}
 	zero := lit(op.Span, 0)
 	for range shape {
 		vw.idx = append(vw.idx, zero)
@@ -807,7 +808,18 @@ func (k *kctx) partitionView(op *Op) {
 		return
 	}
 	src := v.view
-	nv := &viewVal{tensor: src.tensor, shape: sizes, strides: src.strides, natural: src.natural}
+	// A partition lies inside its view: a size computed from kernel
+	// arguments (16 by default) is at most the view's static extent past
+	// the offset, so the default arguments give a window of the view.
+	for i, z := range sizes {
+		if isLit(z) || !z.known || i >= len(src.shape) || !isLit(src.shape[i]) || !offs[i].known {
+			continue
+		}
+		if room := src.shape[i].v - offs[i].v; room >= 1 && z.v > room {
+			sizes[i] = callVal(op.Span, "min", z, lit(op.Span, room))
+		}
+	}
+	nv := &viewVal{tensor: src.tensor, shape: sizes, strides: src.strides, natural: src.natural, layout: src.layout}
 	lin := orZero(src.lin, op.Span)
 	for i, o := range offs {
 		if i < len(src.strides) {

@@ -29,7 +29,10 @@ type carried struct {
 func (k *kctx) assign(sp asm.Span, regs []carried, vs []*val) {
 	var tmps []string
 	for i, c := range regs {
-		if c.reg == "" || i >= len(vs) {
+		// Only scalars live in registers: a tile or view yielded where a
+		// scalar was expected (a tile allocated inside the branch) has no
+		// expression to assign.
+		if c.reg == "" || i >= len(vs) || vs[i] == nil || vs[i].kind != vScalar || vs[i].x == nil {
 			tmps = append(tmps, "")
 			continue
 		}
