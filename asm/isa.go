@@ -411,7 +411,7 @@ func init() {
 	// Intra-core sync.
 	def("set_flag", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("src"), pipeOpnd("dst"), scalar("id")},
-		"set event (src, dst, id) once src's earlier work completes; ids 0–7").alias("set_flag_dyn")
+		fmt.Sprintf("set event (src, dst, id) once src's earlier work completes; ids 0–%d", NumEventIDs-1)).alias("set_flag_dyn")
 	def("wait_flag", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("src"), pipeOpnd("dst"), scalar("id")},
 		"block dst until event (src, dst, id) is set, then clear it").alias("wait_flag_dyn")
@@ -421,7 +421,7 @@ func init() {
 	def("dsb", "sync", PipeS, CostSync, anyCore, nil, "data synchronisation barrier (GM writes visible)").alias("dcci")
 	def("ffts_set", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe"), scalar("id")},
-		"FFTS cross-core set after pipe's earlier work; ids 0–15").
+		fmt.Sprintf("FFTS cross-core set after pipe's earlier work; ids 0–%d", NumFFTSIDs-1)).
 		alias("set_cross_core", "ffts_cross_core_sync").with(attrMode)
 	def("ffts_wait", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("id")},

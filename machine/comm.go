@@ -214,8 +214,8 @@ func (c *core) expandFifo(op *asm.COp) bool {
 	if slots <= 0 {
 		slots = 2
 	}
-	if id < 0 || id+1 >= 16 {
-		m.fail(c.fault(op, asm.PipeS, "fifo @%s: id=%d needs FFTS ids %d and %d in 0..15", f.Name, id, id, id+1))
+	if id < 0 || id+1 >= asm.NumFFTSIDs {
+		m.fail(c.fault(op, asm.PipeS, "fifo @%s: id=%d needs FFTS ids %d and %d in 0..%d", f.Name, id, id, id+1, asm.NumFFTSIDs-1))
 		return false
 	}
 	var n int64

@@ -266,8 +266,8 @@ func (c *core) issue(op *asm.COp) bool {
 	case "ffts_set":
 		p := argPipe(op, 0)
 		id := argInt(c, op, 1)
-		if id < 0 || id >= pipes.NumCrossIDs {
-			m.fail(c.faultK(FaultBadEventID, op, p, "ffts id %d outside 0..15", id))
+		if id < 0 || id >= asm.NumFFTSIDs {
+			m.fail(c.faultK(FaultBadEventID, op, p, "ffts id %d outside 0..%d", id, asm.NumFFTSIDs-1))
 			return false
 		}
 		mode := int64(0)
@@ -287,8 +287,8 @@ func (c *core) issue(op *asm.COp) bool {
 		return true
 	case "ffts_wait":
 		id := argInt(c, op, 0)
-		if id < 0 || id >= pipes.NumCrossIDs {
-			m.fail(c.faultK(FaultBadEventID, op, asm.PipeS, "ffts id %d outside 0..15", id))
+		if id < 0 || id >= asm.NumFFTSIDs {
+			m.fail(c.faultK(FaultBadEventID, op, asm.PipeS, "ffts id %d outside 0..%d", id, asm.NumFFTSIDs-1))
 			return false
 		}
 		return c.crossWait(op, int(id))
@@ -574,8 +574,8 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 	if pl.hasID {
 		id = pl.id.eval(&c.env)
 	}
-	if id < 0 || id >= pipes.NumEventIDs {
-		m.fail(c.faultK(FaultBadEventID, op, src, "event id %d outside 0..7 (%s %s->%s)", id, op.Info.Name, src, dst))
+	if id < 0 || id >= asm.NumEventIDs {
+		m.fail(c.faultK(FaultBadEventID, op, src, "event id %d outside 0..%d (%s %s->%s)", id, asm.NumEventIDs-1, op.Info.Name, src, dst))
 		return false
 	}
 	if pl.kind != c.kind || c.kind == asm.CoreInvalid {

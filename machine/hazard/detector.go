@@ -11,9 +11,9 @@ import (
 )
 
 const (
-	numFlagIDs  = 8  // intra-core event ids per pipe pair on A2/A3
-	numCrossIDs = 16 // FFTS flag ids
-	userCrossID = 11 // ids 11-14 are reserved for syncall by pto-isa
+	numFlagIDs  = asm.NumEventIDs   // intra-core event ids per pipe pair on A2/A3
+	numCrossIDs = asm.NumFFTSIDs    // FFTS flag ids
+	userCrossID = asm.FFTSSyncAllLo // the ids from here to FFTSSyncAllHi are syncall's
 	maxPending  = 1024
 )
 
