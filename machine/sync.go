@@ -792,6 +792,14 @@ func (c *core) waitAsync(op *asm.COp) bool {
 		return false
 	}
 	c.state = scRunning
+	if m.emitting {
+		// The scalar's quiet point: observers order every earlier transfer of
+		// the core before what the scalar does next (the hazard detector
+		// acquires the SDMA agents' clocks here).
+		e := m.event(EvExec, c, asm.PipeS, op)
+		e.Start, e.End, e.Cycle = c.t, c.t, c.t
+		m.emit()
+	}
 	c.tick()
 	return true
 }
