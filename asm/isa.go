@@ -484,6 +484,7 @@ func init() {
 
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
+		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA
 		ISA = append(ISA, d.info)
 		defOf[d.info] = d
 		for _, n := range append([]string{d.info.Name}, d.info.Aliases...) {

@@ -182,3 +182,26 @@ func TestScratchOperandIsWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestOpcodesCoverISA: every table row has its own opcode and every opcode a row.
+func TestOpcodesCoverISA(t *testing.T) {
+	seen := map[Opcode]string{}
+	for _, op := range ISA {
+		if op.Op == OpNone || op.Op >= NumOpcodes {
+			t.Errorf("%s: no opcode (add it to opcode.go)", op.Name)
+			continue
+		}
+		if prev, dup := seen[op.Op]; dup {
+			t.Errorf("%s and %s share opcode %d", prev, op.Name, op.Op)
+		}
+		seen[op.Op] = op.Name
+		if op.Op.String() != op.Name {
+			t.Errorf("%s: opcode names %s", op.Name, op.Op)
+		}
+	}
+	for o := OpNone + 1; o < NumOpcodes; o++ {
+		if _, ok := seen[o]; !ok {
+			t.Errorf("opcode %s (%d) has no table row", o, o)
+		}
+	}
+}

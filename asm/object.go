@@ -293,6 +293,7 @@ type OperandSpec struct {
 
 // OpInfo is one ISA table entry.
 type OpInfo struct {
+	Op       Opcode // what machine and linter switch on
 	Name     string // canonical mnemonic, lower case, with variant suffix (tmatmul.acc)
 	Aliases  []string
 	Family   string // tile, vector, cube, move, sync, comm, scalar

@@ -960,7 +960,7 @@ func (d *Detector) exec(e *machine.Event) {
 		d.tmp = d.release(a, d.tmp)
 		join(&p.steps, d.tmp)
 	}
-	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Name == "wait_async" {
+	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpWaitAsync {
 		// wait_async drains every earlier transfer of the session ("quiet").
 		for i := range d.agents {
 			if o := &d.agents[i]; o.kind == akSDMA && o.rank == ag.rank && o.gen == d.gen {
