@@ -114,7 +114,7 @@ func (c *core) expandPut(op *asm.COp) bool {
 	chunks := nr * nc
 	pingPong := hasPong && chunks > 1
 	ldStep, stStep := "tput.load", "tput.store"
-	if op.Info.Name == "tget" {
+	if op.Info.Op == asm.OpTget {
 		ldStep, stStep = "tget.load", "tget.store"
 	}
 	dst, src := &op.Args[0], &op.Args[1]
@@ -164,7 +164,7 @@ func (c *core) expandPut(op *asm.COp) bool {
 // who pushes; using one fifo both ways is misuse.
 func (c *core) expandFifo(op *asm.COp) bool {
 	m := c.m
-	push := op.Info.Name == "tpush"
+	push := op.Info.Op == asm.OpTpush
 	gi, ti := 1, 0
 	if push {
 		gi, ti = 0, 1

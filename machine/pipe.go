@@ -652,7 +652,7 @@ func (c *core) vecShape(e *entry) (*asm.TileInfo, asm.DType) {
 			dt = t.DType
 		}
 	}
-	if best != nil && e.xop != nil && e.xop.Info != nil && e.xop.Info.Name != "tcvt" {
+	if best != nil && e.xop != nil && e.xop.Info != nil && e.xop.Info.Op != asm.OpTcvt {
 		dt = best.DType
 	}
 	return best, dt

@@ -222,7 +222,7 @@ func (c *core) scalarGM(op *asm.COp) bool {
 	if !c.syncTime() {
 		return false
 	}
-	if op.Info.Name == "ld" {
+	if op.Info.Op == asm.OpLd {
 		o, r, off, ok := c.gmElem(op, 1, 1)
 		if !ok {
 			return false
@@ -372,7 +372,7 @@ func (c *core) signalWait(op *asm.COp) bool {
 	if !c.syncTime() {
 		return false
 	}
-	test := op.Info.Name == "ttest"
+	test := op.Info.Op == asm.OpTtest
 	ai, vi := 0, 1
 	if test {
 		ai, vi = 1, 2
