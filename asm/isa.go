@@ -708,7 +708,28 @@ func FprintISAMarkdown(w io.Writer) {
 				coresString(op), op.Cost, mdEsc(op.Doc))
 		}
 	}
+	fmt.Fprint(w, addingAnInstruction)
 }
+
+// addingAnInstruction ends docs/isa.md: the files one instruction touches.
+const addingAnInstruction = `
+## Adding an instruction
+
+1. ` + "`asm/isa.go`" + `: its ` + "`def`" + ` row: name, family, pipe (or a route by operand
+   locations), cost key, operands, attributes, core kinds and description. The cost key is
+   an ` + "`asm.CostKey`" + ` (` + "`asm/cost.go`" + `); a new vector intrinsic also needs its
+   ` + "`vec.NAME.{head,slope,tail}`" + ` in ` + "`pipes/profiles/a2a3.txt`" + ` (with the source) and, unless it
+   is plain elementwise, a row in pipes' ` + "`vecOps`" + `.
+2. ` + "`asm/opcode.go`" + `: its ` + "`Op…`" + ` constant and name.
+3. Its data semantics: ` + "`machine/exec.go`" + ` (moves, cube, transfers) or
+   ` + "`machine/exec_vec.go`" + ` (vector), still chosen by name; a sync or comm instruction the
+   machine dispatches itself also needs a case in ` + "`machine/issue.go`" + `'s opcode switch.
+
+` + "`UPDATE_GOLDEN=1 go test ./asm ./cmd/ptoasm -run 'TestISADoc|TestGolden/^ops$'`" + ` then
+regenerates this file and the ` + "`ptoasm ops`" + ` goldens. ` + "`TestOpcodesCoverISA`" + ` fails on a row without
+an opcode and ` + "`TestEveryOpHasCost`" + ` (pipes) on a V instruction without a profiled intrinsic;
+missing semantics still show only at run time ("no data semantics for this instruction").
+`
 
 func mdCode(ss []string) string {
 	if len(ss) == 0 {
