@@ -327,7 +327,7 @@ func (a *assembler) tensor(t *Tensor) {
 		if !okv {
 			continue
 		}
-		lo, hi := int64(0), int64(15) // id
+		lo, hi := int64(0), int64(NumFFTSIDs-1) // id
 		if at.Key == "slots" {
 			lo, hi = 1, 8
 		}

@@ -46,11 +46,11 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	}
 	switch info.Name {
 	case "set_flag", "wait_flag":
-		eventID(2, 7, "event")
+		eventID(2, NumEventIDs-1, "event")
 	case "ffts_set":
-		eventID(1, 15, "ffts flag")
+		eventID(1, NumFFTSIDs-1, "ffts flag")
 	case "ffts_wait":
-		eventID(0, 15, "ffts flag")
+		eventID(0, NumFFTSIDs-1, "ffts flag")
 	}
 	// GM classes.
 	for i, arg := range args {

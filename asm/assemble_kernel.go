@@ -228,6 +228,7 @@ func (a *assembler) instr(ks *kernelScope, in *Instr) *COp {
 			return nil
 		}
 	}
+	op.Cost = info.CostOn(op.Pipe)
 	if !a.checkOp(ks, d, op) {
 		return nil
 	}

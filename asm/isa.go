@@ -10,8 +10,9 @@ import (
 
 // The ISA table. Every A2/A3 instruction the language accepts has one entry with
 // its operand slots, accepted attributes, pipe (fixed, or routed by the operands'
-// tile locations) and cost-model key. The assembler validates against it; the
-// machine dispatches on OpInfo.Name; `ptoasm ops` prints it.
+// tile locations) and cost key (what the machine charges). The assembler
+// validates against it; the machine dispatches on OpInfo.Name and charges by
+// COp.Cost; `ptoasm ops` prints it.
 //
 // Naming: canonical names are lower case with their variant (`tmatmul.acc`). The
 // collectives `tgather`/`tscatter` share their spelling with the tile ops of the
@@ -227,8 +228,14 @@ func routeTPush(args []Arg) Pipe {
 
 var defs []*opDef
 
+// opCost pairs a mnemonic with the intrinsic it is charged as.
+type opCost struct {
+	name string
+	cost CostKey
+}
+
 // def adds a row; it returns the def so callers can chain settings.
-func def(name, family string, pipe Pipe, cost string, cores []CoreKind, ops []OperandSpec, doc string) *opDef {
+func def(name, family string, pipe Pipe, cost CostKey, cores []CoreKind, ops []OperandSpec, doc string) *opDef {
 	d := &opDef{info: &OpInfo{Name: name, Family: family, Pipe: pipe, Cost: cost, Cores: cores, Operands: ops, Doc: doc}}
 	defs = append(defs, d)
 	return d
@@ -250,20 +257,20 @@ func (d *opDef) routed(desc string, f func([]Arg) Pipe) *opDef {
 
 func init() {
 	// GM <-> tile.
-	def("tload", "tile", PipeInvalid, "dma", anyCore,
+	def("tload", "tile", PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{tileW("dst", LocVec, LocMat), gmR("src")},
 		"load the tile's valid shape from GM starting at the element given").
 		routed("GM→vec MTE2, GM→mat MTE2", routeTLoad).chk(chkTransfer)
-	def("tstore", "tile", PipeInvalid, "dma", anyCore,
+	def("tstore", "tile", PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("dst"), tileR("src", LocVec, LocMat, LocAcc)},
 		"store the tile's valid shape to GM (pto-isa order `tstore %t, @C[i, j]` accepted)").
 		alias("tstore_fp").with(attrAtomic).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
-	def("tprefetch", "tile", PipeMTE2, "dma", aivOnly,
+	def("tprefetch", "tile", PipeMTE2, CostDMA, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("src")},
 		"prefetch a GM window into a vec tile").chk(chkTransfer)
 
 	// Tile moves.
-	def("tmov", "move", PipeInvalid, "mov", anyCore,
+	def("tmov", "move", PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
 		"copy src's valid region to dst; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
 		alias("tmov.fp").routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
@@ -279,15 +286,20 @@ func init() {
 		if p == PipeV {
 			cores = aivOnly
 		}
-		def(v.name, "move", p, "mov", cores,
+		// These run on one fixed pipe: a DMA on their path, or on V the UB→UB copy.
+		cost := CostDMA
+		if p == PipeV {
+			cost = CostUBCopy
+		}
+		def(v.name, "move", p, cost, cores,
 			[]OperandSpec{tileW("dst", v.dst), tileR("src", v.src)},
 			fmt.Sprintf("tmov %s→%s", v.src, v.dst)).chk(chkMove)
 	}
-	def("textract", "move", PipeInvalid, "mov", anyCore,
+	def("textract", "move", PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src"), scalar("row"), scalar("col")},
 		"copy the dst-sized window of src at (row, col) into dst").
 		routed("mat→left/right MTE1, acc→mat FIX, vec→vec V", routeTExtract).chk(chkExtract)
-	def("tinsert", "move", PipeInvalid, "mov", anyCore,
+	def("tinsert", "move", PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src"), scalar("row"), scalar("col")},
 		"write src's valid region into dst at (row, col)").
 		routed("acc→mat FIX, vec→vec V", routeTInsert).chk(chkExtract)
@@ -298,174 +310,181 @@ func init() {
 		if base == "tgemv" {
 			what = "matrix-vector C = A·B (A has one row)"
 		}
-		def(base, "cube", PipeM, "mad", aicOnly,
+		def(base, "cube", PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)}, what).chk(chkMatmul)
-		def(base+".acc", "cube", PipeM, "mad", aicOnly,
+		def(base+".acc", "cube", PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileRW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)},
 			what+" accumulated into C; #init non-zero starts from zero").with(attrInit).chk(chkMatmul)
-		def(base+".bias", "cube", PipeM, "mad", aicOnly,
+		def(base+".bias", "cube", PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight), tileR("bias", LocBias)},
 			what+" plus a bias row").chk(chkMatmul)
 	}
 
 	// Vector binary.
-	for _, v := range [][2]string{
-		{"tadd", "vadd"}, {"tsub", "vsub"}, {"tmul", "vmul"}, {"tdiv", "vdiv"}, {"tmax", "vmax"},
-		{"tmin", "vmin"}, {"tand", "vand"}, {"tor", "vor"}, {"txor", "vor"}, {"tshl", "vshl"}, {"tshr", "vshr"},
+	for _, v := range []opCost{
+		{"tadd", CostVAdd}, {"tsub", CostVSub}, {"tmul", CostVMul}, {"tdiv", CostVDiv}, {"tmax", CostVMax},
+		{"tmin", CostVMin}, {"tand", CostVAnd}, {"tor", CostVOr}, {"txor", CostVXor}, {"tshl", CostVShl}, {"tshr", CostVShr},
 	} {
-		def(v[0], "vector", PipeV, v[1], aivOnly,
+		def(v.name, "vector", PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
-			"elementwise "+strings.TrimPrefix(v[0], "t")).chk(chkSame)
+			"elementwise "+strings.TrimPrefix(v.name, "t")).chk(chkSame)
 	}
-	// Vector with a scalar immediate.
-	for _, v := range [][2]string{
-		{"tadds", "vadds"}, {"tsubs", "vadds"}, {"tmuls", "vmuls"}, {"tdivs", "vmuls"},
-		{"tmaxs", "vmaxs"}, {"tmins", "vmins"},
+	// Vector with a scalar immediate. tdivs: the formula backend gives ≈5 (fp32)
+	// / 9 (fp16) cycles per repeat, closest to vdiv's 4 (machine-facts §4.6).
+	for _, v := range []opCost{
+		{"tadds", CostVAddS}, {"tsubs", CostVAddS}, {"tmuls", CostVMulS}, {"tdivs", CostVDiv},
+		{"tmaxs", CostVMaxS}, {"tmins", CostVMinS},
 	} {
-		def(v[0], "vector", PipeV, v[1], aivOnly,
+		def(v.name, "vector", PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
-			"elementwise "+strings.TrimSuffix(strings.TrimPrefix(v[0], "t"), "s")+" with a scalar").chk(chkSame)
+			"elementwise "+strings.TrimSuffix(strings.TrimPrefix(v.name, "t"), "s")+" with a scalar").chk(chkSame)
 	}
-	def("texpands", "vector", PipeV, "vector_dup", aivOnly,
+	def("texpands", "vector", PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), floatImm("s")}, "fill dst with a scalar").chk(chkSame)
-	// Vector unary.
-	for _, v := range [][2]string{
-		{"texp", "vexp"}, {"tlog", "vln"}, {"tsqrt", "vsqrt"}, {"trsqrt", "vrsqrt"}, {"trecip", "vdiv"},
-		{"tabs", "vabs"}, {"tneg", "vmuls"}, {"trelu", "vrelu"}, {"tnot", "vnot"},
+	// Vector unary. tneg is a multiply by -1.
+	for _, v := range []opCost{
+		{"texp", CostVExp}, {"tlog", CostVLn}, {"tsqrt", CostVSqrt}, {"trsqrt", CostVRsqrt}, {"trecip", CostVRec},
+		{"tabs", CostVAbs}, {"tneg", CostVMulS}, {"trelu", CostVRelu}, {"tnot", CostVNot},
 	} {
-		def(v[0], "vector", PipeV, v[1], aivOnly,
+		def(v.name, "vector", PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...)},
-			"elementwise "+strings.TrimPrefix(v[0], "t")).chk(chkSame)
+			"elementwise "+strings.TrimPrefix(v.name, "t")).chk(chkSame)
 	}
-	def("tlrelu", "vector", PipeV, "vlrelu", aivOnly,
+	def("tlrelu", "vector", PipeV, CostVLRelu, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("slope")},
 		"leaky relu with a scalar slope").chk(chkSame)
-	def("tprelu", "vector", PipeV, "vmul", aivOnly,
+	// tprelu = multiply by the slope tile then select; the multiply dominates.
+	def("tprelu", "vector", PipeV, CostVMul, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("slope", vecLocs...)},
 		"parametric relu with a slope tile").chk(chkSame)
-	def("tcvt", "vector", PipeV, "vconv", aivOnly,
+	def("tcvt", "vector", PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...)},
 		"convert dtype with rounding #rnd").with(attrRnd).chk(chkCvt)
-	// Reductions and expansions.
-	for _, v := range [][2]string{
-		{"trowsum", "vcadd"}, {"trowmax", "vcmax"}, {"trowmin", "vcmin"},
-		{"tcolsum", "vadd"}, {"tcolmax", "vmax"}, {"tcolmin", "vmin"},
+	// Reductions and expansions. tcolsum folds rows with vadd: (rows-1) row-adds
+	// ≈ the tile's repeats; tcolmax/tcolmin likewise.
+	for _, v := range []opCost{
+		{"trowsum", CostVCAdd}, {"trowmax", CostVCMax}, {"trowmin", CostVCMin},
+		{"tcolsum", CostVAdd}, {"tcolmax", CostVMax}, {"tcolmin", CostVMin},
 	} {
-		def(v[0], "vector", PipeV, v[1], aivOnly,
+		def(v.name, "vector", PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
-			"reduce "+strings.TrimPrefix(v[0], "t")[:3]+"s by "+strings.TrimPrefix(v[0], "t")[3:]).chk(chkSameDType)
+			"reduce "+strings.TrimPrefix(v.name, "t")[:3]+"s by "+strings.TrimPrefix(v.name, "t")[3:]).chk(chkSameDType)
 	}
-	for _, n := range []string{"trowexpand", "tcolexpand"} {
-		def(n, "vector", PipeV, "vbrcb", aivOnly,
+	// trowexpand broadcasts with vbrcb; tcolexpand copies the row to every row
+	// of dst, which pto-isa lowers to vcopy repeats.
+	for _, v := range []opCost{{"trowexpand", CostVBrcb}, {"tcolexpand", CostVCopy}} {
+		n := v.name
+		def(n, "vector", PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...)},
 			"broadcast a "+strings.TrimSuffix(strings.TrimPrefix(n, "t"), "expand")+" vector over dst").chk(chkSameDType)
 	}
 	for _, base := range []string{"trowexpand", "tcolexpand"} {
-		for _, v := range [][2]string{{"add", "vadd"}, {"sub", "vsub"}, {"mul", "vmul"}, {"div", "vdiv"}, {"max", "vmax"}, {"min", "vmin"}} {
-			def(base+v[0], "vector", PipeV, v[1], aivOnly,
+		for _, v := range []opCost{{"add", CostVAdd}, {"sub", CostVSub}, {"mul", CostVMul}, {"div", CostVDiv}, {"max", CostVMax}, {"min", CostVMin}} {
+			def(base+v.name, "vector", PipeV, v.cost, aivOnly,
 				[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
-				v[0]+" a and b broadcast along "+strings.TrimSuffix(strings.TrimPrefix(base, "t"), "expand")+"s").chk(chkSameDType)
+				v.name+" a and b broadcast along "+strings.TrimSuffix(strings.TrimPrefix(base, "t"), "expand")+"s").chk(chkSameDType)
 		}
 	}
 	// Compare and select.
-	def("tcmp", "vector", PipeV, "vcmpv", aivOnly,
+	def("tcmp", "vector", PipeV, CostVCmpvGE, aivOnly,
 		[]OperandSpec{tileW("mask", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 		"compare elementwise into a mask tile").with(attrCmp).chk(chkCmp)
-	def("tcmps", "vector", PipeV, "vcmps", aivOnly,
+	def("tcmps", "vector", PipeV, CostVCmp, aivOnly,
 		[]OperandSpec{tileW("mask", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
 		"compare with a scalar into a mask tile").with(attrCmp).chk(chkCmp)
-	def("tsel", "vector", PipeV, "vsel", aivOnly,
+	def("tsel", "vector", PipeV, CostVSel, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("mask", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 		"dst = mask ? a : b").chk(chkSel)
-	def("tsels", "vector", PipeV, "vsel", aivOnly,
+	def("tsels", "vector", PipeV, CostVSel, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("mask", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
 		"dst = mask ? a : s").chk(chkSel)
-	def("tgather", "vector", PipeV, "vgather", aivOnly,
+	def("tgather", "vector", PipeV, CostVGather, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("idx", vecLocs...)},
 		"tile gather by an index tile (with GM operands: the collective tgather.comm)")
-	def("tscatter", "vector", PipeV, "vscatter", aivOnly,
+	def("tscatter", "vector", PipeV, CostVGather, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("idx", vecLocs...)},
 		"tile scatter by an index tile (with GM operands: the collective tscatter.comm)")
-	def("ttrans", "vector", PipeV, "scatter_vnchwconv", aivOnly,
+	def("ttrans", "vector", PipeV, CostVTrans, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 		"transpose").chk(chkSameDType)
 
 	// Intra-core sync.
-	def("set_flag", "sync", PipeS, "sync", anyCore,
+	def("set_flag", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("src"), pipeOpnd("dst"), scalar("id")},
-		"set event (src, dst, id) once src's earlier work completes; ids 0–7").alias("set_flag_dyn")
-	def("wait_flag", "sync", PipeS, "sync", anyCore,
+		fmt.Sprintf("set event (src, dst, id) once src's earlier work completes; ids 0–%d", NumEventIDs-1)).alias("set_flag_dyn")
+	def("wait_flag", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("src"), pipeOpnd("dst"), scalar("id")},
 		"block dst until event (src, dst, id) is set, then clear it").alias("wait_flag_dyn")
-	def("pipe_barrier", "sync", PipeS, "sync", anyCore,
+	def("pipe_barrier", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe")},
 		"order the pipe after its own earlier work; ALL drains every pipe").alias("barrier")
-	def("dsb", "sync", PipeS, "sync", anyCore, nil, "data synchronisation barrier (GM writes visible)").alias("dcci")
-	def("ffts_set", "sync", PipeS, "sync", anyCore,
+	def("dsb", "sync", PipeS, CostSync, anyCore, nil, "data synchronisation barrier (GM writes visible)").alias("dcci")
+	def("ffts_set", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe"), scalar("id")},
-		"FFTS cross-core set after pipe's earlier work; ids 0–15").
+		fmt.Sprintf("FFTS cross-core set after pipe's earlier work; ids 0–%d", NumFFTSIDs-1)).
 		alias("set_cross_core", "ffts_cross_core_sync").with(attrMode)
-	def("ffts_wait", "sync", PipeS, "sync", anyCore,
+	def("ffts_wait", "sync", PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("id")},
 		"wait for an FFTS cross-core flag (stalls the whole core on A2/A3)").alias("wait_flag_dev")
-	def("syncall", "sync", PipeS, "sync", anyCore, nil, "grid barrier: drains the core's pipes, then waits for every core of its stream on its rank")
-	def("tpush", "sync", PipeInvalid, "dma", anyCore,
+	def("syncall", "sync", PipeS, CostSync, anyCore, nil, "grid barrier: drains the core's pipes, then waits for every core of its stream on its rank")
+	def("tpush", "sync", PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("fifo"), tileR("src", LocVec, LocMat, LocAcc)},
 		"push a tile into a fifo slot (waits for a free slot, stores, signals ready)").
 		routed("acc→FIX, vec/mat→MTE3", routeTPush)
-	def("tpop", "sync", PipeMTE2, "dma", anyCore,
+	def("tpop", "sync", PipeMTE2, CostDMA, anyCore,
 		[]OperandSpec{tileW("dst", LocVec, LocMat), gmR("fifo")},
 		"pop a tile from a fifo slot (waits for ready, loads, frees the slot)")
 
 	// Scalar.
-	def("ld", "scalar", PipeS, "scalar", anyCore,
+	def("ld", "scalar", PipeS, CostScalar, anyCore,
 		[]OperandSpec{regW("dst"), gmR("src")}, "scalar GM load through the data cache").alias("load_scalar")
-	def("st", "scalar", PipeS, "scalar", anyCore,
+	def("st", "scalar", PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmW("dst"), scalar("val")}, "scalar GM store through the data cache").alias("store_scalar")
 
 	// Communication. These are composite on A2/A3; Pipe is S and the machine expands them.
 	const composite = " (composite: the machine expands it into MTE2/MTE3/V steps)"
-	def("tput", "comm", PipeS, "dma", aivOnly,
+	def("tput", "comm", PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("ping", vecLocs...), opt(tileRW("pong", vecLocs...))},
 		"copy local GM to a remote window through the staging tiles"+composite).with(attrAtomic, attrRows, attrCols).chk(chkTransfer)
-	def("tget", "comm", PipeS, "dma", aivOnly,
+	def("tget", "comm", PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("ping", vecLocs...), opt(tileRW("pong", vecLocs...))},
 		"copy a remote window to local GM through the staging tiles"+composite).with(attrRows, attrCols).chk(chkTransfer)
-	def("tput_async", "comm", PipeS, "dma", anyCore,
+	def("tput_async", "comm", PipeS, CostDMA, anyCore,
 		[]OperandSpec{regW("event"), gmW("dst"), gmR("src")},
 		"hand a flat copy to SDMA; the result register names the transfer").with(attrRows, attrCols)
-	def("tget_async", "comm", PipeS, "dma", anyCore,
+	def("tget_async", "comm", PipeS, CostDMA, anyCore,
 		[]OperandSpec{regW("event"), gmW("dst"), gmR("src")},
 		"hand a flat remote read to SDMA; the result register names the transfer").with(attrRows, attrCols)
-	def("wait_async", "comm", PipeS, "sync", anyCore,
+	def("wait_async", "comm", PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("event")}, "wait until an async transfer (and every earlier one) completed").alias("wait_async_event")
-	def("tnotify", "comm", PipeS, "scalar", anyCore,
+	def("tnotify", "comm", PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmW("signal"), scalar("val")},
 		"store or atomically add to a (remote) int32 signal, after draining every pipe").with(attrNotify)
-	def("twait", "comm", PipeS, "scalar", anyCore,
+	def("twait", "comm", PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmR("signal"), scalar("val")},
 		"spin until every signal element compares true against val").with(attrCmp, attrCount)
-	def("ttest", "comm", PipeS, "scalar", anyCore,
+	def("ttest", "comm", PipeS, CostScalar, anyCore,
 		[]OperandSpec{regW("res"), gmR("signal"), scalar("val")},
 		"one pass of twait: res = 1 when every element compares true").with(attrCmp, attrCount)
-	def("tbroadcast", "comm", PipeS, "dma", aivOnly,
+	def("tbroadcast", "comm", PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("stage", vecLocs...)},
 		"root's src to dst on every rank"+composite).with(attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("tgather.comm", "comm", PipeS, "dma", aivOnly,
+	def("tgather.comm", "comm", PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("stage", vecLocs...)},
 		"every rank's src into slice r of root's dst"+composite).with(attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("tscatter.comm", "comm", PipeS, "dma", aivOnly,
+	def("tscatter.comm", "comm", PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("stage", vecLocs...)},
 		"slice r of root's src to rank r's dst"+composite).with(attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("treduce", "comm", PipeS, "dma", aivOnly,
+	def("treduce", "comm", PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("acc", vecLocs...), tileRW("recv", vecLocs...)},
 		"reduce every rank's src into root's dst"+composite).with(attrReduce, attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("tallgather", "comm", PipeMTE2, "dma", anyCore,
+	def("tallgather", "comm", PipeMTE2, CostDMA, anyCore,
 		[]OperandSpec{tileW("dst", LocVec, LocMat), gmR("src")},
 		"the FFN mock's band gather: a TLOAD from a (remote) window").chk(chkTransfer)
 
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
+		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA
 		ISA = append(ISA, d.info)
 		defOf[d.info] = d
 		for _, n := range append([]string{d.info.Name}, d.info.Aliases...) {
@@ -609,7 +628,7 @@ func (op *OpInfo) RouteString() string {
 
 // FprintISA writes the instruction table as aligned text: name, aliases, pipe or
 // routing, operands (destination first; w written, rw read and written),
-// attributes, core kinds and the cost-model key.
+// attributes, core kinds and the cost key the machine charges.
 func FprintISA(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tALIASES\tPIPE\tOPERANDS\tATTRS\tCORES\tCOST")
@@ -671,6 +690,11 @@ func FprintISAMarkdown(w io.Writer) {
 	fmt.Fprintln(w, "tiles and `mat`→`mat` moves run on V. `tgather`/`tscatter` with GM operands are the")
 	fmt.Fprintln(w, "collectives `tgather.comm`/`tscatter.comm`. Composite comm ops are recorded on S; the")
 	fmt.Fprintln(w, "machine expands them into the MTE2/MTE3/V steps that really move the data.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The cost column is what the machine charges (docs/profile.md): a vector intrinsic")
+	fmt.Fprintln(w, "(`vec.NAME.{head,slope,tail}`; `ubcopy` is the UB→UB DMA), `mad` on the cube, `dma`")
+	fmt.Fprintln(w, "on the transfer's path, `sync.*` or `scalar.*`. `dma/ubcopy` is a routed move: a DMA")
+	fmt.Fprintln(w, "on its path, or `ubcopy` when it runs on V.")
 	for _, fam := range []string{"tile", "move", "cube", "vector", "sync", "scalar", "comm"} {
 		fmt.Fprintf(w, "\n## %s\n\n", fam)
 		fmt.Fprintln(w, "| name | aliases | pipe | operands | attributes | cores | cost | description |")
@@ -684,7 +708,28 @@ func FprintISAMarkdown(w io.Writer) {
 				coresString(op), op.Cost, mdEsc(op.Doc))
 		}
 	}
+	fmt.Fprint(w, addingAnInstruction)
 }
+
+// addingAnInstruction ends docs/isa.md: the files one instruction touches.
+const addingAnInstruction = `
+## Adding an instruction
+
+1. ` + "`asm/isa.go`" + `: its ` + "`def`" + ` row: name, family, pipe (or a route by operand
+   locations), cost key, operands, attributes, core kinds and description. The cost key is
+   an ` + "`asm.CostKey`" + ` (` + "`asm/cost.go`" + `); a new vector intrinsic also needs its
+   ` + "`vec.NAME.{head,slope,tail}`" + ` in ` + "`pipes/profiles/a2a3.txt`" + ` (with the source) and, unless it
+   is plain elementwise, a row in pipes' ` + "`vecOps`" + `.
+2. ` + "`asm/opcode.go`" + `: its ` + "`Op…`" + ` constant and name.
+3. Its data semantics: ` + "`machine/exec.go`" + ` (moves, cube, transfers) or
+   ` + "`machine/exec_vec.go`" + ` (vector), still chosen by name; a sync or comm instruction the
+   machine dispatches itself also needs a case in ` + "`machine/issue.go`" + `'s opcode switch.
+
+` + "`UPDATE_GOLDEN=1 go test ./asm ./cmd/ptoasm -run 'TestISADoc|TestGolden/^ops$'`" + ` then
+regenerates this file and the ` + "`ptoasm ops`" + ` goldens. ` + "`TestOpcodesCoverISA`" + ` fails on a row without
+an opcode and ` + "`TestEveryOpHasCost`" + ` (pipes) on a V instruction without a profiled intrinsic;
+missing semantics still show only at run time ("no data semantics for this instruction").
+`
 
 func mdCode(ss []string) string {
 	if len(ss) == 0 {

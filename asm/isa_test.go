@@ -107,7 +107,7 @@ func TestISATableSane(t *testing.T) {
 		if op.Pipe == PipeInvalid && op.Route == nil {
 			t.Errorf("%s: no pipe and no route", op.Name)
 		}
-		if op.Cost == "" || op.Family == "" || op.Doc == "" {
+		if op.Cost == CostNone || op.Family == "" || op.Doc == "" {
 			t.Errorf("%s: missing cost, family or doc", op.Name)
 		}
 		for _, a := range op.Aliases {
@@ -179,6 +179,29 @@ func TestScratchOperandIsWrite(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no tmp operand", tc.op)
+		}
+	}
+}
+
+// TestOpcodesCoverISA: every table row has its own opcode and every opcode a row.
+func TestOpcodesCoverISA(t *testing.T) {
+	seen := map[Opcode]string{}
+	for _, op := range ISA {
+		if op.Op == OpNone || op.Op >= NumOpcodes {
+			t.Errorf("%s: no opcode (add it to opcode.go)", op.Name)
+			continue
+		}
+		if prev, dup := seen[op.Op]; dup {
+			t.Errorf("%s and %s share opcode %d", prev, op.Name, op.Op)
+		}
+		seen[op.Op] = op.Name
+		if op.Op.String() != op.Name {
+			t.Errorf("%s: opcode names %s", op.Name, op.Op)
+		}
+	}
+	for o := OpNone + 1; o < NumOpcodes; o++ {
+		if _, ok := seen[o]; !ok {
+			t.Errorf("opcode %s (%d) has no table row", o, o)
 		}
 	}
 }

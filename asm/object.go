@@ -166,6 +166,8 @@ type COp struct {
 	Info  *OpInfo
 	// Pipe is where this instruction executes, fixed by its operands' locations.
 	Pipe Pipe
+	// Cost is Info.CostOn(Pipe), decoded once at assembly.
+	Cost CostKey
 	// Args are destination-first, in the order of Info.Operands.
 	Args  []Arg
 	Attrs []CAttr
@@ -291,6 +293,7 @@ type OperandSpec struct {
 
 // OpInfo is one ISA table entry.
 type OpInfo struct {
+	Op       Opcode // what machine and linter switch on
 	Name     string // canonical mnemonic, lower case, with variant suffix (tmatmul.acc)
 	Aliases  []string
 	Family   string // tile, vector, cube, move, sync, comm, scalar
@@ -299,8 +302,9 @@ type OpInfo struct {
 	// Pipe is the pipe when it does not depend on operands; Route picks it otherwise.
 	Pipe  Pipe
 	Route func(args []Arg) Pipe
-	// Cost names the cost-model entry (vadd, vexp, mad, dma, ...).
-	Cost string
+	// Cost is what the machine charges (vadd, vexp, mad, dma, ...); CostOn
+	// resolves a routed move's by its pipe.
+	Cost CostKey
 	Doc  string
 	// Cores restricts the core kinds that may execute it; empty means any.
 	Cores []CoreKind

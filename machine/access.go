@@ -143,17 +143,17 @@ func elemOf(t *asm.TileInfo, off int64) int32 {
 // exactly that window. Only a gather's source and a scatter's destination
 // are indexed over the tile's whole storage (exec_vec.go's flatView).
 func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
-	name := ""
+	code := asm.OpNone
 	if e.xop != nil && e.xop.Info != nil {
-		name = e.xop.Info.Name
+		code = e.xop.Info.Op
 	}
 	var other *asm.TileInfo
 	switch {
-	case name == "textract" && i == 1 && len(e.args) >= 4:
+	case code == asm.OpTextract && i == 1 && len(e.args) >= 4:
 		other = e.args[0].Tile
-	case name == "tinsert" && i == 0 && len(e.args) >= 4:
+	case code == asm.OpTinsert && i == 0 && len(e.args) >= 4:
 		other = e.args[1].Tile
-	case name == "tgather" && i == 1, name == "tscatter" && i == 0:
+	case code == asm.OpTgather && i == 1, code == asm.OpTscatter && i == 0:
 		return 0, 0, 0, 0, false
 	default:
 		t := e.args[i].Tile

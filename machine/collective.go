@@ -123,8 +123,8 @@ func (c *core) expandCollective(op *asm.COp) bool {
 	dst, src := &op.Args[0], &op.Args[1]
 	c.micro, c.mi = c.micro[:0], 0
 	chunks := sh.nr * sh.nc
-	switch name {
-	case "tbroadcast":
+	switch op.Info.Op {
+	case asm.OpTbroadcast:
 		// TLOAD once, then a TSTORE to every member (the root included).
 		for k := int64(0); k < chunks; k++ {
 			dr, dc, h, w := sh.chunk(k)
@@ -140,8 +140,8 @@ func (c *core) expandCollective(op *asm.COp) bool {
 			}
 			c.flagPair(op, asm.PipeMTE3, asm.PipeMTE2, 0)
 		}
-	case "tgather.comm", "tscatter.comm":
-		gather := name == "tgather.comm"
+	case asm.OpTgatherComm, asm.OpTscatterComm:
+		gather := op.Info.Op == asm.OpTgatherComm
 		ld, st := "tscatter.load", "tscatter.store"
 		if gather {
 			ld, st = "tgather.load", "tgather.store"
@@ -168,7 +168,7 @@ func (c *core) expandCollective(op *asm.COp) bool {
 				c.flagPair(op, asm.PipeMTE3, asm.PipeMTE2, 0)
 			}
 		}
-	case "treduce":
+	case asm.OpTreduce:
 		if !c.expandReduce(op, dst, src, stage, si, &sh, base, size, root) {
 			return false
 		}

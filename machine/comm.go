@@ -114,7 +114,7 @@ func (c *core) expandPut(op *asm.COp) bool {
 	chunks := nr * nc
 	pingPong := hasPong && chunks > 1
 	ldStep, stStep := "tput.load", "tput.store"
-	if op.Info.Name == "tget" {
+	if op.Info.Op == asm.OpTget {
 		ldStep, stStep = "tget.load", "tget.store"
 	}
 	dst, src := &op.Args[0], &op.Args[1]
@@ -164,7 +164,7 @@ func (c *core) expandPut(op *asm.COp) bool {
 // who pushes; using one fifo both ways is misuse.
 func (c *core) expandFifo(op *asm.COp) bool {
 	m := c.m
-	push := op.Info.Name == "tpush"
+	push := op.Info.Op == asm.OpTpush
 	gi, ti := 1, 0
 	if push {
 		gi, ti = 0, 1
@@ -214,8 +214,8 @@ func (c *core) expandFifo(op *asm.COp) bool {
 	if slots <= 0 {
 		slots = 2
 	}
-	if id < 0 || id+1 >= 16 {
-		m.fail(c.fault(op, asm.PipeS, "fifo @%s: id=%d needs FFTS ids %d and %d in 0..15", f.Name, id, id, id+1))
+	if id < 0 || id+1 >= asm.NumFFTSIDs {
+		m.fail(c.fault(op, asm.PipeS, "fifo @%s: id=%d needs FFTS ids %d and %d in 0..%d", f.Name, id, id, id+1, asm.NumFFTSIDs-1))
 		return false
 	}
 	var n int64

@@ -100,7 +100,7 @@ type core struct {
 	// flagAt is when each flag was set, for the set→wait hand-off latency.
 	// It is large and touched only by flag hand-offs, so it comes last, away
 	// from the scalar's hot fields.
-	flagAt [asm.NumPipes][asm.NumPipes][pipes.NumEventIDs]int64
+	flagAt [asm.NumPipes][asm.NumPipes][asm.NumEventIDs]int64
 }
 
 func (m *Machine) coreAt(r, idx int, kind asm.CoreKind) *core {

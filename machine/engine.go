@@ -746,7 +746,7 @@ type stream struct {
 	plan  *streamPlan
 	cores []*core // every core of the stream on every rank
 	// per rank: mode-0 arrivals [kind][id], syncall arrivals
-	mode0   [][2][16]int
+	mode0   [][2][asm.NumFFTSIDs]int
 	nAICs   int
 	nAIVs   int
 	syncall []int
@@ -757,8 +757,8 @@ type stream struct {
 }
 
 type blockArrivals struct {
-	m1   [16]uint8 // mode 1: AIV arrivals
-	m2   [16]uint8 // mode 2: AIV→AIC arrivals
+	m1   [asm.NumFFTSIDs]uint8 // mode 1: AIV arrivals
+	m2   [asm.NumFFTSIDs]uint8 // mode 2: AIV→AIC arrivals
 	aivs [2]*core
 	aic  *core
 }
@@ -782,7 +782,7 @@ func (m *Machine) startRun(st *launchStep) {
 			sp := &st.streams[si]
 			var s *stream
 			if r == 0 {
-				s = &stream{plan: sp, mode0: make([][2][16]int, m.nranks), syncall: make([]int, m.nranks),
+				s = &stream{plan: sp, mode0: make([][2][asm.NumFFTSIDs]int, m.nranks), syncall: make([]int, m.nranks),
 					syncallGen: make([]int64, m.nranks), blockArr: make([][]blockArrivals, m.nranks)}
 				m.streams = append(m.streams, s)
 			} else {

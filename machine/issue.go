@@ -223,7 +223,7 @@ func (c *core) issue(op *asm.COp) bool {
 		m.fail(c.faultK(FaultInternal, op, asm.PipeS, "instruction has no ISA entry"))
 		return false
 	}
-	// The common classes skip the name switch (a string comparison chain).
+	// The common classes skip the opcode switch.
 	// pl.op confirms the plan is this op's without loading the kernel's op
 	// table (one cold line less per issue).
 	if id := op.ID; id >= 0 && id < len(c.plan) && c.plan[id].op == op {
@@ -234,12 +234,12 @@ func (c *core) issue(op *asm.COp) bool {
 			return c.issueFlag(op, pl)
 		}
 	}
-	switch op.Info.Name {
-	case "set_flag", "wait_flag":
+	switch op.Info.Op {
+	case asm.OpSetFlag, asm.OpWaitFlag:
 		var pl opPlan
 		planFlag(op, &pl, 0)
 		return c.issueFlag(op, &pl)
-	case "pipe_barrier":
+	case asm.OpPipeBarrier:
 		p := argPipe(op, 0)
 		switch {
 		case p == asm.PipeALL:
@@ -254,7 +254,7 @@ func (c *core) issue(op *asm.COp) bool {
 		}
 		c.pushed(c.pipes[p], e)
 		return true
-	case "dsb":
+	case asm.OpDsb:
 		if len(c.visPending) > 0 && !c.syncTime() {
 			return false // publishing touches other ranks' memory
 		}
@@ -263,11 +263,11 @@ func (c *core) issue(op *asm.COp) bool {
 		c.scalarBusy += d
 		c.flushRemote()
 		return true
-	case "ffts_set":
+	case asm.OpFftsSet:
 		p := argPipe(op, 0)
 		id := argInt(c, op, 1)
-		if id < 0 || id >= pipes.NumCrossIDs {
-			m.fail(c.faultK(FaultBadEventID, op, p, "ffts id %d outside 0..15", id))
+		if id < 0 || id >= asm.NumFFTSIDs {
+			m.fail(c.faultK(FaultBadEventID, op, p, "ffts id %d outside 0..%d", id, asm.NumFFTSIDs-1))
 			return false
 		}
 		mode := int64(0)
@@ -285,30 +285,30 @@ func (c *core) issue(op *asm.COp) bool {
 		e.id, e.mode = int32(id), int32(mode)
 		c.pushed(c.pipes[p], e)
 		return true
-	case "ffts_wait":
+	case asm.OpFftsWait:
 		id := argInt(c, op, 0)
-		if id < 0 || id >= pipes.NumCrossIDs {
-			m.fail(c.faultK(FaultBadEventID, op, asm.PipeS, "ffts id %d outside 0..15", id))
+		if id < 0 || id >= asm.NumFFTSIDs {
+			m.fail(c.faultK(FaultBadEventID, op, asm.PipeS, "ffts id %d outside 0..%d", id, asm.NumFFTSIDs-1))
 			return false
 		}
 		return c.crossWait(op, int(id))
-	case "syncall":
+	case asm.OpSyncall:
 		return c.syncAll(op)
-	case "ld", "st":
+	case asm.OpLd, asm.OpSt:
 		return c.scalarGM(op)
-	case "tnotify":
+	case asm.OpTnotify:
 		return c.notify(op)
-	case "twait", "ttest":
+	case asm.OpTwait, asm.OpTtest:
 		return c.signalWait(op)
-	case "tput", "tget":
+	case asm.OpTput, asm.OpTget:
 		return c.composite(op, c.expandPut(op))
-	case "tpush", "tpop":
+	case asm.OpTpush, asm.OpTpop:
 		return c.composite(op, c.expandFifo(op))
-	case "tput_async", "tget_async":
+	case asm.OpTputAsync, asm.OpTgetAsync:
 		return c.composite(op, c.async(op))
-	case "wait_async":
+	case asm.OpWaitAsync:
 		return c.waitAsync(op)
-	case "tbroadcast", "tgather.comm", "tscatter.comm", "treduce":
+	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
 	// An op outside the kernel's plans (none in practice): planned afresh,
@@ -321,18 +321,23 @@ func (c *core) issue(op *asm.COp) bool {
 
 // Op classes for issue's fast path, per kernel op (asm.COp.ID).
 const (
-	ocOther uint8 = iota // dispatched by name
+	ocOther uint8 = iota // dispatched by opcode
 	ocExec               // an ordinary instruction for its pipe's queue
 	ocFlag               // set_flag / wait_flag
 )
 
-// specialOps are the instructions issue handles by name.
-var specialOps = map[string]bool{
-	"set_flag": true, "wait_flag": true, "pipe_barrier": true, "dsb": true, "ffts_set": true, "ffts_wait": true,
-	"syncall": true, "ld": true, "st": true, "tnotify": true, "twait": true, "ttest": true, "tput": true, "tget": true,
-	"tpush": true, "tpop": true, "tput_async": true, "tget_async": true, "wait_async": true, "tbroadcast": true,
-	"tgather.comm": true, "tscatter.comm": true, "treduce": true,
-}
+// specialOps are the instructions issue's opcode switch handles itself.
+var specialOps = func() (t [asm.NumOpcodes]bool) {
+	for _, o := range []asm.Opcode{
+		asm.OpSetFlag, asm.OpWaitFlag, asm.OpPipeBarrier, asm.OpDsb, asm.OpFftsSet, asm.OpFftsWait,
+		asm.OpSyncall, asm.OpLd, asm.OpSt, asm.OpTnotify, asm.OpTwait, asm.OpTtest, asm.OpTput, asm.OpTget,
+		asm.OpTpush, asm.OpTpop, asm.OpTputAsync, asm.OpTgetAsync, asm.OpWaitAsync, asm.OpTbroadcast,
+		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce,
+	} {
+		t[o] = true
+	}
+	return t
+}()
 
 // opPlan is what issue decides about a kernel op once, before any core runs
 // it: its class and, for ordinary instructions, the operand facts resolve
@@ -420,7 +425,7 @@ type costMemo struct {
 func planFlag(op *asm.COp, pl *opPlan, nregs int) {
 	pl.class = ocFlag
 	pl.src, pl.dst = argPipe(op, 0), argPipe(op, 1)
-	pl.set = op.Info.Name == "set_flag"
+	pl.set = op.Info.Op == asm.OpSetFlag
 	pl.kind = asm.CoreInvalid
 	if len(op.Args) > 2 {
 		pl.id, pl.hasID = compileExpr(op.Args[2].Val, nregs), true
@@ -516,9 +521,9 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 		pl.op = op
 		switch {
 		case op == nil || op.Info == nil:
-		case op.Info.Name == "set_flag" || op.Info.Name == "wait_flag":
+		case op.Info.Op == asm.OpSetFlag || op.Info.Op == asm.OpWaitFlag:
 			planFlag(op, pl, len(k.Regs))
-		case !specialOps[op.Info.Name]:
+		case !specialOps[op.Info.Op]:
 			pl.class = ocExec
 			pl.kernel = true
 			planOp(op, pl, len(k.Regs))
@@ -574,8 +579,8 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 	if pl.hasID {
 		id = pl.id.eval(&c.env)
 	}
-	if id < 0 || id >= pipes.NumEventIDs {
-		m.fail(c.faultK(FaultBadEventID, op, src, "event id %d outside 0..7 (%s %s->%s)", id, op.Info.Name, src, dst))
+	if id < 0 || id >= asm.NumEventIDs {
+		m.fail(c.faultK(FaultBadEventID, op, src, "event id %d outside 0..%d (%s %s->%s)", id, asm.NumEventIDs-1, op.Info.Name, src, dst))
 		return false
 	}
 	if pl.kind != c.kind || c.kind == asm.CoreInvalid {

@@ -264,7 +264,7 @@ func synthOp(name string, p asm.Pipe) *asm.COp {
 	if info == nil {
 		info = &asm.OpInfo{Name: name, Pipe: p}
 	}
-	return &asm.COp{ID: -1, Info: info, Pipe: p}
+	return &asm.COp{ID: -1, Info: info, Pipe: p, Cost: info.CostOn(p)}
 }
 
 // CoreName names a core: "r0.aic3", "r1.aiv7".

@@ -463,10 +463,6 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	c, m := p.c, p.c.m
 	prof := m.prof
-	name := ""
-	if e.xop != nil && e.xop.Info != nil {
-		name = e.xop.Info.Name
-	}
 	if p.p == asm.PipeM {
 		if len(e.args) >= 3 && e.args[1].Tile != nil && e.args[2].Tile != nil {
 			a, b := e.args[1].Tile, e.args[2].Tile
@@ -474,22 +470,15 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 		}
 		return 1
 	}
-	key := name
-	if len(e.args) >= 2 && e.args[0].Kind == asm.ArgTile && e.args[1].Kind == asm.ArgTile &&
-		(name == "tmov" || name == "tmov.v2v" || name == "textract" || name == "tinsert") {
-		key = "tmov.v2v"
-	}
 	t, dt := c.vecShape(e)
-	if t == nil {
+	if t == nil || e.xop == nil {
 		return 1
 	}
-	if vop, ok := pipes.VectorOp(key); ok {
-		busy, tail := prof.VectorCycles(vop, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
-		p.tail = tail
-		return max(busy, 1)
-	}
-	// Fallback of pto-isa's perf-sim provider (machine-facts §4.6).
-	return 2 + int64(t.VRows*t.VCols)/32
+	// The assembler resolved the op's cost key (a move on V is the UB→UB copy);
+	// pipes' TestEveryOpHasCost makes every V instruction's a vector intrinsic.
+	busy, tail := prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
+	p.tail = tail
+	return max(busy, 1)
 }
 
 // dmaShape finds a DMA entry's two spaces, its bytes and its rows.
@@ -663,7 +652,7 @@ func (c *core) vecShape(e *entry) (*asm.TileInfo, asm.DType) {
 			dt = t.DType
 		}
 	}
-	if best != nil && e.xop != nil && e.xop.Info != nil && e.xop.Info.Name != "tcvt" {
+	if best != nil && e.xop != nil && e.xop.Info != nil && e.xop.Info.Op != asm.OpTcvt {
 		dt = best.DType
 	}
 	return best, dt

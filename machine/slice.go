@@ -58,7 +58,7 @@ func newControlSlice(obj *asm.Object) *controlSlice {
 	}
 	for _, k := range obj.Kernels {
 		for _, op := range k.Ops {
-			if op == nil || op.Info == nil || op.Info.Name != "ld" {
+			if op == nil || op.Info == nil || op.Info.Op != asm.OpLd {
 				continue
 			}
 			for _, a := range op.Args {

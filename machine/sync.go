@@ -222,7 +222,7 @@ func (c *core) scalarGM(op *asm.COp) bool {
 	if !c.syncTime() {
 		return false
 	}
-	if op.Info.Name == "ld" {
+	if op.Info.Op == asm.OpLd {
 		o, r, off, ok := c.gmElem(op, 1, 1)
 		if !ok {
 			return false
@@ -372,7 +372,7 @@ func (c *core) signalWait(op *asm.COp) bool {
 	if !c.syncTime() {
 		return false
 	}
-	test := op.Info.Name == "ttest"
+	test := op.Info.Op == asm.OpTtest
 	ai, vi := 0, 1
 	if test {
 		ai, vi = 1, 2
@@ -792,6 +792,14 @@ func (c *core) waitAsync(op *asm.COp) bool {
 		return false
 	}
 	c.state = scRunning
+	if m.emitting {
+		// The scalar's quiet point: observers order every earlier transfer of
+		// the core before what the scalar does next (the hazard detector
+		// acquires the SDMA agents' clocks here).
+		e := m.event(EvExec, c, asm.PipeS, op)
+		e.Start, e.End, e.Cycle = c.t, c.t, c.t
+		m.emit()
+	}
 	c.tick()
 	return true
 }

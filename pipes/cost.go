@@ -1,64 +1,16 @@
 package pipes
 
 import (
-	"strings"
-
 	"github.com/ptoasm/ptoasm/asm"
 )
 
-// VecOp is a vector intrinsic cost entry (machine-facts §4.5). The machine maps
-// a PTO op to one once, at decode time (VectorOp), and then costs it by index.
-type VecOp uint8
+// VecOp is a vector intrinsic cost entry (machine-facts §4.5): an asm.CostKey
+// below asm.NumVecCosts. The ISA table gives every PIPE_V instruction one and
+// the assembler resolves it into COp.Cost, so the machine costs by index.
+type VecOp = asm.CostKey
 
-const (
-	VAdd VecOp = iota
-	VSub
-	VMul
-	VMax
-	VMin
-	VDiv
-	VAnd
-	VOr
-	VNot
-	VXor
-	VAddS
-	VMulS
-	VMaxS
-	VMinS
-	VAbs
-	VRelu
-	VLRelu
-	VRsqrt
-	VRec
-	VExp
-	VLn
-	VSqrt
-	VSel
-	VCmpvGE
-	VCmpvNE
-	VCmp
-	VCopy
-	VDup
-	VCAdd
-	VCGAdd
-	VCGMax
-	VCGMin
-	VCMax
-	VCMin
-	VReduceV2
-	VBrcb
-	VGather
-	VGatherB
-	VMrgSort4
-	VBitSort
-	VConv
-	VAxpy
-	VShl
-	VShr
-	VTrans
-	VUBCopy // copy_ubuf_to_ubuf: costed on dma.ub_ub, not by head/slope/tail
-	NumVecOps
-)
+// NumVecOps bounds Profile.Vec; index 0 (asm.CostNone) is unused.
+const NumVecOps = asm.NumVecCosts
 
 type vecKind uint8
 
@@ -69,7 +21,6 @@ const (
 )
 
 type vecOpInfo struct {
-	name string
 	kind vecKind
 	// countMode marks the binary ops the cost model charges vec.count_floor for
 	// when a row is not a whole number of repeats (kCountModeFloorCycles, §4.2).
@@ -79,176 +30,32 @@ type vecOpInfo struct {
 	fold VecOp
 }
 
+// vecOps holds how each intrinsic's repeats are counted; the keys with no row
+// here are plain elementwise ops. Some intrinsics (vgatherb, vbitsort,
+// vmrgsort4, ...) are profiled but no instruction pays them yet.
 var vecOps = [NumVecOps]vecOpInfo{
-	VAdd:      {name: "vadd", countMode: true},
-	VSub:      {name: "vsub", countMode: true},
-	VMul:      {name: "vmul", countMode: true},
-	VMax:      {name: "vmax", countMode: true},
-	VMin:      {name: "vmin", countMode: true},
-	VDiv:      {name: "vdiv", countMode: true},
-	VAnd:      {name: "vand", countMode: true},
-	VOr:       {name: "vor", countMode: true},
-	VNot:      {name: "vnot"},
-	VXor:      {name: "vxor"},
-	VAddS:     {name: "vadds"},
-	VMulS:     {name: "vmuls"},
-	VMaxS:     {name: "vmaxs"},
-	VMinS:     {name: "vmins"},
-	VAbs:      {name: "vabs"},
-	VRelu:     {name: "vrelu"},
-	VLRelu:    {name: "vlrelu"},
-	VRsqrt:    {name: "vrsqrt"},
-	VRec:      {name: "vrec"},
-	VExp:      {name: "vexp"},
-	VLn:       {name: "vln"},
-	VSqrt:     {name: "vsqrt"},
-	VSel:      {name: "vsel"},
-	VCmpvGE:   {name: "vcmpv_ge"},
-	VCmpvNE:   {name: "vcmpv_ne"},
-	VCmp:      {name: "vcmp"},
-	VCopy:     {name: "vcopy"},
-	VDup:      {name: "vector_dup"},
-	VCAdd:     {name: "vcadd", kind: vkRowReduce, fold: VAdd},
-	VCGAdd:    {name: "vcgadd"},
-	VCGMax:    {name: "vcgmax"},
-	VCGMin:    {name: "vcgmin"},
-	VCMax:     {name: "vcmax", kind: vkRowReduce, fold: VMax},
-	VCMin:     {name: "vcmin", kind: vkRowReduce, fold: VMin},
-	VReduceV2: {name: "vreducev2"},
-	VBrcb:     {name: "vbrcb"},
-	VGather:   {name: "vgather"},
-	VGatherB:  {name: "vgatherb"},
-	VMrgSort4: {name: "vmrgsort4"},
-	VBitSort:  {name: "vbitsort"},
-	VConv:     {name: "vconv"},
-	VAxpy:     {name: "vaxpy"},
-	VShl:      {name: "vshl"},
-	VShr:      {name: "vshr"},
-	VTrans:    {name: "scatter_vnchwconv"},
-	VUBCopy:   {name: "ubcopy", kind: vkUBCopy},
-}
-
-func (v VecOp) String() string {
-	if v < NumVecOps {
-		return vecOps[v].name
-	}
-	return "invalid"
+	asm.CostVAdd:   {countMode: true},
+	asm.CostVSub:   {countMode: true},
+	asm.CostVMul:   {countMode: true},
+	asm.CostVMax:   {countMode: true},
+	asm.CostVMin:   {countMode: true},
+	asm.CostVDiv:   {countMode: true},
+	asm.CostVAnd:   {countMode: true},
+	asm.CostVOr:    {countMode: true},
+	asm.CostVCAdd:  {kind: vkRowReduce, fold: asm.CostVAdd},
+	asm.CostVCMax:  {kind: vkRowReduce, fold: asm.CostVMax},
+	asm.CostVCMin:  {kind: vkRowReduce, fold: asm.CostVMin},
+	asm.CostUBCopy: {kind: vkUBCopy},
 }
 
 // LookupVecOp finds an intrinsic cost entry by key (vadd, vexp, ubcopy, ...).
 func LookupVecOp(key string) (VecOp, bool) {
-	for i := range vecOps {
-		if vecOps[i].name == key {
-			return VecOp(i), true
+	for v := asm.CostVAdd; v < NumVecOps; v++ {
+		if v.String() == key {
+			return v, true
 		}
 	}
-	return NumVecOps, false
-}
-
-// VectorOp maps a PTO op name straight to its cost entry.
-func VectorOp(op string) (VecOp, bool) {
-	k := VectorCostKey(op)
-	if k == "" {
-		return NumVecOps, false
-	}
-	return LookupVecOp(k)
-}
-
-// VectorCostKey names the intrinsic whose cost a PTO vector op pays, or "" when
-// op does not run on PIPE_V. Where pto-isa lowers an op to several intrinsics we
-// charge the dominant one; the notes say which are approximations.
-func VectorCostKey(op string) string {
-	op = strings.TrimPrefix(strings.ToLower(op), "pto.")
-	switch op {
-	case "tadd", "tpartadd", "tcolsum", "trowexpandadd", "tcolexpandadd":
-		// tcolsum folds rows with vadd: (rows-1) row-adds ≈ the tile's repeats.
-		return "vadd"
-	case "tsub", "trowexpandsub", "tcolexpandsub":
-		return "vsub"
-	case "tmul", "trowexpandmul", "tcolexpandmul", "tprelu":
-		// tprelu = multiply by the slope tile then select; the multiply dominates.
-		return "vmul"
-	case "tdiv", "tdivs", "trowexpanddiv", "tcolexpanddiv":
-		// tdivs: the formula backend gives ≈5 (fp32) / 9 (fp16) cycles per repeat,
-		// closest to vdiv's 4 (§4.6).
-		return "vdiv"
-	case "tmax", "tpartmax", "tcolmax", "trowexpandmax", "tcolexpandmax":
-		return "vmax"
-	case "tmin", "tpartmin", "tcolmin", "trowexpandmin", "tcolexpandmin":
-		return "vmin"
-	case "tand":
-		return "vand"
-	case "tor":
-		return "vor"
-	case "txor":
-		return "vxor"
-	case "tnot":
-		return "vnot"
-	case "tshl", "tshls":
-		return "vshl"
-	case "tshr", "tshrs":
-		return "vshr"
-	case "tadds", "tsubs":
-		return "vadds"
-	case "tmuls", "tneg":
-		// tneg is a multiply by -1.
-		return "vmuls"
-	case "tmaxs":
-		return "vmaxs"
-	case "tmins":
-		return "vmins"
-	case "tabs":
-		return "vabs"
-	case "trelu":
-		return "vrelu"
-	case "tlrelu":
-		return "vlrelu"
-	case "trsqrt":
-		return "vrsqrt"
-	case "trecip":
-		return "vrec"
-	case "texp":
-		return "vexp"
-	case "tlog":
-		return "vln"
-	case "tsqrt":
-		return "vsqrt"
-	case "tsel", "tsels":
-		return "vsel"
-	case "tcmp":
-		return "vcmpv_ge"
-	case "tcmps":
-		return "vcmp"
-	case "texpands", "tci", "ttri":
-		return "vector_dup"
-	case "tcvt", "tquant", "tdequant":
-		return "vconv"
-	case "trowsum":
-		return "vcadd"
-	case "trowmax", "trowargmax":
-		return "vcmax"
-	case "trowmin", "trowargmin":
-		return "vcmin"
-	case "trowexpand":
-		return "vbrcb"
-	case "tcolexpand", "tfillpad":
-		return "vcopy"
-	case "tgather", "tscatter", "mgather":
-		return "vgather"
-	case "tgatherb":
-		return "vgatherb"
-	case "tsort32":
-		return "vbitsort"
-	case "tmrgsort":
-		return "vmrgsort4"
-	case "ttrans":
-		return "scatter_vnchwconv"
-	case "taxpy":
-		return "vaxpy"
-	case "tmov.v2v", "textract.v2v", "tinsert.v2v":
-		return "ubcopy"
-	}
-	return ""
+	return asm.CostNone, false
 }
 
 func ceilDiv(a, b int64) int64 {
@@ -330,7 +137,7 @@ func (p *Profile) MatmulCycles(m, k, n int, in asm.DType, queueEmpty bool) int64
 // 64 elements, i.e. 256 bytes of the 4-byte side. TMOV Vec→Vec (VUBCopy) is a
 // UB→UB DMA and costs DMACycles(PathUBUB), with no tail.
 func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, rowStride int, queueEmpty bool) (busy, tail int64) {
-	if op >= NumVecOps || validRows <= 0 || validCols <= 0 {
+	if !op.Vector() || validRows <= 0 || validCols <= 0 {
 		return 0, 0
 	}
 	size := int64(dt.Size())

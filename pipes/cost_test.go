@@ -55,10 +55,11 @@ type calib struct {
 
 func vecLatency(op string, dt asm.DType, rows, cols int) func(p *Profile) int64 {
 	return func(p *Profile) int64 {
-		v, ok := VectorOp(op)
-		if !ok {
+		info := asm.LookupOp(op)
+		if info == nil {
 			return -1
 		}
+		v := info.CostOn(asm.PipeV)
 		busy, tail := p.VectorCycles(v, dt, rows, cols, cols, true)
 		return busy + tail
 	}
@@ -122,19 +123,20 @@ func TestVectorCyclesRules(t *testing.T) {
 		wantBusy, wantTail int64
 	}{
 		// 64 contiguous fp32 rows of 256 B: 64 repeats.
-		{"vadd flat", VAdd, asm.F32, 64, 64, 64, true, 10 + 2*64, 14},
-		{"vadd queued: no head", VAdd, asm.F32, 64, 64, 64, false, 2 * 64, 14},
+		{"vadd flat", asm.CostVAdd, asm.F32, 64, 64, 64, true, 10 + 2*64, 14},
+		{"vadd queued: no head", asm.CostVAdd, asm.F32, 64, 64, 64, false, 2 * 64, 14},
 		// Count mode: 128-byte rows go row by row and pay the floor.
-		{"vadd count mode", VAdd, asm.I16, 64, 64, 64, true, 10 + 16 + 2*64, 14},
+		{"vadd count mode", asm.CostVAdd, asm.I16, 64, 64, 64, true, 10 + 16 + 2*64, 14},
 		// Unary ops flatten the same tile: 8192 B = 32 repeats.
-		{"vexp flat 128-byte rows", VExp, asm.F16, 64, 64, 64, true, 13 + 2*32, 18},
+		{"vexp flat 128-byte rows", asm.CostVExp, asm.F16, 64, 64, 64, true, 13 + 2*32, 18},
 		// A strided sub-tile: every row starts a repeat.
-		{"vexp strided", VExp, asm.F16, 64, 64, 128, true, 13 + 2*64, 18},
+		{"vexp strided", asm.CostVExp, asm.F16, 64, 64, 128, true, 13 + 2*64, 18},
 		// Row reduce: 512-byte rows fold one extra repeat with vadd's slope.
-		{"vcadd two repeats per row", VCAdd, asm.F32, 8, 128, 128, true, 14 + 7*8 + 2*8, 32},
-		{"ubcopy is DMA", VUBCopy, asm.F32, 64, 128, 128, true, 5 + 1024, 0},
-		{"empty tile", VAdd, asm.F32, 0, 64, 64, true, 0, 0},
-		{"bad op", NumVecOps, asm.F32, 4, 4, 4, true, 0, 0},
+		{"vcadd two repeats per row", asm.CostVCAdd, asm.F32, 8, 128, 128, true, 14 + 7*8 + 2*8, 32},
+		{"ubcopy is DMA", asm.CostUBCopy, asm.F32, 64, 128, 128, true, 5 + 1024, 0},
+		{"empty tile", asm.CostVAdd, asm.F32, 0, 64, 64, true, 0, 0},
+		{"no key", asm.CostNone, asm.F32, 4, 4, 4, true, 0, 0},
+		{"not a vector key", asm.CostMad, asm.F32, 4, 4, 4, true, 0, 0},
 	}
 	for _, tt := range tests {
 		b, tl := p.VectorCycles(tt.op, tt.dt, tt.rows, tt.cols, tt.stride, tt.queueEmpty)
@@ -144,32 +146,47 @@ func TestVectorCyclesRules(t *testing.T) {
 	}
 }
 
-func TestVectorCostKey(t *testing.T) {
-	tests := []struct{ op, want string }{
-		{"tadd", "vadd"}, {"pto.tadd", "vadd"}, {"TEXP", "vexp"}, {"trowsum", "vcadd"},
-		{"tcvt", "vconv"}, {"tmov.v2v", "ubcopy"}, {"tlrelu", "vlrelu"}, {"tmuls", "vmuls"},
-		{"trowmax", "vcmax"}, {"tsel", "vsel"}, {"tload", ""}, {"tmatmul", ""},
-	}
-	for _, tt := range tests {
-		if got := VectorCostKey(tt.op); got != tt.want {
-			t.Errorf("VectorCostKey(%q) = %q, want %q", tt.op, got, tt.want)
+// TestEveryOpHasCost walks the ISA table: every instruction that can run on V
+// must be charged a profiled vector intrinsic (a missing one used to fall back
+// silently to perf-sim's 2+n/32), and every other one a key of its pipe's kind.
+func TestEveryOpHasCost(t *testing.T) {
+	p := DefaultProfile()
+	for _, op := range asm.ISA {
+		if op.Cost == asm.CostNone || op.Cost >= asm.NumCostKeys {
+			t.Errorf("%s: no cost key", op.Name)
+			continue
 		}
-		if tt.want != "" {
-			if _, ok := VectorOp(tt.op); !ok {
-				t.Errorf("VectorOp(%q) has no cost entry", tt.op)
+		pipes := []asm.Pipe{op.Pipe}
+		if op.Route != nil {
+			pipes = []asm.Pipe{asm.PipeV, asm.PipeMTE1, asm.PipeMTE2, asm.PipeMTE3, asm.PipeFIX}
+		}
+		for _, pp := range pipes {
+			k := op.CostOn(pp)
+			switch pp {
+			case asm.PipeV:
+				if op.Route != nil && op.Cost != asm.CostMove {
+					continue // a routed transfer never runs on V
+				}
+				if !k.Vector() {
+					t.Errorf("%s on V: cost %s is not a vector intrinsic", op.Name, k)
+				} else if b, _ := p.VectorCycles(k, asm.F32, 16, 16, 16, true); b <= 0 {
+					t.Errorf("%s on V: %s costs %d cycles", op.Name, k, b)
+				}
+			case asm.PipeM:
+				if k != asm.CostMad {
+					t.Errorf("%s on M: cost %s, want mad", op.Name, k)
+				}
+			default:
+				if k.Vector() {
+					t.Errorf("%s on %s: vector cost %s off V", op.Name, pp, k)
+				}
 			}
 		}
 	}
-	// Every key VectorCostKey can return must exist.
-	for _, op := range []string{"tadd", "tsub", "tmul", "tdiv", "tmax", "tmin", "tand", "tor", "txor", "tnot",
-		"tshl", "tshr", "tadds", "tsubs", "tmuls", "tneg", "tmaxs", "tmins", "tdivs", "tabs", "trelu", "tlrelu",
-		"tprelu", "trsqrt", "trecip", "texp", "tlog", "tsqrt", "tsel", "tsels", "tcmp", "tcmps", "texpands",
-		"tcvt", "trowsum", "trowmax", "trowmin", "tcolsum", "tcolmax", "tcolmin", "trowexpand", "tcolexpand",
-		"trowexpandmul", "tgather", "tscatter", "tsort32", "tmrgsort", "ttrans", "tfillpad", "tci", "ttri",
-		"tpartadd", "tmov.v2v", "textract.v2v", "tinsert.v2v", "tquant", "taxpy", "tgatherb"} {
-		k := VectorCostKey(op)
-		if _, ok := LookupVecOp(k); !ok {
-			t.Errorf("%s → %q: no such cost entry", op, k)
+	// The keys print as the profile's names.
+	for v := asm.CostVAdd; v < NumVecOps; v++ {
+		if got, ok := LookupVecOp(v.String()); !ok || got != v {
+			t.Errorf("LookupVecOp(%q) = %v, %v", v.String(), got, ok)
 		}
 	}
 }
@@ -314,9 +331,9 @@ func TestCostFunctionsDoNotAllocate(t *testing.T) {
 	var sink int64
 	n := testing.AllocsPerRun(100, func() {
 		sink += p.MatmulCycles(128, 128, 64, asm.F16, true)
-		b, tl := p.VectorCycles(VAdd, asm.F32, 64, 64, 64, true)
+		b, tl := p.VectorCycles(asm.CostVAdd, asm.F32, 64, 64, 64, true)
 		sink += b + tl
-		b, tl = p.VectorCycles(VCAdd, asm.F16, 64, 128, 128, false)
+		b, tl = p.VectorCycles(asm.CostVCAdd, asm.F16, 64, 128, 128, false)
 		sink += b + tl
 		sink += p.DMACycles(PathGMUB, 65536, 128)
 		sink += p.RemoteDMACycles(PathGMUB, 65536, 128, 1)
@@ -332,6 +349,6 @@ func TestCostFunctionsDoNotAllocate(t *testing.T) {
 func BenchmarkVectorCycles(b *testing.B) {
 	p := DefaultProfile()
 	for i := 0; i < b.N; i++ {
-		p.VectorCycles(VAdd, asm.F16, 64, 64, 64, i&1 == 0)
+		p.VectorCycles(asm.CostVAdd, asm.F16, 64, 64, 64, i&1 == 0)
 	}
 }

@@ -2,10 +2,6 @@ package pipes
 
 import "github.com/ptoasm/ptoasm/asm"
 
-// NumEventIDs is the number of set_flag/wait_flag ids per pipe pair on A2/A3
-// (a 3-bit field; machine-facts §2.1).
-const NumEventIDs = 8
-
 // FlagBits is one core's intra-core event flags: one bit per (src, dst, id),
 // and a count of the sets that arrived while the bit was already set.
 //
@@ -25,24 +21,29 @@ type FlagBits struct {
 	extra map[flagKey]uint32
 }
 
+// A pipe pair's flags are one uint8 and ids are masked with NumEventIDs-1:
+// this fails to compile if the event range outgrows either.
+var _ [8 - asm.NumEventIDs]struct{}
+var _ [0]struct{} = [asm.NumEventIDs & (asm.NumEventIDs - 1)]struct{}{}
+
 type flagKey struct {
 	src, dst asm.Pipe
 	id       uint8
 }
 
 // Set sets (src, dst, id); it returns false when the flag was already set,
-// counting the extra set. Ids outside 0..7 are the caller's to reject.
+// counting the extra set. Ids outside 0..asm.NumEventIDs-1 are the caller's to reject.
 func (f *FlagBits) Set(src, dst asm.Pipe, id int) bool {
 	if src >= asm.NumPipes || dst >= asm.NumPipes {
 		return true // no such pipe: the assembler rejects it first
 	}
-	m := uint8(1) << uint(id&7)
+	m := uint8(1) << uint(id&(asm.NumEventIDs-1))
 	b := &f.bits[src][dst]
 	if *b&m != 0 {
 		if f.extra == nil {
 			f.extra = map[flagKey]uint32{}
 		}
-		f.extra[flagKey{src, dst, uint8(id & 7)}]++
+		f.extra[flagKey{src, dst, uint8(id & (asm.NumEventIDs - 1))}]++
 		return false
 	}
 	*b |= m
@@ -55,7 +56,7 @@ func (f *FlagBits) Test(src, dst asm.Pipe, id int) bool {
 	if src >= asm.NumPipes || dst >= asm.NumPipes {
 		return false
 	}
-	return f.bits[src][dst]&(uint8(1)<<uint(id&7)) != 0
+	return f.bits[src][dst]&(uint8(1)<<uint(id&(asm.NumEventIDs-1))) != 0
 }
 
 // Clear consumes one set of (src, dst, id): the flag stays set while extra
@@ -65,7 +66,7 @@ func (f *FlagBits) Clear(src, dst asm.Pipe, id int) {
 		return
 	}
 	if len(f.extra) > 0 {
-		k := flagKey{src, dst, uint8(id & 7)}
+		k := flagKey{src, dst, uint8(id & (asm.NumEventIDs - 1))}
 		if n := f.extra[k]; n > 0 {
 			if n == 1 {
 				delete(f.extra, k)
@@ -75,7 +76,7 @@ func (f *FlagBits) Clear(src, dst asm.Pipe, id int) {
 			return
 		}
 	}
-	f.bits[src][dst] &^= uint8(1) << uint(id&7)
+	f.bits[src][dst] &^= uint8(1) << uint(id&(asm.NumEventIDs-1))
 }
 
 // Reset clears every flag.
@@ -89,7 +90,7 @@ func (f *FlagBits) Count(src, dst asm.Pipe, id int) int {
 	if !f.Test(src, dst, id) {
 		return 0
 	}
-	return 1 + int(f.extra[flagKey{src, dst, uint8(id & 7)}])
+	return 1 + int(f.extra[flagKey{src, dst, uint8(id & (asm.NumEventIDs - 1))}])
 }
 
 // Each calls fn for every set flag in (src, dst, id) order, so reports of
@@ -98,7 +99,7 @@ func (f *FlagBits) Each(fn func(src, dst asm.Pipe, id int)) {
 	for s := range f.bits {
 		for d := range f.bits[s] {
 			b := f.bits[s][d]
-			for id := 0; b != 0 && id < NumEventIDs; id++ {
+			for id := 0; b != 0 && id < asm.NumEventIDs; id++ {
 				if b&(1<<uint(id)) != 0 {
 					fn(asm.Pipe(s), asm.Pipe(d), id)
 				}

@@ -376,12 +376,12 @@ func buildParams() []param {
 		rangeParam("vec.repeat_bytes", "bytes", 1, 1<<16, func(p *Profile) *int64 { return &p.VecRepeatBytes }),
 		intParam("vec.count_floor", "cycles", 0, func(p *Profile) *int64 { return &p.VecCountFloor }),
 	)
-	for v := VecOp(0); v < NumVecOps; v++ {
+	for v := asm.CostVAdd; v < NumVecOps; v++ {
 		if vecOps[v].kind == vkUBCopy {
 			continue // costed on dma.ub_ub
 		}
 		v := v
-		n := "vec." + vecOps[v].name
+		n := "vec." + v.String()
 		t = append(t,
 			intParam(n+".head", "cycles", 0, func(p *Profile) *int64 { return &p.Vec[v].Head }),
 			intParam(n+".slope", "cycles/repeat", 0, func(p *Profile) *int64 { return &p.Vec[v].Slope }),

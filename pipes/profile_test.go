@@ -175,7 +175,7 @@ func TestSet(t *testing.T) {
 		}
 	}
 	if p.Cube.Head != 0 || p.DMA[PathL1L0A].BW != 512 || p.Link.Topology != TopoSwitch ||
-		p.RemoteVisibility != VisibleAtDSB || p.TWaitMaxPolls != 1000000 || p.Vec[VExp].Slope != 3 ||
+		p.RemoteVisibility != VisibleAtDSB || p.TWaitMaxPolls != 1000000 || p.Vec[asm.CostVExp].Slope != 3 ||
 		p.QueueDepth[asm.PipeMTE3] != 16 {
 		t.Errorf("Set did not reach the typed fields: %+v", p.Cube)
 	}
@@ -273,7 +273,7 @@ func TestRanges(t *testing.T) {
 		if c := p.MatmulCycles(1<<12, 1<<12, 1<<12, asm.F32, true); c < 0 {
 			t.Errorf("end %d: MatmulCycles = %d", end, c)
 		}
-		for v := VecOp(0); v < NumVecOps; v++ {
+		for v := asm.CostVAdd; v < NumVecOps; v++ {
 			if b, tl := p.VectorCycles(v, asm.F32, 1<<12, 1<<12, 1<<12, true); b < 0 || tl < 0 {
 				t.Errorf("end %d: VectorCycles(%s) = %d, %d", end, v, b, tl)
 			}
@@ -283,8 +283,8 @@ func TestRanges(t *testing.T) {
 
 func TestKeysCoverAllVectorOps(t *testing.T) {
 	keys := strings.Join(DefaultProfile().Keys(), " ")
-	for v := VecOp(0); v < NumVecOps; v++ {
-		if v == VUBCopy {
+	for v := asm.CostVAdd; v < NumVecOps; v++ {
+		if v == asm.CostUBCopy {
 			continue
 		}
 		for _, f := range []string{"head", "slope", "tail"} {

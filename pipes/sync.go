@@ -1,7 +1,6 @@
 package pipes
 
-// NumCrossIDs is the number of FFTS cross-core flag ids (machine-facts §2.3).
-const NumCrossIDs = 16
+import "github.com/ptoasm/ptoasm/asm"
 
 // CrossMax is the largest value a 4-bit FFTS counter holds.
 const CrossMax = 15
@@ -9,33 +8,33 @@ const CrossMax = 15
 // CrossCounters are one core's FFTS counters: a set adds one, a wait blocks
 // while the counter is zero and then subtracts one.
 type CrossCounters struct {
-	c [NumCrossIDs]uint8
+	c [asm.NumFFTSIDs]uint8
 }
 
 // Inc adds one to id's counter; it returns false (leaving the counter at its
 // maximum) on overflow past 15.
 func (x *CrossCounters) Inc(id int) bool {
-	if x.c[id&(NumCrossIDs-1)] >= CrossMax {
+	if x.c[id&(asm.NumFFTSIDs-1)] >= CrossMax {
 		return false
 	}
-	x.c[id&(NumCrossIDs-1)]++
+	x.c[id&(asm.NumFFTSIDs-1)]++
 	return true
 }
 
 // Value is id's counter.
-func (x *CrossCounters) Value(id int) int { return int(x.c[id&(NumCrossIDs-1)]) }
+func (x *CrossCounters) Value(id int) int { return int(x.c[id&(asm.NumFFTSIDs-1)]) }
 
 // TryDec subtracts one when the counter is positive and reports whether it did.
 func (x *CrossCounters) TryDec(id int) bool {
-	if x.c[id&(NumCrossIDs-1)] == 0 {
+	if x.c[id&(asm.NumFFTSIDs-1)] == 0 {
 		return false
 	}
-	x.c[id&(NumCrossIDs-1)]--
+	x.c[id&(asm.NumFFTSIDs-1)]--
 	return true
 }
 
 // Reset zeroes every counter.
-func (x *CrossCounters) Reset() { x.c = [NumCrossIDs]uint8{} }
+func (x *CrossCounters) Reset() { x.c = [asm.NumFFTSIDs]uint8{} }
 
 // Arrivals counts participants of a reduction (an FFTS mode-0/1/2 reduce or a
 // syncall): Arrive returns true for the arrival that completes a round and

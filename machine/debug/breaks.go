@@ -190,8 +190,8 @@ func (d *Debugger) breakFlag(bp *breakpoint, args []string) error {
 		return err
 	}
 	id, err := strconv.Atoi(args[3])
-	if err != nil || id < 0 || id > 7 {
-		return fmt.Errorf("flag id %s: want 0..7", args[3])
+	if err != nil || id < 0 || id >= asm.NumEventIDs {
+		return fmt.Errorf("flag id %s: want 0..%d", args[3], asm.NumEventIDs-1)
 	}
 	bp.flag = machine.Flag{Src: src, Dst: dst, ID: int32(id)}
 	return nil

@@ -11,9 +11,9 @@ import (
 )
 
 const (
-	numFlagIDs  = 8  // intra-core event ids per pipe pair on A2/A3
-	numCrossIDs = 16 // FFTS flag ids
-	userCrossID = 11 // ids 11-14 are reserved for syncall by pto-isa
+	numFlagIDs  = asm.NumEventIDs   // intra-core event ids per pipe pair on A2/A3
+	numCrossIDs = asm.NumFFTSIDs    // FFTS flag ids
+	userCrossID = asm.FFTSSyncAllLo // the ids from here to FFTSSyncAllHi are syncall's
 	maxPending  = 1024
 )
 
@@ -960,7 +960,7 @@ func (d *Detector) exec(e *machine.Event) {
 		d.tmp = d.release(a, d.tmp)
 		join(&p.steps, d.tmp)
 	}
-	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Name == "wait_async" {
+	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpWaitAsync {
 		// wait_async drains every earlier transfer of the session ("quiet").
 		for i := range d.agents {
 			if o := &d.agents[i]; o.kind == akSDMA && o.rank == ag.rank && o.gen == d.gen {

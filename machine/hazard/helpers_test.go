@@ -22,6 +22,9 @@ func (p *prog) op(name string, line int, pipe asm.Pipe) *asm.COp {
 		fam = "scalar"
 	}
 	info := &asm.OpInfo{Name: name, Family: fam, Pipe: pipe}
+	if real := asm.LookupOp(name); real != nil {
+		info.Op = real.Op // the detector dispatches on the opcode
+	}
 	op := &asm.COp{ID: len(p.ops), Info: info, Pipe: pipe,
 		Instr: &asm.Instr{Span: asm.Span{Pos: asm.Pos{File: "t.pto", Line: line, Col: 5}}, Op: name}}
 	p.ops = append(p.ops, op)

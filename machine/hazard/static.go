@@ -157,7 +157,7 @@ func (c *checker) flagIDRegs() []bool {
 		return grew
 	}
 	for _, op := range c.k.Ops {
-		if op != nil && op.Info != nil && (op.Info.Name == "set_flag" || op.Info.Name == "wait_flag") && len(op.Args) >= 3 {
+		if op != nil && op.Info != nil && (op.Info.Op == asm.OpSetFlag || op.Info.Op == asm.OpWaitFlag) && len(op.Args) >= 3 {
 			mark(op.Args[2].Val.Src)
 		}
 	}
@@ -217,7 +217,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	}
 	c.pairIdx = map[[2]asm.Pipe]int{}
 	for _, op := range k.Ops {
-		if op == nil || op.Info == nil || (op.Info.Name != "set_flag" && op.Info.Name != "wait_flag") ||
+		if op == nil || op.Info == nil || (op.Info.Op != asm.OpSetFlag && op.Info.Op != asm.OpWaitFlag) ||
 			len(op.Args) < 2 || op.Args[0].Kind != asm.ArgPipe || op.Args[1].Kind != asm.ArgPipe {
 			continue
 		}
@@ -1053,8 +1053,8 @@ func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
 	if op.Info == nil {
 		return nil, true
 	}
-	set := op.Info.Name == "set_flag"
-	if !set && op.Info.Name != "wait_flag" {
+	set := op.Info.Op == asm.OpSetFlag
+	if !set && op.Info.Op != asm.OpWaitFlag {
 		for _, a := range op.Args {
 			if a.Kind == asm.ArgReg {
 				s := c.ldSym(op.ID)

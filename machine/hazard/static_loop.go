@@ -443,7 +443,7 @@ func (c *checker) loopMod(s *asm.CFor) (mod int64, relevant bool) {
 			decides(st.To)
 			decides(st.Step)
 		case *asm.COp:
-			if st.Info != nil && (st.Info.Name == "set_flag" || st.Info.Name == "wait_flag") && len(st.Args) >= 3 {
+			if st.Info != nil && (st.Info.Op == asm.OpSetFlag || st.Info.Op == asm.OpWaitFlag) && len(st.Args) >= 3 {
 				decides(st.Args[2].Val)
 			}
 			for _, a := range st.Args {
