@@ -61,6 +61,9 @@ type Server struct {
 	mu   sync.Mutex
 	conn *jsonrpc2.Conn
 	docs map[string]*document // by URI
+
+	exit     chan struct{} // closed by the exit notification
+	exitOnce sync.Once
 }
 
 // document is an open file and the state of its analysis.
@@ -101,7 +104,7 @@ func New(opt Options) *Server {
 	if opt.MaxFileSize <= 0 {
 		opt.MaxFileSize = 1 << 20
 	}
-	s := &Server{opt: opt, docs: map[string]*document{}}
+	s := &Server{opt: opt, docs: map[string]*document{}, exit: make(chan struct{})}
 	s.handler = protocol.Handler{
 		Initialize:                 s.initialize,
 		Initialized:                func(*glsp.Context, *protocol.InitializedParams) error { return nil },
@@ -125,8 +128,12 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	s.mu.Lock()
 	s.conn = conn
 	s.mu.Unlock()
+	// exit ends the session even while a read of the stream blocks (stdin
+	// stays open when the editor sends exit and waits for us to go).
 	select {
 	case <-conn.DisconnectNotify():
+	case <-s.exit:
+		conn.Close()
 	case <-ctx.Done():
 		conn.Close()
 	}
@@ -157,7 +164,8 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		gctx.Params = *req.Params
 	}
 	if req.Method == "exit" {
-		return nil, conn.Close()
+		s.exitOnce.Do(func() { close(s.exit) })
+		return nil, nil
 	}
 	r, validMethod, validParams, err := s.handler.Handle(&gctx)
 	switch {
