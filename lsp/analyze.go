@@ -15,6 +15,14 @@ import (
 // analyze assembles text as d's file, then lints the program if it
 // assembled; nil means a newer edit made the analysis stale.
 func (s *Server) analyze(ctx context.Context, d *document, text []byte) (res *result) {
+	if int64(len(text)) > s.opt.MaxFileSize {
+		// The editor's text is held to the limit files read from disk are.
+		return &result{text: text, diags: []protocol.Diagnostic{{
+			Severity: ptr(protocol.DiagnosticSeverityError),
+			Source:   ptr("ptoasm"),
+			Message:  fmt.Sprintf("larger than the %s limit on input files (--max-file-size): not analysed", asm.FormatBytes(s.opt.MaxFileSize)),
+		}}}
+	}
 	text = parser.Normalize(text)
 	res = &result{text: text}
 	defer func() {

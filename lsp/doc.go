@@ -8,8 +8,9 @@
 //
 //   - diagnostics on open and on change: assembler errors first, then the
 //     linter's findings (Options.Lint), debounced, with at most one analysis
-//     in flight per document; an edit that arrives while one runs makes its
-//     result stale (dropped) and starts the next analysis when it ends;
+//     in flight per document; an edit that arrives while one runs cancels it
+//     (Options.Lint gets a cancelled context; its result is dropped) and
+//     the next analysis starts when it ends;
 //   - hover on an instruction (pipe, operands, attributes, cost key) and on a
 //     tile (location, address range, shape, dtype);
 //   - go to definition of tiles, tensors, constants and labels, and the

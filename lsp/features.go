@@ -195,6 +195,11 @@ func (s *Server) hover(_ *glsp.Context, p *protocol.HoverParams) (*protocol.Hove
 	}
 	var md string
 	sp := h.node.NodeSpan()
+	if in := h.instr; in != nil && off >= in.OpSpan.Pos.Offset && off < in.OpSpan.End.Offset {
+		// The mnemonic wins over an operand a lowering placed on it
+		// (PTOAS MLIR constants carry their use's position).
+		h = &hit{node: in, kernel: h.kernel, file: h.file}
+	}
 	switch n := h.node.(type) {
 	case *asm.Instr:
 		if off < n.OpSpan.Pos.Offset || off >= n.OpSpan.End.Offset {

@@ -103,9 +103,15 @@ func TestDiagnostics(t *testing.T) {
 				msg    string
 			}{{lineOf(unpaired, "free: set_flag"), "ptoasm lint", "hint: "}}},
 		{name: "clean under the static pass", uri: warURI, text: war},
+		{name: "larger than the file limit", uri: warURI, text: war + strings.Repeat("// padding\n", 200),
+			want: []struct {
+				line   int
+				source string
+				msg    string
+			}{{0, "ptoasm", "(--max-file-size)"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cl := start(t, lsp.Options{Lint: staticLint})
+			cl := start(t, lsp.Options{Lint: staticLint, MaxFileSize: int64(len(war) + 100)})
 			if err := cl.Open(c.uri, c.text); err != nil {
 				t.Fatal(err)
 			}

@@ -40,8 +40,10 @@ func (c *lspCmd) Run(e *env) error {
 // shows what `ptoasm lint` prints.
 func lspOptions(e *env, mopt machine.Options, debounce time.Duration) lsp.Options {
 	return lsp.Options{
-		ParseFile:   parseFile,
-		Lint:        func(ctx context.Context, obj *asm.Object) ([]hazard.Finding, error) { return lintObject(obj, mopt) },
+		ParseFile: parseFile,
+		Lint: func(ctx context.Context, obj *asm.Object) ([]hazard.Finding, error) {
+			return lintObject(ctx, obj, mopt)
+		},
 		Debounce:    debounce,
 		MaxFileSize: e.lim.maxFileSize,
 		Version:     version,
@@ -50,9 +52,14 @@ func lspOptions(e *env, mopt machine.Options, debounce time.Duration) lsp.Option
 
 // lintObject is `ptoasm lint` on an assembled program with no suppressions:
 // the timing-only run with the detector, then the static pass. A guard's stop
-// comes back as the error, with the findings up to it.
-func lintObject(obj *asm.Object, mopt machine.Options) ([]hazard.Finding, error) {
+// comes back as the error, with the findings up to it. Cancelling ctx stops
+// the run (machine.Options.Cancel) and returns ctx's error.
+func lintObject(ctx context.Context, obj *asm.Object, mopt machine.Options) ([]hazard.Finding, error) {
+	mopt.Cancel = ctx.Done()
 	dynamic, stopped, err := runDetector(obj, mopt, hazard.Options{})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}

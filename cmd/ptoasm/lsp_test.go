@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	protocol "github.com/tliron/glsp/protocol_3_16"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/lsp"
 	"github.com/ptoasm/ptoasm/lsp/lsptest"
 	"github.com/ptoasm/ptoasm/machine"
@@ -228,5 +230,31 @@ func TestLSPSubprocess(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Error("ptoasm lsp did not exit after exit")
+	}
+}
+
+// TestLSPLintCancel: a newer edit cancels the lint run in the machine, not
+// only its result: a kernel that spins for ever comes back cancelled.
+func TestLSPLintCancel(t *testing.T) {
+	src := `
+kernel k : aiv {
+    tile %x : vec f32 [16, 64]
+    while 1 {
+        texpands %x, 1.0
+        pipe_barrier V
+    }
+}
+launch ranks=1 { run k blocks=1 }
+`
+	srcs := asm.Sources{}
+	obj, errs := asm.Assemble(source{main: "spin.pto", stdin: []byte(src)}.frontend(srcs), "spin.pto", nil)
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	_, err := lintObject(ctx, obj, machine.Options{MaxCycles: 1 << 50, MaxIdleCycles: -1})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("lint = %v, want context.Canceled", err)
 	}
 }
