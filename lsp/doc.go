@@ -13,8 +13,10 @@
 //     the next analysis starts when it ends;
 //   - hover on an instruction (pipe, operands, attributes, cost key) and on a
 //     tile (location, address range, shape, dtype);
-//   - go to definition of tiles, tensors, constants and labels, and the
-//     document's symbols;
+//   - go to definition and find references of tiles, tensors, constants
+//     and labels, and the document's symbols;
+//   - completion of mnemonics, tiles and registers, tensors, constants and
+//     pipe names;
 //   - formatting through asm.Fprint, the printer of `ptoasm fmt`.
 //
 // Positions: the assembler counts columns in bytes and LSP in UTF-16 code

@@ -90,6 +90,9 @@ type result struct {
 	text  []byte
 	file  *asm.File   // the parsed main file; nil if it did not parse
 	obj   *asm.Object // nil if it did not assemble
+	// names is obj, or while the text does not assemble the last object
+	// that did: completion offers its tiles and tensors mid-edit.
+	names *asm.Object
 	diags []protocol.Diagnostic
 }
 
@@ -117,6 +120,8 @@ func New(opt Options) *Server {
 		TextDocumentDefinition:     s.definition,
 		TextDocumentDocumentSymbol: s.documentSymbol,
 		TextDocumentFormatting:     s.formatting,
+		TextDocumentCompletion:     s.completion,
+		TextDocumentReferences:     s.references,
 	}
 	return s
 }
@@ -192,6 +197,7 @@ func (s *Server) initialize(_ *glsp.Context, _ *protocol.InitializeParams) (any,
 		OpenClose: ptr(true),
 		Change:    ptr(protocol.TextDocumentSyncKindFull),
 	}
+	caps.CompletionProvider = &protocol.CompletionOptions{TriggerCharacters: []string{"%", "@"}}
 	ver := s.opt.Version
 	return protocol.InitializeResult{
 		Capabilities: caps,
@@ -353,6 +359,10 @@ func (s *Server) publishIfCurrent(d *document, gen int, version int32, r *result
 	defer s.mu.Unlock()
 	if d.gen != gen || d.closed {
 		return
+	}
+	r.names = r.obj
+	if r.names == nil && d.res != nil {
+		r.names = d.res.names
 	}
 	d.res = r
 	v := protocol.UInteger(version)
