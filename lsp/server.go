@@ -87,9 +87,9 @@ type document struct {
 
 // result is what one analysis of one version of a document found.
 type result struct {
-	text  []byte
-	file  *asm.File   // the parsed main file; nil if it did not parse
-	obj   *asm.Object // nil if it did not assemble
+	text []byte
+	file *asm.File   // the parsed main file; nil if it did not parse
+	obj  *asm.Object // nil if it did not assemble
 	// names is obj, or while the text does not assemble the last object
 	// that did: completion offers its tiles and tensors mid-edit.
 	names *asm.Object
