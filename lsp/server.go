@@ -122,6 +122,7 @@ func New(opt Options) *Server {
 		TextDocumentFormatting:     s.formatting,
 		TextDocumentCompletion:     s.completion,
 		TextDocumentReferences:     s.references,
+		TextDocumentRename:         s.rename,
 	}
 	return s
 }
