@@ -15,7 +15,7 @@
 //     tile (location, address range, shape, dtype);
 //   - go to definition and find references of tiles, tensors, constants
 //     and labels, and the document's symbols;
-//   - rename of tiles and constants;
+//   - rename of tiles and constants; semantic tokens;
 //   - completion of mnemonics, tiles and registers, tensors, constants and
 //     pipe names;
 //   - formatting through asm.Fprint, the printer of `ptoasm fmt`.

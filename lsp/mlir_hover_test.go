@@ -20,6 +20,20 @@ func TestMLIRQueries(t *testing.T) {
 	if _, err := cl.WaitDiagnostics(uri, wait, func(protocol.PublishDiagnosticsParams) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
+	var toks protocol.SemanticTokens
+	if err := cl.Call("textDocument/semanticTokens/full", protocol.SemanticTokensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}, &toks); err != nil {
+		t.Fatal(err)
+	}
+	// Each of the 8 ops of the kernel is a function token over its name.
+	functions := 0
+	for i := 3; i < len(toks.Data); i += 5 {
+		if toks.Data[i] == 1 {
+			functions++
+		}
+	}
+	if len(toks.Data)%5 != 0 || functions != strings.Count(text, "    pto.") {
+		t.Errorf("semantic tokens: %d numbers, %d functions, want %d", len(toks.Data), functions, strings.Count(text, "    pto."))
+	}
 	for _, c := range []struct{ tok, want string }{
 		{"pto.tmuls", "**tmuls**"},
 		{"pto.tload", "pipe: MTE2"},

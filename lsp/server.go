@@ -109,20 +109,21 @@ func New(opt Options) *Server {
 	}
 	s := &Server{opt: opt, docs: map[string]*document{}, exit: make(chan struct{})}
 	s.handler = protocol.Handler{
-		Initialize:                 s.initialize,
-		Initialized:                func(*glsp.Context, *protocol.InitializedParams) error { return nil },
-		Shutdown:                   func(*glsp.Context) error { return nil },
-		SetTrace:                   func(*glsp.Context, *protocol.SetTraceParams) error { return nil },
-		TextDocumentDidOpen:        s.didOpen,
-		TextDocumentDidChange:      s.didChange,
-		TextDocumentDidClose:       s.didClose,
-		TextDocumentHover:          s.hover,
-		TextDocumentDefinition:     s.definition,
-		TextDocumentDocumentSymbol: s.documentSymbol,
-		TextDocumentFormatting:     s.formatting,
-		TextDocumentCompletion:     s.completion,
-		TextDocumentReferences:     s.references,
-		TextDocumentRename:         s.rename,
+		Initialize:                     s.initialize,
+		Initialized:                    func(*glsp.Context, *protocol.InitializedParams) error { return nil },
+		Shutdown:                       func(*glsp.Context) error { return nil },
+		SetTrace:                       func(*glsp.Context, *protocol.SetTraceParams) error { return nil },
+		TextDocumentDidOpen:            s.didOpen,
+		TextDocumentDidChange:          s.didChange,
+		TextDocumentDidClose:           s.didClose,
+		TextDocumentHover:              s.hover,
+		TextDocumentDefinition:         s.definition,
+		TextDocumentDocumentSymbol:     s.documentSymbol,
+		TextDocumentFormatting:         s.formatting,
+		TextDocumentCompletion:         s.completion,
+		TextDocumentReferences:         s.references,
+		TextDocumentRename:             s.rename,
+		TextDocumentSemanticTokensFull: s.semanticTokens,
 	}
 	return s
 }
@@ -199,6 +200,7 @@ func (s *Server) initialize(_ *glsp.Context, _ *protocol.InitializeParams) (any,
 		Change:    ptr(protocol.TextDocumentSyncKindFull),
 	}
 	caps.CompletionProvider = &protocol.CompletionOptions{TriggerCharacters: []string{"%", "@"}}
+	caps.SemanticTokensProvider = semanticTokensOptions()
 	ver := s.opt.Version
 	return protocol.InitializeResult{
 		Capabilities: caps,
