@@ -205,7 +205,8 @@ func (s *Server) hover(_ *glsp.Context, p *protocol.HoverParams) (*protocol.Hove
 		if off < n.OpSpan.Pos.Offset || off >= n.OpSpan.End.Offset {
 			return nil, nil
 		}
-		md = instrHover(n, copOf(r.obj, n))
+		op, k := copOf(r.obj, n)
+		md = instrHover(n, op) + flagPairs(op, k)
 		sp = n.OpSpan
 	case *asm.Ref:
 		if t := tileOf(r.obj, h.kernel, n.Name); t != nil {
@@ -246,19 +247,62 @@ func (s *Server) hover(_ *glsp.Context, p *protocol.HoverParams) (*protocol.Hove
 	}, nil
 }
 
-// copOf finds the decoded instruction of in.
-func copOf(obj *asm.Object, in *asm.Instr) *asm.COp {
+// copOf finds the decoded instruction of in and its kernel.
+func copOf(obj *asm.Object, in *asm.Instr) (*asm.COp, *asm.KernelInfo) {
 	if obj == nil {
-		return nil
+		return nil, nil
 	}
 	for _, k := range obj.Kernels {
 		for _, op := range k.Ops {
 			if op.Instr == in {
-				return op
+				return op, k
 			}
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// flagPairs lists, for a set_flag or wait_flag, the instructions of its
+// kernel on the other end of the same flag: same source and destination
+// pipes, and the same event id when both ids are constants. It reads the
+// program, not a run: which of them consumes a given set at run time
+// depends on control flow (ptoasm lint checks that).
+func flagPairs(op *asm.COp, k *asm.KernelInfo) string {
+	if op == nil || k == nil || len(op.Args) < 3 {
+		return ""
+	}
+	var other string
+	switch op.Info.Name {
+	case "set_flag":
+		other = "wait_flag"
+	case "wait_flag":
+		other = "set_flag"
+	default:
+		return ""
+	}
+	src, dst, ev := op.Args[0], op.Args[1], op.Args[2]
+	if src.Kind != asm.ArgPipe || dst.Kind != asm.ArgPipe || ev.Kind != asm.ArgScalar {
+		return ""
+	}
+	var lines []string
+	for _, o := range k.Ops {
+		if o.Info.Name != other || len(o.Args) < 3 || o.Args[0].Pipe != src.Pipe || o.Args[1].Pipe != dst.Pipe {
+			continue
+		}
+		oev := o.Args[2].Val
+		switch {
+		case ev.Val.Fn == nil && oev.Fn == nil && ev.Val.Val != oev.Val:
+			continue
+		case ev.Val.Fn == nil && oev.Fn == nil:
+			lines = append(lines, fmt.Sprintf("line %d", o.Instr.Span.Pos.Line))
+		default:
+			lines = append(lines, fmt.Sprintf("line %d (event id computed at run time)", o.Instr.Span.Pos.Line))
+		}
+	}
+	if len(lines) == 0 {
+		return fmt.Sprintf("\nNo %s %s, %s with this event id in kernel %s.\n", other, src.Pipe, dst.Pipe, k.Name)
+	}
+	return fmt.Sprintf("\nThe same flag's %s in kernel %s: %s.\n", other, k.Name, strings.Join(lines, ", "))
 }
 
 // tileOf finds the tile named name in kernel k.

@@ -2,6 +2,7 @@ package lsp_test
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"encoding/json"
 	"io"
@@ -257,6 +258,8 @@ func TestHover(t *testing.T) {
 		{"tensor", "@X2", 0, []string{"**@X2**: gm f32 [16, 64]", "4096 B"}},
 		{"constant", "R, C] = random(seed=1", 0, []string{"`R` = 16"}},
 		{"comment", "Cross-pipe", 0, nil},
+		{"set_flag", "set_flag V, MTE3", 0, []string{"**set_flag**", "The same flag's wait_flag in kernel k: line " + fmt.Sprint(lineOf(text, "wait_flag V, MTE3")+1) + "."}},
+		{"wait_flag", "wait_flag MTE2, V", 0, []string{"The same flag's set_flag in kernel k: line " + fmt.Sprint(lineOf(text, "set_flag MTE2, V")+1) + "."}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var h *protocol.Hover

@@ -212,6 +212,15 @@ func TestLSPSubprocess(t *testing.T) {
 	if mc, _ := h.Contents.(protocol.MarkupContent); h == nil || !strings.Contains(mc.Value, "**tmatmul.acc**") || !strings.Contains(mc.Value, "pipe: M") {
 		t.Errorf("hover on tmatmul.acc: %+v", h)
 	}
+	// A flag whose event id the loop computes: its waits are listed as
+	// candidates, not as the one that consumes it.
+	h = nil
+	if err := cl.Call("textDocument/hover", protocol.HoverParams{TextDocumentPositionParams: pos("set_flag MTE2, MTE1, %nb", 0)}, &h); err != nil {
+		t.Fatal(err)
+	}
+	if mc, _ := h.Contents.(protocol.MarkupContent); h == nil || !strings.Contains(mc.Value, "wait_flag in kernel") || !strings.Contains(mc.Value, "(event id computed at run time)") {
+		t.Errorf("hover on set_flag: %+v", h)
+	}
 	var loc *protocol.Location
 	if err := cl.Call("textDocument/definition", protocol.DefinitionParams{TextDocumentPositionParams: pos("consume: tmov %aDown, %hiddenChunkMat", len("consume: tmov %aDown, "))}, &loc); err != nil {
 		t.Fatal(err)
