@@ -78,6 +78,9 @@ func (s *Server) analyze(ctx context.Context, d *document, text []byte) (res *re
 	for i := range findings {
 		if dg, ok := s.findingDiagnostic(d, res.file, &findings[i]); ok {
 			res.diags = append(res.diags, dg)
+			if edits, title, ok := raceFix(res, &findings[i]); ok {
+				res.fixes = append(res.fixes, flagFix{diag: dg, title: title, edits: edits})
+			}
 		}
 	}
 	if err != nil {

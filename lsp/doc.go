@@ -15,6 +15,8 @@
 //     tile (location, address range, shape, dtype);
 //   - go to definition and find references of tiles, tensors, constants
 //     and labels, and the document's symbols;
+//   - a quick fix for a race between two pipes of one core in straight-line
+//     order: the set_flag/wait_flag pair on a free event id;
 //   - rename of tiles and constants; semantic tokens;
 //   - completion of mnemonics, tiles and registers, tensors, constants and
 //     pipe names;

@@ -93,6 +93,7 @@ type result struct {
 	// names is obj, or while the text does not assemble the last object
 	// that did: completion offers its tiles and tensors mid-edit.
 	names *asm.Object
+	fixes []flagFix // quick fixes of the lint findings
 	diags []protocol.Diagnostic
 }
 
@@ -124,6 +125,7 @@ func New(opt Options) *Server {
 		TextDocumentReferences:         s.references,
 		TextDocumentRename:             s.rename,
 		TextDocumentSemanticTokensFull: s.semanticTokens,
+		TextDocumentCodeAction:         s.codeAction,
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -266,4 +267,95 @@ launch ranks=1 { run k blocks=1 }
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("lint = %v, want context.Canceled", err)
 	}
+}
+
+// TestLSPCodeAction applies the quick fix of a race and lints the result
+// with the real lint: the race is gone and nothing new appears. A race
+// across loop iterations (ffn_grid's) gets no fix, only its hint.
+func TestLSPCodeAction(t *testing.T) {
+	for _, c := range []struct {
+		rel  string
+		kind string
+		line int // 1-based line of the finding
+		fix  bool
+	}{
+		{"programs/hazards/war.pto", "WAR", 25, true},
+		{"programs/hazards/raw.pto", "RAW", 0, true},
+		{"programs/ffn_grid/unified_as_shipped.pto", "WAR", 124, false},
+	} {
+		t.Run(c.rel, func(t *testing.T) {
+			uri, text := programURI(t, c.rel)
+			cl := startLSP(t)
+			if err := cl.Open(uri, text); err != nil {
+				t.Fatal(err)
+			}
+			p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var diag *protocol.Diagnostic
+			for i, d := range p.Diagnostics {
+				if d.Code != nil && d.Code.Value == c.kind && (c.line == 0 || int(d.Range.Start.Line) == c.line-1) {
+					diag = &p.Diagnostics[i]
+					break
+				}
+			}
+			if diag == nil {
+				t.Fatalf("no %s diagnostic: %v", c.kind, p.Diagnostics)
+			}
+			var actions []protocol.CodeAction
+			if err := cl.Call("textDocument/codeAction", protocol.CodeActionParams{
+				TextDocument: protocol.TextDocumentIdentifier{URI: uri}, Range: diag.Range,
+				Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{*diag}},
+			}, &actions); err != nil {
+				t.Fatal(err)
+			}
+			if !c.fix {
+				if len(actions) != 0 {
+					t.Fatalf("want no fix, got %+v", actions)
+				}
+				return
+			}
+			if len(actions) != 1 || actions[0].Edit == nil {
+				t.Fatalf("want one fix, got %+v", actions)
+			}
+			fixed := applyEdits(text, actions[0].Edit.Changes[uri])
+			if err := cl.Change(uri, 2, fixed); err != nil {
+				t.Fatal(err)
+			}
+			p, err = cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range p.Diagnostics {
+				if d.Severity != nil && *d.Severity <= protocol.DiagnosticSeverityWarning {
+					t.Errorf("after %q: %s %v", actions[0].Title, d.Message, d.Range)
+				}
+			}
+		})
+	}
+}
+
+// applyEdits applies non-overlapping edits, last first, as an editor does.
+func applyEdits(text string, edits []protocol.TextEdit) string {
+	off := func(p protocol.Position) int {
+		o := 0
+		for l := 0; l < int(p.Line); l++ {
+			o += strings.IndexByte(text[o:], '\n') + 1
+		}
+		return o + int(p.Character)
+	}
+	type span struct {
+		lo, hi int
+		s      string
+	}
+	var ss []span
+	for _, e := range edits {
+		ss = append(ss, span{off(e.Range.Start), off(e.Range.End), e.NewText})
+	}
+	sort.Slice(ss, func(i, j int) bool { return ss[i].lo > ss[j].lo })
+	for _, s := range ss {
+		text = text[:s.lo] + s.s + text[s.hi:]
+	}
+	return text
 }
