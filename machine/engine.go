@@ -507,8 +507,10 @@ func (m *Machine) fail(err error) {
 // far as the run got either way.
 func (m *Machine) Run() (*Result, error) {
 	defer m.flushObservers()
-	if m.opt.MaxTime > 0 {
-		m.deadline = time.Now().Add(m.opt.MaxTime)
+	if m.opt.MaxTime > 0 || m.opt.Cancel != nil {
+		if m.opt.MaxTime > 0 {
+			m.deadline = time.Now().Add(m.opt.MaxTime)
+		}
 		m.guardN = wallEvery
 	}
 	for {
@@ -615,10 +617,17 @@ func (m *Machine) pipeWork(p *pipeState) {
 // a scalar-only loop (each of its events runs scalarBudget statements).
 const wallEvery = 1 << 12
 
-// overTime checks MaxTime; guardN counts events down to the next check.
+// overTime checks Cancel and MaxTime; guardN counts events down to the
+// next check.
 func (m *Machine) overTime() bool {
 	m.guardN = wallEvery
-	if time.Now().Before(m.deadline) {
+	select {
+	case <-m.opt.Cancel: // a nil Cancel never fires
+		m.err = ErrCancelled
+		return true
+	default:
+	}
+	if m.opt.MaxTime <= 0 || time.Now().Before(m.deadline) {
 		return false
 	}
 	m.err = m.limitError(LimitTime, m.now)

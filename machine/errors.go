@@ -1,12 +1,16 @@
 package machine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
+
+// ErrCancelled is Run's error when Options.Cancel was closed.
+var ErrCancelled = errors.New("run cancelled")
 
 // Fault is a runtime error of the simulated program: an out-of-bounds GM window,
 // a bad dynamic event id, a flag set twice, FIFO misuse. It names the op, its

@@ -182,3 +182,24 @@ launch ranks=1 { run k blocks=1 }
 		t.Fatalf("want a time-limit stop, got %v", err)
 	}
 }
+
+// TestCancel: closing Options.Cancel stops a run that keeps a pipe busy for
+// ever with ErrCancelled, not a guard's LimitError.
+func TestCancel(t *testing.T) {
+	src := `
+kernel k : aiv {
+    tile %x : vec f32 [16, 64]
+    while 1 {
+        texpands %x, 1.0
+        pipe_barrier V
+    }
+}
+launch ranks=1 { run k blocks=1 }
+`
+	cancel := make(chan struct{})
+	close(cancel)
+	_, _, err := runObj(t, assemble(t, src), Options{TimingOnly: true, Cancel: cancel, MaxCycles: 1 << 40})
+	if !errors.Is(err, ErrCancelled) {
+		t.Fatalf("want ErrCancelled, got %v", err)
+	}
+}

@@ -50,6 +50,10 @@ type Options struct {
 	// is refused with a *BudgetError before anything is allocated (GM) or
 	// when a core first needs its buffers.
 	MaxMemory int64
+	// Cancel, once closed, stops Run at its next wall-clock check (as
+	// often as MaxTime's) with ErrCancelled: the language server drops a
+	// lint run an edit has made stale.
+	Cancel <-chan struct{}
 }
 
 // The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device

@@ -37,6 +37,7 @@ type cli struct {
 	Step    stepCmd    `cmd:"" help:"Step through a program interactively: breakpoints, queues, flags, tiles, step back."`
 	Ops     opsCmd     `cmd:"" help:"Print the instruction table: pipes, operands, attributes."`
 	List    listCmd    `cmd:"" help:"List the programs embedded in ptoasm (run them by short name)."`
+	Lsp     lspCmd     `cmd:"" help:"Serve the Language Server Protocol on standard input and output, for editors: diagnostics, hover, definitions, symbols, formatting."`
 	Sweep   sweepCmd   `cmd:"" help:"Run a program over a grid of profile parameters and constants and compare the points (sharded for clusters)."`
 	Version versionCmd `cmd:"" help:"Print the version."`
 

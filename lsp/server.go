@@ -1,0 +1,413 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"github.com/tliron/glsp"
+	protocol "github.com/tliron/glsp/protocol_3_16"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine/hazard"
+	"github.com/ptoasm/ptoasm/parser"
+	"github.com/ptoasm/ptoasm/parser/mlir"
+)
+
+// Options configures a Server. The zero value serves assembler diagnostics
+// only, parsing with DefaultParseFile.
+type Options struct {
+	// ParseFile parses one source file; nil means DefaultParseFile. The
+	// command passes its own frontend so editor and CLI agree.
+	ParseFile func(name string, src []byte) (*asm.File, asm.ErrorList)
+	// Lint finds hazards in an assembled program; nil means no lint. It is
+	// called with at most one call per document at a time; ctx is cancelled
+	// when a newer edit of the document arrives, and a result that comes
+	// back after that is dropped.
+	Lint func(ctx context.Context, obj *asm.Object) ([]hazard.Finding, error)
+	// Debounce is how long an edit waits for the next before the document
+	// is analysed; 0 means DefaultDebounce.
+	Debounce time.Duration
+	// MaxFileSize bounds an include read from disk (the open documents are
+	// what the editor holds); 0 means 1 MiB, the CLI's default.
+	MaxFileSize int64
+	// Version is reported in the initialize result.
+	Version string
+}
+
+// DefaultDebounce lets a burst of keystrokes become one analysis.
+const DefaultDebounce = 150 * time.Millisecond
+
+// DefaultParseFile reads PTO-AS, or PTOAS MLIR lowered to PTO-AS, told apart
+// by content as the command line does.
+func DefaultParseFile(name string, src []byte) (*asm.File, asm.ErrorList) {
+	if mlir.IsMLIR(src) {
+		return mlir.ParseFile(name, src)
+	}
+	return parser.ParseFile(name, src)
+}
+
+// Server is one language-server session.
+type Server struct {
+	opt     Options
+	handler protocol.Handler
+
+	mu   sync.Mutex
+	conn *jsonrpc2.Conn
+	docs map[string]*document // by URI
+
+	exit     chan struct{} // closed by the exit notification
+	exitOnce sync.Once
+}
+
+// document is an open file and the state of its analysis.
+type document struct {
+	uri  string
+	path string // file name the assembler sees (and diagnostics name)
+
+	// Guarded by Server.mu.
+	text    []byte
+	version int32
+	gen     int // bumped by every edit; an analysis of an older gen is stale
+	timer   *time.Timer
+	running bool // an analysis goroutine is working on this document
+	pending bool // an edit arrived while it ran: analyse again when it ends
+	cancel  context.CancelFunc
+	closed  bool
+
+	// The latest analysis, for hover, definition and symbols.
+	res *result
+}
+
+// result is what one analysis of one version of a document found.
+type result struct {
+	text []byte
+	file *asm.File   // the parsed main file; nil if it did not parse
+	obj  *asm.Object // nil if it did not assemble
+	// names is obj, or while the text does not assemble the last object
+	// that did: completion offers its tiles and tensors mid-edit.
+	names *asm.Object
+	fixes []flagFix // quick fixes of the lint findings
+	diags []protocol.Diagnostic
+}
+
+// New returns a server with options opt.
+func New(opt Options) *Server {
+	if opt.ParseFile == nil {
+		opt.ParseFile = DefaultParseFile
+	}
+	if opt.Debounce <= 0 {
+		opt.Debounce = DefaultDebounce
+	}
+	if opt.MaxFileSize <= 0 {
+		opt.MaxFileSize = 1 << 20
+	}
+	s := &Server{opt: opt, docs: map[string]*document{}, exit: make(chan struct{})}
+	s.handler = protocol.Handler{
+		Initialize:                     s.initialize,
+		Initialized:                    func(*glsp.Context, *protocol.InitializedParams) error { return nil },
+		Shutdown:                       func(*glsp.Context) error { return nil },
+		SetTrace:                       func(*glsp.Context, *protocol.SetTraceParams) error { return nil },
+		TextDocumentDidOpen:            s.didOpen,
+		TextDocumentDidChange:          s.didChange,
+		TextDocumentDidClose:           s.didClose,
+		TextDocumentHover:              s.hover,
+		TextDocumentDefinition:         s.definition,
+		TextDocumentDocumentSymbol:     s.documentSymbol,
+		TextDocumentFormatting:         s.formatting,
+		TextDocumentCompletion:         s.completion,
+		TextDocumentReferences:         s.references,
+		TextDocumentRename:             s.rename,
+		TextDocumentSemanticTokensFull: s.semanticTokens,
+		TextDocumentCodeAction:         s.codeAction,
+	}
+	return s
+}
+
+// Serve speaks LSP over rw until the client disconnects or ctx ends.
+func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
+	h := jsonrpc2.HandlerWithError(s.handle)
+	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}), h)
+	s.mu.Lock()
+	s.conn = conn
+	s.mu.Unlock()
+	// exit ends the session even while a read of the stream blocks (stdin
+	// stays open when the editor sends exit and waits for us to go).
+	select {
+	case <-conn.DisconnectNotify():
+	case <-s.exit:
+		conn.Close()
+	case <-ctx.Done():
+		conn.Close()
+	}
+	s.mu.Lock()
+	for _, d := range s.docs {
+		d.stop()
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// handle adapts a JSON-RPC request to glsp's dispatch, as glsp's own server
+// does; it is ours so the stream can be any io.ReadWriteCloser (a test's
+// pipe as well as stdio).
+func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (_ any, err error) {
+	defer func() {
+		// A bug in one request must not end the editor's session.
+		if r := recover(); r != nil {
+			err = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: fmt.Sprintf("%s: internal error: %v", req.Method, r)}
+		}
+	}()
+	gctx := glsp.Context{
+		Method: req.Method,
+		Notify: func(method string, params any) { conn.Notify(ctx, method, params) },
+		Call:   func(method string, params, result any) { conn.Call(ctx, method, params, result) },
+	}
+	if req.Params != nil {
+		gctx.Params = *req.Params
+	}
+	if req.Method == "exit" {
+		s.exitOnce.Do(func() { close(s.exit) })
+		return nil, nil
+	}
+	r, validMethod, validParams, err := s.handler.Handle(&gctx)
+	switch {
+	case !validMethod:
+		if req.Notif || strings.HasPrefix(req.Method, "$/") {
+			return nil, nil // notifications we do not serve are ignored
+		}
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "method not supported: " + req.Method}
+	case !validParams:
+		msg := "invalid params"
+		if err != nil {
+			msg = err.Error()
+		}
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: msg}
+	case err != nil:
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()}
+	}
+	return r, nil
+}
+
+func (s *Server) initialize(_ *glsp.Context, _ *protocol.InitializeParams) (any, error) {
+	caps := s.handler.CreateServerCapabilities()
+	caps.TextDocumentSync = protocol.TextDocumentSyncOptions{
+		OpenClose: ptr(true),
+		Change:    ptr(protocol.TextDocumentSyncKindFull),
+	}
+	caps.CompletionProvider = &protocol.CompletionOptions{TriggerCharacters: []string{"%", "@"}}
+	caps.SemanticTokensProvider = semanticTokensOptions()
+	ver := s.opt.Version
+	return protocol.InitializeResult{
+		Capabilities: caps,
+		ServerInfo:   &protocol.InitializeResultServerInfo{Name: "ptoasm", Version: &ver},
+	}, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// uriPath turns a file: URI into the path the assembler reads includes
+// relative to; any other URI is used as the name as it is.
+func uriPath(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" {
+		return uri
+	}
+	return filepath.FromSlash(u.Path)
+}
+
+func (s *Server) didOpen(_ *glsp.Context, p *protocol.DidOpenTextDocumentParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := &document{uri: p.TextDocument.URI, path: uriPath(p.TextDocument.URI)}
+	if old := s.docs[d.uri]; old != nil {
+		old.stop()
+	}
+	s.docs[d.uri] = d
+	d.text = []byte(p.TextDocument.Text)
+	d.version = p.TextDocument.Version
+	s.scheduleLocked(d)
+	return nil
+}
+
+func (s *Server) didChange(_ *glsp.Context, p *protocol.DidChangeTextDocumentParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.docs[p.TextDocument.URI]
+	if d == nil {
+		return fmt.Errorf("%s: changed but not open", p.TextDocument.URI)
+	}
+	for _, c := range p.ContentChanges {
+		switch c := c.(type) {
+		case protocol.TextDocumentContentChangeEventWhole:
+			d.text = []byte(c.Text)
+		case protocol.TextDocumentContentChangeEvent:
+			// We ask for full sync; a client that sends ranges anyway
+			// gets them applied.
+			if c.Range == nil {
+				d.text = []byte(c.Text)
+				continue
+			}
+			lo, hi := offsetOf(d.text, c.Range.Start), offsetOf(d.text, c.Range.End)
+			if hi < lo {
+				lo, hi = hi, lo
+			}
+			d.text = append(append(append([]byte(nil), d.text[:lo]...), c.Text...), d.text[hi:]...)
+		}
+	}
+	d.version = p.TextDocument.Version
+	s.scheduleLocked(d)
+	return nil
+}
+
+func (s *Server) didClose(_ *glsp.Context, p *protocol.DidCloseTextDocumentParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.docs[p.TextDocument.URI]; d != nil {
+		d.stop()
+		delete(s.docs, d.uri)
+	}
+	s.notify(protocol.ServerTextDocumentPublishDiagnostics, protocol.PublishDiagnosticsParams{
+		URI: p.TextDocument.URI, Diagnostics: []protocol.Diagnostic{},
+	})
+	return nil
+}
+
+// stop ends d's pending and running work; the caller holds Server.mu.
+func (d *document) stop() {
+	d.closed = true
+	d.gen++
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	if d.cancel != nil {
+		d.cancel()
+	}
+}
+
+// scheduleLocked notes an edit of d: the running analysis (if any) is
+// cancelled and its result will be dropped, and a new one starts once the
+// edits pause for Options.Debounce. The caller holds Server.mu.
+func (s *Server) scheduleLocked(d *document) {
+	d.gen++
+	if d.cancel != nil {
+		d.cancel()
+	}
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.timer = time.AfterFunc(s.opt.Debounce, func() { s.kick(d) })
+}
+
+// kick starts d's analysis unless one is running; then that one analyses
+// again when it ends, so there is never more than one per document.
+func (s *Server) kick(d *document) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d.closed {
+		return
+	}
+	if d.running {
+		d.pending = true
+		return
+	}
+	d.running = true
+	go s.work(d)
+}
+
+// work analyses d until no edit is pending, publishing each result that is
+// still current when it is ready.
+func (s *Server) work(d *document) {
+	for {
+		s.mu.Lock()
+		if d.closed {
+			d.running = false
+			s.mu.Unlock()
+			return
+		}
+		text, version, gen := d.text, d.version, d.gen
+		ctx, cancel := context.WithCancel(context.Background())
+		d.cancel = cancel
+		s.mu.Unlock()
+
+		// One publication per analysed version, assembler diagnostics
+		// first, then the lint's: a client can tell when a version is done.
+		res := s.analyze(ctx, d, text)
+		cancel()
+		s.publishIfCurrent(d, gen, version, res)
+
+		s.mu.Lock()
+		if d.pending && !d.closed {
+			d.pending = false
+			s.mu.Unlock()
+			continue
+		}
+		d.running = false
+		s.mu.Unlock()
+		return
+	}
+}
+
+// publishIfCurrent sends r's diagnostics and keeps r for queries, unless a
+// newer edit made it stale.
+func (s *Server) publishIfCurrent(d *document, gen int, version int32, r *result) {
+	if r == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d.gen != gen || d.closed {
+		return
+	}
+	r.names = r.obj
+	if r.names == nil && d.res != nil {
+		r.names = d.res.names
+	}
+	d.res = r
+	v := protocol.UInteger(version)
+	s.notify(protocol.ServerTextDocumentPublishDiagnostics, protocol.PublishDiagnosticsParams{
+		URI: d.uri, Version: &v, Diagnostics: r.diags,
+	})
+}
+
+func (s *Server) notify(method string, params any) {
+	if s.conn != nil {
+		s.conn.Notify(context.Background(), method, params)
+	}
+}
+
+// latest returns the document's text and latest analysis, or nil.
+func (s *Server) latest(uri string) *result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.docs[uri]; d != nil {
+		return d.res
+	}
+	return nil
+}
+
+// readInclude reads an included file: an open document's text if the editor
+// has it, else the file on disk, bounded like the CLI's reads.
+func (s *Server) readInclude(name string) ([]byte, error) {
+	s.mu.Lock()
+	for _, d := range s.docs {
+		if d.path == name {
+			b := d.text
+			s.mu.Unlock()
+			return b, nil
+		}
+	}
+	s.mu.Unlock()
+	if ok, err := asm.IsRegularFile(name); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	return asm.ReadFileLimit(name, s.opt.MaxFileSize, "--max-file-size")
+}
