@@ -9,15 +9,13 @@ import (
 )
 
 // FuzzRunLint drives the whole command line on arbitrary program text: run
-// (with the hazard detector attached), run --timing-only and the static
-// lint, under small memory, file-size and cycle budgets. Whatever the text,
+// (with the hazard detector attached), run --timing-only, lint (timing-only
+// run, detector and static pass) and the static lint alone, under small
+// memory, file-size and cycle budgets. Whatever the text,
 // each ends in exit 0, 1 or 2 with a message for 2, and never panics or runs
 // away; the budgets keep every input within a few hundred MiB and a
 // bounded number of simulated cycles. Seeded with testdata/hostile (read at
 // run time) and testdata/fuzz/FuzzRunLint.
-//
-// The dynamic part of lint has no cycle flag of its own yet: `run`
-// exercises the same detector under --max-cycles.
 func FuzzRunLint(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(hostileDir, "*.pto"))
 	for _, name := range files {
@@ -38,6 +36,7 @@ func FuzzRunLint(f *testing.F) {
 		for _, args := range [][]string{
 			{"run", path, "--max-cycles", "200000"},
 			{"run", path, "--timing-only", "--max-cycles", "200000"},
+			{"lint", path, "--max-cycles", "200000", "--max-idle-cycles", "100000"},
 			{"lint", path, "--static"},
 		} {
 			var o, e bytes.Buffer
