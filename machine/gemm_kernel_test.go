@@ -181,3 +181,54 @@ func TestDecodeF32s(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenMemo: a golden is reused for another rank only when every tensor
+// it read holds the same bits there.
+func TestGoldenMemo(t *testing.T) {
+	arr := func(v ...float64) *memory.Array { return &memory.Array{Shape: []int{len(v)}, Data: v} }
+	// Rank r's @X; @W is the same on every rank.
+	xs := map[int]*memory.Array{0: arr(1, 2), 1: arr(1, 2), 2: arr(1, 3), 3: arr(1, 2, 0)}
+	w := arr(5)
+	load := func(n string, r int) (*memory.Array, error) {
+		if n == "W" {
+			return w, nil
+		}
+		return xs[r], nil
+	}
+	for _, tc := range []struct {
+		name string
+		own  bool // @X without a rank
+		rank int  // the rank checked after rank 0
+		want bool
+	}{
+		{"same own input", true, 1, true},
+		{"different own input", true, 2, false},
+		{"different shape", true, 3, false},
+		{"named rank, same tensor", false, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var g goldenMemo
+			g.start(0)
+			xr := 0
+			a, _ := load("X", xr)
+			g.read("X", xr, !tc.own, a, nil)
+			g.read("W", 0, true, w, nil)
+			want := arr(42)
+			g.done(want, nil)
+			got, err := g.reuse(load, tc.rank)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == want) != tc.want {
+				t.Errorf("reused = %v, want %v", got == want, tc.want)
+			}
+		})
+	}
+	var g goldenMemo
+	g.start(0)
+	g.read("X", 0, false, nil, fmt.Errorf("no such tensor"))
+	g.done(arr(1), nil)
+	if got, _ := g.reuse(load, 1); got != nil {
+		t.Error("a golden whose read failed was reused")
+	}
+}
