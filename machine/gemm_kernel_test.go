@@ -232,3 +232,45 @@ func TestGoldenMemo(t *testing.T) {
 		t.Error("a golden whose read failed was reused")
 	}
 }
+
+// TestExprInitPerRank: an expr init that uses rank gets each rank's values;
+// one that does not is the same on every rank (and, from the second rank
+// on, copied from the first rank's evaluation).
+func TestExprInitPerRank(t *testing.T) {
+	src := `
+gm A : f32 [4, 8] = expr(i * 8 + j + 100 * rank)
+gm B : f16 [4, 8] nz = expr(i * 8 + j)
+gm C : f32 [4, 8] dn = expr(j + i * rank)
+kernel k : aiv {
+    tile %x : vec f32 [4, 8]
+    tload %x, @A[0, 0]
+}
+launch ranks=3 { run k blocks=1 }
+`
+	m, err := New(assemble(t, src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		for _, tc := range []struct {
+			name string
+			want func(i, j int) float64
+		}{
+			{"A", func(i, j int) float64 { return float64(i*8 + j + 100*r) }},
+			{"B", func(i, j int) float64 { return float64(i*8 + j) }},
+			{"C", func(i, j int) float64 { return float64(j + i*r) }},
+		} {
+			a, err := m.loadArray(tc.name, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				for j := range 8 {
+					if got := a.Data[i*8+j]; got != tc.want(i, j) {
+						t.Fatalf("@%s[rank=%d][%d, %d] = %v, want %v", tc.name, r, i, j, got, tc.want(i, j))
+					}
+				}
+			}
+		}
+	}
+}
