@@ -304,6 +304,31 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 				i += n
 			}
 		}
+	} else if sl.colRun(sr) > 1 || dl.colRun(dr) > 1 {
+		// One side column-major, the other not (a dn GM tensor into an NZ
+		// tile): element by element down the columns, so the column-major
+		// side moves in order and the other strides within its boxes,
+		// instead of striding a whole column's length per element.
+		tab := colTables.Get().(*[]int64)
+		if cap(*tab) < 2*rows {
+			*tab = make([]int64, 2*rows)
+		}
+		srow, drow := (*tab)[:rows], (*tab)[rows:2*rows]
+		for i := range rows {
+			srow[i], drow[i] = sl.rowPart(sr+i), dl.rowPart(dr+i)
+		}
+		for j := 0; j < cols; j++ {
+			sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
+			for i := range rows {
+				so, do := sc0+srow[i], dc0+drow[i]
+				if conv == nil && !track && ssz == 2 {
+					dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
+					continue
+				}
+				copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
+			}
+		}
+		colTables.Put(tab)
 	} else {
 		// Element by element, with column parts hoisted into scratch tables.
 		tab := colTables.Get().(*[]int64)

@@ -214,7 +214,8 @@ func TestCopy2DErrors(t *testing.T) {
 }
 
 // TestCopy2DColumnMajor: between column-major layouts (DN and ZN, the path
-// that copies down the columns) every element lands at its logical place,
+// that copies down the columns run by run), and between a column-major and
+// a row-major one (element by element down the columns), every element lands at its logical place,
 // converted, at window offsets that start inside a box and cross boxes, and
 // a poisoned source element poisons exactly its destination.
 func TestCopy2DColumnMajor(t *testing.T) {
@@ -228,6 +229,10 @@ func TestCopy2DColumnMajor(t *testing.T) {
 		{ZN, DN, asm.F16, asm.F16},
 		{DN, DN, asm.F32, asm.F32},
 		{ZN, ZN, asm.F16, asm.F32},
+		{DN, NZ, asm.F16, asm.F16},
+		{DN, ZZ, asm.F32, asm.F16},
+		{ND, ZN, asm.F16, asm.F16},
+		{ZN, ND, asm.F32, asm.F32},
 	} {
 		t.Run(fmt.Sprintf("%v %v to %v %v", tc.from, tc.sdt, tc.to, tc.ddt), func(t *testing.T) {
 			sl := Layout2D{Kind: tc.from, Rows: 48, Cols: 40, DType: tc.sdt}
