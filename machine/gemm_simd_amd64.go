@@ -99,9 +99,6 @@ func gemmRowsAVX2(a, b, c []float32, i0, i1, K, N int) {
 			gemmTail(a, b, c, i, i+1, j, K, N)
 		}
 	}
-	// The portable kernels leave the upper halves of the vector registers
-	// dirty for SSE code that follows; VZEROUPPER is the compiler's job at
-	// function boundaries.
 }
 
 // gemmTail computes columns [j0, N) of rows [i0, i1) element by element.
