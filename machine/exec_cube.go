@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
 )
 
 // The cube: C[M×N] (=|+=) A[M×K] · B[K×N], with M and K from A's valid region
@@ -223,53 +224,29 @@ func gemmPool() chan<- gemmJob {
 // several goroutines: below it the hand-off costs more than it saves.
 const gemmParallelWork = 1 << 19
 
-// gemmRows computes rows [i0, i1) of c. A 4×4 block of c stays in registers
-// while the k loop runs, so each step loads four values of a and four of b
-// for sixteen multiply-adds.
-func gemmRows(a, b, c []float32, i0, i1, K, N int) {
+// gemmRows computes rows [i0, i1) of c with the fastest kernel this build
+// and CPU have; every kernel gives the same bits.
+var gemmRows = gemmRowsPortable
+
+// gemmRowsPortable computes rows [i0, i1) of c. A 2×4 block of c stays in
+// registers while the k loop runs (kernel2x4), so each step loads two values
+// of a and four of b for eight multiply-adds. 4×4 needs 21 float registers
+// and spills on amd64 (15): it was about 1.4× slower.
+func gemmRowsPortable(a, b, c []float32, i0, i1, K, N int) {
 	i := i0
-	for ; i+4 <= i1; i += 4 {
-		a0, a1, a2, a3 := a[i*K:i*K+K], a[(i+1)*K:(i+1)*K+K], a[(i+2)*K:(i+2)*K+K], a[(i+3)*K:(i+3)*K+K]
-		r0, r1, r2, r3 := c[i*N:i*N+N], c[(i+1)*N:(i+1)*N+N], c[(i+2)*N:(i+2)*N+N], c[(i+3)*N:(i+3)*N+N]
+	for ; i+2 <= i1; i += 2 {
+		a0 := a[i*K : i*K+K]
+		a1 := a[(i+1)*K : (i+1)*K+K]
+		r0, r1 := c[i*N:i*N+N], c[(i+1)*N:(i+1)*N+N]
 		j := 0
 		for ; j+4 <= N; j += 4 {
-			c00, c01, c02, c03 := r0[j], r0[j+1], r0[j+2], r0[j+3]
-			c10, c11, c12, c13 := r1[j], r1[j+1], r1[j+2], r1[j+3]
-			c20, c21, c22, c23 := r2[j], r2[j+1], r2[j+2], r2[j+3]
-			c30, c31, c32, c33 := r3[j], r3[j+1], r3[j+2], r3[j+3]
-			for k := 0; k < K; k++ {
-				bk := b[k*N+j : k*N+j+4 : k*N+j+4]
-				b0, b1, b2, b3 := bk[0], bk[1], bk[2], bk[3]
-				x := a0[k]
-				// The explicit conversions forbid fusing into an FMA, so every
-				// host rounds the product and the sum the same way.
-				c00 += float32(x * b0)
-				c01 += float32(x * b1)
-				c02 += float32(x * b2)
-				c03 += float32(x * b3)
-				x = a1[k]
-				c10 += float32(x * b0)
-				c11 += float32(x * b1)
-				c12 += float32(x * b2)
-				c13 += float32(x * b3)
-				x = a2[k]
-				c20 += float32(x * b0)
-				c21 += float32(x * b1)
-				c22 += float32(x * b2)
-				c23 += float32(x * b3)
-				x = a3[k]
-				c30 += float32(x * b0)
-				c31 += float32(x * b1)
-				c32 += float32(x * b2)
-				c33 += float32(x * b3)
-			}
-			r0[j], r0[j+1], r0[j+2], r0[j+3] = c00, c01, c02, c03
-			r1[j], r1[j+1], r1[j+2], r1[j+3] = c10, c11, c12, c13
-			r2[j], r2[j+1], r2[j+2], r2[j+3] = c20, c21, c22, c23
-			r3[j], r3[j+1], r3[j+2], r3[j+3] = c30, c31, c32, c33
+			t := [8]float32{r0[j], r0[j+1], r0[j+2], r0[j+3], r1[j], r1[j+1], r1[j+2], r1[j+3]}
+			kernel2x4(a0, a1, b[j:], N, &t)
+			r0[j], r0[j+1], r0[j+2], r0[j+3] = t[0], t[1], t[2], t[3]
+			r1[j], r1[j+1], r1[j+2], r1[j+3] = t[4], t[5], t[6], t[7]
 		}
 		for ; j < N; j++ {
-			for r, ar := range [4][]float32{a0, a1, a2, a3} {
+			for r, ar := range [2][]float32{a0, a1} {
 				row := c[(i+r)*N : (i+r)*N+N]
 				acc := row[j]
 				for k, x := range ar {
@@ -291,11 +268,40 @@ func gemmRows(a, b, c []float32, i0, i1, K, N int) {
 	}
 }
 
+// kernel2x4 adds to the 2×4 tile t (row-major) the products of rows a0 and
+// a1 with columns b[0:4], b[N:N+4], ... of b, in K order.
+func kernel2x4(a0, a1, b []float32, N int, t *[8]float32) {
+	c00, c01, c02, c03, c10, c11, c12, c13 := t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
+	a1 = a1[:len(a0)]
+	q := 0
+	for k, x := range a0 {
+		bk := b[q : q+4 : q+4]
+		q += N
+		b0, b1, b2, b3 := bk[0], bk[1], bk[2], bk[3]
+		// The explicit conversions forbid fusing into an FMA, so every
+		// host rounds the product and the sum the same way.
+		c00 += float32(x * b0)
+		c01 += float32(x * b1)
+		c02 += float32(x * b2)
+		c03 += float32(x * b3)
+		y := a1[k]
+		c10 += float32(y * b0)
+		c11 += float32(y * b1)
+		c12 += float32(y * b2)
+		c13 += float32(y * b3)
+	}
+	t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7] = c00, c01, c02, c03, c10, c11, c12, c13
+}
+
 // decodeF32s fills dst (row-major, v.rows×v.cols) with v's elements, a
 // contiguous run at a time.
 func decodeF32s(v *view, dst []float32) {
 	n := v.cols
 	lut := f16LUT()
+	if n > 1 && v.run(0) == 1 && v.colRun(0) > 1 {
+		decodeF32sByColumn(v, dst, lut)
+		return
+	}
 	for r := 0; r < v.rows; r++ {
 		row := dst[r*n : r*n+n]
 		for c := 0; c < n; {
@@ -319,6 +325,51 @@ func decodeF32s(v *view, dst []float32) {
 				}
 			}
 			c += k
+		}
+	}
+}
+
+// colRun is how many elements from (r, c) down the column are contiguous in
+// storage: the column-major layouts (DN, and ZN within a box), where a row
+// has no runs.
+func (v *view) colRun(r int) int {
+	switch {
+	case v.flat && v.rs == v.es:
+		return v.rows - r
+	case v.fast && v.l.Kind == memory.ZN:
+		br := 1 << v.brs
+		return min(br-(r+v.r0)&(br-1), v.rows-r)
+	}
+	return 1
+}
+
+// decodeF32sByColumn is decodeF32s for a column-major view (the cube's B
+// operand in L0B is ZN): it reads contiguous runs down each column instead
+// of addressing every element on its own.
+func decodeF32sByColumn(v *view, dst []float32, lut *[1 << 16]float32) {
+	n := v.cols
+	for c := 0; c < n; c++ {
+		for r := 0; r < v.rows; {
+			k := v.colRun(r)
+			a := v.addr(r, c)
+			out := dst[r*n+c:]
+			switch v.dt {
+			case asm.F16:
+				d := v.data[a : a+int64(2*k)]
+				for x := range k {
+					out[x*n] = lut[uint16(d[2*x])|uint16(d[2*x+1])<<8]
+				}
+			case asm.F32:
+				d := v.data[a : a+int64(4*k)]
+				for x := range k {
+					out[x*n] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*x:]))
+				}
+			default:
+				for x := range k {
+					out[x*n] = decodeF32(v.dt, loadBits(v.data, a+int64(x)*v.es, v.es))
+				}
+			}
+			r += k
 		}
 	}
 }

@@ -191,6 +191,8 @@ type Machine struct {
 	codes map[*asm.KernelInfo][]inst
 	// mem is the storage taken of Options.MaxMemory.
 	mem budget
+	// exprInit spares the other ranks an expr init that does not use rank.
+	exprInit exprInitCache
 }
 
 // New prepares a machine: evaluates the launch section, allocates every GM
@@ -578,10 +580,20 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 		}
 		return nil
 	case "expr":
+		// Ranks are initialised one after another, tensor by tensor: when
+		// the previous rank's evaluation of this init never looked at
+		// `rank`, its values hold here too (the evaluation is a pure
+		// function of the index, the constants and rank).
+		if c := &m.exprInit; c.in == in && c.t == t && c.a != nil {
+			return m.storeLogical(t, r, in, c.a)
+		}
+		m.exprInit = exprInitCache{}
 		var evalErr error
-		err := m.fillLogical(t, r, in, func(idx []int64) float64 {
+		usesRank := false
+		a := logicalArray(t, func(idx []int64) float64 {
 			v, err := asm.EvalInt(in.X, func(name string) (int64, bool) {
 				if name == "rank" {
+					usesRank = true
 					return int64(r), true
 				}
 				if len(name) == 1 && name[0] >= 'i' && int(name[0]-'i') < len(idx) {
@@ -597,9 +609,20 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 		if evalErr != nil {
 			return fail(evalErr)
 		}
-		return err
+		if !usesRank {
+			m.exprInit = exprInitCache{in: in, t: t, a: a}
+		}
+		return m.storeLogical(t, r, in, a)
 	}
 	return fail(fmt.Errorf("unknown init %q", in.Kind))
+}
+
+// exprInitCache is the last expr init's values, kept while the other ranks
+// are initialised (one tensor at a time, so it holds one tensor's values).
+type exprInitCache struct {
+	in *asm.Init
+	t  *asm.TensorInfo
+	a  *memory.Array
 }
 
 func isName(e asm.Expr, s string) bool {
@@ -610,7 +633,22 @@ func isName(e asm.Expr, s string) bool {
 // fillLogical writes f(index vector) for every element in logical row-major
 // order through memory.StoreArray, which applies the tensor's layout.
 func (m *Machine) fillLogical(t *asm.TensorInfo, r int, in *asm.Init, f func([]int64) float64) error {
+	return m.storeLogical(t, r, in, logicalArray(t, f))
+}
+
+// storeLogical writes a (the tensor's values in logical row-major order) to
+// rank r's copy of t.
+func (m *Machine) storeLogical(t *asm.TensorInfo, r int, in *asm.Init, a *memory.Array) error {
 	o := &m.ranks[r].gm[t.Index]
+	if err := memory.StoreArray(o.buf, 0, t.DType, a.Shape, t.Layout, a, memory.RoundRint); err != nil {
+		return fmt.Errorf("%s: %v", in.Pos, err)
+	}
+	return nil
+}
+
+// logicalArray is f(index vector) for every element of t in logical
+// row-major order.
+func logicalArray(t *asm.TensorInfo, f func([]int64) float64) *memory.Array {
 	n := t.Elems()
 	a := &memory.Array{Shape: intShape(t.Shape), Data: make([]float64, n)}
 	idx := make([]int64, len(t.Shape))
@@ -624,10 +662,7 @@ func (m *Machine) fillLogical(t *asm.TensorInfo, r int, in *asm.Init, f func([]i
 			idx[d] = 0
 		}
 	}
-	if err := memory.StoreArray(o.buf, 0, t.DType, a.Shape, t.Layout, a, memory.RoundRint); err != nil {
-		return fmt.Errorf("%s: %v", in.Pos, err)
-	}
-	return nil
+	return a
 }
 
 // initArg reads a numeric init argument by key (seed=) or else by position

@@ -165,6 +165,11 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 		}
 	}
 	var out []Check
+	// The golden of one rank is reused for the next when every tensor it
+	// read holds the same values there (replicated inputs: every rank of
+	// allgather_gemm checks the same matmul). The expression is a pure
+	// function of the tensors it reads, so this changes no result.
+	var memo goldenMemo
 	for _, rk := range ranks {
 		cname := name
 		if hasRank || m.nranks > 1 {
@@ -178,25 +183,38 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 		got, err := m.loadArray(x.Target.Name, rk)
 		if err == nil {
 			var want *memory.Array
-			want, err = memory.EvalGolden(x.Golden,
-				func(n string, r int, has bool) (*memory.Array, error) {
-					if !has {
-						r = rk
-					}
-					return m.loadArray(n, r)
-				},
-				m.lookupConst,
-				func(path string) (*memory.Array, error) {
-					if !filepath.IsAbs(path) {
-						path = filepath.Join(filepath.Dir(x.Pos.File), path)
-					}
-					t := m.obj.Tensor(x.Target.Name)
-					data, err := readDataFile(path, t)
-					if err != nil {
-						return nil, err
-					}
-					return memory.ReadDataFile(path, data, t.DType)
-				})
+			want, err = memo.reuse(func(n string, r int) (*memory.Array, error) {
+				return m.loadArray(n, r)
+			}, rk)
+			if want == nil && err == nil {
+				memo.start(rk)
+				want, err = memory.EvalGolden(x.Golden,
+					func(n string, r int, has bool) (*memory.Array, error) {
+						if !has {
+							r = rk
+						}
+						a, err := memo.loaded(n, r)
+						if a == nil {
+							a, err = m.loadArray(n, r)
+						}
+						memo.read(n, r, has, a, err)
+						return a, err
+					},
+					m.lookupConst,
+					func(path string) (*memory.Array, error) {
+						memo.valid = false // keep it simple: files are not memoised
+						if !filepath.IsAbs(path) {
+							path = filepath.Join(filepath.Dir(x.Pos.File), path)
+						}
+						t := m.obj.Tensor(x.Target.Name)
+						data, err := readDataFile(path, t)
+						if err != nil {
+							return nil, err
+						}
+						return memory.ReadDataFile(path, data, t.DType)
+					})
+				memo.done(want, err)
+			}
 			var tol memory.Tolerance
 			if err == nil {
 				tol, err = m.tolerance(x)
@@ -218,6 +236,97 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 		out = append(out, c)
 	}
 	return out
+}
+
+// goldenMemo remembers the tensors one rank's golden read (by name and
+// resolved rank; "own" when the reference named no rank) and the result.
+type goldenMemo struct {
+	valid bool
+	rank  int
+	reads []goldenRead
+	want  *memory.Array
+	fresh []goldenRead // loaded by reuse for the rank being checked
+}
+
+type goldenRead struct {
+	name string
+	rank int
+	own  bool
+	a    *memory.Array
+}
+
+// start begins remembering rank rk's golden; the arrays reuse loaded and
+// found different are kept for the evaluation to read again.
+func (g *goldenMemo) start(rk int) {
+	*g = goldenMemo{valid: true, rank: rk, fresh: g.fresh}
+}
+
+// loaded is an array reuse already loaded for this rank, or nil.
+func (g *goldenMemo) loaded(n string, r int) (*memory.Array, error) {
+	for _, rd := range g.fresh {
+		if rd.name == n && rd.rank == r {
+			return rd.a, nil
+		}
+	}
+	return nil, nil
+}
+
+func (g *goldenMemo) read(n string, r int, has bool, a *memory.Array, err error) {
+	if err != nil || a == nil {
+		g.valid = false
+		return
+	}
+	g.reads = append(g.reads, goldenRead{name: n, rank: r, own: !has, a: a})
+}
+
+func (g *goldenMemo) done(want *memory.Array, err error) {
+	if err != nil {
+		g.valid = false
+	}
+	g.want = want
+}
+
+// reuse returns the remembered golden if every tensor it read holds the same
+// bits on rank rk (the ones the reference named a rank for: on that rank),
+// else nil. The expression reads tensors in a fixed order and is otherwise a
+// pure function of constants, so equal inputs give an equal result.
+func (g *goldenMemo) reuse(load func(string, int) (*memory.Array, error), rk int) (*memory.Array, error) {
+	g.fresh = nil
+	if !g.valid || g.want == nil {
+		return nil, nil
+	}
+	for _, rd := range g.reads {
+		r := rd.rank
+		if rd.own {
+			r = rk
+		}
+		a, err := load(rd.name, r)
+		if err != nil || a == nil {
+			return nil, nil
+		}
+		g.fresh = append(g.fresh, goldenRead{name: rd.name, rank: r, a: a})
+		if !sameArray(a, rd.a) {
+			return nil, nil
+		}
+	}
+	return g.want, nil
+}
+
+func sameArray(x, y *memory.Array) bool {
+	if len(x.Data) != len(y.Data) || len(x.Shape) != len(y.Shape) {
+		return false
+	}
+	for i := range x.Shape {
+		if x.Shape[i] != y.Shape[i] {
+			return false
+		}
+	}
+	for i, v := range x.Data {
+		if math.Float64bits(v) != math.Float64bits(y.Data[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // tolerance evaluates the check's tol, rtol and atol.

@@ -608,33 +608,6 @@ func broadcast(x, y *Array, f func(a, b float64) float64) (*Array, error) {
 	return out, nil
 }
 
-// Matmul is the float64 product of a [M, K] and b [K, N].
-func Matmul(a, b *Array) (*Array, error) {
-	if a.rank() != 2 || b.rank() != 2 {
-		return nil, fmt.Errorf("matmul needs two matrices, got shapes %v and %v", a.Shape, b.Shape)
-	}
-	m, k, n := a.Shape[0], a.Shape[1], b.Shape[1]
-	if b.Shape[0] != k {
-		return nil, fmt.Errorf("matmul: inner dimensions differ: %v × %v", a.Shape, b.Shape)
-	}
-	out := NewArray(m, n)
-	// i-p-j order streams rows of b and out.
-	for i := 0; i < m; i++ {
-		row := out.Data[i*n : (i+1)*n]
-		for p := 0; p < k; p++ {
-			av := a.Data[i*k+p]
-			if av == 0 {
-				continue
-			}
-			brow := b.Data[p*n : (p+1)*n]
-			for j, bv := range brow {
-				row[j] += av * bv
-			}
-		}
-	}
-	return out, nil
-}
-
 // Transpose swaps the last two dimensions (a 1-D or scalar array is returned as is).
 func Transpose(a *Array) *Array {
 	if a.rank() < 2 {

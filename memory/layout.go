@@ -178,6 +178,19 @@ func (l Layout2D) run(c int) int {
 	return 1
 }
 
+// colRun is how many elements from (r, c) onward down the column are
+// contiguous: the column-major layouts' counterpart of run.
+func (l Layout2D) colRun(r int) int {
+	switch l.Kind {
+	case DN:
+		return l.Rows - r
+	case ZN:
+		br, _ := l.Box()
+		return br - r%br
+	}
+	return 1
+}
+
 // TileLayout is the layout of one element of a tile (its capacity shape).
 // BLayout/SLayout/Fractal follow pto-isa's Tile parameters: no box → ND or DN;
 // row-major boxes → ZZ (col-major outer: NZ); col-major boxes → ZN.
@@ -278,6 +291,44 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 				j += n
 			}
 		}
+	} else if sl.colRun(sr) > 1 && dl.colRun(dr) > 1 {
+		// Both sides are column-major (DN, or ZN within a box; a dn GM
+		// tensor loaded into an L1 ZN tile): copy down the columns, run by
+		// run, instead of element by element across them.
+		for j := 0; j < cols; j++ {
+			sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
+			for i := 0; i < rows; {
+				n := min(rows-i, sl.colRun(sr+i), dl.colRun(dr+i))
+				so, do := sc0+sl.rowPart(sr+i), dc0+dl.rowPart(dr+i)
+				copyRun(dst, do, dsz, src, so, ssz, n, conv, track)
+				i += n
+			}
+		}
+	} else if sl.colRun(sr) > 1 || dl.colRun(dr) > 1 {
+		// One side column-major, the other not (a dn GM tensor into an NZ
+		// tile): element by element down the columns, so the column-major
+		// side moves in order and the other strides within its boxes,
+		// instead of striding a whole column's length per element.
+		tab := colTables.Get().(*[]int64)
+		if cap(*tab) < 2*rows {
+			*tab = make([]int64, 2*rows)
+		}
+		srow, drow := (*tab)[:rows], (*tab)[rows:2*rows]
+		for i := range rows {
+			srow[i], drow[i] = sl.rowPart(sr+i), dl.rowPart(dr+i)
+		}
+		for j := 0; j < cols; j++ {
+			sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
+			for i := range rows {
+				so, do := sc0+srow[i], dc0+drow[i]
+				if conv == nil && !track && ssz == 2 {
+					dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
+					continue
+				}
+				copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
+			}
+		}
+		colTables.Put(tab)
 	} else {
 		// Element by element, with column parts hoisted into scratch tables.
 		tab := colTables.Get().(*[]int64)
