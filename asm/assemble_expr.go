@@ -60,6 +60,18 @@ func (c CExpr) fn() func(*Env) int64 {
 	return func(*Env) int64 { return v }
 }
 
+// EvalBinop is x op y as a run computes it: a division (or remainder) by
+// zero is 0, where the assembler's own folding reports it (binop's ok).
+// known is false for an operator the language does not have. The static
+// flag pass folds constants with it, so its values are the machine's.
+func EvalBinop(op string, x, y int64) (v int64, known bool) {
+	if !validBinop(op) {
+		return 0, false
+	}
+	v, _ = binop(op, x, y)
+	return v, true
+}
+
 // binop evaluates x op y; ok is false for a division by zero.
 func binop(op string, x, y int64) (v int64, ok bool) {
 	b2i := func(b bool) int64 {

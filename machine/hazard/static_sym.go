@@ -756,69 +756,7 @@ func binopInt(op string, x, y int64, unary bool) (int64, bool) {
 		}
 		return y, true
 	}
-	b2i := func(b bool) int64 {
-		if b {
-			return 1
-		}
-		return 0
-	}
-	switch op {
-	case "+":
-		return x + y, true
-	case "-":
-		return x - y, true
-	case "*":
-		return x * y, true
-	case "/":
-		if y == 0 {
-			return 0, true
-		}
-		if y == -1 {
-			return -x, true
-		}
-		return x / y, true
-	case "%":
-		if y == 0 || y == -1 {
-			return 0, true
-		}
-		return x % y, true
-	case "<<":
-		if y < 0 || y > 63 {
-			return 0, true
-		}
-		return x << uint(y), true
-	case ">>":
-		if y < 0 || y > 63 {
-			if x < 0 {
-				return -1, true
-			}
-			return 0, true
-		}
-		return x >> uint(y), true
-	case "&":
-		return x & y, true
-	case "|":
-		return x | y, true
-	case "^":
-		return x ^ y, true
-	case "==":
-		return b2i(x == y), true
-	case "!=":
-		return b2i(x != y), true
-	case "<":
-		return b2i(x < y), true
-	case "<=":
-		return b2i(x <= y), true
-	case ">":
-		return b2i(x > y), true
-	case ">=":
-		return b2i(x >= y), true
-	case "&&":
-		return b2i(x != 0 && y != 0), true
-	case "||":
-		return b2i(x != 0 || y != 0), true
-	}
-	return 0, false
+	return asm.EvalBinop(op, x, y)
 }
 
 func callInt(fn string, args []lin) (int64, bool) {
