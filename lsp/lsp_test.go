@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,16 +42,7 @@ func start(t *testing.T, opt lsp.Options) *lsptest.Client {
 // program reads a shipped program and names it by its file: URI, so its
 // includes resolve beside it.
 func program(t *testing.T, rel string) (uri, text string) {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "programs", rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "file://" + filepath.ToSlash(p), string(b)
+	return lsptest.File(t, filepath.Join("..", "programs", rel))
 }
 
 // expectedKind is the first `expect finding KIND` of a program.

@@ -36,15 +36,7 @@ func startLSP(t testing.TB) *lsptest.Client {
 // programURI reads a file named relative to the repository's root and
 // names it by its file: URI, so its includes resolve beside it.
 func programURI(t testing.TB, rel string) (uri, text string) {
-	p, err := filepath.Abs(filepath.Join("..", "..", rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "file://" + filepath.ToSlash(p), string(b)
+	return lsptest.File(t, filepath.Join("..", "..", rel))
 }
 
 // TestLSPLint: the editor sees what `ptoasm lint` prints, with the second
@@ -246,24 +238,19 @@ func TestLSPSubprocess(t *testing.T) {
 // TestLSPLintCancel: a newer edit cancels the lint run in the machine, not
 // only its result: a kernel that spins for ever comes back cancelled.
 func TestLSPLintCancel(t *testing.T) {
-	src := `
-kernel k : aiv {
-    tile %x : vec f32 [16, 64]
-    while 1 {
-        texpands %x, 1.0
-        pipe_barrier V
-    }
-}
-launch ranks=1 { run k blocks=1 }
-`
+	path := filepath.Join("testdata", "busy_forever.pto") // a vector loop that never ends
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srcs := asm.Sources{}
-	obj, errs := asm.Assemble(source{main: "spin.pto", stdin: []byte(src)}.frontend(srcs), "spin.pto", nil)
+	obj, errs := asm.Assemble(source{main: path, stdin: src}.frontend(srcs), path, nil)
 	if errs.HasErrors() {
 		t.Fatal(errs)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := lintObject(ctx, obj, machine.Options{MaxCycles: 1 << 50, MaxIdleCycles: -1})
+	_, err = lintObject(ctx, obj, machine.Options{MaxCycles: 1 << 50, MaxIdleCycles: -1})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("lint = %v, want context.Canceled", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,21 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	protocol "github.com/tliron/glsp/protocol_3_16"
 )
+
+// File reads the file at path (relative to the test's directory) and names
+// it by its file: URI, as an editor does, so its includes resolve beside it.
+func File(t testing.TB, path string) (uri, text string) {
+	t.Helper()
+	p, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "file://" + filepath.ToSlash(p), string(b)
+}
 
 // Client is the editor's end of a session.
 type Client struct {
