@@ -309,14 +309,7 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		// tile): element by element down the columns, so the column-major
 		// side moves in order and the other strides within its boxes,
 		// instead of striding a whole column's length per element.
-		tab := colTables.Get().(*[]int64)
-		if cap(*tab) < 2*rows {
-			*tab = make([]int64, 2*rows)
-		}
-		srow, drow := (*tab)[:rows], (*tab)[rows:2*rows]
-		for i := range rows {
-			srow[i], drow[i] = sl.rowPart(sr+i), dl.rowPart(dr+i)
-		}
+		tab, srow, drow := partTables(rows, func(i int) (int64, int64) { return sl.rowPart(sr + i), dl.rowPart(dr + i) })
 		for j := 0; j < cols; j++ {
 			sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
 			for i := range rows {
@@ -331,14 +324,7 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		colTables.Put(tab)
 	} else {
 		// Element by element, with column parts hoisted into scratch tables.
-		tab := colTables.Get().(*[]int64)
-		if cap(*tab) < 2*cols {
-			*tab = make([]int64, 2*cols)
-		}
-		scol, dcol := (*tab)[:cols], (*tab)[cols:2*cols]
-		for j := range cols {
-			scol[j], dcol[j] = sl.colPart(sc+j), dl.colPart(dc+j)
-		}
+		tab, scol, dcol := partTables(cols, func(j int) (int64, int64) { return sl.colPart(sc + j), dl.colPart(dc + j) })
 		for i := 0; i < rows; i++ {
 			sr0, dr0 := sbase+sl.rowPart(sr+i), dbase+dl.rowPart(dr+i)
 			for j := range cols {
@@ -365,6 +351,21 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 }
 
 var colTables = sync.Pool{New: func() any { return new([]int64) }}
+
+// partTables fills two scratch tables of n offsets each, the source's and
+// the destination's part of index k (part(k)), hoisted out of Copy2D's inner
+// loop; the caller puts tab back into colTables when done.
+func partTables(n int, part func(k int) (src, dst int64)) (tab *[]int64, src, dst []int64) {
+	tab = colTables.Get().(*[]int64)
+	if cap(*tab) < 2*n {
+		*tab = make([]int64, 2*n)
+	}
+	src, dst = (*tab)[:n], (*tab)[n:2*n]
+	for k := range n {
+		src[k], dst[k] = part(k)
+	}
+	return tab, src, dst
+}
 
 func copyRun(dst *Buffer, do int64, dsz int, src *Buffer, so int64, ssz, n int, conv convFunc, track bool) {
 	sb := src.Data[so : so+int64(n*ssz)]
