@@ -96,6 +96,9 @@ type core struct {
 	ran bool
 	// charged says the core's own state is taken out of the memory budget.
 	charged bool
+	// slot is the wave slot the core belongs to while its stream has blocks
+	// left to dispatch (blocks beyond cores); nil otherwise.
+	slot *waveSlot
 
 	// flagAt is when each flag was set, for the set→wait hand-off latency.
 	// It is large and touched only by flag hand-offs, so it comes last, away

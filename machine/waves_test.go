@@ -1,0 +1,144 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/pipes"
+)
+
+// wavesMixed is a mixed AIC + 2 AIV stream of BLOCKS blocks: each AIV copies
+// its rows of @X to @T and sets FFTS id 0 in mode 2, its block's AIC waits for
+// both and copies the block's rows on to @Y. Every block must run exactly once,
+// with its own block_idx, for @Y == @X.
+const wavesMixed = `
+const R = 16
+const C = 64
+const BLOCKS = 2
+
+gm X : f32 [2 * BLOCKS * R, C] = random(seed=3, lo=-1, hi=1)
+gm T : f32 [2 * BLOCKS * R, C] = poison
+gm Y : f32 [2 * BLOCKS * R, C] = zero
+
+kernel producer : aiv {
+    tile %v : vec f32 [R, C]
+    let %row = (block_idx * 2 + subblock_idx) * R
+    tload %v, @X[%row, 0]
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    tstore @T[%row, 0], %v
+    pipe_barrier ALL
+    dsb
+    ffts_set MTE3, 0 #mode=2
+}
+
+kernel consumer : aic {
+    tile %m : mat f32 [2 * R, C]
+    ffts_wait 0
+    tload %m, @T[block_idx * 2 * R, 0]
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    tstore @Y[block_idx * 2 * R, 0], %m
+}
+
+launch ranks=1 {
+    run consumer + producer blocks=BLOCKS
+}
+
+expect @Y == @X tol 0
+`
+
+// TestBlocksBeyondCores: a stream with more blocks than free cores runs in
+// waves; every block runs once with its own block_idx (the goldens), on no
+// more cores than the profile has, and each block after the first wave pays
+// block.start once on its core. A launch that fits is unchanged by block.start.
+func TestBlocksBeyondCores(t *testing.T) {
+	vecAdd := "../programs/vec_add/vec_add.pto"
+	cases := []struct {
+		name   string
+		obj    func(t testing.TB) *asm.Object
+		aic    int // aic_per_rank (aiv_per_rank is twice it)
+		cores  int // cores that must have run
+		waves  int // blocks per core, all blocks alike
+		kernel string
+	}{
+		{"aic fits", func(t testing.TB) *asm.Object { return gemm24(t, 4) }, 4, 4, 1, "aic"},
+		{"aic 2 waves", func(t testing.TB) *asm.Object { return gemm24(t, 8) }, 4, 4, 2, "aic"},
+		{"aic 3 waves", func(t testing.TB) *asm.Object { return gemm24(t, 12) }, 4, 4, 3, "aic"},
+		{"aiv fits", func(t testing.TB) *asm.Object {
+			return assembleFile(t, vecAdd, asm.Define{Name: "BLOCKS", Value: "8"})
+		}, 4, 8, 1, "aiv"},
+		{"aiv 4 waves", func(t testing.TB) *asm.Object {
+			return assembleFile(t, vecAdd, asm.Define{Name: "BLOCKS", Value: "32"})
+		}, 4, 8, 4, "aiv"},
+		{"mixed fits", func(t testing.TB) *asm.Object {
+			return assemble(t, wavesMixed, asm.Define{Name: "BLOCKS", Value: "4"})
+		}, 4, 12, 1, "aic+aiv"},
+		{"mixed 2 waves", func(t testing.TB) *asm.Object {
+			return assemble(t, wavesMixed, asm.Define{Name: "BLOCKS", Value: "8"})
+		}, 4, 12, 2, "aic+aiv"},
+	}
+	const extra = 1000
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var cycles [2]int64
+			for i, start := range []int64{0, extra} {
+				prof := pipes.DefaultProfile()
+				for k, v := range map[string]string{"aic_per_rank": itoa(tc.aic), "aiv_per_rank": itoa(2 * tc.aic)} {
+					if err := prof.Set(k, v); err != nil {
+						t.Fatal(err)
+					}
+				}
+				prof.BlockStart += start
+				_, r, err := runObj(t, tc.obj(t), Options{Profile: prof})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range r.Checks {
+					if !c.OK {
+						t.Fatalf("check failed: %+v", c)
+					}
+				}
+				if len(r.Checks) == 0 {
+					t.Fatal("no checks ran")
+				}
+				cores := map[string]bool{}
+				for _, p := range r.Pipes {
+					cores[p.Core] = true
+				}
+				if len(cores) != tc.cores {
+					t.Errorf("%d cores ran, want %d", len(cores), tc.cores)
+				}
+				cycles[i] = r.Cycles
+			}
+			// Every core runs waves blocks in a row: waves-1 block starts
+			// on the critical path.
+			if d, want := cycles[1]-cycles[0], int64(extra*(tc.waves-1)); d != want {
+				t.Errorf("block.start +%d: cycles %d -> %d (+%d), want +%d", extra, cycles[0], cycles[1], d, want)
+			}
+		})
+	}
+}
+
+// TestBlocksNoFreeCore: a stream that finds no free core of its kind (every
+// core taken by an earlier stream of the same run) is a clear error.
+func TestBlocksNoFreeCore(t *testing.T) {
+	src := `
+gm X : f32 [16, 64] = zero
+kernel k : aic {
+    tile %m : mat f32 [16, 64]
+    tload %m, @X[0, 0]
+}
+launch ranks=1 {
+    run k blocks=24, k blocks=30
+}
+`
+	m, err := New(assemble(t, src), Options{TimingOnly: true})
+	if err == nil {
+		_, err = m.Run()
+	}
+	if err == nil || !strings.Contains(err.Error(), "needs at least one free AIC but 0 are free") {
+		t.Errorf("err = %v", err)
+	}
+}
