@@ -15,24 +15,24 @@ func (m *Machine) deadlock() *DeadlockError {
 			continue
 		}
 		if c.state != scEnd && c.state != scQueueFull {
-			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS},
+			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
 				Op: c.waitOp, Reason: c.describeWait()})
-			d.Names = append(d.Names, c.name)
+			d.Names = append(d.Names, c.vname)
 		}
 		for _, p := range c.plist {
 			e := p.q.Head()
 			if e == nil || !p.waiting || e.kind != enWaitFlag {
 				continue
 			}
-			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: p.p},
+			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p.p},
 				Op: e.op, Reason: c.describeFlagWait(e.flag)})
-			d.Names = append(d.Names, c.name)
+			d.Names = append(d.Names, c.vname)
 		}
 		if c.state == scQueueFull || c.state == scEnd {
 			// Report the scalar after the pipe that holds it.
-			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS},
+			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
 				Op: c.waitOp, Reason: c.describeWait()})
-			d.Names = append(d.Names, c.name)
+			d.Names = append(d.Names, c.vname)
 		}
 	}
 	if m.emitting {
@@ -66,7 +66,7 @@ func (c *core) describeFlagWait(f Flag) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s: no set_flag %s->%s #%d is queued or pending on %s", where, f.Src, f.Dst, f.ID, c.name)
+	return fmt.Sprintf("%s: no set_flag %s->%s #%d is queued or pending on %s", where, f.Src, f.Dst, f.ID, c.vname)
 }
 
 // describeWait explains what a scalar waits for.
