@@ -59,16 +59,16 @@ type core struct {
 	issued int64
 	wake   waker
 
-	rank   *rankState
-	idx    int
-	name   string
+	rank *rankState
+	idx  int
+	name string
 	// vid and vname name the block the core runs to observers (Event.Agent,
 	// Access.Core, Peers): the core itself (idx, name) for a launch that
 	// fits and for the first wave of one that does not, a virtual core per
 	// block after it (Machine.CoreName). So the hazard detector sees each
 	// block as agents of its own, whichever physical core ran it.
-	vid   int
-	vname string
+	vid    int
+	vname  string
 	kernel *asm.KernelInfo
 	strm   *stream
 	bufs   [asm.NumSpaces]*memory.Buffer
