@@ -2,6 +2,7 @@ package hazard_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +87,65 @@ func TestBlocksBeyondCoresIgnoreSharing(t *testing.T) {
 	slices.Sort(mappings)
 	if len(slices.Compact(mappings)) < 2 {
 		t.Errorf("every profile put the second wave on the same cores (%s): the test shows nothing", mappings[0])
+	}
+}
+
+// TestBlocksBeyondCoresPerBlockState: a block's flags and local memory are
+// its own. 16 blocks on 8 AIVs each leave a set_flag pending at their end:
+// 16 unpaired sets, one per block, not one per core. The second wave's
+// blocks read a UB tile before writing it: an uninit-read in each of them,
+// although the first wave wrote the same UB bytes of the same cores (a block
+// starts with nothing in its local memory it may rely on). And the first
+// wave's write of that tile races nothing in the second wave's blocks.
+func TestBlocksBeyondCoresPerBlockState(t *testing.T) {
+	src := `
+gm X : f32 [16, 64] = zero
+gm Y : f32 [16 * 16, 64] = zero
+
+kernel k : aiv {
+    tile %v : vec f32 [16, 64]
+    if block_idx < 8 {
+        tload %v, @X[0, 0]
+        set_flag MTE2, MTE3, 0
+        wait_flag MTE2, MTE3, 0
+    }
+get: tstore @Y[block_idx * 16, 0], %v
+left: set_flag MTE3, MTE2, 1
+}
+
+launch ranks=1 {
+    run k blocks=16
+}
+`
+	path := t.TempDir() + "/t.pto"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj, errs := asm.Assemble(fe, path, nil)
+	if errs.HasErrors() {
+		t.Fatalf("assemble: %v", errs)
+	}
+	prof := pipes.DefaultProfile()
+	if err := prof.Set("aiv_per_rank", "8"); err != nil {
+		t.Fatal(err)
+	}
+	d := hazard.New(hazard.Options{})
+	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: true, Observers: []machine.Observer{d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range d.Findings() {
+		if f.Severity != hazard.SevNote.String() {
+			got = append(got, fmt.Sprintf("%s line %d count %d", f.Kind, f.First.Line, f.Count))
+		}
+	}
+	want := []string{"uninit-read line 12 count 8", "unpaired-set line 13 count 16"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
 	}
 }
