@@ -93,13 +93,12 @@ func (c *core) describeWait() string {
 		return fmt.Sprintf("ffts_wait %d: counter %d, no ffts_set that would raise it is queued or pending", c.crossID, c.cross.Value(c.crossID))
 	case scSyncAll:
 		s := c.strm
-		want := 0
-		for _, x := range s.cores {
-			if x.rank.id == c.rank.id {
-				want++
-			}
+		r := c.rank.id
+		msg := fmt.Sprintf("syncall: %d of %d cores of the stream arrived on rank %d", s.syncall[r], s.nAICs+s.nAIVs, r)
+		if left := s.plan.blocks - s.next[r]; left > 0 {
+			msg += fmt.Sprintf("; %d of its %d blocks have no core to run on until a block ends (blocks beyond cores)", left, s.plan.blocks)
 		}
-		return fmt.Sprintf("syncall: %d of %d cores of the stream arrived on rank %d", s.syncall[c.rank.id], want, c.rank.id)
+		return msg
 	case scSignal:
 		op := c.waitOp
 		if op == nil || len(op.Args) < 2 {

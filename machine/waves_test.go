@@ -278,6 +278,10 @@ launch ranks=1 {
 		var de *DeadlockError
 		if got := errors.As(err, &de); got != tc.deadlock {
 			t.Errorf("blocks=%s: err = %v, want deadlock %v", tc.blocks, err, tc.deadlock)
+			continue
+		}
+		if want := "syncall: 8 of 9 cores of the stream arrived on rank 0; 1 of its 9 blocks have no core to run on until a block ends (blocks beyond cores)"; de != nil && (len(de.Blocked) != 8 || de.Blocked[0].Reason != want) {
+			t.Errorf("blocks=%s: blocked %+v, want 8 scalars: %s", tc.blocks, de.Blocked, want)
 		}
 	}
 }
