@@ -136,7 +136,7 @@ func TestGemm24Blocks(t *testing.T) {
 	}
 	// More blocks than cores run in waves on the same 24 cores
 	// (TestBlocksBeyondCores).
-	_, r, err = runObj(t, gemm24(t, 25), Options{})
+	_, r, err = runObj(t, gemm24(t, 25, asm.Define{Name: "K", Value: "256"}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

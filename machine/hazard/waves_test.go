@@ -52,14 +52,7 @@ func TestBlocksBeyondCoresIgnoreSharing(t *testing.T) {
 				}
 			}
 		}
-		d := hazard.New(hazard.Options{})
-		m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: true, Observers: []machine.Observer{d}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Run(); err != nil {
-			t.Fatalf("%s: %v", p.name, err)
-		}
+		m, d := lintWaves(t, obj, prof)
 		var b strings.Builder
 		for _, f := range d.Findings() {
 			fmt.Fprintf(&b, "%s %s:%d %s:%d count %d\n", f.Kind, f.First.File, f.First.Line, f.Second.File, f.Second.Line, f.Count)
@@ -129,14 +122,7 @@ launch ranks=1 {
 	if err := prof.Set("aiv_per_rank", "8"); err != nil {
 		t.Fatal(err)
 	}
-	d := hazard.New(hazard.Options{})
-	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: true, Observers: []machine.Observer{d}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Run(); err != nil {
-		t.Fatal(err)
-	}
+	_, d := lintWaves(t, obj, prof)
 	var got []string
 	for _, f := range d.Findings() {
 		if f.Severity != hazard.SevNote.String() {
@@ -148,4 +134,19 @@ launch ranks=1 {
 	if !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
+}
+
+// lintWaves runs obj timing-only under prof with a detector attached, as
+// `ptoasm lint` does; the run must end.
+func lintWaves(t *testing.T, obj *asm.Object, prof *pipes.Profile) (*machine.Machine, *hazard.Detector) {
+	t.Helper()
+	d := hazard.New(hazard.Options{})
+	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: true, Observers: []machine.Observer{d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return m, d
 }
