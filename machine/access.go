@@ -15,7 +15,7 @@ import (
 // are contiguous.
 func (c *core) accesses(e *entry, out []Access) []Access {
 	m := c.m
-	rank, core := int32(c.rank.id), int32(c.idx)
+	rank, core := int32(c.rank.id), int32(c.vid)
 	for i := range e.args {
 		a := &e.args[i]
 		acc := e.access[i]

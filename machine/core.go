@@ -59,9 +59,16 @@ type core struct {
 	issued int64
 	wake   waker
 
-	rank   *rankState
-	idx    int
-	name   string
+	rank *rankState
+	idx  int
+	name string
+	// vid and vname name the block the core runs to observers (Event.Agent,
+	// Access.Core, Peers): the core itself (idx, name) for a launch that
+	// fits and for the first wave of one that does not, a virtual core per
+	// block after it (Machine.CoreName). So the hazard detector sees each
+	// block as agents of its own, whichever physical core ran it.
+	vid    int
+	vname  string
 	kernel *asm.KernelInfo
 	strm   *stream
 	bufs   [asm.NumSpaces]*memory.Buffer
@@ -96,6 +103,9 @@ type core struct {
 	ran bool
 	// charged says the core's own state is taken out of the memory budget.
 	charged bool
+	// slot is the wave slot the core belongs to while its stream has blocks
+	// left to dispatch (blocks beyond cores); nil otherwise.
+	slot *waveSlot
 
 	// flagAt is when each flag was set, for the set→wait hand-off latency.
 	// It is large and touched only by flag hand-offs, so it comes last, away
@@ -108,6 +118,7 @@ func (m *Machine) coreAt(r, idx int, kind asm.CoreKind) *core {
 	c := rs.cores[idx]
 	if c == nil {
 		c = &core{m: m, rank: rs, idx: idx, name: m.CoreName(r, idx), order: r*(m.nAIC+m.nAIV) + idx}
+		c.vid, c.vname = idx, c.name
 		c.scratch = NewExecScratch()
 		c.scratch.Env = &c.env
 		c.wake.hidx = -1
@@ -223,7 +234,7 @@ func (c *core) fault(op *asm.COp, p asm.Pipe, format string, args ...any) *Fault
 
 // faultK builds a Fault of a given kind for op on this core.
 func (c *core) faultK(kind FaultKind, op *asm.COp, p asm.Pipe, format string, args ...any) *Fault {
-	return &Fault{Kind: kind, Cycle: max(c.m.now, c.t), Rank: c.rank.id, Core: c.idx, CoreName: c.name, Pipe: p, Op: op,
+	return &Fault{Kind: kind, Cycle: max(c.m.now, c.t), Rank: c.rank.id, Core: c.vid, CoreName: c.vname, Pipe: p, Op: op,
 		Msg: fmt.Sprintf(format, args...)}
 }
 

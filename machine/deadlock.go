@@ -15,24 +15,24 @@ func (m *Machine) deadlock() *DeadlockError {
 			continue
 		}
 		if c.state != scEnd && c.state != scQueueFull {
-			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS},
+			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
 				Op: c.waitOp, Reason: c.describeWait()})
-			d.Names = append(d.Names, c.name)
+			d.Names = append(d.Names, c.vname)
 		}
 		for _, p := range c.plist {
 			e := p.q.Head()
 			if e == nil || !p.waiting || e.kind != enWaitFlag {
 				continue
 			}
-			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: p.p},
+			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p.p},
 				Op: e.op, Reason: c.describeFlagWait(e.flag)})
-			d.Names = append(d.Names, c.name)
+			d.Names = append(d.Names, c.vname)
 		}
 		if c.state == scQueueFull || c.state == scEnd {
 			// Report the scalar after the pipe that holds it.
-			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: asm.PipeS},
+			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
 				Op: c.waitOp, Reason: c.describeWait()})
-			d.Names = append(d.Names, c.name)
+			d.Names = append(d.Names, c.vname)
 		}
 	}
 	if m.emitting {
@@ -66,7 +66,7 @@ func (c *core) describeFlagWait(f Flag) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s: no set_flag %s->%s #%d is queued or pending on %s", where, f.Src, f.Dst, f.ID, c.name)
+	return fmt.Sprintf("%s: no set_flag %s->%s #%d is queued or pending on %s", where, f.Src, f.Dst, f.ID, c.vname)
 }
 
 // describeWait explains what a scalar waits for.
@@ -93,13 +93,12 @@ func (c *core) describeWait() string {
 		return fmt.Sprintf("ffts_wait %d: counter %d, no ffts_set that would raise it is queued or pending", c.crossID, c.cross.Value(c.crossID))
 	case scSyncAll:
 		s := c.strm
-		want := 0
-		for _, x := range s.cores {
-			if x.rank.id == c.rank.id {
-				want++
-			}
+		r := c.rank.id
+		msg := fmt.Sprintf("syncall: %d of %d cores of the stream arrived on rank %d", s.syncall[r], s.nAICs+s.nAIVs, r)
+		if left := s.plan.blocks - s.next[r]; left > 0 {
+			msg += fmt.Sprintf("; %d of its %d blocks have no core to run on until a block ends (blocks beyond cores)", left, s.plan.blocks)
 		}
-		return fmt.Sprintf("syncall: %d of %d cores of the stream arrived on rank %d", s.syncall[c.rank.id], want, c.rank.id)
+		return msg
 	case scSignal:
 		op := c.waitOp
 		if op == nil || len(op.Args) < 2 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -744,7 +745,7 @@ func (m *Machine) limitError(kind LimitKind, at int64) error {
 		MaxTime: m.opt.MaxTime, IdleSince: m.workEnd}
 	for _, c := range m.active {
 		if c.state != scDone {
-			e.Waiting = append(e.Waiting, fmt.Sprintf("%s: %s", c.name, c.describeWait()))
+			e.Waiting = append(e.Waiting, fmt.Sprintf("%s: %s", c.vname, c.describeWait()))
 		}
 	}
 	return e
@@ -763,6 +764,126 @@ type stream struct {
 	syncallGen []int64
 	// block-level mode 1/2 arrivals, per rank and block: [id]
 	blockArr [][]blockArrivals
+	// next is, per rank, the next block to dispatch onto a freed wave slot
+	// when the stream has more blocks than free cores.
+	next []int
+}
+
+// waveSlot is the cores that run one stream's blocks one after another on one
+// rank when the stream has more blocks than free cores (a launch of hundreds
+// of blocks on 24 cores): one AIC or AIV, or an AIC with its two AIVs. When
+// the last of them finishes a block, the slot takes the stream's next block
+// and starts it block.start cycles later, as the runtime hands a freed core
+// the next block; which block lands on which core thus follows the timing.
+type waveSlot struct {
+	m     *Machine
+	s     *stream
+	rank  int
+	n     int // cores in use: 1, or 3 (AIC + two AIVs)
+	cores [3]*core
+	kerns [3]*asm.KernelInfo
+	live  int   // cores still running the current block
+	end   int64 // when the last of them finished
+	block int   // the block the slot starts next
+	w     waker
+}
+
+// done is called when one of the slot's cores finished its block.
+func (sl *waveSlot) done(end int64) {
+	sl.live--
+	sl.end = max(sl.end, end)
+	if sl.live > 0 {
+		return
+	}
+	s, r := sl.s, sl.rank
+	if s.next[r] >= s.plan.blocks {
+		for _, c := range sl.cores[:sl.n] {
+			c.slot = nil
+		}
+		return
+	}
+	sl.block = s.next[r]
+	s.next[r]++
+	// Started from an event of its own: the core that just finished may be
+	// inside one of its pipes' or its scalar's wake-up.
+	sl.m.schedule(&sl.w, sl.end+sl.m.prof.BlockStart, sl.cores[0].order*int(asm.NumPipes)+int(asm.PipeS))
+}
+
+// start runs the slot's next block on its cores.
+func (sl *waveSlot) start() {
+	m, s, b := sl.m, sl.s, sl.block
+	ba := &s.blockArr[sl.rank][b]
+	for i, c := range sl.cores[:sl.n] {
+		sub, pos := 0, vpAIC
+		switch {
+		case sl.n == 3:
+			pos = vpMixedAIC + i
+			if c.kind == asm.CoreAIV {
+				sub = i - 1
+				ba.aivs[sub] = c
+			} else {
+				ba.aic = c
+			}
+		case c.kind == asm.CoreAIV:
+			pos = vpAIV
+			ba.aivs[0] = c
+		default:
+			ba.aic = c
+		}
+		if err := c.start(sl.kerns[i], s, b, sub, s.plan.blocks, m.now); err != nil {
+			m.fail(err)
+			return
+		}
+		// The block is a core of its own to observers, with no edge from
+		// the block the core ran before: which blocks share a core follows
+		// the timing, and a race between two of them must not hide behind
+		// it (docs/hazards.md, "Blocks beyond cores").
+		c.vid = m.virtualCore(b, pos)
+		c.vname = m.CoreName(sl.rank, c.vid)
+		if err := m.chargeVirtual(c); err != nil {
+			m.fail(err)
+			return
+		}
+		m.live++
+	}
+	sl.live = sl.n
+	sl.end = 0
+	for _, c := range sl.cores[:sl.n] {
+		c.sleep()
+	}
+}
+
+// observerPairBytes is what an observer keeps per pair of agents: the hazard
+// detector's vector clocks have a component per agent of the run in every
+// agent's clock, its flag channels' and its issue log's, about 8 bytes per
+// pair together (measured: 2.0 GB retained linting vec_add with 4096 blocks,
+// 16 400 agents).
+const observerPairBytes = 8
+
+// chargeVirtual charges the memory budget for what observers keep about
+// virtual core c, the first time they hear of it: its agents are new to
+// them, and the detector's state grows with the square of the agents, so
+// blocks=65536 beyond the cores is refused (--max-memory) rather than left
+// to the out-of-memory killer. Nothing is charged without observers.
+func (m *Machine) chargeVirtual(c *core) error {
+	if !m.emitting {
+		return nil
+	}
+	key := int64(c.rank.id)<<32 | int64(c.vid)
+	if _, ok := m.vseen[key]; ok {
+		return nil
+	}
+	if m.vseen == nil {
+		m.vseen = map[int64]struct{}{}
+	}
+	m.vseen[key] = struct{}{}
+	n := int64(1 + len(c.plist))
+	m.vagents += n
+	all := m.vagents + int64(m.nranks)*int64(m.nAIC+m.nAIV)*int64(asm.NumPipes)
+	return m.mem.take(mulCap(observerPairBytes*n, all), c.strm.plan.span.Pos, func() string {
+		return fmt.Sprintf("the observers' state for blocks=%d beyond the cores (%d agents so far at %s; the hazard detector keeps a clock component per pair of agents)",
+			c.strm.plan.blocks, all, c.vname)
+	})
 }
 
 type blockArrivals struct {
@@ -792,10 +913,22 @@ func (m *Machine) startRun(st *launchStep) {
 			var s *stream
 			if r == 0 {
 				s = &stream{plan: sp, mode0: make([][2][asm.NumFFTSIDs]int, m.nranks), syncall: make([]int, m.nranks),
-					syncallGen: make([]int64, m.nranks), blockArr: make([][]blockArrivals, m.nranks)}
+					syncallGen: make([]int64, m.nranks), blockArr: make([][]blockArrivals, m.nranks),
+					next: make([]int, m.nranks)}
 				m.streams = append(m.streams, s)
 			} else {
 				s = m.streams[si]
+			}
+			if sp.blocks > m.nAIC+m.nAIV {
+				// Blocks beyond cores: blocks=65536 on thousands of ranks
+				// is gigabytes of arrival records.
+				size := int64(sp.blocks) * int64(unsafe.Sizeof(blockArrivals{}))
+				if err := m.mem.take(size, sp.span.Pos, func() string {
+					return fmt.Sprintf("the block records of blocks=%d (%s per rank, %d ranks)", sp.blocks, asm.FormatBytes(size), m.nranks)
+				}); err != nil {
+					m.fail(err)
+					return
+				}
 			}
 			s.blockArr[r] = make([]blockArrivals, sp.blocks)
 			if err := m.placeStream(r, s, usedAIC, usedAIV); err != nil {
@@ -817,23 +950,19 @@ func (m *Machine) startRun(st *launchStep) {
 	}
 }
 
-// placeStream picks disjoint cores for one stream on rank r.
+// placeStream picks disjoint cores for one stream on rank r. A stream with
+// more blocks than free cores of its kind starts as many blocks as there are
+// free cores (the first wave) and dispatches the rest onto the cores as they
+// finish (waveSlot).
 func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 	sp := s.plan
 	tooMany := func(what string, have int) error {
-		return fmt.Errorf("%s: blocks=%d needs %d %s but only %d are free on rank %d (profile: %d AIC + %d AIV per rank)",
-			sp.span.Pos, sp.blocks, sp.blocks, what, have, r, m.nAIC, m.nAIV)
-	}
-	free := func(used []bool) int {
-		n := 0
-		for _, u := range used {
-			if !u {
-				n++
-			}
-		}
-		return n
+		return fmt.Errorf("%s: blocks=%d needs at least one free %s but %d are free on rank %d (profile: %d AIC + %d AIV per rank)",
+			sp.span.Pos, sp.blocks, what, have, r, m.nAIC, m.nAIV)
 	}
 	add := func(c *core, k *asm.KernelInfo, b, sub int) error {
+		c.slot = nil
+		c.vid, c.vname = c.idx, c.name
 		if err := c.start(k, s, b, sub, sp.blocks, m.now); err != nil {
 			return err
 		}
@@ -842,9 +971,9 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 		m.live++
 		return nil
 	}
+	b := 0
 	switch {
 	case sp.aic != nil && sp.aiv != nil:
-		b := 0
 		for a := 0; a < m.nAIC && b < sp.blocks; a++ {
 			if usedAIC[a] || 2*a+1 >= m.nAIV || usedAIV[2*a] || usedAIV[2*a+1] {
 				continue
@@ -863,8 +992,8 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 			}
 			b++
 		}
-		if b < sp.blocks {
-			return tooMany("AIC+2 AIV blocks", b)
+		if b == 0 {
+			return tooMany("AIC+2 AIV block", b)
 		}
 		if r == 0 {
 			s.nAICs, s.nAIVs = sp.blocks, 2*sp.blocks
@@ -874,10 +1003,6 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 		if k == nil {
 			k, kind = sp.uni, asm.CoreUnified
 		}
-		if free(usedAIC) < sp.blocks {
-			return tooMany("AICs", free(usedAIC))
-		}
-		b := 0
 		for a := 0; a < m.nAIC && b < sp.blocks; a++ {
 			if usedAIC[a] {
 				continue
@@ -890,14 +1015,13 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 			}
 			b++
 		}
+		if b == 0 {
+			return tooMany("AIC", b)
+		}
 		if r == 0 {
 			s.nAICs = sp.blocks
 		}
 	case sp.aiv != nil:
-		if free(usedAIV) < sp.blocks {
-			return tooMany("AIVs", free(usedAIV))
-		}
-		b := 0
 		for a := 0; a < m.nAIV && b < sp.blocks; a++ {
 			if usedAIV[a] {
 				continue
@@ -910,8 +1034,35 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 			}
 			b++
 		}
+		if b == 0 {
+			return tooMany("AIV", b)
+		}
 		if r == 0 {
 			s.nAIVs = sp.blocks
+		}
+	}
+	s.next[r] = b
+	if b == sp.blocks {
+		return nil
+	}
+	// Blocks beyond cores: every block placed is a wave slot.
+	for i := 0; i < b; i++ {
+		ba := &s.blockArr[r][i]
+		sl := &waveSlot{m: m, s: s, rank: r}
+		if ba.aic != nil {
+			sl.cores[sl.n], sl.kerns[sl.n] = ba.aic, ba.aic.kernel
+			sl.n++
+		}
+		for _, c := range ba.aivs {
+			if c != nil {
+				sl.cores[sl.n], sl.kerns[sl.n] = c, c.kernel
+				sl.n++
+			}
+		}
+		sl.live = sl.n
+		sl.w.hidx, sl.w.fn = -1, sl.start
+		for _, c := range sl.cores[:sl.n] {
+			c.slot = sl
 		}
 	}
 	return nil
@@ -920,6 +1071,9 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 // coreDone is called when a core's kernel finished (pipes drained) at end.
 func (m *Machine) coreDone(c *core, end int64) {
 	m.live--
+	if c.slot != nil {
+		c.slot.done(end)
+	}
 	if end > m.now {
 		// Keep the clock monotone: the run ends when the last core's last pipe does.
 		m.runEndAt = max(m.runEndAt, end)
@@ -986,7 +1140,7 @@ func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event
 		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""
 	}
 	if c != nil {
-		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: p}
+		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p}
 		e.Iter = c.iter
 		e.Issued = c.issued
 	} else {

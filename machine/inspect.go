@@ -83,15 +83,26 @@ func (m *Machine) CoreAt(rank, core int) (CoreView, bool) {
 	return c.view(), true
 }
 
+// coreOf returns core `core` of rank `rank`: a physical core, or the core
+// running virtual core `core` (a block after a launch's first wave) now.
 func (m *Machine) coreOf(rank, core int) *core {
-	if rank < 0 || rank >= len(m.ranks) || core < 0 || core >= len(m.ranks[rank].cores) {
+	if rank < 0 || rank >= len(m.ranks) || core < 0 {
 		return nil
 	}
-	return m.ranks[rank].cores[core]
+	cores := m.ranks[rank].cores
+	if core < len(cores) {
+		return cores[core]
+	}
+	for _, c := range cores {
+		if c != nil && c.vid == core {
+			return c
+		}
+	}
+	return nil
 }
 
 func (c *core) view() CoreView {
-	v := CoreView{Rank: c.rank.id, Core: c.idx, Name: c.name, Kind: c.kind, Kernel: c.kernel, Block: c.env.Block,
+	v := CoreView{Rank: c.rank.id, Core: c.vid, Name: c.vname, Kind: c.kind, Kernel: c.kernel, Block: c.env.Block,
 		Done: c.state == scDone, Iter: append([]int64(nil), c.iter...), T: c.t}
 	switch c.state {
 	case scRunning, scDone, scIdle:
@@ -166,7 +177,7 @@ func (c *core) liveFlagWait(f Flag) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s: no set_flag %s->%s #%d is queued on %s yet", where, f.Src, f.Dst, f.ID, c.name)
+	return fmt.Sprintf("%s: no set_flag %s->%s #%d is queued on %s yet", where, f.Src, f.Dst, f.ID, c.vname)
 }
 
 func cstmtPos(s asm.CStmt) asm.Pos {
@@ -258,6 +269,6 @@ func (m *Machine) LastStarted() (Started, bool) {
 	if e == nil || e.kind != enExec {
 		return Started{}, false
 	}
-	return Started{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.idx), Pipe: pipe}, Op: e.op, Step: e.step,
+	return Started{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: pipe}, Op: e.op, Step: e.step,
 		Iter: e.iter, Start: p.start, End: p.end, Accesses: c.accesses(e, nil)}, true
 }

@@ -191,6 +191,11 @@ type Machine struct {
 	codes map[*asm.KernelInfo][]inst
 	// mem is the storage taken of Options.MaxMemory.
 	mem budget
+	// vseen holds each (rank, virtual core) observers have been told of
+	// (rank<<32 | vid), and vagents their agents (scalar and pipes): see
+	// chargeVirtual.
+	vseen   map[int64]struct{}
+	vagents int64
 	// exprInit spares the other ranks an expr init that does not use rank.
 	exprInit exprInitCache
 }
@@ -273,12 +278,41 @@ func synthOp(name string, p asm.Pipe) *asm.COp {
 	return &asm.COp{ID: -1, Info: info, Pipe: p, Cost: info.CostOn(p)}
 }
 
-// CoreName names a core: "r0.aic3", "r1.aiv7".
+// CoreName names a core: "r0.aic3", "r1.aiv7"; a virtual core (a block
+// after a launch's first wave, virtualCore) by its block: "r0.b30.aic",
+// "r0.b30.aiv1" (the AIV of subblock 1).
 func (m *Machine) CoreName(rank, core int) string {
-	if core < m.nAIC {
+	switch n := m.nAIC + m.nAIV; {
+	case core < m.nAIC:
 		return fmt.Sprintf("r%d.aic%d", rank, core)
+	case core < n:
+		return fmt.Sprintf("r%d.aiv%d", rank, core-m.nAIC)
+	default:
+		b, pos := (core-n)/numVirtualPos, (core-n)%numVirtualPos
+		return fmt.Sprintf("r%d.b%d.%s", rank, b, virtualPosNames[pos])
 	}
-	return fmt.Sprintf("r%d.aiv%d", rank, core-m.nAIC)
+}
+
+// A virtual core is one block, after the first wave, of a launch with more
+// blocks than cores, in one of these positions. Within one run at most one
+// stream waves in each position (a stream that waves takes every free core
+// it can use, so a later stream of the same position finds none), so
+// block and position name the virtual core, whatever physical core runs it
+// and in whatever order the blocks started.
+const (
+	vpMixedAIC = iota // the AIC of a mixed (aic + aiv) block
+	vpMixedAIV0
+	vpMixedAIV1
+	vpAIC // an aic or unified block
+	vpAIV // an aiv block
+	numVirtualPos
+)
+
+var virtualPosNames = [numVirtualPos]string{"aic", "aiv0", "aiv1", "aic", "aiv"}
+
+// virtualCore is the observer id of block b in position pos.
+func (m *Machine) virtualCore(b, pos int) int {
+	return m.nAIC + m.nAIV + b*numVirtualPos + pos
 }
 
 // Ranks is the number of ranks.

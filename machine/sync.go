@@ -47,7 +47,7 @@ func (c *core) bump(e *entry, p asm.Pipe, x *core, id int, peers *[]int32) bool 
 		m.fail(c.faultK(FaultOverflow, e.op, p, "ffts %d: the counter of %s overflows past %d (more sets than waits)", id, x.name, pipes.CrossMax))
 		return false
 	}
-	*peers = append(*peers, int32(x.idx))
+	*peers = append(*peers, int32(x.vid))
 	if x.state == scCross && x.crossID == id {
 		x.t = max(x.t, m.now+m.prof.Sync.FFTSLatency)
 		x.sleep()
@@ -160,12 +160,10 @@ func (c *core) syncAll(op *asm.COp) bool {
 		c.syncDrained = false
 		s := c.strm
 		r := c.rank.id
-		want := 0
-		for _, x := range s.cores {
-			if x.rank.id == r {
-				want++
-			}
-		}
+		// Every core of every block: with more blocks than cores the
+		// blocks still waiting for a core never arrive, and the first
+		// wave deadlocks here, as a grid barrier does on the hardware.
+		want := s.nAICs + s.nAIVs
 		c.syncGen = s.syncallGen[r]
 		s.syncall[r]++
 		if s.syncall[r] < want {
@@ -728,7 +726,7 @@ func (x *sdmaOp) run() {
 	if m.emitting {
 		ev := m.event(EvExec, c, asm.PipeInvalid, x.e.op)
 		ev.Agent.Core = -1
-		ev.Issue, ev.IssueCore = x.e.seq, int32(c.idx)
+		ev.Issue, ev.IssueCore = x.e.seq, int32(c.vid)
 		ev.Start, ev.End, ev.Cycle = x.start, x.end, x.start
 		ev.Step = "sdma"
 		ev.Accesses = c.accesses(&x.e, ev.Accesses[:0])

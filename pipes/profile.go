@@ -206,9 +206,13 @@ type Profile struct {
 	TWaitBarrierEvery int64 // a pipe_barrier(ALL) every this many polls
 	TWaitMaxPolls     int64 // the library asserts after this many polls
 
-	Link             LinkParams
-	SDMA             SDMAParams
-	LaunchOverhead   int64 // host-timed kernel launch + completion; not part of kernel cycles
+	Link           LinkParams
+	SDMA           SDMAParams
+	LaunchOverhead int64 // host-timed kernel launch + completion; not part of kernel cycles
+	// BlockStart: cycles from a core finishing one block of a launch with more
+	// blocks than cores to the next block starting on it (the first wave
+	// starts with the launch and does not pay it).
+	BlockStart       int64
 	RemoteVisibility Visibility
 
 	// sources is the `# source:` comment of each parameter, by table index.
@@ -414,6 +418,7 @@ func buildParams() []param {
 		intParam("sdma.latency", "cycles", 0, func(p *Profile) *int64 { return &p.SDMA.Latency }),
 		floatParam("sdma.bw", "B/cycle", func(p *Profile) *float64 { return &p.SDMA.BW }),
 		intParam("host.launch_overhead", "cycles", 0, func(p *Profile) *int64 { return &p.LaunchOverhead }),
+		intParam("block.start", "cycles", 0, func(p *Profile) *int64 { return &p.BlockStart }),
 		enumParam("remote_visibility", visibilityNames[:],
 			func(p *Profile) int { return int(p.RemoteVisibility) },
 			func(p *Profile, i int) { p.RemoteVisibility = Visibility(i) }),

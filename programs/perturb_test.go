@@ -45,6 +45,8 @@ var timingPerturbations = []perturbation{
 	{name: "slow SDMA", prefixes: []string{"sdma.latency"}, set: "50000"},
 	{name: "slow FFTS", prefixes: []string{"sync.ffts_latency"}, set: "5000"},
 	{name: "slow scalar", prefixes: []string{"scalar.op"}, set: "40"},
+	// Which blocks share a core (blocks beyond cores) follows the timing.
+	{name: "slow block dispatch", prefixes: []string{"block.start"}, set: "100000"},
 }
 
 // apply returns the default profile with p applied; it fails when p matches

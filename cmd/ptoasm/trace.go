@@ -14,12 +14,14 @@ import (
 )
 
 // coreName is what --core accepts: a core of every rank, or of one.
-var coreName = regexp.MustCompile(`^(r[0-9]+\.)?(aic|aiv)[0-9]+$`)
+// coreName matches a core's name, or a block's after a launch's first wave
+// (b30.aic, b30.aiv1: blocks beyond cores, machine.Machine.CoreName).
+var coreName = regexp.MustCompile(`^(r[0-9]+\.)?((aic|aiv)[0-9]+|b[0-9]+\.(aic|aiv[01]?))$`)
 
 // traceFilterFlags select what a trace shows.
 type traceFilterFlags struct {
 	Rank   []int    `help:"Only these ranks (repeatable)."`
-	Core   []string `help:"Only these cores, by name: aic0, aiv3 or r1.aic0 (repeatable)."`
+	Core   []string `help:"Only these cores, by name: aic0, aiv3 or r1.aic0; a block after the first wave of a launch with more blocks than cores by its block: b30.aic, b30.aiv1 (repeatable)."`
 	Pipe   []string `help:"Only these pipes: S MTE2 MTE1 M FIX V MTE3 (repeatable)."`
 	From   int64    `default:"0" help:"Only events that end at or after this cycle."`
 	To     int64    `default:"0" help:"Only events that start before this cycle (0: to the end)."`
@@ -32,7 +34,7 @@ func (f traceFilterFlags) filter() (trace.Filter, error) {
 		// A name that can match no core filtered everything out and printed
 		// an empty trace, exit 0.
 		if !coreName.MatchString(s) {
-			return out, fmt.Errorf("--core %s: not a core name (aic0, aiv3, r1.aic0)", s)
+			return out, fmt.Errorf("--core %s: not a core name (aic0, aiv3, r1.aic0, b30.aic)", s)
 		}
 	}
 	for _, r := range f.Rank {
