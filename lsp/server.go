@@ -39,6 +39,9 @@ type Options struct {
 	MaxFileSize int64
 	// Version is reported in the initialize result.
 	Version string
+	// Defines are -D overrides of constants, for `ptoasm lint --fix -D`;
+	// the editor serves the file as written.
+	Defines []asm.Define
 }
 
 // DefaultDebounce lets a burst of keystrokes become one analysis.
