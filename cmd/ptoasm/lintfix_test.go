@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLintFix: `lint --fix` orders each race with the editor's quick fix and
+// writes the file back; the result lints clean (notes aside), its run keeps
+// its golden, it is a fmt fixed point, and a second --fix changes nothing.
+// ffn_grid's races are across loop iterations (the double buffer's missing
+// reverse flags): each gets a pre-set before the loop and a drain after it.
+func TestLintFix(t *testing.T) {
+	for _, c := range []struct {
+		rel   string
+		fixes int      // fixes applied
+		want  []string // lines the fixed file holds, trimmed
+	}{
+		{"hazards/war.pto", 1, nil},
+		{"hazards/raw.pto", 1, nil},
+		{"ffn_grid/unified_as_shipped.pto", 2, []string{
+			"set_flag MTE1, MTE2, 0", "wait_flag MTE1, MTE2, 0", // M1, the reverse flag of hiddenChunkMat
+			"set_flag M, MTE1, 0", "wait_flag M, MTE1, 0", // M2, aDown/bDown
+		}},
+	} {
+		t.Run(c.rel, func(t *testing.T) {
+			path := copyProgramDir(t, c.rel)
+			code, out, stderr := runCLI("lint", "--fix", path)
+			if code != 0 {
+				t.Fatalf("lint --fix: exit %d\n%s%s", code, out, stderr)
+			}
+			if n := strings.Count(stderr, ": fixed: "); n != c.fixes {
+				t.Errorf("%d fixes, want %d:\n%s", n, c.fixes, stderr)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fixed := string(b)
+			for _, w := range c.want {
+				if !containsLine(fixed, w) {
+					t.Errorf("fixed file has no line %q", w)
+				}
+			}
+			if code, out, stderr := runCLI("lint", path); code != 0 {
+				t.Errorf("lint after --fix: exit %d\n%s%s", code, out, stderr)
+			}
+			if code, out, stderr := runCLI("run", path); code != 0 || strings.Contains(out, "FAIL") {
+				t.Errorf("run after --fix: exit %d\n%s%s", code, out, stderr)
+			}
+			if code, out, stderr := runCLI("fmt", "-d", path); code != 0 || out != "" {
+				t.Errorf("fixed file is not a fmt fixed point (exit %d):\n%s%s", code, out, stderr)
+			}
+			if code, _, stderr := runCLI("lint", "--fix", path); code != 0 || strings.Contains(stderr, "fixed:") {
+				t.Errorf("second lint --fix: exit %d\n%s", code, stderr)
+			}
+			if b2, _ := os.ReadFile(path); string(b2) != fixed {
+				t.Error("second lint --fix changed the file")
+			}
+		})
+	}
+}
+
+func TestLintFixUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"lint", "--fix", "gemm_db"}, "needs a file path"},
+		{[]string{"lint", "--fix", "--static", "../../programs/hazards/war.pto"}, "cannot be used with --static"},
+	} {
+		if code, _, stderr := runCLI(c.args...); code != 2 || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.msg)
+		}
+	}
+}
+
+func containsLine(text, line string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == line {
+			return true
+		}
+	}
+	return false
+}
+
+// copyProgramDir copies the directory of programs/rel (its includes and
+// data files beside it) to a temporary directory and returns rel's copy.
+func copyProgramDir(t *testing.T, rel string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "programs", filepath.Dir(rel))
+	dst := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dst, filepath.Base(rel))
+}
