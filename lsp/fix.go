@@ -108,29 +108,41 @@ func raceFix(r *result, f *hazard.Finding) ([]protocol.TextEdit, string, bool) {
 
 // freeEventID is the lowest event id k's flags from src to dst do not use;
 // false when one of them computes its id (any id may be in use) or all
-// eight are taken.
+// are taken.
 func freeEventID(k *asm.KernelInfo, src, dst asm.Pipe) (int, bool) {
-	if k == nil {
+	used, computed := eventIDsUsed(k, src, dst, "")
+	if k == nil || computed {
 		return 0, false
 	}
-	var used uint32
-	for _, o := range k.Ops {
-		if o.Info.Name != "set_flag" && o.Info.Name != "wait_flag" || len(o.Args) < 3 || o.Args[0].Pipe != src || o.Args[1].Pipe != dst {
-			continue
-		}
-		if o.Args[2].Val.Fn != nil {
-			return 0, false
-		}
-		if v := o.Args[2].Val.Val; v >= 0 && v < 32 {
-			used |= 1 << v
-		}
-	}
-	for i := 0; i < 8; i++ {
+	for i := 0; i < asm.NumEventIDs; i++ {
 		if used&(1<<i) == 0 {
 			return i, true
 		}
 	}
 	return 0, false
+}
+
+// eventIDsUsed is the set (bit i: id i) of constant event ids that k's
+// flags from src to dst use, only its set_flags or wait_flags when op names
+// one; computed says one of them computes its id at run time.
+func eventIDsUsed(k *asm.KernelInfo, src, dst asm.Pipe, op string) (used uint32, computed bool) {
+	if k == nil {
+		return 0, false
+	}
+	for _, o := range k.Ops {
+		if o.Info.Name != "set_flag" && o.Info.Name != "wait_flag" || op != "" && o.Info.Name != op ||
+			len(o.Args) < 3 || o.Args[0].Pipe != src || o.Args[1].Pipe != dst {
+			continue
+		}
+		if o.Args[2].Val.Fn != nil {
+			computed = true
+			continue
+		}
+		if v := o.Args[2].Val.Val; v >= 0 && v < 32 {
+			used |= 1 << v
+		}
+	}
+	return used, computed
 }
 
 // step is one level of the path from a kernel's body down to an
