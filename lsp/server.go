@@ -175,9 +175,16 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	if req.Params != nil {
 		gctx.Params = *req.Params
 	}
-	if req.Method == "exit" {
+	switch req.Method {
+	case "exit":
 		s.exitOnce.Do(func() { close(s.exit) })
 		return nil, nil
+	case methodInlayHint:
+		r, err := s.inlayHintRequest(req.Params)
+		if err != nil {
+			return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: err.Error()}
+		}
+		return r, nil
 	}
 	r, validMethod, validParams, err := s.handler.Handle(&gctx)
 	switch {
@@ -207,8 +214,11 @@ func (s *Server) initialize(_ *glsp.Context, _ *protocol.InitializeParams) (any,
 	caps.CompletionProvider = &protocol.CompletionOptions{TriggerCharacters: []string{"%", "@"}}
 	caps.SemanticTokensProvider = semanticTokensOptions()
 	ver := s.opt.Version
-	return protocol.InitializeResult{
-		Capabilities: caps,
+	return struct {
+		Capabilities serverCapabilities                   `json:"capabilities"`
+		ServerInfo   *protocol.InitializeResultServerInfo `json:"serverInfo,omitempty"`
+	}{
+		Capabilities: serverCapabilities{ServerCapabilities: caps, InlayHintProvider: true},
 		ServerInfo:   &protocol.InitializeResultServerInfo{Name: "ptoasm", Version: &ver},
 	}, nil
 }
