@@ -79,6 +79,7 @@ type document struct {
 	version int32
 	gen     int // bumped by every edit; an analysis of an older gen is stale
 	timer   *time.Timer
+	edited  time.Time // when the last edit arrived
 	running bool // an analysis goroutine is working on this document
 	pending bool // an edit arrived while it ran: analyse again when it ends
 	cancel  context.CancelFunc
@@ -305,8 +306,11 @@ func (d *document) stop() {
 }
 
 // scheduleLocked notes an edit of d: the running analysis (if any) is
-// cancelled and its result will be dropped, and a new one starts once the
-// edits pause for Options.Debounce. The caller holds Server.mu.
+// cancelled and its result will be dropped, and a new one starts at once
+// when the edit comes after a pause of Options.Debounce or more (opening a
+// file, a paste, a code action: the diagnostics follow in the time one
+// analysis takes), else once the edits pause for Options.Debounce (typing:
+// one analysis per burst). The caller holds Server.mu.
 func (s *Server) scheduleLocked(d *document) {
 	d.gen++
 	if d.cancel != nil {
@@ -315,7 +319,13 @@ func (s *Server) scheduleLocked(d *document) {
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	d.timer = time.AfterFunc(s.opt.Debounce, func() { s.kick(d) })
+	now := time.Now()
+	delay := s.opt.Debounce
+	if now.Sub(d.edited) >= s.opt.Debounce {
+		delay = 0
+	}
+	d.edited = now
+	d.timer = time.AfterFunc(delay, func() { s.kick(d) })
 }
 
 // kick starts d's analysis unless one is running; then that one analyses

@@ -107,8 +107,13 @@ func (c *lintCmd) Run(e *env) error {
 // pass could not check something then says the run did, for this launch,
 // instead of telling the user to run what they just ran.
 func staticFindings(obj *asm.Object, dynamic []hazard.Finding, sup []hazard.Suppression, ran bool) []hazard.Finding {
+	return mergeStatic(hazard.CheckObject(obj), dynamic, sup, ran)
+}
+
+// mergeStatic is staticFindings with the static pass's findings given.
+func mergeStatic(checked, dynamic []hazard.Finding, sup []hazard.Suppression, ran bool) []hazard.Finding {
 	var static []hazard.Finding
-	for _, f := range hazard.CheckObject(obj) {
+	for _, f := range checked {
 		if hazard.Suppressed(sup, &f) {
 			continue
 		}

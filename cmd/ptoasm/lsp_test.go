@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/ptoasm/ptoasm/lsp"
 	"github.com/ptoasm/ptoasm/lsp/lsptest"
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/machine/hazard"
 )
 
 // startLSP runs `ptoasm lsp` (the subcommand, as an editor starts it) in
@@ -113,11 +115,12 @@ func TestLSPLint(t *testing.T) {
 
 // BenchmarkLSPDiagnostics is the time from an edit of allgather_gemm to its
 // diagnostics (assembly, the timing-only run with the detector, the static
-// pass), through the CLI's lint, with no debounce.
+// pass), through the CLI's lint and the default debounce: an edit after a
+// pause is analysed at once. It also reports the most lint runs of the
+// document in flight at once (must be 1).
 func BenchmarkLSPDiagnostics(b *testing.B) {
 	uri, text := programURI(b, "programs/allgather_gemm/allgather_gemm.pto")
-	mopt := machine.Options{}
-	opt := lspOptions(&env{lim: limits{maxMemory: 768 << 20, maxFileSize: 1 << 20}}, mopt, time.Nanosecond)
+	opt, most := countingLint(lspOptions(&env{lim: limits{maxMemory: 768 << 20, maxFileSize: 1 << 20}}, machine.Options{}, lsp.DefaultDebounce))
 	cl := lsptest.Start(b, func(ctx context.Context, rw io.ReadWriteCloser) error {
 		return lsp.New(opt).Serve(ctx, rw)
 	})
@@ -127,18 +130,90 @@ func BenchmarkLSPDiagnostics(b *testing.B) {
 	if _, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(1)); err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	start := time.Now()
+	var total time.Duration
+	cpu0, cpuOK := processCPU()
 	for i := 0; i < b.N; i++ {
+		time.Sleep(lsp.DefaultDebounce) // a pause: the next edit is not part of a burst
 		v := int32(i + 2)
+		start := time.Now()
 		if err := cl.Change(uri, v, text+strings.Repeat("\n", i%2)); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(v)); err != nil {
 			b.Fatal(err)
 		}
+		total += time.Since(start)
 	}
-	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/diagnostics")
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/diagnostics")
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		// The CPU the whole process spent per edit (server, machine and
+		// this client; the pauses cost none).
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/diagnostics")
+	}
+	b.ReportMetric(float64(most()), "max-lints-in-flight")
+	if most() > 1 {
+		b.Errorf("%d lint runs of one document at once, want 1", most())
+	}
+}
+
+// countingLint wraps opt's lint to count the runs in flight at once; most
+// reports the largest count seen.
+func countingLint(opt lsp.Options) (lsp.Options, func() int) {
+	var mu sync.Mutex
+	running, peak := 0, 0
+	lint := opt.Lint
+	opt.Lint = func(ctx context.Context, obj *asm.Object) ([]hazard.Finding, error) {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			running--
+			mu.Unlock()
+		}()
+		return lint(ctx, obj)
+	}
+	return opt, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
+}
+
+// TestLSPOneLintInFlight: with the CLI's real lint on allgather_gemm and
+// edits arriving faster than one lint run, there is never more than one run
+// of the document at once, and the last edit's diagnostics arrive.
+func TestLSPOneLintInFlight(t *testing.T) {
+	uri, text := programURI(t, "programs/allgather_gemm/allgather_gemm.pto")
+	opt, most := countingLint(lspOptions(&env{lim: limits{maxMemory: 768 << 20, maxFileSize: 1 << 20}}, machine.Options{}, time.Millisecond))
+	cl := lsptest.Start(t, func(ctx context.Context, rw io.ReadWriteCloser) error {
+		return lsp.New(opt).Serve(ctx, rw)
+	})
+	if err := cl.Open(uri, text); err != nil {
+		t.Fatal(err)
+	}
+	const edits = 30
+	for v := int32(2); v <= edits; v++ {
+		// Some edits after a pause longer than the debounce (started at
+		// once), some in bursts; all faster than a lint run.
+		time.Sleep(time.Duration(v%3) * time.Millisecond)
+		if err := cl.Change(uri, v, text+strings.Repeat("\n", int(v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(edits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := most(); n != 1 {
+		t.Errorf("%d lint runs of one document at once, want 1", n)
+	}
+	for _, d := range p.Diagnostics {
+		if d.Severity != nil && *d.Severity <= protocol.DiagnosticSeverityWarning {
+			t.Errorf("allgather_gemm lints clean, got %s", d.Message)
+		}
+	}
 }
 
 // TestLSPSubprocess starts `ptoasm lsp` as a process and speaks to it like an
