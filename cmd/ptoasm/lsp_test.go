@@ -216,14 +216,13 @@ func TestLSPOneLintInFlight(t *testing.T) {
 	}
 }
 
-// TestLSPSubprocess starts `ptoasm lsp` as a process and speaks to it like an
-// editor: the race of ffn_grid's shipped kernel, a hover, a jump to a tile's
-// declaration, completion of `tmat`, the race's quick fix applied and
-// re-analysed without it, then shutdown and exit.
-func TestLSPSubprocess(t *testing.T) {
+// startLSPProcess starts this test binary as `ptoasm ARGS...` (the server
+// an editor would start) and returns a client speaking to it over its
+// standard input and output, and a channel that gets the process's exit.
+func startLSPProcess(t *testing.T, args ...string) (*lsptest.Client, <-chan error) {
 	exited := make(chan error, 1)
 	cl := lsptest.Start(t, func(ctx context.Context, rw io.ReadWriteCloser) error {
-		cmd := exec.CommandContext(ctx, os.Args[0], "lsp")
+		cmd := exec.CommandContext(ctx, os.Args[0], args...)
 		cmd.Env = append(os.Environ(), "PTOASM_TEST_MAIN=1")
 		cmd.Stdout = rw
 		// Our own copy to stdin, so Wait returns when the process ends
@@ -241,6 +240,15 @@ func TestLSPSubprocess(t *testing.T) {
 		exited <- err
 		return err
 	})
+	return cl, exited
+}
+
+// TestLSPSubprocess starts `ptoasm lsp` as a process and speaks to it like an
+// editor: the race of ffn_grid's shipped kernel, a hover, a jump to a tile's
+// declaration, completion of `tmat`, the race's quick fix applied and
+// re-analysed without it, then shutdown and exit.
+func TestLSPSubprocess(t *testing.T) {
+	cl, exited := startLSPProcess(t, "lsp")
 	uri, text := programURI(t, "programs/ffn_grid/unified_as_shipped.pto")
 	if err := cl.Open(uri, text); err != nil {
 		t.Fatal(err)
