@@ -80,8 +80,8 @@ type document struct {
 	gen     int // bumped by every edit; an analysis of an older gen is stale
 	timer   *time.Timer
 	edited  time.Time // when the last edit arrived
-	running bool // an analysis goroutine is working on this document
-	pending bool // an edit arrived while it ran: analyse again when it ends
+	running bool      // an analysis goroutine is working on this document
+	pending bool      // an edit arrived while it ran: analyse again when it ends
 	cancel  context.CancelFunc
 	closed  bool
 
