@@ -39,23 +39,12 @@ func TestCompletion(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			items := complete(t, cl, uri, c.pos)
-			got := map[string]bool{}
 			for _, it := range items {
-				got[it.Label] = true
 				if !strings.HasPrefix(it.Label, c.prefix) {
 					t.Errorf("item %q does not start with %q", it.Label, c.prefix)
 				}
 			}
-			for _, w := range c.want {
-				if !got[w] {
-					t.Errorf("no %q among %d items", w, len(items))
-				}
-			}
-			for _, w := range c.not {
-				if got[w] {
-					t.Errorf("%q offered", w)
-				}
-			}
+			checkItems(t, items, c.want, c.not)
 		})
 	}
 }
@@ -68,6 +57,25 @@ func complete(t *testing.T, cl *lsptest.Client, uri string, pos protocol.Positio
 		t.Fatal(err)
 	}
 	return items
+}
+
+// checkItems wants each of want among items' labels and none of not.
+func checkItems(t *testing.T, items []protocol.CompletionItem, want, not []string) {
+	t.Helper()
+	got := map[string]bool{}
+	for _, it := range items {
+		got[it.Label] = true
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("no %q among %d items", w, len(items))
+		}
+	}
+	for _, w := range not {
+		if got[w] {
+			t.Errorf("%q offered", w)
+		}
+	}
 }
 
 // TestCompletionOperands: in an operand, what the ISA table's slot accepts;
@@ -103,23 +111,10 @@ func TestCompletionOperands(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			items := complete(t, cl, uri, c.pos)
-			got := map[string]bool{}
-			for _, it := range items {
-				got[it.Label] = true
-			}
 			if c.first != "" && (len(items) == 0 || items[0].Label != c.first) {
 				t.Errorf("first item %v, want %q", items, c.first)
 			}
-			for _, w := range c.want {
-				if !got[w] {
-					t.Errorf("no %q among %d items", w, len(items))
-				}
-			}
-			for _, w := range c.not {
-				if got[w] {
-					t.Errorf("%q offered", w)
-				}
-			}
+			checkItems(t, items, c.want, c.not)
 		})
 	}
 }

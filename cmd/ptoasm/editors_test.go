@@ -8,12 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/BurntSushi/toml"
 	protocol "github.com/tliron/glsp/protocol_3_16"
-
-	"github.com/ptoasm/ptoasm/lsp/lsptest"
 )
 
 // TestEditorConfigs: the README's editor set-ups are the files under
@@ -147,13 +144,7 @@ func checkServer(t *testing.T, command string, args []string) {
 	}
 	cl, exited := startLSPProcess(t, args...)
 	uri, text := programURI(t, "programs/vec_add/vec_add.pto")
-	if err := cl.Open(uri, text); err != nil {
-		t.Fatal(err)
-	}
-	p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := openWait(t, cl, uri, text)
 	for _, d := range p.Diagnostics {
 		if d.Severity != nil && *d.Severity <= protocol.DiagnosticSeverityWarning {
 			t.Errorf("vec_add: %s", d.Message)
@@ -164,16 +155,5 @@ func checkServer(t *testing.T, command string, args []string) {
 		"range": protocol.Range{End: protocol.Position{Line: 1 << 20}}}, &hints); err != nil || len(hints) == 0 {
 		t.Errorf("inlay hints: %v, %d", err, len(hints))
 	}
-	if err := cl.Call("shutdown", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	cl.Notify("exit", nil)
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("ptoasm %s: %v", strings.Join(args, " "), err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Error("the server did not exit after exit")
-	}
+	exitLSP(t, cl, exited)
 }

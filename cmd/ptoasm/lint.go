@@ -41,27 +41,18 @@ func (c *lintCmd) Run(e *env) error {
 		}
 		return err
 	}
-	opt := hazard.Options{}
-	if c.Suppress != "" {
-		b, err := asm.ReadFileLimit(c.Suppress, e.lim.maxFileSize, "--max-file-size")
-		if err != nil {
-			return err
-		}
-		if opt.Suppress, err = hazard.ParseSuppressions(b); err != nil {
-			return fmt.Errorf("%s: %v", c.Suppress, err)
-		}
+	sup, err := c.suppressions(e)
+	if err != nil {
+		return err
 	}
+	opt := hazard.Options{Suppress: sup}
 	var dynamic []hazard.Finding
 	// stopped is a run guard's stop: the findings so far are still
 	// reported (each is a real hazard), then the stop, exit 2.
 	var stopped error
 	if !c.Static {
-		prof, err := c.profileFlags.load(e.lim)
+		mopt, err := c.machineOptions(e)
 		if err != nil {
-			return err
-		}
-		mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
-		if err := c.guardFlags.options(&mopt); err != nil {
 			return err
 		}
 		if dynamic, stopped, err = runDetector(obj, mopt, opt); err != nil {
@@ -153,6 +144,33 @@ func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (fin
 	return det.Findings(), stopped, nil
 }
 
+// suppressions reads --suppress, if given.
+func (c *lintCmd) suppressions(e *env) ([]hazard.Suppression, error) {
+	if c.Suppress == "" {
+		return nil, nil
+	}
+	b, err := asm.ReadFileLimit(c.Suppress, e.lim.maxFileSize, "--max-file-size")
+	if err != nil {
+		return nil, err
+	}
+	sup, err := hazard.ParseSuppressions(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Suppress, err)
+	}
+	return sup, nil
+}
+
+// machineOptions is the run's profile and guards.
+func (c *lintCmd) machineOptions(e *env) (machine.Options, error) {
+	prof, err := c.profileFlags.load(e.lim)
+	if err != nil {
+		return machine.Options{}, err
+	}
+	mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
+	err = c.guardFlags.options(&mopt)
+	return mopt, err
+}
+
 // fix is --fix: lsp.FixRaces with this command's lint (profile, guards,
 // suppressions, -D), the file written back if a fix applied. Each fix is
 // named on standard error; the lint that follows reports what is left.
@@ -175,23 +193,13 @@ func (c *lintCmd) fix(e *env) error {
 	if err != nil {
 		return err
 	}
-	prof, err := c.profileFlags.load(e.lim)
+	mopt, err := c.machineOptions(e)
 	if err != nil {
 		return err
 	}
-	mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
-	if err := c.guardFlags.options(&mopt); err != nil {
+	sup, err := c.suppressions(e)
+	if err != nil {
 		return err
-	}
-	var sup []hazard.Suppression
-	if c.Suppress != "" {
-		b, err := asm.ReadFileLimit(c.Suppress, e.lim.maxFileSize, "--max-file-size")
-		if err != nil {
-			return err
-		}
-		if sup, err = hazard.ParseSuppressions(b); err != nil {
-			return fmt.Errorf("%s: %v", c.Suppress, err)
-		}
 	}
 	opt := lspOptions(e, mopt, 0)
 	opt.Defines = defs

@@ -120,16 +120,8 @@ func TestLSPLint(t *testing.T) {
 // document in flight at once (must be 1).
 func BenchmarkLSPDiagnostics(b *testing.B) {
 	uri, text := programURI(b, "programs/allgather_gemm/allgather_gemm.pto")
-	opt, most := countingLint(lspOptions(&env{lim: limits{maxMemory: 768 << 20, maxFileSize: 1 << 20}}, machine.Options{}, lsp.DefaultDebounce))
-	cl := lsptest.Start(b, func(ctx context.Context, rw io.ReadWriteCloser) error {
-		return lsp.New(opt).Serve(ctx, rw)
-	})
-	if err := cl.Open(uri, text); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(1)); err != nil {
-		b.Fatal(err)
-	}
+	cl, most := startCounting(b, lsp.DefaultDebounce)
+	openWait(b, cl, uri, text)
 	var total time.Duration
 	cpu0, cpuOK := processCPU()
 	for i := 0; i < b.N; i++ {
@@ -156,8 +148,16 @@ func BenchmarkLSPDiagnostics(b *testing.B) {
 	}
 }
 
-// countingLint wraps opt's lint to count the runs in flight at once; most
-// reports the largest count seen.
+// startCounting serves in process with the CLI's lint, counting the lint
+// runs in flight at once; most reports the largest count seen.
+func startCounting(tb testing.TB, debounce time.Duration) (cl *lsptest.Client, most func() int) {
+	opt, most := countingLint(lspOptions(&env{lim: limits{maxMemory: 768 << 20, maxFileSize: 1 << 20}}, machine.Options{}, debounce))
+	cl = lsptest.Start(tb, func(ctx context.Context, rw io.ReadWriteCloser) error {
+		return lsp.New(opt).Serve(ctx, rw)
+	})
+	return cl, most
+}
+
 func countingLint(opt lsp.Options) (lsp.Options, func() int) {
 	var mu sync.Mutex
 	running, peak := 0, 0
@@ -186,10 +186,7 @@ func countingLint(opt lsp.Options) (lsp.Options, func() int) {
 // of the document at once, and the last edit's diagnostics arrive.
 func TestLSPOneLintInFlight(t *testing.T) {
 	uri, text := programURI(t, "programs/allgather_gemm/allgather_gemm.pto")
-	opt, most := countingLint(lspOptions(&env{lim: limits{maxMemory: 768 << 20, maxFileSize: 1 << 20}}, machine.Options{}, time.Millisecond))
-	cl := lsptest.Start(t, func(ctx context.Context, rw io.ReadWriteCloser) error {
-		return lsp.New(opt).Serve(ctx, rw)
-	})
+	cl, most := startCounting(t, time.Millisecond)
 	if err := cl.Open(uri, text); err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +240,37 @@ func startLSPProcess(t *testing.T, args ...string) (*lsptest.Client, <-chan erro
 	return cl, exited
 }
 
+// openWait opens uri with text and returns its first diagnostics.
+func openWait(tb testing.TB, cl *lsptest.Client, uri, text string) protocol.PublishDiagnosticsParams {
+	tb.Helper()
+	if err := cl.Open(uri, text); err != nil {
+		tb.Fatal(err)
+	}
+	p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// exitLSP ends a session as an editor does, shutdown then exit, and wants
+// the server process to end cleanly.
+func exitLSP(t *testing.T, cl *lsptest.Client, exited <-chan error) {
+	t.Helper()
+	if err := cl.Call("shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl.Notify("exit", nil)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("ptoasm lsp: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("ptoasm lsp did not exit after exit")
+	}
+}
+
 // TestLSPSubprocess starts `ptoasm lsp` as a process and speaks to it like an
 // editor: the race of ffn_grid's shipped kernel, a hover, a jump to a tile's
 // declaration, completion of `tmat`, the race's quick fix applied and
@@ -250,13 +278,7 @@ func startLSPProcess(t *testing.T, args ...string) (*lsptest.Client, <-chan erro
 func TestLSPSubprocess(t *testing.T) {
 	cl, exited := startLSPProcess(t, "lsp")
 	uri, text := programURI(t, "programs/ffn_grid/unified_as_shipped.pto")
-	if err := cl.Open(uri, text); err != nil {
-		t.Fatal(err)
-	}
-	p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := openWait(t, cl, uri, text)
 	var war *protocol.Diagnostic
 	for i, d := range p.Diagnostics {
 		if d.Code != nil && d.Code.Value == "WAR" && d.Range.Start.Line == 123 && d.Range.Start.Character == 4 &&
@@ -316,7 +338,8 @@ func TestLSPSubprocess(t *testing.T) {
 	if err := cl.Change(uri, 2, fixed); err != nil {
 		t.Fatal(err)
 	}
-	if p, err = cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2)); err != nil {
+	p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2))
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range p.Diagnostics {
@@ -324,18 +347,7 @@ func TestLSPSubprocess(t *testing.T) {
 			t.Errorf("after the fix: %s at %v", d.Message, d.Range)
 		}
 	}
-	if err := cl.Call("shutdown", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	cl.Notify("exit", nil)
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("ptoasm lsp: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Error("ptoasm lsp did not exit after exit")
-	}
+	exitLSP(t, cl, exited)
 }
 
 // TestLSPLintCancel: a newer edit cancels the lint run in the machine, not
