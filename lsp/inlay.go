@@ -10,8 +10,8 @@ import (
 )
 
 // Inlay hints are LSP 3.17, and no Go module the proxy serves has its types:
-// glsp v0.2.2 (the newest) stops at 3.16 and go.lsp.dev/protocol v0.12.0 at
-// 3.15. So the one request and its capability are declared here, field for
+// glsp v0.2.2 (the newest) stops at 3.16, and go.lsp.dev/protocol v0.12.0
+// (the newest) has no InlayHint type either. So the one request and its capability are declared here, field for
 // field as the 3.17 specification has them, and handle() dispatches the
 // method before glsp's handler; everything else stays glsp's.
 
