@@ -42,7 +42,8 @@ type flagFix struct {
 //     set, which comes after its first access.
 //
 // Anything else (across cores or ranks, across launches, a computed flag
-// id, an MLIR file) gets no fix: only the hint.
+// id, a `break` where it could skip one end of the pair, an MLIR file) gets
+// no fix: only the hint.
 func raceFix(r *result, f *hazard.Finding) ([]protocol.TextEdit, string, bool) {
 	if f.Kind != "RAW" && f.Kind != "WAR" && f.Kind != "WAW" || r.obj == nil || r.file == nil || mlir.IsMLIR(r.text) {
 		return nil, "", false
@@ -78,6 +79,9 @@ func raceFix(r *result, f *hazard.Finding) ([]protocol.TextEdit, string, bool) {
 	set := fmt.Sprintf("set_flag %s, %s, %d", src, dst, id)
 	wait := fmt.Sprintf("wait_flag %s, %s, %d", src, dst, id)
 	if pa[d].i < pb[d].i {
+		if hasBreak(pa[d].list[pa[d].i : pb[d].i+1]) {
+			return nil, "", false // a path may set and never wait
+		}
 		sa, sb := pa[d].stmt(), pb[d].stmt()
 		edits := []protocol.TextEdit{
 			insertAfter(text, sa, d+1, set),
@@ -95,6 +99,9 @@ func raceFix(r *result, f *hazard.Finding) ([]protocol.TextEdit, string, bool) {
 		return nil, "", false // no loop around both: a repeat across launches or blocks
 	}
 	loop := pa[e-1].stmt()
+	if hasBreak(pa[e].list) {
+		return nil, "", false // the last trip's set may never come for the drain
+	}
 	sa, sb := pa[e].stmt(), pb[e].stmt()
 	edits := []protocol.TextEdit{
 		insertBefore(text, loop, e, set),
@@ -183,6 +190,22 @@ func subLists(s asm.Stmt) [][]asm.Stmt {
 		return [][]asm.Stmt{s.Body}
 	}
 	return nil
+}
+
+// hasBreak says whether a `break` is anywhere in ss (inner loops included:
+// the check is only there to keep a fix off paths it cannot balance).
+func hasBreak(ss []asm.Stmt) bool {
+	for _, s := range ss {
+		if _, ok := s.(*asm.Break); ok {
+			return true
+		}
+		for _, sub := range subLists(s) {
+			if hasBreak(sub) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isLoop(s asm.Stmt) bool {

@@ -22,8 +22,9 @@ const MaxFixes = 64
 // a second pair would be dead weight.
 //
 // It returns the new text and the title of each fix applied, in order. An
-// error means the text does not assemble or a fix did not remove its race
-// (a bug, reported rather than looped on).
+// error means the text does not assemble, or a fix did not remove its race
+// or did not leave fewer errors and warnings than before (it is undone, and
+// the text before it returned with the fixes that did hold).
 func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byte, []string, error) {
 	s := New(opt)
 	abs, err := filepath.Abs(path)
@@ -33,10 +34,29 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 	d := &document{uri: "file://" + filepath.ToSlash(abs), path: path}
 	var titles []string
 	var lastFixed string // the message of the race the last fix ordered
+	var before []byte    // the text before the last fix
+	failingBefore := 0   // its errors and warnings
 	for {
 		res := s.analyze(ctx, d, text)
 		if res == nil {
 			return text, titles, ctx.Err()
+		}
+		if len(titles) > 0 {
+			// A fix must remove its race and leave fewer problems than it
+			// found (a pair that deadlocks would trade a race for worse);
+			// else it is undone and named.
+			undo := ""
+			if n := failing(res.diags); n >= failingBefore {
+				undo = fmt.Sprintf("left %d errors and warnings where there were %d", n, failingBefore)
+			}
+			for _, dg := range res.diags {
+				if dg.Message == lastFixed {
+					undo = "did not remove its race"
+				}
+			}
+			if undo != "" {
+				return before, titles[:len(titles)-1], fmt.Errorf("%s: %q %s; not applied", path, titles[len(titles)-1], undo)
+			}
 		}
 		if res.obj == nil {
 			for _, dg := range res.diags {
@@ -46,13 +66,6 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 			}
 			return text, titles, fmt.Errorf("%s: does not assemble", path)
 		}
-		if len(titles) > 0 {
-			for _, dg := range res.diags {
-				if dg.Message == lastFixed {
-					return text, titles, fmt.Errorf("%s: %q did not remove its race: %s", path, titles[len(titles)-1], dg.Message)
-				}
-			}
-		}
 		if len(res.fixes) == 0 {
 			return text, titles, nil
 		}
@@ -60,10 +73,22 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 			return text, titles, fmt.Errorf("%s: still races to fix after %d fixes", path, MaxFixes)
 		}
 		fx := res.fixes[0]
+		before, failingBefore = text, failing(res.diags)
 		text = ApplyEdits(res.text, fx.edits)
 		titles = append(titles, fx.title)
 		lastFixed = fx.diag.Message
 	}
+}
+
+// failing counts the errors and warnings among diags: what fails a lint.
+func failing(diags []protocol.Diagnostic) int {
+	n := 0
+	for _, dg := range diags {
+		if dg.Severity != nil && *dg.Severity <= protocol.DiagnosticSeverityWarning {
+			n++
+		}
+	}
+	return n
 }
 
 // ApplyEdits applies non-overlapping edits of text as an editor applies a

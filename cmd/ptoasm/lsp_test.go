@@ -376,26 +376,32 @@ func TestLSPLintCancel(t *testing.T) {
 // WAR is across loop iterations (the double buffer's missing reverse flag);
 // its fix orders it, and the kernel's other race (M2) stays.
 func TestLSPCodeAction(t *testing.T) {
+	noBreak := func(s string) string {
+		return strings.Replace(s, "        if %i == 3 {\n            break\n        }\n", "", 1)
+	}
 	for _, c := range []struct {
+		name  string
 		rel   string
+		edit  func(string) string // applied before opening; nil: as shipped
 		kind  string
 		line  int  // 1-based line of the finding
+		fix   bool // a fix is offered
 		clean bool // the fixed program has no errors or warnings left
 	}{
-		{"programs/hazards/war.pto", "WAR", 25, true},
-		{"programs/hazards/raw.pto", "RAW", 0, true},
-		{"programs/ffn_grid/unified_as_shipped.pto", "WAR", 124, false},
+		{"war", "programs/hazards/war.pto", nil, "WAR", 25, true, true},
+		{"raw", "programs/hazards/raw.pto", nil, "RAW", 0, true, true},
+		{"ffn_grid", "programs/ffn_grid/unified_as_shipped.pto", nil, "WAR", 124, true, false},
+		// A loop that can break: no pre-set/drain can balance it.
+		{"while with break", "cmd/ptoasm/testdata/race_break.pto", nil, "WAR", 22, false, false},
+		{"while without break", "cmd/ptoasm/testdata/race_break.pto", noBreak, "WAR", 22, true, false},
 	} {
-		t.Run(c.rel, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			uri, text := programURI(t, c.rel)
+			if c.edit != nil {
+				text = c.edit(text)
+			}
 			cl := startLSP(t)
-			if err := cl.Open(uri, text); err != nil {
-				t.Fatal(err)
-			}
-			p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(1))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := openWait(t, cl, uri, text)
 			var diag *protocol.Diagnostic
 			for i, d := range p.Diagnostics {
 				if d.Code != nil && d.Code.Value == c.kind && (c.line == 0 || int(d.Range.Start.Line) == c.line-1) {
@@ -406,11 +412,21 @@ func TestLSPCodeAction(t *testing.T) {
 			if diag == nil {
 				t.Fatalf("no %s diagnostic: %v", c.kind, p.Diagnostics)
 			}
+			if !c.fix {
+				var actions []protocol.CodeAction
+				if err := cl.Call("textDocument/codeAction", protocol.CodeActionParams{
+					TextDocument: protocol.TextDocumentIdentifier{URI: uri}, Range: diag.Range,
+					Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{*diag}},
+				}, &actions); err != nil || len(actions) != 0 {
+					t.Fatalf("want no fix, got %+v (%v)", actions, err)
+				}
+				return
+			}
 			title, fixed := applyCodeAction(t, cl, uri, text, *diag)
 			if err := cl.Change(uri, 2, fixed); err != nil {
 				t.Fatal(err)
 			}
-			p, err = cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2))
+			p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2))
 			if err != nil {
 				t.Fatal(err)
 			}
