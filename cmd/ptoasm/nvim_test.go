@@ -58,7 +58,7 @@ func TestNeovimSession(t *testing.T) {
 	if err != nil {
 		t.Errorf("nvim: %v\n%s", err, stderr.String())
 	}
-	if !strings.HasSuffix(report, "done\n") || strings.Contains(report, "FAIL") || strings.Count(report, "ok ") < 8 {
+	if !strings.HasSuffix(report, "done\n") || strings.Contains(report, "FAIL") || strings.Count(report, "ok ") < 9 {
 		t.Errorf("the session failed or did not finish")
 	}
 }

@@ -1,8 +1,9 @@
 -- The issue's editor session in a real Neovim, headless, through its
 -- built-in LSP client and editors/nvim/ptoasm.lua: open ffn_grid's shipped
 -- kernel, get the WAR at 124:5 (related information at 118), hover
--- tmatmul.acc, jump to %hiddenChunkMat's declaration, apply the race's code
--- action through Neovim's own workspace-edit code, and see the race gone.
+-- tmatmul.acc, jump to %hiddenChunkMat's declaration, complete `tmat`, ask
+-- for an inlay hint, apply the race's code action through Neovim's own
+-- workspace-edit code, and see the race gone.
 --
 -- Run by cmd/ptoasm's TestNeovimSession:
 --   PTOASM_CONFIG=editors/nvim/ptoasm.lua PTOASM_FILE=... PTOASM_OUT=... \
@@ -81,6 +82,13 @@ local ok, err = pcall(function()
   local labels = {}
   for _, it in ipairs(items) do labels[it.label] = true end
   say(labels['tmatmul'] and labels['tmatmul.acc'], 'completion of tmat offers tmatmul and tmatmul.acc')
+
+  -- Inlay hints (LSP 3.17; Neovim 0.7 does not draw them, so asked for
+  -- directly): the matmul's pipe.
+  local mm = find('mm: tmatmul.acc')
+  local hints = request('textDocument/inlayHint', { textDocument = { uri = uri },
+    range = { start = { line = mm.line, character = 0 }, ['end'] = { line = mm.line + 1, character = 0 } } }) or {}
+  say(#hints == 1 and hints[1].label == 'M', 'inlay hint M on the matmul (' .. #hints .. ' hints)')
 
   if war then
     -- The diagnostic as LSP spells it (Neovim 0.7 keeps only part of it
