@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -230,16 +231,25 @@ func insertBefore(text []byte, s asm.Stmt, level int, line string) protocol.Text
 		at--
 	}
 	p := offsetPosition(text, at)
-	return protocol.TextEdit{Range: protocol.Range{Start: p, End: p}, NewText: indent(level) + line + "\n"}
+	return protocol.TextEdit{Range: protocol.Range{Start: p, End: p}, NewText: indent(level) + line + eol(text)}
 }
 
 func insertAfter(text []byte, s asm.Stmt, level int, line string) protocol.TextEdit {
 	at := s.NodeSpan().End.Offset
-	for at < len(text) && text[at] != '\n' {
+	for at < len(text) && text[at] != '\n' && text[at] != '\r' {
 		at++
 	}
 	p := offsetPosition(text, at)
-	return protocol.TextEdit{Range: protocol.Range{Start: p, End: p}, NewText: "\n" + indent(level) + line}
+	return protocol.TextEdit{Range: protocol.Range{Start: p, End: p}, NewText: eol(text) + indent(level) + line}
+}
+
+// eol is the text's line end: CRLF if it uses it, else LF, so an inserted
+// line does not mix the two.
+func eol(text []byte) string {
+	if bytes.Contains(text, []byte("\r\n")) {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 // instrAtSite finds the instruction a finding's site names, and its kernel.

@@ -74,7 +74,10 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 		}
 		fx := res.fixes[0]
 		before, failingBefore = text, failing(res.diags)
-		text = ApplyEdits(res.text, fx.edits)
+		// The edits' positions are in the text the assembler read; parser.Normalize
+		// moves no byte, so their offsets apply to the file as it is (a
+		// byte-order mark or lone CRs stay).
+		text = applyEditsAt(res.text, text, fx.edits)
 		titles = append(titles, fx.title)
 		lastFixed = fx.diag.Message
 	}
@@ -95,13 +98,19 @@ func failing(diags []protocol.Diagnostic) int {
 // WorkspaceEdit: positions are in the original text, and insertions at one
 // position land in the order given.
 func ApplyEdits(text []byte, edits []protocol.TextEdit) []byte {
+	return applyEditsAt(text, text, edits)
+}
+
+// applyEditsAt applies edits whose positions are in posText to dst, a text
+// with the same byte offsets.
+func applyEditsAt(posText, dst []byte, edits []protocol.TextEdit) []byte {
 	type span struct {
 		lo, hi, i int
 		s         string
 	}
 	ss := make([]span, len(edits))
 	for i, e := range edits {
-		lo, hi := offsetOf(text, e.Range.Start), offsetOf(text, e.Range.End)
+		lo, hi := offsetOf(posText, e.Range.Start), offsetOf(posText, e.Range.End)
 		if hi < lo {
 			lo, hi = hi, lo
 		}
@@ -115,7 +124,7 @@ func ApplyEdits(text []byte, edits []protocol.TextEdit) []byte {
 		}
 		return ss[i].i > ss[j].i
 	})
-	out := append([]byte(nil), text...)
+	out := append([]byte(nil), dst...)
 	for _, s := range ss {
 		out = append(append(append([]byte(nil), out[:s.lo]...), s.s...), out[s.hi:]...)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 // TestLintFix: `lint --fix` orders each race with the editor's quick fix and
 // writes the file back; the result lints clean (notes aside), its run keeps
 // its golden, it is a fmt fixed point, and a second --fix changes nothing.
+// (fmt's output has LF line ends and no byte-order mark, so a file saved
+// with them is checked for keeping them instead.)
 // ffn_grid's races are across loop iterations (the double buffer's missing
 // reverse flags): each gets a pre-set before the loop and a drain after it.
 func TestLintFix(t *testing.T) {
@@ -17,23 +20,31 @@ func TestLintFix(t *testing.T) {
 		rel   string
 		fixes int      // fixes applied
 		want  []string // lines the fix adds (trimmed)
+		dos   bool     // saved with a byte-order mark and CRLF line ends, which must stay
 	}{
-		{"hazards/war.pto", 1, nil},
-		{"hazards/raw.pto", 1, nil},
+		{"hazards/war.pto", 1, nil, false},
+		{"hazards/war.pto", 1, []string{"set_flag V, MTE2, 0", "wait_flag V, MTE2, 0"}, true},
+		{"hazards/raw.pto", 1, nil, false},
 		// PTOAS#1118: slot 1's V->MTE2 guard across iterations, which ptoas
 		// left out; the fix is the one slot 0 has, on the next free id.
-		{"hazards/ptoas/issue1118.pto", 1, []string{"set_flag V, MTE2, 1", "wait_flag V, MTE2, 1"}},
-		{"hazards/overlapping_tile_array_race.pto", 1, nil},
+		{"hazards/ptoas/issue1118.pto", 1, []string{"set_flag V, MTE2, 1", "wait_flag V, MTE2, 1"}, false},
+		{"hazards/overlapping_tile_array_race.pto", 1, nil, false},
 		{"ffn_grid/unified_as_shipped.pto", 2, []string{
 			"set_flag MTE1, MTE2, 0", "wait_flag MTE1, MTE2, 0", // M1, the reverse flag of hiddenChunkMat
 			"set_flag M, MTE1, 0", "wait_flag M, MTE1, 0", // M2, aDown/bDown
-		}},
+		}, false},
 	} {
 		t.Run(c.rel, func(t *testing.T) {
 			path := copyProgramDir(t, c.rel)
 			orig, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.dos {
+				orig = append([]byte("\ufeff"), strings.ReplaceAll(string(orig), "\n", "\r\n")...)
+				if err := os.WriteFile(path, orig, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			code, out, stderr := runCLI("lint", "--fix", path)
 			if code != 0 {
@@ -47,6 +58,13 @@ func TestLintFix(t *testing.T) {
 				t.Fatal(err)
 			}
 			fixed := string(b)
+			if c.dos {
+				if !strings.HasPrefix(fixed, "\ufeff") || strings.Count(fixed, "\n") != strings.Count(fixed, "\r\n") {
+					t.Errorf("the fix lost the byte-order mark or mixed line ends:\n%q", fixed)
+				}
+				fixed = strings.ReplaceAll(strings.TrimPrefix(fixed, "\ufeff"), "\r\n", "\n")
+				orig = []byte(strings.ReplaceAll(strings.TrimPrefix(string(orig), "\ufeff"), "\r\n", "\n"))
+			}
 			for _, w := range c.want {
 				if countLine(fixed, w) <= countLine(string(orig), w) {
 					t.Errorf("the fix added no line %q", w)
@@ -58,13 +76,13 @@ func TestLintFix(t *testing.T) {
 			if code, out, stderr := runCLI("run", path); code != 0 || strings.Contains(out, "FAIL") {
 				t.Errorf("run after --fix: exit %d\n%s%s", code, out, stderr)
 			}
-			if code, out, stderr := runCLI("fmt", "-d", path); code != 0 || out != "" {
+			if code, out, stderr := runCLI("fmt", "-d", path); !c.dos && (code != 0 || out != "") {
 				t.Errorf("fixed file is not a fmt fixed point (exit %d):\n%s%s", code, out, stderr)
 			}
 			if code, _, stderr := runCLI("lint", "--fix", path); code != 0 || strings.Contains(stderr, "fixed:") {
 				t.Errorf("second lint --fix: exit %d\n%s", code, stderr)
 			}
-			if b2, _ := os.ReadFile(path); string(b2) != fixed {
+			if b2, _ := os.ReadFile(path); !bytes.Equal(b2, b) {
 				t.Error("second lint --fix changed the file")
 			}
 		})
