@@ -334,14 +334,7 @@ func TestLSPSubprocess(t *testing.T) {
 		t.Errorf("completion of tmat: %d items, want tmatmul and tmatmul.acc", len(items))
 	}
 	// The quick fix of the race; the next analysis has no diagnostic for it.
-	_, fixed := applyCodeAction(t, cl, uri, text, *war)
-	if err := cl.Change(uri, 2, fixed); err != nil {
-		t.Fatal(err)
-	}
-	p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p = applyCodeAction(t, cl, uri, text, *war)
 	for _, d := range p.Diagnostics {
 		if d.Message == war.Message || strings.Contains(d.Message, "%hiddenChunkMat") {
 			t.Errorf("after the fix: %s at %v", d.Message, d.Range)
@@ -422,14 +415,7 @@ func TestLSPCodeAction(t *testing.T) {
 				}
 				return
 			}
-			title, fixed := applyCodeAction(t, cl, uri, text, *diag)
-			if err := cl.Change(uri, 2, fixed); err != nil {
-				t.Fatal(err)
-			}
-			p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2))
-			if err != nil {
-				t.Fatal(err)
-			}
+			title, p := applyCodeAction(t, cl, uri, text, *diag)
 			for _, d := range p.Diagnostics {
 				if d.Message == diag.Message || c.clean && d.Severity != nil && *d.Severity <= protocol.DiagnosticSeverityWarning {
 					t.Errorf("after %q: %s %v", title, d.Message, d.Range)
@@ -440,8 +426,9 @@ func TestLSPCodeAction(t *testing.T) {
 }
 
 // applyCodeAction asks for the code actions of diag, wants exactly one
-// quick fix, and returns its title and text with its edits applied.
-func applyCodeAction(t *testing.T, cl *lsptest.Client, uri, text string, diag protocol.Diagnostic) (string, string) {
+// quick fix, applies its edits to text as version 2 of the document, and
+// returns its title and that version's diagnostics.
+func applyCodeAction(t *testing.T, cl *lsptest.Client, uri, text string, diag protocol.Diagnostic) (string, protocol.PublishDiagnosticsParams) {
 	t.Helper()
 	var actions []protocol.CodeAction
 	if err := cl.Call("textDocument/codeAction", protocol.CodeActionParams{
@@ -453,7 +440,15 @@ func applyCodeAction(t *testing.T, cl *lsptest.Client, uri, text string, diag pr
 	if len(actions) != 1 || actions[0].Edit == nil {
 		t.Fatalf("want one fix, got %+v", actions)
 	}
-	return actions[0].Title, string(lsp.ApplyEdits([]byte(text), actions[0].Edit.Changes[uri]))
+	fixed := lsp.ApplyEdits([]byte(text), actions[0].Edit.Changes[uri])
+	if err := cl.Change(uri, 2, string(fixed)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cl.WaitDiagnostics(uri, time.Minute, lsptest.Version(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return actions[0].Title, p
 }
 
 func hasLabel(items []protocol.CompletionItem, label string) bool {
