@@ -56,7 +56,7 @@ func (s *Server) analyze(ctx context.Context, d *document, text []byte) (res *re
 			return b, err
 		},
 	}
-	obj, errs := asm.Assemble(fe, d.path, nil)
+	obj, errs := asm.Assemble(fe, d.path, s.opt.Defines)
 	errs.Sort()
 	for _, e := range errs {
 		res.diags = append(res.diags, s.asmDiagnostic(d, e))

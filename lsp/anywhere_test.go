@@ -11,8 +11,9 @@ import (
 )
 
 // TestQueriesAnywhere asks every query at every position of shipped
-// programs (PTO-AS with includes, MLIR, one that does not assemble): none
-// may fail or end the session, wherever the cursor is.
+// programs (PTO-AS with includes, MLIR, one that does not assemble), and the
+// whole-document ones (tokens, symbols, inlay hints, code actions): none may
+// fail or end the session, wherever the cursor is.
 func TestQueriesAnywhere(t *testing.T) {
 	for _, rel := range []string{
 		"hazards/war.pto",
@@ -67,6 +68,15 @@ func TestQueriesAnywhere(t *testing.T) {
 			}
 			var syms []protocol.DocumentSymbol
 			if err := cl.Call("textDocument/documentSymbol", protocol.DocumentSymbolParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}, &syms); err != nil {
+				t.Fatal(err)
+			}
+			whole := protocol.Range{End: protocol.Position{Line: protocol.UInteger(len(lines) + 1)}}
+			var hints []map[string]any
+			if err := cl.Call("textDocument/inlayHint", map[string]any{"textDocument": protocol.TextDocumentIdentifier{URI: uri}, "range": whole}, &hints); err != nil {
+				t.Fatal(err)
+			}
+			var actions []protocol.CodeAction
+			if err := cl.Call("textDocument/codeAction", protocol.CodeActionParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}, Range: whole}, &actions); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -39,6 +39,9 @@ type Options struct {
 	MaxFileSize int64
 	// Version is reported in the initialize result.
 	Version string
+	// Defines are -D overrides of constants, for `ptoasm lint --fix -D`;
+	// the editor serves the file as written.
+	Defines []asm.Define
 }
 
 // DefaultDebounce lets a burst of keystrokes become one analysis.
@@ -76,8 +79,9 @@ type document struct {
 	version int32
 	gen     int // bumped by every edit; an analysis of an older gen is stale
 	timer   *time.Timer
-	running bool // an analysis goroutine is working on this document
-	pending bool // an edit arrived while it ran: analyse again when it ends
+	edited  time.Time // when the last edit arrived
+	running bool      // an analysis goroutine is working on this document
+	pending bool      // an edit arrived while it ran: analyse again when it ends
 	cancel  context.CancelFunc
 	closed  bool
 
@@ -172,9 +176,16 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	if req.Params != nil {
 		gctx.Params = *req.Params
 	}
-	if req.Method == "exit" {
+	switch req.Method {
+	case "exit":
 		s.exitOnce.Do(func() { close(s.exit) })
 		return nil, nil
+	case methodInlayHint:
+		r, err := s.inlayHintRequest(req.Params)
+		if err != nil {
+			return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: err.Error()}
+		}
+		return r, nil
 	}
 	r, validMethod, validParams, err := s.handler.Handle(&gctx)
 	switch {
@@ -204,8 +215,11 @@ func (s *Server) initialize(_ *glsp.Context, _ *protocol.InitializeParams) (any,
 	caps.CompletionProvider = &protocol.CompletionOptions{TriggerCharacters: []string{"%", "@"}}
 	caps.SemanticTokensProvider = semanticTokensOptions()
 	ver := s.opt.Version
-	return protocol.InitializeResult{
-		Capabilities: caps,
+	return struct {
+		Capabilities serverCapabilities                   `json:"capabilities"`
+		ServerInfo   *protocol.InitializeResultServerInfo `json:"serverInfo,omitempty"`
+	}{
+		Capabilities: serverCapabilities{ServerCapabilities: caps, InlayHintProvider: true},
 		ServerInfo:   &protocol.InitializeResultServerInfo{Name: "ptoasm", Version: &ver},
 	}, nil
 }
@@ -292,8 +306,11 @@ func (d *document) stop() {
 }
 
 // scheduleLocked notes an edit of d: the running analysis (if any) is
-// cancelled and its result will be dropped, and a new one starts once the
-// edits pause for Options.Debounce. The caller holds Server.mu.
+// cancelled and its result will be dropped, and a new one starts at once
+// when the edit comes after a pause of Options.Debounce or more (opening a
+// file, a paste, a code action: the diagnostics follow in the time one
+// analysis takes), else once the edits pause for Options.Debounce (typing:
+// one analysis per burst). The caller holds Server.mu.
 func (s *Server) scheduleLocked(d *document) {
 	d.gen++
 	if d.cancel != nil {
@@ -302,7 +319,13 @@ func (s *Server) scheduleLocked(d *document) {
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	d.timer = time.AfterFunc(s.opt.Debounce, func() { s.kick(d) })
+	now := time.Now()
+	delay := s.opt.Debounce
+	if now.Sub(d.edited) >= s.opt.Debounce {
+		delay = 0
+	}
+	d.edited = now
+	d.timer = time.AfterFunc(delay, func() { s.kick(d) })
 }
 
 // kick starts d's analysis unless one is running; then that one analyses

@@ -10,8 +10,9 @@ import (
 )
 
 // The semantic token legend: highlighting from the parse tree, so an editor
-// colours what the assembler sees (until a TextMate grammar exists, this is
-// the only highlighting).
+// colours what the assembler sees: on top of editors/vscode's TextMate
+// grammar, which knows words but not what the assembler resolved them to,
+// and the only highlighting a client without that grammar gets.
 var tokenTypes = []string{"keyword", "function", "variable", "property", "enumMember", "number", "string", "comment", "event", "enum"}
 
 const (

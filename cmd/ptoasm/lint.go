@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/lsp"
 
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
@@ -15,12 +17,18 @@ type lintCmd struct {
 	Format   string `enum:"text,json,sarif" default:"text" placeholder:"text|json|sarif" help:"Report format: ${enum}."`
 	Suppress string `type:"existingfile" help:"Suppressions file: lines of 'KIND file:line', # comments."`
 	Static   bool   `help:"Only the static flag-balance pass; do not run the program."`
+	Fix      bool   `help:"First order each race that has a quick fix (a set_flag/wait_flag pair on a free event id, as the editor's code action inserts), writing the file back; then lint the result."`
 	guardFlags
 	defineFlags
 	profileFlags
 }
 
 func (c *lintCmd) Run(e *env) error {
+	if c.Fix {
+		if err := c.fix(e); err != nil {
+			return err
+		}
+	}
 	obj, diags, src, err := assembleDiags(e, c.File, c.defineFlags)
 	sarifTool := hazard.SARIFTool{Name: "ptoasm", Version: version, Main: src.main}
 	if err != nil {
@@ -33,27 +41,18 @@ func (c *lintCmd) Run(e *env) error {
 		}
 		return err
 	}
-	opt := hazard.Options{}
-	if c.Suppress != "" {
-		b, err := asm.ReadFileLimit(c.Suppress, e.lim.maxFileSize, "--max-file-size")
-		if err != nil {
-			return err
-		}
-		if opt.Suppress, err = hazard.ParseSuppressions(b); err != nil {
-			return fmt.Errorf("%s: %v", c.Suppress, err)
-		}
+	sup, err := c.suppressions(e)
+	if err != nil {
+		return err
 	}
+	opt := hazard.Options{Suppress: sup}
 	var dynamic []hazard.Finding
 	// stopped is a run guard's stop: the findings so far are still
 	// reported (each is a real hazard), then the stop, exit 2.
 	var stopped error
 	if !c.Static {
-		prof, err := c.profileFlags.load(e.lim)
+		mopt, err := c.machineOptions(e)
 		if err != nil {
-			return err
-		}
-		mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
-		if err := c.guardFlags.options(&mopt); err != nil {
 			return err
 		}
 		if dynamic, stopped, err = runDetector(obj, mopt, opt); err != nil {
@@ -99,8 +98,13 @@ func (c *lintCmd) Run(e *env) error {
 // pass could not check something then says the run did, for this launch,
 // instead of telling the user to run what they just ran.
 func staticFindings(obj *asm.Object, dynamic []hazard.Finding, sup []hazard.Suppression, ran bool) []hazard.Finding {
+	return mergeStatic(hazard.CheckObject(obj), dynamic, sup, ran)
+}
+
+// mergeStatic is staticFindings with the static pass's findings given.
+func mergeStatic(checked, dynamic []hazard.Finding, sup []hazard.Suppression, ran bool) []hazard.Finding {
 	var static []hazard.Finding
-	for _, f := range hazard.CheckObject(obj) {
+	for _, f := range checked {
 		if hazard.Suppressed(sup, &f) {
 			continue
 		}
@@ -138,4 +142,89 @@ func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (fin
 		det.NoteError(err)
 	}
 	return det.Findings(), stopped, nil
+}
+
+// suppressions reads --suppress, if given.
+func (c *lintCmd) suppressions(e *env) ([]hazard.Suppression, error) {
+	if c.Suppress == "" {
+		return nil, nil
+	}
+	b, err := asm.ReadFileLimit(c.Suppress, e.lim.maxFileSize, "--max-file-size")
+	if err != nil {
+		return nil, err
+	}
+	sup, err := hazard.ParseSuppressions(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Suppress, err)
+	}
+	return sup, nil
+}
+
+// machineOptions is the run's profile and guards.
+func (c *lintCmd) machineOptions(e *env) (machine.Options, error) {
+	prof, err := c.profileFlags.load(e.lim)
+	if err != nil {
+		return machine.Options{}, err
+	}
+	mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
+	err = c.guardFlags.options(&mopt)
+	return mopt, err
+}
+
+// fix is --fix: lsp.FixRaces with this command's lint (profile, guards,
+// suppressions, -D), the file written back if a fix applied. Each fix is
+// named on standard error; the lint that follows reports what is left.
+func (c *lintCmd) fix(e *env) error {
+	if c.Static {
+		return fmt.Errorf("--fix needs the run's findings: it cannot be used with --static")
+	}
+	src, err := resolve(e, c.File)
+	if err != nil {
+		return err
+	}
+	if src.embedded || src.stdin != nil {
+		return fmt.Errorf("%s: --fix writes the file back; it needs a file path, not an embedded program or standard input", c.File)
+	}
+	raw, err := src.readFile(src.main)
+	if err != nil {
+		return err
+	}
+	defs, err := c.defineFlags.defines()
+	if err != nil {
+		return err
+	}
+	mopt, err := c.machineOptions(e)
+	if err != nil {
+		return err
+	}
+	sup, err := c.suppressions(e)
+	if err != nil {
+		return err
+	}
+	opt := lspOptions(e, mopt, 0)
+	opt.Defines = defs
+	opt.Lint = func(ctx context.Context, obj *asm.Object) ([]hazard.Finding, error) {
+		mopt := mopt
+		mopt.Cancel = ctx.Done()
+		dynamic, stopped, err := runDetector(obj, mopt, hazard.Options{Suppress: sup})
+		if err == nil {
+			err = stopped
+		}
+		return staticFindings(obj, dynamic, sup, true), err
+	}
+	fixed, titles, ferr := lsp.FixRaces(context.Background(), opt, src.main, raw)
+	for _, t := range titles {
+		fmt.Fprintf(e.stderr, "%s: fixed: %s\n", src.main, t)
+	}
+	if len(titles) > 0 {
+		if err := writeFileAtomic(src.main, fixed); err != nil {
+			return err
+		}
+	}
+	if ferr != nil {
+		// A fix that did not hold was undone; the lint below reports
+		// what is left, and its exit status stands.
+		fmt.Fprintf(e.stderr, "%v\n", ferr)
+	}
+	return nil
 }

@@ -54,16 +54,24 @@ func lspOptions(e *env, mopt machine.Options, debounce time.Duration) lsp.Option
 // the timing-only run with the detector, then the static pass. A guard's stop
 // comes back as the error, with the findings up to it. Cancelling ctx stops
 // the run (machine.Options.Cancel) and returns ctx's error.
+//
+// The static pass reads only the program, so it runs beside the run rather
+// than after it: on allgather_gemm it is most of the work (its symbolic loop
+// analysis), and an editor waits for the longer of the two, not their sum.
+// The findings are those of staticFindings, merged as `ptoasm lint` merges.
 func lintObject(ctx context.Context, obj *asm.Object, mopt machine.Options) ([]hazard.Finding, error) {
 	mopt.Cancel = ctx.Done()
+	static := make(chan []hazard.Finding, 1)
+	go func() { static <- hazard.CheckObject(obj) }()
 	dynamic, stopped, err := runDetector(obj, mopt, hazard.Options{})
+	checked := <-static
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	if err != nil {
 		return nil, err
 	}
-	findings := staticFindings(obj, dynamic, nil, true)
+	findings := mergeStatic(checked, dynamic, nil, true)
 	if stopped != nil {
 		return findings, errors.New(firstLine(stopped.Error()))
 	}
