@@ -23,6 +23,8 @@ type kctx struct {
 	inSec   string // the section being lowered ("" outside sections)
 	// ret collects a helper's `return` operands while a call inlines it.
 	ret *[]*val
+	// manualReserve: the function reserves a buffer with auto = false
+	manualReserve bool
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -30,6 +32,7 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	k := &kctx{l: l, fn: fi, kind: kind, section: section, name: name, mixed: mixed, vals: map[string]*val{}, tiles: map[string]bool{}}
 	kd := &asm.Kernel{Span: fi.op.Span, Name: name, Kind: kind, KindSpan: fi.op.NameTok.Span}
 	k.out = &kd.Body
+	k.manualReserve = manualReserve(fi.body)
 	k.bindArgs(fi)
 	k.region(fi.body)
 	l.kernels = append(l.kernels, kd)

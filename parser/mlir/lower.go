@@ -13,11 +13,27 @@ import (
 // has the signature of asm.Frontend.ParseFile. Spans in the tree point into the
 // MLIR source.
 func ParseFile(name string, src []byte) (*asm.File, asm.ErrorList) {
+	return ParseFileWith(name, src, Options{})
+}
+
+// Options are what ptoas takes on its command line and ptoasm must know to
+// read a file the same way.
+type Options struct {
+	// Arch is ptoas's --pto-arch: "a3" (A2/A3, "a2" and "a2a3" mean the
+	// same) or "a5". Empty means the module's pto.target_arch attribute,
+	// else a3, as ptoas decides (tools/ptoas/ptoas.cpp). ptoasm models
+	// A2/A3 only, so an A5 file is rejected with an error that says so.
+	Arch string
+}
+
+// ParseFileWith is ParseFile for a given target architecture.
+func ParseFileWith(name string, src []byte, opt Options) (*asm.File, asm.ErrorList) {
 	m, errs := Parse(name, src)
 	if errs.HasErrors() {
 		return nil, errs
 	}
 	l := newLowerer(name, src)
+	l.opt = opt
 	f := l.lower(m)
 	l.errs.RemoveMultiples()
 	if l.errs.HasErrors() {
@@ -89,6 +105,8 @@ type tileVal struct {
 	addrV int64
 	known bool
 	nd    bool // row-major, unboxed: a block of whole rows is contiguous
+	// validStatic: the type gives the valid shape (no `?`)
+	validStatic bool
 }
 
 // viewVal is a window of a GM tensor: its origin as a linear element offset
@@ -155,7 +173,7 @@ type funcInfo struct {
 type lowerer struct {
 	file    string
 	errs    asm.ErrorList
-	a5      bool
+	opt     Options
 	consts  []*asm.Const
 	constOK map[string]bool
 	tensors []*tensorDecl
@@ -169,9 +187,7 @@ type lowerer struct {
 }
 
 func newLowerer(name string, src []byte) *lowerer {
-	l := &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{}}
-	l.a5 = regexp.MustCompile(`pto\.target_arch"?\s*=\s*"a5"|Ascend950|Ascend910_95`).Match(src)
-	return l
+	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{}}
 }
 
 func (l *lowerer) errf(sp asm.Span, format string, args ...any) {
@@ -182,6 +198,9 @@ func (l *lowerer) errf(sp asm.Span, format string, args ...any) {
 // or constants, and a launch section starts them.
 func (l *lowerer) lower(m *Module) *asm.File {
 	f := &asm.File{Name: l.file}
+	if !l.checkArch(m) {
+		return f
+	}
 	var funcs []*Op
 	var walk func(ops []*Op)
 	walk = func(ops []*Op) {
@@ -280,6 +299,40 @@ func (l *lowerer) lower(m *Module) *asm.File {
 			Body:  runsAsStmts(l.runs)})
 	}
 	return f
+}
+
+// checkArch rejects a file for A5, ptoas's way of choosing the target: the
+// command line's --pto-arch (Options.Arch) wins over the module's
+// pto.target_arch attribute, and a3 is the default. A5 kernels have other
+// pipes and data paths (acc→vec moves, FP8 cube modes, PIPE_V ordered in
+// hardware), so reading one with the A2/A3 model would lint a different
+// machine.
+func (l *lowerer) checkArch(m *Module) bool {
+	p := asm.Pos{File: l.file, Line: 1, Col: 1}
+	arch, sp, from := strings.ToLower(l.opt.Arch), asm.Span{Pos: p, End: p}, "--pto-arch="+l.opt.Arch
+	if arch == "" {
+		for _, op := range m.Ops {
+			if op.Name != "module" && op.Name != "builtin.module" {
+				continue
+			}
+			if v, ok := attrDict(op.Toks)["pto.target_arch"]; ok && len(v) == 1 && v[0].Kind == KString {
+				arch, sp = strings.ToLower(strings.Trim(v[0].Text, `"`)), v[0].Span
+				from = "pto.target_arch = " + v[0].Text
+			}
+		}
+	}
+	switch arch {
+	case "", "a2", "a3", "a2a3":
+		return true
+	case "a5":
+		l.errf(sp, "this file targets A5 (%s); ptoasm models A2/A3 only (the a2a3 profile); --pto-arch=a3 reads it as an A2/A3 kernel", from)
+	default:
+		if l.opt.Arch == "" {
+			return true // ptoas falls back to a3 on an unknown module arch
+		}
+		l.errf(sp, "--pto-arch=%s: expected a3 or a5", l.opt.Arch)
+	}
+	return false
 }
 
 func runsAsStmts(rs []*asm.Run) []asm.LaunchStmt {

@@ -63,7 +63,7 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 	}
 	k.tiles[name] = true
 	tv := &tileVal{name: name, loc: loc, dtype: dt, rows: rows, cols: cols, vrows: rows, vcols: cols,
-		nd: (ti.sl == "" || ti.sl == "none_box" || ti.sl == "none") && ti.bl != "col_major"}
+		nd: (ti.sl == "" || ti.sl == "none_box" || ti.sl == "none") && ti.bl != "col_major", validStatic: ti.vrow != -1 && ti.vcol != -1}
 	if k.section != "" {
 		vecCore := k.kind == "aiv"
 		if (l == asm.LocVec) != vecCore {
@@ -494,9 +494,6 @@ func (k *kctx) pto(op *Op) {
 		if !ok || len(pipes) != 1 {
 			k.errf(op.Span, "%s: expected one pipe", op.Name)
 			return
-		}
-		if k.l.a5 && pipes[0].(*asm.Name).Name == "V" {
-			return // A5 orders PIPE_V in hardware; PTOAS erases the barrier
 		}
 		k.instr(op, "pipe_barrier", pipes[0])
 	case "sync.set", "sync.wait":
