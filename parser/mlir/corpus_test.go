@@ -376,3 +376,26 @@ func checkTranslation(t *testing.T, name string, src []byte) {
 		t.Errorf("%s: the translation has %d kernels, %d instructions; the MLIR file %d, %d", name, len(got.Kernels), count(got), len(want.Kernels), count(want))
 	}
 }
+
+// BenchmarkParseLower parses and lowers the largest file of the fetched
+// corpus (by bytes; A5 modules are read as A2/A3 kernels), the work
+// `ptoasm asm|lint` does before assembling.
+func BenchmarkParseLower(b *testing.B) {
+	var name string
+	var src []byte
+	for _, rel := range corpusFiles(b) {
+		s, err := os.ReadFile(filepath.Join(corpusDir, rel))
+		if err == nil && len(s) > len(src) {
+			name, src = rel, s
+		}
+	}
+	if _, errs := ParseFileWith(name, src, Options{Arch: "a3"}); errs.HasErrors() {
+		b.Fatalf("%s: %v", name, errs)
+	}
+	b.Logf("%s, %d bytes", name, len(src))
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ParseFileWith(name, src, Options{Arch: "a3"})
+	}
+}
