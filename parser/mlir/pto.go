@@ -557,21 +557,56 @@ func (k *kctx) pto(op *Op) {
 			return
 		}
 		idx := k.use(inner[0])
-		if !idx.known || !idx.static || idx.v < 0 || idx.v >= int64(arr.nev) {
-			k.errf(inner[0].Span, "%s: the index must be a constant in range", op.Name)
+		if idx.kind != vScalar || idx.isF || (idx.known && (idx.v < 0 || idx.v >= int64(arr.nev))) {
+			k.errf(inner[0].Span, "%s: the index must be an integer in 0..%d", op.Name, arr.nev-1)
 			return
 		}
-		r := arr.events + "_" + strconv.FormatInt(idx.v, 10)
-		if name == "eventid_array_get" {
+		elem := func(i int) *val {
+			return &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: arr.events + "_" + strconv.Itoa(i)}}
+		}
+		var set *val
+		if name == "eventid_array_set" {
+			rest := ts[next:]
+			if len(rest) < 2 || !rest[0].is(",") || rest[1].Kind != KValue {
+				k.errf(op.Span, "%s: expected , %%value", op.Name)
+				return
+			}
+			set = k.use(rest[1])
+		}
+		if idx.known {
+			if set == nil {
+				k.define(op, elem(int(idx.v)))
+			} else {
+				k.emit(&asm.Let{Span: op.Span, Reg: arr.events + "_" + strconv.FormatInt(idx.v, 10), X: set.x})
+			}
+			return
+		}
+		// A computed index selects among the element registers: a get is
+		// Σ (idx == i)·e_i, a set rewrites every element with
+		// (idx == i)·v + (idx != i)·e_i, so each path of the run (and of the
+		// static pass, which splits on idx) uses the element it names.
+		n := min(arr.nev, 64)
+		if set == nil {
+			var sum *val
+			for i := 0; i < n; i++ {
+				term := binVal(rsp, "*", binVal(rsp, "==", idx, lit(rsp, int64(i))), elem(i))
+				if sum == nil {
+					sum = term
+				} else {
+					sum = binVal(rsp, "+", sum, term)
+				}
+			}
+			// bound now: a later set must not change what this get read
+			r := k.reg(rname)
+			k.emit(&asm.Let{Span: op.Span, Reg: r, X: sum.x})
 			k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
 			return
 		}
-		rest := ts[next:]
-		if len(rest) >= 2 && rest[0].is(",") && rest[1].Kind == KValue {
-			k.emit(&asm.Let{Span: op.Span, Reg: r, X: k.use(rest[1]).x})
-			return
+		for i := 0; i < n; i++ {
+			hit := binVal(op.Span, "==", idx, lit(op.Span, int64(i)))
+			x := binVal(op.Span, "+", binVal(op.Span, "*", hit, set), binVal(op.Span, "*", binVal(op.Span, "-", lit(op.Span, 1), hit), elem(i)))
+			k.emit(&asm.Let{Span: op.Span, Reg: arr.events + "_" + strconv.Itoa(i), X: x.x})
 		}
-		k.errf(op.Span, "%s: expected , %%value", op.Name)
 	case "set_ffts", "tsync", "get_buf", "rls_buf", "print", "trap", "tgetval", "tsetval", "tget_scale_addr",
 		"load_scalar", "store_scalar", "tfree_from_aic", "tfree_from_aiv", "tfree":
 		// No A2/A3 hazard effect the model tracks (S-pipe scalar work, FFTS base
