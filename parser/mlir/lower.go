@@ -107,6 +107,10 @@ type tileVal struct {
 	nd    bool // row-major, unboxed: a block of whole rows is contiguous
 	// validStatic: the type gives the valid shape (no `?`)
 	validStatic bool
+	// index, when set, makes the tile an element of the array name: an
+	// alias at a computed address (a subset at a computed offset, an
+	// scf.if's tile result) is the element index of an array of aliases.
+	index asm.Expr
 }
 
 // viewVal is a window of a GM tensor: its origin as a linear element offset

@@ -246,7 +246,9 @@ func (d dps) scalars() []*val {
 	return out
 }
 
-func tileRef(v *val, t Tok) asm.Expr { return &asm.Ref{Span: t.Span, Name: v.tile.name} }
+func tileRef(v *val, t Tok) asm.Expr {
+	return &asm.Ref{Span: t.Span, Name: v.tile.name, Index: v.tile.index}
+}
 
 func floatArg(sp asm.Span, v *val) asm.Expr {
 	switch {
@@ -910,16 +912,52 @@ func (k *kctx) subset(op *Op) {
 		return
 	}
 	p := parent.tile
-	// Row-major element offset r*cols + c, in bytes. A column offset in a
-	// multi-row tile is strided in reality; the alias starts at the right
-	// byte and covers R*C contiguous elements (documented approximation).
-	es := int64(dtypeSize(p.dtype))
-	off := binVal(op.Span, "*", addVal(mulVal(offs[0], lit(op.Span, p.cols)), offs[1]), lit(op.Span, es))
-	// Tiles start on 32-byte boundaries; an unaligned alias is widened down
-	// to the boundary below (it then overlaps a little more, never less).
-	off = binVal(op.Span, "*", binVal(op.Span, "/", off, lit(op.Span, 32)), lit(op.Span, 32))
-	if !off.static {
-		off = nil
+	if p.skip {
+		k.define(op, &val{kind: vTile, tile: &tileVal{name: p.name, skip: true}})
+		return
 	}
-	k.define(op, k.alias(op, parent, typeInfo{loc: p.loc, elem: p.dtype, dims: []int64{sizes[0].v, sizes[1].v}, vrow: -2, vcol: -2}, off))
+	// A subset of rows R and columns C at (r, c) of a row-major tile is
+	// strided: R runs of C elements, a parent row apart. It becomes an alias
+	// of R full parent rows starting at element r*cols + c with valid shape
+	// [R, C], so the machine touches exactly those runs (an op accesses its
+	// tiles' valid regions) and two disjoint column halves do not overlap.
+	// Tiles start on 32-byte boundaries: an unaligned start moves down to
+	// the boundary (by less than 32 bytes; the shape stays, since the ops'
+	// operands must agree in shape).
+	es := int64(dtypeSize(p.dtype))
+	R, C := sizes[0].v, sizes[1].v
+	dims, vr, vc := []int64{R, C}, int64(-2), int64(-2)
+	if R > 1 && C < p.cols && p.nd {
+		dims, vr, vc = []int64{R, p.cols}, R, C
+	}
+	off := binVal(op.Span, "*", addVal(mulVal(offs[0], lit(op.Span, p.cols)), offs[1]), lit(op.Span, es))
+	if off.static && off.known {
+		k.define(op, k.alias(op, parent, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc}, lit(op.Span, off.v-off.v%32)))
+		return
+	}
+	// A computed offset (a loop's column block): the alias is element
+	// off/32 of an array of aliases 32 bytes apart over the parent, as
+	// many as fit in the space from the parent's address.
+	if p.index != nil || !p.known || off.kind != vScalar || off.isF {
+		k.errf(op.Span, "pto.subset: a computed offset into a tile at a computed address is not supported")
+		return
+	}
+	l, _ := asm.ParseLoc(p.loc)
+	elemBytes := dims[0] * dims[1] * es
+	n := min((p.rows*p.cols*es+31)/32, (asm.SpaceCapacity(l.Space())-p.addrV-elemBytes)/32+1)
+	if n < 1 {
+		k.errf(op.Span, "pto.subset: the subset does not fit after its parent's address")
+		return
+	}
+	name, sp := k.result(op)
+	ti := typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc}
+	t := k.declTile(sp, name, ti, &val{kind: vScalar, x: p.addr, static: true, known: true, v: p.addrV}, nil, nil)
+	if t.kind != vTile {
+		return
+	}
+	if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
+		d.Count, d.Step = num(sp, n), num(sp, 32)
+	}
+	t.tile.index = binVal(sp, "/", off, lit(sp, 32)).x
+	k.define(op, t)
 }
