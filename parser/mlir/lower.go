@@ -56,7 +56,9 @@ const (
 	DefaultScalarArg = 16
 	// DefaultFloatArg stands for a floating-point kernel argument.
 	DefaultFloatArg = 1.0
-	// blocksConst names the launch's block count (-D BLOCKS=n).
+	// blocksConst names the launch's block count (-D BLOCKS=n): 1, or 2
+	// when a kernel reads its block index (get_block_idx), so that lint
+	// sees two blocks' accesses side by side.
 	blocksConst = "BLOCKS"
 )
 
@@ -175,19 +177,22 @@ type funcInfo struct {
 }
 
 type lowerer struct {
-	file    string
-	errs    asm.ErrorList
-	opt     Options
-	consts  []*asm.Const
-	constOK map[string]bool
-	tensors []*tensorDecl
-	byName  map[string]*tensorDecl
-	fifos   []*asm.Tensor
-	kernels []*asm.Kernel
-	runs    []*asm.Run
-	funcs   map[string]*funcInfo
-	order   []*funcInfo
-	used    map[string]bool // global names (consts, tensors)
+	file string
+	errs asm.ErrorList
+	opt  Options
+	// readsBlock: some kernel reads its block index, so the launch has two
+	// blocks and lint checks one neighbour pair (-D BLOCKS=n for more)
+	readsBlock bool
+	consts     []*asm.Const
+	constOK    map[string]bool
+	tensors    []*tensorDecl
+	byName     map[string]*tensorDecl
+	fifos      []*asm.Tensor
+	kernels    []*asm.Kernel
+	runs       []*asm.Run
+	funcs      map[string]*funcInfo
+	order      []*funcInfo
+	used       map[string]bool // global names (consts, tensors)
 }
 
 func newLowerer(name string, src []byte) *lowerer {
@@ -283,6 +288,9 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		l.runs = append(l.runs, l.run(fi.op.Span, k.Name))
 	}
 	for _, c := range l.consts {
+		if c.Name == blocksConst && l.readsBlock {
+			c.Val = num(c.Span, 2)
+		}
 		f.Decls = append(f.Decls, c)
 	}
 	for i, t := range l.tensors {

@@ -442,6 +442,7 @@ func (k *kctx) pto(op *Op) {
 		// valid shapes are static in PTO-AS; the tile keeps its declaration.
 	// ---- builtins ----
 	case "get_block_idx":
+		k.l.readsBlock = true
 		k.define(op, &val{kind: vScalar, x: &asm.Name{Span: rsp, Name: "block_idx"}})
 	case "get_block_num":
 		k.define(op, &val{kind: vScalar, x: &asm.Name{Span: rsp, Name: "block_num"}})
