@@ -72,6 +72,16 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 			k.vals[a.Name] = k.declTile(a.Span, sanitize(a.Name), ti, nil, nil, nil)
 		case ti.kind == "scalar" && isFloatType(ti.elem):
 			k.vals[a.Name] = &val{kind: vScalar, isF: true, f: DefaultFloatArg, x: fnum(a.Span, DefaultFloatArg), static: true}
+		case ti.kind == "scalar" && ti.elem == "i1":
+			// A flag: the host passes either value, so it lives in GM and
+			// the launch runs once per value (lowerer.boolRuns); the kernel
+			// reads it, and both the run and the static pass (which splits
+			// paths on a loaded value) see it as data, not a constant.
+			n := k.l.boolArg(sanitize(a.Name), a.Span)
+			r := k.reg(a.Name)
+			k.emit(&asm.Instr{Span: a.Span, Op: "ld", OpSpan: a.Span, Result: &asm.Ref{Span: a.Span, Name: r},
+				Args: []asm.Expr{&asm.GMRef{Span: a.Span, Name: n, Index: []asm.Expr{num(a.Span, 0)}}}})
+			k.vals[a.Name] = &val{kind: vScalar, x: &asm.Ref{Span: a.Span, Name: r}}
 		case ti.kind == "scalar" && (ti.elem == "index" || strings.HasPrefix(ti.elem, "i")):
 			n := sanitize(a.Name)
 			def := int64(0)

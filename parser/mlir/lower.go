@@ -183,16 +183,19 @@ type lowerer struct {
 	// readsBlock: some kernel reads its block index, so the launch has two
 	// blocks and lint checks one neighbour pair (-D BLOCKS=n for more)
 	readsBlock bool
-	consts     []*asm.Const
-	constOK    map[string]bool
-	tensors    []*tensorDecl
-	byName     map[string]*tensorDecl
-	fifos      []*asm.Tensor
-	kernels    []*asm.Kernel
-	runs       []*asm.Run
-	funcs      map[string]*funcInfo
-	order      []*funcInfo
-	used       map[string]bool // global names (consts, tensors)
+	// bools are the i1 kernel arguments, each a one-element GM tensor
+	bools    []string
+	boolSpan map[string]asm.Span
+	consts   []*asm.Const
+	constOK  map[string]bool
+	tensors  []*tensorDecl
+	byName   map[string]*tensorDecl
+	fifos    []*asm.Tensor
+	kernels  []*asm.Kernel
+	runs     []*asm.Run
+	funcs    map[string]*funcInfo
+	order    []*funcInfo
+	used     map[string]bool // global names (consts, tensors)
 }
 
 func newLowerer(name string, src []byte) *lowerer {
@@ -298,6 +301,11 @@ func (l *lowerer) lower(m *Module) *asm.File {
 			f.Decls = append(f.Decls, d)
 		}
 	}
+	for _, n := range l.bools {
+		sp := l.boolSpan[n]
+		f.Decls = append(f.Decls, &asm.Tensor{Span: sp, Class: asm.TensorGM, Name: n, DType: "i32",
+			Shape: []asm.Expr{num(sp, 1)}, Init: &asm.Init{Span: sp, Kind: "zero"}})
+	}
 	for _, t := range l.fifos {
 		f.Decls = append(f.Decls, t)
 	}
@@ -308,7 +316,7 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		sp := l.runs[0].Span
 		f.Decls = append(f.Decls, &asm.Launch{Span: sp,
 			Attrs: []*asm.Attr{{Span: sp, Key: "ranks", Val: num(sp, 1)}},
-			Body:  runsAsStmts(l.runs)})
+			Body:  l.boolRuns(runsAsStmts(l.runs))})
 	}
 	return f
 }
@@ -345,6 +353,61 @@ func (l *lowerer) checkArch(m *Module) bool {
 		l.errf(sp, "--pto-arch=%s: expected a3 or a5", l.opt.Arch)
 	}
 	return false
+}
+
+// maxBoolArgs bounds the i1 arguments whose every combination is run; with
+// more, the launch runs all-false and all-true only.
+const maxBoolArgs = 3
+
+// boolArg declares i1 kernel argument n (once) and returns its tensor name.
+func (l *lowerer) boolArg(n string, sp asm.Span) string {
+	if l.boolSpan == nil {
+		l.boolSpan = map[string]asm.Span{}
+	}
+	if _, ok := l.boolSpan[n]; !ok {
+		for l.used[n] {
+			n += "_"
+		}
+		l.used[n] = true
+		l.boolSpan[n] = sp
+		l.bools = append(l.bools, n)
+	}
+	return n
+}
+
+// boolRuns repeats the launch's runs once per combination of the i1
+// arguments' values, the host rewriting each flag between them, so lint
+// checks the path behind every value of every flag.
+func (l *lowerer) boolRuns(runs []asm.LaunchStmt) []asm.LaunchStmt {
+	n := len(l.bools)
+	if n == 0 || len(runs) == 0 {
+		return runs
+	}
+	combos := []uint{0, 1<<n - 1}
+	if n <= maxBoolArgs {
+		combos = combos[:0]
+		for c := uint(0); c < 1<<n; c++ {
+			combos = append(combos, c)
+		}
+	}
+	out := append([]asm.LaunchStmt{}, runs...)
+	prev := uint(0)
+	for _, c := range combos[1:] {
+		for i, b := range l.bools {
+			if (c^prev)>>i&1 == 0 {
+				continue
+			}
+			sp := l.boolSpan[b]
+			out = append(out, &asm.Reset{Span: sp, Target: &asm.GMRef{Span: sp, Name: b},
+				Init: &asm.Init{Span: sp, Kind: "fill", X: num(sp, int64(c>>i&1))}})
+		}
+		for _, r := range runs {
+			rr := *r.(*asm.Run)
+			out = append(out, &rr)
+		}
+		prev = c
+	}
+	return out
 }
 
 func runsAsStmts(rs []*asm.Run) []asm.LaunchStmt {
