@@ -25,6 +25,11 @@ type kctx struct {
 	ret *[]*val
 	// manualReserve: the function reserves a buffer with auto = false
 	manualReserve bool
+	// live, cur and placed serve placement by liveness (liveness.go): the
+	// body's buffer lifetimes, the op being lowered, the buffers placed.
+	live   *live
+	cur    *Op
+	placed []placed
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -33,6 +38,7 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	kd := &asm.Kernel{Span: fi.op.Span, Name: name, Kind: kind, KindSpan: fi.op.NameTok.Span}
 	k.out = &kd.Body
 	k.manualReserve = manualReserve(fi.body)
+	k.live = liveness(fi.body)
 	k.bindArgs(fi)
 	k.region(fi.body)
 	l.kernels = append(l.kernels, kd)
@@ -286,6 +292,7 @@ func (k *kctx) note(in *asm.Instr, format string, args ...any) {
 
 // op lowers one operation.
 func (k *kctx) op(op *Op) {
+	k.cur = op
 	name := op.Name
 	switch {
 	case name == "pto.section.cube" || name == "pto.section.vector":

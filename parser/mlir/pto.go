@@ -120,15 +120,27 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		tv.addr, tv.known, tv.addrV = addr.x, addr.known, addr.v
 		if addr.known {
 			k.next[space] = max(k.next[space], alignUp(addr.v+bytes, asm.SpaceAlign(space)))
+			k.placed = append(k.placed, placed{space: space, lo: addr.v, hi: addr.v + bytes})
 		}
 	default:
 		a := alignUp(k.next[space], asm.SpaceAlign(space))
 		if a+bytes > asm.SpaceCapacity(space) {
-			// PTOAS reuses buffers by liveness; without that analysis the
-			// placement wraps around and the tiles alias (documented).
-			a = 0
+			// Past the end: reuse the space of buffers dead by now, as
+			// PTOAS's PlanMemory does (liveness.go). Only when nothing
+			// fits does the placement wrap to 0 and alias (documented).
+			r, ok := k.reuse(space, bytes)
+			if !ok {
+				r = 0
+			}
+			a = r
+		} else {
+			k.next[space] = a + bytes
 		}
-		k.next[space] = a + bytes
+		op := k.cur
+		if op == nil || !allocOps[op.Name] {
+			op = nil
+		}
+		k.placed = append(k.placed, placed{space: space, lo: a, hi: a + bytes, op: op})
 		d.Addr = num(sp, a)
 		tv.addr, tv.known, tv.addrV = d.Addr, true, a
 	}
