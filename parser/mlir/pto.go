@@ -944,8 +944,10 @@ func (k *kctx) subset(op *Op) {
 		dims, vr, vc = []int64{R, p.cols}, R, C
 	}
 	off := binVal(op.Span, "*", addVal(mulVal(offs[0], lit(op.Span, p.cols)), offs[1]), lit(op.Span, es))
-	if off.static && off.known {
-		k.define(op, k.alias(op, parent, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc}, lit(op.Span, off.v-off.v%32)))
+	if off.static {
+		// kept as an expression: it may name arguments -D overrides
+		down := binVal(op.Span, "*", binVal(op.Span, "/", off, lit(op.Span, 32)), lit(op.Span, 32))
+		k.define(op, k.alias(op, parent, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc}, down))
 		return
 	}
 	// A computed offset (a loop's column block): the alias is element
