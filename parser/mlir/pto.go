@@ -629,6 +629,24 @@ func (k *kctx) pto(op *Op) {
 		if len(op.Results) > 0 {
 			k.define(op, &val{kind: vScalar, x: num(rsp, 0), static: true, known: true})
 		}
+	// ---- SDMA async sessions ----
+	case "build_async_session":
+		// The session (scratch tile, GM workspace) is the SDMA engine's
+		// bookkeeping; the copies below carry the effects.
+		k.define(op, lit(rsp, 0))
+	case "tput_async", "tget_async":
+		k.asyncCopy(op, name, rname, rsp)
+	case "wait_async_event":
+		inner, ok := groupAt(ts, 0)
+		if !ok || len(inner) == 0 || inner[0].Kind != KValue {
+			k.errf(op.Span, "%s: expected (%%event, %%session)", op.Name)
+			return
+		}
+		k.instr(op, "wait_async", k.use(inner[0]).x)
+		k.define(op, lit(rsp, 1))
+	case "test_async_event":
+		// A poll orders nothing; "not done yet" keeps every later wait.
+		k.define(op, lit(rsp, 0))
 	// ---- cube <-> vector FIFO ----
 	case "reserve_buffer", "import_reserved_buffer":
 		k.define(op, lit(rsp, 0))
@@ -975,4 +993,47 @@ func (k *kctx) subset(op *Op) {
 	}
 	t.tile.index = binVal(sp, "/", off, lit(sp, 32)).x
 	k.define(op, t)
+}
+
+// asyncCopy lowers `pto.tput_async(%dst, %src, %session : T, T, S) ->
+// !pto.async_event` (and tget_async) to the SDMA copy `%e = tput_async
+// @dst, @src #rows=1 #cols=N`. PTOAS requires both sides to be static flat
+// 1-D GM memrefs (TPutAsyncOp/TGetAsyncOp::verify in lib/PTO/IR/PTO.cpp).
+func (k *kctx) asyncCopy(op *Op, name, rname string, rsp asm.Span) {
+	inner, ok := groupAt(op.Toks, 0)
+	if !ok {
+		k.errf(op.Span, "pto.%s: expected (%%dst, %%src, %%session : types)", name)
+		return
+	}
+	vals, types, _ := cutTop(inner, ":")
+	var vs []*val
+	var toks []Tok
+	for _, it := range splitTop(vals, ",") {
+		if len(it) == 1 && it[0].Kind == KValue {
+			vs = append(vs, k.use(it[0]))
+			toks = append(toks, it[0])
+		}
+	}
+	tys := splitTop(types, ",")
+	if len(vs) < 2 || len(tys) < 2 {
+		k.errf(op.Span, "pto.%s: expected (%%dst, %%src, %%session : types)", name)
+		return
+	}
+	n := int64(0)
+	for i, side := range []string{"dst", "src"} {
+		ti, ok := parseType(tys[i])
+		if !ok || ti.kind != "memref" || ti.loc != "gm" || len(ti.dims) != 1 || ti.dims[0] <= 0 || vs[i].kind != vView {
+			k.errf(op.Span, "pto.%s: expects %s to be a static flat contiguous logical 1D GM memref", name, side)
+			return
+		}
+		if i == 0 {
+			n = ti.dims[0]
+		}
+	}
+	g := &tileVal{vrows: 1, vcols: n}
+	r := k.reg(rname)
+	k.emit(&asm.Instr{Span: op.Span, Op: name, OpSpan: op.NameTok.Span, Result: &asm.Ref{Span: rsp, Name: r},
+		Args:  []asm.Expr{k.gmRef(vs[0], toks[0], g), k.gmRef(vs[1], toks[1], g)},
+		Attrs: []*asm.Attr{{Span: op.Span, Key: "rows", Val: num(op.Span, 1)}, {Span: op.Span, Key: "cols", Val: num(op.Span, n)}}})
+	k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
 }

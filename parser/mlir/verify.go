@@ -59,6 +59,18 @@ func (k *kctx) verifyTileOp(op *Op, name string, d dps, insT, outT []*val) bool 
 		if src := elem(insT, 0); !is(src, "f16", "f32") && !(is(src, "i32", "u32") && mode == "eq") {
 			return fail("expects A2/A3 compare-form tgather src element type to be f16/f32, or i32 when cmpMode=eq (src is %s, cmpMode=%s)", src, mode)
 		}
+	case "tcvt":
+		// TCvtOp::verify: a conversion keeps the shape and the valid shape.
+		if len(insT) == 0 || len(outT) == 0 {
+			break
+		}
+		src, dst := insT[0].tile, outT[0].tile
+		if src.rows != dst.rows || src.cols != dst.cols {
+			return fail("expects src and dst to have compatible shapes (src is [%d, %d], dst [%d, %d])", src.rows, src.cols, dst.rows, dst.cols)
+		}
+		if src.validStatic && dst.validStatic && (src.vrows != dst.vrows || src.vcols != dst.vcols) {
+			return fail("expects src and dst to have the same valid_shape (src [%d, %d], dst [%d, %d])", src.vrows, src.vcols, dst.vrows, dst.vcols)
+		}
 	case "tinsert":
 		// TInsertOp::verify, verifyA2A3: the acc→mat form converts f32 to
 		// f16/bf16 on its way out of L0C.
