@@ -662,19 +662,10 @@ func (k *kctx) pto(op *Op) {
 		}
 		k.define(op, &val{kind: vFifo, fifo: f})
 	case "tpush_to_aiv", "tpush_to_aic", "tpush":
-		inner, ok := groupAt(ts, 0)
+		vs, vt, _, ok := k.parenValues(ts)
 		if !ok {
 			k.errf(op.Span, "%s: expected (%%tile : T)", op.Name)
 			return
-		}
-		items, _, _ := cutTop(inner, ":")
-		var vs []*val
-		var vt []Tok
-		for _, it := range splitTop(items, ",") {
-			if len(it) == 1 && it[0].Kind == KValue {
-				vs = append(vs, k.use(it[0]))
-				vt = append(vt, it[0])
-			}
 		}
 		f := "c2v"
 		if name == "tpush_to_aic" {
@@ -709,19 +700,10 @@ func (k *kctx) pto(op *Op) {
 			k.instr(op, "tpop", &asm.Ref{Span: rsp, Name: t.tile.name}, &asm.GMRef{Span: op.NameTok.Span, Name: f})
 		}
 	case "tpop":
-		inner, ok := groupAt(ts, 0)
+		vs, vt, _, ok := k.parenValues(ts)
 		if !ok {
 			k.errf(op.Span, "pto.tpop: expected (%%tile, %%pipe : T, T)")
 			return
-		}
-		items, _, _ := cutTop(inner, ":")
-		var vs []*val
-		var vt []Tok
-		for _, it := range splitTop(items, ",") {
-			if len(it) == 1 && it[0].Kind == KValue {
-				vs = append(vs, k.use(it[0]))
-				vt = append(vt, it[0])
-			}
 		}
 		if len(vs) != 2 || vs[0].kind != vTile || vs[1].kind != vFifo {
 			k.errf(op.Span, "pto.tpop: expected a tile and a pipe")
@@ -741,6 +723,23 @@ func orZero(v *val, sp asm.Span) *val {
 		return lit(sp, 0)
 	}
 	return v
+}
+
+// parenValues reads the operand group `(%a, %b : T, U)` that opens ts: the
+// values, their tokens and the type list after the colon.
+func (k *kctx) parenValues(ts []Tok) (vs []*val, toks []Tok, types []Tok, ok bool) {
+	inner, ok := groupAt(ts, 0)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	items, types, _ := cutTop(inner, ":")
+	for _, it := range splitTop(items, ",") {
+		if len(it) == 1 && it[0].Kind == KValue {
+			vs = append(vs, k.use(it[0]))
+			toks = append(toks, it[0])
+		}
+	}
+	return vs, toks, types, true
 }
 
 func groupAt(ts []Tok, i int) ([]Tok, bool) {
@@ -1000,22 +999,9 @@ func (k *kctx) subset(op *Op) {
 // @dst, @src #rows=1 #cols=N`. PTOAS requires both sides to be static flat
 // 1-D GM memrefs (TPutAsyncOp/TGetAsyncOp::verify in lib/PTO/IR/PTO.cpp).
 func (k *kctx) asyncCopy(op *Op, name, rname string, rsp asm.Span) {
-	inner, ok := groupAt(op.Toks, 0)
-	if !ok {
-		k.errf(op.Span, "pto.%s: expected (%%dst, %%src, %%session : types)", name)
-		return
-	}
-	vals, types, _ := cutTop(inner, ":")
-	var vs []*val
-	var toks []Tok
-	for _, it := range splitTop(vals, ",") {
-		if len(it) == 1 && it[0].Kind == KValue {
-			vs = append(vs, k.use(it[0]))
-			toks = append(toks, it[0])
-		}
-	}
+	vs, toks, types, ok := k.parenValues(op.Toks)
 	tys := splitTop(types, ",")
-	if len(vs) < 2 || len(tys) < 2 {
+	if !ok || len(vs) < 2 || len(tys) < 2 {
 		k.errf(op.Span, "pto.%s: expected (%%dst, %%src, %%session : types)", name)
 		return
 	}
