@@ -37,6 +37,16 @@ func (k *kctx) verifyTileOp(op *Op, name string, d dps, insT, outT []*val) bool 
 	case "thistogram":
 		// THistogramOp::verify: an A5 instruction.
 		return fail("thistogram is only supported on A5")
+	case "tgemv.mx", "tgemv.mx.acc", "tgemv.mx.bias", "tpack":
+		// TGemvMx*Op, TPackOp::verify: A5 instructions (the scaled FP8
+		// GEMV, packing).
+		return fail("%s is only supported on A5 targets", name)
+	case "mgather", "mscatter":
+		// MGatherOp, MScatterOp::verify.
+		return fail("pto.%s is only supported on A5 targets", name)
+	case "trandom":
+		// TRandomOp::verify.
+		return fail("trandom is only supported for A5 targets")
 	case "tsel":
 		// TSelOp::verify, verifyA2A3: 16- and 32-bit elements only.
 		for _, v := range append(append([]*val{}, insT[min(1, len(insT)):min(3, len(insT))]...), outT...) {
