@@ -93,9 +93,9 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 // contiguous runs of n bytes, pitch bytes apart. An ND window is a run per
 // row, the tensor's row stride apart; a DN (column-major) window is a run
 // per column, rows elements long, the matrix's column length apart (the
-// layout memory.GMLayout gives the machine's data path). NZ windows are
-// reported as one range of their element count from the first element (the
-// fractal boxes are not modelled here).
+// layout memory.GMLayout gives the machine's data path); an NZ window that
+// starts on a column block's first column is a run per column block. Other
+// NZ windows are one range of their element count from the first element.
 func gmRuns(a *Operand, rows, cols int64) (runs, n, pitch int64) {
 	esz := int64(a.GM.DType.Size())
 	switch a.GM.Layout {
@@ -104,6 +104,18 @@ func gmRuns(a *Operand, rows, cols int64) (runs, n, pitch int64) {
 	case asm.LayoutDN:
 		l := memory.GMLayout(a.GM)
 		return cols, rows * esz, int64(l.Rows) * esz
+	case asm.LayoutNZ:
+		// A column block of an NZ matrix (a box's width of columns) holds
+		// its rows one box row after another, so a window that starts on
+		// a block's first column is a run per block: rows box rows long,
+		// a whole column block apart (memory.Layout2D's NZ offsets).
+		l := memory.GMLayout(a.GM)
+		br, bc := l.Box()
+		unit := int64(bc) * esz
+		if unit > 0 && a.Off%unit == 0 {
+			block := int64((l.Rows+br-1)/br*br) * unit
+			return (cols + int64(bc) - 1) / int64(bc), rows * unit, block
+		}
 	}
 	return 1, rows * cols * esz, 0
 }

@@ -40,6 +40,7 @@ type fmtCmd struct {
 	File  string `arg:"" help:"Program file (- for standard input)."`
 	Write bool   `short:"w" help:"Write the result back to the file instead of printing it."`
 	Diff  bool   `short:"d" help:"Print a diff of the change instead of the result."`
+	Arch  string `name:"pto-arch" placeholder:"a3|a5" help:"PTOAS MLIR files: the target, as ptoas's --pto-arch (default: the module's pto.target_arch, else a3)."`
 }
 
 func (c *fmtCmd) Run(e *env) error {
@@ -58,7 +59,7 @@ func (c *fmtCmd) Run(e *env) error {
 		// writing it back would replace the MLIR source.
 		return fmt.Errorf("%s is PTOAS MLIR: fmt prints its PTO-AS translation; -w and -d are for PTO-AS files (redirect the output to keep the translation)", c.File)
 	}
-	f, errs := parseFile(src.main, text)
+	f, errs := parseFileArch(src.main, text, c.Arch)
 	if len(errs) > 0 {
 		errs.Fprint(e.stderr, asm.Sources{src.main: text})
 		if errs.HasErrors() {

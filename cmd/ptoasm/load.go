@@ -26,6 +26,7 @@ type source struct {
 	stdin    []byte // the main file's text when FILE is "-"
 	maxFile  int64  // --max-file-size
 	total    *int64 // bytes of source read so far, checked against maxFile
+	arch     string // --pto-arch, for PTOAS MLIR files
 }
 
 // stdinName names standard input in diagnostics (file:line:col).
@@ -110,7 +111,9 @@ func (s source) readFile(name string) ([]byte, error) {
 
 func (s source) frontend(srcs asm.Sources) asm.Frontend {
 	return asm.Frontend{
-		ParseFile: parseFile,
+		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
+			return parseFileArch(name, src, s.arch)
+		},
 		ParseExpr: parser.ParseExpr,
 		ReadFile: func(name string) ([]byte, error) {
 			b, err := s.readFile(name)
@@ -127,15 +130,23 @@ func (s source) frontend(srcs asm.Sources) asm.Frontend {
 // parseFile reads PTO-AS, or a PTOAS .pto file (MLIR text) lowered to PTO-AS;
 // the two are told apart by content, since both use the .pto extension.
 func parseFile(name string, src []byte) (*asm.File, asm.ErrorList) {
+	return parseFileArch(name, src, "")
+}
+
+// parseFileArch is parseFile for a PTOAS target architecture (--pto-arch;
+// empty: the module's own pto.target_arch, else a3, as ptoas decides).
+func parseFileArch(name string, src []byte, arch string) (*asm.File, asm.ErrorList) {
 	if mlir.IsMLIR(src) {
-		return mlir.ParseFile(name, src)
+		return mlir.ParseFileWith(name, src, mlir.Options{Arch: arch})
 	}
 	return parser.ParseFile(name, src)
 }
 
-// defineFlags is the -D NAME=VALUE list shared by every command that assembles.
+// defineFlags is the -D NAME=VALUE list shared by every command that
+// assembles, and --pto-arch, ptoas's flag of the same name for MLIR files.
 type defineFlags struct {
 	Define []string `sep:"none" short:"D" name:"define" placeholder:"NAME=VALUE" help:"Override a constant (VALUE is an expression over the program's constants)."`
+	Arch   string   `name:"pto-arch" placeholder:"a3|a5" help:"PTOAS MLIR files: the target, as ptoas's --pto-arch (default: the module's pto.target_arch, else a3). ptoasm models A2/A3, so A5 files are rejected; --pto-arch=a3 reads one as an A2/A3 kernel."`
 }
 
 func (d defineFlags) defines() ([]asm.Define, error) {
@@ -168,6 +179,7 @@ func assembleDiags(e *env, file string, d defineFlags) (*asm.Object, asm.ErrorLi
 	if err != nil {
 		return nil, nil, src, err
 	}
+	src.arch = d.Arch
 	srcs := asm.Sources{}
 	obj, errs := asm.Assemble(src.frontend(srcs), src.main, defs)
 	if len(errs) > 0 {

@@ -23,6 +23,13 @@ type kctx struct {
 	inSec   string // the section being lowered ("" outside sections)
 	// ret collects a helper's `return` operands while a call inlines it.
 	ret *[]*val
+	// manualReserve: the function reserves a buffer with auto = false
+	manualReserve bool
+	// live, cur and placed serve placement by liveness (liveness.go): the
+	// body's buffer lifetimes, the op being lowered, the buffers placed.
+	live   *live
+	cur    *Op
+	placed []placed
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -30,6 +37,8 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	k := &kctx{l: l, fn: fi, kind: kind, section: section, name: name, mixed: mixed, vals: map[string]*val{}, tiles: map[string]bool{}}
 	kd := &asm.Kernel{Span: fi.op.Span, Name: name, Kind: kind, KindSpan: fi.op.NameTok.Span}
 	k.out = &kd.Body
+	k.manualReserve = manualReserve(fi.body)
+	k.live = liveness(fi.body)
 	k.bindArgs(fi)
 	k.region(fi.body)
 	l.kernels = append(l.kernels, kd)
@@ -69,6 +78,16 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 			k.vals[a.Name] = k.declTile(a.Span, sanitize(a.Name), ti, nil, nil, nil)
 		case ti.kind == "scalar" && isFloatType(ti.elem):
 			k.vals[a.Name] = &val{kind: vScalar, isF: true, f: DefaultFloatArg, x: fnum(a.Span, DefaultFloatArg), static: true}
+		case ti.kind == "scalar" && ti.elem == "i1":
+			// A flag: the host passes either value, so it lives in GM and
+			// the launch runs once per value (lowerer.boolRuns); the kernel
+			// reads it, and both the run and the static pass (which splits
+			// paths on a loaded value) see it as data, not a constant.
+			n := k.l.boolArg(sanitize(a.Name), a.Span)
+			r := k.reg(a.Name)
+			k.emit(&asm.Instr{Span: a.Span, Op: "ld", OpSpan: a.Span, Result: &asm.Ref{Span: a.Span, Name: r},
+				Args: []asm.Expr{&asm.GMRef{Span: a.Span, Name: n, Index: []asm.Expr{num(a.Span, 0)}}}})
+			k.vals[a.Name] = &val{kind: vScalar, x: &asm.Ref{Span: a.Span, Name: r}}
 		case ti.kind == "scalar" && (ti.elem == "index" || strings.HasPrefix(ti.elem, "i")):
 			n := sanitize(a.Name)
 			def := int64(0)
@@ -273,6 +292,7 @@ func (k *kctx) note(in *asm.Instr, format string, args ...any) {
 
 // op lowers one operation.
 func (k *kctx) op(op *Op) {
+	k.cur = op
 	name := op.Name
 	switch {
 	case name == "pto.section.cube" || name == "pto.section.vector":

@@ -13,11 +13,27 @@ import (
 // has the signature of asm.Frontend.ParseFile. Spans in the tree point into the
 // MLIR source.
 func ParseFile(name string, src []byte) (*asm.File, asm.ErrorList) {
+	return ParseFileWith(name, src, Options{})
+}
+
+// Options are what ptoas takes on its command line and ptoasm must know to
+// read a file the same way.
+type Options struct {
+	// Arch is ptoas's --pto-arch: "a3" (A2/A3, "a2" and "a2a3" mean the
+	// same) or "a5". Empty means the module's pto.target_arch attribute,
+	// else a3, as ptoas decides (tools/ptoas/ptoas.cpp). ptoasm models
+	// A2/A3 only, so an A5 file is rejected with an error that says so.
+	Arch string
+}
+
+// ParseFileWith is ParseFile for a given target architecture.
+func ParseFileWith(name string, src []byte, opt Options) (*asm.File, asm.ErrorList) {
 	m, errs := Parse(name, src)
 	if errs.HasErrors() {
 		return nil, errs
 	}
 	l := newLowerer(name, src)
+	l.opt = opt
 	f := l.lower(m)
 	l.errs.RemoveMultiples()
 	if l.errs.HasErrors() {
@@ -40,7 +56,9 @@ const (
 	DefaultScalarArg = 16
 	// DefaultFloatArg stands for a floating-point kernel argument.
 	DefaultFloatArg = 1.0
-	// blocksConst names the launch's block count (-D BLOCKS=n).
+	// blocksConst names the launch's block count (-D BLOCKS=n): 1, or 2
+	// when a kernel reads its block index (get_block_idx), so that lint
+	// sees two blocks' accesses side by side.
 	blocksConst = "BLOCKS"
 )
 
@@ -89,6 +107,12 @@ type tileVal struct {
 	addrV int64
 	known bool
 	nd    bool // row-major, unboxed: a block of whole rows is contiguous
+	// validStatic: the type gives the valid shape (no `?`)
+	validStatic bool
+	// index, when set, makes the tile an element of the array name: an
+	// alias at a computed address (a subset at a computed offset, an
+	// scf.if's tile result) is the element index of an array of aliases.
+	index asm.Expr
 }
 
 // viewVal is a window of a GM tensor: its origin as a linear element offset
@@ -153,25 +177,29 @@ type funcInfo struct {
 }
 
 type lowerer struct {
-	file    string
-	errs    asm.ErrorList
-	a5      bool
-	consts  []*asm.Const
-	constOK map[string]bool
-	tensors []*tensorDecl
-	byName  map[string]*tensorDecl
-	fifos   []*asm.Tensor
-	kernels []*asm.Kernel
-	runs    []*asm.Run
-	funcs   map[string]*funcInfo
-	order   []*funcInfo
-	used    map[string]bool // global names (consts, tensors)
+	file string
+	errs asm.ErrorList
+	opt  Options
+	// readsBlock: some kernel reads its block index, so the launch has two
+	// blocks and lint checks one neighbour pair (-D BLOCKS=n for more)
+	readsBlock bool
+	// bools are the i1 kernel arguments, each a one-element GM tensor
+	bools    []string
+	boolSpan map[string]asm.Span
+	consts   []*asm.Const
+	constOK  map[string]bool
+	tensors  []*tensorDecl
+	byName   map[string]*tensorDecl
+	fifos    []*asm.Tensor
+	kernels  []*asm.Kernel
+	runs     []*asm.Run
+	funcs    map[string]*funcInfo
+	order    []*funcInfo
+	used     map[string]bool // global names (consts, tensors)
 }
 
 func newLowerer(name string, src []byte) *lowerer {
-	l := &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{}}
-	l.a5 = regexp.MustCompile(`pto\.target_arch"?\s*=\s*"a5"|Ascend950|Ascend910_95`).Match(src)
-	return l
+	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{}}
 }
 
 func (l *lowerer) errf(sp asm.Span, format string, args ...any) {
@@ -182,6 +210,9 @@ func (l *lowerer) errf(sp asm.Span, format string, args ...any) {
 // or constants, and a launch section starts them.
 func (l *lowerer) lower(m *Module) *asm.File {
 	f := &asm.File{Name: l.file}
+	if !l.checkArch(m) {
+		return f
+	}
 	var funcs []*Op
 	var walk func(ops []*Op)
 	walk = func(ops []*Op) {
@@ -260,12 +291,20 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		l.runs = append(l.runs, l.run(fi.op.Span, k.Name))
 	}
 	for _, c := range l.consts {
+		if c.Name == blocksConst && l.readsBlock {
+			c.Val = num(c.Span, 2)
+		}
 		f.Decls = append(f.Decls, c)
 	}
 	for i, t := range l.tensors {
 		for _, d := range l.tensorDecls(t, i) {
 			f.Decls = append(f.Decls, d)
 		}
+	}
+	for _, n := range l.bools {
+		sp := l.boolSpan[n]
+		f.Decls = append(f.Decls, &asm.Tensor{Span: sp, Class: asm.TensorGM, Name: n, DType: "i32",
+			Shape: []asm.Expr{num(sp, 1)}, Init: &asm.Init{Span: sp, Kind: "zero"}})
 	}
 	for _, t := range l.fifos {
 		f.Decls = append(f.Decls, t)
@@ -277,9 +316,98 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		sp := l.runs[0].Span
 		f.Decls = append(f.Decls, &asm.Launch{Span: sp,
 			Attrs: []*asm.Attr{{Span: sp, Key: "ranks", Val: num(sp, 1)}},
-			Body:  runsAsStmts(l.runs)})
+			Body:  l.boolRuns(runsAsStmts(l.runs))})
 	}
 	return f
+}
+
+// checkArch rejects a file for A5, ptoas's way of choosing the target: the
+// command line's --pto-arch (Options.Arch) wins over the module's
+// pto.target_arch attribute, and a3 is the default. A5 kernels have other
+// pipes and data paths (acc→vec moves, FP8 cube modes, PIPE_V ordered in
+// hardware), so reading one with the A2/A3 model would lint a different
+// machine.
+func (l *lowerer) checkArch(m *Module) bool {
+	p := asm.Pos{File: l.file, Line: 1, Col: 1}
+	arch, sp, from := strings.ToLower(l.opt.Arch), asm.Span{Pos: p, End: p}, "--pto-arch="+l.opt.Arch
+	if arch == "" {
+		for _, op := range m.Ops {
+			if op.Name != "module" && op.Name != "builtin.module" {
+				continue
+			}
+			if v, ok := attrDict(op.Toks)["pto.target_arch"]; ok && len(v) == 1 && v[0].Kind == KString {
+				arch, sp = strings.ToLower(strings.Trim(v[0].Text, `"`)), v[0].Span
+				from = "pto.target_arch = " + v[0].Text
+			}
+		}
+	}
+	switch arch {
+	case "", "a2", "a3", "a2a3":
+		return true
+	case "a5":
+		l.errf(sp, "this file targets A5 (%s); ptoasm models A2/A3 only (the a2a3 profile); --pto-arch=a3 reads it as an A2/A3 kernel", from)
+	default:
+		if l.opt.Arch == "" {
+			return true // ptoas falls back to a3 on an unknown module arch
+		}
+		l.errf(sp, "--pto-arch=%s: expected a3 or a5", l.opt.Arch)
+	}
+	return false
+}
+
+// maxBoolArgs bounds the i1 arguments whose every combination is run; with
+// more, the launch runs all-false and all-true only.
+const maxBoolArgs = 3
+
+// boolArg declares i1 kernel argument n (once) and returns its tensor name.
+func (l *lowerer) boolArg(n string, sp asm.Span) string {
+	if l.boolSpan == nil {
+		l.boolSpan = map[string]asm.Span{}
+	}
+	if _, ok := l.boolSpan[n]; !ok {
+		for l.used[n] {
+			n += "_"
+		}
+		l.used[n] = true
+		l.boolSpan[n] = sp
+		l.bools = append(l.bools, n)
+	}
+	return n
+}
+
+// boolRuns repeats the launch's runs once per combination of the i1
+// arguments' values, the host rewriting each flag between them, so lint
+// checks the path behind every value of every flag.
+func (l *lowerer) boolRuns(runs []asm.LaunchStmt) []asm.LaunchStmt {
+	n := len(l.bools)
+	if n == 0 || len(runs) == 0 {
+		return runs
+	}
+	combos := []uint{0, 1<<n - 1}
+	if n <= maxBoolArgs {
+		combos = combos[:0]
+		for c := uint(0); c < 1<<n; c++ {
+			combos = append(combos, c)
+		}
+	}
+	out := append([]asm.LaunchStmt{}, runs...)
+	prev := uint(0)
+	for _, c := range combos[1:] {
+		for i, b := range l.bools {
+			if (c^prev)>>i&1 == 0 {
+				continue
+			}
+			sp := l.boolSpan[b]
+			out = append(out, &asm.Reset{Span: sp, Target: &asm.GMRef{Span: sp, Name: b},
+				Init: &asm.Init{Span: sp, Kind: "fill", X: num(sp, int64(c>>i&1))}})
+		}
+		for _, r := range runs {
+			rr := *r.(*asm.Run)
+			out = append(out, &rr)
+		}
+		prev = c
+	}
+	return out
 }
 
 func runsAsStmts(rs []*asm.Run) []asm.LaunchStmt {

@@ -26,6 +26,24 @@ func TestIsMLIR(t *testing.T) {
 	}
 }
 
+// TestArch: ptoas's --pto-arch wins over the module's attribute, as in
+// ptoas; a3 reads an A5 module as an A2/A3 kernel.
+func TestArch(t *testing.T) {
+	src := []byte("module attributes {pto.target_arch = \"a5\"} {\n  func.func @k() {\n    %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=8>\n    pto.tadd ins(%a, %a : T, T) outs(%a : T)\n    return\n  }\n}\n")
+	for _, c := range []struct{ arch, want string }{
+		{"", "A5"}, {"a5", "A5"}, {"a3", ""}, {"a2a3", ""}, {"x9", "expected a3 or a5"},
+	} {
+		_, errs := ParseFileWith("e.pto", src, Options{Arch: c.arch})
+		got := ""
+		if errs.HasErrors() {
+			got = errs[0].Msg
+		}
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("--pto-arch=%q: got %q, want an error containing %q", c.arch, got, c.want)
+		}
+	}
+}
+
 func TestLexDims(t *testing.T) {
 	toks := tokenize("x", []byte("memref<16x16xf16> %y#1 0x3F800000 ?x?xf32 -> @f ^bb0"))
 	var got []string
@@ -49,6 +67,15 @@ func TestErrors(t *testing.T) {
 		{"module { ) }", "e.pto:1:10: error: ) does not close {"},
 		{"module {\n  func.func @k() {\n    pto.set_flag[<PIPE_MTE4>, <PIPE_V>, <EVENT_ID0>]\n  }\n}\n", "e.pto:3:19: error: pto.set_flag: pipe PIPE_MTE4 is not an A2/A3 pipe"},
 		{"\x00", "e.pto:1:1: error: invalid character \"\\x00\""},
+		// ptoasm models A2/A3: an A5 module is rejected, saying so.
+		{"module attributes {pto.target_arch = \"a5\"} {\n}\n", "e.pto:1:38: error: this file targets A5 (pto.target_arch = \"a5\"); ptoasm models A2/A3 only (the a2a3 profile); --pto-arch=a3 reads it as an A2/A3 kernel"},
+		// PTOAS's A2/A3 verifier rules (verify.go).
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=i8, rows=2, cols=128>\n  pto.tsel ins(%a, %a, %a : T, T, T) outs(%a : T)\n  return\n}\n",
+			"e.pto:3:3: error: pto.tsel: expects A2/A3 tsel src0, src1, and dst element type to be i16/i32/f16/f32 (%a is i8)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32>\n  pto.thistogram ins(%a, %a : T, T) outs(%a : T)\n  return\n}\n",
+			"e.pto:3:3: error: pto.thistogram: thistogram is only supported on A5"},
+		{"func.func @k(%p : !pto.partition_tensor_view<64x64xf32>) {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=32, v_col=32>\n  pto.tstore ins(%a : T) outs(%p : !pto.partition_tensor_view<64x64xf32>)\n  return\n}\n",
+			"e.pto:3:3: error: pto.tstore: expects dst static element count (4096) to match src valid_shape static element count (1024)"},
 	} {
 		_, errs := ParseFile("e.pto", []byte(c.src))
 		if len(errs) == 0 {

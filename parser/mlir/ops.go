@@ -103,6 +103,9 @@ func (k *kctx) tileOp(op *Op, name string) {
 			return // the other core's section of a split function
 		}
 	}
+	if !k.verifyTileOp(op, name, d, insT, outT) {
+		return
+	}
 	if len(op.Results) > 0 {
 		// result-producing forms (tgetval ... outs : f32, `-> T` after outs)
 		if d.hasOutsType {
@@ -331,6 +334,10 @@ func (k *kctx) memref(op *Op) {
 		ti, ok := parseType(lastType(op.Toks))
 		if !ok || ti.kind != "memref" {
 			k.errf(op.Span, "memref.alloc: cannot read the type")
+			return
+		}
+		if k.manualReserve {
+			k.errf(op.Span, "memref.alloc: cannot use pto.reserve_buffer with auto = false when local memref.alloc still requires PlanMemory allocation (PTOAS's PlanMemory places either every local buffer or none)")
 			return
 		}
 		k.define(op, k.declTile(sp, name, ti, nil, nil, nil))

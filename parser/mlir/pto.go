@@ -63,7 +63,7 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 	}
 	k.tiles[name] = true
 	tv := &tileVal{name: name, loc: loc, dtype: dt, rows: rows, cols: cols, vrows: rows, vcols: cols,
-		nd: (ti.sl == "" || ti.sl == "none_box" || ti.sl == "none") && ti.bl != "col_major"}
+		nd: (ti.sl == "" || ti.sl == "none_box" || ti.sl == "none") && ti.bl != "col_major", validStatic: ti.vrow != -1 && ti.vcol != -1}
 	if k.section != "" {
 		vecCore := k.kind == "aiv"
 		if (l == asm.LocVec) != vecCore {
@@ -120,15 +120,27 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		tv.addr, tv.known, tv.addrV = addr.x, addr.known, addr.v
 		if addr.known {
 			k.next[space] = max(k.next[space], alignUp(addr.v+bytes, asm.SpaceAlign(space)))
+			k.placed = append(k.placed, placed{space: space, lo: addr.v, hi: addr.v + bytes})
 		}
 	default:
 		a := alignUp(k.next[space], asm.SpaceAlign(space))
 		if a+bytes > asm.SpaceCapacity(space) {
-			// PTOAS reuses buffers by liveness; without that analysis the
-			// placement wraps around and the tiles alias (documented).
-			a = 0
+			// Past the end: reuse the space of buffers dead by now, as
+			// PTOAS's PlanMemory does (liveness.go). Only when nothing
+			// fits does the placement wrap to 0 and alias (documented).
+			r, ok := k.reuse(space, bytes)
+			if !ok {
+				r = 0
+			}
+			a = r
+		} else {
+			k.next[space] = a + bytes
 		}
-		k.next[space] = a + bytes
+		op := k.cur
+		if op == nil || !allocOps[op.Name] {
+			op = nil
+		}
+		k.placed = append(k.placed, placed{space: space, lo: a, hi: a + bytes, op: op})
 		d.Addr = num(sp, a)
 		tv.addr, tv.known, tv.addrV = d.Addr, true, a
 	}
@@ -246,7 +258,9 @@ func (d dps) scalars() []*val {
 	return out
 }
 
-func tileRef(v *val, t Tok) asm.Expr { return &asm.Ref{Span: t.Span, Name: v.tile.name} }
+func tileRef(v *val, t Tok) asm.Expr {
+	return &asm.Ref{Span: t.Span, Name: v.tile.name, Index: v.tile.index}
+}
 
 func floatArg(sp asm.Span, v *val) asm.Expr {
 	switch {
@@ -440,6 +454,7 @@ func (k *kctx) pto(op *Op) {
 		// valid shapes are static in PTO-AS; the tile keeps its declaration.
 	// ---- builtins ----
 	case "get_block_idx":
+		k.l.readsBlock = true
 		k.define(op, &val{kind: vScalar, x: &asm.Name{Span: rsp, Name: "block_idx"}})
 	case "get_block_num":
 		k.define(op, &val{kind: vScalar, x: &asm.Name{Span: rsp, Name: "block_num"}})
@@ -494,9 +509,6 @@ func (k *kctx) pto(op *Op) {
 		if !ok || len(pipes) != 1 {
 			k.errf(op.Span, "%s: expected one pipe", op.Name)
 			return
-		}
-		if k.l.a5 && pipes[0].(*asm.Name).Name == "V" {
-			return // A5 orders PIPE_V in hardware; PTOAS erases the barrier
 		}
 		k.instr(op, "pipe_barrier", pipes[0])
 	case "sync.set", "sync.wait":
@@ -560,21 +572,56 @@ func (k *kctx) pto(op *Op) {
 			return
 		}
 		idx := k.use(inner[0])
-		if !idx.known || !idx.static || idx.v < 0 || idx.v >= int64(arr.nev) {
-			k.errf(inner[0].Span, "%s: the index must be a constant in range", op.Name)
+		if idx.kind != vScalar || idx.isF || (idx.known && (idx.v < 0 || idx.v >= int64(arr.nev))) {
+			k.errf(inner[0].Span, "%s: the index must be an integer in 0..%d", op.Name, arr.nev-1)
 			return
 		}
-		r := arr.events + "_" + strconv.FormatInt(idx.v, 10)
-		if name == "eventid_array_get" {
+		elem := func(i int) *val {
+			return &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: arr.events + "_" + strconv.Itoa(i)}}
+		}
+		var set *val
+		if name == "eventid_array_set" {
+			rest := ts[next:]
+			if len(rest) < 2 || !rest[0].is(",") || rest[1].Kind != KValue {
+				k.errf(op.Span, "%s: expected , %%value", op.Name)
+				return
+			}
+			set = k.use(rest[1])
+		}
+		if idx.known {
+			if set == nil {
+				k.define(op, elem(int(idx.v)))
+			} else {
+				k.emit(&asm.Let{Span: op.Span, Reg: arr.events + "_" + strconv.FormatInt(idx.v, 10), X: set.x})
+			}
+			return
+		}
+		// A computed index selects among the element registers: a get is
+		// Σ (idx == i)·e_i, a set rewrites every element with
+		// (idx == i)·v + (idx != i)·e_i, so each path of the run (and of the
+		// static pass, which splits on idx) uses the element it names.
+		n := min(arr.nev, 64)
+		if set == nil {
+			var sum *val
+			for i := 0; i < n; i++ {
+				term := binVal(rsp, "*", binVal(rsp, "==", idx, lit(rsp, int64(i))), elem(i))
+				if sum == nil {
+					sum = term
+				} else {
+					sum = binVal(rsp, "+", sum, term)
+				}
+			}
+			// bound now: a later set must not change what this get read
+			r := k.reg(rname)
+			k.emit(&asm.Let{Span: op.Span, Reg: r, X: sum.x})
 			k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
 			return
 		}
-		rest := ts[next:]
-		if len(rest) >= 2 && rest[0].is(",") && rest[1].Kind == KValue {
-			k.emit(&asm.Let{Span: op.Span, Reg: r, X: k.use(rest[1]).x})
-			return
+		for i := 0; i < n; i++ {
+			hit := binVal(op.Span, "==", idx, lit(op.Span, int64(i)))
+			x := binVal(op.Span, "+", binVal(op.Span, "*", hit, set), binVal(op.Span, "*", binVal(op.Span, "-", lit(op.Span, 1), hit), elem(i)))
+			k.emit(&asm.Let{Span: op.Span, Reg: arr.events + "_" + strconv.Itoa(i), X: x.x})
 		}
-		k.errf(op.Span, "%s: expected , %%value", op.Name)
 	case "set_ffts", "tsync", "get_buf", "rls_buf", "print", "trap", "tgetval", "tsetval", "tget_scale_addr",
 		"load_scalar", "store_scalar", "tfree_from_aic", "tfree_from_aiv", "tfree":
 		// No A2/A3 hazard effect the model tracks (S-pipe scalar work, FFTS base
@@ -582,6 +629,24 @@ func (k *kctx) pto(op *Op) {
 		if len(op.Results) > 0 {
 			k.define(op, &val{kind: vScalar, x: num(rsp, 0), static: true, known: true})
 		}
+	// ---- SDMA async sessions ----
+	case "build_async_session":
+		// The session (scratch tile, GM workspace) is the SDMA engine's
+		// bookkeeping; the copies below carry the effects.
+		k.define(op, lit(rsp, 0))
+	case "tput_async", "tget_async":
+		k.asyncCopy(op, name, rname, rsp)
+	case "wait_async_event":
+		inner, ok := groupAt(ts, 0)
+		if !ok || len(inner) == 0 || inner[0].Kind != KValue {
+			k.errf(op.Span, "%s: expected (%%event, %%session)", op.Name)
+			return
+		}
+		k.instr(op, "wait_async", k.use(inner[0]).x)
+		k.define(op, lit(rsp, 1))
+	case "test_async_event":
+		// A poll orders nothing; "not done yet" keeps every later wait.
+		k.define(op, lit(rsp, 0))
 	// ---- cube <-> vector FIFO ----
 	case "reserve_buffer", "import_reserved_buffer":
 		k.define(op, lit(rsp, 0))
@@ -597,19 +662,10 @@ func (k *kctx) pto(op *Op) {
 		}
 		k.define(op, &val{kind: vFifo, fifo: f})
 	case "tpush_to_aiv", "tpush_to_aic", "tpush":
-		inner, ok := groupAt(ts, 0)
+		vs, vt, _, ok := k.parenValues(ts)
 		if !ok {
 			k.errf(op.Span, "%s: expected (%%tile : T)", op.Name)
 			return
-		}
-		items, _, _ := cutTop(inner, ":")
-		var vs []*val
-		var vt []Tok
-		for _, it := range splitTop(items, ",") {
-			if len(it) == 1 && it[0].Kind == KValue {
-				vs = append(vs, k.use(it[0]))
-				vt = append(vt, it[0])
-			}
 		}
 		f := "c2v"
 		if name == "tpush_to_aic" {
@@ -644,19 +700,10 @@ func (k *kctx) pto(op *Op) {
 			k.instr(op, "tpop", &asm.Ref{Span: rsp, Name: t.tile.name}, &asm.GMRef{Span: op.NameTok.Span, Name: f})
 		}
 	case "tpop":
-		inner, ok := groupAt(ts, 0)
+		vs, vt, _, ok := k.parenValues(ts)
 		if !ok {
 			k.errf(op.Span, "pto.tpop: expected (%%tile, %%pipe : T, T)")
 			return
-		}
-		items, _, _ := cutTop(inner, ":")
-		var vs []*val
-		var vt []Tok
-		for _, it := range splitTop(items, ",") {
-			if len(it) == 1 && it[0].Kind == KValue {
-				vs = append(vs, k.use(it[0]))
-				vt = append(vt, it[0])
-			}
 		}
 		if len(vs) != 2 || vs[0].kind != vTile || vs[1].kind != vFifo {
 			k.errf(op.Span, "pto.tpop: expected a tile and a pipe")
@@ -676,6 +723,23 @@ func orZero(v *val, sp asm.Span) *val {
 		return lit(sp, 0)
 	}
 	return v
+}
+
+// parenValues reads the operand group `(%a, %b : T, U)` that opens ts: the
+// values, their tokens and the type list after the colon.
+func (k *kctx) parenValues(ts []Tok) (vs []*val, toks []Tok, types []Tok, ok bool) {
+	inner, ok := groupAt(ts, 0)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	items, types, _ := cutTop(inner, ":")
+	for _, it := range splitTop(items, ",") {
+		if len(it) == 1 && it[0].Kind == KValue {
+			vs = append(vs, k.use(it[0]))
+			toks = append(toks, it[0])
+		}
+	}
+	return vs, toks, types, true
 }
 
 func groupAt(ts []Tok, i int) ([]Tok, bool) {
@@ -878,16 +942,84 @@ func (k *kctx) subset(op *Op) {
 		return
 	}
 	p := parent.tile
-	// Row-major element offset r*cols + c, in bytes. A column offset in a
-	// multi-row tile is strided in reality; the alias starts at the right
-	// byte and covers R*C contiguous elements (documented approximation).
-	es := int64(dtypeSize(p.dtype))
-	off := binVal(op.Span, "*", addVal(mulVal(offs[0], lit(op.Span, p.cols)), offs[1]), lit(op.Span, es))
-	// Tiles start on 32-byte boundaries; an unaligned alias is widened down
-	// to the boundary below (it then overlaps a little more, never less).
-	off = binVal(op.Span, "*", binVal(op.Span, "/", off, lit(op.Span, 32)), lit(op.Span, 32))
-	if !off.static {
-		off = nil
+	if p.skip {
+		k.define(op, &val{kind: vTile, tile: &tileVal{name: p.name, skip: true}})
+		return
 	}
-	k.define(op, k.alias(op, parent, typeInfo{loc: p.loc, elem: p.dtype, dims: []int64{sizes[0].v, sizes[1].v}, vrow: -2, vcol: -2}, off))
+	// A subset of rows R and columns C at (r, c) of a row-major tile is
+	// strided: R runs of C elements, a parent row apart. It becomes an alias
+	// of R full parent rows starting at element r*cols + c with valid shape
+	// [R, C], so the machine touches exactly those runs (an op accesses its
+	// tiles' valid regions) and two disjoint column halves do not overlap.
+	// Tiles start on 32-byte boundaries: an unaligned start moves down to
+	// the boundary (by less than 32 bytes; the shape stays, since the ops'
+	// operands must agree in shape).
+	es := int64(dtypeSize(p.dtype))
+	R, C := sizes[0].v, sizes[1].v
+	dims, vr, vc := []int64{R, C}, int64(-2), int64(-2)
+	if R > 1 && C < p.cols && p.nd {
+		dims, vr, vc = []int64{R, p.cols}, R, C
+	}
+	off := binVal(op.Span, "*", addVal(mulVal(offs[0], lit(op.Span, p.cols)), offs[1]), lit(op.Span, es))
+	if off.static {
+		// kept as an expression: it may name arguments -D overrides
+		down := binVal(op.Span, "*", binVal(op.Span, "/", off, lit(op.Span, 32)), lit(op.Span, 32))
+		k.define(op, k.alias(op, parent, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc}, down))
+		return
+	}
+	// A computed offset (a loop's column block): the alias is element
+	// off/32 of an array of aliases 32 bytes apart over the parent, as
+	// many as fit in the space from the parent's address.
+	if p.index != nil || !p.known || off.kind != vScalar || off.isF {
+		k.errf(op.Span, "pto.subset: a computed offset into a tile at a computed address is not supported")
+		return
+	}
+	l, _ := asm.ParseLoc(p.loc)
+	elemBytes := dims[0] * dims[1] * es
+	n := min((p.rows*p.cols*es+31)/32, (asm.SpaceCapacity(l.Space())-p.addrV-elemBytes)/32+1)
+	if n < 1 {
+		k.errf(op.Span, "pto.subset: the subset does not fit after its parent's address")
+		return
+	}
+	name, sp := k.result(op)
+	ti := typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc}
+	t := k.declTile(sp, name, ti, &val{kind: vScalar, x: p.addr, static: true, known: true, v: p.addrV}, nil, nil)
+	if t.kind != vTile {
+		return
+	}
+	if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
+		d.Count, d.Step = num(sp, n), num(sp, 32)
+	}
+	t.tile.index = binVal(sp, "/", off, lit(sp, 32)).x
+	k.define(op, t)
+}
+
+// asyncCopy lowers `pto.tput_async(%dst, %src, %session : T, T, S) ->
+// !pto.async_event` (and tget_async) to the SDMA copy `%e = tput_async
+// @dst, @src #rows=1 #cols=N`. PTOAS requires both sides to be static flat
+// 1-D GM memrefs (TPutAsyncOp/TGetAsyncOp::verify in lib/PTO/IR/PTO.cpp).
+func (k *kctx) asyncCopy(op *Op, name, rname string, rsp asm.Span) {
+	vs, toks, types, ok := k.parenValues(op.Toks)
+	tys := splitTop(types, ",")
+	if !ok || len(vs) < 2 || len(tys) < 2 {
+		k.errf(op.Span, "pto.%s: expected (%%dst, %%src, %%session : types)", name)
+		return
+	}
+	n := int64(0)
+	for i, side := range []string{"dst", "src"} {
+		ti, ok := parseType(tys[i])
+		if !ok || ti.kind != "memref" || ti.loc != "gm" || len(ti.dims) != 1 || ti.dims[0] <= 0 || vs[i].kind != vView {
+			k.errf(op.Span, "pto.%s: expects %s to be a static flat contiguous logical 1D GM memref", name, side)
+			return
+		}
+		if i == 0 {
+			n = ti.dims[0]
+		}
+	}
+	g := &tileVal{vrows: 1, vcols: n}
+	r := k.reg(rname)
+	k.emit(&asm.Instr{Span: op.Span, Op: name, OpSpan: op.NameTok.Span, Result: &asm.Ref{Span: rsp, Name: r},
+		Args:  []asm.Expr{k.gmRef(vs[0], toks[0], g), k.gmRef(vs[1], toks[1], g)},
+		Attrs: []*asm.Attr{{Span: op.Span, Key: "rows", Val: num(op.Span, 1)}, {Span: op.Span, Key: "cols", Val: num(op.Span, n)}}})
+	k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
 }

@@ -191,8 +191,8 @@ func (k *kctx) scfIf(op *Op) {
 	for _, r := range op.Results {
 		n += r.Count
 	}
-	// Result registers: scalars only. A tile result takes the then-branch tile
-	// (documented approximation).
+	// Result registers: scalars only; tile results are chosen per branch
+	// after both are lowered (tileResult).
 	regs := make([]carried, n)
 	thenVals := k.peekYield(op.Regions[0])
 	for i := range regs {
@@ -203,10 +203,12 @@ func (k *kctx) scfIf(op *Op) {
 		regs[i] = carried{reg: k.reg("if")}
 	}
 	st := &asm.If{Span: op.Span, Cond: c.x}
+	var yielded [2][]*val
 	k.nested(&st.Then, func() {
 		k.bodyOps(op.Regions[0], "scf.yield")
 		if y, vs := k.terminator(op.Regions[0], "scf.yield"); y != nil {
 			k.assign(y.Span, regs, vs)
+			yielded[0] = vs
 		}
 	})
 	if len(op.Regions) > 1 {
@@ -214,15 +216,72 @@ func (k *kctx) scfIf(op *Op) {
 			k.bodyOps(op.Regions[1], "scf.yield")
 			if y, vs := k.terminator(op.Regions[1], "scf.yield"); y != nil {
 				k.assign(y.Span, regs, vs)
+				yielded[1] = vs
 			}
 		})
 	}
-	k.emit(st)
 	res := make([]*val, n)
 	for i, r := range regs {
 		res[i] = r.value(op.Span)
+		if t := k.tileResult(op, st, i, yielded); t != nil {
+			res[i] = t
+		}
 	}
+	k.emit(st)
 	k.define(op, res...)
+}
+
+// tileResult is result i of an scf.if when its branches yield tiles: the
+// one tile both yield, or, when they yield two tiles of one shape, an
+// element of a two-tile alias array (`tile %r[2] @ lo step hi-lo`) whose
+// index register each branch sets, so every use after the if touches the
+// tile its path yielded. Other pairs (layouts, shapes or addresses that
+// differ in kind) keep the then-branch tile (documented).
+func (k *kctx) tileResult(op *Op, st *asm.If, i int, yielded [2][]*val) *val {
+	at := func(b int) *tileVal {
+		if i < len(yielded[b]) && yielded[b][i] != nil && yielded[b][i].kind == vTile {
+			return yielded[b][i].tile
+		}
+		return nil
+	}
+	a, b := at(0), at(1)
+	if a == nil {
+		return nil
+	}
+	same := func(x, y *tileVal) bool { return x.name == y.name && x.index == nil && y.index == nil }
+	if b == nil || same(a, b) {
+		return &val{kind: vTile, tile: a}
+	}
+	if a.index != nil || b.index != nil || !a.known || !b.known || !a.nd || !b.nd || a.skip || b.skip ||
+		a.loc != b.loc || a.dtype != b.dtype || a.rows != b.rows || a.cols != b.cols || a.vrows != b.vrows ||
+		a.vcols != b.vcols || a.addrV == b.addrV || (a.addrV-b.addrV)%32 != 0 {
+		return &val{kind: vTile, tile: a}
+	}
+	lo, hi := min(a.addrV, b.addrV), max(a.addrV, b.addrV)
+	name := "if"
+	if i < len(op.Results) {
+		name = op.Results[i].Name
+	}
+	sp := op.Span
+	ti := typeInfo{loc: a.loc, elem: a.dtype, dims: []int64{a.rows, a.cols}, vrow: a.vrows, vcol: a.vcols}
+	t := k.declTile(sp, name, ti, lit(sp, lo), nil, nil)
+	if t.kind != vTile {
+		return nil
+	}
+	if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
+		d.Count, d.Step = num(sp, 2), num(sp, hi-lo)
+	}
+	r := k.reg(name)
+	pick := func(x *tileVal) asm.Expr {
+		if x.addrV == lo {
+			return num(sp, 0)
+		}
+		return num(sp, 1)
+	}
+	st.Then = append(st.Then, &asm.Let{Span: sp, Reg: r, X: pick(a)})
+	st.Else = append(st.Else, &asm.Let{Span: sp, Reg: r, X: pick(b)})
+	t.tile.index = &asm.Ref{Span: sp, Name: r}
+	return t
 }
 
 // scfWhile: `scf.while (%a = %x, ...) : (T) -> (T) { before; scf.condition(%c) %v... } do { ^bb0(%y: T): after; scf.yield ... }`.
