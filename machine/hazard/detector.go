@@ -111,7 +111,7 @@ func (r remPart) joined(o remPart) remPart {
 }
 
 // pending is an op the scalar issued that its pipe has not run yet: the
-// scalar's clock at issue flows into the op (architecture.md, hazard model).
+// scalar's clock at issue flows into the op (docs/hazards.md, "How it decides").
 type pending struct {
 	op        *asm.COp
 	target    asm.Pipe
