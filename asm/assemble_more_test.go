@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/golden"
 )
 
 // TestManyPositions pins the exact line:col of every error in many.pto.
@@ -37,7 +38,7 @@ func TestManyPositions(t *testing.T) {
 	var b bytes.Buffer
 	src, _ := os.ReadFile("testdata/errors/many.pto")
 	errs.Fprint(&b, asm.Sources{"testdata/errors/many.pto": src})
-	golden(t, "testdata/errors/many.out", b.Bytes())
+	golden.Check(t, "testdata/errors/many.out", b.Bytes())
 }
 
 func assembleText(t *testing.T, src string, defs ...asm.Define) (*asm.Object, asm.ErrorList) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/parser"
 )
 
@@ -49,25 +50,8 @@ func TestAssembleOK(t *testing.T) {
 			}
 			var b bytes.Buffer
 			obj.FprintListing(&b)
-			golden(t, strings.TrimSuffix(f, ".pto")+".listing", b.Bytes())
+			golden.Check(t, strings.TrimSuffix(f, ".pto")+".listing", b.Bytes())
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs; run with UPDATE_GOLDEN=1 and review the diff\n--- got ---\n%s", path, got)
 	}
 }
 

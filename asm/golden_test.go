@@ -1,11 +1,11 @@
 package asm_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/golden"
 )
 
 // TestGoldenExpectChecks: the assembler checks golden calls against the one
@@ -50,21 +50,5 @@ func TestGoldenExpectChecks(t *testing.T) {
 func TestGoldenDocs(t *testing.T) {
 	var b strings.Builder
 	asm.WriteGoldenDoc(&b)
-	const begin, end = "<!-- golden-funcs:begin -->\n", "<!-- golden-funcs:end -->"
-	path := "../docs/language.md"
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(doc)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if os.Getenv("UPDATE_GOLDEN") != "" && i >= 0 && j > i {
-		s = s[:i+len(begin)] + b.String() + s[j:]
-		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !strings.Contains(s, begin+b.String()+end) {
-		t.Errorf("docs/language.md does not hold asm.WriteGoldenDoc between %q and %q; run UPDATE_GOLDEN=1 go test ./asm -run TestGoldenDocs", begin, end)
-	}
+	golden.Section(t, "../docs/language.md", "<!-- golden-funcs:begin -->\n", "<!-- golden-funcs:end -->", b.String())
 }

@@ -93,7 +93,6 @@ type core struct {
 	// the regions of the write being executed.
 	visPending []pendingStore
 	visNew     []pendingStore
-	acc        []Access
 
 	// fifo progress by tensor index
 	fifoPush []int64

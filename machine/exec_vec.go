@@ -68,8 +68,6 @@ var expandOps = map[string]vop{
 
 func (o vop) bitwise() bool { return o == vAnd || o == vOr || o == vXor || o == vNot }
 
-func (o vop) unary() bool { return o >= vExp }
-
 // srcKind says how an elementwise source maps d's (r, c).
 type srcKind uint8
 

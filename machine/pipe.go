@@ -114,6 +114,7 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 	if len(iter) <= len(e.iterBuf) {
 		// Loop nests are shallow: a plain copy beats memmove's call.
 		e.iter = e.iterBuf[:len(iter)]
+		//lint:ignore S1001 the loop is deliberate (see above)
 		for i, v := range iter {
 			e.iterBuf[i] = v
 		}

@@ -466,7 +466,7 @@ type jsonCheck struct {
 	Warning   string   `json:"warning,omitempty"`
 }
 
-// MarshalJSON writes the run's JSON report (architecture.md "run" fields).
+// MarshalJSON writes the run's JSON report (docs/cli.md, `ptoasm run` JSON report).
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type out struct {
 		Cycles   int64       `json:"cycles"`

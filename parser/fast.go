@@ -72,11 +72,10 @@ type fastAllocs struct {
 	typeParam slab[typeParam]
 	letStmt   slab[letStmt]
 
-	exprs    slab[*expr]
-	binOps   slab[*binOp]
-	unOps    slab[*unOp]
-	args     slab[*arg]
-	brackets slab[*bracket]
+	exprs  slab[*expr]
+	binOps slab[*binOp]
+	unOps  slab[*unOp]
+	args   slab[*arg]
 }
 
 // fastParse parses toks (from tokenizeFast(src)) as a whole file, or reports

@@ -10,27 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/golden"
 )
-
-var update = os.Getenv("UPDATE_GOLDEN") != ""
-
-// golden compares got with the file, or rewrites the file under UPDATE_GOLDEN=1.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, d)
-	}
-}
 
 // ignoreSpans compares trees by content: positions differ after fmt, and a
 // blank line fmt inserts between declaration kinds is not content.
@@ -75,7 +56,7 @@ func TestFmtGolden(t *testing.T) {
 			t.Errorf("%s: %v", name, errs)
 			continue
 		}
-		golden(t, strings.TrimSuffix(name, ".pto")+".golden", format(t, f))
+		golden.Check(t, strings.TrimSuffix(name, ".pto")+".golden", format(t, f))
 	}
 }
 
@@ -133,23 +114,8 @@ func TestRecoveryAgrees(t *testing.T) {
 
 func TestGrammarDocs(t *testing.T) {
 	g := Grammar() + "\n"
-	golden(t, "../docs/grammar.ebnf", []byte(g))
-	const begin, end = "<!-- grammar:begin -->\n```ebnf\n", "```\n<!-- grammar:end -->"
-	doc, err := os.ReadFile("../docs/language.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(doc)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if update && i >= 0 && j > i {
-		s = s[:i+len(begin)] + g + s[j:]
-		if err := os.WriteFile("../docs/language.md", []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !strings.Contains(s, begin+g+end) {
-		t.Errorf("docs/language.md does not contain parser.Grammar() between %q and %q; run UPDATE_GOLDEN=1 go test ./parser", begin, end)
-	}
+	golden.Check(t, "../docs/grammar.ebnf", []byte(g))
+	golden.Section(t, "../docs/language.md", "<!-- grammar:begin -->\n```ebnf\n", "```\n<!-- grammar:end -->", g)
 }
 
 func TestParseExpr(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,35 +13,15 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/internal/sarifcheck"
 )
-
-var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") != "", "rewrite testdata/*.golden")
 
 // runCLI runs the command line in-process.
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = realMain(args, &o, &e)
 	return code, o.String(), e.String()
-}
-
-// golden compares got with testdata/name.golden (rewritten with UPDATE_GOLDEN=1).
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (UPDATE_GOLDEN=1 rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
 }
 
 const manyErrors = "../../testdata/errors/many.pto"
@@ -72,7 +51,7 @@ func TestGolden(t *testing.T) {
 			if code != tc.code {
 				t.Errorf("ptoasm %s: exit %d, want %d\nstderr:\n%s", strings.Join(tc.args, " "), code, tc.code, errOut)
 			}
-			golden(t, tc.name, fmt.Sprintf("$ ptoasm %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(tc.args, " "), code, out, errOut))
+			golden.Check(t, "testdata/"+tc.name+".golden", fmt.Appendf(nil, "$ ptoasm %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(tc.args, " "), code, out, errOut))
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ptoasm/ptoasm/internal/golden"
 )
 
 // fmt on a PTOAS MLIR file prints its PTO-AS translation (pinned), which is
@@ -17,7 +19,7 @@ func TestFmtMLIR(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fmt: exit %d\n%s", code, errOut)
 	}
-	golden(t, "fmt_dn_mlir", out)
+	golden.Check(t, "testdata/fmt_dn_mlir.golden", []byte(out))
 	path := filepath.Join(t.TempDir(), "dn.pto")
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		t.Fatal(err)

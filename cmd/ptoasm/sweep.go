@@ -202,6 +202,7 @@ func (c *sweepGridCmd) axes(base *pipes.Profile) ([]sweepAxis, error) {
 		name, list, ok := strings.Cut(kv, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
+			//lint:ignore ST1005 the message ends with the syntax it asks for, ellipsis included
 			return fmt.Errorf("%s %s: want NAME=V1,V2,...", flag, kv)
 		}
 		vals, err := splitList(list)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptoasm/ptoasm/internal/golden"
 )
 
 // The small grid most tests use: two profile values by two shapes of gemm_db.
@@ -136,7 +138,7 @@ func TestSweepDeterministic(t *testing.T) {
 				}
 			}
 			if format == "text" {
-				golden(t, "sweep_gemm_db", outs[0])
+				golden.Check(t, "testdata/sweep_gemm_db.golden", []byte(outs[0]))
 			}
 		})
 	}
@@ -325,7 +327,7 @@ func TestSweepFailingPoints(t *testing.T) {
 
 	// The text table pins the row format of failures.
 	code, out, errOut = runCLI("sweep", "testdata/sweep_deadlock.pto", "-D", "STALL=0,1,NOPE", "--set", "dma.gm_ub.bw=128,x")
-	golden(t, "sweep_failing", fmt.Sprintf("exit %d\n-- stdout --\n%s-- stderr --\n%s", code, out, errOut))
+	golden.Check(t, "testdata/sweep_failing.golden", fmt.Appendf(nil, "exit %d\n-- stdout --\n%s-- stderr --\n%s", code, out, errOut))
 
 	// A failed output check keeps the point's timing.
 	code, out, _ = runCLI("sweep", "gemm_db", "-D", "K=256,300", "--format", "json")
@@ -346,7 +348,7 @@ func TestSweepModes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	golden(t, "sweep_allgather_modes", out)
+	golden.Check(t, "testdata/sweep_allgather_modes.golden", []byte(out))
 	code, out, _ = runCLI("sweep", "allgather_gemm", "--timing-only", "-D", "MODE=all,pipelined", "--format", "json")
 	var rep sweepReport
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {

@@ -111,7 +111,7 @@ func (r remPart) joined(o remPart) remPart {
 }
 
 // pending is an op the scalar issued that its pipe has not run yet: the
-// scalar's clock at issue flows into the op (architecture.md, hazard model).
+// scalar's clock at issue flows into the op (docs/hazards.md, "How it decides").
 type pending struct {
 	op        *asm.COp
 	target    asm.Pipe
@@ -940,9 +940,9 @@ func (d *Detector) mkrec(a int32, e *machine.Event, serial int64) rec {
 
 func (d *Detector) exec(e *machine.Event) {
 	a := d.agent(e.Agent)
-	ag := d.enter(a)
+	d.enter(a)
 	serial, p := d.takeIssueOf(a, e, e.Step != "")
-	ag = &d.agents[a]
+	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
 		raise(&ag.clock, a, ag.n)
@@ -1857,9 +1857,9 @@ func (d *Detector) notify(e *machine.Event) {
 		return
 	}
 	a := d.agent(e.Agent)
-	ag := d.enter(a)
+	d.enter(a)
 	serial, _ := d.takeIssueOf(a, e, false)
-	ag = &d.agents[a]
+	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
 		raise(&ag.clock, a, ag.n)

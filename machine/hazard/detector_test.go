@@ -283,7 +283,7 @@ func TestTransitiveThroughIdlePipe(t *testing.T) {
 	}
 }
 
-// Publish protocol across ranks (kernels.md §5.2): store, BAR ALL, notify;
+// Publish protocol across ranks (kernels.md §5, item 2): store, BAR ALL, notify;
 // the peer waits, then loads. TNOTIFY does not fence earlier MTE3 stores.
 func crossRank(s *sim, barrier bool) {
 	p := &prog{}

@@ -76,7 +76,7 @@ func toJSONSite(s Site) *jsonSite {
 	return &jsonSite{File: s.File, Line: s.Line, Col: s.Col, Op: s.Op, Pipe: s.Pipe, Core: s.Core, Rank: s.Rank, Iter: s.Iter}
 }
 
-// JSONFindings converts findings to the lint JSON shape (architecture.md):
+// JSONFindings converts findings to the lint JSON shape (docs/cli.md, `ptoasm lint`):
 // kind, severity, message, first, second, buffer, range, count, hint. The run
 // command embeds the same value under "findings".
 func JSONFindings(fs []Finding) any {

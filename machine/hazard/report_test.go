@@ -10,28 +10,11 @@ import (
 	"unicode"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/internal/sarifcheck"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/parser"
 )
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden:\n%s", name, got)
-	}
-}
 
 // reportFindings is a mix: a WAR with a count and iterations, an unpaired
 // set (one site) and a same-pipe note.
@@ -54,7 +37,7 @@ var reportSrc = asm.Sources{"t.pto": []byte(strings.Repeat("    nop\n", 5) +
 func TestWriteText(t *testing.T) {
 	var b bytes.Buffer
 	WriteText(&b, reportFindings(), reportSrc)
-	golden(t, "report.txt", b.Bytes())
+	golden.Check(t, "testdata/report.txt", b.Bytes())
 }
 
 func TestWriteJSON(t *testing.T) {
@@ -75,7 +58,7 @@ func TestWriteJSON(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "report.json", b.Bytes())
+	golden.Check(t, "testdata/report.json", b.Bytes())
 }
 
 func TestWriteSARIF(t *testing.T) {
@@ -87,7 +70,7 @@ func TestWriteSARIF(t *testing.T) {
 	if err := sarifcheck.Validate(b.Bytes()); err != nil {
 		t.Errorf("the log of findings is not valid SARIF for code scanning:\n%v", err)
 	}
-	golden(t, "report.sarif", b.Bytes())
+	golden.Check(t, "testdata/report.sarif", b.Bytes())
 	// An empty report is still a valid log with an empty results array.
 	b.Reset()
 	if err := WriteSARIF(&b, nil, nil, tool); err != nil || !strings.Contains(b.String(), `"results": []`) {

@@ -367,22 +367,6 @@ func (c *checker) site(op *asm.COp, pipe asm.Pipe, iter []int64) Site {
 	return s
 }
 
-func dedup(states []*sstate) []*sstate {
-	if len(states) <= 1 {
-		return states
-	}
-	seen := make(map[string]bool, len(states))
-	out := states[:0]
-	for _, s := range states {
-		k := s.key()
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 func (c *checker) cap(states []*sstate) []*sstate {
 	for _, s := range states {
 		c.gc(s)

@@ -168,7 +168,6 @@ func (r *Recorder) WriteHTML(w io.Writer, opt HTMLOptions) error {
 		color      string
 		drawn      int
 		stall      bool
-		sync       bool
 		lastSyncPx int
 	}
 	pend := make([]pending, len(lanes))

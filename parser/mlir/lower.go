@@ -251,7 +251,7 @@ func (l *lowerer) lower(m *Module) *asm.File {
 	if l.errs.HasErrors() {
 		return f
 	}
-	var aics, aivs, others []*funcInfo
+	var aics, aivs []*funcInfo
 	for _, fi := range l.order {
 		if !fi.isKernel() {
 			continue
@@ -261,8 +261,6 @@ func (l *lowerer) lower(m *Module) *asm.File {
 			aics = append(aics, fi)
 		case "aiv":
 			aivs = append(aivs, fi)
-		default:
-			others = append(others, fi)
 		}
 	}
 	// One cube and one vector kernel in a module run as a mixed launch: the

@@ -225,7 +225,6 @@ type typeInfo struct {
 	vcol   int64
 	bl, sl string
 	frac   int64
-	layout string // #pto.layout<nd|dn|nz> of a tensor view
 }
 
 // parseType decodes a type token list; ok is false for shapes it cannot read.
