@@ -38,7 +38,7 @@ type agentState struct {
 	pipe       asm.Pipe
 	kind       agentKind
 	coreIdx    int32 // -1 for SDMA and the host
-	clock      []uint32
+	clock      vclock
 	n          uint32 // ops so far (the agent's epoch counter)
 	gen        uint32
 	// ver counts changes to clock other than the agent's own component;
@@ -60,16 +60,16 @@ type agentState struct {
 	// rver+1 (see remote).
 	rem      remPart
 	remRver  uint64
-	snapRver uint64
-	snapVer  uint64
 	snapID   uint64
-	snap     []uint32
+	snapVer  uint64
+	snapRver uint64
+	snap     vclock
 	// sigs remembers the signal words (and their versions, in run
 	// generations) the agent joined last: a waiter polling words nobody
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	_       [39]byte
+	_       [23]byte
 }
 
 // remPart says what the other-core components of a pipe's clock are: those
@@ -116,11 +116,11 @@ type pending struct {
 	op        *asm.COp
 	target    asm.Pipe
 	serial    int64
-	clock     []uint32 // the scalar's snapshot at issue (shared, never modified)
+	clock     vclock // the scalar's snapshot at issue (shared, never modified)
 	snapID    uint64   // which snapshot clock is
 	scalar    int32    // the issuing scalar and its epoch at issue
 	epoch     uint32
-	steps     []uint32 // release of earlier steps of a composite op
+	steps     vclock // release of earlier steps of a composite op
 	composite bool
 }
 
@@ -135,7 +135,7 @@ type flagChan struct {
 	locMask  uint16
 	id       int32
 	snapGen  uint32
-	clock    []uint32
+	clock    vclock
 	// snapID names the other-core part of clock: a full copy of the
 	// source's clock at its rver snapRver gets a new id; seenID is the id
 	// the destination pipe last joined in full. Flags ping-pong between
@@ -171,7 +171,7 @@ type flagChan struct {
 
 // queuedSet is a set waiting behind the channel's pending one.
 type queuedSet struct {
-	clock []uint32
+	clock vclock
 	rem   remPart
 }
 
@@ -199,7 +199,7 @@ type localPart struct {
 }
 
 // at is component l, the agent in slot s, of clock with p in place.
-func (p localPart) at(clock []uint32, l int32, s uint8) uint32 {
+func (p localPart) at(clock vclock, l int32, s uint8) uint32 {
 	if p.mask&(1<<s) != 0 {
 		return p.vals[s]
 	}
@@ -207,11 +207,11 @@ func (p localPart) at(clock []uint32, l int32, s uint8) uint32 {
 }
 
 // into writes p into clock.
-func (p localPart) into(clock *[]uint32, cs *coreState) {
+func (p localPart) into(clock *vclock, cs *coreState) {
 	for i, l := range cs.locals[:cs.nlocals] {
 		if s := cs.slots[i]; p.mask&(1<<s) != 0 {
-			if int(l) < len(*clock) {
-				(*clock)[l] = p.vals[s]
+			if l < clock.size() {
+				clock.set(l, p.vals[s])
 			} else if p.vals[s] > 0 {
 				raise(clock, l, p.vals[s])
 			}
@@ -324,8 +324,8 @@ type Detector struct {
 	coreIdx  table[int32]
 	gen      uint32
 
-	cross    map[crossKey][][]uint32
-	crossAcc map[accKey][]uint32
+	cross    map[crossKey][]vclock
+	crossAcc map[accKey]vclock
 	// crossIncs holds the set behind each pending increment of cross, in
 	// the same order, and accArr the arrivals behind crossAcc, so a counter
 	// still raised when the run ends is reported at the set that left it
@@ -348,7 +348,7 @@ type Detector struct {
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
 	tensorBase table[tensorAt]
-	syncRounds map[int32][][]uint32
+	syncRounds map[int32][]vclock
 
 	// steps interns composite step names for rec.step; steps[0] is "".
 	steps   []string
@@ -363,8 +363,8 @@ type Detector struct {
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}
 	retractedGen uint32
-	pool         [][]uint32
-	tmp          []uint32
+	pool         []vclock
+	tmp          vclock
 }
 
 // New returns a detector with the given options.
@@ -372,9 +372,9 @@ func New(opt Options) *Detector {
 	d := &Detector{
 		opt:        opt,
 		gen:        1,
-		cross:      map[crossKey][][]uint32{},
-		crossAcc:   map[accKey][]uint32{},
-		syncRounds: map[int32][][]uint32{},
+		cross:      map[crossKey][]vclock{},
+		crossAcc:   map[accKey]vclock{},
+		syncRounds: map[int32][]vclock{},
 		byKey:      map[findKey]*finding{},
 	}
 	d.host = int32(len(d.agents))
@@ -526,7 +526,7 @@ func (d *Detector) pipeOf(c int32, p asm.Pipe) int32 {
 func (d *Detector) enter(a int32) *agentState {
 	ag := &d.agents[a]
 	if ag.gen != d.gen {
-		clear(ag.clock)
+		ag.clock.reset()
 		ag.gen = d.gen
 		ag.ver++
 		ag.rver++
@@ -547,31 +547,17 @@ func (d *Detector) enter(a int32) *agentState {
 // release returns a scratch copy of a's clock with its own component set to
 // its op count: what a set_flag (which fires after every earlier op of the
 // pipe completed) publishes.
-func (d *Detector) release(a int32, buf []uint32) []uint32 {
+func (d *Detector) release(a int32, buf vclock) vclock {
 	ag := &d.agents[a]
-	buf = append(buf[:0], ag.clock...)
+	buf.copyFrom(ag.clock)
 	raise(&buf, a, ag.n)
 	return buf
 }
 
 // acquire joins src into agent a's clock.
-func (d *Detector) acquire(a int32, src []uint32) {
+func (d *Detector) acquire(a int32, src vclock) {
 	ag := &d.agents[a]
-	dst := ag.clock
-	if len(dst) < len(src) {
-		dst = grow(dst, len(src))
-	}
-	changed, remote := false, false
-	for i, v := range src {
-		if v > dst[i] {
-			dst[i] = v
-			changed = true
-			if !remote && !d.local(a, int32(i)) {
-				remote = true
-			}
-		}
-	}
-	ag.clock = dst
+	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.local(a, i) })
 	if changed {
 		ag.ver++
 	}
@@ -614,10 +600,10 @@ func (d *Detector) joinIssue(a int32, p *pending) {
 
 // issueSnapshot returns scalar s's clock for the ops it issues now, copying
 // it only when it changed since the last issue.
-func (d *Detector) issueSnapshot(s int32) ([]uint32, uint64) {
+func (d *Detector) issueSnapshot(s int32) (vclock, uint64) {
 	sa := &d.agents[s]
 	if sa.snapID == 0 || sa.snapVer != sa.ver {
-		sa.snap = append([]uint32(nil), sa.clock...)
+		sa.snap = sa.clock.clone()
 		sa.snapVer = sa.ver
 		sa.snapRver = sa.rver + 1
 		d.snapSeq++
@@ -626,18 +612,19 @@ func (d *Detector) issueSnapshot(s int32) ([]uint32, uint64) {
 	return sa.snap, sa.snapID
 }
 
-func (d *Detector) getBuf() []uint32 {
+func (d *Detector) getBuf() vclock {
 	if n := len(d.pool); n > 0 {
 		b := d.pool[n-1]
 		d.pool = d.pool[:n-1]
-		return b[:0]
+		return b
 	}
-	return nil
+	return vclock{}
 }
 
-func (d *Detector) putBuf(b []uint32) {
-	if b != nil && len(d.pool) < 4096 {
-		d.pool = append(d.pool, b[:0])
+func (d *Detector) putBuf(b vclock) {
+	if b.b != nil && len(d.pool) < 4096 {
+		b.truncate()
+		d.pool = append(d.pool, b)
 	}
 }
 
@@ -759,7 +746,7 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 // it: its clock (a shared snapshot) and its own op count.
 type issueState struct {
 	to     int64
-	clock  []uint32
+	clock  vclock
 	snapID uint64
 	epoch  uint32
 	gen    uint32
@@ -1324,7 +1311,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, uninitLo, uninitHi *int64) {
 	a := r.agent
 	if c.sigGen != d.gen {
-		c.sig = c.sig[:0]
+		c.sig.truncate()
 		c.sigGen = d.gen
 		c.sigVer++
 	}
@@ -1362,7 +1349,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		}
 		c.adds = c.adds[:0]
 		c.w, c.hasW, c.written = *r, true, true
-		c.sig = append(c.sig[:0], d.tmp...)
+		c.sig.copyFrom(d.tmp)
 		c.sigVer++
 	}
 }
@@ -1494,10 +1481,10 @@ func (d *Detector) flagSet(e *machine.Event) {
 	switch {
 	case ch.set:
 		// Queued behind the pending set: its own wait acquires it.
-		ch.queue = append(ch.queue, queuedSet{clock: d.release(a, nil), rem: ag.remote()})
+		ch.queue = append(ch.queue, queuedSet{clock: d.release(a, vclock{}), rem: ag.remote()})
 		ch.last = r
 		return
-	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && len(ch.clock) >= len(ag.clock):
+	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && ch.clock.size() >= ag.clock.size():
 		// Only this core's components can have moved since the copy.
 		cs := &d.cores[c]
 		for i, l := range cs.locals[:cs.nlocals] {
@@ -1513,7 +1500,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 		}
 	default:
 		ch.locOnly = false
-		ch.clock = append(ch.clock[:0], ag.clock...)
+		ch.clock.copyFrom(ag.clock)
 		raise(&ch.clock, a, ag.n)
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
@@ -1691,13 +1678,13 @@ func (d *Detector) barrier(e *machine.Event) {
 		raise(&ag.clock, p, ag.n)
 		return
 	}
-	d.drainCore(c, nil)
+	d.drainCore(c, vclock{})
 }
 
 // drainCore joins every stream of core c (and extra, if any) into its scalar
 // and then into each of its pipes, each of which is then ordered after its
 // own earlier ops: the effect of pipe_barrier(PIPE_ALL).
-func (d *Detector) drainCore(c int32, extra []uint32) {
+func (d *Detector) drainCore(c int32, extra vclock) {
 	s := d.scalarOf(c)
 	d.enter(s)
 	cs := &d.cores[c]
@@ -1747,19 +1734,19 @@ var (
 // joinLocal joins the components of core c's agents from src into agent
 // dst: the full join when dst is known to hold src's other components
 // (drains and issue snapshots by rver, flag waits by the channel's copy).
-func (d *Detector) joinLocal(dst, c int32, src []uint32) {
+func (d *Detector) joinLocal(dst, c int32, src vclock) {
 	d.joinLocalPart(dst, c, src, localPart{})
 }
 
 // joinLocalPart is joinLocal from src with the local part p in place of
 // src's own (a flag channel's loc).
-func (d *Detector) joinLocalPart(dst, c int32, src []uint32, p localPart) {
+func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 	cs := &d.cores[c]
-	var want []uint32
+	var want vclock
 	if checkLocalJoins {
-		full := append([]uint32(nil), src...)
+		full := src.clone()
 		p.into(&full, cs)
-		want = append([]uint32(nil), d.agents[dst].clock...)
+		want = d.agents[dst].clock.clone()
 		join(&want, full)
 	}
 	for i, l := range cs.locals[:cs.nlocals] {
@@ -1770,7 +1757,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src []uint32, p localPart) {
 	if checkLocalJoins {
 		localJoins++
 		got := d.agents[dst].clock
-		for i := range max(len(got), len(want)) {
+		for i := range max(got.size(), want.size()) {
 			if get(got, int32(i)) != get(want, int32(i)) {
 				panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", dst, i, get(got, int32(i)), get(want, int32(i))))
 			}
@@ -1815,7 +1802,8 @@ func (d *Detector) crossSet(e *machine.Event) {
 		ck := crossKey{rank: e.Agent.Rank, core: peer, id: e.ID}
 		v := rel
 		if i < len(e.Peers)-1 {
-			v = append(d.getBuf(), rel...)
+			v = d.getBuf()
+			v.copyFrom(rel)
 		}
 		d.cross[ck] = append(d.cross[ck], v)
 	}
@@ -1976,7 +1964,7 @@ func (d *Detector) syncAll(e *machine.Event) {
 	if k >= len(rounds) {
 		// Every participant has arrived when the first one passes, so the
 		// round's clock is the join of every live core of the rank now.
-		var clk []uint32
+		var clk vclock
 		for i := range d.cores {
 			o := &d.cores[i]
 			if o.rank != cs.rank || !o.live {

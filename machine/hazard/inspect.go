@@ -48,11 +48,9 @@ func (d *Detector) Clocks(rank, core int) []AgentClock {
 		ag := &d.agents[a]
 		ac := AgentClock{Agent: d.agentID(a), Ops: ag.n}
 		if ag.gen == d.gen {
-			for i, v := range ag.clock {
-				if v > 0 {
-					ac.Clock = append(ac.Clock, ClockEntry{Agent: d.agentID(int32(i)), Value: v})
-				}
-			}
+			ag.clock.each(func(i int32, v uint32) {
+				ac.Clock = append(ac.Clock, ClockEntry{Agent: d.agentID(i), Value: v})
+			})
 		}
 		out = append(out, ac)
 	}
