@@ -117,8 +117,8 @@ type pending struct {
 	target    asm.Pipe
 	serial    int64
 	clock     vclock // the scalar's snapshot at issue (shared, never modified)
-	snapID    uint64   // which snapshot clock is
-	scalar    int32    // the issuing scalar and its epoch at issue
+	snapID    uint64 // which snapshot clock is
+	scalar    int32  // the issuing scalar and its epoch at issue
 	epoch     uint32
 	steps     vclock // release of earlier steps of a composite op
 	composite bool
