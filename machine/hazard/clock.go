@@ -156,12 +156,7 @@ func joinTrack(dst *vclock, src vclock, local func(i int32) bool) (changed, remo
 			}
 			continue
 		}
-		gt, lt := false, false
-		for k, v := range sb.v {
-			w := db.v[k]
-			gt = gt || v > w
-			lt = lt || v < w
-		}
+		gt, lt := order(sb, db)
 		if !gt {
 			continue
 		}
@@ -220,4 +215,47 @@ func (c vclock) each(f func(i int32, v uint32)) {
 			}
 		}
 	}
+}
+
+// order reports whether some component of a is greater than b's, and
+// whether some is smaller, without branching on the data.
+func order(a, b *vblock) (gt, lt bool) {
+	var g, l uint64
+	for k := range a.v {
+		x, y := uint64(a.v[k]), uint64(b.v[k])
+		g |= y - x
+		l |= x - y
+	}
+	return g>>63 != 0, l>>63 != 0
+}
+
+// adoptAbove is join for a src known to hold at least dst's value of every
+// component outside the blocks keep names: it takes src's other blocks
+// without reading them, and joins the kept ones componentwise. changed and
+// remote are as in joinTrack, except that an adopted block counts as changed
+// (and not local) whenever it is another block, unread.
+func adoptAbove(dst *vclock, src vclock, keep []int32, local func(i int32) bool) (changed, remote bool) {
+	dst.extend(src.n)
+outer:
+	for bi, sb := range src.b {
+		db := dst.b[bi]
+		if sb == nil || sb == db {
+			continue
+		}
+		for _, k := range keep {
+			if int(k) == bi {
+				var one vclock
+				one.b, one.n = src.b[bi:bi+1:bi+1], blk
+				sub := vclock{b: dst.b[bi : bi+1 : bi+1], n: blk}
+				c, r := joinTrack(&sub, one, func(i int32) bool { return local(int32(bi<<blkBits) + i) })
+				dst.b[bi] = sub.b[0]
+				changed, remote = changed || c, remote || r
+				continue outer
+			}
+		}
+		dst.b[bi] = sb
+		share(sb)
+		changed, remote = true, true
+	}
+	return changed, remote
 }

@@ -566,6 +566,48 @@ func (d *Detector) acquire(a int32, src vclock) {
 	}
 }
 
+// acquireAbove is acquire from a src that holds at least agent a's value of
+// every component of an agent on another core than c, a's: the blocks
+// without c's agents are src's, taken unread.
+func (d *Detector) acquireAbove(a, c int32, src vclock) {
+	cs := &d.cores[c]
+	var keep [asm.NumPipes + 1]int32
+	n := 0
+	for _, l := range cs.locals[:cs.nlocals] {
+		if b := l >> blkBits; !slices.Contains(keep[:n], b) {
+			keep[n] = b
+			n++
+		}
+	}
+	ag := &d.agents[a]
+	var want vclock
+	if checkLocalJoins {
+		want = ag.clock.clone()
+		join(&want, src)
+	}
+	changed, remote := adoptAbove(&ag.clock, src, keep[:n], func(i int32) bool { return d.local(a, i) })
+	if changed {
+		ag.ver++
+	}
+	if remote {
+		ag.rver++
+	}
+	if checkLocalJoins {
+		localJoins++
+		d.checkJoin(a, want)
+	}
+}
+
+// checkJoin panics unless agent a's clock is want (checkLocalJoins).
+func (d *Detector) checkJoin(a int32, want vclock) {
+	got := d.agents[a].clock
+	for i := range max(got.size(), want.size()) {
+		if get(got, int32(i)) != get(want, int32(i)) {
+			panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", a, i, get(got, int32(i)), get(want, int32(i))))
+		}
+	}
+}
+
 // local reports whether agent i runs on agent a's core.
 func (d *Detector) local(a, i int32) bool {
 	c := d.agents[a].coreIdx
@@ -819,13 +861,18 @@ func (d *Detector) issueState(c int32, k int64) (issueState, bool) {
 func (d *Detector) joinState(a, c int32, st issueState) {
 	if ag := &d.agents[a]; ag.lastSnap != st.snapID {
 		was := ag.remote()
-		if ag.coreIdx == c && ag.lastSnapRver == st.rver {
+		switch {
+		case ag.coreIdx == c && ag.lastSnapRver == st.rver:
 			// The scalar's components of other cores are those of the
 			// snapshot joined last (its rver has not moved): only its
 			// core's own can differ. On 8 ranks each new snapshot otherwise
 			// joined ≈2 900 components into every pipe.
 			d.joinLocal(a, c, st.clock)
-		} else {
+		case ag.coreIdx == c && was.within(remPart{snap: st.snapID, known: true}):
+			// The pipe's news of other cores is an earlier snapshot's of
+			// the same scalar, which this one contains.
+			d.acquireAbove(a, c, st.clock)
+		default:
 			d.acquire(a, st.clock)
 		}
 		ag = &d.agents[a]
@@ -1713,13 +1760,28 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 // to them bumps rver), dst still holds them (clocks only grow within a
 // generation), and only the core's own components need joining. On 8 ranks
 // a drain otherwise joined ≈2 900 components a pipe, twice.
+//
+// A pipe whose other-core part is a snapshot of its scalar (remote) holds
+// no news of other cores the scalar lacks: into the scalar only the core's
+// own components need joining, and from the scalar the blocks without them
+// are the scalar's (acquireAbove).
 func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	sa := &d.agents[src]
-	if *seen == sa.rver+1 {
+	s := d.cores[c].scalar
+	switch {
+	case *seen == sa.rver+1:
 		d.joinLocal(dst, c, sa.clock)
 		return
+	case dst == s && sa.remote().known:
+		d.joinLocal(dst, c, sa.clock)
+	case src == s && d.agents[dst].remote().known:
+		d.acquireAbove(dst, c, sa.clock)
+		// Name the pipe's other-core part: the scalar's now.
+		_, id := d.issueSnapshot(s)
+		d.agents[dst].setRemote(remPart{snap: id, known: true})
+	default:
+		d.acquire(dst, sa.clock)
 	}
-	d.acquire(dst, sa.clock)
 	*seen = d.agents[src].rver + 1
 }
 
@@ -1756,12 +1818,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 	}
 	if checkLocalJoins {
 		localJoins++
-		got := d.agents[dst].clock
-		for i := range max(got.size(), want.size()) {
-			if get(got, int32(i)) != get(want, int32(i)) {
-				panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", dst, i, get(got, int32(i)), get(want, int32(i))))
-			}
-		}
+		d.checkJoin(dst, want)
 	}
 }
 
