@@ -230,32 +230,29 @@ func order(a, b *vblock) (gt, lt bool) {
 }
 
 // adoptAbove is join for a src known to hold at least dst's value of every
-// component outside the blocks keep names: it takes src's other blocks
-// without reading them, and joins the kept ones componentwise. changed and
+// component of a block that above accepts: it takes those blocks of src
+// without reading them, and joins the others componentwise. changed and
 // remote are as in joinTrack, except that an adopted block counts as changed
 // (and not local) whenever it is another block, unread.
-func adoptAbove(dst *vclock, src vclock, keep []int32, local func(i int32) bool) (changed, remote bool) {
+func adoptAbove(dst *vclock, src vclock, above func(bi int, db *vblock) bool, local func(i int32) bool) (changed, remote bool) {
 	dst.extend(src.n)
-outer:
 	for bi, sb := range src.b {
 		db := dst.b[bi]
 		if sb == nil || sb == db {
 			continue
 		}
-		for _, k := range keep {
-			if int(k) == bi {
-				var one vclock
-				one.b, one.n = src.b[bi:bi+1:bi+1], blk
-				sub := vclock{b: dst.b[bi : bi+1 : bi+1], n: blk}
-				c, r := joinTrack(&sub, one, func(i int32) bool { return local(int32(bi<<blkBits) + i) })
-				dst.b[bi] = sub.b[0]
-				changed, remote = changed || c, remote || r
-				continue outer
-			}
+		if above(bi, db) {
+			dst.b[bi] = sb
+			share(sb)
+			changed, remote = true, true
+			continue
 		}
-		dst.b[bi] = sb
-		share(sb)
-		changed, remote = true, true
+		var one vclock
+		one.b, one.n = src.b[bi:bi+1:bi+1], blk
+		sub := vclock{b: dst.b[bi : bi+1 : bi+1], n: blk}
+		c, r := joinTrack(&sub, one, func(i int32) bool { return local(int32(bi<<blkBits) + i) })
+		dst.b[bi] = sub.b[0]
+		changed, remote = changed || c, remote || r
 	}
 	return changed, remote
 }

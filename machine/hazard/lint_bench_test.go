@@ -80,7 +80,7 @@ func BenchmarkStatic(b *testing.B) {
 //
 //	go test ./machine/hazard -run '^$' -bench LintRanks -benchtime 1x
 func BenchmarkLintRanks(b *testing.B) {
-	for _, ranks := range []int{8, 64, 384} {
+	for _, ranks := range []int{8, 64, 128, 384} {
 		b.Run(fmt.Sprint(ranks), func(b *testing.B) {
 			path, _ := programs.Find("allreduce_ring/ring_final")
 			obj, errs := asm.Assemble(embedFE, path, []asm.Define{{Name: "RANKS", Value: fmt.Sprint(ranks)}})

@@ -72,7 +72,12 @@ type cell struct {
 	// the last plain store), valid while sigGen is the current run generation.
 	sig    vclock
 	sigGen uint32
-	sigVer uint32 // counts changes to sig (Detector.signalCell)
+	// sigFrom is agent+1 when sig is that agent's release recorded at
+	// sigAt (Detector.relSeq), or the join of its releases up to it, else 0
+	// (Detector.acquireSig).
+	sigFrom int32
+	sigAt   uint64
+	sigVer  uint32 // counts changes to sig (Detector.signalCell)
 	// hist is what a signal word remembers across runs, for stale-signal;
 	// nil for data cells.
 	hist *sigHist
@@ -129,6 +134,7 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.w, c.hasW, c.written, c.firstW = *r, true, !poison, false
 	c.adds, c.reads, c.uninit = c.adds[:0], c.reads[:0], c.uninit[:0]
 	c.sig.truncate()
+	c.sigFrom = 0
 	c.sigVer++
 	c.hist = nil
 }
