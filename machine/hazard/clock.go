@@ -1,5 +1,7 @@
 package hazard
 
+import "sync/atomic"
+
 // Vector clocks are indexed by agent; a missing entry is 0, so a clock grows
 // only when it learns about a newer agent.
 //
@@ -8,7 +10,9 @@ package hazard
 // scalar's issue snapshot) copies one pointer per block, and a join adopts
 // the source's block whenever that block holds at least every component of
 // the destination's, so knowledge that travels unchanged through many agents
-// is stored once. On a 384-rank ring every signal word holds the clock of
+// is stored once. A clock writes in place only the blocks it made itself
+// since it was last copied (vblock.owner, vclock.id), so a copy touches
+// nothing but the block table. On a 384-rank ring every signal word holds the clock of
 // its notifier: one dense copy each was 4 GB, most of it identical blocks
 // passed on round after round. Two clocks holding the same block compare
 // equal without reading it, so the joins that hand one piece of news to
@@ -20,20 +24,34 @@ const (
 	blkMask = blk - 1
 )
 
-// vblock is blk components. A shared block is read-only: every clock that
-// holds it may have been copied, so a write copies it first (own).
+// vblock is blk components, made by the clock whose id is owner. Only that
+// clock writes it in place, and only while its id is unchanged: a clock
+// takes a new id whenever another may hold its blocks (freeze), and a clock
+// that writes a block it did not make copies it first (own).
 type vblock struct {
-	v      [blk]uint32
-	shared bool
+	owner uint64
+	v     [blk]uint32
 }
 
 // vclock is a vector clock: n components in blocks, nil blocks all zero.
 // Like a slice, a vclock value aliases its block table: copies made by
 // assignment see each other's writes, while copyFrom and clone give an
-// independent clock that shares blocks copy-on-write.
+// independent clock that shares blocks copy-on-write. id is 0 until the
+// clock makes a block.
 type vclock struct {
-	b []*vblock
-	n int32
+	b  []*vblock
+	n  int32
+	id uint64
+}
+
+// clockIDs hands out clock ids; 64 bits never wrap.
+var clockIDs atomic.Uint64
+
+// freeze makes c's blocks read-only to c: another clock may hold them.
+func (c *vclock) freeze() {
+	if c.id != 0 {
+		c.id = clockIDs.Add(1)
+	}
 }
 
 func nblocks(n int32) int { return int((n + blk - 1) >> blkBits) }
@@ -61,41 +79,35 @@ func (c *vclock) extend(n int32) {
 }
 
 // own returns block i of c, writable: a nil block becomes a zero block of
-// c's own, a shared one a private copy.
+// c's own, one c did not make a private copy.
 func (c *vclock) own(i int) *vblock {
+	if c.id == 0 {
+		c.id = clockIDs.Add(1)
+	}
 	b := c.b[i]
 	switch {
 	case b == nil:
-		b = new(vblock)
+		b = &vblock{owner: c.id}
 		c.b[i] = b
-	case b.shared:
-		nb := &vblock{v: b.v}
+	case b.owner != c.id:
+		nb := &vblock{owner: c.id, v: b.v}
 		c.b[i] = nb
 		b = nb
 	}
 	return b
 }
 
-// share marks b read-only because a second clock now holds it.
-func share(b *vblock) {
-	if b != nil && !b.shared {
-		b.shared = true
-	}
-}
-
 // copyFrom makes c a copy of src, reusing c's block table and sharing
-// src's blocks.
-func (c *vclock) copyFrom(src vclock) {
+// src's blocks, which neither writes in place from now on.
+func (c *vclock) copyFrom(src *vclock) {
 	clear(c.b)
 	c.b = append(c.b[:0], src.b...)
-	for _, b := range src.b {
-		share(b)
-	}
-	c.n = src.n
+	c.n, c.id = src.n, 0
+	src.freeze()
 }
 
 // clone returns an independent copy of c.
-func (c vclock) clone() vclock {
+func (c *vclock) clone() vclock {
 	var n vclock
 	n.copyFrom(c)
 	return n
@@ -120,16 +132,19 @@ func (c *vclock) set(i int32, v uint32) {
 }
 
 // join raises dst to at least src, componentwise, growing dst as needed, and
-// reports whether any component changed.
-func join(dst *vclock, src vclock) bool {
+// reports whether any component changed. src must be the clock itself, not
+// a copy of a clock that is written later (a block dst takes from src
+// freezes src), unless src is never written again.
+func join(dst *vclock, src *vclock) bool {
 	changed, _ := joinTrack(dst, src, nil)
 	return changed
 }
 
 // joinTrack is join that also reports whether a component that changed is
 // not local (local nil: none is).
-func joinTrack(dst *vclock, src vclock, local func(i int32) bool) (changed, remote bool) {
+func joinTrack(dst *vclock, src *vclock, local func(i int32) bool) (changed, remote bool) {
 	dst.extend(src.n)
+	adopted := false
 	for bi, sb := range src.b {
 		db := dst.b[bi]
 		if sb == nil || sb == db {
@@ -138,7 +153,7 @@ func joinTrack(dst *vclock, src vclock, local func(i int32) bool) (changed, remo
 		if db == nil {
 			// Adopt: every non-zero component of sb is news.
 			dst.b[bi] = sb
-			share(sb)
+			adopted = true
 			if changed && (remote || local == nil) {
 				continue
 			}
@@ -171,7 +186,7 @@ func joinTrack(dst *vclock, src vclock, local func(i int32) bool) (changed, remo
 		}
 		if !lt {
 			dst.b[bi] = sb
-			share(sb)
+			adopted = true
 			continue
 		}
 		nb := dst.own(bi)
@@ -180,6 +195,9 @@ func joinTrack(dst *vclock, src vclock, local func(i int32) bool) (changed, remo
 				nb.v[k] = v
 			}
 		}
+	}
+	if adopted {
+		src.freeze()
 	}
 	return changed, remote
 }
@@ -234,8 +252,9 @@ func order(a, b *vblock) (gt, lt bool) {
 // without reading them, and joins the others componentwise. changed and
 // remote are as in joinTrack, except that an adopted block counts as changed
 // (and not local) whenever it is another block, unread.
-func adoptAbove(dst *vclock, src vclock, above func(bi int, db *vblock) bool, local func(i int32) bool) (changed, remote bool) {
+func adoptAbove(dst *vclock, src *vclock, above func(bi int, db *vblock) bool, local func(i int32) bool) (changed, remote bool) {
 	dst.extend(src.n)
+	adopted := false
 	for bi, sb := range src.b {
 		db := dst.b[bi]
 		if sb == nil || sb == db {
@@ -243,16 +262,21 @@ func adoptAbove(dst *vclock, src vclock, above func(bi int, db *vblock) bool, lo
 		}
 		if above(bi, db) {
 			dst.b[bi] = sb
-			share(sb)
+			adopted = true
 			changed, remote = true, true
 			continue
 		}
-		var one vclock
-		one.b, one.n = src.b[bi:bi+1:bi+1], blk
-		sub := vclock{b: dst.b[bi : bi+1 : bi+1], n: blk}
-		c, r := joinTrack(&sub, one, func(i int32) bool { return local(int32(bi<<blkBits) + i) })
-		dst.b[bi] = sub.b[0]
+		// One block, joined as a clock of its own: a clock with dst's id
+		// (it may write dst's blocks) and one standing for src.
+		one := vclock{b: src.b[bi : bi+1 : bi+1], n: blk, id: src.id}
+		sub := vclock{b: dst.b[bi : bi+1 : bi+1], n: blk, id: dst.id}
+		c, r := joinTrack(&sub, &one, func(i int32) bool { return local(int32(bi<<blkBits) + i) })
+		dst.b[bi], dst.id = sub.b[0], sub.id
+		adopted = adopted || one.id != src.id
 		changed, remote = changed || c, remote || r
+	}
+	if adopted {
+		src.freeze()
 	}
 	return changed, remote
 }

@@ -69,7 +69,7 @@ type agentState struct {
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	_       [23]byte
+	_       [7]byte
 }
 
 // remPart says what the other-core components of a pipe's clock are: those
@@ -551,13 +551,13 @@ func (d *Detector) enter(a int32) *agentState {
 // pipe completed) publishes.
 func (d *Detector) release(a int32, buf vclock) vclock {
 	ag := &d.agents[a]
-	buf.copyFrom(ag.clock)
+	buf.copyFrom(&ag.clock)
 	raise(&buf, a, ag.n)
 	return buf
 }
 
 // acquire joins src into agent a's clock.
-func (d *Detector) acquire(a int32, src vclock) {
+func (d *Detector) acquire(a int32, src *vclock) {
 	ag := &d.agents[a]
 	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.local(a, i) })
 	if changed {
@@ -571,7 +571,7 @@ func (d *Detector) acquire(a int32, src vclock) {
 // acquireAbove is acquire from a src that holds at least agent a's value of
 // every component of an agent on another core than c, a's: the blocks
 // without c's agents are src's, taken unread.
-func (d *Detector) acquireAbove(a, c int32, src vclock) {
+func (d *Detector) acquireAbove(a, c int32, src *vclock) {
 	cs := &d.cores[c]
 	var keep [asm.NumPipes + 1]int32
 	n := 0
@@ -587,7 +587,7 @@ func (d *Detector) acquireAbove(a, c int32, src vclock) {
 // acquireCert is acquire from a src that holds at least agent a's value of
 // every component of the blocks above accepts, which it takes unread
 // (adoptAbove); checkLocalJoins checks the result against the full join.
-func (d *Detector) acquireCert(a int32, src vclock, above func(bi int, db *vblock) bool) {
+func (d *Detector) acquireCert(a int32, src *vclock, above func(bi int, db *vblock) bool) {
 	ag := &d.agents[a]
 	var want vclock
 	if checkLocalJoins {
@@ -642,11 +642,11 @@ func (d *Detector) raiseIn(a, i int32, v uint32) {
 func (d *Detector) joinIssue(a int32, p *pending) {
 	ag := &d.agents[a]
 	if ag.lastSnap != p.snapID {
-		d.acquire(a, p.clock)
+		d.acquire(a, &p.clock)
 		d.agents[a].lastSnap = p.snapID
 	}
 	d.raiseIn(a, p.scalar, p.epoch)
-	d.acquire(a, p.steps)
+	d.acquire(a, &p.steps)
 }
 
 // issueSnapshot returns scalar s's clock for the ops it issues now, copying
@@ -778,7 +778,7 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 				cs := &d.cores[c]
 				for i := range cs.comp {
 					if p := &cs.comp[i]; p.op == e.Op {
-						d.acquire(a, p.steps)
+						d.acquire(a, &p.steps)
 						return p.serial, p
 					}
 				}
@@ -880,9 +880,9 @@ func (d *Detector) joinState(a, c int32, st issueState) {
 		case ag.coreIdx == c && was.within(remPart{snap: st.snapID, known: true}):
 			// The pipe's news of other cores is an earlier snapshot's of
 			// the same scalar, which this one contains.
-			d.acquireAbove(a, c, st.clock)
+			d.acquireAbove(a, c, &st.clock)
 		default:
-			d.acquire(a, st.clock)
+			d.acquire(a, &st.clock)
 		}
 		ag = &d.agents[a]
 		ag.lastSnap, ag.lastSnapRver = st.snapID, st.rver
@@ -946,7 +946,7 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 		// scalar synchronised after issuing the op, never invent one.
 		if s := cs.scalar; s >= 0 {
 			d.enter(s)
-			d.acquire(a, d.agents[s].clock)
+			d.acquire(a, &d.agents[s].clock)
 			d.raiseIn(a, s, d.agents[s].n)
 		}
 	}
@@ -1001,14 +1001,14 @@ func (d *Detector) exec(e *machine.Event) {
 		// tnotify right after a tput can overtake the data (kernels.md §1(d)
 		// H1) unless the program fences first.
 		d.tmp = d.release(a, d.tmp)
-		join(&p.steps, d.tmp)
+		join(&p.steps, &d.tmp)
 	}
 	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpWaitAsync {
 		// wait_async drains every earlier transfer of the session ("quiet").
 		for i := range d.agents {
 			if o := &d.agents[i]; o.kind == akSDMA && o.rank == ag.rank && o.gen == d.gen {
 				d.tmp = d.release(int32(i), d.tmp)
-				d.acquire(a, d.tmp)
+				d.acquire(a, &d.tmp)
 			}
 		}
 	}
@@ -1403,7 +1403,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		} else {
 			c.sigFrom = 0
 		}
-		join(&c.sig, d.tmp)
+		join(&c.sig, &d.tmp)
 		c.sigVer++
 		c.written = true
 	default:
@@ -1414,7 +1414,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		}
 		c.adds = c.adds[:0]
 		c.w, c.hasW, c.written = *r, true, true
-		c.sig.copyFrom(d.tmp)
+		c.sig.copyFrom(&d.tmp)
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
@@ -1445,9 +1445,9 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 	m := &d.relSeen[a]
 	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
 		prev := m.tab
-		d.acquireCert(a, c.sig, func(bi int, db *vblock) bool { return bi < len(prev) && db == prev[bi] && db != nil })
+		d.acquireCert(a, &c.sig, func(bi int, db *vblock) bool { return bi < len(prev) && db == prev[bi] && db != nil })
 	} else {
-		d.acquire(a, c.sig)
+		d.acquire(a, &c.sig)
 	}
 	if c.sigFrom != 0 {
 		m = &d.relSeen[a]
@@ -1602,7 +1602,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 		}
 	default:
 		ch.locOnly = false
-		ch.clock.copyFrom(ag.clock)
+		ch.clock.copyFrom(&ag.clock)
 		raise(&ch.clock, a, ag.n)
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
@@ -1732,7 +1732,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
 		default:
 			ch.settle(&d.cores[c])
-			d.acquire(a, ch.clock)
+			d.acquire(a, &ch.clock)
 			ch.seenID = ch.snapID
 			if ag := &d.agents[a]; ag.kind != akScalar {
 				ag.setRemote(w.joined(ch.rem))
@@ -1775,7 +1775,7 @@ func (d *Detector) barrier(e *machine.Event) {
 		}
 		ag := d.enter(p)
 		if p != a {
-			d.acquire(p, d.agents[a].clock)
+			d.acquire(p, &d.agents[a].clock)
 		}
 		raise(&ag.clock, p, ag.n)
 		return
@@ -1800,7 +1800,7 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 			d.raiseIn(s, p, d.agents[p].n)
 		}
 	}
-	d.acquire(s, extra)
+	d.acquire(s, &extra)
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
 			d.joinAgent(p, s, c, &d.cores[c].fed[i])
@@ -1830,12 +1830,12 @@ func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	case dst == s && sa.remote().known:
 		d.joinLocal(dst, c, sa.clock)
 	case src == s && d.agents[dst].remote().known:
-		d.acquireAbove(dst, c, sa.clock)
+		d.acquireAbove(dst, c, &sa.clock)
 		// Name the pipe's other-core part: the scalar's now.
 		_, id := d.issueSnapshot(s)
 		d.agents[dst].setRemote(remPart{snap: id, known: true})
 	default:
-		d.acquire(dst, sa.clock)
+		d.acquire(dst, &sa.clock)
 	}
 	*seen = d.agents[src].rver + 1
 }
@@ -1864,7 +1864,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 		full := src.clone()
 		p.into(&full, cs)
 		want = d.agents[dst].clock.clone()
-		join(&want, full)
+		join(&want, &full)
 	}
 	for i, l := range cs.locals[:cs.nlocals] {
 		if v := p.at(src, l, cs.slots[i]); v > get(d.agents[dst].clock, l) {
@@ -1901,13 +1901,13 @@ func (d *Detector) crossSet(e *machine.Event) {
 		// A contribution that did not complete a mode-0/mode-2 reduction yet:
 		// keep it for the set that does.
 		acc := d.crossAcc[k]
-		join(&acc, rel)
+		join(&acc, &rel)
 		d.crossAcc[k] = acc
 		d.putBuf(rel)
 		return
 	}
 	if acc, ok := d.crossAcc[k]; ok {
-		join(&rel, acc)
+		join(&rel, &acc)
 		delete(d.crossAcc, k)
 	}
 	for i, peer := range e.Peers {
@@ -1915,7 +1915,7 @@ func (d *Detector) crossSet(e *machine.Event) {
 		v := rel
 		if i < len(e.Peers)-1 {
 			v = d.getBuf()
-			v.copyFrom(rel)
+			v.copyFrom(&rel)
 		}
 		d.cross[ck] = append(d.cross[ck], v)
 	}
@@ -1940,12 +1940,12 @@ func (d *Detector) crossWait(e *machine.Event) {
 	v := q[0]
 	d.cross[ck] = q[1:]
 	d.noteCrossWait(ck)
-	d.acquire(a, v)
+	d.acquire(a, &v)
 	// On A2/A3 the wait stalls the whole core: the scalar issues nothing
 	// until it passes.
 	if s := d.scalarOf(c); s != a {
 		d.enter(s)
-		d.acquire(s, v)
+		d.acquire(s, &v)
 	}
 	d.putBuf(v)
 }
@@ -2085,13 +2085,13 @@ func (d *Detector) syncAll(e *machine.Event) {
 			if o.scalar >= 0 {
 				d.enter(o.scalar)
 				d.tmp = d.release(o.scalar, d.tmp)
-				join(&clk, d.tmp)
+				join(&clk, &d.tmp)
 			}
 			for _, p := range o.pipes {
 				if p >= 0 {
 					d.enter(p)
 					d.tmp = d.release(p, d.tmp)
-					join(&clk, d.tmp)
+					join(&clk, &d.tmp)
 				}
 			}
 		}

@@ -147,7 +147,7 @@ func (c *cell) copyTo(n *cell) {
 	n.adds = append(adds, c.adds...)
 	n.reads = append(reads, c.reads...)
 	n.uninit = append(uninit, c.uninit...)
-	sig.copyFrom(c.sig)
+	sig.copyFrom(&c.sig)
 	n.sig = sig
 	if c.hist != nil {
 		h := *c.hist
