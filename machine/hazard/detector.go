@@ -198,7 +198,8 @@ type localPart struct {
 	mask uint16
 }
 
-// at is component l, the agent in slot s, of clock with p in place.
+// at is component l (a position, Detector.pos), the agent in slot s, of
+// clock with p in place.
 func (p localPart) at(clock vclock, l int32, s uint8) uint32 {
 	if p.mask&(1<<s) != 0 {
 		return p.vals[s]
@@ -208,7 +209,7 @@ func (p localPart) at(clock vclock, l int32, s uint8) uint32 {
 
 // into writes p into clock.
 func (p localPart) into(clock *vclock, cs *coreState) {
-	for i, l := range cs.locals[:cs.nlocals] {
+	for i, l := range cs.lpos[:cs.nlocals] {
 		if s := cs.slots[i]; p.mask&(1<<s) != 0 {
 			if l < clock.size() {
 				clock.set(l, p.vals[s])
@@ -259,7 +260,9 @@ type coreState struct {
 	// (drainCore).
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
-	_            [20]byte
+	// lpos[i] is locals[i]'s component in clocks (Detector.pos).
+	lpos [asm.NumPipes + 1]int32
+	_    [40]byte
 }
 
 type crossKey struct{ rank, core, id int32 }
@@ -366,6 +369,14 @@ type Detector struct {
 	pool         []vclock
 	tmp          vclock
 	relSeen      []relSeen // by agent (acquireSig)
+	// apos holds each agent's position in clocks and pagent the agent at
+	// each position (-1: none); npos is the number of positions, miscFill
+	// the group the agents of no core fill (place).
+	apos     []int32
+	pagent   []int32
+	npos     int32
+	miscFill posFill
+	cfill    []posFill // by core
 	relSeq       uint64    // releases recorded in signal words (cell.sigAt)
 }
 
@@ -381,6 +392,7 @@ func New(opt Options) *Detector {
 	}
 	d.host = int32(len(d.agents))
 	d.agents = append(d.agents, agentState{rank: -1, core: -1, pipe: asm.PipeInvalid, kind: akHost, coreIdx: -1, gen: d.gen})
+	d.place(d.host, &d.miscFill)
 	return d
 }
 
@@ -474,6 +486,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 	if a.Core >= 0 {
 		c := d.core(a.Rank, a.Core)
 		st.coreIdx = c
+		d.place(i, &d.cfill[c])
 		cs := &d.cores[c]
 		if a.Pipe == asm.PipeS {
 			cs.scalar = i
@@ -481,10 +494,54 @@ func (d *Detector) agent(a machine.Agent) int32 {
 			cs.pipes[a.Pipe] = i
 		}
 		cs.listLocals()
+		for k, l := range cs.locals[:cs.nlocals] {
+			cs.lpos[k] = d.apos[l]
+		}
+	} else {
+		d.place(i, &d.miscFill)
 	}
 	d.agents = append(d.agents, st)
 	*d.agentIdx.at(a.Rank, key) = i + 1
 	return i
+}
+
+// Clocks index agents by position, not by agent number: positions come in
+// groups of posGroup, each core's agents fill groups of their own, and the
+// host and SDMA engines share groups. A core's agents then sit in one clock
+// block (clock.go), so the joins, raises and copy-on-write copies of its
+// own components, the most frequent by far, touch one block, not one per
+// agent spread over the clock as agents appear.
+const posGroup = 4
+
+// posFill is the group a core (or the agents of no core) fills next: its
+// first position and the positions used.
+type posFill struct{ base, used int32 }
+
+// place gives new agent i the next position of f, opening a group when f is
+// full.
+func (d *Detector) place(i int32, f *posFill) {
+	if f.used == 0 || f.used == posGroup {
+		f.base, f.used = d.npos, 0
+		d.npos += posGroup
+		d.pagent = append(d.pagent, -1, -1, -1, -1)
+	}
+	p := f.base + f.used
+	f.used++
+	d.apos = append(d.apos, p)
+	d.pagent[p] = i
+}
+
+// pos is agent a's component in clocks.
+func (d *Detector) pos(a int32) int32 { return d.apos[a] }
+
+// localPos reports whether the agent at position i runs on agent a's core.
+func (d *Detector) localPos(a, i int32) bool {
+	c := d.agents[a].coreIdx
+	if c < 0 || int(i) >= len(d.pagent) {
+		return false
+	}
+	o := d.pagent[i]
+	return o >= 0 && d.agents[o].coreIdx == c
 }
 
 func (d *Detector) core(rank, core int32) int32 {
@@ -497,6 +554,7 @@ func (d *Detector) core(rank, core int32) int32 {
 	}
 	i := int32(len(d.cores))
 	d.cores = append(d.cores, cs)
+	d.cfill = append(d.cfill, posFill{})
 	*d.coreIdx.at(rank, int(core)) = i + 1
 	return i
 }
@@ -541,7 +599,7 @@ func (d *Detector) enter(a int32) *agentState {
 		}
 	}
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	return ag
 }
@@ -552,14 +610,14 @@ func (d *Detector) enter(a int32) *agentState {
 func (d *Detector) release(a int32, buf vclock) vclock {
 	ag := &d.agents[a]
 	buf.copyFrom(&ag.clock)
-	raise(&buf, a, ag.n)
+	raise(&buf, d.pos(a), ag.n)
 	return buf
 }
 
 // acquire joins src into agent a's clock.
 func (d *Detector) acquire(a int32, src *vclock) {
 	ag := &d.agents[a]
-	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.local(a, i) })
+	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 	}
@@ -575,7 +633,7 @@ func (d *Detector) acquireAbove(a, c int32, src *vclock) {
 	cs := &d.cores[c]
 	var keep [asm.NumPipes + 1]int32
 	n := 0
-	for _, l := range cs.locals[:cs.nlocals] {
+	for _, l := range cs.lpos[:cs.nlocals] {
 		if b := l >> blkBits; !slices.Contains(keep[:n], b) {
 			keep[n] = b
 			n++
@@ -594,7 +652,7 @@ func (d *Detector) acquireCert(a int32, src *vclock, above func(bi int, db *vblo
 		want = ag.clock.clone()
 		join(&want, src)
 	}
-	changed, remote := adoptAbove(&ag.clock, src, above, func(i int32) bool { return d.local(a, i) })
+	changed, remote := adoptAbove(&ag.clock, src, above, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 	}
@@ -626,10 +684,10 @@ func (d *Detector) local(a, i int32) bool {
 // raiseIn is raise on agent a's clock, keeping its versions.
 func (d *Detector) raiseIn(a, i int32, v uint32) {
 	ag := &d.agents[a]
-	if get(ag.clock, i) >= v {
+	if get(ag.clock, d.pos(i)) >= v {
 		return
 	}
-	raise(&ag.clock, i, v)
+	raise(&ag.clock, d.pos(i), v)
 	if i != a {
 		ag.ver++
 		if !d.local(a, i) {
@@ -684,7 +742,7 @@ func (d *Detector) hb(r *rec, a int32) bool {
 	if r.gen != d.gen || r.agent == d.host {
 		return true
 	}
-	return get(d.agents[a].clock, r.agent) >= r.epoch
+	return get(d.agents[a].clock, d.pos(r.agent)) >= r.epoch
 }
 
 // ---- issue ----------------------------------------------------------------
@@ -988,7 +1046,7 @@ func (d *Detector) exec(e *machine.Event) {
 	ag = &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	r := d.mkrec(a, e, serial)
 	for i := range e.Accesses {
@@ -1589,7 +1647,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && ch.clock.size() >= ag.clock.size():
 		// Only this core's components can have moved since the copy.
 		cs := &d.cores[c]
-		for i, l := range cs.locals[:cs.nlocals] {
+		for i, l := range cs.lpos[:cs.nlocals] {
 			ch.loc[cs.slots[i]] = get(ag.clock, l)
 		}
 		if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
@@ -1603,7 +1661,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 	default:
 		ch.locOnly = false
 		ch.clock.copyFrom(&ag.clock)
-		raise(&ch.clock, a, ag.n)
+		raise(&ch.clock, d.pos(a), ag.n)
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
 		ch.rem = ag.remote()
@@ -1744,7 +1802,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	ch.wait0, ch.hasWait0 = ch.wait, ch.hasWait
 	ch.wait, ch.hasWait = d.mkrec(a, e, 0), true
@@ -1777,7 +1835,7 @@ func (d *Detector) barrier(e *machine.Event) {
 		if p != a {
 			d.acquire(p, &d.agents[a].clock)
 		}
-		raise(&ag.clock, p, ag.n)
+		raise(&ag.clock, d.pos(p), ag.n)
 		return
 	}
 	d.drainCore(c, vclock{})
@@ -1804,7 +1862,7 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
 			d.joinAgent(p, s, c, &d.cores[c].fed[i])
-			raise(&d.agents[p].clock, p, d.agents[p].n)
+			raise(&d.agents[p].clock, d.pos(p), d.agents[p].n)
 		}
 	}
 }
@@ -1867,7 +1925,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 		join(&want, &full)
 	}
 	for i, l := range cs.locals[:cs.nlocals] {
-		if v := p.at(src, l, cs.slots[i]); v > get(d.agents[dst].clock, l) {
+		if v := p.at(src, cs.lpos[i], cs.slots[i]); v > get(d.agents[dst].clock, cs.lpos[i]) {
 			d.raiseIn(dst, l, v)
 		}
 	}
@@ -1962,7 +2020,7 @@ func (d *Detector) notify(e *machine.Event) {
 	ag = &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	r := d.mkrec(a, e, serial)
 	acc := e.Accesses[0]
