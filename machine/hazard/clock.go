@@ -143,11 +143,26 @@ func join(dst *vclock, src *vclock) bool {
 // joinTrack is join that also reports whether a component that changed is
 // not local (local nil: none is).
 func joinTrack(dst *vclock, src *vclock, local func(i int32) bool) (changed, remote bool) {
+	return adoptAbove(dst, src, nil, local)
+}
+
+// adoptAbove is joinTrack for a src known to hold at least dst's value of
+// every component of a block that above accepts (above nil: none): it takes
+// those blocks of src without reading them, and joins the others
+// componentwise. An adopted block counts as changed (and not local)
+// whenever it is another block, unread.
+func adoptAbove(dst *vclock, src *vclock, above func(bi int, db *vblock) bool, local func(i int32) bool) (changed, remote bool) {
 	dst.extend(src.n)
 	adopted := false
 	for bi, sb := range src.b {
 		db := dst.b[bi]
 		if sb == nil || sb == db {
+			continue
+		}
+		if above != nil && above(bi, db) {
+			dst.b[bi] = sb
+			adopted = true
+			changed, remote = true, true
 			continue
 		}
 		if db == nil {
@@ -245,38 +260,4 @@ func order(a, b *vblock) (gt, lt bool) {
 		l |= x - y
 	}
 	return g>>63 != 0, l>>63 != 0
-}
-
-// adoptAbove is join for a src known to hold at least dst's value of every
-// component of a block that above accepts: it takes those blocks of src
-// without reading them, and joins the others componentwise. changed and
-// remote are as in joinTrack, except that an adopted block counts as changed
-// (and not local) whenever it is another block, unread.
-func adoptAbove(dst *vclock, src *vclock, above func(bi int, db *vblock) bool, local func(i int32) bool) (changed, remote bool) {
-	dst.extend(src.n)
-	adopted := false
-	for bi, sb := range src.b {
-		db := dst.b[bi]
-		if sb == nil || sb == db {
-			continue
-		}
-		if above(bi, db) {
-			dst.b[bi] = sb
-			adopted = true
-			changed, remote = true, true
-			continue
-		}
-		// One block, joined as a clock of its own: a clock with dst's id
-		// (it may write dst's blocks) and one standing for src.
-		one := vclock{b: src.b[bi : bi+1 : bi+1], n: blk, id: src.id}
-		sub := vclock{b: dst.b[bi : bi+1 : bi+1], n: blk, id: dst.id}
-		c, r := joinTrack(&sub, &one, func(i int32) bool { return local(int32(bi<<blkBits) + i) })
-		dst.b[bi], dst.id = sub.b[0], sub.id
-		adopted = adopted || one.id != src.id
-		changed, remote = changed || c, remote || r
-	}
-	if adopted {
-		src.freeze()
-	}
-	return changed, remote
 }

@@ -377,7 +377,7 @@ type Detector struct {
 	npos     int32
 	miscFill posFill
 	cfill    []posFill // by core
-	relSeq       uint64    // releases recorded in signal words (cell.sigAt)
+	relSeq   uint64    // releases recorded in signal words (cell.sigAt)
 }
 
 // New returns a detector with the given options.
