@@ -523,7 +523,9 @@ func (d *Detector) place(i int32, f *posFill) {
 	if f.used == 0 || f.used == posGroup {
 		f.base, f.used = d.npos, 0
 		d.npos += posGroup
-		d.pagent = append(d.pagent, -1, -1, -1, -1)
+		for range posGroup {
+			d.pagent = append(d.pagent, -1)
+		}
 	}
 	p := f.base + f.used
 	f.used++
