@@ -73,9 +73,9 @@ func (d *Detector) checkCachedCell(acc *machine.Access, c *cell) {
 func (d *Detector) checkJoinedSig(a int32, c *cell) {
 	shortcuts++
 	clk := d.agents[a].clock
-	for i, v := range c.sig {
-		if v > get(clk, int32(i)) {
-			panic(fmt.Sprintf("hazard: agent %d skipped joining a signal word it lacks component %d of (%d > %d)", a, i, v, get(clk, int32(i))))
+	c.sig.each(func(i int32, v uint32) {
+		if v > get(clk, i) {
+			panic(fmt.Sprintf("hazard: agent %d skipped joining a signal word it lacks component %d of (%d > %d)", a, i, v, get(clk, i)))
 		}
-	}
+	})
 }

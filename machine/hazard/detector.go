@@ -38,7 +38,7 @@ type agentState struct {
 	pipe       asm.Pipe
 	kind       agentKind
 	coreIdx    int32 // -1 for SDMA and the host
-	clock      []uint32
+	clock      vclock
 	n          uint32 // ops so far (the agent's epoch counter)
 	gen        uint32
 	// ver counts changes to clock other than the agent's own component;
@@ -60,16 +60,16 @@ type agentState struct {
 	// rver+1 (see remote).
 	rem      remPart
 	remRver  uint64
-	snapRver uint64
-	snapVer  uint64
 	snapID   uint64
-	snap     []uint32
+	snapVer  uint64
+	snapRver uint64
+	snap     vclock
 	// sigs remembers the signal words (and their versions, in run
 	// generations) the agent joined last: a waiter polling words nobody
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	_       [39]byte
+	_       [7]byte
 }
 
 // remPart says what the other-core components of a pipe's clock are: those
@@ -116,11 +116,11 @@ type pending struct {
 	op        *asm.COp
 	target    asm.Pipe
 	serial    int64
-	clock     []uint32 // the scalar's snapshot at issue (shared, never modified)
-	snapID    uint64   // which snapshot clock is
-	scalar    int32    // the issuing scalar and its epoch at issue
+	clock     vclock // the scalar's snapshot at issue (shared, never modified)
+	snapID    uint64 // which snapshot clock is
+	scalar    int32  // the issuing scalar and its epoch at issue
 	epoch     uint32
-	steps     []uint32 // release of earlier steps of a composite op
+	steps     vclock // release of earlier steps of a composite op
 	composite bool
 }
 
@@ -135,7 +135,7 @@ type flagChan struct {
 	locMask  uint16
 	id       int32
 	snapGen  uint32
-	clock    []uint32
+	clock    vclock
 	// snapID names the other-core part of clock: a full copy of the
 	// source's clock at its rver snapRver gets a new id; seenID is the id
 	// the destination pipe last joined in full. Flags ping-pong between
@@ -171,7 +171,7 @@ type flagChan struct {
 
 // queuedSet is a set waiting behind the channel's pending one.
 type queuedSet struct {
-	clock []uint32
+	clock vclock
 	rem   remPart
 }
 
@@ -198,8 +198,9 @@ type localPart struct {
 	mask uint16
 }
 
-// at is component l, the agent in slot s, of clock with p in place.
-func (p localPart) at(clock []uint32, l int32, s uint8) uint32 {
+// at is component l (a position, Detector.pos), the agent in slot s, of
+// clock with p in place.
+func (p localPart) at(clock vclock, l int32, s uint8) uint32 {
 	if p.mask&(1<<s) != 0 {
 		return p.vals[s]
 	}
@@ -207,11 +208,11 @@ func (p localPart) at(clock []uint32, l int32, s uint8) uint32 {
 }
 
 // into writes p into clock.
-func (p localPart) into(clock *[]uint32, cs *coreState) {
-	for i, l := range cs.locals[:cs.nlocals] {
+func (p localPart) into(clock *vclock, cs *coreState) {
+	for i, l := range cs.lpos[:cs.nlocals] {
 		if s := cs.slots[i]; p.mask&(1<<s) != 0 {
-			if int(l) < len(*clock) {
-				(*clock)[l] = p.vals[s]
+			if l < clock.size() {
+				clock.set(l, p.vals[s])
 			} else if p.vals[s] > 0 {
 				raise(clock, l, p.vals[s])
 			}
@@ -259,7 +260,9 @@ type coreState struct {
 	// (drainCore).
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
-	_            [20]byte
+	// lpos[i] is locals[i]'s component in clocks (Detector.pos).
+	lpos [asm.NumPipes + 1]int32
+	_    [40]byte
 }
 
 type crossKey struct{ rank, core, id int32 }
@@ -324,8 +327,8 @@ type Detector struct {
 	coreIdx  table[int32]
 	gen      uint32
 
-	cross    map[crossKey][][]uint32
-	crossAcc map[accKey][]uint32
+	cross    map[crossKey][]vclock
+	crossAcc map[accKey]vclock
 	// crossIncs holds the set behind each pending increment of cross, in
 	// the same order, and accArr the arrivals behind crossAcc, so a counter
 	// still raised when the run ends is reported at the set that left it
@@ -348,7 +351,7 @@ type Detector struct {
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
 	tensorBase table[tensorAt]
-	syncRounds map[int32][][]uint32
+	syncRounds map[int32][]vclock
 
 	// steps interns composite step names for rec.step; steps[0] is "".
 	steps   []string
@@ -363,8 +366,18 @@ type Detector struct {
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}
 	retractedGen uint32
-	pool         [][]uint32
-	tmp          []uint32
+	pool         []vclock
+	tmp          vclock
+	relSeen      []relSeen // by agent (acquireSig)
+	// apos holds each agent's position in clocks and pagent the agent at
+	// each position (-1: none); npos is the number of positions, miscFill
+	// the group the agents of no core fill (place).
+	apos     []int32
+	pagent   []int32
+	npos     int32
+	miscFill posFill
+	cfill    []posFill // by core
+	relSeq   uint64    // releases recorded in signal words (cell.sigAt)
 }
 
 // New returns a detector with the given options.
@@ -372,13 +385,14 @@ func New(opt Options) *Detector {
 	d := &Detector{
 		opt:        opt,
 		gen:        1,
-		cross:      map[crossKey][][]uint32{},
-		crossAcc:   map[accKey][]uint32{},
-		syncRounds: map[int32][][]uint32{},
+		cross:      map[crossKey][]vclock{},
+		crossAcc:   map[accKey]vclock{},
+		syncRounds: map[int32][]vclock{},
 		byKey:      map[findKey]*finding{},
 	}
 	d.host = int32(len(d.agents))
 	d.agents = append(d.agents, agentState{rank: -1, core: -1, pipe: asm.PipeInvalid, kind: akHost, coreIdx: -1, gen: d.gen})
+	d.place(d.host, &d.miscFill)
 	return d
 }
 
@@ -472,6 +486,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 	if a.Core >= 0 {
 		c := d.core(a.Rank, a.Core)
 		st.coreIdx = c
+		d.place(i, &d.cfill[c])
 		cs := &d.cores[c]
 		if a.Pipe == asm.PipeS {
 			cs.scalar = i
@@ -479,10 +494,56 @@ func (d *Detector) agent(a machine.Agent) int32 {
 			cs.pipes[a.Pipe] = i
 		}
 		cs.listLocals()
+		for k, l := range cs.locals[:cs.nlocals] {
+			cs.lpos[k] = d.apos[l]
+		}
+	} else {
+		d.place(i, &d.miscFill)
 	}
 	d.agents = append(d.agents, st)
 	*d.agentIdx.at(a.Rank, key) = i + 1
 	return i
+}
+
+// Clocks index agents by position, not by agent number: positions come in
+// groups of posGroup, each core's agents fill groups of their own, and the
+// host and SDMA engines share groups. A core's agents then sit in one clock
+// block (clock.go), so the joins, raises and copy-on-write copies of its
+// own components, the most frequent by far, touch one block, not one per
+// agent spread over the clock as agents appear.
+const posGroup = 4
+
+// posFill is the group a core (or the agents of no core) fills next: its
+// first position and the positions used.
+type posFill struct{ base, used int32 }
+
+// place gives new agent i the next position of f, opening a group when f is
+// full.
+func (d *Detector) place(i int32, f *posFill) {
+	if f.used == 0 || f.used == posGroup {
+		f.base, f.used = d.npos, 0
+		d.npos += posGroup
+		for range posGroup {
+			d.pagent = append(d.pagent, -1)
+		}
+	}
+	p := f.base + f.used
+	f.used++
+	d.apos = append(d.apos, p)
+	d.pagent[p] = i
+}
+
+// pos is agent a's component in clocks.
+func (d *Detector) pos(a int32) int32 { return d.apos[a] }
+
+// localPos reports whether the agent at position i runs on agent a's core.
+func (d *Detector) localPos(a, i int32) bool {
+	c := d.agents[a].coreIdx
+	if c < 0 || int(i) >= len(d.pagent) {
+		return false
+	}
+	o := d.pagent[i]
+	return o >= 0 && d.agents[o].coreIdx == c
 }
 
 func (d *Detector) core(rank, core int32) int32 {
@@ -495,6 +556,7 @@ func (d *Detector) core(rank, core int32) int32 {
 	}
 	i := int32(len(d.cores))
 	d.cores = append(d.cores, cs)
+	d.cfill = append(d.cfill, posFill{})
 	*d.coreIdx.at(rank, int(core)) = i + 1
 	return i
 }
@@ -526,7 +588,7 @@ func (d *Detector) pipeOf(c int32, p asm.Pipe) int32 {
 func (d *Detector) enter(a int32) *agentState {
 	ag := &d.agents[a]
 	if ag.gen != d.gen {
-		clear(ag.clock)
+		ag.clock.reset()
 		ag.gen = d.gen
 		ag.ver++
 		ag.rver++
@@ -539,7 +601,7 @@ func (d *Detector) enter(a int32) *agentState {
 		}
 	}
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	return ag
 }
@@ -547,36 +609,71 @@ func (d *Detector) enter(a int32) *agentState {
 // release returns a scratch copy of a's clock with its own component set to
 // its op count: what a set_flag (which fires after every earlier op of the
 // pipe completed) publishes.
-func (d *Detector) release(a int32, buf []uint32) []uint32 {
+func (d *Detector) release(a int32, buf vclock) vclock {
 	ag := &d.agents[a]
-	buf = append(buf[:0], ag.clock...)
-	raise(&buf, a, ag.n)
+	buf.copyFrom(&ag.clock)
+	raise(&buf, d.pos(a), ag.n)
 	return buf
 }
 
 // acquire joins src into agent a's clock.
-func (d *Detector) acquire(a int32, src []uint32) {
+func (d *Detector) acquire(a int32, src *vclock) {
 	ag := &d.agents[a]
-	dst := ag.clock
-	if len(dst) < len(src) {
-		dst = grow(dst, len(src))
-	}
-	changed, remote := false, false
-	for i, v := range src {
-		if v > dst[i] {
-			dst[i] = v
-			changed = true
-			if !remote && !d.local(a, int32(i)) {
-				remote = true
-			}
-		}
-	}
-	ag.clock = dst
+	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 	}
 	if remote {
 		ag.rver++
+	}
+}
+
+// acquireAbove is acquire from a src that holds at least agent a's value of
+// every component of an agent on another core than c, a's: the blocks
+// without c's agents are src's, taken unread.
+func (d *Detector) acquireAbove(a, c int32, src *vclock) {
+	cs := &d.cores[c]
+	var keep [asm.NumPipes + 1]int32
+	n := 0
+	for _, l := range cs.lpos[:cs.nlocals] {
+		if b := l >> blkBits; !slices.Contains(keep[:n], b) {
+			keep[n] = b
+			n++
+		}
+	}
+	d.acquireCert(a, src, func(bi int, _ *vblock) bool { return !slices.Contains(keep[:n], int32(bi)) })
+}
+
+// acquireCert is acquire from a src that holds at least agent a's value of
+// every component of the blocks above accepts, which it takes unread
+// (adoptAbove); checkLocalJoins checks the result against the full join.
+func (d *Detector) acquireCert(a int32, src *vclock, above func(bi int, db *vblock) bool) {
+	ag := &d.agents[a]
+	var want vclock
+	if checkLocalJoins {
+		want = ag.clock.clone()
+		join(&want, src)
+	}
+	changed, remote := adoptAbove(&ag.clock, src, above, func(i int32) bool { return d.localPos(a, i) })
+	if changed {
+		ag.ver++
+	}
+	if remote {
+		ag.rver++
+	}
+	if checkLocalJoins {
+		localJoins++
+		d.checkJoin(a, want)
+	}
+}
+
+// checkJoin panics unless agent a's clock is want (checkLocalJoins).
+func (d *Detector) checkJoin(a int32, want vclock) {
+	got := d.agents[a].clock
+	for i := range max(got.size(), want.size()) {
+		if get(got, int32(i)) != get(want, int32(i)) {
+			panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", a, i, get(got, int32(i)), get(want, int32(i))))
+		}
 	}
 }
 
@@ -589,10 +686,10 @@ func (d *Detector) local(a, i int32) bool {
 // raiseIn is raise on agent a's clock, keeping its versions.
 func (d *Detector) raiseIn(a, i int32, v uint32) {
 	ag := &d.agents[a]
-	if get(ag.clock, i) >= v {
+	if get(ag.clock, d.pos(i)) >= v {
 		return
 	}
-	raise(&ag.clock, i, v)
+	raise(&ag.clock, d.pos(i), v)
 	if i != a {
 		ag.ver++
 		if !d.local(a, i) {
@@ -605,19 +702,19 @@ func (d *Detector) raiseIn(a, i int32, v uint32) {
 func (d *Detector) joinIssue(a int32, p *pending) {
 	ag := &d.agents[a]
 	if ag.lastSnap != p.snapID {
-		d.acquire(a, p.clock)
+		d.acquire(a, &p.clock)
 		d.agents[a].lastSnap = p.snapID
 	}
 	d.raiseIn(a, p.scalar, p.epoch)
-	d.acquire(a, p.steps)
+	d.acquire(a, &p.steps)
 }
 
 // issueSnapshot returns scalar s's clock for the ops it issues now, copying
 // it only when it changed since the last issue.
-func (d *Detector) issueSnapshot(s int32) ([]uint32, uint64) {
+func (d *Detector) issueSnapshot(s int32) (vclock, uint64) {
 	sa := &d.agents[s]
 	if sa.snapID == 0 || sa.snapVer != sa.ver {
-		sa.snap = append([]uint32(nil), sa.clock...)
+		sa.snap = sa.clock.clone()
 		sa.snapVer = sa.ver
 		sa.snapRver = sa.rver + 1
 		d.snapSeq++
@@ -626,18 +723,19 @@ func (d *Detector) issueSnapshot(s int32) ([]uint32, uint64) {
 	return sa.snap, sa.snapID
 }
 
-func (d *Detector) getBuf() []uint32 {
+func (d *Detector) getBuf() vclock {
 	if n := len(d.pool); n > 0 {
 		b := d.pool[n-1]
 		d.pool = d.pool[:n-1]
-		return b[:0]
+		return b
 	}
-	return nil
+	return vclock{}
 }
 
-func (d *Detector) putBuf(b []uint32) {
-	if b != nil && len(d.pool) < 4096 {
-		d.pool = append(d.pool, b[:0])
+func (d *Detector) putBuf(b vclock) {
+	if b.b != nil && len(d.pool) < 4096 {
+		b.truncate()
+		d.pool = append(d.pool, b)
 	}
 }
 
@@ -646,7 +744,7 @@ func (d *Detector) hb(r *rec, a int32) bool {
 	if r.gen != d.gen || r.agent == d.host {
 		return true
 	}
-	return get(d.agents[a].clock, r.agent) >= r.epoch
+	return get(d.agents[a].clock, d.pos(r.agent)) >= r.epoch
 }
 
 // ---- issue ----------------------------------------------------------------
@@ -740,7 +838,7 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 				cs := &d.cores[c]
 				for i := range cs.comp {
 					if p := &cs.comp[i]; p.op == e.Op {
-						d.acquire(a, p.steps)
+						d.acquire(a, &p.steps)
 						return p.serial, p
 					}
 				}
@@ -759,7 +857,7 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 // it: its clock (a shared snapshot) and its own op count.
 type issueState struct {
 	to     int64
-	clock  []uint32
+	clock  vclock
 	snapID uint64
 	epoch  uint32
 	gen    uint32
@@ -832,14 +930,19 @@ func (d *Detector) issueState(c int32, k int64) (issueState, bool) {
 func (d *Detector) joinState(a, c int32, st issueState) {
 	if ag := &d.agents[a]; ag.lastSnap != st.snapID {
 		was := ag.remote()
-		if ag.coreIdx == c && ag.lastSnapRver == st.rver {
+		switch {
+		case ag.coreIdx == c && ag.lastSnapRver == st.rver:
 			// The scalar's components of other cores are those of the
 			// snapshot joined last (its rver has not moved): only its
 			// core's own can differ. On 8 ranks each new snapshot otherwise
 			// joined ≈2 900 components into every pipe.
 			d.joinLocal(a, c, st.clock)
-		} else {
-			d.acquire(a, st.clock)
+		case ag.coreIdx == c && was.within(remPart{snap: st.snapID, known: true}):
+			// The pipe's news of other cores is an earlier snapshot's of
+			// the same scalar, which this one contains.
+			d.acquireAbove(a, c, &st.clock)
+		default:
+			d.acquire(a, &st.clock)
 		}
 		ag = &d.agents[a]
 		ag.lastSnap, ag.lastSnapRver = st.snapID, st.rver
@@ -903,7 +1006,7 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 		// scalar synchronised after issuing the op, never invent one.
 		if s := cs.scalar; s >= 0 {
 			d.enter(s)
-			d.acquire(a, d.agents[s].clock)
+			d.acquire(a, &d.agents[s].clock)
 			d.raiseIn(a, s, d.agents[s].n)
 		}
 	}
@@ -945,7 +1048,7 @@ func (d *Detector) exec(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	r := d.mkrec(a, e, serial)
 	for i := range e.Accesses {
@@ -958,14 +1061,14 @@ func (d *Detector) exec(e *machine.Event) {
 		// tnotify right after a tput can overtake the data (kernels.md §1(d)
 		// H1) unless the program fences first.
 		d.tmp = d.release(a, d.tmp)
-		join(&p.steps, d.tmp)
+		join(&p.steps, &d.tmp)
 	}
 	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpWaitAsync {
 		// wait_async drains every earlier transfer of the session ("quiet").
 		for i := range d.agents {
 			if o := &d.agents[i]; o.kind == akSDMA && o.rank == ag.rank && o.gen == d.gen {
 				d.tmp = d.release(int32(i), d.tmp)
-				d.acquire(a, d.tmp)
+				d.acquire(a, &d.tmp)
 			}
 		}
 	}
@@ -1324,7 +1427,8 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, uninitLo, uninitHi *int64) {
 	a := r.agent
 	if c.sigGen != d.gen {
-		c.sig = c.sig[:0]
+		c.sig.truncate()
+		c.sigFrom = 0
 		c.sigGen = d.gen
 		c.sigVer++
 	}
@@ -1341,7 +1445,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 			d.checkJoinedSig(a, c)
 		}
 		if !d.agents[a].joinedSig(c, d.gen) {
-			d.acquire(a, c.sig)
+			d.acquireSig(a, c)
 			ag := &d.agents[a]
 			ag.sigs[ag.sigNext] = sigSeen{c, c.sigVer, d.gen}
 			ag.sigNext = (ag.sigNext + 1) % sigMemo
@@ -1351,7 +1455,15 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		c.adds = putRec(c.adds, r)
-		join(&c.sig, d.tmp)
+		if c.sig.size() == 0 || c.sigFrom == a+1 {
+			// Alone or after its own earlier releases, a's release is
+			// the word's whole clock (a's clock only grows).
+			d.relSeq++
+			c.sigFrom, c.sigAt = a+1, d.relSeq
+		} else {
+			c.sigFrom = 0
+		}
+		join(&c.sig, &d.tmp)
 		c.sigVer++
 		c.written = true
 	default:
@@ -1362,8 +1474,45 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		}
 		c.adds = c.adds[:0]
 		c.w, c.hasW, c.written = *r, true, true
-		c.sig = append(c.sig[:0], d.tmp...)
+		c.sig.copyFrom(&d.tmp)
+		d.relSeq++
+		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
+	}
+}
+
+// relSeen is the last release of one agent that an agent joined from a
+// signal word: from (agent+1, 0: none) recorded at at (Detector.relSeq),
+// generation gen, with its blocks as they were (tab, a private copy of the
+// table).
+type relSeen struct {
+	tab  []*vblock
+	at   uint64
+	from int32
+	gen  uint32
+}
+
+// acquireSig joins signal word c's clock into agent a. A word whose clock is
+// one agent's release, later than a release of the same agent that a
+// joined before (relSeen), holds at least that release in every component:
+// a block a still shares with the earlier release is taken unread. On a
+// ring of P ranks each wait brings news of all P ranks, and reading every
+// block of both clocks was most of a 384-rank lint.
+func (d *Detector) acquireSig(a int32, c *cell) {
+	if int(a) >= len(d.relSeen) {
+		d.relSeen = append(d.relSeen, make([]relSeen, int(a)+1-len(d.relSeen))...)
+	}
+	m := &d.relSeen[a]
+	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
+		prev := m.tab
+		d.acquireCert(a, &c.sig, func(bi int, db *vblock) bool { return bi < len(prev) && db == prev[bi] && db != nil })
+	} else {
+		d.acquire(a, &c.sig)
+	}
+	if c.sigFrom != 0 {
+		m = &d.relSeen[a]
+		m.tab = append(m.tab[:0], c.sig.b...)
+		m.from, m.at, m.gen = c.sigFrom, c.sigAt, d.gen
 	}
 }
 
@@ -1494,13 +1643,13 @@ func (d *Detector) flagSet(e *machine.Event) {
 	switch {
 	case ch.set:
 		// Queued behind the pending set: its own wait acquires it.
-		ch.queue = append(ch.queue, queuedSet{clock: d.release(a, nil), rem: ag.remote()})
+		ch.queue = append(ch.queue, queuedSet{clock: d.release(a, vclock{}), rem: ag.remote()})
 		ch.last = r
 		return
-	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && len(ch.clock) >= len(ag.clock):
+	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && ch.clock.size() >= ag.clock.size():
 		// Only this core's components can have moved since the copy.
 		cs := &d.cores[c]
-		for i, l := range cs.locals[:cs.nlocals] {
+		for i, l := range cs.lpos[:cs.nlocals] {
 			ch.loc[cs.slots[i]] = get(ag.clock, l)
 		}
 		if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
@@ -1513,8 +1662,8 @@ func (d *Detector) flagSet(e *machine.Event) {
 		}
 	default:
 		ch.locOnly = false
-		ch.clock = append(ch.clock[:0], ag.clock...)
-		raise(&ch.clock, a, ag.n)
+		ch.clock.copyFrom(&ag.clock)
+		raise(&ch.clock, d.pos(a), ag.n)
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
 		ch.rem = ag.remote()
@@ -1643,7 +1792,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
 		default:
 			ch.settle(&d.cores[c])
-			d.acquire(a, ch.clock)
+			d.acquire(a, &ch.clock)
 			ch.seenID = ch.snapID
 			if ag := &d.agents[a]; ag.kind != akScalar {
 				ag.setRemote(w.joined(ch.rem))
@@ -1655,7 +1804,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	ch.wait0, ch.hasWait0 = ch.wait, ch.hasWait
 	ch.wait, ch.hasWait = d.mkrec(a, e, 0), true
@@ -1686,18 +1835,18 @@ func (d *Detector) barrier(e *machine.Event) {
 		}
 		ag := d.enter(p)
 		if p != a {
-			d.acquire(p, d.agents[a].clock)
+			d.acquire(p, &d.agents[a].clock)
 		}
-		raise(&ag.clock, p, ag.n)
+		raise(&ag.clock, d.pos(p), ag.n)
 		return
 	}
-	d.drainCore(c, nil)
+	d.drainCore(c, vclock{})
 }
 
 // drainCore joins every stream of core c (and extra, if any) into its scalar
 // and then into each of its pipes, each of which is then ordered after its
 // own earlier ops: the effect of pipe_barrier(PIPE_ALL).
-func (d *Detector) drainCore(c int32, extra []uint32) {
+func (d *Detector) drainCore(c int32, extra vclock) {
 	s := d.scalarOf(c)
 	d.enter(s)
 	cs := &d.cores[c]
@@ -1711,11 +1860,11 @@ func (d *Detector) drainCore(c int32, extra []uint32) {
 			d.raiseIn(s, p, d.agents[p].n)
 		}
 	}
-	d.acquire(s, extra)
+	d.acquire(s, &extra)
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
 			d.joinAgent(p, s, c, &d.cores[c].fed[i])
-			raise(&d.agents[p].clock, p, d.agents[p].n)
+			raise(&d.agents[p].clock, d.pos(p), d.agents[p].n)
 		}
 	}
 }
@@ -1726,13 +1875,28 @@ func (d *Detector) drainCore(c int32, extra []uint32) {
 // to them bumps rver), dst still holds them (clocks only grow within a
 // generation), and only the core's own components need joining. On 8 ranks
 // a drain otherwise joined ≈2 900 components a pipe, twice.
+//
+// A pipe whose other-core part is a snapshot of its scalar (remote) holds
+// no news of other cores the scalar lacks: into the scalar only the core's
+// own components need joining, and from the scalar the blocks without them
+// are the scalar's (acquireAbove).
 func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	sa := &d.agents[src]
-	if *seen == sa.rver+1 {
+	s := d.cores[c].scalar
+	switch {
+	case *seen == sa.rver+1:
 		d.joinLocal(dst, c, sa.clock)
 		return
+	case dst == s && sa.remote().known:
+		d.joinLocal(dst, c, sa.clock)
+	case src == s && d.agents[dst].remote().known:
+		d.acquireAbove(dst, c, &sa.clock)
+		// Name the pipe's other-core part: the scalar's now.
+		_, id := d.issueSnapshot(s)
+		d.agents[dst].setRemote(remPart{snap: id, known: true})
+	default:
+		d.acquire(dst, &sa.clock)
 	}
-	d.acquire(dst, sa.clock)
 	*seen = d.agents[src].rver + 1
 }
 
@@ -1747,34 +1911,29 @@ var (
 // joinLocal joins the components of core c's agents from src into agent
 // dst: the full join when dst is known to hold src's other components
 // (drains and issue snapshots by rver, flag waits by the channel's copy).
-func (d *Detector) joinLocal(dst, c int32, src []uint32) {
+func (d *Detector) joinLocal(dst, c int32, src vclock) {
 	d.joinLocalPart(dst, c, src, localPart{})
 }
 
 // joinLocalPart is joinLocal from src with the local part p in place of
 // src's own (a flag channel's loc).
-func (d *Detector) joinLocalPart(dst, c int32, src []uint32, p localPart) {
+func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 	cs := &d.cores[c]
-	var want []uint32
+	var want vclock
 	if checkLocalJoins {
-		full := append([]uint32(nil), src...)
+		full := src.clone()
 		p.into(&full, cs)
-		want = append([]uint32(nil), d.agents[dst].clock...)
-		join(&want, full)
+		want = d.agents[dst].clock.clone()
+		join(&want, &full)
 	}
 	for i, l := range cs.locals[:cs.nlocals] {
-		if v := p.at(src, l, cs.slots[i]); v > get(d.agents[dst].clock, l) {
+		if v := p.at(src, cs.lpos[i], cs.slots[i]); v > get(d.agents[dst].clock, cs.lpos[i]) {
 			d.raiseIn(dst, l, v)
 		}
 	}
 	if checkLocalJoins {
 		localJoins++
-		got := d.agents[dst].clock
-		for i := range max(len(got), len(want)) {
-			if get(got, int32(i)) != get(want, int32(i)) {
-				panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", dst, i, get(got, int32(i)), get(want, int32(i))))
-			}
-		}
+		d.checkJoin(dst, want)
 	}
 }
 
@@ -1802,20 +1961,21 @@ func (d *Detector) crossSet(e *machine.Event) {
 		// A contribution that did not complete a mode-0/mode-2 reduction yet:
 		// keep it for the set that does.
 		acc := d.crossAcc[k]
-		join(&acc, rel)
+		join(&acc, &rel)
 		d.crossAcc[k] = acc
 		d.putBuf(rel)
 		return
 	}
 	if acc, ok := d.crossAcc[k]; ok {
-		join(&rel, acc)
+		join(&rel, &acc)
 		delete(d.crossAcc, k)
 	}
 	for i, peer := range e.Peers {
 		ck := crossKey{rank: e.Agent.Rank, core: peer, id: e.ID}
 		v := rel
 		if i < len(e.Peers)-1 {
-			v = append(d.getBuf(), rel...)
+			v = d.getBuf()
+			v.copyFrom(&rel)
 		}
 		d.cross[ck] = append(d.cross[ck], v)
 	}
@@ -1840,12 +2000,12 @@ func (d *Detector) crossWait(e *machine.Event) {
 	v := q[0]
 	d.cross[ck] = q[1:]
 	d.noteCrossWait(ck)
-	d.acquire(a, v)
+	d.acquire(a, &v)
 	// On A2/A3 the wait stalls the whole core: the scalar issues nothing
 	// until it passes.
 	if s := d.scalarOf(c); s != a {
 		d.enter(s)
-		d.acquire(s, v)
+		d.acquire(s, &v)
 	}
 	d.putBuf(v)
 }
@@ -1862,7 +2022,7 @@ func (d *Detector) notify(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, a, ag.n)
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 	r := d.mkrec(a, e, serial)
 	acc := e.Accesses[0]
@@ -1976,7 +2136,7 @@ func (d *Detector) syncAll(e *machine.Event) {
 	if k >= len(rounds) {
 		// Every participant has arrived when the first one passes, so the
 		// round's clock is the join of every live core of the rank now.
-		var clk []uint32
+		var clk vclock
 		for i := range d.cores {
 			o := &d.cores[i]
 			if o.rank != cs.rank || !o.live {
@@ -1985,13 +2145,13 @@ func (d *Detector) syncAll(e *machine.Event) {
 			if o.scalar >= 0 {
 				d.enter(o.scalar)
 				d.tmp = d.release(o.scalar, d.tmp)
-				join(&clk, d.tmp)
+				join(&clk, &d.tmp)
 			}
 			for _, p := range o.pipes {
 				if p >= 0 {
 					d.enter(p)
 					d.tmp = d.release(p, d.tmp)
-					join(&clk, d.tmp)
+					join(&clk, &d.tmp)
 				}
 			}
 		}

@@ -1,6 +1,9 @@
 package hazard
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
@@ -48,10 +51,16 @@ func (d *Detector) Clocks(rank, core int) []AgentClock {
 		ag := &d.agents[a]
 		ac := AgentClock{Agent: d.agentID(a), Ops: ag.n}
 		if ag.gen == d.gen {
-			for i, v := range ag.clock {
-				if v > 0 {
-					ac.Clock = append(ac.Clock, ClockEntry{Agent: d.agentID(int32(i)), Value: v})
-				}
+			// By agent, in the order agents appeared, not by position.
+			type entry struct {
+				a int32
+				v uint32
+			}
+			var es []entry
+			ag.clock.each(func(i int32, v uint32) { es = append(es, entry{d.pagent[i], v}) })
+			slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.a, y.a) })
+			for _, e := range es {
+				ac.Clock = append(ac.Clock, ClockEntry{Agent: d.agentID(e.a), Value: e.v})
 			}
 		}
 		out = append(out, ac)

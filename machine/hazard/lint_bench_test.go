@@ -2,7 +2,12 @@ package hazard_test
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -66,4 +71,94 @@ func BenchmarkStatic(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLintRanks lints the final ring allreduce (neighbour barrier beyond
+// 16 ranks) at growing rank counts and reports the detector's cost against
+// the same run without it: lint's CPU over timing-only CPU (the issue's
+// budget is 3x at 384 ranks) and the peak heap in use (under 1 GiB).
+//
+//	go test ./machine/hazard -run '^$' -bench LintRanks -benchtime 1x
+func BenchmarkLintRanks(b *testing.B) {
+	for _, ranks := range []int{8, 64, 128, 384} {
+		b.Run(fmt.Sprint(ranks), func(b *testing.B) {
+			path, _ := programs.Find("allreduce_ring/ring_final")
+			obj, errs := asm.Assemble(embedFE, path, []asm.Define{{Name: "RANKS", Value: fmt.Sprint(ranks)}})
+			if errs.HasErrors() {
+				b.Fatal(errs)
+			}
+			run := func(det *hazard.Detector) uint64 {
+				opt := machine.Options{TimingOnly: true}
+				if det != nil {
+					opt.Observers = []machine.Observer{det}
+				}
+				runtime.GC()
+				m, err := machine.New(obj, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				peak := heapPeak(func() {
+					if _, err := m.Run(); err != nil {
+						b.Fatal(err)
+					}
+					if det != nil {
+						if fs := det.Findings(); len(fs) != 0 {
+							b.Fatalf("ring_final at %d ranks: %d findings, want none", ranks, len(fs))
+						}
+					}
+				})
+				return peak
+			}
+			var plain, linted time.Duration
+			var peak uint64
+			for b.Loop() {
+				t0 := cpuTime()
+				run(nil)
+				t1 := cpuTime()
+				p := run(hazard.New(hazard.Options{}))
+				t2 := cpuTime()
+				plain, linted, peak = plain+t1-t0, linted+t2-t1, max(peak, p)
+			}
+			b.ReportMetric(plain.Seconds()/float64(b.N), "timing-cpu-s")
+			b.ReportMetric(linted.Seconds()/float64(b.N), "lint-cpu-s")
+			b.ReportMetric(float64(linted)/float64(plain), "lint/timing")
+			b.ReportMetric(float64(peak)/(1<<20), "lint-heap-MiB")
+		})
+	}
+}
+
+// cpuTime is the process's user+system CPU time: the machine is shared, so
+// wall time would measure the neighbours.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapPeak runs f and returns the most heap in live objects seen while it
+// ran, sampled every 5 ms (runtime/metrics does not stop the world).
+func heapPeak(f func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	done := make(chan struct{})
+	res := make(chan uint64)
+	go func() {
+		peak := read()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				res <- max(peak, read())
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	f()
+	close(done)
+	return <-res
 }

@@ -70,9 +70,14 @@ type cell struct {
 	uninit []uninitRead
 	// sig is the release clock of a signal word (join of the notifies since
 	// the last plain store), valid while sigGen is the current run generation.
-	sig    []uint32
+	sig    vclock
 	sigGen uint32
-	sigVer uint32 // counts changes to sig (Detector.signalCell)
+	// sigFrom is agent+1 when sig is that agent's release recorded at
+	// sigAt (Detector.relSeq), or the join of its releases up to it, else 0
+	// (Detector.acquireSig).
+	sigFrom int32
+	sigAt   uint64
+	sigVer  uint32 // counts changes to sig (Detector.signalCell)
 	// hist is what a signal word remembers across runs, for stale-signal;
 	// nil for data cells.
 	hist *sigHist
@@ -128,7 +133,8 @@ func (h *sigHist) stale(gen uint32) (*rec, bool) {
 func (c *cell) hostWrite(r *rec, poison bool) {
 	c.w, c.hasW, c.written, c.firstW = *r, true, !poison, false
 	c.adds, c.reads, c.uninit = c.adds[:0], c.reads[:0], c.uninit[:0]
-	c.sig = c.sig[:0]
+	c.sig.truncate()
+	c.sigFrom = 0
 	c.sigVer++
 	c.hist = nil
 }
@@ -136,12 +142,13 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 // copyTo gives n c's state, reusing n's slices (n comes from the free
 // list, so a split allocates nothing in the steady state).
 func (c *cell) copyTo(n *cell) {
-	adds, reads, uninit, sig := n.adds[:0], n.reads[:0], n.uninit[:0], n.sig[:0]
+	adds, reads, uninit, sig := n.adds[:0], n.reads[:0], n.uninit[:0], n.sig
 	*n = *c
 	n.adds = append(adds, c.adds...)
 	n.reads = append(reads, c.reads...)
 	n.uninit = append(uninit, c.uninit...)
-	n.sig = append(sig, c.sig...)
+	sig.copyFrom(&c.sig)
+	n.sig = sig
 	if c.hist != nil {
 		h := *c.hist
 		n.hist = &h
@@ -284,7 +291,8 @@ func (m *imap) collapse(i, j int) {
 	m.cells[i].hi = m.cells[j-1].hi
 	m.bs[i][1] = m.bs[j-1][1]
 	for _, c := range m.cells[i+1 : j] {
-		*c = cell{adds: c.adds[:0], reads: c.reads[:0], uninit: c.uninit[:0], sig: c.sig[:0]}
+		c.sig.truncate()
+		*c = cell{adds: c.adds[:0], reads: c.reads[:0], uninit: c.uninit[:0], sig: c.sig}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])
