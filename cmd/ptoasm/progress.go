@@ -157,10 +157,18 @@ func siCount(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
+// errInterrupted marks a lint run Ctrl-C stopped.
+var errInterrupted = errors.New("interrupted")
+
 // interruptedError is what a command returns after printing the partial
-// report of a run Ctrl-C stopped: the message on stderr, exit 130.
+// report of a run Ctrl-C stopped (cycle < 0: not known): the message on
+// stderr, exit 130.
 func interruptedError(e *env, cycle int64) error {
-	fmt.Fprintf(e.stderr, "ptoasm: interrupted (Ctrl-C) at cycle %d: the report is partial\n", cycle)
+	at := ""
+	if cycle >= 0 {
+		at = fmt.Sprintf(" at cycle %d", cycle)
+	}
+	fmt.Fprintf(e.stderr, "ptoasm: interrupted (Ctrl-C)%s: the report is partial\n", at)
 	return exitError{exitInterrupted}
 }
 
