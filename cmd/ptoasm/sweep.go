@@ -48,6 +48,7 @@ type sweepGridCmd struct {
 	Jobs          int      `default:"0" help:"Points run in parallel (0: one per CPU). The output does not depend on it."`
 	Format        string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum} (a shard always writes JSON)."`
 	Shard         string   `placeholder:"I/N" help:"Run only the points whose index modulo N is I (0 <= I < N) and write JSON for sweep merge."`
+	Report        string   `placeholder:"OUT.html" help:"Write an HTML page with the metric best chooses by against each swept parameter."`
 
 	stdin *stdinSrc // the program when File is "-", read once for every point
 }
@@ -55,6 +56,7 @@ type sweepGridCmd struct {
 type sweepMergeCmd struct {
 	Files  []string `arg:"" type:"existingfile" help:"Shard JSON files written by ptoasm sweep --shard."`
 	Format string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum}."`
+	Report string   `placeholder:"OUT.html" help:"Write an HTML page with the metric best chooses by against each swept parameter."`
 }
 
 // sweepAxis is one dimension of the grid: a profile key (--set) or a constant (-D).
@@ -330,6 +332,11 @@ func (c *sweepGridCmd) Run(e *env) error {
 	}
 	close(next)
 	wg.Wait()
+	if c.Report != "" {
+		if err := writeSweepReport(c.Report, &rep); err != nil {
+			return err
+		}
+	}
 	return writeSweep(e, &rep, c.Format == "json" || c.Shard != "")
 }
 
@@ -663,6 +670,11 @@ func (c *sweepMergeCmd) Run(e *env) error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.Report != "" {
+		if err := writeSweepReport(c.Report, rep); err != nil {
+			return err
+		}
 	}
 	return writeSweep(e, rep, c.Format == "json")
 }
