@@ -421,9 +421,18 @@ func (r *Result) Fprint(w io.Writer) {
 		}
 		tw.Flush()
 	}
-	if len(r.Checks) > 0 {
+	FprintChecks(w, r.Checks)
+	for _, f := range r.Faults {
+		fmt.Fprintf(w, "fault: %s\n", f)
+	}
+}
+
+// FprintChecks writes the checks section of the human report: ok, FAIL or
+// skip, the largest error, the message and any warning.
+func FprintChecks(w io.Writer, checks []Check) {
+	if len(checks) > 0 {
 		fmt.Fprintln(w, "\nchecks:")
-		for _, c := range r.Checks {
+		for _, c := range checks {
 			status := "ok  "
 			switch {
 			case c.Skipped:
@@ -443,9 +452,6 @@ func (r *Result) Fprint(w io.Writer) {
 				fmt.Fprintf(w, "       warning: %s\n", c.Warning)
 			}
 		}
-	}
-	for _, f := range r.Faults {
-		fmt.Fprintf(w, "fault: %s\n", f)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -79,10 +78,11 @@ func TestLargeTraceBounded(t *testing.T) {
 		t.Errorf("timeline has %d pipe lanes, the trace %d", len(pipeLanes), len(named))
 	}
 	dom, _ := chromium(t, tl)
+	hidden := regexp.MustCompile(`display:\s*none`)
 	shownLabel := func(level int, name string) bool {
 		re := regexp.MustCompile(`<g class="lbl" data-lane="\d+" data-level="` + fmt.Sprint(level) + `"[^>]*>(<text[^>]*>)[^<]*` + regexp.QuoteMeta(name) + `</text>`)
 		m := re.FindString(dom)
-		return m != "" && !strings.Contains(m, "display: none")
+		return m != "" && !hidden.MatchString(m)
 	}
 	for r := 0; r < 8; r++ {
 		if !shownLabel(0, fmt.Sprintf(" r%d", r)) {

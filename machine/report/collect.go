@@ -149,7 +149,7 @@ func (c *Collector) op(op *asm.COp) *opStat {
 			st.kernel = int32(ki)
 		}
 		if op.Info != nil && (op.Info.Family == "cube" || op.Info.Family == "vector") {
-			st.flops = staticFlops(op)
+			st.flops = machine.StaticFlops(op)
 		}
 		ls := lineStat{text: "?"}
 		if op.Instr != nil {
@@ -328,16 +328,6 @@ func iterKey(it []int64) string {
 		b.WriteString(strconv.FormatInt(v, 10))
 	}
 	return b.String()
-}
-
-// staticFlops is machine.Flops from the op's declared operands.
-func staticFlops(op *asm.COp) int64 {
-	var args [4]machine.Operand
-	n := min(len(op.Args), len(args))
-	for i := 0; i < n; i++ {
-		args[i] = machine.Operand{Kind: op.Args[i].Kind, Tile: op.Args[i].Tile, GM: op.Args[i].GM}
-	}
-	return machine.Flops(op, args[:n])
 }
 
 // collectiveFactor is nccl-tests' bus-bandwidth factor of a collective

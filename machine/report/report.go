@@ -45,7 +45,7 @@ type Report struct {
 	Modes       *Modes             `json:"modes,omitempty"`
 	PipeSummary []PipeSummary      `json:"pipe_summary"`
 	CoreGroups  []CoreGroup        `json:"core_groups"`
-	Pipes       []Pipe             `json:"pipes"`
+	Pipes       []machine.PipeStat `json:"pipes"` // every core's pipes (--detail)
 	Bytes       []machine.PathStat `json:"bytes"`
 	Bandwidth   []Bandwidth        `json:"bandwidth"`
 	Links       []Link             `json:"links"`
@@ -56,17 +56,8 @@ type Report struct {
 	Checks      []Check            `json:"checks"`
 	Faults      []string           `json:"faults,omitempty"`
 	Findings    json.RawMessage    `json:"findings"`
-}
 
-// Pipe is one pipe of one core (the old per-core table, kept in JSON and
-// shown by --detail).
-type Pipe struct {
-	Rank         int     `json:"rank"`
-	Core         string  `json:"core"`
-	Pipe         string  `json:"pipe"`
-	BusyCycles   int64   `json:"busy_cycles"`
-	Instructions int64   `json:"instructions"`
-	Utilisation  float64 `json:"utilisation"`
+	checks []machine.Check // for the text, which machine.FprintChecks writes
 }
 
 // PipeSummary is one pipe over every core of one kind that ran it.
@@ -229,15 +220,13 @@ func Build(in Input) *Report {
 	if len(r.Findings) == 0 {
 		r.Findings = json.RawMessage("[]")
 	}
-	for _, p := range res.Pipes {
-		r.Pipes = append(r.Pipes, Pipe(p))
-	}
+	r.Pipes = res.Pipes
 	if r.Pipes == nil {
-		r.Pipes = []Pipe{}
+		r.Pipes = []machine.PipeStat{}
 	}
 	r.PipeSummary = summarise(res.Pipes)
 	r.CoreGroups = groupCores(res.Pipes)
-	r.Checks = []Check{}
+	r.Checks, r.checks = []Check{}, res.Checks
 	for _, c := range res.Checks {
 		jc := Check{Name: c.Name, OK: c.OK, Msg: c.Msg, Skipped: c.Skipped, Warning: c.Warning}
 		if v := c.MaxAbsErr; !math.IsInf(v, 0) && !math.IsNaN(v) {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/ptoasm/ptoasm/machine/trace"
 )
 
 // Series is one line or set of points of a chart.
@@ -191,28 +193,11 @@ func ticks(lo, hi float64, log bool) []Tick {
 		}
 		return out
 	}
-	step := niceStep((hi - lo) / 6)
+	step := niceStepF((hi - lo) / 6)
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
 		out = append(out, Tick{At: v, Label: fmtNum(v)})
 	}
 	return out
-}
-
-// niceStep rounds a tick interval to 1, 2 or 5 times a power of ten.
-func niceStep(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	switch f := v / p; {
-	case f < 1.5:
-		return p
-	case f < 3.5:
-		return 2 * p
-	case f < 7.5:
-		return 5 * p
-	}
-	return 10 * p
 }
 
 // fmtNum writes a tick value briefly: 1.5k, 2M, 0.25.
@@ -238,4 +223,13 @@ func trimZeros(s string) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
+}
+
+// niceStepF is trace.NiceStep for spans under 1 too (utilisation, TFLOPS).
+func niceStepF(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	return trace.NiceStep(v/p) * p
 }

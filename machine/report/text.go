@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+
+	"github.com/ptoasm/ptoasm/machine"
 	"io"
 	"path/filepath"
 	"sort"
@@ -146,32 +148,8 @@ func (r *Report) WriteText(w io.Writer, detail bool) {
 		}
 		tw.Flush()
 	}
-	if len(r.Checks) > 0 {
-		fmt.Fprintln(w, "\nchecks:")
-		for _, c := range r.Checks {
-			status := "ok  "
-			switch {
-			case c.Skipped:
-				status = "skip"
-			case !c.OK:
-				status = "FAIL"
-			}
-			line := fmt.Sprintf("  %s %s", status, c.Name)
-			if c.Name != "cycles" && !c.Skipped {
-				if c.MaxAbsErr != nil {
-					line += fmt.Sprintf(" max_abs_err=%g", *c.MaxAbsErr)
-				} else {
-					line += " max_abs_err=NaN"
-				}
-			}
-			if c.Msg != "" {
-				line += ": " + c.Msg
-			}
-			fmt.Fprintln(w, line)
-			if c.Warning != "" {
-				fmt.Fprintf(w, "       warning: %s\n", c.Warning)
-			}
-		}
+	if len(r.checks) > 0 {
+		machine.FprintChecks(w, r.checks)
 	} else if r.Partial != "" {
 		fmt.Fprintln(w, "\nchecks: not run (the run did not end)")
 	}

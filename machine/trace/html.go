@@ -311,7 +311,7 @@ func (r *Recorder) WriteHTML(w io.Writer, opt HTMLOptions) error {
 	// Axis labels (cycles, then µs) and run names, drawn over the plot's
 	// run bands; the script moves them with the zoom.
 	var axis strings.Builder
-	step := niceStep(float64(t1-t0) / 8)
+	step := NiceStep(float64(t1-t0) / 8)
 	var ticks []float64
 	for c := math.Ceil(float64(t0)/step) * step; c <= float64(t1); c += step {
 		ticks = append(ticks, c)
@@ -652,8 +652,9 @@ func (r *Recorder) tooltip(i int32, clockHz float64) string {
 	return b.String()
 }
 
-// niceStep rounds a tick interval to 1, 2 or 5 times a power of ten.
-func niceStep(v float64) float64 {
+// NiceStep rounds a tick interval to 1, 2 or 5 times a power of ten (at
+// least 1).
+func NiceStep(v float64) float64 {
 	if v <= 1 {
 		return 1
 	}
