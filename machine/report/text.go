@@ -30,13 +30,7 @@ func (r *Report) WriteText(w io.Writer, detail bool) {
 		fmt.Fprintf(w, "flops    %d, all ranks and runs (%.3f TFLOPS aggregate over the launch)\n", r.FLOPs, r.TFLOPS)
 	}
 	if len(r.Runs) > 1 {
-		fmt.Fprintln(w, "\nruns:")
-		tw := table(w)
-		fmt.Fprintln(tw, "name\tstart\tend\ttime_us\t")
-		for _, run := range r.Runs {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t\n", run.Name, run.Start, run.End, run.TimeUS)
-		}
-		tw.Flush()
+		machine.FprintRuns(w, r.Runs)
 	}
 	r.Modes.WriteText(w)
 	if len(r.PipeSummary) > 0 {
@@ -75,17 +69,8 @@ func (r *Report) WriteText(w io.Writer, detail bool) {
 			fmt.Fprintf(w, "  ... %d more groups (--detail lists them)\n", len(r.CoreGroups)-n)
 		}
 	}
-	if detail && len(r.Pipes) > 0 {
-		fmt.Fprintln(w, "\npipes of every core:")
-		tw := table(w)
-		fmt.Fprintln(tw, "core\tpipe\tbusy\tinstr\tutil\t")
-		for _, p := range r.Pipes {
-			if p.Instructions == 0 && p.BusyCycles == 0 {
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f%%\t\n", p.Core, p.Pipe, p.BusyCycles, p.Instructions, 100*p.Utilisation)
-		}
-		tw.Flush()
+	if detail {
+		machine.FprintPipes(w, "pipes of every core", r.Pipes)
 	}
 	if len(r.Bandwidth) > 0 {
 		fmt.Fprintln(w, "\nbandwidth (GB/s over the whole run; per transfer: while one was under way):")
@@ -95,13 +80,8 @@ func (r *Report) WriteText(w io.Writer, detail bool) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t\n", b.Path, b.Bytes, b.Transfers, b.GBps, b.GBpsTransfer)
 		}
 		tw.Flush()
-	} else if len(r.Bytes) > 0 {
-		fmt.Fprintln(w, "\nbytes:")
-		tw := table(w)
-		for _, b := range r.Bytes {
-			fmt.Fprintf(tw, "%s\t%d\t\n", b.Path, b.Bytes)
-		}
-		tw.Flush()
+	} else {
+		machine.FprintBytes(w, r.Bytes)
 	}
 	if !r.Stats {
 		fmt.Fprintln(w, "\n(bandwidth, links, bus bandwidth, hotspots and roofline: run with --stats=on)")
