@@ -93,9 +93,9 @@ func (u *runUI) stop() bool {
 
 // drawProgress redraws the progress line five times a second from the
 // machine's latest snapshot, starting progressDelay after start: simulated
-// cycle and time, simulation rate (simulated cycles per wall-clock second),
-// the run of the launch, and progressbar's elapsed time and ETA from the
-// estimated fraction done (machine.Progress.Fraction).
+// cycle, simulation rate (simulated cycles per wall-clock second), the run
+// of the launch, the ETA from the estimated fraction done
+// (machine.Progress.Fraction), the bar and the elapsed time.
 func (u *runUI) drawProgress(w io.Writer, start time.Time) {
 	defer close(u.barDone)
 	wait := time.NewTimer(progressDelay)
@@ -109,7 +109,9 @@ func (u *runUI) drawProgress(w io.Writer, start time.Time) {
 	bar := progressbar.NewOptions64(steps,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetWidth(20),
-		progressbar.OptionSetPredictTime(true),
+		// The ETA is ours (progressText): the bar's would say 0s while
+		// the fraction is unknown.
+		progressbar.OptionSetPredictTime(false),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionUseANSICodes(true),
@@ -140,6 +142,13 @@ func progressText(p machine.Progress, elapsed time.Duration) string {
 	}
 	if p.Runs > 1 && p.Run > 0 {
 		s += fmt.Sprintf(", run %d/%d %s", p.Run, p.Runs, p.RunName)
+	}
+	// Below 1% (a while loop has no trip count) the estimate says nothing.
+	if f := p.Fraction; f >= 0.01 && f < 1 {
+		eta := time.Duration(float64(elapsed) * (1 - f) / f).Round(time.Second)
+		s += fmt.Sprintf(", ETA %s", eta)
+	} else if f < 0.01 {
+		s += ", ETA unknown"
 	}
 	return s
 }
