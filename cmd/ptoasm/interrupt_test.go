@@ -158,7 +158,7 @@ func TestInterruptStep(t *testing.T) {
 	waitFor(t, stdout, "(ptoasm) continue")
 	// Let the motion start (the echo comes just before it): a SIGINT
 	// while no motion runs ends the session, as it did before.
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(time.Second)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
