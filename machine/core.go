@@ -293,7 +293,7 @@ func (c *core) runScalar() {
 			}
 			c.env.Regs[s.Slot] = from
 			c.iter = append(c.iter, 0)
-			c.loops = append(c.loops, loopState{to: to, step: step})
+			c.loops = append(c.loops, loopState{to: to, step: step, trips: (to - from + step - 1) / step})
 			c.pc++
 		case iForNext:
 			l := &c.loops[len(c.loops)-1]
@@ -382,8 +382,9 @@ type inst struct {
 	stmt asm.CStmt // the statement it starts (nil for block ends): positions, the debugger's next statement
 }
 
-// loopState is an active for loop's limit and step, evaluated on entry.
-type loopState struct{ to, step int64 }
+// loopState is an active for loop's limit and step, evaluated on entry,
+// and its trip count (0 for a while loop), for Progress.
+type loopState struct{ to, step, trips int64 }
 
 // compileBody compiles a kernel body; the last instruction is iHalt.
 func compileBody(body []asm.CStmt) []inst {

@@ -508,7 +508,7 @@ func (m *Machine) fail(err error) {
 // far as the run got either way.
 func (m *Machine) Run() (*Result, error) {
 	defer m.flushObservers()
-	if m.opt.MaxTime > 0 || m.opt.Cancel != nil {
+	if m.opt.MaxTime > 0 || m.opt.Cancel != nil || m.opt.Progress != nil {
 		if m.opt.MaxTime > 0 {
 			m.deadline = time.Now().Add(m.opt.MaxTime)
 		}
@@ -627,6 +627,9 @@ func (m *Machine) overTime() bool {
 		m.err = ErrCancelled
 		return true
 	default:
+	}
+	if m.opt.Progress != nil {
+		m.reportProgress()
 	}
 	if m.opt.MaxTime <= 0 || time.Now().Before(m.deadline) {
 		return false

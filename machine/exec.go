@@ -145,6 +145,18 @@ func need(args []Operand, n int) error {
 	return nil
 }
 
+// StaticFlops is Flops of op with its declared operands: what every
+// instance does when its tiles' valid shapes are the declared ones (the
+// trace and the report count per op, not per instance).
+func StaticFlops(op *asm.COp) int64 {
+	var args [4]Operand
+	n := min(len(op.Args), len(args))
+	for i := 0; i < n; i++ {
+		args[i] = Operand{Kind: op.Args[i].Kind, Tile: op.Args[i].Tile, GM: op.Args[i].GM}
+	}
+	return Flops(op, args[:n])
+}
+
 // Flops is the floating-point (or integer multiply-accumulate) operation count of
 // op for TFLOPS reporting: 2·M·K·N for matmuls, one per destination element for
 // elementwise vector ops, one per source element for reductions, 0 otherwise.

@@ -54,6 +54,11 @@ type Options struct {
 	// often as MaxTime's) with ErrCancelled: the language server drops a
 	// lint run an edit has made stale.
 	Cancel <-chan struct{}
+	// Progress, when set, is called on the machine's goroutine with a
+	// snapshot of the run about ten times a second of wall-clock time (at
+	// the wall-clock checks, see MaxTime), for a progress line. It must
+	// return quickly.
+	Progress func(Progress)
 }
 
 // The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device
@@ -148,6 +153,8 @@ type Machine struct {
 	// without a MaxTime); deadline is when MaxTime runs out.
 	guardN   int
 	deadline time.Time
+	// progressAt is when Options.Progress was last called.
+	progressAt time.Time
 
 	ev       Event
 	emitting bool

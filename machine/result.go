@@ -393,37 +393,64 @@ func (r *Result) Fprint(w io.Writer) {
 		fmt.Fprintf(w, "flops    %d, all ranks and runs (%.3f TFLOPS aggregate over the launch)\n", r.FLOPs, r.TFLOPS)
 	}
 	if len(r.Runs) > 1 {
-		fmt.Fprintln(w, "\nruns:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "name\tstart\tend\ttime_us\t")
-		for _, run := range r.Runs {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t\n", run.Name, run.Start, run.End, run.TimeUS)
-		}
-		tw.Flush()
+		FprintRuns(w, r.Runs)
 	}
-	if len(r.Pipes) > 0 {
-		fmt.Fprintln(w, "\npipes:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "core\tpipe\tbusy\tinstr\tutil\t")
-		for _, p := range r.Pipes {
-			if p.Instructions == 0 && p.BusyCycles == 0 {
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f%%\t\n", p.Core, p.Pipe, p.BusyCycles, p.Instructions, 100*p.Utilisation)
-		}
-		tw.Flush()
+	FprintPipes(w, "pipes", r.Pipes)
+	FprintBytes(w, r.Bytes)
+	FprintChecks(w, r.Checks)
+	for _, f := range r.Faults {
+		fmt.Fprintf(w, "fault: %s\n", f)
 	}
-	if len(r.Bytes) > 0 {
-		fmt.Fprintln(w, "\nbytes:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		for _, b := range r.Bytes {
-			fmt.Fprintf(tw, "%s\t%d\t\n", b.Path, b.Bytes)
-		}
-		tw.Flush()
+}
+
+// FprintRuns writes the runs section of the human report.
+func FprintRuns(w io.Writer, runs []RunStat) {
+	fmt.Fprintln(w, "\nruns:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "name\tstart\tend\ttime_us\t")
+	for _, run := range runs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t\n", run.Name, run.Start, run.End, run.TimeUS)
 	}
-	if len(r.Checks) > 0 {
+	tw.Flush()
+}
+
+// FprintPipes writes a table of every core's pipes that did something,
+// under title.
+func FprintPipes(w io.Writer, title string, pipes []PipeStat) {
+	if len(pipes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "core\tpipe\tbusy\tinstr\tutil\t")
+	for _, p := range pipes {
+		if p.Instructions == 0 && p.BusyCycles == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f%%\t\n", p.Core, p.Pipe, p.BusyCycles, p.Instructions, 100*p.Utilisation)
+	}
+	tw.Flush()
+}
+
+// FprintBytes writes the bytes moved per data path.
+func FprintBytes(w io.Writer, bytes []PathStat) {
+	if len(bytes) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nbytes:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	for _, b := range bytes {
+		fmt.Fprintf(tw, "%s\t%d\t\n", b.Path, b.Bytes)
+	}
+	tw.Flush()
+}
+
+// FprintChecks writes the checks section of the human report: ok, FAIL or
+// skip, the largest error, the message and any warning.
+func FprintChecks(w io.Writer, checks []Check) {
+	if len(checks) > 0 {
 		fmt.Fprintln(w, "\nchecks:")
-		for _, c := range r.Checks {
+		for _, c := range checks {
 			status := "ok  "
 			switch {
 			case c.Skipped:
@@ -443,9 +470,6 @@ func (r *Result) Fprint(w io.Writer) {
 				fmt.Fprintf(w, "       warning: %s\n", c.Warning)
 			}
 		}
-	}
-	for _, f := range r.Faults {
-		fmt.Fprintf(w, "fault: %s\n", f)
 	}
 }
 

@@ -55,7 +55,13 @@ func (c *lintCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		if dynamic, stopped, err = runDetector(obj, mopt, opt); err != nil {
+		ui := startRunUI(e, &mopt)
+		dynamic, stopped, err = runDetector(obj, mopt, opt)
+		if ui.stop() && stopped == nil && err == nil {
+			// Ctrl-C: the findings so far, then exit 130.
+			stopped = errInterrupted
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -77,6 +83,9 @@ func (c *lintCmd) Run(e *env) error {
 	}
 	if err != nil {
 		return err
+	}
+	if stopped == errInterrupted {
+		return interruptedError(e, -1)
 	}
 	if stopped != nil {
 		return stopped

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/machine/report"
 )
 
 // Mode report: the benchmark view of a communication/compute overlap program,
@@ -48,44 +46,27 @@ func findModes(runs []machine.RunStat) (modeTimes, bool) {
 	return mt, mt.hasComputeOnly || seq || mt.hasPiped
 }
 
-// writeModes prints the mode report when res has mode runs; otherwise nothing.
-func writeModes(w io.Writer, res *machine.Result, obj *asm.Object) {
+// modesOf is the speed-up block of res's mode runs for the report, or nil
+// when it has none.
+func modesOf(res *machine.Result, obj *asm.Object) *report.Modes {
 	mt, ok := findModes(res.Runs)
 	if !ok {
-		return
+		return nil
 	}
-	flops, hasFlops := int64(0), false
+	var t report.ModeTimes
 	if obj != nil {
-		flops, hasFlops = obj.Const("FLOPS")
-		hasFlops = hasFlops && flops > 0
-	}
-	tflops := func(us float64) string {
-		if !hasFlops || us <= 0 {
-			return ""
+		if f, ok := obj.Const("FLOPS"); ok && f > 0 {
+			t.FLOPs = f
 		}
-		return fmt.Sprintf("  %8.3f TFLOPS", float64(flops)/(us*1e-6)/1e12)
 	}
-	fmt.Fprint(w, "\nmodes")
-	if hasFlops {
-		fmt.Fprintf(w, " (TFLOPS = FLOPS / time, per rank; FLOPS = %d)", flops)
-	}
-	fmt.Fprintln(w, ":")
 	if mt.hasComputeOnly {
-		fmt.Fprintf(w, "  compute-only  %12.3f us%s\n", mt.computeOnly, tflops(mt.computeOnly))
+		t.ComputeOnly = &mt.computeOnly
 	}
-	seq := mt.hasComm && mt.hasCompute
-	if seq {
-		s := mt.comm + mt.compute
-		fmt.Fprintf(w, "  sequential    %12.3f us%s  (comm %.3f us + compute %.3f us)\n", s, tflops(s), mt.comm, mt.compute)
+	if mt.hasComm && mt.hasCompute {
+		t.Comm, t.Compute = &mt.comm, &mt.compute
 	}
 	if mt.hasPiped {
-		fmt.Fprintf(w, "  pipelined     %12.3f us%s\n", mt.pipelined, tflops(mt.pipelined))
+		t.Pipelined = &mt.pipelined
 	}
-	if seq && mt.hasPiped && mt.pipelined > 0 {
-		fmt.Fprintf(w, "  speed-up      %12.3fx    (sequential / pipelined)\n", (mt.comm+mt.compute)/mt.pipelined)
-		if m := min(mt.comm, mt.compute); m > 0 {
-			eff := (mt.comm + mt.compute - mt.pipelined) / m
-			fmt.Fprintf(w, "  overlap eff   %12.1f%%    ((comm + compute - pipelined) / min(comm, compute))\n", 100*eff)
-		}
-	}
+	return report.NewModes(t)
 }

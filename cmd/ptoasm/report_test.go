@@ -42,7 +42,7 @@ func TestWriteModes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			writeModes(&b, &machine.Result{Runs: tt.runs}, tt.obj)
+			modesOf(&machine.Result{Runs: tt.runs}, tt.obj).WriteText(&b)
 			got := b.String()
 			if tt.want == nil {
 				if got != "" {

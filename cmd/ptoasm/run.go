@@ -2,16 +2,17 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
+	"github.com/ptoasm/ptoasm/machine/report"
 	"github.com/ptoasm/ptoasm/machine/trace"
 	"github.com/ptoasm/ptoasm/pipes"
 )
@@ -47,7 +48,11 @@ func (p profileFlags) load(lim limits) (*pipes.Profile, error) {
 
 type runCmd struct {
 	File       string   `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
-	Format     string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum}."`
+	Format     string   `enum:"text,json,csv" default:"text" placeholder:"text|json|csv" help:"Report format: ${enum} (csv: one table, see --table)."`
+	Table      string   `default:"summary" placeholder:"TABLE" help:"With --format csv, the table to write: summary, cores, pipes, bandwidth, links, collectives, hotspots, kernels, runs, checks, utilisation."`
+	Detail     bool     `help:"Text report: every core's pipes, and every core group, link and hotspot (the default shows a summary)."`
+	Stats      string   `enum:"auto,on,off" default:"auto" placeholder:"auto|on|off" help:"Collect hotspots, bandwidth per path and link, bus bandwidth, roofline and utilisation over time: ${enum} (auto: on, except with --timing-only, where it costs about 1.7x the CPU time)."`
+	Report     string   `placeholder:"OUT.html" help:"Write an HTML report with charts: pipe utilisation over time, each kernel's roofline point, the tables of the text report."`
 	TimingOnly bool     `help:"Skip data: time the program without computing values (for large shapes)."`
 	Input      []string `sep:"none" placeholder:"TENSOR[@RANK]=FILE" help:"Initial contents of a tensor from a .npy or .bin file (repeatable)."`
 	Output     []string `sep:"none" placeholder:"TENSOR[@RANK]=FILE.npy" help:"Write a tensor to a .npy file after the run (repeatable)."`
@@ -72,25 +77,6 @@ func tensorRank(s string) (string, int, error) {
 	return name, n, nil
 }
 
-// runResult is the JSON report: the machine's result with the detector's findings.
-func runResult(res *machine.Result, findings []hazard.Finding) ([]byte, error) {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		return nil, err
-	}
-	fb, err := json.Marshal(hazard.JSONFindings(findings))
-	if err != nil {
-		return nil, err
-	}
-	top["findings"] = fb
-	// encoding/json writes map keys sorted, so the report is deterministic.
-	return json.MarshalIndent(top, "", "  ")
-}
-
 // hasErrors reports whether any finding is an error (warnings and notes do not fail a run).
 func hasErrors(fs []hazard.Finding) bool {
 	for _, f := range fs {
@@ -102,6 +88,9 @@ func hasErrors(fs []hazard.Finding) bool {
 }
 
 func (c *runCmd) Run(e *env) error {
+	if !slices.Contains(report.Tables, c.Table) {
+		return fmt.Errorf("--table %s: want one of %s", c.Table, strings.Join(report.Tables, ", "))
+	}
 	obj, _, err := assemble(e, c.File, c.defineFlags)
 	if err != nil {
 		return err
@@ -133,16 +122,26 @@ func (c *runCmd) Run(e *env) error {
 		det = hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
 		opt.Observers = append(opt.Observers, det)
 	}
+	// The collector costs a timing-only run (built for speed at large
+	// shapes) about 1.7x its CPU time, so there it is off unless asked for.
+	var col *report.Collector
+	if c.Stats == "on" || (c.Stats == "auto" && !c.TimingOnly) {
+		col = report.NewCollector(obj)
+		opt.Observers = append(opt.Observers, col)
+	}
 	var rec *trace.Recorder
 	if c.Trace != "" || c.HTML != "" {
 		rec = newTraceRecorder(&m)
 		opt.Observers = append(opt.Observers, rec)
 	}
+	ui := startRunUI(e, &opt)
 	m, err = machine.New(obj, opt)
 	if err != nil {
+		ui.stop()
 		return err
 	}
 	res, runErr := m.Run()
+	interrupted := ui.stop() && isCancelled(runErr)
 	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
 		return runErr // bad input: exit 2, no report of a run that never started
 	}
@@ -159,30 +158,12 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 	if res != nil {
-		if c.Format == "json" {
-			b, err := runResult(res, findings)
-			if err != nil {
-				return err
-			}
-			e.stdout.Write(append(b, '\n'))
-		} else {
-			res.Fprint(e.stdout)
-			writeModes(e.stdout, res, obj)
-			// Notes are for lint; a run report shows only what fails it.
-			var failing []hazard.Finding
-			for _, f := range findings {
-				if hazard.Failing(&f) {
-					failing = append(failing, f)
-				}
-			}
-			if len(failing) > 0 {
-				fmt.Fprintf(e.stdout, "\nhazards (%d):\n", len(failing))
-				hazard.WriteText(e.stdout, failing, obj.Sources)
-			}
-			if n := len(findings) - len(failing); n > 0 {
-				fmt.Fprintf(e.stdout, "\n(%d lint notes; ptoasm lint shows them)\n", n)
-			}
+		if err := c.writeReport(e, res, obj, prof, m.Ranks(), col, findings, partialReason(runErr, interrupted, res)); err != nil {
+			return err
 		}
+	}
+	if interrupted {
+		return interruptedError(e, res.Cycles)
 	}
 	if err := limitError(runErr); err != nil {
 		return err

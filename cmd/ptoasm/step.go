@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 
 	"golang.org/x/term"
 
@@ -68,10 +69,36 @@ func (c *stepCmd) Run(e *env) error {
 		lines = debug.NewScanLines(os.Stdin, nil)
 	}
 	d.Banner(out)
+	defer interruptMotions(d)()
 	if err := d.Loop(lines, out, echo); err != nil {
 		return fmt.Errorf("reading commands: %v", err)
 	}
 	return nil
+}
+
+// interruptMotions makes Ctrl-C (SIGINT) stop a running motion (a long
+// `continue`) and return to the prompt instead of ending the session. At
+// the prompt of a terminal Ctrl-C arrives as a key (raw mode) and ends the
+// session; a SIGINT while no motion runs (commands from a pipe) ends it as
+// before. The returned function stops the handling.
+func interruptMotions(d *debug.Debugger) func() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	go func() {
+		for range sigs {
+			if !d.Interrupt() {
+				signal.Reset(os.Interrupt)
+				if p, err := os.FindProcess(os.Getpid()); err == nil {
+					p.Signal(os.Interrupt)
+				}
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(sigs)
+	}
 }
 
 // rawLines reads one line at a time with the terminal in raw mode (arrow

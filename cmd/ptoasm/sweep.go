@@ -48,6 +48,7 @@ type sweepGridCmd struct {
 	Jobs          int      `default:"0" help:"Points run in parallel (0: one per CPU). The output does not depend on it."`
 	Format        string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum} (a shard always writes JSON)."`
 	Shard         string   `placeholder:"I/N" help:"Run only the points whose index modulo N is I (0 <= I < N) and write JSON for sweep merge."`
+	Report        string   `placeholder:"OUT.html" help:"Write an HTML page with the metric best chooses by against each swept parameter."`
 
 	stdin *stdinSrc // the program when File is "-", read once for every point
 }
@@ -55,6 +56,7 @@ type sweepGridCmd struct {
 type sweepMergeCmd struct {
 	Files  []string `arg:"" type:"existingfile" help:"Shard JSON files written by ptoasm sweep --shard."`
 	Format string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum}."`
+	Report string   `placeholder:"OUT.html" help:"Write an HTML page with the metric best chooses by against each swept parameter."`
 }
 
 // sweepAxis is one dimension of the grid: a profile key (--set) or a constant (-D).
@@ -331,6 +333,11 @@ func (c *sweepGridCmd) Run(e *env) error {
 	}
 	close(next)
 	wg.Wait()
+	if c.Report != "" {
+		if err := writeSweepReport(c.Report, &rep); err != nil {
+			return err
+		}
+	}
 	return writeSweep(e, &rep, c.Format == "json" || c.Shard != "")
 }
 
@@ -477,32 +484,67 @@ func runColumns(pts []sweepPoint) []string {
 	return nil
 }
 
-// bestPoint is the passing point with the highest TFLOPS, or with the lowest
-// time when some passing point does no floating-point work; ties go to the
-// lower index. It returns -1 when no point passed.
-func bestPoint(pts []sweepPoint) (int, string) {
-	byFlops := true
+// bestPoints picks the best passing points, comparing like with like.
+// When every passing point does floating-point work, TFLOPS is a per-work
+// metric and one point wins: the highest TFLOPS. Otherwise only time is
+// left, and time compares points of the same work only: the points that
+// share their -D values (profile axes change how fast, not what is
+// computed) each give their fastest, one per combination of -D values that
+// has two or more passing points. Ties go to the lower index. why says how
+// they were chosen ("" when no point passed).
+func bestPoints(pts []sweepPoint, isDefine func(axis string) bool) (best []int, why string) {
+	byFlops, passed := true, false
 	for _, p := range pts {
-		if p.OK && p.TFLOPS <= 0 {
-			byFlops = false
+		if p.OK {
+			passed = true
+			byFlops = byFlops && p.TFLOPS > 0
 		}
 	}
-	best := -1
+	if !passed {
+		return nil, ""
+	}
+	if byFlops {
+		b := -1
+		for i, p := range pts {
+			if p.OK && (b < 0 || p.TFLOPS > pts[b].TFLOPS) {
+				b = i
+			}
+		}
+		return []int{b}, "highest TFLOPS"
+	}
+	groups := map[string][]int{}
+	var order []string
 	for i, p := range pts {
 		if !p.OK {
 			continue
 		}
-		switch {
-		case best < 0:
-			best = i
-		case byFlops && p.TFLOPS > pts[best].TFLOPS:
-			best = i
-		case !byFlops && p.TimeUS < pts[best].TimeUS:
-			best = i
+		var key strings.Builder
+		for _, v := range p.Params {
+			if isDefine(v.Name) {
+				fmt.Fprintf(&key, "%s=%s ", v.Name, v.Value)
+			}
 		}
+		k := key.String()
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
 	}
-	if byFlops {
-		return best, "highest TFLOPS"
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < 2 && len(order) > 1 {
+			continue // nothing of the same work to compare it with
+		}
+		b := g[0]
+		for _, i := range g[1:] {
+			if pts[i].TimeUS < pts[b].TimeUS {
+				b = i
+			}
+		}
+		best = append(best, b)
+	}
+	if len(order) > 1 {
+		return best, "lowest time among points with the same -D values"
 	}
 	return best, "lowest time"
 }
@@ -591,11 +633,20 @@ func writeSweepTable(w io.Writer, rep *sweepReport) {
 		fmt.Fprintln(w, "\n(run columns: time_us of each named run; speedup = (seq_comm + seq_compute) / pipelined; overlap = (seq_comm + seq_compute - pipelined) / min(seq_comm, seq_compute))")
 	}
 	fmt.Fprintln(w)
-	best, why := bestPoint(rep.Points)
-	if best < 0 {
+	// An axis is a -D axis when it is no profile key.
+	isDefine := func(axis string) bool {
+		_, known := pipes.DefaultProfile().Get(axis)
+		return !known
+	}
+	best, why := bestPoints(rep.Points, isDefine)
+	switch {
+	case best == nil && why == "":
 		fmt.Fprintln(w, "best: none (every point failed)")
-	} else {
-		p := rep.Points[best]
+	case best == nil:
+		fmt.Fprintln(w, "best: none (the points do different work, -D, and without FLOPs there is no per-work metric to compare them by)")
+	}
+	for _, b := range best {
+		p := rep.Points[b]
 		fmt.Fprintf(w, "best (%s): #%d", why, p.Index)
 		for _, v := range p.Params {
 			fmt.Fprintf(w, " %s=%s", v.Name, v.Value)
@@ -620,6 +671,11 @@ func (c *sweepMergeCmd) Run(e *env) error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.Report != "" {
+		if err := writeSweepReport(c.Report, rep); err != nil {
+			return err
+		}
 	}
 	return writeSweep(e, rep, c.Format == "json")
 }

@@ -22,6 +22,7 @@ package debug
 import (
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -114,6 +115,22 @@ type Debugger struct {
 	hits   []hit
 
 	curRank, curCore int
+
+	// moving is set while a motion (step, next, continue, ...) runs;
+	// interrupt asks it to stop (Interrupt, from another goroutine).
+	moving, interrupt atomic.Bool
+}
+
+// Interrupt stops the motion under way (a long `continue`) at its next
+// engine step, which then reports where it stopped and returns to the
+// prompt: Ctrl-C in `ptoasm step`. It reports false when no motion runs.
+// Safe to call from any goroutine.
+func (d *Debugger) Interrupt() bool {
+	if !d.moving.Load() {
+		return false
+	}
+	d.interrupt.Store(true)
+	return true
 }
 
 // New builds a debugger for obj and runs the machine up to the start of the
@@ -266,14 +283,25 @@ func (d *Debugger) motion(w io.Writer, stop func() bool) {
 	d.hits = d.hits[:0]
 	d.recent = d.recent[:0]
 	d.passed = 0
+	d.interrupt.Store(false)
+	d.moving.Store(true)
+	interrupted := false
 	for !d.done {
 		if d.cycleBreak() {
+			break
+		}
+		if d.interrupt.Load() {
+			interrupted = true
 			break
 		}
 		d.stepEngine()
 		if len(d.hits) > 0 || stop() {
 			break
 		}
+	}
+	d.moving.Store(false)
+	if interrupted {
+		fmt.Fprintln(w, "interrupted")
 	}
 	d.report(w)
 }

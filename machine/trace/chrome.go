@@ -134,14 +134,33 @@ func (r *Recorder) places() places {
 // the enclosing slices); stalls are slices named after what they waited for;
 // C events count each core's queued entries per pipe and live bytes per
 // local buffer (see Counters).
-// The output depends only on what was recorded.
+// The output depends only on what was recorded. It is bounded by
+// DefaultLimits (see WriteChromeOpts).
 func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
+	return r.WriteChromeOpts(w, ChromeOptions{ClockHz: clockHz, Limits: DefaultLimits})
+}
+
+// WriteChromeOpts is WriteChrome with explicit size limits: over
+// Limits.MaxSlices slices the trace is aggregated (writeAggregated), and
+// otherData says so.
+func (r *Recorder) WriteChromeOpts(w io.Writer, opt ChromeOptions) error {
+	clockHz, lim := opt.ClockHz, opt.Limits
 	bw := bufio.NewWriterSize(w, 1<<16)
 	j := &jw{w: bw}
 	order := r.order()
-	ends := r.nestedEnds(order)
-	fi := r.flowIndex()
 	ps := r.places()
+	lanes := r.lanes()
+	nSlices := r.slicedCount()
+	var width int64 // aggregation window; 0: every slice written
+	if lim.MaxSlices > 0 && nSlices > lim.MaxSlices {
+		width = r.aggWidth(order, len(lanes), lim.MaxSlices)
+	}
+	var ends []int64
+	var fi flowIndex
+	if width == 0 {
+		ends = r.nestedEnds(order)
+		fi = r.flowIndex()
+	}
 
 	// No displayTimeUnit: some Perfetto versions read it as the unit of ts,
 	// which would make the same file mean different times in different
@@ -157,11 +176,20 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 	} else {
 		j.raw("null")
 	}
+	if width > 0 {
+		j.raw(`,"aggregated":{"slices":`)
+		j.int(int64(nSlices))
+		j.raw(`,"max_slices":`)
+		j.int(int64(lim.MaxSlices))
+		j.raw(`,"window_cycles":`)
+		j.int(width)
+		j.raw(`,"note":"more slices than the limit: one slice per lane and window (cat aggregate), no flow arrows; narrow the run with ptoasm trace --from/--to/--rank/--core for every instruction"}`)
+	}
 	j.raw("},\n\"traceEvents\":[\n")
 
 	// Names first: one process per place, one thread per pipe lane.
 	prev := placeKey{-1, -2}
-	for _, l := range r.lanes() {
+	for _, l := range lanes {
 		k := placeKey{l.rank, l.core}
 		pid := ps.pid[k]
 		if k != prev {
@@ -201,7 +229,7 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 			j.raw("}")
 			continue
 		}
-		if !sliced(rec.kind) {
+		if !sliced(rec.kind) || width > 0 {
 			continue
 		}
 		pid, tid := ps.pid[placeKey{rec.rank, rec.core}], int(rec.pipe)
@@ -219,6 +247,9 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 		// Flow ends right after their slice, at its start, so that the
 		// importer binds them to it (it is the topmost slice on the lane).
 		for _, k := range fi.outs(i) {
+			if lim.MaxFlows > 0 && int(k) >= lim.MaxFlows {
+				continue // both ends of flow k are left out
+			}
 			f := &r.flows[k]
 			j.begin("s", pid, tid)
 			j.raw(`,"id":`)
@@ -230,6 +261,9 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 			j.raw("}")
 		}
 		for _, k := range fi.ins(i) {
+			if lim.MaxFlows > 0 && int(k) >= lim.MaxFlows {
+				continue
+			}
 			f := &r.flows[k]
 			j.begin("f", pid, tid)
 			j.raw(`,"bp":"e","id":`)
@@ -241,7 +275,10 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 			j.raw("}")
 		}
 	}
-	r.writeCounters(j, ps)
+	if width > 0 {
+		r.writeAggregated(j, ps, order, width)
+	}
+	r.writeCounters(j, ps, lim.MaxCounterSamples)
 	j.raw("\n]}\n")
 	return bw.Flush()
 }
@@ -249,8 +286,23 @@ func (r *Recorder) WriteChrome(w io.Writer, clockHz float64) error {
 // writeCounters writes each core's queue depth and live bytes as C events on
 // the core's process: Perfetto draws one track per series ("queue depth
 // MTE2", "live bytes L1").
-func (r *Recorder) writeCounters(j *jw, ps places) {
-	for _, tr := range r.Counters(r.opt.Filter) {
+//
+// Over max samples (max > 0) each track keeps one sample per window
+// (thinCounters).
+func (r *Recorder) writeCounters(j *jw, ps places, max int) {
+	tracks := r.Counters(r.opt.Filter)
+	n := 0
+	for _, tr := range tracks {
+		n += len(tr.Samples)
+	}
+	if max > 0 && n > max {
+		w := windowWidth(r.maxCycle+1, len(tracks), max)
+		for w > 1 && thinnedCount(tracks, w/2) <= max {
+			w /= 2
+		}
+		thinCounters(tracks, w)
+	}
+	for _, tr := range tracks {
 		pid, ok := ps.pid[placeKey{tr.Rank, tr.Core}]
 		if !ok {
 			continue // nothing of the core is drawn

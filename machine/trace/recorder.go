@@ -285,7 +285,7 @@ func (r *Recorder) opIndex(op *asm.COp) int32 {
 		oi.family = op.Info.Family
 		oi.isSync = op.Info.Family == "sync"
 		oi.execPipe = op.ExecPipe()
-		oi.flops = staticFlops(op)
+		oi.flops = machine.StaticFlops(op)
 	}
 	oi.text = oi.name
 	if in := op.Instr; in != nil {
@@ -306,16 +306,6 @@ func (r *Recorder) opIndex(op *asm.COp) int32 {
 	r.ops = append(r.ops, oi)
 	r.opIdx[op] = i
 	return i
-}
-
-// staticFlops asks the machine's FLOP formula with the op's declared tiles.
-func staticFlops(op *asm.COp) int64 {
-	var args [4]machine.Operand
-	n := min(len(op.Args), len(args))
-	for i := 0; i < n; i++ {
-		args[i] = machine.Operand{Kind: op.Args[i].Kind, Tile: op.Args[i].Tile, GM: op.Args[i].GM}
-	}
-	return machine.Flops(op, args[:n])
 }
 
 // Observe implements machine.Observer.

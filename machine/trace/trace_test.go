@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"image/png"
+	"image"
 	"math"
 	"os"
-	"os/exec"
+
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/internal/golden"
+	"github.com/ptoasm/ptoasm/internal/headless"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/programs"
 )
@@ -375,46 +376,15 @@ func TestHTMLStructure(t *testing.T) {
 // that the lanes hold coloured pixels. CI installs chromium; elsewhere the
 // test skips.
 func TestHTMLRendersInChromium(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (apt-get install -y chromium)")
-	}
-	dir := t.TempDir()
-	page := filepath.Join(dir, "t.html")
+	page := filepath.Join(t.TempDir(), "t.html")
 	if err := os.WriteFile(page, htmlPage(t, "gemm_db", nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(dir, "out.png")
-	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1400,900", "file://"+page)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
-	}
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, img := headless.Chromium(t, page, 1400, 900)
 	// The plot starts at x = 12 (body margin) + 1 (border) + labelW; lanes
 	// start below the title, legend and axis. Count saturated pixels there.
-	b := img.Bounds()
-	coloured := 0
-	for y := 100; y < min(b.Max.Y, 300); y++ {
-		for x := 12 + labelW; x < min(b.Max.X, 12+labelW+1200); x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			hi, lo := max(r, g, bl), min(r, g, bl)
-			if hi-lo > 0x3000 { // not white or grey: a pipe colour
-				coloured++
-			}
-		}
-	}
-	if coloured < 2000 {
-		t.Errorf("only %d coloured pixels in the lane area", coloured)
+	if n := headless.Coloured(img, image.Rect(12+labelW, 100, 12+labelW+1200, 300)); n < 2000 {
+		t.Errorf("only %d coloured pixels in the lane area", n)
 	}
 }
 
