@@ -272,6 +272,16 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 			return err
 		}
 	}
+	if src.sp != nil || dst.sp != nil {
+		// A sparse GM tensor commits the pages of the window's rows once
+		// here, so the loops below index Data directly.
+		if err := src.TouchWindow(sbase, sl, sr, sc, rows, cols); err != nil {
+			return err
+		}
+		if err := dst.TouchWindow(dbase, dl, dr, dc, rows, cols); err != nil {
+			return err
+		}
+	}
 	ssz, dsz := sl.DType.Size(), dl.DType.Size()
 	conv := converter(sl.DType, dl.DType, mode)
 	// Poison bookkeeping per run is only needed when the source may carry poison
