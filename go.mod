@@ -10,10 +10,8 @@ require (
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	github.com/tliron/glsp v0.2.2
 	github.com/x448/float16 v0.8.4
+	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 )
 
-require (
-	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
-)
+require golang.org/x/text v0.14.0 // indirect

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -320,15 +321,23 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		// side moves in order and the other strides within its boxes,
 		// instead of striding a whole column's length per element.
 		tab, srow, drow := partTables(rows, func(i int) (int64, int64) { return sl.rowPart(sr + i), dl.rowPart(dr + i) })
-		for j := 0; j < cols; j++ {
-			sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
-			for i := range rows {
-				so, do := sc0+srow[i], dc0+drow[i]
-				if conv == nil && !track && ssz == 2 {
-					dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
-					continue
+		whole := conv == nil && !track && sl.colRun(sr) >= rows && hostLittle && sbase%int64(ssz) == 0 && dbase%int64(ssz) == 0
+		switch {
+		case whole && ssz == 2:
+			scatterColumns[uint16](dst, dbase, dl, dc, drow, src, sbase, sl, sc, rows, cols)
+		case whole && ssz == 4:
+			scatterColumns[uint32](dst, dbase, dl, dc, drow, src, sbase, sl, sc, rows, cols)
+		default:
+			for j := 0; j < cols; j++ {
+				sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
+				for i := range rows {
+					so, do := sc0+srow[i], dc0+drow[i]
+					if conv == nil && !track && ssz == 2 {
+						dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
+						continue
+					}
+					copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
 				}
-				copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
 			}
 		}
 		colTables.Put(tab)
@@ -358,6 +367,31 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		dst.Written(dbase, dl.Footprint())
 	}
 	return nil
+}
+
+// scatterColumns copies a window whose source columns are contiguous (a DN
+// GM tensor) into a destination that is not column-major (an NZ tile), as
+// whole elements of T: each source column is one slice, and its elements go
+// to the destination rows' offsets drow (bytes, from partTables). It is the
+// transpose at the heart of loading a DN B operand into L1, and moves an
+// element per load and store instead of byte by byte.
+func scatterColumns[T uint16 | uint32](dst *Buffer, dbase int64, dl Layout2D, dc int, drow []int64,
+	src *Buffer, sbase int64, sl Layout2D, sc int, rows, cols int) {
+	var zero T
+	es := int64(unsafe.Sizeof(zero))
+	s := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(src.Data))), len(src.Data)/int(es))
+	d := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dst.Data))), len(dst.Data)/int(es))
+	for i := range drow {
+		drow[i] /= es
+	}
+	for j := 0; j < cols; j++ {
+		s0, d0 := (sbase+sl.colPart(sc+j))/es, (dbase+dl.colPart(dc+j))/es
+		col := s[s0 : s0+int64(rows)]
+		out := d[d0:]
+		for i, v := range col {
+			out[drow[i]] = v
+		}
+	}
 }
 
 var colTables = sync.Pool{New: func() any { return new([]int64) }}

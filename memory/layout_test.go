@@ -233,37 +233,44 @@ func TestCopy2DColumnMajor(t *testing.T) {
 		{DN, ZZ, asm.F32, asm.F16},
 		{ND, ZN, asm.F16, asm.F16},
 		{ZN, ND, asm.F32, asm.F32},
+		{DN, NZ, asm.F32, asm.F32},
 	} {
-		t.Run(fmt.Sprintf("%v %v to %v %v", tc.from, tc.sdt, tc.to, tc.ddt), func(t *testing.T) {
-			sl := Layout2D{Kind: tc.from, Rows: 48, Cols: 40, DType: tc.sdt}
-			src := NewBuffer(asm.GM, "GM @A", sl.Footprint(), tc.sdt.Size(), true)
-			fillLogical(t, src, 0, sl, val)
-			src.Poison(sl.Offset(9, 4), int64(tc.sdt.Size()))
-			dl := Layout2D{Kind: tc.to, Rows: 64, Cols: 32, DType: tc.ddt}
-			dst := NewBuffer(asm.L1, "", 256+dl.Footprint(), 0, true)
-			const sr, sc, dr, dc, rows, cols = 5, 3, 11, 2, 37, 21
-			if err := Copy2D(dst, 256, dl, dr, dc, src, 0, sl, sr, sc, rows, cols, RoundRint); err != nil {
-				t.Fatal(err)
-			}
-			for r := range rows {
-				for c := range cols {
-					off := 256 + dl.Offset(dr+r, dc+c)
-					poisoned := dst.IsPoisoned(off, int64(tc.ddt.Size()))
-					if sr+r == 9 && sc+c == 4 {
-						if !poisoned {
-							t.Errorf("(%d, %d): the poisoned source element arrived clean", r, c)
+		// With no poison on either side, same-dtype copies take the
+		// whole-element paths (scatterColumns).
+		for _, clean := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v %v to %v %v clean=%v", tc.from, tc.sdt, tc.to, tc.ddt, clean), func(t *testing.T) {
+				sl := Layout2D{Kind: tc.from, Rows: 48, Cols: 40, DType: tc.sdt}
+				src := NewBuffer(asm.GM, "GM @A", sl.Footprint(), tc.sdt.Size(), true)
+				fillLogical(t, src, 0, sl, val)
+				if !clean {
+					src.Poison(sl.Offset(9, 4), int64(tc.sdt.Size()))
+				}
+				dl := Layout2D{Kind: tc.to, Rows: 64, Cols: 32, DType: tc.ddt}
+				dst := NewBuffer(asm.L1, "", 256+dl.Footprint(), 0, !clean)
+				const sr, sc, dr, dc, rows, cols = 5, 3, 11, 2, 37, 21
+				if err := Copy2D(dst, 256, dl, dr, dc, src, 0, sl, sr, sc, rows, cols, RoundRint); err != nil {
+					t.Fatal(err)
+				}
+				for r := range rows {
+					for c := range cols {
+						off := 256 + dl.Offset(dr+r, dc+c)
+						poisoned := dst.IsPoisoned(off, int64(tc.ddt.Size()))
+						if sr+r == 9 && sc+c == 4 && !clean {
+							if !poisoned {
+								t.Errorf("(%d, %d): the poisoned source element arrived clean", r, c)
+							}
+							continue
 						}
-						continue
-					}
-					got, _ := dst.LoadF(tc.ddt, off)
-					if want := Round(tc.ddt, Round(tc.sdt, val(sr+r, sc+c), RoundRint), RoundRint); got != want || poisoned {
-						t.Fatalf("(%d, %d) = %v (poisoned %v), want %v", r, c, got, poisoned, want)
+						got, _ := dst.LoadF(tc.ddt, off)
+						if want := Round(tc.ddt, Round(tc.sdt, val(sr+r, sc+c), RoundRint), RoundRint); got != want || poisoned {
+							t.Fatalf("(%d, %d) = %v (poisoned %v), want %v", r, c, got, poisoned, want)
+						}
 					}
 				}
-			}
-			if !dst.IsPoisoned(256+dl.Offset(dr-1, dc), int64(tc.ddt.Size())) {
-				t.Error("an element outside the window was written")
-			}
-		})
+				if !clean && !dst.IsPoisoned(256+dl.Offset(dr-1, dc), int64(tc.ddt.Size())) {
+					t.Error("an element outside the window was written")
+				}
+			})
+		}
 	}
 }
