@@ -324,9 +324,9 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		whole := conv == nil && !track && sl.colRun(sr) >= rows && hostLittle && sbase%int64(ssz) == 0 && dbase%int64(ssz) == 0
 		switch {
 		case whole && ssz == 2:
-			scatterColumns[uint16](dst, dbase, dl, dc, drow, src, sbase, sl, sc, rows, cols)
+			scatterColumns[uint16](dst, dbase, dl, dc, drow, src, sbase+srow[0], sl, sc, rows, cols)
 		case whole && ssz == 4:
-			scatterColumns[uint32](dst, dbase, dl, dc, drow, src, sbase, sl, sc, rows, cols)
+			scatterColumns[uint32](dst, dbase, dl, dc, drow, src, sbase+srow[0], sl, sc, rows, cols)
 		default:
 			for j := 0; j < cols; j++ {
 				sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
@@ -370,7 +370,7 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 }
 
 // scatterColumns copies a window whose source columns are contiguous (a DN
-// GM tensor) into a destination that is not column-major (an NZ tile), as
+// GM tensor; sbase is the window's first row) into a destination that is not column-major (an NZ tile), as
 // whole elements of T: each source column is one slice, and its elements go
 // to the destination rows' offsets drow (bytes, from partTables). It is the
 // transpose at the heart of loading a DN B operand into L1, and moves an
