@@ -1,9 +1,7 @@
 package machine
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 
@@ -310,15 +308,11 @@ func decodeF32s(v *view, dst []float32) {
 			seg := row[c : c+k]
 			switch v.dt {
 			case asm.F16:
-				d := v.data[a : a+int64(2*k)]
-				for x := range seg {
-					seg[x] = lut[uint16(d[2*x])|uint16(d[2*x+1])<<8]
+				for x, h := range u16s(v.data[a : a+int64(2*k)]) {
+					seg[x] = lut[h]
 				}
 			case asm.F32:
-				d := v.data[a : a+int64(4*k)]
-				for x := range seg {
-					seg[x] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*x:]))
-				}
+				copy(seg, f32s(v.data[a:a+int64(4*k)]))
 			default:
 				for x := range seg {
 					seg[x] = decodeF32(v.dt, loadBits(v.data, a+int64(x)*v.es, v.es))
@@ -355,14 +349,12 @@ func decodeF32sByColumn(v *view, dst []float32, lut *[1 << 16]float32) {
 			out := dst[r*n+c:]
 			switch v.dt {
 			case asm.F16:
-				d := v.data[a : a+int64(2*k)]
-				for x := range k {
-					out[x*n] = lut[uint16(d[2*x])|uint16(d[2*x+1])<<8]
+				for x, h := range u16s(v.data[a : a+int64(2*k)]) {
+					out[x*n] = lut[h]
 				}
 			case asm.F32:
-				d := v.data[a : a+int64(4*k)]
-				for x := range k {
-					out[x*n] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*x:]))
+				for x, f := range f32s(v.data[a : a+int64(4*k)]) {
+					out[x*n] = f
 				}
 			default:
 				for x := range k {
@@ -382,10 +374,7 @@ func storeF32s(v *view, src []float32) {
 		for c := 0; c < n; {
 			k := v.run(c)
 			a := v.addr(r, c)
-			d := v.data[a : a+int64(4*k)]
-			for x, f := range row[c : c+k] {
-				binary.LittleEndian.PutUint32(d[4*x:], math.Float32bits(f))
-			}
+			copy(f32s(v.data[a:a+int64(4*k)]), row[c:c+k])
 			c += k
 		}
 	}

@@ -321,22 +321,12 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		// side moves in order and the other strides within its boxes,
 		// instead of striding a whole column's length per element.
 		tab, srow, drow := partTables(rows, func(i int) (int64, int64) { return sl.rowPart(sr + i), dl.rowPart(dr + i) })
-		whole := conv == nil && !track && sl.colRun(sr) >= rows && hostLittle && sbase%int64(ssz) == 0 && dbase%int64(ssz) == 0
-		switch {
-		case whole && ssz == 2:
-			scatterColumns[uint16](dst, dbase, dl, dc, drow, src, sbase+srow[0], sl, sc, rows, cols)
-		case whole && ssz == 4:
-			scatterColumns[uint32](dst, dbase, dl, dc, drow, src, sbase+srow[0], sl, sc, rows, cols)
-		default:
+		colPart := func(j int) (int64, int64) { return sbase + sl.colPart(sc+j), dbase + dl.colPart(dc+j) }
+		if !moveWhole(dst, src, ssz, conv, track, sbase, dbase, cols, colPart, srow, drow) {
 			for j := 0; j < cols; j++ {
-				sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
+				sc0, dc0 := colPart(j)
 				for i := range rows {
-					so, do := sc0+srow[i], dc0+drow[i]
-					if conv == nil && !track && ssz == 2 {
-						dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
-						continue
-					}
-					copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
+					copyRun(dst, dc0+drow[i], dsz, src, sc0+srow[i], ssz, 1, conv, track)
 				}
 			}
 		}
@@ -344,21 +334,13 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 	} else {
 		// Element by element, with column parts hoisted into scratch tables.
 		tab, scol, dcol := partTables(cols, func(j int) (int64, int64) { return sl.colPart(sc + j), dl.colPart(dc + j) })
-		for i := 0; i < rows; i++ {
-			sr0, dr0 := sbase+sl.rowPart(sr+i), dbase+dl.rowPart(dr+i)
-			for j := range cols {
-				so, do := sr0+scol[j], dr0+dcol[j]
-				if conv == nil && !track {
-					switch ssz {
-					case 2:
-						dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
-						continue
-					case 4:
-						copy(dst.Data[do:do+4], src.Data[so:so+4])
-						continue
-					}
+		rowPart := func(i int) (int64, int64) { return sbase + sl.rowPart(sr+i), dbase + dl.rowPart(dr+i) }
+		if !moveWhole(dst, src, ssz, conv, track, sbase, dbase, rows, rowPart, scol, dcol) {
+			for i := 0; i < rows; i++ {
+				sr0, dr0 := rowPart(i)
+				for j := range cols {
+					copyRun(dst, dr0+dcol[j], dsz, src, sr0+scol[j], ssz, 1, conv, track)
 				}
-				copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
 			}
 		}
 		colTables.Put(tab)
@@ -369,27 +351,43 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 	return nil
 }
 
-// scatterColumns copies a window whose source columns are contiguous (a DN
-// GM tensor; sbase is the window's first row) into a destination that is not column-major (an NZ tile), as
-// whole elements of T: each source column is one slice, and its elements go
-// to the destination rows' offsets drow (bytes, from partTables). It is the
-// transpose at the heart of loading a DN B operand into L1, and moves an
-// element per load and store instead of byte by byte.
-func scatterColumns[T uint16 | uint32](dst *Buffer, dbase int64, dl Layout2D, dc int, drow []int64,
-	src *Buffer, sbase int64, sl Layout2D, sc int, rows, cols int) {
+// moveWhole is Copy2D's element-by-element copy when nothing converts and
+// no poison moves: a whole 2- or 4-byte element per load and store, for
+// outer lines o (columns or rows) starting at part(o), whose elements lie
+// at the inner tables' offsets sIn, dIn (bytes, from partTables; rewritten
+// here in elements). It reports false, doing nothing, for other copies. It
+// is the transposes at the heart of loading a DN B operand into an NZ L1
+// tile and extracting an NZ tile into ZN L0B.
+func moveWhole(dst, src *Buffer, size int, conv convFunc, track bool, sbase, dbase int64,
+	outer int, part func(o int) (int64, int64), sIn, dIn []int64) bool {
+	if conv != nil || track || !hostLittle || sbase%int64(size) != 0 || dbase%int64(size) != 0 {
+		return false
+	}
+	switch size {
+	case 2:
+		moveElems[uint16](dst, src, outer, part, sIn, dIn)
+	case 4:
+		moveElems[uint32](dst, src, outer, part, sIn, dIn)
+	default:
+		return false
+	}
+	return true
+}
+
+func moveElems[T uint16 | uint32](dst, src *Buffer, outer int, part func(o int) (int64, int64), sIn, dIn []int64) {
 	var zero T
 	es := int64(unsafe.Sizeof(zero))
 	s := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(src.Data))), len(src.Data)/int(es))
 	d := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dst.Data))), len(dst.Data)/int(es))
-	for i := range drow {
-		drow[i] /= es
+	for k := range sIn {
+		sIn[k] /= es
+		dIn[k] /= es
 	}
-	for j := 0; j < cols; j++ {
-		s0, d0 := (sbase+sl.colPart(sc+j))/es, (dbase+dl.colPart(dc+j))/es
-		col := s[s0 : s0+int64(rows)]
-		out := d[d0:]
-		for i, v := range col {
-			out[drow[i]] = v
+	for o := range outer {
+		so, do := part(o)
+		in, out := s[so/es:], d[do/es:]
+		for k, x := range sIn {
+			out[dIn[k]] = in[x]
 		}
 	}
 }
