@@ -145,6 +145,12 @@ func execMatmul(op *asm.COp, args []Operand, s *ExecScratch, kind mmKind) error 
 	fa, fb, fc := s.fa, s.fb, s.fc
 	decodeF32s(&a, fa)
 	decodeF32s(&b, fb)
+	if cs := nzStrips(&c); cs > 0 && kind != mmBias {
+		// The accumulator is summed in place (gemm_amd64.go).
+		gemmNZ(fa, fb, &c, M, K, N, cs, init, &s.wg)
+		c.written()
+		return nil
+	}
 	switch {
 	case kind == mmBias:
 		for i := 0; i < M; i++ {
@@ -170,9 +176,15 @@ func execMatmul(op *asm.COp, args []Operand, s *ExecScratch, kind mmKind) error 
 // of rows of c (each band is written by one goroutine): the caller computes
 // the first band and the gemm pool the others, waiting on wg.
 func gemmF32(a, b, c []float32, M, K, N int, wg *sync.WaitGroup) {
+	gemmBands(a, b, c, M, K, N, 0, wg)
+}
+
+// gemmBands runs gemmF32's bands; cs > 0 says c is an NZ accumulator of
+// 16-column strips cs floats apart, summed in place by gemmRowsNZ.
+func gemmBands(a, b, c []float32, M, K, N, cs int, wg *sync.WaitGroup) {
 	workers := runtime.GOMAXPROCS(0)
 	if M*K*N < gemmParallelWork || workers < 2 || M < 8 {
-		gemmRows(a, b, c, 0, M, K, N)
+		gemmJob{a: a, b: b, c: c, i0: 0, i1: M, K: K, N: N, cs: cs}.run()
 		return
 	}
 	workers = min(workers, M/4)
@@ -180,10 +192,18 @@ func gemmF32(a, b, c []float32, M, K, N int, wg *sync.WaitGroup) {
 	jobs := gemmPool()
 	for i0 := band; i0 < M; i0 += band {
 		wg.Add(1)
-		jobs <- gemmJob{a: a, b: b, c: c, i0: i0, i1: min(i0+band, M), K: K, N: N, wg: wg}
+		jobs <- gemmJob{a: a, b: b, c: c, i0: i0, i1: min(i0+band, M), K: K, N: N, cs: cs, wg: wg}
 	}
-	gemmRows(a, b, c, 0, min(band, M), K, N)
+	gemmJob{a: a, b: b, c: c, i0: 0, i1: min(band, M), K: K, N: N, cs: cs}.run()
 	wg.Wait()
+}
+
+func (j gemmJob) run() {
+	if j.cs > 0 {
+		gemmRowsNZ(j.a, j.b, j.c, j.i0, j.i1, j.K, j.N, j.cs)
+		return
+	}
+	gemmRows(j.a, j.b, j.c, j.i0, j.i1, j.K, j.N)
 }
 
 // gemmJob is one band of rows for the gemm pool. It travels by value, so
@@ -192,6 +212,7 @@ func gemmF32(a, b, c []float32, M, K, N int, wg *sync.WaitGroup) {
 type gemmJob struct {
 	a, b, c      []float32
 	i0, i1, K, N int
+	cs           int // see gemmBands
 	wg           *sync.WaitGroup
 }
 
@@ -209,7 +230,7 @@ func gemmPool() chan<- gemmJob {
 		for range n {
 			go func() {
 				for j := range gemmJobs {
-					gemmRows(j.a, j.b, j.c, j.i0, j.i1, j.K, j.N)
+					j.run()
 					j.wg.Done()
 				}
 			}()

@@ -10,6 +10,7 @@ import "golang.org/x/sys/cpu"
 func init() {
 	if cpu.X86.HasAVX2 {
 		gemmRows = gemmRowsAsm
+		gemmInPlace = true
 	}
 }
 
@@ -53,6 +54,23 @@ func gemmCols(a, b, c []float32, i0, i1, j0, K, N int) {
 				q += N
 			}
 			c[i*N+j] = acc
+		}
+	}
+}
+
+// gemmRowsNZ computes rows [i0, i1) (multiples of 4) of an NZ accumulator c
+// in place: in NZ an f32 accumulator's 16-column strip is a row-major
+// [rows, 16] matrix (its boxes are 16×16 and stacked down the strip), so
+// the 4×16 kernel runs on it with a row stride of 16, and strips lie cs
+// floats apart. It spares the matmul decoding c into scratch and storing it
+// back.
+func gemmRowsNZ(a, b, c []float32, i0, i1, K, N, cs int) {
+	bb := b[:K*N]
+	for i := i0; i < i1; i += 4 {
+		ab := a[i*K : (i+4)*K]
+		for j := 0; j < N; j += 16 {
+			cb := c[j/16*cs+i*16 : j/16*cs+(i+4)*16]
+			gemm4x16AVX2(&ab[0], K, &bb[j], N, &cb[0], 16, K)
 		}
 	}
 }
