@@ -315,6 +315,8 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 				i += n
 			}
 		}
+	} else if blockCopy(dst, dbase, dl, dr, dc, src, sbase, sl, sr, sc, rows, cols, conv, track) {
+		// Whole 16×16 blocks (the B operand's transposes): done.
 	} else if sl.colRun(sr) > 1 || dl.colRun(dr) > 1 {
 		// One side column-major, the other not (a dn GM tensor into an NZ
 		// tile): element by element down the columns, so the column-major
@@ -349,6 +351,73 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		dst.Written(dbase, dl.Footprint())
 	}
 	return nil
+}
+
+// block16 returns the element strides of l's rows and columns inside a
+// 16×16 block that starts at a multiple of 16: every layout with no boxes
+// or with 16×16 boxes (f16 and bf16 fractals) is affine there.
+func (l Layout2D) block16() (rs, cs int64, ok bool) {
+	switch l.Kind {
+	case ND:
+		return int64(l.stride()), 1, true
+	case DN:
+		return 1, int64(l.stride()), true
+	}
+	if br, bc := l.Box(); br != 16 || bc != 16 {
+		return 0, 0, false
+	}
+	if l.Kind == ZN {
+		return 1, 16, true
+	}
+	return 16, 1, true
+}
+
+// blockCopy is Copy2D for a window of whole 16×16 blocks, aligned to 16 on
+// both sides, of 2-byte elements that need no conversion and carry no poison:
+// loading a DN B operand into an NZ L1 tile and extracting NZ into ZN L0B
+// are 16×16 transposes with fixed strides, done without offset tables. It
+// reports false, doing nothing, for any other copy.
+func blockCopy(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
+	src *Buffer, sbase int64, sl Layout2D, sr, sc int, rows, cols int, conv convFunc, track bool) bool {
+	if conv != nil || track || !hostLittle || sl.DType.Size() != 2 || (sr|sc|dr|dc|rows|cols)&15 != 0 || sbase%2 != 0 || dbase%2 != 0 {
+		return false
+	}
+	srs, scs, ok1 := sl.block16()
+	drs, dcs, ok2 := dl.block16()
+	if !ok1 || !ok2 || srs != 1 && scs != 1 || drs != 1 && dcs != 1 {
+		return false
+	}
+	s := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src.Data))), len(src.Data)/2)
+	d := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst.Data))), len(dst.Data)/2)
+	for i := 0; i < rows; i += 16 {
+		for j := 0; j < cols; j += 16 {
+			so := (sbase + sl.Offset(sr+i, sc+j)) / 2
+			do := (dbase + dl.Offset(dr+i, dc+j)) / 2
+			block16(d[do:do+15*(drs+dcs)+1], drs, dcs, s[so:so+15*(srs+scs)+1], srs, scs)
+		}
+	}
+	return true
+}
+
+// block16 copies a 16×16 block between strided views, the inner loop
+// running along the destination's contiguous direction.
+func block16(d []uint16, drs, dcs int64, s []uint16, srs, scs int64) {
+	if dcs != 1 {
+		// Transpose the roles: walk columns outside, rows inside.
+		drs, dcs = dcs, drs
+		srs, scs = scs, srs
+	}
+	for i := range int64(16) {
+		out := d[i*drs : i*drs+16]
+		in := s[i*srs:]
+		if scs == 1 {
+			copy(out, in[:16])
+			continue
+		}
+		for j := range out {
+			out[j] = in[int64(j)*scs]
+		}
+	}
 }
 
 // moveWhole is Copy2D's element-by-element copy when nothing converts and
