@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
 	"unsafe"
@@ -389,15 +390,37 @@ func blockCopy(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 	}
 	s := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src.Data))), len(src.Data)/2)
 	d := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst.Data))), len(dst.Data)/2)
-	for i := 0; i < rows; i += 16 {
-		for j := 0; j < cols; j += 16 {
-			so := (sbase + sl.Offset(sr+i, sc+j)) / 2
-			do := (dbase + dl.Offset(dr+i, dc+j)) / 2
-			block16(d[do:do+15*(drs+dcs)+1], drs, dcs, s[so:so+15*(srs+scs)+1], srs, scs)
+	band := func(i0, i1 int) {
+		for i := i0; i < i1; i += 16 {
+			for j := 0; j < cols; j += 16 {
+				so := (sbase + sl.Offset(sr+i, sc+j)) / 2
+				do := (dbase + dl.Offset(dr+i, dc+j)) / 2
+				block16(d[do:do+15*(drs+dcs)+1], drs, dcs, s[so:so+15*(srs+scs)+1], srs, scs)
+			}
 		}
 	}
+	// A large window (a 256×256 B tile) is split in two bands of rows, the
+	// second on another goroutine: the blocks are disjoint, so the bytes
+	// are the same whichever runs first.
+	if rows >= 32 && rows*cols >= parallelCopy && runtime.GOMAXPROCS(0) > 1 {
+		mid := rows / 32 * 16
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			band(mid, rows)
+			wg.Done()
+		}()
+		band(0, mid)
+		wg.Wait()
+		return true
+	}
+	band(0, rows)
 	return true
 }
+
+// parallelCopy is the window size (elements) from which blockCopy uses a
+// second goroutine: below it the hand-off costs more than it saves.
+const parallelCopy = 1 << 15
 
 // block16 copies a 16×16 block between strided views. The inner loop runs
 // along the contiguous direction of the side whose other stride is the

@@ -278,16 +278,17 @@ func TestCopy2DColumnMajor(t *testing.T) {
 // TestCopy2DBlocks: windows of whole 16×16 blocks of 2-byte elements go
 // through blockCopy's fixed-stride transposes and land where Offset says.
 func TestCopy2DBlocks(t *testing.T) {
-	val := func(r, c int) float64 { return float64(r*64 + c) }
+	val := func(r, c int) float64 { return float64(r*64+c) / 8 }
 	for _, tc := range [][2]LayoutKind{{DN, NZ}, {NZ, ZN}, {ZN, NZ}, {DN, ZZ}, {ND, ZN}, {ZZ, DN}} {
 		for _, dt := range []asm.DType{asm.F16, asm.BF16} {
 			t.Run(fmt.Sprintf("%v to %v %v", tc[0], tc[1], dt), func(t *testing.T) {
-				sl := Layout2D{Kind: tc[0], Rows: 64, Cols: 48, DType: dt}
+				// 224×160 passes parallelCopy: two bands of rows.
+				sl := Layout2D{Kind: tc[0], Rows: 256, Cols: 176, DType: dt}
 				src := NewBuffer(asm.GM, "src", sl.Footprint(), 2, false)
 				fillLogical(t, src, 0, sl, val)
-				dl := Layout2D{Kind: tc[1], Rows: 48, Cols: 64, DType: dt}
+				dl := Layout2D{Kind: tc[1], Rows: 224, Cols: 192, DType: dt}
 				dst := NewBuffer(asm.L1, "dst", 64+dl.Footprint(), 2, false)
-				const sr, sc, dr, dc, rows, cols = 16, 0, 0, 16, 32, 48
+				const sr, sc, dr, dc, rows, cols = 16, 0, 0, 16, 224, 160
 				if !blockCopy(dst, 64, dl, dr, dc, src, 0, sl, sr, sc, rows, cols, nil, false) {
 					t.Fatal("blockCopy declined a window of whole blocks")
 				}
