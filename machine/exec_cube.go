@@ -318,6 +318,9 @@ func decodeF32s(v *view, dst []float32) {
 	n := v.cols
 	lut := f16LUT()
 	if n > 1 && v.run(0) == 1 && v.colRun(0) > 1 {
+		if decodeZNBoxes(v, dst, lut) {
+			return
+		}
 		decodeF32sByColumn(v, dst, lut)
 		return
 	}

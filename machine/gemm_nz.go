@@ -34,3 +34,29 @@ func gemmNZ(a, b []float32, c *view, M, K, N, cs int, init bool, wg *sync.WaitGr
 
 // gemmInPlace says gemmRowsNZ has a kernel on this CPU.
 var gemmInPlace bool
+
+// decodeZNBoxes is decodeF32s for the cube's usual B operand: f16 in ZN
+// (16×16 boxes, each column-major) with the region on box boundaries. Each
+// box is 512 contiguous bytes; it fills 16 rows of 16 floats of dst, one
+// row at a time, so the writes stay in 16 cache lines instead of striding
+// a whole column of dst per element. It reports false for other views.
+func decodeZNBoxes(v *view, dst []float32, lut *[1 << 16]float32) bool {
+	if v.dt != asm.F16 || !v.fast || v.l.Kind != memory.ZN || v.brs != 4 || v.bcs != 4 || (v.r0|v.c0|v.rows|v.cols)&15 != 0 {
+		return false
+	}
+	n := v.cols
+	for i := 0; i < v.rows; i += 16 {
+		for j := 0; j < n; j += 16 {
+			a := v.addr(i, j)
+			box := u16s(v.data[a : a+512])
+			for ir := range 16 {
+				out := dst[(i+ir)*n+j : (i+ir)*n+j+16]
+				col := box[ir:]
+				for ic := range out {
+					out[ic] = lut[col[ic*16]]
+				}
+			}
+		}
+	}
+	return true
+}

@@ -160,12 +160,15 @@ func LoadArray(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layou
 	}
 	a := &Array{Shape: append([]int{}, shape...), Data: make([]float64, batch*l.Rows*l.Cols)}
 	sz := dt.Size()
+	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
+	defer colTables.Put(tab)
 	k := 0
 	for m := 0; m < batch; m++ {
 		base := off + int64(m)*step
 		for r := 0; r < l.Rows; r++ {
-			for c := 0; c < l.Cols; c++ {
-				a.Data[k] = Decode(dt, b.bits(sz, base+l.Offset(r, c)))
+			row := base + l.rowPart(r)
+			for _, cp := range cols {
+				a.Data[k] = Decode(dt, b.bits(sz, row+cp))
 				k++
 			}
 		}
@@ -191,12 +194,15 @@ func StoreArray(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layo
 		return err
 	}
 	sz := dt.Size()
+	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
+	defer colTables.Put(tab)
 	k := 0
 	for m := 0; m < batch; m++ {
 		base := off + int64(m)*step
 		for r := 0; r < l.Rows; r++ {
-			for c := 0; c < l.Cols; c++ {
-				b.setBits(sz, base+l.Offset(r, c), Encode(dt, a.Data[k], mode))
+			row := base + l.rowPart(r)
+			for _, cp := range cols {
+				b.setBits(sz, row+cp, Encode(dt, a.Data[k], mode))
 				k++
 			}
 		}
