@@ -428,6 +428,24 @@ const parallelCopy = 1 << 15
 // 4 KiB, and sixteen loads at that stride in the inner loop would fight for
 // one set of the L1 cache.
 func block16(d []uint16, drs, dcs int64, s []uint16, srs, scs int64) {
+	if haveTranspose8x8 && (scs == 1 && drs == 1 || srs == 1 && dcs == 1) {
+		// A true transpose (each side contiguous along the other's index):
+		// four 8×8 register transposes. With srs == 1, name the indices
+		// the other way round so the source rows are the contiguous ones.
+		if srs == 1 {
+			drs, dcs = dcs, drs
+			srs, scs = scs, srs
+		}
+		for i := int64(0); i < 16; i += 8 {
+			for j := int64(0); j < 16; j += 8 {
+				// The slice expressions check the 8×8 block's extent.
+				out := d[i+j*dcs : i+j*dcs+7*dcs+8]
+				in := s[i*srs+j : i*srs+j+7*srs+8]
+				transpose8x8(&out[0], int(dcs), &in[0], int(srs))
+			}
+		}
+		return
+	}
 	if max(srs, scs) > max(drs, dcs) {
 		// Source-contiguous: make the source's unit stride the inner one.
 		if srs == 1 {

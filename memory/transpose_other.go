@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package memory
+
+func transpose8x8(d *uint16, ld int, s *uint16, ls int) { panic("no transpose8x8 kernel") }
+
+// haveTranspose8x8: block16 uses its scalar loops.
+const haveTranspose8x8 = false
