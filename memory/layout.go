@@ -446,39 +446,20 @@ func block16(d []uint16, drs, dcs int64, s []uint16, srs, scs int64) {
 		}
 		return
 	}
-	if max(srs, scs) > max(drs, dcs) {
-		// Source-contiguous: make the source's unit stride the inner one.
-		if srs == 1 {
-			drs, dcs = dcs, drs
-			srs, scs = scs, srs
-		}
-		for i := range int64(16) {
-			in := s[i*srs : i*srs+16]
-			out := d[i*drs:]
-			if dcs == 1 {
-				copy(out[:16], in)
-				continue
-			}
-			for j, v := range in {
-				out[int64(j)*dcs] = v
-			}
-		}
-		return
-	}
-	if dcs != 1 {
-		// Walk columns outside, rows inside.
+	// Name the indices so the inner one (j) is contiguous on the source
+	// when its other stride is the larger, else on the destination.
+	if max(srs, scs) > max(drs, dcs) && srs == 1 || max(srs, scs) <= max(drs, dcs) && dcs != 1 {
 		drs, dcs = dcs, drs
 		srs, scs = scs, srs
 	}
 	for i := range int64(16) {
-		out := d[i*drs : i*drs+16]
-		in := s[i*srs:]
-		if scs == 1 {
-			copy(out, in[:16])
+		out, in := d[i*drs:], s[i*srs:]
+		if dcs == 1 && scs == 1 {
+			copy(out[:16], in[:16])
 			continue
 		}
-		for j := range out {
-			out[j] = in[int64(j)*scs]
+		for j := range int64(16) {
+			out[j*dcs] = in[j*scs]
 		}
 	}
 }

@@ -288,19 +288,35 @@ func TestCopy2DBlocks(t *testing.T) {
 				fillLogical(t, src, 0, sl, val)
 				dl := Layout2D{Kind: tc[1], Rows: 224, Cols: 192, DType: dt}
 				dst := NewBuffer(asm.L1, "dst", 64+dl.Footprint(), 2, false)
-				const sr, sc, dr, dc, rows, cols = 16, 0, 0, 16, 224, 160
-				if !blockCopy(dst, 64, dl, dr, dc, src, 0, sl, sr, sc, rows, cols, nil, false) {
-					t.Fatal("blockCopy declined a window of whole blocks")
-				}
-				for r := range rows {
-					for c := range cols {
-						got, _ := dst.LoadF(dt, 64+dl.Offset(dr+r, dc+c))
-						if want := Round(dt, val(sr+r, sc+c), RoundRint); got != want {
-							t.Fatalf("(%d, %d) = %v, want %v", r, c, got, want)
-						}
+				// The register transpose (amd64) and the scalar loops.
+				for _, useAsm := range []bool{haveTranspose8x8, false} {
+					saved := haveTranspose8x8
+					haveTranspose8x8 = useAsm
+					clear(dst.Data)
+					ok := blockCopy(dst, 64, dl, blkDR, blkDC, src, 0, sl, blkSR, blkSC, blkRows, blkCols, nil, false)
+					haveTranspose8x8 = saved
+					if !ok {
+						t.Fatal("blockCopy declined a window of whole blocks")
 					}
+					checkBlocks(t, dst, dl, dt, val)
 				}
 			})
+		}
+	}
+}
+
+// TestCopy2DBlocks's window: source (16, 0) to destination (0, 16), 224×160.
+const blkSR, blkSC, blkDR, blkDC, blkRows, blkCols = 16, 0, 0, 16, 224, 160
+
+// checkBlocks checks TestCopy2DBlocks's destination window.
+func checkBlocks(t *testing.T, dst *Buffer, dl Layout2D, dt asm.DType, val func(r, c int) float64) {
+	t.Helper()
+	for r := range blkRows {
+		for c := range blkCols {
+			got, _ := dst.LoadF(dt, 64+dl.Offset(blkDR+r, blkDC+c))
+			if want := Round(dt, val(blkSR+r, blkSC+c), RoundRint); got != want {
+				t.Fatalf("(%d, %d) = %v, want %v", r, c, got, want)
+			}
 		}
 	}
 }

@@ -8,7 +8,7 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func transpose8x8(d *uint16, ld int, s *uint16, ls int)
 
-const haveTranspose8x8 = true
+var haveTranspose8x8 = true
 
 // matmul4x8AVX2 (matmul_amd64.s): c[0:4][0:8] += a[0:4][0:k]·b[0:k][0:8] in
 // float64, strides in elements, products then sums, increasing k.
