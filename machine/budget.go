@@ -1,18 +1,22 @@
 package machine
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
 )
 
 // DefaultMaxMemory (768 MiB, leaving room under 1 GiB for the parser, the
 // detector and the Go runtime) is the memory budget of a machine whose Options leave
-// MaxMemory at 0: the storage of every GM tensor on every rank, every core's
+// MaxMemory at 0: the GM pages the run touches on every rank, every core's
 // local buffers, and the scratch of initialising tensors and evaluating
 // expected outputs. A 100-byte program can declare a 4 GiB tensor (or 4096
-// ranks of one), so storage is checked against the budget before it is
-// allocated rather than left to the operating system's out-of-memory killer.
+// ranks of one): a large tensor is sparse (memory.NewGMBuffer) and costs the
+// pages the run touches, which are charged as they are first touched, and
+// everything else is checked against the budget before it is allocated,
+// rather than left to the operating system's out-of-memory killer.
 const DefaultMaxMemory = 768 << 20
 
 // BudgetError is a run refused because it would pass a resource limit that
@@ -31,37 +35,65 @@ func (e *BudgetError) Error() string {
 	return s + e.Msg + " (" + e.Flag + ")"
 }
 
-// budget is what a machine's storage has taken of its MaxMemory.
+// budget is what a machine's storage has taken of its MaxMemory. Its
+// memory.Budget is shared with the sparse GM buffers, which take pages from
+// it as the run first touches them.
 type budget struct {
-	max, used int64
+	b memory.Budget
 }
 
 // take charges n bytes, or explains (via what) why they do not fit.
 func (b *budget) take(n int64, pos asm.Pos, what func() string) error {
-	if n < 0 || n > b.max-b.used {
+	if !b.b.Take(n) {
 		return b.over(n, pos, what)
 	}
-	b.used += n
 	return nil
 }
 
 // fits checks that n bytes of scratch fit beside what is taken, without
 // taking them: they are freed before the next scratch is needed.
 func (b *budget) fits(n int64, pos asm.Pos, what func() string) error {
-	if n < 0 || n > b.max-b.used {
+	if n < 0 || n > b.b.Max-b.b.Used() {
 		return b.over(n, pos, what)
 	}
 	return nil
 }
 
 func (b *budget) over(n int64, pos asm.Pos, what func() string) error {
-	need := "more than " + asm.FormatBytes(b.max)
-	if n >= 0 && n <= 1<<62-b.used {
-		need = asm.FormatBytes(b.used + n)
+	used := b.b.Used()
+	need := "more than " + asm.FormatBytes(b.b.Max)
+	if n >= 0 && n <= 1<<62-used {
+		need = asm.FormatBytes(used + n)
 	}
 	return &BudgetError{Pos: pos, Flag: "--max-memory",
-		Msg: fmt.Sprintf("%s: the run would need %s, over the memory budget of %s", what(), need, asm.FormatBytes(b.max))}
+		Msg: fmt.Sprintf("%s: the run would need %s, over the memory budget of %s", what(), need, asm.FormatBytes(b.b.Max))}
 }
+
+// pageError turns a sparse GM buffer's *memory.PageError inside err into a
+// *BudgetError at pos naming the tensor, after what ("tstore: "); nil when
+// err holds none.
+func (m *Machine) pageError(pos asm.Pos, what string, err error) error {
+	var pe *memory.PageError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	for _, rs := range m.ranks {
+		for _, o := range rs.gm {
+			if o.buf == pe.Buf {
+				return &BudgetError{Pos: pos, Flag: "--max-memory",
+					Msg: fmt.Sprintf("%s%s: the pages rank %d has touched bring the run to %s, over the memory budget of %s",
+						what, m.gmWhat(o.info, o.size), rs.id, asm.FormatBytes(pe.Need), asm.FormatBytes(pe.Max))}
+			}
+		}
+	}
+	return &BudgetError{Pos: pos, Flag: "--max-memory", Msg: pe.Error()}
+}
+
+// MaxDeclaredGM is how many times the memory budget the GM a program
+// declares (over all ranks) may reach: sparse tensors cost only what is
+// touched, but their page tables and the address space they reserve grow with
+// the declaration.
+const MaxDeclaredGM = 1024
 
 // mulCap multiplies non-negative a and b, saturating at 1<<62 so that sizes
 // of absurd declarations compare as too large instead of wrapping.
@@ -73,4 +105,25 @@ func mulCap(a, b int64) int64 {
 		return 1 << 62
 	}
 	return a * b
+}
+
+// execErr is what stops the run when op's data effect fails with err: a
+// *BudgetError at op when a sparse tensor's pages would pass the memory
+// budget (bad input, exit 2, like every other budget), otherwise a fault.
+func (c *core) execErr(op *asm.COp, p asm.Pipe, err error) error {
+	var pos asm.Pos
+	name := ""
+	if op != nil && op.Instr != nil {
+		pos = op.Instr.Pos
+	}
+	if op != nil && op.Info != nil {
+		name = op.Info.Name
+	}
+	if name != "" {
+		name += ": "
+	}
+	if be := c.m.pageError(pos, name, err); be != nil {
+		return be
+	}
+	return c.faultK(FaultExec, op, p, "%v", err)
 }

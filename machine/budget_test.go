@@ -7,8 +7,10 @@ import (
 )
 
 // TestMemoryBudget: storage past Options.MaxMemory is a *BudgetError naming
-// the declaration, the size and the flag, before it is allocated: GM at New,
-// a core's buffers when the core first runs; within budget the run goes on.
+// the declaration (or the instruction), the size and the flag, before it is
+// allocated: dense GM and declarations past MaxDeclaredGM at New, a sparse
+// tensor's pages when they are first touched, a core's buffers when the core
+// first runs; within budget the run goes on.
 func TestMemoryBudget(t *testing.T) {
 	const kernel = `
 kernel k : aiv {
@@ -27,14 +29,31 @@ kernel k : aiv {
 		wantPos string
 	}{
 		{"gm within", "gm A : f32 [256, 1024] = zero\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 8 << 20, false, false, "", ""},
-		{"gm over", "gm A : f32 [1024, 1024] = zero\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, false, true,
-			"@A f32 [1024, 1024] takes 4MiB: the run would need 4MiB, over the memory budget of 2MiB (--max-memory)", "t.pto:1:1"},
-		{"gm over by ranks", "gm A : f32 [256, 1024] = zero\n" + kernel + "launch ranks=4 { run k blocks=1 }\n", 2 << 20, false, true,
-			"@A f32 [256, 1024] takes 1MiB on each of 4 ranks: the run would need 4MiB", "t.pto:1:1"},
-		{"names the largest", "gm A : f32 [256, 1024] = zero\ngm B : f32 [16, 16] = zero\n" + kernel + "launch ranks=2 { run k blocks=1 }\n", 2 << 20, false, true,
-			"@A f32 [256, 1024] takes 1MiB on each of 2 ranks: the run would need 2050KiB, over the memory budget of 2MiB", "t.pto:1:1"},
+		// Large tensors are sparse: only the pages of the touched tile count.
+		{"gm sparse", "gm A : f32 [1024, 1024] = zero\n" + kernel + "launch ranks=4 { run k blocks=1 }\n", 2 << 20, false, false, "", ""},
+		{"gm declared over", "gm A : f32 [1048576, 1024]\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, false, true,
+			"@A f32 [1048576, 1024] takes 4GiB: the run would declare 4GiB of GM, over 1024 x the memory budget of 2MiB (--max-memory)", "t.pto:1:1"},
+		{"gm declared over by ranks", "gm A : f32 [262144, 1024]\ngm B : f32 [16, 16] = zero\n" + kernel + "launch ranks=4 { run k blocks=1 }\n", 2 << 20, false, true,
+			"@A f32 [262144, 1024] takes 1GiB on each of 4 ranks: the run would declare 4194308KiB of GM", "t.pto:1:1"},
+		// Small tensors are dense and charged whole.
+		{"gm dense over by ranks", "gm A : f32 [128, 256] = zero\n" + kernel + "launch ranks=32 { run k blocks=1 }\n", 2 << 20, false, true,
+			"@A f32 [128, 256] takes 128KiB on each of 32 ranks: the run would need", "t.pto:1:1"},
+		{"gm touched over", "gm A : f32 [65536, 1024] = zero\n" + `
+kernel k : aiv {
+    tile %x : vec f32 [16, 16]
+    tload %x, @A[0, 0]
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    for %i = 0 to 64 {
+        tstore @A[%i * 16, 0], %x
+    }
+}
+` + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, false, false,
+			"tstore: @A f32 [65536, 1024] takes 256MiB: the pages rank 0 has touched bring the run to ", "t.pto:9:9"},
+		{"gm init over", "gm A : f32 [1024, 1024] = random(seed=1)\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, false, true,
+			"initialising @A f32 [1024, 1024] takes 4MiB: the pages rank 0 has touched bring the run to ", "t.pto:1:1"},
 		{"init scratch", "gm A : f32 [256, 1024] = expr(i + j)\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 5 << 19, false, true,
-			"initialising or checking @A f32 [256, 1024] takes 1MiB uses 2MiB of float64 values", "t.pto:1:1"},
+			"initialising or checking @A f32 [256, 1024] takes 1MiB uses 2MiB of float64 values: the run would need 3MiB", "t.pto:1:1"},
 		// Timing-only allocates only what control flow reads: nothing here.
 		{"timing-only skips data", "gm A : f32 [1048576, 1024]\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, true, false, "", ""},
 		// 4096 ranks x 48 AIV x a 192 KiB UB is 36 GiB of core buffers.

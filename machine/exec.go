@@ -296,6 +296,9 @@ func newView(buf *memory.Buffer, base int64, l memory.Layout2D, r0, c0, rows, co
 	if err := buf.CheckRange(base, l.Footprint()); err != nil {
 		return v, err
 	}
+	if err := buf.TouchWindow(base, l, r0, c0, rows, cols); err != nil {
+		return v, err
+	}
 	v.data = buf.Data
 	switch l.Kind {
 	case memory.ND:
@@ -322,7 +325,7 @@ func tileView(o *Operand, what string) (view, error) {
 	t := o.Tile
 	v, err := newView(o.Buf, o.Off, memory.TileLayout(t), 0, 0, t.VRows, t.VCols)
 	if err != nil {
-		return v, fmt.Errorf("%s %%%s: %v", what, t.Name, err)
+		return v, fmt.Errorf("%s %%%s: %w", what, t.Name, err)
 	}
 	return v, nil
 }
@@ -379,7 +382,7 @@ func gmView(o *Operand, rows, cols int) (view, error) {
 	}
 	v, err := newView(o.Buf, base, l, r0, c0, rows, cols)
 	if err != nil {
-		return v, fmt.Errorf("@%s: %v", t.Name, err)
+		return v, fmt.Errorf("@%s: %w", t.Name, err)
 	}
 	return v, nil
 }

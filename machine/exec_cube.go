@@ -1,9 +1,7 @@
 package machine
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 
@@ -147,6 +145,12 @@ func execMatmul(op *asm.COp, args []Operand, s *ExecScratch, kind mmKind) error 
 	fa, fb, fc := s.fa, s.fb, s.fc
 	decodeF32s(&a, fa)
 	decodeF32s(&b, fb)
+	if cs := nzStrips(&c); cs > 0 && kind != mmBias {
+		// The accumulator is summed in place (gemm_amd64.go).
+		gemmNZ(fa, fb, &c, M, K, N, cs, init, &s.wg)
+		c.written()
+		return nil
+	}
 	switch {
 	case kind == mmBias:
 		for i := 0; i < M; i++ {
@@ -172,9 +176,15 @@ func execMatmul(op *asm.COp, args []Operand, s *ExecScratch, kind mmKind) error 
 // of rows of c (each band is written by one goroutine): the caller computes
 // the first band and the gemm pool the others, waiting on wg.
 func gemmF32(a, b, c []float32, M, K, N int, wg *sync.WaitGroup) {
+	gemmBands(a, b, c, M, K, N, 0, wg)
+}
+
+// gemmBands runs gemmF32's bands; cs > 0 says c is an NZ accumulator of
+// 16-column strips cs floats apart, summed in place by gemmRowsNZ.
+func gemmBands(a, b, c []float32, M, K, N, cs int, wg *sync.WaitGroup) {
 	workers := runtime.GOMAXPROCS(0)
 	if M*K*N < gemmParallelWork || workers < 2 || M < 8 {
-		gemmRows(a, b, c, 0, M, K, N)
+		gemmJob{a: a, b: b, c: c, i0: 0, i1: M, K: K, N: N, cs: cs}.run()
 		return
 	}
 	workers = min(workers, M/4)
@@ -182,10 +192,18 @@ func gemmF32(a, b, c []float32, M, K, N int, wg *sync.WaitGroup) {
 	jobs := gemmPool()
 	for i0 := band; i0 < M; i0 += band {
 		wg.Add(1)
-		jobs <- gemmJob{a: a, b: b, c: c, i0: i0, i1: min(i0+band, M), K: K, N: N, wg: wg}
+		jobs <- gemmJob{a: a, b: b, c: c, i0: i0, i1: min(i0+band, M), K: K, N: N, cs: cs, wg: wg}
 	}
-	gemmRows(a, b, c, 0, min(band, M), K, N)
+	gemmJob{a: a, b: b, c: c, i0: 0, i1: min(band, M), K: K, N: N, cs: cs}.run()
 	wg.Wait()
+}
+
+func (j gemmJob) run() {
+	if j.cs > 0 {
+		gemmRowsNZ(j.a, j.b, j.c, j.i0, j.i1, j.K, j.N, j.cs)
+		return
+	}
+	gemmRows(j.a, j.b, j.c, j.i0, j.i1, j.K, j.N)
 }
 
 // gemmJob is one band of rows for the gemm pool. It travels by value, so
@@ -194,6 +212,7 @@ func gemmF32(a, b, c []float32, M, K, N int, wg *sync.WaitGroup) {
 type gemmJob struct {
 	a, b, c      []float32
 	i0, i1, K, N int
+	cs           int // see gemmBands
 	wg           *sync.WaitGroup
 }
 
@@ -211,7 +230,7 @@ func gemmPool() chan<- gemmJob {
 		for range n {
 			go func() {
 				for j := range gemmJobs {
-					gemmRows(j.a, j.b, j.c, j.i0, j.i1, j.K, j.N)
+					j.run()
 					j.wg.Done()
 				}
 			}()
@@ -299,6 +318,9 @@ func decodeF32s(v *view, dst []float32) {
 	n := v.cols
 	lut := f16LUT()
 	if n > 1 && v.run(0) == 1 && v.colRun(0) > 1 {
+		if decodeZNBoxes(v, dst, lut) {
+			return
+		}
 		decodeF32sByColumn(v, dst, lut)
 		return
 	}
@@ -310,15 +332,11 @@ func decodeF32s(v *view, dst []float32) {
 			seg := row[c : c+k]
 			switch v.dt {
 			case asm.F16:
-				d := v.data[a : a+int64(2*k)]
-				for x := range seg {
-					seg[x] = lut[uint16(d[2*x])|uint16(d[2*x+1])<<8]
+				for x, h := range u16s(v.data[a : a+int64(2*k)]) {
+					seg[x] = lut[h]
 				}
 			case asm.F32:
-				d := v.data[a : a+int64(4*k)]
-				for x := range seg {
-					seg[x] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*x:]))
-				}
+				copy(seg, f32s(v.data[a:a+int64(4*k)]))
 			default:
 				for x := range seg {
 					seg[x] = decodeF32(v.dt, loadBits(v.data, a+int64(x)*v.es, v.es))
@@ -355,14 +373,12 @@ func decodeF32sByColumn(v *view, dst []float32, lut *[1 << 16]float32) {
 			out := dst[r*n+c:]
 			switch v.dt {
 			case asm.F16:
-				d := v.data[a : a+int64(2*k)]
-				for x := range k {
-					out[x*n] = lut[uint16(d[2*x])|uint16(d[2*x+1])<<8]
+				for x, h := range u16s(v.data[a : a+int64(2*k)]) {
+					out[x*n] = lut[h]
 				}
 			case asm.F32:
-				d := v.data[a : a+int64(4*k)]
-				for x := range k {
-					out[x*n] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*x:]))
+				for x, f := range f32s(v.data[a : a+int64(4*k)]) {
+					out[x*n] = f
 				}
 			default:
 				for x := range k {
@@ -382,10 +398,7 @@ func storeF32s(v *view, src []float32) {
 		for c := 0; c < n; {
 			k := v.run(c)
 			a := v.addr(r, c)
-			d := v.data[a : a+int64(4*k)]
-			for x, f := range row[c : c+k] {
-				binary.LittleEndian.PutUint32(d[4*x:], math.Float32bits(f))
-			}
+			copy(f32s(v.data[a:a+int64(4*k)]), row[c:c+k])
 			c += k
 		}
 	}

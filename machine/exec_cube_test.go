@@ -118,6 +118,10 @@ func TestMatmulAgainstReference(t *testing.T) {
 		{name: "acc init true", op: "tmatmul.acc", attrs: []asm.CAttr{initK}, reg: 0, in: asm.F16, out: asm.F32, M: 16, K: 32, N: 16, fractal: true},
 		{name: "acc init false", op: "tmatmul.acc", attrs: []asm.CAttr{initK}, reg: 3, in: asm.F16, out: asm.F32, M: 16, K: 32, N: 16, fractal: true, accum: true},
 		{name: "acc const init", op: "tmatmul.acc", attrs: []asm.CAttr{{Key: "init", Val: asm.CExpr{Const: true, Val: 1}}}, in: asm.BF16, out: asm.F32, M: 16, K: 16, N: 16},
+		// Several 16-column strips and bands (the parallel path) of an NZ
+		// accumulator summed in place (gemmRowsNZ, on AVX2 CPUs).
+		{name: "acc nz in place", op: "tmatmul.acc", in: asm.F16, out: asm.F32, M: 68, K: 96, N: 80, fractal: true, accum: true},
+		{name: "acc nz in place init", op: "tmatmul.acc", attrs: []asm.CAttr{initK}, reg: 0, in: asm.F16, out: asm.F32, M: 64, K: 128, N: 96, fractal: true},
 		{name: "acc i8", op: "tmatmul.acc", in: asm.I8, out: asm.I32, M: 4, K: 32, N: 8, accum: true},
 		{name: "bias", op: "tmatmul.bias", in: asm.F16, out: asm.F32, M: 16, K: 32, N: 24, fractal: true, bias: true},
 		{name: "gemv", op: "tgemv", in: asm.F16, out: asm.F32, M: 1, K: 64, N: 32, fractal: true},

@@ -44,8 +44,8 @@ func randF32s(g *lcg, dt asm.DType, n int) []float32 {
 }
 
 // TestGemmF32BitIdentical holds the functional matmul kernel (whichever
-// gemmF32 uses: the portable one, or the SIMD one where it is built and the
-// CPU has it) to the naive K-order sums bit for bit, for every float input
+// gemmF32 uses: the portable one, or the AVX2 assembly one, gemm_amd64.s,
+// where the CPU has it) to the naive K-order sums bit for bit, for every float input
 // dtype, on shapes that cover the register tiles' edges and the parallel
 // path, at several GOMAXPROCS.
 func TestGemmF32BitIdentical(t *testing.T) {
@@ -79,7 +79,7 @@ func TestGemmF32BitIdentical(t *testing.T) {
 }
 
 // TestGemmF32Portable holds the portable kernel itself to the naive sums
-// when a SIMD kernel is what gemmF32 uses.
+// when the assembly kernel is what gemmF32 uses.
 func TestGemmF32Portable(t *testing.T) {
 	g := lcg(5)
 	for _, s := range []struct{ M, K, N int }{{5, 33, 17}, {64, 64, 256}, {9, 3, 30}} {

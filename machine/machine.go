@@ -227,9 +227,9 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.opt.MaxIdleCycles = math.MaxInt64
 	}
 	m.guardN = math.MaxInt
-	m.mem.max = m.opt.MaxMemory
-	if m.mem.max <= 0 {
-		m.mem.max = DefaultMaxMemory
+	m.mem.b.Max = m.opt.MaxMemory
+	if m.mem.b.Max <= 0 {
+		m.mem.b.Max = DefaultMaxMemory
 	}
 	m.emitting = len(opt.Observers) > 0
 	m.flagTimes = m.emitting || m.prof.Sync.FlagHandoff != 0
@@ -369,10 +369,12 @@ func (m *Machine) gmSize(t *asm.TensorInfo) int64 {
 	return max(t.Bytes, memory.TensorBytes(t))
 }
 
-// chargeGM takes every GM buffer the run allocates out of the memory budget
-// before any is allocated, and checks that the scratch of the largest
-// initialisation and output check fits beside them. An error names the
-// largest tensor, the one to shrink, at its declaration.
+// chargeGM checks the GM the program declares on all ranks against
+// MaxDeclaredGM × the memory budget, and that the scratch of the largest
+// initialisation and output check fits beside the storage taken so far.
+// (Storage itself is charged as it is allocated, or, for a sparse tensor, as
+// its pages are touched.) An error names the largest tensor, the one to
+// shrink, at its declaration.
 func (m *Machine) chargeGM() error {
 	var big, scratchT *asm.TensorInfo
 	var bigSize, total, scratch int64
@@ -388,6 +390,7 @@ func (m *Machine) chargeGM() error {
 		// Expression, file and laid-out fill inits hold the tensor as float64
 		// values (fillLogical, memory.ReadDataFile); a golden check holds the
 		// output and the expected values, and the intermediates between.
+		// The tensor's own pages are touched whole then too.
 		if in := initOf(t); (in.Kind == "expr" || in.Kind == "file" || in.Kind == "fill" && t.Layout != asm.LayoutND) && mulCap(t.Elems(), 8) > scratch {
 			scratch, scratchT = mulCap(t.Elems(), 8), t
 		}
@@ -405,14 +408,15 @@ func (m *Machine) chargeGM() error {
 	if big == nil {
 		return nil
 	}
-	pos := big.Decl.Span.Pos
-	if err := m.mem.take(total, pos, func() string { return m.gmWhat(big, bigSize) }); err != nil {
-		return err
+	if lim := mulCap(m.mem.b.Max, MaxDeclaredGM); total > lim {
+		return &BudgetError{Pos: big.Decl.Span.Pos, Flag: "--max-memory",
+			Msg: fmt.Sprintf("%s: the run would declare %s of GM, over %d x the memory budget of %s",
+				m.gmWhat(big, bigSize), asm.FormatBytes(total), MaxDeclaredGM, asm.FormatBytes(m.mem.b.Max))}
 	}
 	if scratchT == nil {
 		return nil
 	}
-	return m.mem.fits(scratch, scratchT.Decl.Span.Pos, func() string {
+	return m.mem.fits(scratch+m.gmSize(scratchT), scratchT.Decl.Span.Pos, func() string {
 		return fmt.Sprintf("initialising or checking %s uses %s of float64 values", m.gmWhat(scratchT, m.gmSize(scratchT)), asm.FormatBytes(scratch))
 	})
 }
@@ -451,7 +455,11 @@ func (m *Machine) allocGM() error {
 			o := gmObj{info: t, base: addr, size: size}
 			if !m.opt.TimingOnly || m.slice.tensors[t.Index] {
 				name := fmt.Sprintf("GM @%s[rank=%d]", t.Name, rs.id)
-				o.buf = memory.NewBuffer(asm.GM, name, size, t.DType.Size(), false)
+				buf, ok := memory.NewGMBuffer(name, size, t.DType.Size(), &m.mem.b)
+				if !ok {
+					return m.mem.over(size, t.Decl.Span.Pos, func() string { return m.gmWhat(t, size) })
+				}
+				o.buf = buf
 			}
 			rs.gm[t.Index] = o
 			addr += (size + gmAlign - 1) / gmAlign * gmAlign
@@ -460,6 +468,9 @@ func (m *Machine) allocGM() error {
 	for _, t := range m.obj.Tensors {
 		for r := range m.ranks {
 			if err := m.initTensor(t, r, initOf(t)); err != nil {
+				if be := m.pageError(t.Decl.Span.Pos, "initialising ", err); be != nil {
+					return be
+				}
 				return err
 			}
 		}
@@ -557,7 +568,7 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 		return nil
 	}
 	fail := func(err error) error {
-		return fmt.Errorf("%s: initialising @%s on rank %d: %v", in.Pos, t.Name, r, err)
+		return fmt.Errorf("%s: initialising @%s on rank %d: %w", in.Pos, t.Name, r, err)
 	}
 	n := t.Elems()
 	switch in.Kind {

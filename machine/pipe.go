@@ -355,7 +355,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 			err = StoreTile(&e.args[0], &e.args[1], e.atomic)
 		}
 		if err != nil {
-			m.fail(c.faultK(FaultExec, e.op, p.p, "%v", err))
+			m.fail(c.execErr(e.op, p.p, err))
 			return
 		}
 		if deferred {

@@ -230,7 +230,7 @@ func (c *core) scalarGM(op *asm.COp) bool {
 			var err error
 			v, err = loadInt(o.buf, o.info.DType, off)
 			if err != nil {
-				m.fail(c.faultK(FaultExec, op, asm.PipeS, "%v", err))
+				m.fail(c.execErr(op, asm.PipeS, err))
 				return false
 			}
 		}
@@ -246,7 +246,7 @@ func (c *core) scalarGM(op *asm.COp) bool {
 	v := argInt(c, op, 1)
 	if o.buf != nil {
 		if err := storeInt(o.buf, o.info.DType, off, v); err != nil {
-			m.fail(c.faultK(FaultExec, op, asm.PipeS, "%v", err))
+			m.fail(c.execErr(op, asm.PipeS, err))
 			return false
 		}
 	}
@@ -322,13 +322,13 @@ func (c *core) notify(op *asm.COp) bool {
 		if add {
 			old, err := loadInt(o.buf, o.info.DType, off)
 			if err != nil {
-				m.fail(c.faultK(FaultExec, op, asm.PipeS, "%v", err))
+				m.fail(c.execErr(op, asm.PipeS, err))
 				return false
 			}
 			nv = int64(int32(old + v))
 		}
 		if err := storeInt(o.buf, o.info.DType, off, nv); err != nil {
-			m.fail(c.faultK(FaultExec, op, asm.PipeS, "%v", err))
+			m.fail(c.execErr(op, asm.PipeS, err))
 			return false
 		}
 	}
@@ -391,7 +391,7 @@ func (c *core) signalWait(op *asm.COp) bool {
 	cmp := SignalCmp(op)
 	sat, cur, err := c.checkSignal(o, off, count, cmp, want)
 	if err != nil {
-		m.fail(c.faultK(FaultExec, op, asm.PipeS, "%v", err))
+		m.fail(c.execErr(op, asm.PipeS, err))
 		return false
 	}
 	if c.state != scSignal {
@@ -571,6 +571,9 @@ func (c *core) hideRemote(e *entry) bool {
 			c.visNew = append(c.visNew, pendingStore{})
 			ps := &c.visNew[len(c.visNew)-1]
 			ps.buf, ps.rank, ps.off = a.Buf, int(e.argRank[i]), off
+			// Over the budget, the write that follows fails on the same
+			// pages and stops the run.
+			_ = a.Buf.Touch(off, n)
 			ps.old = append(ps.old[:0], a.Buf.Data[off:off+n]...)
 			ps.oldPsn = poisonIn(a.Buf, off, n, ps.oldPsn[:0])
 		}
@@ -719,7 +722,7 @@ func (x *sdmaOp) run() {
 	c, m := x.c, x.c.m
 	if m.dataOp(x.e.op) {
 		if err := copyGM(&x.e.args[0], &x.e.args[1], x.e.winR[0], x.e.winC[0]); err != nil {
-			m.fail(c.faultK(FaultExec, x.e.op, asm.PipeInvalid, "sdma: %v", err))
+			m.fail(c.execErr(x.e.op, asm.PipeInvalid, fmt.Errorf("sdma: %w", err)))
 			return
 		}
 	}
@@ -757,6 +760,12 @@ func copyGM(dst, src *Operand, rows, cols int32) error {
 			return err
 		}
 		if err := dst.Buf.CheckRange(do, rb); err != nil {
+			return err
+		}
+		if err := src.Buf.Touch(so, rb); err != nil {
+			return err
+		}
+		if err := dst.Buf.Touch(do, rb); err != nil {
 			return err
 		}
 		copy(dst.Buf.Data[do:do+rb], src.Buf.Data[so:so+rb])

@@ -32,6 +32,10 @@ type Buffer struct {
 	// that size read the exact sentinel; 0 means 8.
 	ElemSize int
 	poison   []span
+	// sp is the page state of a sparse GM buffer (NewGMBuffer), nil for a
+	// dense one. Code that reaches into Data calls Touch (or TouchWindow)
+	// for the range first.
+	sp *sparse
 }
 
 // span is the half-open byte interval [lo, hi).
@@ -89,7 +93,10 @@ func (b *Buffer) check(dt asm.DType, off int64) error {
 	if sz == 0 {
 		return fmt.Errorf("%s: invalid dtype %v", b.label(), dt)
 	}
-	return b.CheckRange(off, int64(sz))
+	if err := b.CheckRange(off, int64(sz)); err != nil {
+		return err
+	}
+	return b.Touch(off, int64(sz))
 }
 
 // LoadBits reads dt's raw bit pattern at byte offset off.
@@ -184,8 +191,13 @@ func (b *Buffer) fillBits(dt asm.DType, off, n int64, bits uint64) error {
 	if n == 0 {
 		return nil
 	}
-	b.setBits(int(sz), off, bits)
-	replicate(b.Data[off:off+n*sz], int(sz))
+	if !b.setBackground(off, n*sz, patternWord(bits, int(sz))) {
+		if err := b.Touch(off, n*sz); err != nil {
+			return err
+		}
+		b.setBits(int(sz), off, bits)
+		replicate(b.Data[off:off+n*sz], int(sz))
+	}
 	b.Written(off, n*sz)
 	return nil
 }
@@ -227,6 +239,9 @@ func View[T Elem](b *Buffer, off, n int64) ([]T, error) {
 	if n == 0 {
 		return []T{}, nil
 	}
+	if err := b.Touch(off, n*sz); err != nil {
+		return nil, err
+	}
 	return unsafe.Slice((*T)(unsafe.Pointer(&b.Data[off])), n), nil
 }
 
@@ -259,6 +274,15 @@ func (b *Buffer) fillPoison(lo, hi int64) {
 	p := b.ElemSize
 	if p != 1 && p != 2 && p != 4 && p != 8 {
 		p = 8
+	}
+	if b.setBackground(lo, hi-lo, patternWord(0x7F<<(8*p-8)|(1<<(8*p-8)-1), p)) {
+		return
+	}
+	if b.Touch(lo, hi-lo) != nil {
+		// Over the memory budget: the pages left untouched will read as
+		// their background when touched, and the interval set stays exact;
+		// the access that needs them fails with the budget error.
+		return
 	}
 	// The pattern is phased on absolute offsets, so aligned elements always see
 	// 0x7F in their top byte and 0xFF below. Write one period, then replicate.

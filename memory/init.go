@@ -32,6 +32,9 @@ func FillRandom(b *Buffer, off int64, dt asm.DType, n int64, seed uint64, lo, hi
 	if err := b.CheckRange(off, n*sz); err != nil {
 		return err
 	}
+	if err := b.Touch(off, n*sz); err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(seed, randStream))
 	if integers || !dt.IsFloat() {
 		ilo, ihi := math.Ceil(lo), math.Floor(hi)
@@ -66,6 +69,9 @@ func FillFunc(b *Buffer, off int64, dt asm.DType, n int64, f func(i int64) float
 	if err := b.CheckRange(off, n*sz); err != nil {
 		return err
 	}
+	if err := b.Touch(off, n*sz); err != nil {
+		return err
+	}
 	for i := int64(0); i < n; i++ {
 		b.setBits(int(sz), off+i*sz, Encode(dt, f(i), RoundRint))
 	}
@@ -78,7 +84,12 @@ func (b *Buffer) Zero(off, n int64) error {
 	if err := b.CheckRange(off, n); err != nil {
 		return err
 	}
-	clear(b.Data[off : off+n])
+	if !b.setBackground(off, n, 0) {
+		if err := b.Touch(off, n); err != nil {
+			return err
+		}
+		clear(b.Data[off : off+n])
+	}
 	b.Written(off, n)
 	return nil
 }
@@ -144,14 +155,20 @@ func LoadArray(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layou
 	if err := b.CheckRange(off, int64(batch)*step); err != nil {
 		return nil, err
 	}
+	if err := b.Touch(off, int64(batch)*step); err != nil {
+		return nil, err
+	}
 	a := &Array{Shape: append([]int{}, shape...), Data: make([]float64, batch*l.Rows*l.Cols)}
 	sz := dt.Size()
+	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
+	defer colTables.Put(tab)
 	k := 0
 	for m := 0; m < batch; m++ {
 		base := off + int64(m)*step
 		for r := 0; r < l.Rows; r++ {
-			for c := 0; c < l.Cols; c++ {
-				a.Data[k] = Decode(dt, b.bits(sz, base+l.Offset(r, c)))
+			row := base + l.rowPart(r)
+			for _, cp := range cols {
+				a.Data[k] = Decode(dt, b.bits(sz, row+cp))
 				k++
 			}
 		}
@@ -173,13 +190,19 @@ func StoreArray(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layo
 	if err := b.CheckRange(off, int64(batch)*step); err != nil {
 		return err
 	}
+	if err := b.Touch(off, int64(batch)*step); err != nil {
+		return err
+	}
 	sz := dt.Size()
+	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
+	defer colTables.Put(tab)
 	k := 0
 	for m := 0; m < batch; m++ {
 		base := off + int64(m)*step
 		for r := 0; r < l.Rows; r++ {
-			for c := 0; c < l.Cols; c++ {
-				b.setBits(sz, base+l.Offset(r, c), Encode(dt, a.Data[k], mode))
+			row := base + l.rowPart(r)
+			for _, cp := range cols {
+				b.setBits(sz, row+cp, Encode(dt, a.Data[k], mode))
 				k++
 			}
 		}

@@ -3,8 +3,10 @@ package memory
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -272,6 +274,16 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 			return err
 		}
 	}
+	if src.sp != nil || dst.sp != nil {
+		// A sparse GM tensor commits the pages of the window's rows once
+		// here, so the loops below index Data directly.
+		if err := src.TouchWindow(sbase, sl, sr, sc, rows, cols); err != nil {
+			return err
+		}
+		if err := dst.TouchWindow(dbase, dl, dr, dc, rows, cols); err != nil {
+			return err
+		}
+	}
 	ssz, dsz := sl.DType.Size(), dl.DType.Size()
 	conv := converter(sl.DType, dl.DType, mode)
 	// Poison bookkeeping per run is only needed when the source may carry poison
@@ -304,42 +316,34 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 				i += n
 			}
 		}
+	} else if blockCopy(dst, dbase, dl, dr, dc, src, sbase, sl, sr, sc, rows, cols, conv, track) {
+		// Whole 16×16 blocks (the B operand's transposes): done.
 	} else if sl.colRun(sr) > 1 || dl.colRun(dr) > 1 {
 		// One side column-major, the other not (a dn GM tensor into an NZ
 		// tile): element by element down the columns, so the column-major
 		// side moves in order and the other strides within its boxes,
 		// instead of striding a whole column's length per element.
 		tab, srow, drow := partTables(rows, func(i int) (int64, int64) { return sl.rowPart(sr + i), dl.rowPart(dr + i) })
-		for j := 0; j < cols; j++ {
-			sc0, dc0 := sbase+sl.colPart(sc+j), dbase+dl.colPart(dc+j)
-			for i := range rows {
-				so, do := sc0+srow[i], dc0+drow[i]
-				if conv == nil && !track && ssz == 2 {
-					dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
-					continue
+		colPart := func(j int) (int64, int64) { return sbase + sl.colPart(sc+j), dbase + dl.colPart(dc+j) }
+		if !moveWhole(dst, src, ssz, conv, track, sbase, dbase, cols, colPart, srow, drow) {
+			for j := 0; j < cols; j++ {
+				sc0, dc0 := colPart(j)
+				for i := range rows {
+					copyRun(dst, dc0+drow[i], dsz, src, sc0+srow[i], ssz, 1, conv, track)
 				}
-				copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
 			}
 		}
 		colTables.Put(tab)
 	} else {
 		// Element by element, with column parts hoisted into scratch tables.
 		tab, scol, dcol := partTables(cols, func(j int) (int64, int64) { return sl.colPart(sc + j), dl.colPart(dc + j) })
-		for i := 0; i < rows; i++ {
-			sr0, dr0 := sbase+sl.rowPart(sr+i), dbase+dl.rowPart(dr+i)
-			for j := range cols {
-				so, do := sr0+scol[j], dr0+dcol[j]
-				if conv == nil && !track {
-					switch ssz {
-					case 2:
-						dst.Data[do], dst.Data[do+1] = src.Data[so], src.Data[so+1]
-						continue
-					case 4:
-						copy(dst.Data[do:do+4], src.Data[so:so+4])
-						continue
-					}
+		rowPart := func(i int) (int64, int64) { return sbase + sl.rowPart(sr+i), dbase + dl.rowPart(dr+i) }
+		if !moveWhole(dst, src, ssz, conv, track, sbase, dbase, rows, rowPart, scol, dcol) {
+			for i := 0; i < rows; i++ {
+				sr0, dr0 := rowPart(i)
+				for j := range cols {
+					copyRun(dst, dr0+dcol[j], dsz, src, sr0+scol[j], ssz, 1, conv, track)
 				}
-				copyRun(dst, do, dsz, src, so, ssz, 1, conv, track)
 			}
 		}
 		colTables.Put(tab)
@@ -348,6 +352,157 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		dst.Written(dbase, dl.Footprint())
 	}
 	return nil
+}
+
+// block16 returns the element strides of l's rows and columns inside a
+// 16×16 block that starts at a multiple of 16: every layout with no boxes
+// or with 16×16 boxes (f16 and bf16 fractals) is affine there.
+func (l Layout2D) block16() (rs, cs int64, ok bool) {
+	switch l.Kind {
+	case ND:
+		return int64(l.stride()), 1, true
+	case DN:
+		return 1, int64(l.stride()), true
+	}
+	if br, bc := l.Box(); br != 16 || bc != 16 {
+		return 0, 0, false
+	}
+	if l.Kind == ZN {
+		return 1, 16, true
+	}
+	return 16, 1, true
+}
+
+// blockCopy is Copy2D for a window of whole 16×16 blocks, aligned to 16 on
+// both sides, of 2-byte elements that need no conversion and carry no poison:
+// loading a DN B operand into an NZ L1 tile and extracting NZ into ZN L0B
+// are 16×16 transposes with fixed strides, done without offset tables. It
+// reports false, doing nothing, for any other copy.
+func blockCopy(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
+	src *Buffer, sbase int64, sl Layout2D, sr, sc int, rows, cols int, conv convFunc, track bool) bool {
+	if conv != nil || track || !hostLittle || sl.DType.Size() != 2 || (sr|sc|dr|dc|rows|cols)&15 != 0 || sbase%2 != 0 || dbase%2 != 0 {
+		return false
+	}
+	srs, scs, ok1 := sl.block16()
+	drs, dcs, ok2 := dl.block16()
+	if !ok1 || !ok2 || srs != 1 && scs != 1 || drs != 1 && dcs != 1 {
+		return false
+	}
+	s := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src.Data))), len(src.Data)/2)
+	d := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst.Data))), len(dst.Data)/2)
+	band := func(i0, i1 int) {
+		for i := i0; i < i1; i += 16 {
+			for j := 0; j < cols; j += 16 {
+				so := (sbase + sl.Offset(sr+i, sc+j)) / 2
+				do := (dbase + dl.Offset(dr+i, dc+j)) / 2
+				block16(d[do:do+15*(drs+dcs)+1], drs, dcs, s[so:so+15*(srs+scs)+1], srs, scs)
+			}
+		}
+	}
+	// A large window (a 256×256 B tile) is split in two bands of rows, the
+	// second on another goroutine: the blocks are disjoint, so the bytes
+	// are the same whichever runs first.
+	if rows >= 32 && rows*cols >= parallelCopy && runtime.GOMAXPROCS(0) > 1 {
+		mid := rows / 32 * 16
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			band(mid, rows)
+			wg.Done()
+		}()
+		band(0, mid)
+		wg.Wait()
+		return true
+	}
+	band(0, rows)
+	return true
+}
+
+// parallelCopy is the window size (elements) from which blockCopy uses a
+// second goroutine: below it the hand-off costs more than it saves.
+const parallelCopy = 1 << 15
+
+// block16 copies a 16×16 block between strided views. The inner loop runs
+// along the contiguous direction of the side whose other stride is the
+// larger: a DN tensor's columns lie K elements apart, often a multiple of
+// 4 KiB, and sixteen loads at that stride in the inner loop would fight for
+// one set of the L1 cache.
+func block16(d []uint16, drs, dcs int64, s []uint16, srs, scs int64) {
+	if haveTranspose8x8 && (scs == 1 && drs == 1 || srs == 1 && dcs == 1) {
+		// A true transpose (each side contiguous along the other's index):
+		// four 8×8 register transposes. With srs == 1, name the indices
+		// the other way round so the source rows are the contiguous ones.
+		if srs == 1 {
+			drs, dcs = dcs, drs
+			srs, scs = scs, srs
+		}
+		for i := int64(0); i < 16; i += 8 {
+			for j := int64(0); j < 16; j += 8 {
+				// The slice expressions check the 8×8 block's extent.
+				out := d[i+j*dcs : i+j*dcs+7*dcs+8]
+				in := s[i*srs+j : i*srs+j+7*srs+8]
+				transpose8x8(&out[0], int(dcs), &in[0], int(srs))
+			}
+		}
+		return
+	}
+	// Name the indices so the inner one (j) is contiguous on the source
+	// when its other stride is the larger, else on the destination.
+	if max(srs, scs) > max(drs, dcs) && srs == 1 || max(srs, scs) <= max(drs, dcs) && dcs != 1 {
+		drs, dcs = dcs, drs
+		srs, scs = scs, srs
+	}
+	for i := range int64(16) {
+		out, in := d[i*drs:], s[i*srs:]
+		if dcs == 1 && scs == 1 {
+			copy(out[:16], in[:16])
+			continue
+		}
+		for j := range int64(16) {
+			out[j*dcs] = in[j*scs]
+		}
+	}
+}
+
+// moveWhole is Copy2D's element-by-element copy when nothing converts and
+// no poison moves: a whole 2- or 4-byte element per load and store, for
+// outer lines o (columns or rows) starting at part(o), whose elements lie
+// at the inner tables' offsets sIn, dIn (bytes, from partTables; rewritten
+// here in elements). It reports false, doing nothing, for other copies. It
+// is the transposes at the heart of loading a DN B operand into an NZ L1
+// tile and extracting an NZ tile into ZN L0B.
+func moveWhole(dst, src *Buffer, size int, conv convFunc, track bool, sbase, dbase int64,
+	outer int, part func(o int) (int64, int64), sIn, dIn []int64) bool {
+	if conv != nil || track || !hostLittle || sbase%int64(size) != 0 || dbase%int64(size) != 0 {
+		return false
+	}
+	switch size {
+	case 2:
+		moveElems[uint16](dst, src, outer, part, sIn, dIn)
+	case 4:
+		moveElems[uint32](dst, src, outer, part, sIn, dIn)
+	default:
+		return false
+	}
+	return true
+}
+
+func moveElems[T uint16 | uint32](dst, src *Buffer, outer int, part func(o int) (int64, int64), sIn, dIn []int64) {
+	var zero T
+	es := int64(unsafe.Sizeof(zero))
+	s := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(src.Data))), len(src.Data)/int(es))
+	d := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dst.Data))), len(dst.Data)/int(es))
+	for k := range sIn {
+		sIn[k] /= es
+		dIn[k] /= es
+	}
+	for o := range outer {
+		so, do := part(o)
+		in, out := s[so/es:], d[do/es:]
+		for k, x := range sIn {
+			out[dIn[k]] = in[x]
+		}
+	}
 }
 
 var colTables = sync.Pool{New: func() any { return new([]int64) }}

@@ -233,37 +233,90 @@ func TestCopy2DColumnMajor(t *testing.T) {
 		{DN, ZZ, asm.F32, asm.F16},
 		{ND, ZN, asm.F16, asm.F16},
 		{ZN, ND, asm.F32, asm.F32},
+		{DN, NZ, asm.F32, asm.F32},
 	} {
-		t.Run(fmt.Sprintf("%v %v to %v %v", tc.from, tc.sdt, tc.to, tc.ddt), func(t *testing.T) {
-			sl := Layout2D{Kind: tc.from, Rows: 48, Cols: 40, DType: tc.sdt}
-			src := NewBuffer(asm.GM, "GM @A", sl.Footprint(), tc.sdt.Size(), true)
-			fillLogical(t, src, 0, sl, val)
-			src.Poison(sl.Offset(9, 4), int64(tc.sdt.Size()))
-			dl := Layout2D{Kind: tc.to, Rows: 64, Cols: 32, DType: tc.ddt}
-			dst := NewBuffer(asm.L1, "", 256+dl.Footprint(), 0, true)
-			const sr, sc, dr, dc, rows, cols = 5, 3, 11, 2, 37, 21
-			if err := Copy2D(dst, 256, dl, dr, dc, src, 0, sl, sr, sc, rows, cols, RoundRint); err != nil {
-				t.Fatal(err)
-			}
-			for r := range rows {
-				for c := range cols {
-					off := 256 + dl.Offset(dr+r, dc+c)
-					poisoned := dst.IsPoisoned(off, int64(tc.ddt.Size()))
-					if sr+r == 9 && sc+c == 4 {
-						if !poisoned {
-							t.Errorf("(%d, %d): the poisoned source element arrived clean", r, c)
+		// With no poison on either side, same-dtype copies take the
+		// whole-element paths (scatterColumns).
+		for _, clean := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v %v to %v %v clean=%v", tc.from, tc.sdt, tc.to, tc.ddt, clean), func(t *testing.T) {
+				sl := Layout2D{Kind: tc.from, Rows: 48, Cols: 40, DType: tc.sdt}
+				src := NewBuffer(asm.GM, "GM @A", sl.Footprint(), tc.sdt.Size(), true)
+				fillLogical(t, src, 0, sl, val)
+				if !clean {
+					src.Poison(sl.Offset(9, 4), int64(tc.sdt.Size()))
+				}
+				dl := Layout2D{Kind: tc.to, Rows: 64, Cols: 32, DType: tc.ddt}
+				dst := NewBuffer(asm.L1, "", 256+dl.Footprint(), 0, !clean)
+				const sr, sc, dr, dc, rows, cols = 5, 3, 11, 2, 37, 21
+				if err := Copy2D(dst, 256, dl, dr, dc, src, 0, sl, sr, sc, rows, cols, RoundRint); err != nil {
+					t.Fatal(err)
+				}
+				for r := range rows {
+					for c := range cols {
+						off := 256 + dl.Offset(dr+r, dc+c)
+						poisoned := dst.IsPoisoned(off, int64(tc.ddt.Size()))
+						if sr+r == 9 && sc+c == 4 && !clean {
+							if !poisoned {
+								t.Errorf("(%d, %d): the poisoned source element arrived clean", r, c)
+							}
+							continue
 						}
-						continue
-					}
-					got, _ := dst.LoadF(tc.ddt, off)
-					if want := Round(tc.ddt, Round(tc.sdt, val(sr+r, sc+c), RoundRint), RoundRint); got != want || poisoned {
-						t.Fatalf("(%d, %d) = %v (poisoned %v), want %v", r, c, got, poisoned, want)
+						got, _ := dst.LoadF(tc.ddt, off)
+						if want := Round(tc.ddt, Round(tc.sdt, val(sr+r, sc+c), RoundRint), RoundRint); got != want || poisoned {
+							t.Fatalf("(%d, %d) = %v (poisoned %v), want %v", r, c, got, poisoned, want)
+						}
 					}
 				}
+				if !clean && !dst.IsPoisoned(256+dl.Offset(dr-1, dc), int64(tc.ddt.Size())) {
+					t.Error("an element outside the window was written")
+				}
+			})
+		}
+	}
+}
+
+// TestCopy2DBlocks: windows of whole 16×16 blocks of 2-byte elements go
+// through blockCopy's fixed-stride transposes and land where Offset says.
+func TestCopy2DBlocks(t *testing.T) {
+	val := func(r, c int) float64 { return float64(r*64+c) / 8 }
+	for _, tc := range [][2]LayoutKind{{DN, NZ}, {NZ, ZN}, {ZN, NZ}, {DN, ZZ}, {ND, ZN}, {ZZ, DN}} {
+		for _, dt := range []asm.DType{asm.F16, asm.BF16} {
+			t.Run(fmt.Sprintf("%v to %v %v", tc[0], tc[1], dt), func(t *testing.T) {
+				// 224×160 passes parallelCopy: two bands of rows.
+				sl := Layout2D{Kind: tc[0], Rows: 256, Cols: 176, DType: dt}
+				src := NewBuffer(asm.GM, "src", sl.Footprint(), 2, false)
+				fillLogical(t, src, 0, sl, val)
+				dl := Layout2D{Kind: tc[1], Rows: 224, Cols: 192, DType: dt}
+				dst := NewBuffer(asm.L1, "dst", 64+dl.Footprint(), 2, false)
+				// The register transpose (amd64) and the scalar loops.
+				for _, useAsm := range []bool{haveTranspose8x8, false} {
+					saved := haveTranspose8x8
+					haveTranspose8x8 = useAsm
+					clear(dst.Data)
+					ok := blockCopy(dst, 64, dl, blkDR, blkDC, src, 0, sl, blkSR, blkSC, blkRows, blkCols, nil, false)
+					haveTranspose8x8 = saved
+					if !ok {
+						t.Fatal("blockCopy declined a window of whole blocks")
+					}
+					checkBlocks(t, dst, dl, dt, val)
+				}
+			})
+		}
+	}
+}
+
+// TestCopy2DBlocks's window: source (16, 0) to destination (0, 16), 224×160.
+const blkSR, blkSC, blkDR, blkDC, blkRows, blkCols = 16, 0, 0, 16, 224, 160
+
+// checkBlocks checks TestCopy2DBlocks's destination window.
+func checkBlocks(t *testing.T, dst *Buffer, dl Layout2D, dt asm.DType, val func(r, c int) float64) {
+	t.Helper()
+	for r := range blkRows {
+		for c := range blkCols {
+			got, _ := dst.LoadF(dt, 64+dl.Offset(blkDR+r, blkDC+c))
+			if want := Round(dt, val(blkSR+r, blkSC+c), RoundRint); got != want {
+				t.Fatalf("(%d, %d) = %v, want %v", r, c, got, want)
 			}
-			if !dst.IsPoisoned(256+dl.Offset(dr-1, dc), int64(tc.ddt.Size())) {
-				t.Error("an element outside the window was written")
-			}
-		})
+		}
 	}
 }

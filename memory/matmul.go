@@ -91,6 +91,23 @@ func matmulRows(a, b, c []float64, i0, i1, k, n int, pack []float64) {
 		kb := p1 - p0
 		for j0 := 0; j0 < n; j0 += matmulNB {
 			j1 := min(j0+matmulNB, n)
+			if matmulAsm && j1-j0 >= 8 && kb > 0 {
+				// AVX2: 4×8 tiles read b's rows in place (8 doubles of a
+				// row are one cache line), no packing.
+				j8 := j0 + (j1-j0)&^7
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					ab := a[i*k : (i+3)*k+p1]
+					cb := c[i*n : (i+3)*n+j1]
+					bb := b[p0*n : (p1-1)*n+j1]
+					for j := j0; j < j8; j += 8 {
+						matmul4x8AVX2(&ab[p0], k, &bb[j], n, &cb[j], n, kb)
+					}
+					matmulRect(a, b, c, i, i+4, j8, j1, p0, p1, k, n)
+				}
+				matmulRect(a, b, c, i, i1, j0, j1, p0, p1, k, n)
+				continue
+			}
 			pairs := (j1 - j0) / 2
 			for t := range pairs {
 				dst := pack[t*2*kb : (t+1)*2*kb]
@@ -132,16 +149,23 @@ func matmulRows(a, b, c []float64, i0, i1, k, n int, pack []float64) {
 					}
 				}
 			}
-			for ; i < i1; i++ {
-				crow := c[i*n+j0 : i*n+j1]
-				for p := p0; p < p1; p++ {
-					v := a[i*k+p]
-					brow := b[p*n+j0 : p*n+j1]
-					brow = brow[:len(crow)]
-					for j, bv := range brow {
-						crow[j] += float64(v * bv)
-					}
-				}
+			matmulRect(a, b, c, i, i1, j0, j1, p0, p1, k, n)
+		}
+	}
+}
+
+// matmulRect adds to c's rows [i0, i1) × columns [j0, j1) the products for
+// p in [p0, p1), element by element in increasing p: the edges the
+// register tiles leave.
+func matmulRect(a, b, c []float64, i0, i1, j0, j1, p0, p1, k, n int) {
+	for i := i0; i < i1; i++ {
+		crow := c[i*n+j0 : i*n+j1]
+		for p := p0; p < p1; p++ {
+			v := a[i*k+p]
+			brow := b[p*n+j0 : p*n+j1]
+			brow = brow[:len(crow)]
+			for j, bv := range brow {
+				crow[j] += float64(v * bv)
 			}
 		}
 	}

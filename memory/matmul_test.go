@@ -39,14 +39,24 @@ func TestMatmulOrder(t *testing.T) {
 			b[i] = r.NormFloat64()
 		}
 		want := matmulRef(a, b, s.m, s.k, s.n)
-		for _, w := range []int{1, 2, 3, 8} {
-			got := make([]float64, s.m*s.n)
-			// Below matmulSerial the product is serial whatever w is;
-			// matmul64Work forces the banded path to be tested too.
-			matmul64Work(a, b, got, s.m, s.k, s.n, w)
-			if !slices.Equal(bits(got), bits(want)) {
-				t.Errorf("%d×%d×%d on %d workers differs from the reference", s.m, s.k, s.n, w)
+		// Both kernels: the AVX2 one where the CPU has it, the portable one.
+		kernels := []bool{false}
+		if matmulAsm {
+			kernels = append(kernels, true)
+		}
+		for _, useAsm := range kernels {
+			saved := matmulAsm
+			matmulAsm = useAsm
+			for _, w := range []int{1, 2, 3, 8} {
+				got := make([]float64, s.m*s.n)
+				// Below matmulSerial the product is serial whatever w is;
+				// matmul64Work forces the banded path to be tested too.
+				matmul64Work(a, b, got, s.m, s.k, s.n, w)
+				if !slices.Equal(bits(got), bits(want)) {
+					t.Errorf("%d×%d×%d on %d workers (AVX2 %v) differs from the reference", s.m, s.k, s.n, w, useAsm)
+				}
 			}
+			matmulAsm = saved
 		}
 	}
 }

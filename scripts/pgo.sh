@@ -27,6 +27,8 @@ prof run allgather_gemm --timing-only $big -D M=16384
 # shellcheck disable=SC2086
 prof lint allgather_gemm $big -D M=8192
 prof run allgather_gemm
+# The data path at a real size (issue 28): cube kernel, operand transposes, goldens.
+prof run allgather_gemm -D RANKS=8 -D M=1024 -D K=1024 -D N=512
 prof run gemm_db --timing-only -D BLOCKS=24 -D K=65536
 prof run ffn_grid/unified_fixed
 prof run allreduce_ring/ring_final

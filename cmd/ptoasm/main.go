@@ -43,7 +43,7 @@ type cli struct {
 
 	CPUProfile string `name:"cpuprofile" type:"path" placeholder:"FILE" help:"Write a CPU profile of the command to FILE, for go tool pprof (scripts/pgo.sh makes cmd/ptoasm/default.pgo from such profiles)."`
 
-	MaxMemory   string `name:"max-memory" default:"768MiB" placeholder:"SIZE" help:"Memory budget of a run: GM tensors on every rank, core buffers, initialisation and check scratch (KiB, MiB, GiB suffixes)."`
+	MaxMemory   string `name:"max-memory" default:"768MiB" placeholder:"SIZE" help:"Memory budget of a run: the GM pages it touches on every rank, core buffers, initialisation and check scratch (KiB, MiB, GiB suffixes)."`
 	MaxFileSize string `name:"max-file-size" default:"1MiB" placeholder:"SIZE" help:"Largest source file (and all of a program's sources together), profile or suppressions file read; sweep shards may be 64 times larger."`
 }
 
