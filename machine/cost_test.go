@@ -23,7 +23,7 @@ func TestCostModel(t *testing.T) {
 		{"tadd_f32_64x64.pto", 160, 0.10, false},
 		{"texp_f32_64x64.pto", 159, 0.10, false},
 		{"trowsum_f32_64x64.pto", 492, 0.10, false},
-		{"tload_f32_128x128.pto", 776, 0.10, false},
+		{"tload_f32_128x128.pto", 776, 0.10, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			obj := assembleFile(t, filepath.Join("testdata", "cost", tc.file))

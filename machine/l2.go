@@ -37,6 +37,11 @@ type l2Cache struct {
 	grid []l2Grid
 	blk  []l2Block // index 0 is the LRU list's sentinel
 	free []int32
+	// pending is, after access, the latest fill time of the blocks whose
+	// valid lines it hit (a hit under a miss waits for the fill); filled
+	// lists the blocks it brought new lines into, for stamp.
+	pending int64
+	filled  []int32
 }
 
 // l2Grid is one tensor's block geometry and table.
@@ -56,6 +61,9 @@ type l2Block struct {
 	pos        int32 // index in its grid's table
 	valid      uint32
 	prev, next int32 // LRU list: blk[0].next is the least recently used
+	// ready is when the last read that missed in this block has its lines
+	// from HBM: a reader that hits them earlier waits until then.
+	ready int64
 }
 
 func newL2(size, line int64) *l2Cache {
@@ -88,9 +96,15 @@ func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
 	if i != 0 {
 		b := &c.blk[i]
 		hits = bits.OnesCount32(b.valid & mask)
+		if hits > 0 && b.ready > c.pending {
+			c.pending = b.ready
+		}
 		add := mask &^ b.valid
 		b.valid |= mask
 		c.used += int64(bits.OnesCount32(add))
+		if add != 0 {
+			c.filled = append(c.filled, i)
+		}
 		if c.blk[0].prev != i {
 			c.unlink(i)
 			c.pushMRU(i)
@@ -103,8 +117,9 @@ func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
 			c.blk = append(c.blk, l2Block{})
 			i = int32(len(c.blk) - 1)
 		}
-		c.blk[i].grid, c.blk[i].pos, c.blk[i].valid = int32(t), int32(pos), mask
+		c.blk[i].grid, c.blk[i].pos, c.blk[i].valid, c.blk[i].ready = int32(t), int32(pos), mask, 0
 		g.at[pos] = i
+		c.filled = append(c.filled, i)
 		c.pushMRU(i)
 		c.used += int64(bits.OnesCount32(mask))
 	}
@@ -152,6 +167,7 @@ func (c *l2Cache) geometry(t *asm.TensorInfo, pitch int64) *l2Grid {
 // pitch bytes apart, starting at byte off, and returns the bytes that hit.
 // Every line touched is valid afterwards (read- and write-allocate).
 func (c *l2Cache) access(t *asm.TensorInfo, off, pitch, rows, rowBytes int64) (hit int64) {
+	c.pending, c.filled = 0, c.filled[:0]
 	if rows <= 0 || rowBytes <= 0 {
 		return 0
 	}
@@ -173,6 +189,16 @@ func (c *l2Cache) access(t *asm.TensorInfo, off, pitch, rows, rowBytes int64) (h
 		return hit
 	}
 	return c.rect(t.Index, g, off, pitch, rows, rowBytes)
+}
+
+// stamp records that the lines the last access brought in arrive at time
+// ready (a read's fill from HBM).
+func (c *l2Cache) stamp(ready int64) {
+	for _, i := range c.filled {
+		if c.blk[i].ready < ready {
+			c.blk[i].ready = ready
+		}
+	}
 }
 
 func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) {

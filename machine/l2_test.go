@@ -111,3 +111,42 @@ launch ranks=1 { run k blocks=1 }
 		t.Errorf("64 KiB L2: %d cycles, want two HBM reads", small)
 	}
 }
+
+// Two cores read the same tile at once: the first misses and fetches it, the
+// second finds the lines allocated but still in flight and waits for the
+// fill (a hit under a miss), so both loads take the HBM time, while HBM
+// carries the tile once.
+func TestL2HitUnderMiss(t *testing.T) {
+	src := `gm A : f32 [256, 1024] = zero
+kernel k : aiv {
+    tile %t : vec f32 [32, 1024] @ 0x0
+    tload %t, @A[0, 0]
+}
+launch ranks=1 { run k blocks=2 }
+`
+	prof := pipes.DefaultProfile().Clone()
+	if err := prof.Set("gm.bw", "4"); err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := runObj(t, assemble(t, src), Options{Profile: prof})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const miss = 32768 // 128 KiB at 4 B/cycle
+	n := 0
+	for _, p := range r.Pipes {
+		if p.Pipe != "MTE2" {
+			continue
+		}
+		n++
+		if p.BusyCycles < miss {
+			t.Errorf("%s MTE2 busy %d cycles: the load did not wait for the fill (%d)", p.Core, p.BusyCycles, miss)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d MTE2 pipes ran, want 2", n)
+	}
+	if r.Cycles > miss+miss/4 {
+		t.Errorf("%d cycles: HBM carried the tile twice", r.Cycles)
+	}
+}

@@ -258,7 +258,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	}
 	m.ranks = make([]*rankState, m.nranks)
 	for r := range m.ranks {
-		m.ranks[r] = &rankState{id: r, cores: make([]*core, m.nAIC+m.nAIV), l2: newL2(m.prof.L2.Size, m.prof.L2.Line)}
+		m.ranks[r] = &rankState{id: r, cores: make([]*core, m.nAIC+m.nAIV), l2: newL2(int64(float64(m.prof.L2.Size)*m.prof.L2.Usable), m.prof.L2.Line)}
 	}
 	if m.opt.TimingOnly {
 		m.slice = newControlSlice(obj)

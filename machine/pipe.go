@@ -611,14 +611,22 @@ func (p *pipeState) gmPorts(e *entry, r *rankState, start, bytes, d int64, repor
 	if write {
 		miss = bytes
 	}
+	if !write && r.l2.pending > start {
+		// Lines another read is still fetching: this one waits for them
+		// (a hit under a miss), so readers of a shared tile all see its fill.
+		d = max(d, r.l2.pending-start)
+	}
 	if miss > 0 {
 		hs := max(start, r.portBusy)
 		r.portBusy = hs + ceilDiv(miss, prof.GMBW)
 		if !write {
-			d = max(d, r.portBusy-start)
+			// A miss waits for HBM: perf-sim's extra miss latency, for the
+			// share of the read that missed.
+			d = max(d+prof.L2.MissLatency*miss/bytes, r.portBusy-start)
 			if hs > start && report {
 				p.contention(e, start, hs, "GM port busy")
 			}
+			r.l2.stamp(start + d)
 		}
 	}
 	return d

@@ -201,7 +201,7 @@ func TestGMWindowAccesses(t *testing.T) {
 		{"nd narrow window, a run per row", "tstore @Y[4, 8], %n", []acc{{4*128 + 32, 4*128 + 64, 4, 128, true, false}}},
 		{"dn full height, one range", "tstore @D[0, 8], %t", []acc{{8 * 64, 16 * 64, 0, 0, true, false}}},
 		{"dn short window, a run per column", "tstore @D[4, 8], %n", []acc{{8*64 + 16, 8*64 + 32, 8, 64, true, false}}},
-		{"dn read and write", "tload %n, @D[4, 8]\n    tstore @D[8, 0], %n", []acc{
+		{"dn read and write", "tload %n, @D[4, 8]\n    set_flag MTE2, MTE3, 0\n    wait_flag MTE2, MTE3, 0\n    tstore @D[8, 0], %n", []acc{
 			{8*64 + 16, 8*64 + 32, 8, 64, false, false}, {32, 48, 8, 64, true, false}}},
 		{"dn read-only: bounding range", "tload %n, @R[4, 8]", []acc{{8*64 + 16, 15*64 + 32, 0, 0, false, true}}},
 	} {

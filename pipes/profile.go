@@ -224,6 +224,12 @@ type L2Params struct {
 	Size int64   // capacity in bytes; 0 = no L2, every GM byte at gm.bw
 	Line int64   // bytes per line
 	BW   float64 // bytes/cycle the die's L2 serves, shared by all its cores
+	// Usable is the share of Size the LRU model may fill: a real L2 is
+	// set-associative and hashed, so conflict misses start before it is full.
+	Usable float64
+	// MissLatency is the extra cycles a GM read pays when its lines miss,
+	// scaled by the share of its bytes that missed.
+	MissLatency int64
 }
 
 // param is one row of the parameter table: a key, its unit, the range of
@@ -371,6 +377,8 @@ func buildParams() []param {
 		// memory bomb on a large tensor.
 		rangeParam("l2.line", "bytes", 64, 1<<16, func(p *Profile) *int64 { return &p.L2.Line }),
 		floatParam("l2.bw", "B/cycle", func(p *Profile) *float64 { return &p.L2.BW }),
+		floatRangeParam("l2.usable", "fraction", 0.01, 1, func(p *Profile) *float64 { return &p.L2.Usable }),
+		intParam("l2.miss_latency", "cycles", 0, func(p *Profile) *int64 { return &p.L2.MissLatency }),
 		intParam("cube.head", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.Head }),
 		intParam("cube.repeat.f16", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatF16 }),
 		intParam("cube.repeat.bf16", "cycles", 0, func(p *Profile) *int64 { return &p.Cube.RepeatBF16 }),

@@ -58,15 +58,22 @@ func subprocess(t *testing.T, tty bool, args ...string) (cmd *exec.Cmd, stdout, 
 	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
 	cmd.Stdout = stdout
 	var ptmx, tt *os.File
+	copied := make(chan struct{})
 	if tty {
 		var err error
 		if ptmx, tt, err = pty.Open(); err != nil {
 			t.Skipf("no pseudo-terminal: %v", err)
 		}
 		cmd.Stderr = tt
-		go io.Copy(stderr, ptmx)
+		go func() {
+			// Ends when the child and our copy of the terminal side are
+			// closed and everything written is read (EIO on Linux).
+			io.Copy(stderr, ptmx)
+			close(copied)
+		}()
 	} else {
 		cmd.Stderr = stderr
+		close(copied)
 	}
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -76,7 +83,13 @@ func subprocess(t *testing.T, tty bool, args ...string) (cmd *exec.Cmd, stdout, 
 		defer cancel()
 		err := cmd.Wait()
 		if tt != nil {
+			// Close our terminal side first and read what the child wrote
+			// last (the "interrupted" line) before closing the master.
 			tt.Close()
+			select {
+			case <-copied:
+			case <-time.After(10 * time.Second):
+			}
 			ptmx.Close()
 		}
 		if ctx.Err() != nil {
