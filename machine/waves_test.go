@@ -147,9 +147,9 @@ launch ranks=1 {
 // TestWaveCycles: a launch of twice as many blocks as cores takes about two
 // waves of the launch that fits, plus one block.start: a freed core starts
 // the next block block.start cycles after its last pipe drained. On four
-// AICs (eight AIVs) it is exact today (2 x 14217 + 500 = 28934 for the GEMM);
-// the 2% band leaves room for profile changes that treat the second wave's
-// loads differently (L2 hits, GM contention). On 24 AICs the second wave is
+// AICs (eight AIVs) it was exact before L2 fills were shared (2 x 14217 +
+// 500 = 28934 for the GEMM); now the second wave hits in L2 what the first
+// brought in and is up to 2% shorter, so the band is 0.95..1.02. On 24 AICs the second wave is
 // shorter (programs/gemm_bands/README.md).
 func TestWaveCycles(t *testing.T) {
 	vecAdd := "../programs/vec_add/vec_add.pto"
@@ -180,8 +180,10 @@ func TestWaveCycles(t *testing.T) {
 			ratio := float64(cycles[1]-prof.BlockStart) / float64(2*cycles[0])
 			t.Logf("%d blocks: %d cycles; %d blocks: %d cycles; (two waves - block.start) / (2 x one wave) = %.3f",
 				tc.fits, cycles[0], 2*tc.fits, cycles[1], ratio)
-			if ratio < 0.98 || ratio > 1.02 {
-				t.Errorf("two waves take %.3f of twice one wave (after block.start), want 0.98..1.02", ratio)
+			// The second wave may be a little faster: it finds in L2 the
+			// operands the first wave brought in (machine/l2.go).
+			if ratio < 0.95 || ratio > 1.02 {
+				t.Errorf("two waves take %.3f of twice one wave (after block.start), want 0.95..1.02", ratio)
 			}
 		})
 	}

@@ -119,7 +119,7 @@ func TestHostile(t *testing.T) {
 		// Memory bombs.
 		// GM is sparse: a declared tensor costs the pages the run touches.
 		{name: "4 GiB tensor", args: []string{"run", h("gm_bomb.pto")}, code: 1,
-			first: `^$`, stdout: `(?s)cycles +392\n.*gm_bomb\.pto:6:5: error: uninitialised read of @A`, maxMiB: 64},
+			first: `^$`, stdout: `(?s)cycles +\d+\n.*gm_bomb\.pto:6:5: error: uninitialised read of @A`, maxMiB: 64},
 		// Lint runs timing-only: nothing reads @A's values, so it is not stored.
 		{name: "4 GiB tensor, lint", args: []string{"lint", h("gm_bomb.pto")}, code: 1,
 			first: `^$`, stdout: `gm_bomb\.pto:6:5: error: uninitialised read of @A`},
