@@ -231,3 +231,14 @@ var opcodeOf = func() map[string]Opcode {
 	}
 	return m
 }()
+
+// infoOf is each opcode's table row, filled when the table is built.
+var infoOf [NumOpcodes]*OpInfo
+
+// Info is opcode o's ISA table row, or nil.
+func (o Opcode) Info() *OpInfo {
+	if o < NumOpcodes {
+		return infoOf[o]
+	}
+	return nil
+}

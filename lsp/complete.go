@@ -70,7 +70,7 @@ func (s *Server) completion(_ *glsp.Context, p *protocol.CompletionParams) (any,
 	case before == "" || strings.HasSuffix(before, ":") && !strings.ContainsAny(before[:len(before)-1], " \t"):
 		// The first word of a line, or the one after a label.
 		for _, op := range asm.ISA {
-			add(op.Name, protocol.CompletionItemKindFunction, op.RouteString()+" · "+op.Family)
+			add(op.Name, protocol.CompletionItemKindFunction, op.RouteString()+" · "+op.Family.String())
 			for _, a := range op.Aliases {
 				add(a, protocol.CompletionItemKindFunction, "alias of "+op.Name)
 			}

@@ -53,7 +53,7 @@ func raceFix(r *result, f *hazard.Finding) ([]protocol.TextEdit, string, bool) {
 	}
 	var used uint32
 	for _, o := range k.Ops {
-		if o.Info.Name != "set_flag" && o.Info.Name != "wait_flag" || len(o.Args) < 3 || o.Args[0].Pipe != src || o.Args[1].Pipe != dst {
+		if o.Info.Op != asm.OpSetFlag && o.Info.Op != asm.OpWaitFlag || len(o.Args) < 3 || o.Args[0].Pipe != src || o.Args[1].Pipe != dst {
 			continue
 		}
 		if o.Args[2].Val.Fn != nil {

@@ -47,25 +47,6 @@ const (
 	vNot
 )
 
-var binaryOps = map[string]vop{
-	"tadd": vAdd, "tsub": vSub, "tmul": vMul, "tdiv": vDiv, "tmax": vMax, "tmin": vMin,
-	"tand": vAnd, "tor": vOr, "txor": vXor, "tshl": vShl, "tshr": vShr,
-}
-
-var scalarOps = map[string]vop{
-	"tadds": vAdd, "tsubs": vSub, "tmuls": vMul, "tdivs": vDiv, "tmaxs": vMax, "tmins": vMin,
-	"tlrelu": vLrelu,
-}
-
-var unaryOps = map[string]vop{
-	"texp": vExp, "tlog": vLog, "tsqrt": vSqrt, "trsqrt": vRsqrt, "trecip": vRecip,
-	"tabs": vAbs, "tneg": vNeg, "trelu": vRelu, "tnot": vNot,
-}
-
-var expandOps = map[string]vop{
-	"add": vAdd, "sub": vSub, "mul": vMul, "div": vDiv, "max": vMax, "min": vMin,
-}
-
 func (o vop) bitwise() bool { return o == vAnd || o == vOr || o == vXor || o == vNot }
 
 func (o vop) unary() bool { return o >= vExp }
@@ -190,59 +171,6 @@ func scalarSrc(o *Operand, dt asm.DType) (esrc, error) {
 		s.bits = memory.EncodeInt(dt, s.i)
 	}
 	return s, nil
-}
-
-// execVector runs a vector op; ok is false when name is not one.
-func execVector(name string, op *asm.COp, args []Operand) (ok bool, err error) {
-	if o, found := binaryOps[name]; found {
-		return true, vecBinary(args, o, srcTile)
-	}
-	if o, found := scalarOps[name]; found {
-		return true, vecBinary(args, o, srcScalar)
-	}
-	if o, found := unaryOps[name]; found {
-		return true, vecUnary(args, o)
-	}
-	switch name {
-	case "tprelu":
-		return true, vecBinary(args, vLrelu, srcTile)
-	case "texpands":
-		return true, vecFill(args)
-	case "trowexpand":
-		return true, vecExpand(args, srcRow)
-	case "tcolexpand":
-		return true, vecExpand(args, srcCol)
-	case "tcvt":
-		return true, vecCvt(op, args)
-	case "trowsum", "trowmax", "trowmin":
-		return true, vecReduce(args, name[4:], true)
-	case "tcolsum", "tcolmax", "tcolmin":
-		return true, vecReduce(args, name[4:], false)
-	case "tcmp", "tcmps":
-		return true, vecCmp(op, args, name == "tcmps")
-	case "tsel", "tsels":
-		return true, vecSel(args, name == "tsels")
-	case "tgather":
-		return true, vecGather(args)
-	case "tscatter":
-		return true, vecScatter(args)
-	case "ttrans":
-		return true, vecTrans(args)
-	}
-	for _, base := range []string{"trowexpand", "tcolexpand"} {
-		if len(name) > len(base) && name[:len(base)] == base {
-			o, found := expandOps[name[len(base):]]
-			if !found {
-				return false, nil
-			}
-			kind := srcRow
-			if base == "tcolexpand" {
-				kind = srcCol
-			}
-			return true, vecBinary(args, o, kind)
-		}
-	}
-	return false, nil
 }
 
 func vecBinary(args []Operand, o vop, kind srcKind) error {
@@ -528,7 +456,7 @@ func satInt(dt asm.DType, v int64) uint64 {
 // reductions write d[0, c] over a's valid rows. Float sums accumulate in float64
 // and round once (the hardware's reduction tree in f32/f16 may differ in the last
 // bit); integer sums wrap. The optional tmp operand is not needed here.
-func vecReduce(args []Operand, kind string, rows bool) error {
+func vecReduce(args []Operand, kind vop, rows bool) error {
 	if err := need(args, 2); err != nil {
 		return err
 	}
@@ -576,9 +504,9 @@ func vecReduce(args []Operand, kind string, rows bool) error {
 			for i := 1; i < inner; i++ {
 				x := a.i(at(o, i))
 				switch kind {
-				case "sum":
+				case vAdd:
 					acc += x
-				case "max":
+				case vMax:
 					acc = max(acc, x)
 				default:
 					acc = min(acc, x)
@@ -591,9 +519,9 @@ func vecReduce(args []Operand, kind string, rows bool) error {
 		for i := 1; i < inner; i++ {
 			x := a.f(at(o, i))
 			switch kind {
-			case "sum":
+			case vAdd:
 				acc += x
-			case "max":
+			case vMax:
 				acc = math.Max(acc, x)
 			default:
 				acc = math.Min(acc, x)
