@@ -45,11 +45,18 @@ const (
 	vNeg
 	vRelu
 	vNot
+	// binary, added with the pto-isa set (sem_more.go)
+	vPow
+	vRem     // remainder with the divisor's sign
+	vFmod    // remainder with the dividend's sign
+	vSubRelu // max(x - y, 0)
+	vExpDif  // exp(x - y)
+	vProd    // reductions only
 )
 
 func (o vop) bitwise() bool { return o == vAnd || o == vOr || o == vXor || o == vNot }
 
-func (o vop) unary() bool { return o >= vExp }
+func (o vop) unary() bool { return o >= vExp && o <= vNot }
 
 // srcKind says how an elementwise source maps d's (r, c).
 type srcKind uint8
@@ -275,7 +282,7 @@ func ewise(d *view, a, b *esrc, o vop) error {
 		}
 	case intDom:
 		switch o {
-		case vExp, vLog, vSqrt, vRsqrt, vRecip:
+		case vExp, vLog, vSqrt, vRsqrt, vRecip, vExpDif:
 			return fmt.Errorf("unsupported for integer dtype %v", d.dt)
 		}
 		for r := 0; r < d.rows; r++ {
@@ -349,6 +356,20 @@ func floatOp(o vop, x, y float64) float64 {
 			return x
 		}
 		return 0
+	case vPow:
+		return math.Pow(x, y)
+	case vRem:
+		r := math.Mod(x, y)
+		if r != 0 && (r < 0) != (y < 0) {
+			r += y
+		}
+		return r
+	case vFmod:
+		return math.Mod(x, y)
+	case vSubRelu:
+		return floatOp(vRelu, x-y, 0)
+	case vExpDif:
+		return math.Exp(x - y)
 	}
 	return math.NaN()
 }
@@ -403,6 +424,22 @@ func intOp(o vop, x, y int64) (int64, error) {
 		return -x, nil
 	case vRelu:
 		return max(x, 0), nil
+	case vSubRelu:
+		return max(x-y, 0), nil
+	case vRem, vFmod:
+		if y == 0 {
+			return 0, fmt.Errorf("integer division by zero")
+		}
+		if y == -1 {
+			return 0, nil // MinInt64 % -1 would trap
+		}
+		r := x % y
+		if o == vRem && r != 0 && (r < 0) != (y < 0) {
+			r += y
+		}
+		return r, nil
+	case vPow:
+		return intPow(x, y), nil
 	}
 	return 0, fmt.Errorf("unsupported integer op")
 }
@@ -506,6 +543,8 @@ func vecReduce(args []Operand, kind vop, rows bool) error {
 				switch kind {
 				case vAdd:
 					acc += x
+				case vProd:
+					acc *= x
 				case vMax:
 					acc = max(acc, x)
 				default:
@@ -521,6 +560,8 @@ func vecReduce(args []Operand, kind vop, rows bool) error {
 			switch kind {
 			case vAdd:
 				acc += x
+			case vProd:
+				acc *= x
 			case vMax:
 				acc = math.Max(acc, x)
 			default:
