@@ -14,6 +14,9 @@ var (
 	attrDesc  = attrDomain{key: "descending", kind: attrConst, lo: 0, hi: 1}
 	attrUpper = attrDomain{key: "upper", kind: attrConst, lo: 0, hi: 1}
 	attrPad   = attrDomain{key: "pad", kind: attrWord, words: []string{"zero", "max", "min"}}
+	// attrPattern is pto::MaskPattern (include/pto/common/type.hpp): bits read
+	// right to left, so p0101 takes the first of every two elements.
+	attrPattern = attrDomain{key: "pattern", kind: attrWord, words: []string{"p0101", "p1010", "p0001", "p0010", "p0100", "p1000", "p1111"}}
 )
 
 func vecOp3(name string, cost CostKey, doc string) *opDef {
@@ -132,6 +135,10 @@ func defsMore() {
 	def("tgatherb", FamVector, PipeV, CostVGatherB, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("offsets", vecLocs...)},
 		"dst[i, j] = the element at byte offset offsets[i, j] from src's start")
+	def("tgather.mask", FamVector, PipeV, CostVReduceV2, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
+		"keep the elements of each row of src that #pattern selects, packed to the left of dst's row; element bits are copied, so an f32 slot may land in a u32 tile (TGather.hpp mask form, vreducev2)").
+		with(attrPattern)
 	// Quantisation (TDequant.hpp).
 	def("tdequant", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("scale", vecLocs...), tileR("offset", vecLocs...)},

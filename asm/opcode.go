@@ -155,6 +155,7 @@ const (
 	OpTpairreducesum
 	OpTgatherb
 	OpTdequant
+	OpTgatherMask
 	NumOpcodes
 )
 
@@ -302,6 +303,7 @@ var opcodeNames = [NumOpcodes]string{
 	OpTpairreducesum:   "tpairreducesum",
 	OpTgatherb:         "tgatherb",
 	OpTdequant:         "tdequant",
+	OpTgatherMask:      "tgather.mask",
 }
 
 // String is the opcode's canonical mnemonic.

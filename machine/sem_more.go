@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/memory"
@@ -59,6 +60,68 @@ func initSemMore(t *[asm.NumOpcodes]semantics) {
 	t[asm.OpTpairreducesum] = sem(argsOnly(vecPairReduceSum), flopDst)
 	t[asm.OpTgatherb] = sem(argsOnly(vecGatherB), flopNone)
 	t[asm.OpTdequant] = sem(argsOnly(vecDequant), flopDst)
+	t[asm.OpTgatherMask] = sem(withOp(vecGatherMask), flopNone)
+}
+
+// maskKeeps is pto::MaskPattern's selection of column c (TGather.hpp's
+// MaskSelect).
+func maskKeeps(pattern string, c int) bool {
+	switch pattern {
+	case "p0101":
+		return c%2 == 0
+	case "p1010":
+		return c%2 == 1
+	case "p0001", "p0010", "p0100", "p1000":
+		return c%4 == strings.IndexByte(reverse(pattern[1:]), '1')
+	}
+	return true // p1111
+}
+
+func reverse(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
+}
+
+// vecGatherMask packs the selected elements of each of dst's rows of src.
+func vecGatherMask(op *asm.COp, args []Operand) error {
+	if err := need(args, 2); err != nil {
+		return err
+	}
+	d, err := tileView(&args[0], "dst")
+	if err != nil {
+		return err
+	}
+	s, err := tileView(&args[1], "src")
+	if err != nil {
+		return err
+	}
+	if s.es != d.es {
+		return fmt.Errorf("src's %v elements are not dst's %v", s.dt, d.dt)
+	}
+	if s.rows < d.rows {
+		return fmt.Errorf("src has %d valid rows, dst %d", s.rows, d.rows)
+	}
+	pattern := attrWord(op, "pattern", "p1111")
+	n := 0
+	for r := 0; r < d.rows; r++ {
+		n = 0
+		for c := 0; c < s.cols; c++ {
+			if !maskKeeps(pattern, c) {
+				continue
+			}
+			if n >= d.cols {
+				return fmt.Errorf("#pattern=%s keeps more than dst's %d valid columns of src's %d", pattern, d.cols, s.cols)
+			}
+			d.setBits(r, n, s.bits(r, c))
+			n++
+		}
+	}
+	d.cols = n
+	d.written()
+	return nil
 }
 
 // intPow is x**y wrapping in int64; a negative exponent truncates 1/x**|y|

@@ -381,6 +381,36 @@ func TestMoreGenerate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { runVec(t, tc) })
 	}
+	// tgather.mask against a reference that selects by the pattern's bits.
+	row := grid(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	for _, p := range []string{"p0101", "p1010", "p0001", "p0010", "p0100", "p1000", "p1111"} {
+		var want []float64
+		for c, x := range row {
+			if p[4-c%4] == '1' { // the pattern's bits, lowest (rightmost) first
+				want = append(want, x)
+			}
+		}
+		d := newTileOp(mkTile(asm.LocVec, asm.I32, 1, 16, 1, len(want), lND), 0)
+		if err := Execute(mkOp(t, "tgather.mask", word("pattern", p)), []Operand{d, T(asm.I32, row).operand(t)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		checkGrid(t, "tgather.mask "+p, getTile(t, d, 1, len(want)), [][]float64{want})
+	}
+	// The index slot of f32 pairs lands bit for bit in a u32 tile.
+	pairs := newTileOp(mkTile(asm.LocVec, asm.F32, 1, 8, 1, 4, lND), 0)
+	pv := viewOf(t, pairs)
+	setPair(&pv, 0, 0, 2, pair{vb: 0x3f800000, idx: 7})
+	setPair(&pv, 0, 1, 2, pair{vb: 0x40000000, idx: 0xffffffff})
+	pv.rows, pv.cols = 1, 4
+	pv.written()
+	ids := newTileOp(mkTile(asm.LocVec, asm.U32, 1, 8, 1, 2, lND), 0)
+	if err := Execute(mkOp(t, "tgather.mask", word("pattern", "p1010")), []Operand{ids, pairs}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkGrid(t, "tgather.mask indices", getTile(t, ids, 1, 2), [][]float64{{7, 0xffffffff}})
+	if err := Execute(mkOp(t, "tgather.mask", word("pattern", "p1111")), []Operand{ids, pairs}, nil); err == nil {
+		t.Error("dst narrower than the selection: no error")
+	}
 	// tgatherb: byte offsets into src's storage (row pitch 8 f32 = 32 bytes).
 	src := T(asm.F32, grid(10, 11, 12, 13), grid(20, 21, 22, 23)).operand(t)
 	d := T(asm.F32, grid(0, 0, 0)).operand(t)
