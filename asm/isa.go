@@ -417,7 +417,7 @@ func init() {
 		"block dst until event (src, dst, id) is set, then clear it").alias("wait_flag_dyn")
 	def("pipe_barrier", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe")},
-		"order the pipe after its own earlier work; ALL drains every pipe").alias("barrier")
+		"order the pipe after its own earlier work; ALL drains every pipe (pto-isa TSYNC<pipe>)").alias("barrier", "tsync")
 	def("dsb", FamSync, PipeS, CostSync, anyCore, nil, "data synchronisation barrier (GM writes visible)").alias("dcci")
 	def("ffts_set", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe"), scalar("id")},
@@ -711,6 +711,7 @@ func FprintISAMarkdown(w io.Writer) {
 		}
 	}
 	fmt.Fprint(w, addingAnInstruction)
+	fprintCoverage(w)
 }
 
 // addingAnInstruction ends docs/isa.md: the files one instruction touches.

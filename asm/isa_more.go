@@ -139,6 +139,17 @@ func defsMore() {
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
 		"keep the elements of each row of src that #pattern selects, packed to the left of dst's row; element bits are copied, so an f32 slot may land in a u32 tile (TGather.hpp mask form, vreducev2)").
 		with(attrPattern)
+	// Fused converts (TAddReluConv.hpp vaddreluconv_*, TAddDeqRelu.hpp) and
+	// int8 quantisation (TQuant.hpp), charged as their vconv.
+	def("taddreluconv", FamVector, PipeV, CostVConv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
+		"dst = convert(max(a + b, 0)), saturating, round to nearest even: f32→f16, f16→i8, i16→i8").chk(chkCvt)
+	def("tadddeqrelu", FamVector, PipeV, CostVConv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...), floatImm("deqscale"), scratchW("tmp", vecLocs...)},
+		"f16 dst = max((a + b)·deqscale, 0) for i32 a, b: the int32 sum in tmp, then f32 steps ·2⁻¹⁷ ·deqscale ·2¹⁷, saturating to f16").chk(chkCvt)
+	def("tquant", FamVector, PipeV, CostVConv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileRW("src", vecLocs...), tileR("scale", vecLocs...), scratchW("tmp", vecLocs...), opt(tileR("offset", vecLocs...))},
+		"int8 quantisation of an f32 src, in place as A2/A3 does it: src = src·scale[i] (+ offset[i]), tmp = rint to i32, then f16 and a saturating i8 (or u8 with offset) dst").chk(chkCvt)
 	// Quantisation (TDequant.hpp).
 	def("tdequant", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("scale", vecLocs...), tileR("offset", vecLocs...)},

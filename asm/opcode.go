@@ -156,6 +156,9 @@ const (
 	OpTgatherb
 	OpTdequant
 	OpTgatherMask
+	OpTaddreluconv
+	OpTadddeqrelu
+	OpTquant
 	NumOpcodes
 )
 
@@ -304,6 +307,9 @@ var opcodeNames = [NumOpcodes]string{
 	OpTgatherb:         "tgatherb",
 	OpTdequant:         "tdequant",
 	OpTgatherMask:      "tgather.mask",
+	OpTaddreluconv:     "taddreluconv",
+	OpTadddeqrelu:      "tadddeqrelu",
+	OpTquant:           "tquant",
 }
 
 // String is the opcode's canonical mnemonic.

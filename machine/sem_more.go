@@ -61,6 +61,166 @@ func initSemMore(t *[asm.NumOpcodes]semantics) {
 	t[asm.OpTgatherb] = sem(argsOnly(vecGatherB), flopNone)
 	t[asm.OpTdequant] = sem(argsOnly(vecDequant), flopDst)
 	t[asm.OpTgatherMask] = sem(withOp(vecGatherMask), flopNone)
+	t[asm.OpTaddreluconv] = sem(argsOnly(vecAddReluConv), flopDst)
+	t[asm.OpTadddeqrelu] = sem(argsOnly(vecAddDeqRelu), flopDst)
+	t[asm.OpTquant] = sem(argsOnly(vecQuant), flopDst)
+}
+
+// setSat writes x to d(r, c) saturating: an integer dtype clamps to its
+// range, a float one to its largest finite value (pto-isa's saturating
+// converts), both rounding to nearest even.
+func setSat(d *view, r, c int, x float64) {
+	if !d.dt.IsFloat() {
+		d.setI(r, c, memory.FloatToInt(d.dt, x, memory.RoundRint))
+		return
+	}
+	if x == x {
+		top := math.Abs(memory.Round(d.dt, math.MaxFloat64, memory.RoundTrunc))
+		x = max(-top, min(top, memory.Round(d.dt, x, memory.RoundRint)))
+	}
+	d.setF(r, c, x, memory.RoundRint)
+}
+
+// vecAddReluConv: dst = convert(max(a + b, 0)), the sum exact in float64.
+func vecAddReluConv(args []Operand) error {
+	if err := need(args, 3); err != nil {
+		return err
+	}
+	d, err := tileView(&args[0], "dst")
+	if err != nil {
+		return err
+	}
+	a, err := tileSrc(&args[1], "a", srcTile, &d)
+	if err != nil {
+		return err
+	}
+	b, err := tileSrc(&args[2], "b", srcTile, &d)
+	if err != nil {
+		return err
+	}
+	if a.dt != b.dt {
+		return fmt.Errorf("a is %v, b %v", a.dt, b.dt)
+	}
+	for r := 0; r < d.rows; r++ {
+		for c := 0; c < d.cols; c++ {
+			setSat(&d, r, c, floatOp(vRelu, a.F(r, c)+b.F(r, c), 0))
+		}
+	}
+	d.written()
+	return nil
+}
+
+// vecAddDeqRelu follows TAddDeqRelu.hpp's steps: an int32 sum into tmp, then
+// f32 ·2⁻¹⁷ ·deqscale ·2¹⁷, relu, and a saturating f16.
+func vecAddDeqRelu(args []Operand) error {
+	if err := need(args, 5); err != nil {
+		return err
+	}
+	d, err := tileView(&args[0], "dst")
+	if err != nil {
+		return err
+	}
+	a, err := tileSrc(&args[1], "a", srcTile, &d)
+	if err != nil {
+		return err
+	}
+	b, err := tileSrc(&args[2], "b", srcTile, &d)
+	if err != nil {
+		return err
+	}
+	tmp, err := tileView(&args[4], "tmp")
+	if err != nil {
+		return err
+	}
+	if a.dt != asm.I32 || b.dt != asm.I32 || tmp.dt != asm.I32 || d.dt != asm.F16 {
+		return fmt.Errorf("needs i32 a, b and tmp and an f16 dst")
+	}
+	if tmp.rows < d.rows || tmp.cols < d.cols {
+		return fmt.Errorf("tmp's valid region [%d, %d] does not cover dst's [%d, %d]", tmp.rows, tmp.cols, d.rows, d.cols)
+	}
+	deq := float64(float32(args[3].F))
+	if args[3].Kind != asm.ArgFloat {
+		deq = float64(args[3].Int)
+	}
+	f32 := func(x float64) float64 { return float64(float32(x)) }
+	for r := 0; r < d.rows; r++ {
+		for c := 0; c < d.cols; c++ {
+			sum := int64(int32(a.I(r, c) + b.I(r, c)))
+			tmp.setI(r, c, sum)
+			x := f32(f32(f32(float64(sum))*0x1p-17)*deq) * 0x1p17
+			setSat(&d, r, c, floatOp(vRelu, f32(x), 0))
+		}
+	}
+	tmp.rows, tmp.cols = d.rows, d.cols
+	tmp.written()
+	d.written()
+	return nil
+}
+
+// vecQuant follows TQuant.hpp's A2/A3 chain: src = f32(src·scale[i]) (then
+// + offset[i]) in place, tmp = rint to i32, then rint to f16, then a
+// saturating i8 (u8 with an offset). The last stage leaves f16 bits in src's
+// bytes on the hardware; here src keeps the scaled f32 values (clobbered
+// either way).
+func vecQuant(args []Operand) error {
+	if err := need(args, 4); err != nil {
+		return err
+	}
+	d, err := tileView(&args[0], "dst")
+	if err != nil {
+		return err
+	}
+	s, err := tileView(&args[1], "src")
+	if err != nil {
+		return err
+	}
+	sc, err := tileView(&args[2], "scale")
+	if err != nil {
+		return err
+	}
+	tmp, err := tileView(&args[3], "tmp")
+	if err != nil {
+		return err
+	}
+	var off view
+	hasOff := len(args) > 4 && args[4].Kind == asm.ArgTile
+	if hasOff {
+		if off, err = tileView(&args[4], "offset"); err != nil {
+			return err
+		}
+	}
+	switch {
+	case s.dt != asm.F32:
+		return fmt.Errorf("src must be f32, not %v", s.dt)
+	case hasOff && d.dt != asm.U8, !hasOff && d.dt != asm.I8:
+		return fmt.Errorf("dst must be i8 (u8 with an offset), not %v", d.dt)
+	case tmp.dt != asm.I32 && tmp.dt != asm.F32:
+		return fmt.Errorf("tmp must be a 4-byte tile, not %v", tmp.dt)
+	case s.rows < d.rows || s.cols < d.cols || tmp.rows < d.rows || tmp.cols < d.cols:
+		return fmt.Errorf("src and tmp must cover dst's valid region [%d, %d]", d.rows, d.cols)
+	case sc.rows < d.rows || (hasOff && off.rows < d.rows):
+		return fmt.Errorf("scale and offset need a value for each of dst's %d rows", d.rows)
+	}
+	f32 := func(x float64) float64 { return float64(float32(x)) }
+	for r := 0; r < d.rows; r++ {
+		for c := 0; c < d.cols; c++ {
+			x := f32(s.f(r, c) * sc.f(r, 0))
+			if hasOff {
+				x = f32(x + off.f(r, 0))
+			}
+			s.setF(r, c, x, memory.RoundRint)
+			i := memory.FloatToInt(asm.I32, x, memory.RoundRint)
+			tmp.setBits(r, c, memory.EncodeInt(asm.I32, i))
+			h := memory.Round(asm.F16, float64(i), memory.RoundRint)
+			d.setI(r, c, memory.FloatToInt(d.dt, h, memory.RoundRint))
+		}
+	}
+	s.rows, s.cols = d.rows, d.cols
+	tmp.rows, tmp.cols = d.rows, d.cols
+	s.written()
+	tmp.written()
+	d.written()
+	return nil
 }
 
 // maskKeeps is pto::MaskPattern's selection of column c (TGather.hpp's

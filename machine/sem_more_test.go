@@ -424,3 +424,58 @@ func TestMoreGenerate(t *testing.T) {
 		}
 	}
 }
+
+func TestMoreConvert(t *testing.T) {
+	for _, tc := range []vcase{
+		// Sums rounded once to f16 (2049 is a tie: even 2048), saturating at 65504, relu first.
+		{name: "addreluconv f32→f16", op: "taddreluconv", dst: asm.F16, ins: []in{T(asm.F32, grid(2048, 60000, -3, nan)), T(asm.F32, grid(1, 60000, 1, 0))},
+			want: [][]float64{{2048, 65504, 0, nan}}},
+		{name: "addreluconv f16→i8", op: "taddreluconv", dst: asm.I8, ins: []in{T(asm.F16, grid(100, 1.25, 2, -9)), T(asm.F16, grid(100, 1.25, 0.5, 1))},
+			want: [][]float64{{127, 2, 2, 0}}},
+		{name: "addreluconv i16→i8", op: "taddreluconv", dst: asm.I8, ins: []in{T(asm.I16, grid(300, 5, -7)), T(asm.I16, grid(1, 6, 2))},
+			want: [][]float64{{127, 11, 0}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runVec(t, tc) })
+	}
+	// tadddeqrelu: reference by the same f32 steps written out, and the sum in tmp.
+	a, b := grid(1<<30, 7, -20, 2147483647), grid(1<<30, 9, 4, 1)
+	d := newTileOp(mkTile(asm.LocVec, asm.F16, 1, 16, 1, 4, lND), 0)
+	tmp := newTileOp(mkTile(asm.LocVec, asm.I32, 1, 8, 1, 8, lND), 0)
+	args := []Operand{d, T(asm.I32, a).operand(t), T(asm.I32, b).operand(t), fimm(0.1), tmp}
+	if err := Execute(mkOp(t, "tadddeqrelu"), args, nil); err != nil {
+		t.Fatal(err)
+	}
+	var want, sums []float64
+	for i := range a {
+		s := int32(int64(a[i]) + int64(b[i]))
+		sums = append(sums, float64(s))
+		x := float32(float32(float32(s)*float32(math.Ldexp(1, -17)))*float32(0.1)) * float32(math.Ldexp(1, 17))
+		want = append(want, math.Min(f16(math.Max(float64(x), 0)), 65504))
+	}
+	checkGrid(t, "tadddeqrelu", getTile(t, d, 1, 4), [][]float64{want})
+	checkGrid(t, "tadddeqrelu tmp", getTile(t, tmp, 1, 4), [][]float64{sums})
+	// tquant: symmetric i8 and asymmetric u8, with ties and saturation.
+	for _, tc := range []struct {
+		name   string
+		dst    asm.DType
+		x      []float64
+		scale  float64
+		offset []float64
+		want   []float64
+	}{
+		{"sym", asm.I8, []float64{1.25, -1.25, 100, -0.75}, 2, nil, []float64{2, -2, 127, -2}},
+		{"asym", asm.U8, []float64{1.25, -1.25, 100, 30}, 2, []float64{128}, []float64{130, 126, 255, 188}},
+	} {
+		dq := newTileOp(mkTile(asm.LocVec, tc.dst, 1, 32, 1, 4, lND), 0)
+		src := T(asm.F32, tc.x).operand(t)
+		tm := newTileOp(mkTile(asm.LocVec, asm.I32, 1, 8, 1, 4, lND), 0)
+		args := []Operand{dq, src, T(asm.F32, grid(tc.scale)).operand(t), tm}
+		if tc.offset != nil {
+			args = append(args, T(asm.F32, tc.offset).operand(t))
+		}
+		if err := Execute(mkOp(t, "tquant"), args, nil); err != nil {
+			t.Fatal(err)
+		}
+		checkGrid(t, "tquant "+tc.name, getTile(t, dq, 1, 4), [][]float64{tc.want})
+	}
+}
