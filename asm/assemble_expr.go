@@ -420,22 +420,44 @@ func (a *assembler) floatVal(e Expr, sc *scope) (float64, bool) {
 			if n, ok := x.X.(*Num); ok && n.IsFloat {
 				return -n.Float, true
 			}
+			if n, ok := x.X.(*Name); ok {
+				if c := a.consts[n.Name]; c != nil {
+					if f, isF := c.floatConst(); isF {
+						return -f, true
+					}
+				}
+			}
+		}
+	case *Name:
+		if c := a.consts[x.Name]; c != nil {
+			if f, isF := c.floatConst(); isF {
+				return f, true
+			}
 		}
 	}
 	v, ok := a.staticInt(e, sc, "a scalar immediate")
 	return float64(v), ok
 }
 
-func isFloatLit(e Expr) bool {
+// floatLit is the value of a float literal, bracketed or negated.
+func floatLit(e Expr) (float64, bool) {
 	switch x := e.(type) {
 	case *Num:
-		return x.IsFloat
+		return x.Float, x.IsFloat
 	case *Paren:
-		return isFloatLit(x.X)
+		return floatLit(x.X)
 	case *Unary:
-		return x.Op == "-" && isFloatLit(x.X)
+		if x.Op == "-" {
+			f, ok := floatLit(x.X)
+			return -f, ok
+		}
 	}
-	return false
+	return 0, false
+}
+
+func isFloatLit(e Expr) bool {
+	_, ok := floatLit(e)
+	return ok
 }
 
 // EvalInt evaluates a register-free integer expression with the assembler's

@@ -19,6 +19,10 @@ type Object struct {
 type ConstVal struct {
 	Name string
 	Val  int64
+	// IsFloat marks a floating-point constant (`const ALPHA = 0.5`): F holds
+	// it, and only float operands and golden expressions may use it.
+	IsFloat bool
+	F       float64
 	// Overridden is true when -D set it.
 	Overridden bool
 }
@@ -26,8 +30,22 @@ type ConstVal struct {
 // Const returns the value of a named constant.
 func (o *Object) Const(name string) (int64, bool) {
 	for _, c := range o.Consts {
-		if c.Name == name {
+		if c.Name == name && !c.IsFloat {
 			return c.Val, true
+		}
+	}
+	return 0, false
+}
+
+// FloatConst returns the value of a named constant as a float: a float
+// constant's, or an integer one's converted.
+func (o *Object) FloatConst(name string) (float64, bool) {
+	for _, c := range o.Consts {
+		if c.Name == name {
+			if c.IsFloat {
+				return c.F, true
+			}
+			return float64(c.Val), true
 		}
 	}
 	return 0, false

@@ -316,6 +316,16 @@ func (m *Machine) lookupConst(name string) (int64, bool) {
 	return 0, false
 }
 
+// lookupFloat resolves a golden expression's name: a float or integer
+// constant, or nranks.
+func (m *Machine) lookupFloat(name string) (float64, bool) {
+	if v, ok := m.obj.FloatConst(name); ok {
+		return v, true
+	}
+	v, ok := m.lookupConst(name)
+	return float64(v), ok
+}
+
 // gmSize is the bytes a tensor takes on one rank: sized alike in both modes
 // so addresses in reports agree.
 func (m *Machine) gmSize(t *asm.TensorInfo) int64 {

@@ -33,19 +33,19 @@ func (a *Array) rank() int { return len(a.Shape) }
 
 type golden struct {
 	lookup   func(name string, rank int, hasRank bool) (*Array, error)
-	consts   func(name string) (int64, bool)
+	consts   func(name string) (float64, bool)
 	readFile func(path string) (*Array, error)
 }
 
 // EvalGolden evaluates a golden expression (docs/language.md, "Expectations") in
 // float64. Tensors come from lookup (@name, or @name[rank=r] with hasRank),
-// integer names from consts, file("x") from readFile. Scalars broadcast in
+// named constants (integer or float) from consts, file("x") from readFile. Scalars broadcast in
 // elementwise functions and operators (+ - * /, numpy broadcasting rules); matmul
 // accumulates in float64, so wrap it in cast(…, f32) to mimic an fp32 result.
 // Errors are *asm.Diagnostic at the offending sub-expression.
 func EvalGolden(e asm.Expr,
 	lookup func(name string, rank int, hasRank bool) (*Array, error),
-	consts func(name string) (int64, bool),
+	consts func(name string) (float64, bool),
 	readFile func(path string) (*Array, error)) (*Array, error) {
 	g := &golden{lookup: lookup, consts: consts, readFile: readFile}
 	return g.eval(e)
@@ -77,7 +77,7 @@ func (g *golden) eval(e asm.Expr) (*Array, error) {
 	case *asm.Name:
 		if g.consts != nil {
 			if v, ok := g.consts(e.Name); ok {
-				return Scalar(float64(v)), nil
+				return Scalar(v), nil
 			}
 		}
 		return nil, errAt(e, "unknown name %q in golden expression", e.Name)
@@ -547,7 +547,10 @@ func (g *golden) evalInt(e asm.Expr) (int64, error) {
 	case *asm.Name:
 		if g.consts != nil {
 			if v, ok := g.consts(e.Name); ok {
-				return v, nil
+				if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+					return 0, errAt(e, "want an integer, constant %s is %v", e.Name, v)
+				}
+				return int64(v), nil
 			}
 		}
 		return 0, errAt(e, "unknown constant %q", e.Name)

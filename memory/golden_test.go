@@ -35,7 +35,7 @@ func bin(op string, x, y asm.Expr) *asm.Binary {
 
 func arr(shape []int, data ...float64) *Array { return &Array{Shape: shape, Data: data} }
 
-func testEnv() (func(string, int, bool) (*Array, error), func(string) (int64, bool), func(string) (*Array, error)) {
+func testEnv() (func(string, int, bool) (*Array, error), func(string) (float64, bool), func(string) (*Array, error)) {
 	tensors := map[string]*Array{
 		"A": arr([]int{2, 3}, 1, 2, 3, 4, 5, 6),
 		"B": arr([]int{3, 2}, 1, 0, 0, 1, 1, 1),
@@ -55,9 +55,12 @@ func testEnv() (func(string, int, bool) (*Array, error), func(string) (int64, bo
 		}
 		return nil, fmt.Errorf("no tensor @%s", n)
 	}
-	consts := func(n string) (int64, bool) {
-		if n == "M" {
+	consts := func(n string) (float64, bool) {
+		switch n {
+		case "M":
 			return 2, true
+		case "HALF":
+			return 0.5, true
 		}
 		return 0, false
 	}
@@ -103,6 +106,7 @@ func TestEvalGolden(t *testing.T) {
 		{"silu", call("silu", fnum(-3)), arr([]int{}, -3/(1+math.Exp(3)))},
 		{"rowsum", call("rowsum", ref("A")), arr([]int{2, 1}, 6, 15)},
 		{"rowmax", call("rowmax", ref("X")), arr([]int{2, 1}, 1, 0.5)},
+		{"float constant", call("mul", ref("X"), name("HALF")), arr([]int{2, 2}, -1, 0.5, 0.25, -0.125)},
 		{"topk", call("topk", ref("X"), num(2)), arr([]int{2, 2}, 1, -2, 0.5, -0.25)},
 		{"topk_index", call("topk_index", ref("X"), num(1)), arr([]int{2, 1}, 1, 0)},
 		{"rowmin", call("rowmin", ref("X")), arr([]int{2, 1}, -2, -0.25)},
