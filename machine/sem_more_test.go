@@ -92,7 +92,7 @@ func TestMoreFused(t *testing.T) {
 		// The f16 result is rounded once: (1+2^-9)² - (1+2^-8) = 2^-18, which
 		// rounding the product to f16 first would make 0.
 		{"fusedmuladd f16 rounds once", "tfusedmuladd", asm.F16, asm.F16, [][]float64{{1 + e, 2}}, [][]float64{{1 + e, 3}},
-			T(asm.F16, grid(-(1 + 2*e), 1)), [][]float64{{pow2(-18), 7}}},
+			T(asm.F16, grid(-(1+2*e), 1)), [][]float64{{pow2(-18), 7}}},
 		{"fusedmuladdrelu", "tfusedmuladdrelu", asm.F32, asm.F32, [][]float64{{2, 2, nan}}, [][]float64{{-3, 3, 1}},
 			T(asm.F32, grid(1, 1, 1)), [][]float64{{0, 7, nan}}},
 		{"muladddst i32 wraps", "tmuladddst", asm.I32, asm.I32, [][]float64{{1, 5}}, [][]float64{{1 << 16, -2}},
