@@ -366,7 +366,11 @@ func (a *assembler) suggestConst(name string) string {
 
 func (a *assembler) refExpr(e *Ref, sc *scope) (CExpr, bool) {
 	if sc.kern == nil {
-		a.errs.Add(e.Span, "register %%%s outside a kernel", e.Name)
+		if sc == tileScope {
+			a.errs.Add(e.Span, "register %%%s in a tile declaration: a tile's shape, valid region and address are fixed when the kernel is assembled; index a tile array with %%%s, or use textract/tinsert at a register offset", e.Name, e.Name)
+			return CExpr{}, false
+		}
+		a.errs.Add(e.Span, "register %%%s in a %s expression, which takes only constants", e.Name, sc.what)
 		return CExpr{}, false
 	}
 	ks := sc.kern
