@@ -97,7 +97,6 @@ func Assemble(fe Frontend, main string, defines []Define) (*Object, ErrorList) {
 	}
 	// Kernels are registered before any is compiled so launch and expect checks
 	// see them all; labels are per kernel but expectations name them globally.
-	var ks []*Kernel
 	for _, d := range a.decls {
 		if k, ok := d.(*Kernel); ok {
 			if prev := a.kernels[k.Name]; prev != nil {
@@ -107,7 +106,6 @@ func Assemble(fe Frontend, main string, defines []Define) (*Object, ErrorList) {
 			ki := &KernelInfo{Decl: k, Name: k.Name}
 			a.kernels[k.Name] = ki
 			a.obj.Kernels = append(a.obj.Kernels, ki)
-			ks = append(ks, k)
 		}
 	}
 	for _, ki := range a.obj.Kernels {

@@ -22,8 +22,6 @@ type scope struct {
 	what  string // for messages: "constant", "launch", ...
 }
 
-var builtinNames = []string{"rank", "nranks", "block_idx", "block_num", "subblock_idx"}
-
 // builtinFn is the closure reading launch value name, or nil.
 func builtinFn(name string) func(*Env) int64 {
 	s := builtinSlot(name)

@@ -57,7 +57,6 @@ var (
 	attrReduce = attrDomain{key: "op", kind: attrWord, words: []string{"sum", "max", "min"}}
 	attrMode   = attrDomain{key: "mode", kind: attrConst, lo: 0, hi: 2}
 	attrInit   = attrDomain{key: "init", kind: attrExpr}
-	attrAlpha  = attrDomain{key: "alpha", kind: attrFloat}
 	attrCount  = attrDomain{key: "count", kind: attrExpr}
 	attrRows   = attrDomain{key: "rows", kind: attrExpr}
 	attrCols   = attrDomain{key: "cols", kind: attrExpr}
@@ -93,11 +92,10 @@ type opDef struct {
 }
 
 var (
-	aicOnly  = []CoreKind{CoreAIC, CoreUnified}
-	aivOnly  = []CoreKind{CoreAIV, CoreUnified}
-	anyCore  = []CoreKind(nil)
-	vecLocs  = []Loc{LocVec}
-	cubeLocs = []Loc{LocMat}
+	aicOnly = []CoreKind{CoreAIC, CoreUnified}
+	aivOnly = []CoreKind{CoreAIV, CoreUnified}
+	anyCore = []CoreKind(nil)
+	vecLocs = []Loc{LocVec}
 )
 
 func tileW(name string, locs ...Loc) OperandSpec {
@@ -157,16 +155,6 @@ func routeMove(dst, src Loc) Pipe {
 func argLoc(args []Arg, i int) Loc {
 	if i < len(args) && args[i].Kind == ArgTile && args[i].Tile != nil {
 		return args[i].Tile.Loc
-	}
-	return LocInvalid
-}
-
-// firstTile returns the location of the first tile operand.
-func firstTile(args []Arg) Loc {
-	for i := range args {
-		if l := argLoc(args, i); l != LocInvalid {
-			return l
-		}
 	}
 	return LocInvalid
 }

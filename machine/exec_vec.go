@@ -56,8 +56,6 @@ const (
 
 func (o vop) bitwise() bool { return o == vAnd || o == vOr || o == vXor || o == vNot }
 
-func (o vop) unary() bool { return o >= vExp && o <= vNot }
-
 // srcKind says how an elementwise source maps d's (r, c).
 type srcKind uint8
 

@@ -112,14 +112,6 @@ func itoa(n int) string {
 	return string(b)
 }
 
-func mustRead(t testing.TB, name string) string {
-	data, err := readFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestGemm24Blocks(t *testing.T) {
 	_, r, err := runObj(t, gemm24(t, 24), Options{})
 	if err != nil {

@@ -65,5 +65,3 @@ func (r *recorder) Observe(e *Event) {
 	c.Flags = append([]Flag(nil), e.Flags...)
 	r.evs = append(r.evs, c)
 }
-
-func readFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -621,10 +621,9 @@ func vecArgReduce(args []Operand, isMax, rows, withVal bool) error {
 // TSORT32.md): an f32 pair is two f32 slots [value, index bits], an f16 pair
 // four f16 slots [value, 0, index low half, index high half].
 type pair struct {
-	v    float64 // decoded, for ordering
-	vb   uint64  // the value's bits, copied exactly
-	idx  uint32
-	list int // merge tie-break
+	v   float64 // decoded, for ordering
+	vb  uint64  // the value's bits, copied exactly
+	idx uint32
 }
 
 func pairSlots(dt asm.DType) (int, error) {
