@@ -14,6 +14,39 @@ import (
 // exec.go hold: a float result is computed in float64 from the decoded inputs
 // and rounded once to the destination's dtype, an integer one wraps.
 
+// views checks that args has an operand for each name and opens those tiles'
+// valid regions in order: the common start of an instruction whose leading
+// operands are tiles. An array, so nothing is allocated.
+func views(args []Operand, names ...string) (vs [4]view, err error) {
+	if err = need(args, len(names)); err != nil {
+		return
+	}
+	for i, n := range names {
+		if vs[i], err = tileView(&args[i], n); err != nil {
+			return
+		}
+	}
+	return
+}
+
+// dstSrcs checks that args has n operands, opens the destination's valid
+// region and makes each named operand after it an elementwise source that
+// must cover it.
+func dstSrcs(args []Operand, n int, names ...string) (d view, src [3]esrc, err error) {
+	if err = need(args, n); err != nil {
+		return
+	}
+	if d, err = tileView(&args[0], "dst"); err != nil {
+		return
+	}
+	for i, name := range names {
+		if src[i], err = tileSrc(&args[i+1], name, srcTile, &d); err != nil {
+			return
+		}
+	}
+	return
+}
+
 // initSemMore adds their rows to the table.
 func initSemMore(t *[asm.NumOpcodes]semantics) {
 	for o, v := range map[asm.Opcode]vop{
@@ -83,21 +116,11 @@ func setSat(d *view, r, c int, x float64) {
 
 // vecAddReluConv: dst = convert(max(a + b, 0)), the sum exact in float64.
 func vecAddReluConv(args []Operand) error {
-	if err := need(args, 3); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	d, src, err := dstSrcs(args, 3, "a", "b")
 	if err != nil {
 		return err
 	}
-	a, err := tileSrc(&args[1], "a", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	b, err := tileSrc(&args[2], "b", srcTile, &d)
-	if err != nil {
-		return err
-	}
+	a, b := &src[0], &src[1]
 	if a.dt != b.dt {
 		return fmt.Errorf("a is %v, b %v", a.dt, b.dt)
 	}
@@ -113,21 +136,11 @@ func vecAddReluConv(args []Operand) error {
 // vecAddDeqRelu follows TAddDeqRelu.hpp's steps: an int32 sum into tmp, then
 // f32 ·2⁻¹⁷ ·deqscale ·2¹⁷, relu, and a saturating f16.
 func vecAddDeqRelu(args []Operand) error {
-	if err := need(args, 5); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	d, src, err := dstSrcs(args, 5, "a", "b")
 	if err != nil {
 		return err
 	}
-	a, err := tileSrc(&args[1], "a", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	b, err := tileSrc(&args[2], "b", srcTile, &d)
-	if err != nil {
-		return err
-	}
+	a, b := &src[0], &src[1]
 	tmp, err := tileView(&args[4], "tmp")
 	if err != nil {
 		return err
@@ -163,25 +176,11 @@ func vecAddDeqRelu(args []Operand) error {
 // bytes on the hardware; here src keeps the scaled f32 values (clobbered
 // either way).
 func vecQuant(args []Operand) error {
-	if err := need(args, 4); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src", "scale", "tmp")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
-	sc, err := tileView(&args[2], "scale")
-	if err != nil {
-		return err
-	}
-	tmp, err := tileView(&args[3], "tmp")
-	if err != nil {
-		return err
-	}
+	d, s, sc, tmp := vs[0], vs[1], vs[2], vs[3]
 	var off view
 	hasOff := len(args) > 4 && args[4].Kind == asm.ArgTile
 	if hasOff {
@@ -247,17 +246,11 @@ func reverse(s string) string {
 
 // vecGatherMask packs the selected elements of each of dst's rows of src.
 func vecGatherMask(op *asm.COp, args []Operand) error {
-	if err := need(args, 2); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
+	d, s := vs[0], vs[1]
 	if s.es != d.es {
 		return fmt.Errorf("src's %v elements are not dst's %v", s.dt, d.dt)
 	}
@@ -676,21 +669,11 @@ func before(x, y *pair) bool {
 // tail of pto-isa's 4-operand form), so dst needs ⌈C/32⌉·32 pairs per row.
 // idx is R×C or 1×C (broadcast to every row).
 func vecSort32(args []Operand) error {
-	if err := need(args, 3); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src", "idx")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
-	ix, err := tileView(&args[2], "idx")
-	if err != nil {
-		return err
-	}
+	d, s, ix := vs[0], vs[1], vs[2]
 	slots, err := pairSlots(s.dt)
 	if err != nil {
 		return err
@@ -763,14 +746,11 @@ func vecMrgSort(args []Operand) error {
 	if err := need(args, 3); err != nil {
 		return err
 	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
+	d, s := vs[0], vs[1]
 	slots, err := pairSlots(s.dt)
 	if err != nil {
 		return err
@@ -941,17 +921,11 @@ func padBits(dt asm.DType, pad string) uint64 {
 // vecFillPad: dst's valid region gets src where src is valid, the pad value
 // elsewhere. With dst and src views of one tile it pads in place.
 func vecFillPad(op *asm.COp, args []Operand) error {
-	if err := need(args, 2); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
+	d, s := vs[0], vs[1]
 	if s.dt != d.dt {
 		return fmt.Errorf("dtype %v into %v", s.dt, d.dt)
 	}
@@ -971,21 +945,11 @@ func vecFillPad(op *asm.COp, args []Operand) error {
 
 // vecConcat: each row of dst is a's valid columns, then b's.
 func vecConcat(args []Operand) error {
-	if err := need(args, 3); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "a", "b")
 	if err != nil {
 		return err
 	}
-	a, err := tileView(&args[1], "a")
-	if err != nil {
-		return err
-	}
-	b, err := tileView(&args[2], "b")
-	if err != nil {
-		return err
-	}
+	d, a, b := vs[0], vs[1], vs[2]
 	if a.rows < d.rows || b.rows < d.rows || a.cols+b.cols > d.cols {
 		return fmt.Errorf("dst's valid region [%d, %d] does not take a's [%d, %d] beside b's [%d, %d]", d.rows, d.cols, a.rows, a.cols, b.rows, b.cols)
 	}
@@ -1009,17 +973,11 @@ func vecConcat(args []Operand) error {
 // vecPairReduceSum: dst[i, k] = src[i, 2k] + src[i, 2k+1] (0 past src's valid
 // columns) for k < ⌈C/2⌉, and 0 for the rest of dst's C valid columns.
 func vecPairReduceSum(args []Operand) error {
-	if err := need(args, 2); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
+	d, s := vs[0], vs[1]
 	if s.rows < d.rows || s.cols < d.cols || s.dt != d.dt || !d.dt.IsFloat() {
 		return fmt.Errorf("src must be a float tile of dst's dtype covering its valid region")
 	}
@@ -1081,22 +1039,12 @@ func vecGatherB(args []Operand) error {
 // vecDequant: dst = (src - offset[i, pc]) · scale[i, pc] with pc = min(j,
 // paraCols-1): per-row parameters, clamped to the parameter tiles' columns.
 func vecDequant(args []Operand) error {
-	if err := need(args, 4); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src", "scale", "offset")
 	if err != nil {
 		return err
 	}
+	d, sc, of := vs[0], vs[2], vs[3]
 	s, err := tileSrc(&args[1], "src", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	sc, err := tileView(&args[2], "scale")
-	if err != nil {
-		return err
-	}
-	of, err := tileView(&args[3], "offset")
 	if err != nil {
 		return err
 	}
