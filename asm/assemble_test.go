@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	goldenfile "github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/parser"
 )
 
@@ -54,22 +55,7 @@ func TestAssembleOK(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs; run with UPDATE_GOLDEN=1 and review the diff\n--- got ---\n%s", path, got)
-	}
-}
+func golden(t *testing.T, path string, got []byte) { goldenfile.Check(t, path, got) }
 
 var errorComment = regexp.MustCompile(`// ERROR "([^"]*)"`)
 

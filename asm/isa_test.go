@@ -2,9 +2,10 @@ package asm
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
+
+	goldenfile "github.com/ptoasm/ptoasm/internal/golden"
 )
 
 func TestLookupOp(t *testing.T) {
@@ -134,22 +135,7 @@ func TestISADoc(t *testing.T) {
 	golden(t, filepath.Join("testdata", "ops.golden"), b.Bytes())
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output; run with UPDATE_GOLDEN=1 and review the diff\n--- got ---\n%s", path, got)
-	}
-}
+func golden(t *testing.T, path string, got []byte) { goldenfile.Check(t, path, got) }
 
 // A reduction's or transpose's scratch tile is written before it is read
 // (pto-isa's TRowReduceOps/TColSum/TTrans fill tmp from src first), so the

@@ -10,27 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ptoasm/ptoasm/asm"
+	goldenfile "github.com/ptoasm/ptoasm/internal/golden"
 )
 
-var update = os.Getenv("UPDATE_GOLDEN") != ""
+var update = goldenfile.Update
 
 // golden compares got with the file, or rewrites the file under UPDATE_GOLDEN=1.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, d)
-	}
-}
+func golden(t *testing.T, path string, got []byte) { goldenfile.Check(t, path, got) }
 
 // ignoreSpans compares trees by content: positions differ after fmt, and a
 // blank line fmt inserts between declaration kinds is not content.

@@ -14,10 +14,13 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	goldenfile "github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/internal/sarifcheck"
 )
 
-var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") != "", "rewrite testdata/*.golden")
+func init() {
+	flag.BoolVar(&goldenfile.Update, "update", goldenfile.Update, "rewrite testdata/*.golden")
+}
 
 // runCLI runs the command line in-process.
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -29,20 +32,7 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 // golden compares got with testdata/name.golden (rewritten with UPDATE_GOLDEN=1).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (UPDATE_GOLDEN=1 rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 const manyErrors = "../../testdata/errors/many.pto"

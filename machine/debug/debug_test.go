@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ptoasm/ptoasm/asm"
+	goldenfile "github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/parser"
 	"github.com/ptoasm/ptoasm/pipes"
@@ -95,20 +96,7 @@ func TestGolden(t *testing.T) {
 			if again := transcript(t, string(src)); again != got {
 				t.Fatalf("transcript is not deterministic:\n%s", cmp.Diff(got, again))
 			}
-			golden := strings.TrimSuffix(s, ".cmd") + ".golden"
-			if os.Getenv("UPDATE_GOLDEN") != "" {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("transcript differs (-want +got):\n%s", diff)
-			}
+			goldenfile.Check(t, strings.TrimSuffix(s, ".cmd")+".golden", []byte(got))
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/ptoasm/ptoasm/asm"
+	goldenfile "github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/internal/sarifcheck"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/parser"
@@ -17,20 +18,7 @@ import (
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden:\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // reportFindings is a mix: a WAR with a count and iterations, an unpaired
