@@ -32,6 +32,18 @@ type constEntry struct {
 	overridden bool
 }
 
+// floatConst reports whether c is a floating-point constant (its value, or
+// its -D override, is a float literal such as 0.5 or -1e-3) and its value.
+// Float constants serve float operands and golden expressions; an integer
+// expression that names one is an error.
+func (c *constEntry) floatConst() (float64, bool) {
+	x := c.decl.Val
+	if c.override != nil {
+		x = c.override
+	}
+	return floatLit(x)
+}
+
 type assembler struct {
 	fe   Frontend
 	errs ErrorList
@@ -69,6 +81,10 @@ func Assemble(fe Frontend, main string, defines []Define) (*Object, ErrorList) {
 	a.applyDefines(defines)
 	for _, n := range a.constOrder {
 		c := a.consts[n]
+		if f, isF := c.floatConst(); isF {
+			a.obj.Consts = append(a.obj.Consts, ConstVal{Name: n, IsFloat: true, F: f, Overridden: c.overridden})
+			continue
+		}
 		v, ok := a.constVal(c, c.decl.Span)
 		if ok {
 			a.obj.Consts = append(a.obj.Consts, ConstVal{Name: n, Val: v, Overridden: c.overridden})
@@ -228,6 +244,10 @@ func (a *assembler) constVal(c *constEntry, use Span) (int64, bool) {
 	case 1:
 		a.errs.Add(use, "constant %s depends on itself", c.decl.Name).Note(c.decl.Span, "declared here")
 		c.state, c.ok = 2, false
+		return 0, false
+	}
+	if f, isF := c.floatConst(); isF {
+		a.errs.Add(use, "constant %s is the floating-point %v: an integer expression cannot use it (float operands and golden expressions can)", c.decl.Name, f).Note(c.decl.Span, "declared here")
 		return 0, false
 	}
 	c.state = 1

@@ -202,7 +202,7 @@ func (a *assembler) checkTransfer(op *COp, bad func(int, string, ...any) *Diagno
 			continue
 		}
 		// FIX converts an accumulator on its way to GM; comm ops stage any dtype.
-		if g.DType != t.DType && t.Loc != LocAcc && op.Info.Family != "comm" {
+		if g.DType != t.DType && t.Loc != LocAcc && op.Info.Family != FamComm {
 			bad(i, "%s: @%s is %s but %%%s is %s", op.Info.Name, g.Name, g.DType, t.Name, t.DType).Note(g.Decl.Span, "declared here")
 			continue
 		}

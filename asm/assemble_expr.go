@@ -364,7 +364,11 @@ func (a *assembler) suggestConst(name string) string {
 
 func (a *assembler) refExpr(e *Ref, sc *scope) (CExpr, bool) {
 	if sc.kern == nil {
-		a.errs.Add(e.Span, "register %%%s outside a kernel", e.Name)
+		if sc == tileScope {
+			a.errs.Add(e.Span, "register %%%s in a tile declaration: a tile's shape, valid region and address are fixed when the kernel is assembled; index a tile array with %%%s, or use textract/tinsert at a register offset", e.Name, e.Name)
+			return CExpr{}, false
+		}
+		a.errs.Add(e.Span, "register %%%s in a %s expression, which takes only constants", e.Name, sc.what)
 		return CExpr{}, false
 	}
 	ks := sc.kern
@@ -418,22 +422,44 @@ func (a *assembler) floatVal(e Expr, sc *scope) (float64, bool) {
 			if n, ok := x.X.(*Num); ok && n.IsFloat {
 				return -n.Float, true
 			}
+			if n, ok := x.X.(*Name); ok {
+				if c := a.consts[n.Name]; c != nil {
+					if f, isF := c.floatConst(); isF {
+						return -f, true
+					}
+				}
+			}
+		}
+	case *Name:
+		if c := a.consts[x.Name]; c != nil {
+			if f, isF := c.floatConst(); isF {
+				return f, true
+			}
 		}
 	}
 	v, ok := a.staticInt(e, sc, "a scalar immediate")
 	return float64(v), ok
 }
 
-func isFloatLit(e Expr) bool {
+// floatLit is the value of a float literal, bracketed or negated.
+func floatLit(e Expr) (float64, bool) {
 	switch x := e.(type) {
 	case *Num:
-		return x.IsFloat
+		return x.Float, x.IsFloat
 	case *Paren:
-		return isFloatLit(x.X)
+		return floatLit(x.X)
 	case *Unary:
-		return x.Op == "-" && isFloatLit(x.X)
+		if x.Op == "-" {
+			f, ok := floatLit(x.X)
+			return -f, ok
+		}
 	}
-	return false
+	return 0, false
+}
+
+func isFloatLit(e Expr) bool {
+	_, ok := floatLit(e)
+	return ok
 }
 
 // EvalInt evaluates a register-free integer expression with the assembler's

@@ -140,6 +140,10 @@ func (a *assembler) instr(ks *kernelScope, in *Instr) *COp {
 	}
 	cands := lookupAll(in.Op)
 	if len(cands) == 0 {
+		if why := NotOnA2A3(in.Op); why != "" {
+			a.errs.Add(opSpan, "%s", why)
+			return nil
+		}
 		d := a.errs.Add(opSpan, "unknown instruction %s", in.Op)
 		if s := suggestOp(in.Op); s != "" {
 			d.Msg += " (did you mean " + s + "?)"

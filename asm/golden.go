@@ -79,6 +79,8 @@ var goldenFuncs = []GoldenFunc{
 	{Name: "colmax", Args: a1, Sig: "colmax(a)", Doc: "maximum along the second-to-last axis, [R, C] → [1, C]"},
 	{Name: "colmin", Args: a1, Sig: "colmin(a)", Doc: "minimum along the second-to-last axis, [R, C] → [1, C]"},
 	{Name: "colmean", Args: a1, Sig: "colmean(a)", Doc: "mean along the second-to-last axis, [R, C] → [1, C]"},
+	{Name: "topk", Args: []GoldenArg{GArray, GInt}, Sig: "topk(a, k)", Doc: "the k largest of each row (last axis), descending: [R, C] → [R, k] (numpy -sort(-a, -1)[..., :k])"},
+	{Name: "topk_index", Args: []GoldenArg{GArray, GInt}, Sig: "topk_index(a, k)", Doc: "their column indices, the lower first among equals (numpy argsort(-a, -1, kind='stable')[..., :k])"},
 	{Name: "cast", Args: []GoldenArg{GArray, GDType, GRound}, Optional: 1, Sig: "cast(a, dtype[, rounding])", Doc: "round every element to dtype (rounding: rint round floor ceil trunc odd; default rint)"},
 	{Name: "slice", Args: []GoldenArg{GArray, GInt, GInt, GInt, GInt}, Sig: "slice(a, r0, r1, c0, c1)", Doc: "rows [r0, r1) and columns [c0, c1) of the last two axes"},
 	{Name: "concat", Args: []GoldenArg{GArray, GArray, GInt}, Optional: 1, Sig: "concat(a, b[, axis])", Doc: "join along axis (default 0; negative counts from the end)"},

@@ -223,7 +223,7 @@ type opCost struct {
 }
 
 // def adds a row; it returns the def so callers can chain settings.
-func def(name, family string, pipe Pipe, cost CostKey, cores []CoreKind, ops []OperandSpec, doc string) *opDef {
+func def(name string, family Family, pipe Pipe, cost CostKey, cores []CoreKind, ops []OperandSpec, doc string) *opDef {
 	d := &opDef{info: &OpInfo{Name: name, Family: family, Pipe: pipe, Cost: cost, Cores: cores, Operands: ops, Doc: doc}}
 	defs = append(defs, d)
 	return d
@@ -245,20 +245,20 @@ func (d *opDef) routed(desc string, f func([]Arg) Pipe) *opDef {
 
 func init() {
 	// GM <-> tile.
-	def("tload", "tile", PipeInvalid, CostDMA, anyCore,
+	def("tload", FamTile, PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{tileW("dst", LocVec, LocMat), gmR("src")},
 		"load the tile's valid shape from GM starting at the element given").
 		routed("GM→vec MTE2, GM→mat MTE2", routeTLoad).chk(chkTransfer)
-	def("tstore", "tile", PipeInvalid, CostDMA, anyCore,
+	def("tstore", FamTile, PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("dst"), tileR("src", LocVec, LocMat, LocAcc)},
 		"store the tile's valid shape to GM (pto-isa order `tstore %t, @C[i, j]` accepted)").
 		alias("tstore_fp").with(attrAtomic).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
-	def("tprefetch", "tile", PipeMTE2, CostDMA, aivOnly,
+	def("tprefetch", FamTile, PipeMTE2, CostDMA, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("src")},
 		"prefetch a GM window into a vec tile").chk(chkTransfer)
 
 	// Tile moves.
-	def("tmov", "move", PipeInvalid, CostMove, anyCore,
+	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
 		"copy src's valid region to dst; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
 		alias("tmov.fp").routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
@@ -279,15 +279,15 @@ func init() {
 		if p == PipeV {
 			cost = CostUBCopy
 		}
-		def(v.name, "move", p, cost, cores,
+		def(v.name, FamMove, p, cost, cores,
 			[]OperandSpec{tileW("dst", v.dst), tileR("src", v.src)},
 			fmt.Sprintf("tmov %s→%s", v.src, v.dst)).chk(chkMove)
 	}
-	def("textract", "move", PipeInvalid, CostMove, anyCore,
+	def("textract", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src"), scalar("row"), scalar("col")},
 		"copy the dst-sized window of src at (row, col) into dst").
 		routed("mat→left/right MTE1, acc→mat FIX, vec→vec V", routeTExtract).chk(chkExtract)
-	def("tinsert", "move", PipeInvalid, CostMove, anyCore,
+	def("tinsert", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src"), scalar("row"), scalar("col")},
 		"write src's valid region into dst at (row, col)").
 		routed("acc→mat FIX, vec→vec V", routeTInsert).chk(chkExtract)
@@ -298,12 +298,12 @@ func init() {
 		if base == "tgemv" {
 			what = "matrix-vector C = A·B (A has one row)"
 		}
-		def(base, "cube", PipeM, CostMad, aicOnly,
+		def(base, FamCube, PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)}, what).chk(chkMatmul)
-		def(base+".acc", "cube", PipeM, CostMad, aicOnly,
+		def(base+".acc", FamCube, PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileRW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)},
 			what+" accumulated into C; #init non-zero starts from zero").with(attrInit).chk(chkMatmul)
-		def(base+".bias", "cube", PipeM, CostMad, aicOnly,
+		def(base+".bias", FamCube, PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight), tileR("bias", LocBias)},
 			what+" plus a bias row").chk(chkMatmul)
 	}
@@ -313,7 +313,7 @@ func init() {
 		{"tadd", CostVAdd}, {"tsub", CostVSub}, {"tmul", CostVMul}, {"tdiv", CostVDiv}, {"tmax", CostVMax},
 		{"tmin", CostVMin}, {"tand", CostVAnd}, {"tor", CostVOr}, {"txor", CostVXor}, {"tshl", CostVShl}, {"tshr", CostVShr},
 	} {
-		def(v.name, "vector", PipeV, v.cost, aivOnly,
+		def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 			"elementwise "+strings.TrimPrefix(v.name, "t")).chk(chkSame)
 	}
@@ -323,29 +323,29 @@ func init() {
 		{"tadds", CostVAddS}, {"tsubs", CostVAddS}, {"tmuls", CostVMulS}, {"tdivs", CostVDiv},
 		{"tmaxs", CostVMaxS}, {"tmins", CostVMinS},
 	} {
-		def(v.name, "vector", PipeV, v.cost, aivOnly,
+		def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
 			"elementwise "+strings.TrimSuffix(strings.TrimPrefix(v.name, "t"), "s")+" with a scalar").chk(chkSame)
 	}
-	def("texpands", "vector", PipeV, CostVDup, aivOnly,
+	def("texpands", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), floatImm("s")}, "fill dst with a scalar").chk(chkSame)
 	// Vector unary. tneg is a multiply by -1.
 	for _, v := range []opCost{
 		{"texp", CostVExp}, {"tlog", CostVLn}, {"tsqrt", CostVSqrt}, {"trsqrt", CostVRsqrt}, {"trecip", CostVRec},
 		{"tabs", CostVAbs}, {"tneg", CostVMulS}, {"trelu", CostVRelu}, {"tnot", CostVNot},
 	} {
-		def(v.name, "vector", PipeV, v.cost, aivOnly,
+		def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...)},
 			"elementwise "+strings.TrimPrefix(v.name, "t")).chk(chkSame)
 	}
-	def("tlrelu", "vector", PipeV, CostVLRelu, aivOnly,
+	def("tlrelu", FamVector, PipeV, CostVLRelu, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("slope")},
 		"leaky relu with a scalar slope").chk(chkSame)
 	// tprelu = multiply by the slope tile then select; the multiply dominates.
-	def("tprelu", "vector", PipeV, CostVMul, aivOnly,
+	def("tprelu", FamVector, PipeV, CostVMul, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("slope", vecLocs...)},
 		"parametric relu with a slope tile").chk(chkSame)
-	def("tcvt", "vector", PipeV, CostVConv, aivOnly,
+	def("tcvt", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...)},
 		"convert dtype with rounding #rnd").with(attrRnd).chk(chkCvt)
 	// Reductions and expansions. tcolsum folds rows with vadd: (rows-1) row-adds
@@ -354,7 +354,7 @@ func init() {
 		{"trowsum", CostVCAdd}, {"trowmax", CostVCMax}, {"trowmin", CostVCMin},
 		{"tcolsum", CostVAdd}, {"tcolmax", CostVMax}, {"tcolmin", CostVMin},
 	} {
-		def(v.name, "vector", PipeV, v.cost, aivOnly,
+		def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 			"reduce "+strings.TrimPrefix(v.name, "t")[:3]+"s by "+strings.TrimPrefix(v.name, "t")[3:]).chk(chkSameDType)
 	}
@@ -362,117 +362,119 @@ func init() {
 	// of dst, which pto-isa lowers to vcopy repeats.
 	for _, v := range []opCost{{"trowexpand", CostVBrcb}, {"tcolexpand", CostVCopy}} {
 		n := v.name
-		def(n, "vector", PipeV, v.cost, aivOnly,
+		def(n, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...)},
 			"broadcast a "+strings.TrimSuffix(strings.TrimPrefix(n, "t"), "expand")+" vector over dst").chk(chkSameDType)
 	}
 	for _, base := range []string{"trowexpand", "tcolexpand"} {
 		for _, v := range []opCost{{"add", CostVAdd}, {"sub", CostVSub}, {"mul", CostVMul}, {"div", CostVDiv}, {"max", CostVMax}, {"min", CostVMin}} {
-			def(base+v.name, "vector", PipeV, v.cost, aivOnly,
+			def(base+v.name, FamVector, PipeV, v.cost, aivOnly,
 				[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 				v.name+" a and b broadcast along "+strings.TrimSuffix(strings.TrimPrefix(base, "t"), "expand")+"s").chk(chkSameDType)
 		}
 	}
 	// Compare and select.
-	def("tcmp", "vector", PipeV, CostVCmpvGE, aivOnly,
+	def("tcmp", FamVector, PipeV, CostVCmpvGE, aivOnly,
 		[]OperandSpec{tileW("mask", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 		"compare elementwise into a mask tile").with(attrCmp).chk(chkCmp)
-	def("tcmps", "vector", PipeV, CostVCmp, aivOnly,
+	def("tcmps", FamVector, PipeV, CostVCmp, aivOnly,
 		[]OperandSpec{tileW("mask", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
 		"compare with a scalar into a mask tile").with(attrCmp).chk(chkCmp)
-	def("tsel", "vector", PipeV, CostVSel, aivOnly,
+	def("tsel", FamVector, PipeV, CostVSel, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("mask", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 		"dst = mask ? a : b").chk(chkSel)
-	def("tsels", "vector", PipeV, CostVSel, aivOnly,
+	def("tsels", FamVector, PipeV, CostVSel, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("mask", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
 		"dst = mask ? a : s").chk(chkSel)
-	def("tgather", "vector", PipeV, CostVGather, aivOnly,
+	def("tgather", FamVector, PipeV, CostVGather, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("idx", vecLocs...)},
 		"tile gather by an index tile (with GM operands: the collective tgather.comm)")
-	def("tscatter", "vector", PipeV, CostVGather, aivOnly,
+	def("tscatter", FamVector, PipeV, CostVGather, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("idx", vecLocs...)},
 		"tile scatter by an index tile (with GM operands: the collective tscatter.comm)")
-	def("ttrans", "vector", PipeV, CostVTrans, aivOnly,
+	def("ttrans", FamVector, PipeV, CostVTrans, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 		"transpose").chk(chkSameDType)
 
 	// Intra-core sync.
-	def("set_flag", "sync", PipeS, CostSync, anyCore,
+	def("set_flag", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("src"), pipeOpnd("dst"), scalar("id")},
 		fmt.Sprintf("set event (src, dst, id) once src's earlier work completes; ids 0–%d", NumEventIDs-1)).alias("set_flag_dyn")
-	def("wait_flag", "sync", PipeS, CostSync, anyCore,
+	def("wait_flag", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("src"), pipeOpnd("dst"), scalar("id")},
 		"block dst until event (src, dst, id) is set, then clear it").alias("wait_flag_dyn")
-	def("pipe_barrier", "sync", PipeS, CostSync, anyCore,
+	def("pipe_barrier", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe")},
-		"order the pipe after its own earlier work; ALL drains every pipe").alias("barrier")
-	def("dsb", "sync", PipeS, CostSync, anyCore, nil, "data synchronisation barrier (GM writes visible)").alias("dcci")
-	def("ffts_set", "sync", PipeS, CostSync, anyCore,
+		"order the pipe after its own earlier work; ALL drains every pipe (pto-isa TSYNC<pipe>)").alias("barrier", "tsync")
+	def("dsb", FamSync, PipeS, CostSync, anyCore, nil, "data synchronisation barrier (GM writes visible)").alias("dcci")
+	def("ffts_set", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe"), scalar("id")},
 		fmt.Sprintf("FFTS cross-core set after pipe's earlier work; ids 0–%d", NumFFTSIDs-1)).
 		alias("set_cross_core", "ffts_cross_core_sync").with(attrMode)
-	def("ffts_wait", "sync", PipeS, CostSync, anyCore,
+	def("ffts_wait", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("id")},
 		"wait for an FFTS cross-core flag (stalls the whole core on A2/A3)").alias("wait_flag_dev")
-	def("syncall", "sync", PipeS, CostSync, anyCore, nil, "grid barrier: drains the core's pipes, then waits for every core of its stream on its rank")
-	def("tpush", "sync", PipeInvalid, CostDMA, anyCore,
+	def("syncall", FamSync, PipeS, CostSync, anyCore, nil, "grid barrier: drains the core's pipes, then waits for every core of its stream on its rank")
+	def("tpush", FamSync, PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("fifo"), tileR("src", LocVec, LocMat, LocAcc)},
 		"push a tile into a fifo slot (waits for a free slot, stores, signals ready)").
 		routed("acc→FIX, vec/mat→MTE3", routeTPush)
-	def("tpop", "sync", PipeMTE2, CostDMA, anyCore,
+	def("tpop", FamSync, PipeMTE2, CostDMA, anyCore,
 		[]OperandSpec{tileW("dst", LocVec, LocMat), gmR("fifo")},
 		"pop a tile from a fifo slot (waits for ready, loads, frees the slot)")
 
 	// Scalar.
-	def("ld", "scalar", PipeS, CostScalar, anyCore,
+	def("ld", FamScalar, PipeS, CostScalar, anyCore,
 		[]OperandSpec{regW("dst"), gmR("src")}, "scalar GM load through the data cache").alias("load_scalar")
-	def("st", "scalar", PipeS, CostScalar, anyCore,
+	def("st", FamScalar, PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmW("dst"), scalar("val")}, "scalar GM store through the data cache").alias("store_scalar")
 
 	// Communication. These are composite on A2/A3; Pipe is S and the machine expands them.
 	const composite = " (composite: the machine expands it into MTE2/MTE3/V steps)"
-	def("tput", "comm", PipeS, CostDMA, aivOnly,
+	def("tput", FamComm, PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("ping", vecLocs...), opt(tileRW("pong", vecLocs...))},
 		"copy local GM to a remote window through the staging tiles"+composite).with(attrAtomic, attrRows, attrCols).chk(chkTransfer)
-	def("tget", "comm", PipeS, CostDMA, aivOnly,
+	def("tget", FamComm, PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("ping", vecLocs...), opt(tileRW("pong", vecLocs...))},
 		"copy a remote window to local GM through the staging tiles"+composite).with(attrRows, attrCols).chk(chkTransfer)
-	def("tput_async", "comm", PipeS, CostDMA, anyCore,
+	def("tput_async", FamComm, PipeS, CostDMA, anyCore,
 		[]OperandSpec{regW("event"), gmW("dst"), gmR("src")},
 		"hand a flat copy to SDMA; the result register names the transfer").with(attrRows, attrCols)
-	def("tget_async", "comm", PipeS, CostDMA, anyCore,
+	def("tget_async", FamComm, PipeS, CostDMA, anyCore,
 		[]OperandSpec{regW("event"), gmW("dst"), gmR("src")},
 		"hand a flat remote read to SDMA; the result register names the transfer").with(attrRows, attrCols)
-	def("wait_async", "comm", PipeS, CostSync, anyCore,
+	def("wait_async", FamComm, PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("event")}, "wait until an async transfer (and every earlier one) completed").alias("wait_async_event")
-	def("tnotify", "comm", PipeS, CostScalar, anyCore,
+	def("tnotify", FamComm, PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmW("signal"), scalar("val")},
 		"store or atomically add to a (remote) int32 signal, after draining every pipe").with(attrNotify)
-	def("twait", "comm", PipeS, CostScalar, anyCore,
+	def("twait", FamComm, PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmR("signal"), scalar("val")},
 		"spin until every signal element compares true against val").with(attrCmp, attrCount)
-	def("ttest", "comm", PipeS, CostScalar, anyCore,
+	def("ttest", FamComm, PipeS, CostScalar, anyCore,
 		[]OperandSpec{regW("res"), gmR("signal"), scalar("val")},
 		"one pass of twait: res = 1 when every element compares true").with(attrCmp, attrCount)
-	def("tbroadcast", "comm", PipeS, CostDMA, aivOnly,
+	def("tbroadcast", FamComm, PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("stage", vecLocs...)},
 		"root's src to dst on every rank"+composite).with(attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("tgather.comm", "comm", PipeS, CostDMA, aivOnly,
+	def("tgather.comm", FamComm, PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("stage", vecLocs...)},
 		"every rank's src into slice r of root's dst"+composite).with(attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("tscatter.comm", "comm", PipeS, CostDMA, aivOnly,
+	def("tscatter.comm", FamComm, PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("stage", vecLocs...)},
 		"slice r of root's src to rank r's dst"+composite).with(attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("treduce", "comm", PipeS, CostDMA, aivOnly,
+	def("treduce", FamComm, PipeS, CostDMA, aivOnly,
 		[]OperandSpec{gmW("dst"), gmR("src"), tileRW("acc", vecLocs...), tileRW("recv", vecLocs...)},
 		"reduce every rank's src into root's dst"+composite).with(attrReduce, attrRoot, attrGroup, attrRows, attrCols).chk(chkTransfer)
-	def("tallgather", "comm", PipeMTE2, CostDMA, anyCore,
+	def("tallgather", FamComm, PipeMTE2, CostDMA, anyCore,
 		[]OperandSpec{tileW("dst", LocVec, LocMat), gmR("src")},
 		"the FFN mock's band gather: a TLOAD from a (remote) window").chk(chkTransfer)
 
+	defsMore()
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
 		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA
+		infoOf[d.info.Op] = d.info
 		ISA = append(ISA, d.info)
 		defOf[d.info] = d
 		for _, n := range append([]string{d.info.Name}, d.info.Aliases...) {
@@ -683,7 +685,7 @@ func FprintISAMarkdown(w io.Writer) {
 	fmt.Fprintln(w, "(`vec.NAME.{head,slope,tail}`; `ubcopy` is the UB→UB DMA), `mad` on the cube, `dma`")
 	fmt.Fprintln(w, "on the transfer's path, `sync.*` or `scalar.*`. `dma/ubcopy` is a routed move: a DMA")
 	fmt.Fprintln(w, "on its path, or `ubcopy` when it runs on V.")
-	for _, fam := range []string{"tile", "move", "cube", "vector", "sync", "scalar", "comm"} {
+	for fam := FamTile; fam < NumFamilies; fam++ {
 		fmt.Fprintf(w, "\n## %s\n\n", fam)
 		fmt.Fprintln(w, "| name | aliases | pipe | operands | attributes | cores | cost | description |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -697,26 +699,28 @@ func FprintISAMarkdown(w io.Writer) {
 		}
 	}
 	fmt.Fprint(w, addingAnInstruction)
+	fprintCoverage(w)
 }
 
 // addingAnInstruction ends docs/isa.md: the files one instruction touches.
 const addingAnInstruction = `
 ## Adding an instruction
 
-1. ` + "`asm/isa.go`" + `: its ` + "`def`" + ` row: name, family, pipe (or a route by operand
-   locations), cost key, operands, attributes, core kinds and description. The cost key is
-   an ` + "`asm.CostKey`" + ` (` + "`asm/cost.go`" + `); a new vector intrinsic also needs its
-   ` + "`vec.NAME.{head,slope,tail}`" + ` in ` + "`pipes/profiles/a2a3.txt`" + ` (with the source) and, unless it
-   is plain elementwise, a row in pipes' ` + "`vecOps`" + `.
-2. ` + "`asm/opcode.go`" + `: its ` + "`Op…`" + ` constant and name.
-3. Its data semantics: ` + "`machine/exec.go`" + ` (moves, cube, transfers) or
-   ` + "`machine/exec_vec.go`" + ` (vector), still chosen by name; a sync or comm instruction the
-   machine dispatches itself also needs a case in ` + "`machine/issue.go`" + `'s opcode switch.
+1. The assembler's table, ` + "`asm/isa.go`" + `: its ` + "`def`" + ` row (name, family, pipe or a route
+   by operand locations, cost key, operands, attributes, core kinds, description), and its
+   ` + "`Op…`" + ` constant and name in ` + "`asm/opcode.go`" + `. The cost key is an ` + "`asm.CostKey`" + `
+   (` + "`asm/cost.go`" + `); a new vector intrinsic also needs its ` + "`vec.NAME.{head,slope,tail}`" + ` in
+   ` + "`pipes/profiles/a2a3.txt`" + ` (with the source).
+2. Its semantics, ` + "`machine/sem.go`" + ` (or ` + "`machine/sem_more.go`" + `): the row of ` + "`semTable`" + `
+   its opcode indexes, with the function that computes it and how ` + "`Flops`" + ` counts it; sync,
+   scalar and comm instructions are the engine's own (` + "`machine/issue.go`" + `'s opcode switch).
+   Add a functional test that checks it against an independent reference.
 
 ` + "`UPDATE_GOLDEN=1 go test ./asm ./cmd/ptoasm -run 'TestISADoc|TestGolden/^ops$'`" + ` then
-regenerates this file and the ` + "`ptoasm ops`" + ` goldens. ` + "`TestOpcodesCoverISA`" + ` fails on a row without
-an opcode and ` + "`TestEveryOpHasCost`" + ` (pipes) on a V instruction without a profiled intrinsic;
-missing semantics still show only at run time ("no data semantics for this instruction").
+regenerates this file and the ` + "`ptoasm ops`" + ` goldens. Nothing can be forgotten silently:
+` + "`TestOpcodesCoverISA`" + ` fails on a row without an opcode, ` + "`TestEveryOpHasCost`" + ` (pipes) on a V
+instruction without a profiled intrinsic, ` + "`TestEveryOpHasSemantics`" + ` (machine) on a row without
+semantics, and a full ` + "`go test ./machine`" + ` on an instruction no functional test executes.
 `
 
 func mdCode(ss []string) string {

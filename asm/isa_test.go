@@ -108,7 +108,7 @@ func TestISATableSane(t *testing.T) {
 		if op.Pipe == PipeInvalid && op.Route == nil {
 			t.Errorf("%s: no pipe and no route", op.Name)
 		}
-		if op.Cost == CostNone || op.Family == "" || op.Doc == "" {
+		if op.Cost == CostNone || op.Family == FamNone || op.Doc == "" {
 			t.Errorf("%s: missing cost, family or doc", op.Name)
 		}
 		for _, a := range op.Aliases {

@@ -71,6 +71,10 @@ func defaultLayout(l Loc) (string, string, int) {
 }
 
 // declareTile resolves a tile declaration (no address yet for automatic ones).
+// tileScope evaluates a tile declaration's shape, valid region, layout and
+// address: constants only, since a tile's placement is fixed at assembly.
+var tileScope = &scope{what: "tile declaration"}
+
 func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 	if prev := ks.tiles[d.Name]; prev != nil {
 		a.errs.Add(d.Span, "tile %%%s redeclared", d.Name).Note(prev.Decl.Span, "previous declaration")
@@ -97,7 +101,7 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 		if e == nil {
 			return 0
 		}
-		v, okv := a.staticInt(e, constScope, what)
+		v, okv := a.staticInt(e, tileScope, what)
 		if !okv {
 			ok = false
 			return 0
@@ -154,7 +158,7 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 				a.errs.Add(at.Span, "slayout must be none, row or col")
 			}
 		case "fractal":
-			if v, okv := a.staticInt(at.Val, constScope, "fractal"); okv {
+			if v, okv := a.staticInt(at.Val, tileScope, "fractal"); okv {
 				if v != 512 && v != 1024 {
 					a.errs.Add(at.Val.NodeSpan(), "fractal must be 512 or 1024")
 				}
@@ -183,7 +187,7 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 	}
 	if d.Count != nil {
 		t.IsArray = true
-		if v, okv := a.staticInt(d.Count, constScope, "tile array length"); okv {
+		if v, okv := a.staticInt(d.Count, tileScope, "tile array length"); okv {
 			if v < 1 || v > 1024 {
 				a.errs.Add(d.Count.NodeSpan(), "tile array length %d out of range 1..1024%s", v, evaluates(d.Count, v))
 				ok = false
@@ -210,7 +214,7 @@ func (a *assembler) place(ks *kernelScope) {
 		if t.Decl.Step == nil {
 			return alignUp(t.Bytes, 32), true
 		}
-		v, ok := a.staticInt(t.Decl.Step, constScope, "step")
+		v, ok := a.staticInt(t.Decl.Step, tileScope, "step")
 		if ok && (v < 0 || v%32 != 0) {
 			a.errs.Add(t.Decl.Step.NodeSpan(), "step %#x must be a non-negative multiple of 32", v)
 			return 0, false
@@ -229,7 +233,7 @@ func (a *assembler) place(ks *kernelScope) {
 		if ks.bad[t] || t.Decl.Addr == nil {
 			continue
 		}
-		base, ok := a.staticInt(t.Decl.Addr, constScope, "tile address")
+		base, ok := a.staticInt(t.Decl.Addr, tileScope, "tile address")
 		st, oks := step(t)
 		if !ok || !oks {
 			ks.bad[t] = true

@@ -47,6 +47,10 @@ func (o *Object) FprintListing(w io.Writer) {
 			if c.Overridden {
 				ov = "  (-D)"
 			}
+			if c.IsFloat {
+				fmt.Fprintf(w, "  %s = %v%s\n", c.Name, c.F, ov)
+				continue
+			}
 			fmt.Fprintf(w, "  %s = %d%s\n", c.Name, c.Val, ov)
 		}
 	}

@@ -19,6 +19,10 @@ type Object struct {
 type ConstVal struct {
 	Name string
 	Val  int64
+	// IsFloat marks a floating-point constant (`const ALPHA = 0.5`): F holds
+	// it, and only float operands and golden expressions may use it.
+	IsFloat bool
+	F       float64
 	// Overridden is true when -D set it.
 	Overridden bool
 }
@@ -26,8 +30,22 @@ type ConstVal struct {
 // Const returns the value of a named constant.
 func (o *Object) Const(name string) (int64, bool) {
 	for _, c := range o.Consts {
-		if c.Name == name {
+		if c.Name == name && !c.IsFloat {
 			return c.Val, true
+		}
+	}
+	return 0, false
+}
+
+// FloatConst returns the value of a named constant as a float: a float
+// constant's, or an integer one's converted.
+func (o *Object) FloatConst(name string) (float64, bool) {
+	for _, c := range o.Consts {
+		if c.Name == name {
+			if c.IsFloat {
+				return c.F, true
+			}
+			return float64(c.Val), true
 		}
 	}
 	return 0, false
@@ -291,12 +309,37 @@ type OperandSpec struct {
 	Variadic bool
 }
 
+// Family groups instructions by what they act on; the machine and the linter
+// test it (a composite comm op, a scalar GM access) instead of a name.
+type Family uint8
+
+const (
+	FamNone   Family = iota
+	FamTile          // GM <-> tile transfers
+	FamMove          // tile <-> tile moves
+	FamCube          // PIPE_M matmuls
+	FamVector        // PIPE_V compute
+	FamSync          // flags, barriers, fifo push/pop
+	FamScalar        // scalar GM access
+	FamComm          // communication (composite on A2/A3)
+	NumFamilies
+)
+
+var familyNames = [NumFamilies]string{"none", "tile", "move", "cube", "vector", "sync", "scalar", "comm"}
+
+func (f Family) String() string {
+	if f < NumFamilies {
+		return familyNames[f]
+	}
+	return "invalid"
+}
+
 // OpInfo is one ISA table entry.
 type OpInfo struct {
 	Op       Opcode // what machine and linter switch on
 	Name     string // canonical mnemonic, lower case, with variant suffix (tmatmul.acc)
 	Aliases  []string
-	Family   string // tile, vector, cube, move, sync, comm, scalar
+	Family   Family
 	Operands []OperandSpec
 	Attrs    []string // accepted attribute keys
 	// Pipe is the pipe when it does not depend on operands; Route picks it otherwise.
@@ -316,10 +359,10 @@ type OpInfo struct {
 // FFTS set in the pipe whose earlier work it waits for.
 func (op *COp) ExecPipe() Pipe {
 	arg := -1
-	switch op.Info.Name {
-	case "set_flag", "pipe_barrier", "ffts_set":
+	switch op.Info.Op {
+	case OpSetFlag, OpPipeBarrier, OpFftsSet:
 		arg = 0
-	case "wait_flag":
+	case OpWaitFlag:
 		arg = 1
 	}
 	if arg >= 0 && arg < len(op.Args) && op.Args[arg].Kind == ArgPipe {

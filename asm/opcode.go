@@ -110,109 +110,206 @@ const (
 	OpTxor
 	OpWaitAsync
 	OpWaitFlag
+	// pto-isa instructions added with isa_more.go.
+	OpTpow
+	OpTrem
+	OpTfmod
+	OpTsubrelu
+	OpTands
+	OpTors
+	OpTxors
+	OpTshls
+	OpTshrs
+	OpTpows
+	OpTrems
+	OpTfmods
+	OpTfusedmuladd
+	OpTfusedmuladdrelu
+	OpTmuladddst
+	OpTaxpy
+	OpTrowprod
+	OpTcolprod
+	OpTrowexpandexpdif
+	OpTcolexpandexpdif
+	OpTpartadd
+	OpTpartmul
+	OpTpartmax
+	OpTpartmin
+	OpTpartargmax
+	OpTpartargmin
+	OpTrowargmax
+	OpTrowargmaxVal
+	OpTrowargmin
+	OpTrowargminVal
+	OpTcolargmax
+	OpTcolargmaxVal
+	OpTcolargmin
+	OpTcolargminVal
+	OpTsort32
+	OpTmrgsort
+	OpTmrgsortLists
+	OpTci
+	OpTtri
+	OpTfillpad
+	OpTconcat
+	OpTpairreducesum
+	OpTgatherb
+	OpTdequant
+	OpTgatherMask
+	OpTaddreluconv
+	OpTadddeqrelu
+	OpTquant
 	NumOpcodes
 )
 
 var opcodeNames = [NumOpcodes]string{
-	OpDsb:           "dsb",
-	OpFftsSet:       "ffts_set",
-	OpFftsWait:      "ffts_wait",
-	OpLd:            "ld",
-	OpPipeBarrier:   "pipe_barrier",
-	OpSetFlag:       "set_flag",
-	OpSt:            "st",
-	OpSyncall:       "syncall",
-	OpTabs:          "tabs",
-	OpTadd:          "tadd",
-	OpTadds:         "tadds",
-	OpTallgather:    "tallgather",
-	OpTand:          "tand",
-	OpTbroadcast:    "tbroadcast",
-	OpTcmp:          "tcmp",
-	OpTcmps:         "tcmps",
-	OpTcolexpand:    "tcolexpand",
-	OpTcolexpandadd: "tcolexpandadd",
-	OpTcolexpanddiv: "tcolexpanddiv",
-	OpTcolexpandmax: "tcolexpandmax",
-	OpTcolexpandmin: "tcolexpandmin",
-	OpTcolexpandmul: "tcolexpandmul",
-	OpTcolexpandsub: "tcolexpandsub",
-	OpTcolmax:       "tcolmax",
-	OpTcolmin:       "tcolmin",
-	OpTcolsum:       "tcolsum",
-	OpTcvt:          "tcvt",
-	OpTdiv:          "tdiv",
-	OpTdivs:         "tdivs",
-	OpTexp:          "texp",
-	OpTexpands:      "texpands",
-	OpTextract:      "textract",
-	OpTgather:       "tgather",
-	OpTgatherComm:   "tgather.comm",
-	OpTgemv:         "tgemv",
-	OpTgemvAcc:      "tgemv.acc",
-	OpTgemvBias:     "tgemv.bias",
-	OpTget:          "tget",
-	OpTgetAsync:     "tget_async",
-	OpTinsert:       "tinsert",
-	OpTload:         "tload",
-	OpTlog:          "tlog",
-	OpTlrelu:        "tlrelu",
-	OpTmatmul:       "tmatmul",
-	OpTmatmulAcc:    "tmatmul.acc",
-	OpTmatmulBias:   "tmatmul.bias",
-	OpTmax:          "tmax",
-	OpTmaxs:         "tmaxs",
-	OpTmin:          "tmin",
-	OpTmins:         "tmins",
-	OpTmov:          "tmov",
-	OpTmovA2m:       "tmov.a2m",
-	OpTmovM2b:       "tmov.m2b",
-	OpTmovM2l:       "tmov.m2l",
-	OpTmovM2r:       "tmov.m2r",
-	OpTmovM2s:       "tmov.m2s",
-	OpTmovV2v:       "tmov.v2v",
-	OpTmul:          "tmul",
-	OpTmuls:         "tmuls",
-	OpTneg:          "tneg",
-	OpTnot:          "tnot",
-	OpTnotify:       "tnotify",
-	OpTor:           "tor",
-	OpTpop:          "tpop",
-	OpTprefetch:     "tprefetch",
-	OpTprelu:        "tprelu",
-	OpTpush:         "tpush",
-	OpTput:          "tput",
-	OpTputAsync:     "tput_async",
-	OpTrecip:        "trecip",
-	OpTreduce:       "treduce",
-	OpTrelu:         "trelu",
-	OpTrowexpand:    "trowexpand",
-	OpTrowexpandadd: "trowexpandadd",
-	OpTrowexpanddiv: "trowexpanddiv",
-	OpTrowexpandmax: "trowexpandmax",
-	OpTrowexpandmin: "trowexpandmin",
-	OpTrowexpandmul: "trowexpandmul",
-	OpTrowexpandsub: "trowexpandsub",
-	OpTrowmax:       "trowmax",
-	OpTrowmin:       "trowmin",
-	OpTrowsum:       "trowsum",
-	OpTrsqrt:        "trsqrt",
-	OpTscatter:      "tscatter",
-	OpTscatterComm:  "tscatter.comm",
-	OpTsel:          "tsel",
-	OpTsels:         "tsels",
-	OpTshl:          "tshl",
-	OpTshr:          "tshr",
-	OpTsqrt:         "tsqrt",
-	OpTstore:        "tstore",
-	OpTsub:          "tsub",
-	OpTsubs:         "tsubs",
-	OpTtest:         "ttest",
-	OpTtrans:        "ttrans",
-	OpTwait:         "twait",
-	OpTxor:          "txor",
-	OpWaitAsync:     "wait_async",
-	OpWaitFlag:      "wait_flag",
+	OpDsb:              "dsb",
+	OpFftsSet:          "ffts_set",
+	OpFftsWait:         "ffts_wait",
+	OpLd:               "ld",
+	OpPipeBarrier:      "pipe_barrier",
+	OpSetFlag:          "set_flag",
+	OpSt:               "st",
+	OpSyncall:          "syncall",
+	OpTabs:             "tabs",
+	OpTadd:             "tadd",
+	OpTadds:            "tadds",
+	OpTallgather:       "tallgather",
+	OpTand:             "tand",
+	OpTbroadcast:       "tbroadcast",
+	OpTcmp:             "tcmp",
+	OpTcmps:            "tcmps",
+	OpTcolexpand:       "tcolexpand",
+	OpTcolexpandadd:    "tcolexpandadd",
+	OpTcolexpanddiv:    "tcolexpanddiv",
+	OpTcolexpandmax:    "tcolexpandmax",
+	OpTcolexpandmin:    "tcolexpandmin",
+	OpTcolexpandmul:    "tcolexpandmul",
+	OpTcolexpandsub:    "tcolexpandsub",
+	OpTcolmax:          "tcolmax",
+	OpTcolmin:          "tcolmin",
+	OpTcolsum:          "tcolsum",
+	OpTcvt:             "tcvt",
+	OpTdiv:             "tdiv",
+	OpTdivs:            "tdivs",
+	OpTexp:             "texp",
+	OpTexpands:         "texpands",
+	OpTextract:         "textract",
+	OpTgather:          "tgather",
+	OpTgatherComm:      "tgather.comm",
+	OpTgemv:            "tgemv",
+	OpTgemvAcc:         "tgemv.acc",
+	OpTgemvBias:        "tgemv.bias",
+	OpTget:             "tget",
+	OpTgetAsync:        "tget_async",
+	OpTinsert:          "tinsert",
+	OpTload:            "tload",
+	OpTlog:             "tlog",
+	OpTlrelu:           "tlrelu",
+	OpTmatmul:          "tmatmul",
+	OpTmatmulAcc:       "tmatmul.acc",
+	OpTmatmulBias:      "tmatmul.bias",
+	OpTmax:             "tmax",
+	OpTmaxs:            "tmaxs",
+	OpTmin:             "tmin",
+	OpTmins:            "tmins",
+	OpTmov:             "tmov",
+	OpTmovA2m:          "tmov.a2m",
+	OpTmovM2b:          "tmov.m2b",
+	OpTmovM2l:          "tmov.m2l",
+	OpTmovM2r:          "tmov.m2r",
+	OpTmovM2s:          "tmov.m2s",
+	OpTmovV2v:          "tmov.v2v",
+	OpTmul:             "tmul",
+	OpTmuls:            "tmuls",
+	OpTneg:             "tneg",
+	OpTnot:             "tnot",
+	OpTnotify:          "tnotify",
+	OpTor:              "tor",
+	OpTpop:             "tpop",
+	OpTprefetch:        "tprefetch",
+	OpTprelu:           "tprelu",
+	OpTpush:            "tpush",
+	OpTput:             "tput",
+	OpTputAsync:        "tput_async",
+	OpTrecip:           "trecip",
+	OpTreduce:          "treduce",
+	OpTrelu:            "trelu",
+	OpTrowexpand:       "trowexpand",
+	OpTrowexpandadd:    "trowexpandadd",
+	OpTrowexpanddiv:    "trowexpanddiv",
+	OpTrowexpandmax:    "trowexpandmax",
+	OpTrowexpandmin:    "trowexpandmin",
+	OpTrowexpandmul:    "trowexpandmul",
+	OpTrowexpandsub:    "trowexpandsub",
+	OpTrowmax:          "trowmax",
+	OpTrowmin:          "trowmin",
+	OpTrowsum:          "trowsum",
+	OpTrsqrt:           "trsqrt",
+	OpTscatter:         "tscatter",
+	OpTscatterComm:     "tscatter.comm",
+	OpTsel:             "tsel",
+	OpTsels:            "tsels",
+	OpTshl:             "tshl",
+	OpTshr:             "tshr",
+	OpTsqrt:            "tsqrt",
+	OpTstore:           "tstore",
+	OpTsub:             "tsub",
+	OpTsubs:            "tsubs",
+	OpTtest:            "ttest",
+	OpTtrans:           "ttrans",
+	OpTwait:            "twait",
+	OpTxor:             "txor",
+	OpWaitAsync:        "wait_async",
+	OpWaitFlag:         "wait_flag",
+	OpTpow:             "tpow",
+	OpTrem:             "trem",
+	OpTfmod:            "tfmod",
+	OpTsubrelu:         "tsubrelu",
+	OpTands:            "tands",
+	OpTors:             "tors",
+	OpTxors:            "txors",
+	OpTshls:            "tshls",
+	OpTshrs:            "tshrs",
+	OpTpows:            "tpows",
+	OpTrems:            "trems",
+	OpTfmods:           "tfmods",
+	OpTfusedmuladd:     "tfusedmuladd",
+	OpTfusedmuladdrelu: "tfusedmuladdrelu",
+	OpTmuladddst:       "tmuladddst",
+	OpTaxpy:            "taxpy",
+	OpTrowprod:         "trowprod",
+	OpTcolprod:         "tcolprod",
+	OpTrowexpandexpdif: "trowexpandexpdif",
+	OpTcolexpandexpdif: "tcolexpandexpdif",
+	OpTpartadd:         "tpartadd",
+	OpTpartmul:         "tpartmul",
+	OpTpartmax:         "tpartmax",
+	OpTpartmin:         "tpartmin",
+	OpTpartargmax:      "tpartargmax",
+	OpTpartargmin:      "tpartargmin",
+	OpTrowargmax:       "trowargmax",
+	OpTrowargmaxVal:    "trowargmax.val",
+	OpTrowargmin:       "trowargmin",
+	OpTrowargminVal:    "trowargmin.val",
+	OpTcolargmax:       "tcolargmax",
+	OpTcolargmaxVal:    "tcolargmax.val",
+	OpTcolargmin:       "tcolargmin",
+	OpTcolargminVal:    "tcolargmin.val",
+	OpTsort32:          "tsort32",
+	OpTmrgsort:         "tmrgsort",
+	OpTmrgsortLists:    "tmrgsort.lists",
+	OpTci:              "tci",
+	OpTtri:             "ttri",
+	OpTfillpad:         "tfillpad",
+	OpTconcat:          "tconcat",
+	OpTpairreducesum:   "tpairreducesum",
+	OpTgatherb:         "tgatherb",
+	OpTdequant:         "tdequant",
+	OpTgatherMask:      "tgather.mask",
+	OpTaddreluconv:     "taddreluconv",
+	OpTadddeqrelu:      "tadddeqrelu",
+	OpTquant:           "tquant",
 }
 
 // String is the opcode's canonical mnemonic.
@@ -231,3 +328,14 @@ var opcodeOf = func() map[string]Opcode {
 	}
 	return m
 }()
+
+// infoOf is each opcode's table row, filled when the table is built.
+var infoOf [NumOpcodes]*OpInfo
+
+// Info is opcode o's ISA table row, or nil.
+func (o Opcode) Info() *OpInfo {
+	if o < NumOpcodes {
+		return infoOf[o]
+	}
+	return nil
+}

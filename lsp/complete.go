@@ -154,7 +154,7 @@ func (s *Server) completion(_ *glsp.Context, p *protocol.CompletionParams) (any,
 	case before == "" || strings.HasSuffix(before, ":") && !strings.ContainsAny(before[:len(before)-1], " \t"):
 		// The first word of a line, or the one after a label.
 		for _, op := range asm.ISA {
-			add(op.Name, protocol.CompletionItemKindFunction, op.RouteString()+" · "+op.Family)
+			add(op.Name, protocol.CompletionItemKindFunction, op.RouteString()+" · "+op.Family.String())
 			for _, a := range op.Aliases {
 				add(a, protocol.CompletionItemKindFunction, "alias of "+op.Name)
 			}
@@ -358,8 +358,8 @@ func eventIDItems(k *asm.KernelInfo, c operandCtx, prefix string) []protocol.Com
 	if !ok1 || !ok2 {
 		return nil
 	}
-	used, computed := eventIDsUsed(k, src, dst, "")
-	set, _ := eventIDsUsed(k, src, dst, "set_flag")
+	used, computed := eventIDsUsed(k, src, dst, asm.OpNone)
+	set, _ := eventIDsUsed(k, src, dst, asm.OpSetFlag)
 	var out []protocol.CompletionItem
 	for id := 0; id < asm.NumEventIDs; id++ {
 		label := fmt.Sprint(id)

@@ -271,12 +271,12 @@ func flagPairs(op *asm.COp, k *asm.KernelInfo) string {
 	if op == nil || k == nil || len(op.Args) < 3 {
 		return ""
 	}
-	var other string
-	switch op.Info.Name {
-	case "set_flag":
-		other = "wait_flag"
-	case "wait_flag":
-		other = "set_flag"
+	var other asm.Opcode
+	switch op.Info.Op {
+	case asm.OpSetFlag:
+		other = asm.OpWaitFlag
+	case asm.OpWaitFlag:
+		other = asm.OpSetFlag
 	default:
 		return ""
 	}
@@ -286,7 +286,7 @@ func flagPairs(op *asm.COp, k *asm.KernelInfo) string {
 	}
 	var lines []string
 	for _, o := range k.Ops {
-		if o.Info.Name != other || len(o.Args) < 3 || o.Args[0].Pipe != src.Pipe || o.Args[1].Pipe != dst.Pipe {
+		if o.Info.Op != other || len(o.Args) < 3 || o.Args[0].Pipe != src.Pipe || o.Args[1].Pipe != dst.Pipe {
 			continue
 		}
 		oev := o.Args[2].Val

@@ -118,7 +118,7 @@ func raceFix(r *result, f *hazard.Finding) ([]protocol.TextEdit, string, bool) {
 // false when one of them computes its id (any id may be in use) or all
 // are taken.
 func freeEventID(k *asm.KernelInfo, src, dst asm.Pipe) (int, bool) {
-	used, computed := eventIDsUsed(k, src, dst, "")
+	used, computed := eventIDsUsed(k, src, dst, asm.OpNone)
 	if k == nil || computed {
 		return 0, false
 	}
@@ -131,14 +131,14 @@ func freeEventID(k *asm.KernelInfo, src, dst asm.Pipe) (int, bool) {
 }
 
 // eventIDsUsed is the set (bit i: id i) of constant event ids that k's
-// flags from src to dst use, only its set_flags or wait_flags when op names
-// one; computed says one of them computes its id at run time.
-func eventIDsUsed(k *asm.KernelInfo, src, dst asm.Pipe, op string) (used uint32, computed bool) {
+// flags from src to dst use, only its set_flags or wait_flags when op is
+// one (asm.OpNone: both); computed says one of them computes its id at run time.
+func eventIDsUsed(k *asm.KernelInfo, src, dst asm.Pipe, op asm.Opcode) (used uint32, computed bool) {
 	if k == nil {
 		return 0, false
 	}
 	for _, o := range k.Ops {
-		if o.Info.Name != "set_flag" && o.Info.Name != "wait_flag" || op != "" && o.Info.Name != op ||
+		if o.Info.Op != asm.OpSetFlag && o.Info.Op != asm.OpWaitFlag || op != asm.OpNone && o.Info.Op != op ||
 			len(o.Args) < 3 || o.Args[0].Pipe != src || o.Args[1].Pipe != dst {
 			continue
 		}

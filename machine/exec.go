@@ -85,57 +85,17 @@ func Execute(op *asm.COp, args []Operand, s *ExecScratch) (err error) {
 			err = fmt.Errorf("%s: internal error: %v", op.Info.Name, r)
 		}
 	}()
-	name := op.Info.Name
-	if err := execOp(name, op, args, s); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	sm := &semTable[op.Info.Op]
+	if sm.engine {
+		return nil
+	}
+	if sm.exec == nil {
+		return fmt.Errorf("%s: no data semantics for this instruction", op.Info.Name)
+	}
+	if err := sm.exec(op, args, s); err != nil {
+		return fmt.Errorf("%s: %w", op.Info.Name, err)
 	}
 	return nil
-}
-
-func execOp(name string, op *asm.COp, args []Operand, s *ExecScratch) error {
-	if strings.HasPrefix(name, "tmov") {
-		return execMove(args)
-	}
-	switch name {
-	case "tload", "tallgather":
-		if err := need(args, 2); err != nil {
-			return err
-		}
-		return LoadTile(&args[0], &args[1])
-	case "tstore":
-		if err := need(args, 2); err != nil {
-			return err
-		}
-		dst, src := &args[0], &args[1]
-		if dst.Kind == asm.ArgTile && src.Kind == asm.ArgGM {
-			dst, src = src, dst // pto-isa order
-		}
-		atomic := false
-		if a, ok := op.Attr("atomic"); ok {
-			atomic = strings.EqualFold(a.Word, "add")
-		}
-		return StoreTile(dst, src, atomic)
-	case "tprefetch":
-		return nil
-	case "textract":
-		return execExtract(args)
-	case "tinsert":
-		return execInsert(args)
-	case "tmatmul", "tgemv":
-		return execMatmul(op, args, s, mmPlain)
-	case "tmatmul.acc", "tgemv.acc":
-		return execMatmul(op, args, s, mmAcc)
-	case "tmatmul.bias", "tgemv.bias":
-		return execMatmul(op, args, s, mmBias)
-	}
-	if ok, err := execVector(name, op, args); ok {
-		return err
-	}
-	switch op.Info.Family {
-	case "sync", "scalar", "comm":
-		return nil
-	}
-	return fmt.Errorf("no data semantics for this instruction")
 }
 
 func need(args []Operand, n int) error {
@@ -164,25 +124,21 @@ func Flops(op *asm.COp, args []Operand) int64 {
 	if op == nil || op.Info == nil {
 		return 0
 	}
-	switch op.Info.Family {
-	case "cube":
+	switch semTable[op.Info.Op].flops {
+	case flopMatmul:
 		if len(args) < 3 || args[1].Tile == nil || args[2].Tile == nil {
 			return 0
 		}
 		a, b := args[1].Tile, args[2].Tile
 		return 2 * int64(a.VRows) * int64(a.VCols) * int64(b.VCols)
-	case "vector":
-		if len(args) == 0 || args[0].Tile == nil {
-			return 0
+	case flopDst:
+		if len(args) > 0 && args[0].Tile != nil {
+			return int64(args[0].Tile.VRows) * int64(args[0].Tile.VCols)
 		}
-		n := int64(args[0].Tile.VRows) * int64(args[0].Tile.VCols)
-		switch op.Info.Name {
-		case "trowsum", "trowmax", "trowmin", "tcolsum", "tcolmax", "tcolmin":
-			if len(args) > 1 && args[1].Tile != nil {
-				n = int64(args[1].Tile.VRows) * int64(args[1].Tile.VCols)
-			}
+	case flopSrc:
+		if len(args) > 1 && args[1].Tile != nil {
+			return int64(args[1].Tile.VRows) * int64(args[1].Tile.VCols)
 		}
-		return n
 	}
 	return 0
 }
@@ -194,30 +150,29 @@ func Bytes(op *asm.COp, args []Operand) int64 {
 	if op == nil || op.Info == nil {
 		return 0
 	}
-	name := op.Info.Name
-	var tile *asm.TileInfo
-	var gm *asm.TensorInfo
-	for i := range args {
-		if args[i].Kind == asm.ArgTile && tile == nil {
-			tile = args[i].Tile
+	switch semTable[op.Info.Op].bytes {
+	case byteTransfer:
+		var tile *asm.TileInfo
+		var gm *asm.TensorInfo
+		for i := range args {
+			if args[i].Kind == asm.ArgTile && tile == nil {
+				tile = args[i].Tile
+			}
+			if args[i].Kind == asm.ArgGM && gm == nil {
+				gm = args[i].GM
+			}
 		}
-		if args[i].Kind == asm.ArgGM && gm == nil {
-			gm = args[i].GM
-		}
-	}
-	switch {
-	case name == "tload" || name == "tallgather" || name == "tprefetch" || name == "tstore":
 		if tile == nil || gm == nil {
 			return 0
 		}
 		return int64(tile.VRows) * int64(tile.VCols) * int64(gm.DType.Size())
-	case strings.HasPrefix(name, "tmov") || name == "textract":
+	case byteDst:
 		if len(args) < 1 || args[0].Tile == nil {
 			return 0
 		}
 		d := args[0].Tile
 		return int64(d.VRows) * int64(d.VCols) * int64(d.DType.Size())
-	case name == "tinsert":
+	case byteSrc:
 		if len(args) < 2 || args[0].Tile == nil || args[1].Tile == nil {
 			return 0
 		}

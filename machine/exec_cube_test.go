@@ -125,6 +125,7 @@ func TestMatmulAgainstReference(t *testing.T) {
 		{name: "acc i8", op: "tmatmul.acc", in: asm.I8, out: asm.I32, M: 4, K: 32, N: 8, accum: true},
 		{name: "bias", op: "tmatmul.bias", in: asm.F16, out: asm.F32, M: 16, K: 32, N: 24, fractal: true, bias: true},
 		{name: "gemv", op: "tgemv", in: asm.F16, out: asm.F32, M: 1, K: 64, N: 32, fractal: true},
+		{name: "gemv bias", op: "tgemv.bias", in: asm.F16, out: asm.F32, M: 1, K: 32, N: 16, bias: true},
 		{name: "gemv acc", op: "tgemv.acc", in: asm.F16, out: asm.F32, M: 1, K: 64, N: 32, accum: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -236,6 +236,30 @@ func TestMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGrid(t, "m2l", getTile(t, left, 32, 32), vals)
+	// The fixed-route spellings move the same data.
+	for _, v := range []struct {
+		op  string
+		loc asm.Loc
+		l   layout
+	}{{"tmov.m2l", asm.LocLeft, lZZ}, {"tmov.m2r", asm.LocRight, lZN}} {
+		d := newTileOp(mkTile(v.loc, asm.F16, 32, 32, 32, 32, v.l), 0)
+		if err := Execute(mkOp(t, v.op), []Operand{d, mat}, nil); err != nil {
+			t.Fatal(err)
+		}
+		checkGrid(t, v.op, getTile(t, d, 32, 32), vals)
+	}
+	for _, v := range []struct {
+		op  string
+		loc asm.Loc
+	}{{"tmov.m2b", asm.LocBias}, {"tmov.m2s", asm.LocScaling}} {
+		row := newTileOp(mkTile(asm.LocMat, asm.F16, 1, 32, 1, 32, lND), 0)
+		setTile(t, row, vals[5:6])
+		d := newTileOp(mkTile(v.loc, asm.F16, 1, 32, 1, 32, lND), 0)
+		if err := Execute(mkOp(t, v.op), []Operand{d, row}, nil); err != nil {
+			t.Fatal(err)
+		}
+		checkGrid(t, v.op, getTile(t, d, 1, 32), vals[5:6])
+	}
 
 	// textract mat → right: the dst-shaped window at (16, 8).
 	right := newTileOp(mkTile(asm.LocRight, asm.F16, 16, 16, 16, 16, lZN), 0)

@@ -149,6 +149,7 @@ func mkOp(tb testing.TB, name string, attrs ...asm.CAttr) *asm.COp {
 	if info == nil {
 		tb.Fatalf("no ISA entry for %s", name)
 	}
+	noteExecuted(info.Op)
 	return &asm.COp{Info: info, Attrs: attrs}
 }
 

@@ -45,26 +45,14 @@ const (
 	vNeg
 	vRelu
 	vNot
+	// binary, added with the pto-isa set (sem_more.go)
+	vPow
+	vRem     // remainder with the divisor's sign
+	vFmod    // remainder with the dividend's sign
+	vSubRelu // max(x - y, 0)
+	vExpDif  // exp(x - y)
+	vProd    // reductions only
 )
-
-var binaryOps = map[string]vop{
-	"tadd": vAdd, "tsub": vSub, "tmul": vMul, "tdiv": vDiv, "tmax": vMax, "tmin": vMin,
-	"tand": vAnd, "tor": vOr, "txor": vXor, "tshl": vShl, "tshr": vShr,
-}
-
-var scalarOps = map[string]vop{
-	"tadds": vAdd, "tsubs": vSub, "tmuls": vMul, "tdivs": vDiv, "tmaxs": vMax, "tmins": vMin,
-	"tlrelu": vLrelu,
-}
-
-var unaryOps = map[string]vop{
-	"texp": vExp, "tlog": vLog, "tsqrt": vSqrt, "trsqrt": vRsqrt, "trecip": vRecip,
-	"tabs": vAbs, "tneg": vNeg, "trelu": vRelu, "tnot": vNot,
-}
-
-var expandOps = map[string]vop{
-	"add": vAdd, "sub": vSub, "mul": vMul, "div": vDiv, "max": vMax, "min": vMin,
-}
 
 func (o vop) bitwise() bool { return o == vAnd || o == vOr || o == vXor || o == vNot }
 
@@ -190,59 +178,6 @@ func scalarSrc(o *Operand, dt asm.DType) (esrc, error) {
 	return s, nil
 }
 
-// execVector runs a vector op; ok is false when name is not one.
-func execVector(name string, op *asm.COp, args []Operand) (ok bool, err error) {
-	if o, found := binaryOps[name]; found {
-		return true, vecBinary(args, o, srcTile)
-	}
-	if o, found := scalarOps[name]; found {
-		return true, vecBinary(args, o, srcScalar)
-	}
-	if o, found := unaryOps[name]; found {
-		return true, vecUnary(args, o)
-	}
-	switch name {
-	case "tprelu":
-		return true, vecBinary(args, vLrelu, srcTile)
-	case "texpands":
-		return true, vecFill(args)
-	case "trowexpand":
-		return true, vecExpand(args, srcRow)
-	case "tcolexpand":
-		return true, vecExpand(args, srcCol)
-	case "tcvt":
-		return true, vecCvt(op, args)
-	case "trowsum", "trowmax", "trowmin":
-		return true, vecReduce(args, name[4:], true)
-	case "tcolsum", "tcolmax", "tcolmin":
-		return true, vecReduce(args, name[4:], false)
-	case "tcmp", "tcmps":
-		return true, vecCmp(op, args, name == "tcmps")
-	case "tsel", "tsels":
-		return true, vecSel(args, name == "tsels")
-	case "tgather":
-		return true, vecGather(args)
-	case "tscatter":
-		return true, vecScatter(args)
-	case "ttrans":
-		return true, vecTrans(args)
-	}
-	for _, base := range []string{"trowexpand", "tcolexpand"} {
-		if len(name) > len(base) && name[:len(base)] == base {
-			o, found := expandOps[name[len(base):]]
-			if !found {
-				return false, nil
-			}
-			kind := srcRow
-			if base == "tcolexpand" {
-				kind = srcCol
-			}
-			return true, vecBinary(args, o, kind)
-		}
-	}
-	return false, nil
-}
-
 func vecBinary(args []Operand, o vop, kind srcKind) error {
 	if err := need(args, 3); err != nil {
 		return err
@@ -345,7 +280,7 @@ func ewise(d *view, a, b *esrc, o vop) error {
 		}
 	case intDom:
 		switch o {
-		case vExp, vLog, vSqrt, vRsqrt, vRecip:
+		case vExp, vLog, vSqrt, vRsqrt, vRecip, vExpDif:
 			return fmt.Errorf("unsupported for integer dtype %v", d.dt)
 		}
 		for r := 0; r < d.rows; r++ {
@@ -419,6 +354,20 @@ func floatOp(o vop, x, y float64) float64 {
 			return x
 		}
 		return 0
+	case vPow:
+		return math.Pow(x, y)
+	case vRem:
+		r := math.Mod(x, y)
+		if r != 0 && (r < 0) != (y < 0) {
+			r += y
+		}
+		return r
+	case vFmod:
+		return math.Mod(x, y)
+	case vSubRelu:
+		return floatOp(vRelu, x-y, 0)
+	case vExpDif:
+		return math.Exp(x - y)
 	}
 	return math.NaN()
 }
@@ -473,6 +422,22 @@ func intOp(o vop, x, y int64) (int64, error) {
 		return -x, nil
 	case vRelu:
 		return max(x, 0), nil
+	case vSubRelu:
+		return max(x-y, 0), nil
+	case vRem, vFmod:
+		if y == 0 {
+			return 0, fmt.Errorf("integer division by zero")
+		}
+		if y == -1 {
+			return 0, nil // MinInt64 % -1 would trap
+		}
+		r := x % y
+		if o == vRem && r != 0 && (r < 0) != (y < 0) {
+			r += y
+		}
+		return r, nil
+	case vPow:
+		return intPow(x, y), nil
 	}
 	return 0, fmt.Errorf("unsupported integer op")
 }
@@ -526,7 +491,7 @@ func satInt(dt asm.DType, v int64) uint64 {
 // reductions write d[0, c] over a's valid rows. Float sums accumulate in float64
 // and round once (the hardware's reduction tree in f32/f16 may differ in the last
 // bit); integer sums wrap. The optional tmp operand is not needed here.
-func vecReduce(args []Operand, kind string, rows bool) error {
+func vecReduce(args []Operand, kind vop, rows bool) error {
 	if err := need(args, 2); err != nil {
 		return err
 	}
@@ -574,9 +539,11 @@ func vecReduce(args []Operand, kind string, rows bool) error {
 			for i := 1; i < inner; i++ {
 				x := a.i(at(o, i))
 				switch kind {
-				case "sum":
+				case vAdd:
 					acc += x
-				case "max":
+				case vProd:
+					acc *= x
+				case vMax:
 					acc = max(acc, x)
 				default:
 					acc = min(acc, x)
@@ -589,9 +556,11 @@ func vecReduce(args []Operand, kind string, rows bool) error {
 		for i := 1; i < inner; i++ {
 			x := a.f(at(o, i))
 			switch kind {
-			case "sum":
+			case vAdd:
 				acc += x
-			case "max":
+			case vProd:
+				acc *= x
+			case vMax:
 				acc = math.Max(acc, x)
 			default:
 				acc = math.Min(acc, x)

@@ -233,6 +233,12 @@ func TestVectorReduceExpand(t *testing.T) {
 		{name: "rowexpandmax", op: "trowexpandmax", dst: asm.F32, ins: []in{a, T(asm.F32, grid(2), grid(5))}, want: [][]float64{{2, 2, 3}, {5, 5, 6}}},
 		{name: "colexpandadd", op: "tcolexpandadd", dst: asm.F32, ins: []in{a, T(asm.F32, grid(10, 20, 30))}, want: [][]float64{{11, 22, 33}, {6, 25, 36}}},
 		{name: "colexpandmin", op: "tcolexpandmin", dst: asm.F32, ins: []in{a, T(asm.F32, grid(0, 3, 4))}, want: [][]float64{{0, 2, 3}, {-4, 3, 4}}},
+		{name: "rowexpandadd", op: "trowexpandadd", dst: asm.F32, ins: []in{a, T(asm.F32, grid(1), grid(-5))}, want: [][]float64{{2, 3, 4}, {-9, 0, 1}}},
+		{name: "rowexpandmin", op: "trowexpandmin", dst: asm.F32, ins: []in{a, T(asm.F32, grid(2), grid(5))}, want: [][]float64{{1, 2, 2}, {-4, 5, 5}}},
+		{name: "colexpandsub", op: "tcolexpandsub", dst: asm.F32, ins: []in{a, T(asm.F32, grid(1, 2, 4))}, want: [][]float64{{0, 0, -1}, {-5, 3, 2}}},
+		{name: "colexpandmul", op: "tcolexpandmul", dst: asm.F32, ins: []in{a, T(asm.F32, grid(2, -1, 0.5))}, want: [][]float64{{2, -2, 1.5}, {-8, -5, 3}}},
+		{name: "colexpanddiv", op: "tcolexpanddiv", dst: asm.F32, ins: []in{a, T(asm.F32, grid(2, 4, 0))}, want: [][]float64{{0.5, 0.5, math.Inf(1)}, {-2, 1.25, math.Inf(1)}}},
+		{name: "colexpandmax", op: "tcolexpandmax", dst: asm.F32, ins: []in{a, T(asm.F32, grid(0, 3, math.NaN()))}, want: [][]float64{{1, 3, math.NaN()}, {0, 5, math.NaN()}}},
 		{name: "transpose", op: "ttrans", dst: asm.F32, ins: []in{a}, want: [][]float64{{1, -4}, {2, 5}, {3, 6}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { runVec(t, tc) })

@@ -267,21 +267,18 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	if err := m.allocGM(); err != nil {
 		return nil, err
 	}
-	m.opTLoad = synthOp("tload", asm.PipeMTE2)
-	m.opTStore = synthOp("tstore", asm.PipeMTE3)
-	m.opTAddV = synthOp("tadd", asm.PipeV)
-	m.opTMaxV = synthOp("tmax", asm.PipeV)
-	m.opTMinV = synthOp("tmin", asm.PipeV)
+	m.opTLoad = synthOp(asm.OpTload, asm.PipeMTE2)
+	m.opTStore = synthOp(asm.OpTstore, asm.PipeMTE3)
+	m.opTAddV = synthOp(asm.OpTadd, asm.PipeV)
+	m.opTMaxV = synthOp(asm.OpTmax, asm.PipeV)
+	m.opTMinV = synthOp(asm.OpTmin, asm.PipeV)
 	return m, nil
 }
 
 // synthOp builds the op handed to Execute for a composite instruction's
 // internal step; events still carry the user's op for positions.
-func synthOp(name string, p asm.Pipe) *asm.COp {
-	info := asm.LookupOp(name)
-	if info == nil {
-		info = &asm.OpInfo{Name: name, Pipe: p}
-	}
+func synthOp(o asm.Opcode, p asm.Pipe) *asm.COp {
+	info := o.Info()
 	return &asm.COp{ID: -1, Info: info, Pipe: p, Cost: info.CostOn(p)}
 }
 
@@ -358,6 +355,16 @@ func (m *Machine) lookupConst(name string) (int64, bool) {
 		return int64(m.nranks), true
 	}
 	return 0, false
+}
+
+// lookupFloat resolves a golden expression's name: a float or integer
+// constant, or nranks.
+func (m *Machine) lookupFloat(name string) (float64, bool) {
+	if v, ok := m.obj.FloatConst(name); ok {
+		return v, true
+	}
+	v, ok := m.lookupConst(name)
+	return float64(v), ok
 }
 
 // gmSize is the bytes a tensor takes on one rank: sized alike in both modes

@@ -200,7 +200,7 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 						memo.read(n, r, has, a, err)
 						return a, err
 					},
-					m.lookupConst,
+					m.lookupFloat,
 					func(path string) (*memory.Array, error) {
 						memo.valid = false // keep it simple: files are not memoised
 						if !filepath.IsAbs(path) {

@@ -74,7 +74,7 @@ func newControlSlice(obj *asm.Object) *controlSlice {
 			for _, op := range k.Ops {
 				// ld and st move values between registers and GM on the
 				// scalar path, which always runs.
-				if op == nil || op.Info == nil || op.Info.Family == "scalar" || s.ops[op] || !s.writesKept(k, op) {
+				if op == nil || op.Info == nil || op.Info.Family == asm.FamScalar || s.ops[op] || !s.writesKept(k, op) {
 					continue
 				}
 				s.ops[op] = true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -32,19 +33,19 @@ func (a *Array) rank() int { return len(a.Shape) }
 
 type golden struct {
 	lookup   func(name string, rank int, hasRank bool) (*Array, error)
-	consts   func(name string) (int64, bool)
+	consts   func(name string) (float64, bool)
 	readFile func(path string) (*Array, error)
 }
 
 // EvalGolden evaluates a golden expression (docs/language.md, "Expectations") in
 // float64. Tensors come from lookup (@name, or @name[rank=r] with hasRank),
-// integer names from consts, file("x") from readFile. Scalars broadcast in
+// named constants (integer or float) from consts, file("x") from readFile. Scalars broadcast in
 // elementwise functions and operators (+ - * /, numpy broadcasting rules); matmul
 // accumulates in float64, so wrap it in cast(…, f32) to mimic an fp32 result.
 // Errors are *asm.Diagnostic at the offending sub-expression.
 func EvalGolden(e asm.Expr,
 	lookup func(name string, rank int, hasRank bool) (*Array, error),
-	consts func(name string) (int64, bool),
+	consts func(name string) (float64, bool),
 	readFile func(path string) (*Array, error)) (*Array, error) {
 	g := &golden{lookup: lookup, consts: consts, readFile: readFile}
 	return g.eval(e)
@@ -76,7 +77,7 @@ func (g *golden) eval(e asm.Expr) (*Array, error) {
 	case *asm.Name:
 		if g.consts != nil {
 			if v, ok := g.consts(e.Name); ok {
-				return Scalar(float64(v)), nil
+				return Scalar(v), nil
 			}
 		}
 		return nil, errAt(e, "unknown name %q in golden expression", e.Name)
@@ -359,6 +360,8 @@ func init() {
 	}
 	goldenImpls["cast"] = (*golden).cast
 	goldenImpls["slice"] = (*golden).slice
+	goldenImpls["topk"] = func(g *golden, c *asm.Call) (*Array, error) { return g.topk(c, false) }
+	goldenImpls["topk_index"] = func(g *golden, c *asm.Call) (*Array, error) { return g.topk(c, true) }
 	goldenImpls["concat"] = (*golden).concat
 	goldenImpls["file"] = (*golden).file
 }
@@ -403,6 +406,63 @@ func (g *golden) slice(c *asm.Call) (*Array, error) {
 	out, err := Slice(a, b[0], b[1], b[2], b[3])
 	if err != nil {
 		return nil, errAt(c, "%v", err)
+	}
+	return out, nil
+}
+
+func (g *golden) topk(c *asm.Call, index bool) (*Array, error) {
+	a, err := g.eval(c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	k, err := g.evalInt(c.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	out, err := TopK(a, int(k), index)
+	if err != nil {
+		return nil, errAt(c, "%v", err)
+	}
+	return out, nil
+}
+
+// TopK keeps the k largest elements of every row (last axis) in descending
+// order, or with index their column numbers; equal values keep column order
+// and NaN sorts first, as the sort instructions order them.
+func TopK(a *Array, k int, index bool) (*Array, error) {
+	if len(a.Shape) < 1 {
+		return nil, fmt.Errorf("topk needs rank ≥ 1")
+	}
+	cols := a.Shape[len(a.Shape)-1]
+	if k < 0 || k > cols {
+		return nil, fmt.Errorf("k = %d outside 0..%d", k, cols)
+	}
+	shape := append(append([]int(nil), a.Shape[:len(a.Shape)-1]...), k)
+	out := NewArray(shape...)
+	rows := 0
+	if cols > 0 {
+		rows = len(a.Data) / cols
+	}
+	order := make([]int, cols)
+	for r := 0; r < rows; r++ {
+		row := a.Data[r*cols : (r+1)*cols]
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(i, j int) bool {
+			x, y := row[order[i]], row[order[j]]
+			if x != x || y != y {
+				return x != x && y == y
+			}
+			return x > y
+		})
+		for i := 0; i < k; i++ {
+			if index {
+				out.Data[r*k+i] = float64(order[i])
+			} else {
+				out.Data[r*k+i] = row[order[i]]
+			}
+		}
 	}
 	return out, nil
 }
@@ -487,7 +547,10 @@ func (g *golden) evalInt(e asm.Expr) (int64, error) {
 	case *asm.Name:
 		if g.consts != nil {
 			if v, ok := g.consts(e.Name); ok {
-				return v, nil
+				if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+					return 0, errAt(e, "want an integer, constant %s is %v", e.Name, v)
+				}
+				return int64(v), nil
 			}
 		}
 		return 0, errAt(e, "unknown constant %q", e.Name)

@@ -35,7 +35,7 @@ func bin(op string, x, y asm.Expr) *asm.Binary {
 
 func arr(shape []int, data ...float64) *Array { return &Array{Shape: shape, Data: data} }
 
-func testEnv() (func(string, int, bool) (*Array, error), func(string) (int64, bool), func(string) (*Array, error)) {
+func testEnv() (func(string, int, bool) (*Array, error), func(string) (float64, bool), func(string) (*Array, error)) {
 	tensors := map[string]*Array{
 		"A": arr([]int{2, 3}, 1, 2, 3, 4, 5, 6),
 		"B": arr([]int{3, 2}, 1, 0, 0, 1, 1, 1),
@@ -55,9 +55,12 @@ func testEnv() (func(string, int, bool) (*Array, error), func(string) (int64, bo
 		}
 		return nil, fmt.Errorf("no tensor @%s", n)
 	}
-	consts := func(n string) (int64, bool) {
-		if n == "M" {
+	consts := func(n string) (float64, bool) {
+		switch n {
+		case "M":
 			return 2, true
+		case "HALF":
+			return 0.5, true
 		}
 		return 0, false
 	}
@@ -103,6 +106,9 @@ func TestEvalGolden(t *testing.T) {
 		{"silu", call("silu", fnum(-3)), arr([]int{}, -3/(1+math.Exp(3)))},
 		{"rowsum", call("rowsum", ref("A")), arr([]int{2, 1}, 6, 15)},
 		{"rowmax", call("rowmax", ref("X")), arr([]int{2, 1}, 1, 0.5)},
+		{"float constant", call("mul", ref("X"), name("HALF")), arr([]int{2, 2}, -1, 0.5, 0.25, -0.125)},
+		{"topk", call("topk", ref("X"), num(2)), arr([]int{2, 2}, 1, -2, 0.5, -0.25)},
+		{"topk_index", call("topk_index", ref("X"), num(1)), arr([]int{2, 1}, 1, 0)},
 		{"rowmin", call("rowmin", ref("X")), arr([]int{2, 1}, -2, -0.25)},
 		{"rowmean", call("rowmean", ref("A")), arr([]int{2, 1}, 2, 5)},
 		{"rowsum 1-D", call("rowsum", ref("S")), arr([]int{1}, 13)},
@@ -270,5 +276,21 @@ func TestGoldenTable(t *testing.T) {
 		if _, ok := asm.LookupGoldenFunc(name); !ok {
 			t.Errorf("EvalGolden implements %s but asm's golden table lacks it (it would not assemble)", name)
 		}
+	}
+}
+
+// TestTopKOrder: NaN first, then descending, equal values in column order.
+func TestTopKOrder(t *testing.T) {
+	a := &Array{Shape: []int{1, 4}, Data: []float64{1, math.NaN(), 1, 3}}
+	v, _ := TopK(a, 4, false)
+	ix, _ := TopK(a, 4, true)
+	if !math.IsNaN(v.Data[0]) || v.Data[1] != 3 || v.Data[2] != 1 || v.Data[3] != 1 {
+		t.Errorf("values %v", v.Data)
+	}
+	if want := []float64{1, 3, 0, 2}; fmt.Sprint(ix.Data) != fmt.Sprint(want) {
+		t.Errorf("indices %v, want %v", ix.Data, want)
+	}
+	if _, err := TopK(a, 5, false); err == nil {
+		t.Error("k > cols: no error")
 	}
 }

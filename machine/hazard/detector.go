@@ -750,7 +750,7 @@ func (d *Detector) hb(r *rec, a int32) bool {
 // ---- issue ----------------------------------------------------------------
 
 func isComposite(op *asm.COp) bool {
-	return op != nil && op.Info != nil && op.Info.Pipe == asm.PipeS && op.Info.Family == "comm"
+	return op != nil && op.Info != nil && op.Info.Pipe == asm.PipeS && op.Info.Family == asm.FamComm
 }
 
 // issue records EvIssue of op into pipe target's queue by agent's core; n

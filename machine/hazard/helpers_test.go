@@ -12,18 +12,9 @@ type prog struct {
 }
 
 func (p *prog) op(name string, line int, pipe asm.Pipe) *asm.COp {
-	fam := "tile"
-	switch name {
-	case "set_flag", "wait_flag", "pipe_barrier", "ffts_set", "ffts_wait", "syncall":
-		fam = "sync"
-	case "tnotify", "twait", "tput", "tget":
-		fam = "comm"
-	case "ld", "st":
-		fam = "scalar"
-	}
-	info := &asm.OpInfo{Name: name, Family: fam, Pipe: pipe}
+	info := &asm.OpInfo{Name: name, Family: asm.FamTile, Pipe: pipe}
 	if real := asm.LookupOp(name); real != nil {
-		info.Op = real.Op // the detector dispatches on the opcode
+		info.Op, info.Family = real.Op, real.Family // the detector dispatches on both
 	}
 	op := &asm.COp{ID: len(p.ops), Info: info, Pipe: pipe,
 		Instr: &asm.Instr{Span: asm.Span{Pos: asm.Pos{File: "t.pto", Line: line, Col: 5}}, Op: name}}

@@ -25,7 +25,7 @@ func (b *kb) reg(name string) int {
 }
 
 func (b *kb) flag(name string, line int, src, dst asm.Pipe, id asm.CExpr) *asm.COp {
-	op := &asm.COp{ID: len(b.k.Ops), Info: &asm.OpInfo{Op: asm.LookupOp(name).Op, Name: name, Family: "sync", Pipe: asm.PipeS}, Pipe: asm.PipeS,
+	op := &asm.COp{ID: len(b.k.Ops), Info: &asm.OpInfo{Op: asm.LookupOp(name).Op, Name: name, Family: asm.FamSync, Pipe: asm.PipeS}, Pipe: asm.PipeS,
 		Instr: &asm.Instr{Span: asm.Span{Pos: asm.Pos{File: "k.pto", Line: line, Col: 5}}, Op: name},
 		Args:  []asm.Arg{{Kind: asm.ArgPipe, Pipe: src}, {Kind: asm.ArgPipe, Pipe: dst}, {Kind: asm.ArgScalar, Val: id}}}
 	b.k.Ops = append(b.k.Ops, op)

@@ -148,7 +148,7 @@ func (c *Collector) op(op *asm.COp) *opStat {
 		if ki, ok := c.kernOf[op]; ok {
 			st.kernel = int32(ki)
 		}
-		if op.Info != nil && (op.Info.Family == "cube" || op.Info.Family == "vector") {
+		if op.Info != nil && (op.Info.Family == asm.FamCube || op.Info.Family == asm.FamVector) {
 			st.flops = machine.StaticFlops(op)
 		}
 		ls := lineStat{text: "?"}

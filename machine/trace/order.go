@@ -142,7 +142,7 @@ func (r *Recorder) stallReason(rec *record) string {
 	switch {
 	case reason == "":
 		return oi.text
-	case strings.HasPrefix(oi.text, reason), oi.name == "pipe_barrier" && strings.Contains(reason, "pipe_barrier"):
+	case strings.HasPrefix(oi.text, reason), oi.op.Info != nil && oi.op.Info.Op == asm.OpPipeBarrier && strings.Contains(reason, "pipe_barrier"):
 		return oi.text
 	}
 	return reason + " (" + oi.text + ")"

@@ -282,8 +282,8 @@ func (r *Recorder) opIndex(op *asm.COp) int32 {
 	oi := opInfo{op: op, name: "?", execPipe: op.Pipe}
 	if op.Info != nil {
 		oi.name = op.Info.Name
-		oi.family = op.Info.Family
-		oi.isSync = op.Info.Family == "sync"
+		oi.family = op.Info.Family.String()
+		oi.isSync = op.Info.Family == asm.FamSync
 		oi.execPipe = op.ExecPipe()
 		oi.flops = machine.StaticFlops(op)
 	}

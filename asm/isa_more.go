@@ -1,0 +1,186 @@
+package asm
+
+import "fmt"
+
+// The pto-isa tile instructions beyond the first table (pto-isa docs/isa at
+// 3186c381): each row cites the A2/A3 implementation it follows,
+// include/pto/npu/a2a3/<File>.hpp, and the intrinsic it is charged as. Where the
+// lowering uses several intrinsics the row charges the dominant one; where
+// pto-isa's a2a3 cost model (include/pto/costmodel/a2a3) has no entry for the
+// intrinsic (vmadd, vmla, vmaddrelu, vsubrelu) it charges the nearest one that
+// has (vmul, vsub) and says so.
+
+var (
+	attrDesc  = attrDomain{key: "descending", kind: attrConst, lo: 0, hi: 1}
+	attrUpper = attrDomain{key: "upper", kind: attrConst, lo: 0, hi: 1}
+	attrPad   = attrDomain{key: "pad", kind: attrWord, words: []string{"zero", "max", "min"}}
+	// attrPattern is pto::MaskPattern (include/pto/common/type.hpp): bits read
+	// right to left, so p0101 takes the first of every two elements.
+	attrPattern = attrDomain{key: "pattern", kind: attrWord, words: []string{"p0101", "p1010", "p0001", "p0010", "p0100", "p1000", "p1111"}}
+)
+
+func vecOp3(name string, cost CostKey, doc string) *opDef {
+	return def(name, FamVector, PipeV, cost, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)}, doc)
+}
+
+func vecOpS(name string, cost CostKey, doc string) *opDef {
+	return def(name, FamVector, PipeV, cost, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")}, doc)
+}
+
+func defsMore() {
+	// Elementwise, tile-tile (TPow.hpp, TRem.hpp, TFmod.hpp, TSubRelu.hpp).
+	vecOp3("tpow", CostVLn, "a to the power b: exp(b·ln|a|), sign and integer exponents as pow (TPow.hpp: vln, vmul, vexp; charged as vln)").chk(chkSame)
+	vecOp3("trem", CostVDiv, "remainder with the divisor's sign: a - floor(a/b)·b (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSame)
+	vecOp3("tfmod", CostVDiv, "fmod: remainder with the dividend's sign, a - trunc(a/b)·b (TFmod.hpp; charged as vdiv)").chk(chkSame)
+	vecOp3("tsubrelu", CostVSub, "max(a - b, 0) (TSubRelu.hpp vsubrelu; no a2a3 cost entry, charged as vsub)").chk(chkSame)
+	// Tile-scalar (TBitwiseSOp.hpp, TPow.hpp, TRemS.hpp, TFmodS.hpp).
+	for _, v := range []struct {
+		name string
+		cost CostKey
+		doc  string
+	}{
+		{"tands", CostVAnd, "bitwise and with a scalar"},
+		{"tors", CostVOr, "bitwise or with a scalar"},
+		{"txors", CostVXor, "bitwise xor with a scalar"},
+		{"tshls", CostVShl, "shift left by a scalar"},
+		{"tshrs", CostVShr, "shift right by a scalar (arithmetic for signed dtypes)"},
+		{"tpows", CostVLn, "a to the power of a scalar (charged as vln)"},
+		{"trems", CostVDiv, "remainder by a scalar, with the scalar's sign (charged as vdiv)"},
+		{"tfmods", CostVDiv, "fmod by a scalar, with a's sign (charged as vdiv)"},
+	} {
+		vecOpS(v.name, v.cost, v.doc).chk(chkSame)
+	}
+	// Fused (TFusedMulAdd.hpp vmadd, TFusedMulAddRelu.hpp vmaddrelu,
+	// TMulAddDst.hpp vmla, TAxpy.hpp vaxpy). The result is rounded once.
+	fused := func(name, doc string) {
+		def(name, FamVector, PipeV, CostVMul, aivOnly,
+			[]OperandSpec{tileRW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
+			doc+"; rounded once (no a2a3 cost entry, charged as vmul)").chk(chkSame)
+	}
+	fused("tfusedmuladd", "dst = a·dst + b (vmadd)")
+	fused("tfusedmuladdrelu", "dst = max(a·dst + b, 0) (vmaddrelu)")
+	fused("tmuladddst", "dst = a·b + dst (vmla)")
+	def("taxpy", FamVector, PipeV, CostVAxpy, aivOnly,
+		[]OperandSpec{tileRW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
+		"dst = s·a + dst; an f16 a accumulates into an f32 dst (vaxpy)").chk(chkCvt)
+	// Products (TRowProd.hpp, TColProd.hpp: vmul folds).
+	for _, n := range []string{"trowprod", "tcolprod"} {
+		def(n, FamVector, PipeV, CostVMul, aivOnly,
+			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
+			"reduce "+n[1:4]+"s by product (vmul folds)").chk(chkSameDType)
+	}
+	// exp(a - b) with b broadcast (TRowExpandExpdif.hpp, TColExpandExpdif.hpp).
+	for _, n := range []string{"trowexpandexpdif", "tcolexpandexpdif"} {
+		def(n, FamVector, PipeV, CostVExp, aivOnly,
+			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
+			"exp(a - b) with b broadcast along "+n[1:4]+"s (vsub then vexp; charged as vexp)").chk(chkSameDType)
+	}
+	// Partial ops (TPartOp.hpp, TPartArgOp.hpp): where only one source's valid
+	// region covers an element, that source's element.
+	for _, v := range []opCost{{"tpartadd", CostVAdd}, {"tpartmul", CostVMul}, {"tpartmax", CostVMax}, {"tpartmin", CostVMin}} {
+		vecOp3(v.name, v.cost, v.name[5:]+" where both sources are valid, else the valid one's element").chk(chkSameDType)
+	}
+	for _, n := range []string{"tpartargmax", "tpartargmin"} {
+		def(n, FamVector, PipeV, CostVSel, aivOnly,
+			[]OperandSpec{tileW("dst", vecLocs...), tileW("dstidx", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...),
+				tileR("aidx", vecLocs...), tileR("bidx", vecLocs...)},
+			"partial "+n[5:]+": value and index of the "+map[string]string{"tpartargmax": "larger", "tpartargmin": "smaller"}[n]+" (b on a tie), or of the only valid source (charged as vsel)")
+	}
+	// Arg-reductions (TRowReduceIdxOps.hpp, TColReduceIdx.hpp).
+	for _, v := range []struct {
+		name string
+		cost CostKey
+	}{{"trowargmax", CostVCMax}, {"trowargmin", CostVCMin}, {"tcolargmax", CostVMax}, {"tcolargmin", CostVMin}} {
+		axis := v.name[1:4]
+		def(v.name, FamVector, PipeV, v.cost, aivOnly,
+			[]OperandSpec{tileW("dstidx", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
+			"index of the "+v.name[7:]+" of each "+axis+" (the first on a tie; NaN is never selected)")
+		def(v.name+".val", FamVector, PipeV, v.cost, aivOnly,
+			[]OperandSpec{tileW("dst", vecLocs...), tileW("dstidx", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
+			"value and index of the "+v.name[7:]+" of each "+axis)
+	}
+	// Sorting (TSort32.hpp vbitsort, TMrgSort.hpp vmrgsort4). A sorted list
+	// is (value, index) pairs of 8 bytes: f32 [value, index bits], f16
+	// [value, 0, index bits].
+	def("tsort32", FamVector, PipeV, CostVBitSort, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("idx", vecLocs...), opt(scratchW("tmp", vecLocs...))},
+		"sort each 32-element block of each row descending, with its uint32 index, into (value, index) pairs; a short tail block is padded with -inf")
+	def("tmrgsort", FamVector, PipeV, CostVMrgSort4, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), scalar("blocklen")},
+		"merge 4 sorted runs of blocklen elements (pairs) per group of 4·blocklen, descending")
+	def("tmrgsort.lists", FamVector, PipeV, CostVMrgSort4, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), scratchW("tmp", vecLocs...), tileR("src0", vecLocs...), tileR("src1", vecLocs...),
+			opt(tileR("src2", vecLocs...)), opt(tileR("src3", vecLocs...))},
+		"merge 2-4 sorted lists of (value, index) pairs into dst, descending")
+	// Generators (TCI.hpp, TTri.hpp).
+	def("tci", FamVector, PipeV, CostVDup, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},
+		"dst's valid elements, row-major, get start+k (start-k with #descending=1)").with(attrDesc)
+	def("ttri", FamVector, PipeV, CostVDup, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), scalar("diagonal")},
+		"triangular 0/1 mask: lower j ≤ i+d, or with #upper=1, j ≥ i+d").with(attrUpper)
+	// Layout (TFillPad.hpp, TConcat.hpp, TPairReduceSum.hpp, TGatherB.hpp).
+	def("tfillpad", FamVector, PipeV, CostVCopy, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
+		"dst's valid region gets src where src is valid, else the pad value (#pad=zero|max|min: ±inf for floats, the dtype's extreme for integers)").
+		alias("tfillpad_expand", "tfillpad_inplace").with(attrPad).chk(chkSameDType)
+	def("tconcat", FamVector, PipeV, CostVCopy, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
+		"each row of dst is a's valid columns then b's").chk(chkSameDType)
+	def("tpairreducesum", FamVector, PipeV, CostVCGAdd, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
+		"dst[i, k] = src[i, 2k] + src[i, 2k+1] for k < ⌈cols/2⌉, zero beyond (charged as vcgadd)").chk(chkSameDType)
+	def("tgatherb", FamVector, PipeV, CostVGatherB, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("offsets", vecLocs...)},
+		"dst[i, j] = the element at byte offset offsets[i, j] from src's start")
+	def("tgather.mask", FamVector, PipeV, CostVReduceV2, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
+		"keep the elements of each row of src that #pattern selects, packed to the left of dst's row; element bits are copied, so an f32 slot may land in a u32 tile (TGather.hpp mask form, vreducev2)").
+		with(attrPattern)
+	// Fused converts (TAddReluConv.hpp vaddreluconv_*, TAddDeqRelu.hpp) and
+	// int8 quantisation (TQuant.hpp), charged as their vconv.
+	def("taddreluconv", FamVector, PipeV, CostVConv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
+		"dst = convert(max(a + b, 0)), saturating, round to nearest even: f32→f16, f16→i8, i16→i8").chk(chkCvt)
+	def("tadddeqrelu", FamVector, PipeV, CostVConv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...), floatImm("deqscale"), scratchW("tmp", vecLocs...)},
+		"f16 dst = max((a + b)·deqscale, 0) for i32 a, b: the int32 sum in tmp, then f32 steps ·2⁻¹⁷ ·deqscale ·2¹⁷, saturating to f16").chk(chkCvt)
+	def("tquant", FamVector, PipeV, CostVConv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileRW("src", vecLocs...), tileR("scale", vecLocs...), scratchW("tmp", vecLocs...), opt(tileR("offset", vecLocs...))},
+		"int8 quantisation of an f32 src, in place as A2/A3 does it: src = src·scale[i] (+ offset[i]), tmp = rint to i32, then f16 and a saturating i8 (or u8 with offset) dst").chk(chkCvt)
+	// Quantisation (TDequant.hpp).
+	def("tdequant", FamVector, PipeV, CostVConv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("scale", vecLocs...), tileR("offset", vecLocs...)},
+		"dst = (src - offset[i]) · scale[i], per-row f32 parameters (charged as vconv)")
+}
+
+// notOnA2A3 names the pto-isa instructions ptoasm knows but does not accept:
+// it models A2/A3, and these have no A2/A3 implementation in pto-isa
+// (include/pto/npu/a2a3 at 3186c381 has no header for them).
+var notOnA2A3 = map[string]string{
+	"tinterleave":     "A5 only: include/pto/npu/a5/TInterleave.hpp",
+	"tdeinterleave":   "A5 only: include/pto/npu/a5/TDeInterleave.hpp",
+	"thistogram":      "A5 only: include/pto/npu/a5/THistogram.hpp",
+	"trandom":         "A5 only: include/pto/npu/a5/TRandom.hpp",
+	"tget_scale_addr": "A5 only: include/pto/npu/a5/TGetScaleAddr.hpp",
+	"tmatmul_mx":      "A5 only: include/pto/npu/a5/TMatmul.hpp (MX formats)",
+	"tgemv_mx":        "A5 only: include/pto/npu/a5/TMatmul.hpp (MX formats)",
+	"tmatmul_mx_hif4": "A5 only: docs/isa/TMATMUL_MX_HIF4.md",
+	"tquant_hif4":     "A5 only: docs/isa/TQUANT_HIF4.md",
+	"tquant_dn":       "A5 only: docs/isa/TQUANT_DN.md (verified from A5 simulator logs)",
+	"taddc":           "CPU simulator only: include/pto/cpu (no NPU implementation)",
+	"tsubc":           "CPU simulator only: include/pto/cpu (no NPU implementation)",
+	"taddsc":          "CPU simulator only: include/pto/cpu (no NPU implementation)",
+	"tsubsc":          "CPU simulator only: include/pto/cpu (no NPU implementation)",
+}
+
+// NotOnA2A3 says why a pto-isa mnemonic is not accepted, or "" when it is
+// not one of them.
+func NotOnA2A3(name string) string {
+	if why, ok := notOnA2A3[normOpName(name)]; ok {
+		return fmt.Sprintf("%s is not an A2/A3 instruction (%s); ptoasm models A2/A3 (profile a2a3)", normOpName(name), why)
+	}
+	return ""
+}

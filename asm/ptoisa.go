@@ -1,0 +1,105 @@
+package asm
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ptoISAPages names the instruction pages of pto-isa's docs/isa at commit
+// 3186c381 (one NAME.md per instruction, _zh translations, README and
+// conventions left out): the list ptoasm's coverage is measured against.
+var ptoISAPages = []string{
+	"MGATHER", "MSCATTER", "SETFMATRIX", "SET_IMG2COL_PADDING", "SET_IMG2COL_RPT", "SET_QUANT_SCALAR",
+	"SET_QUANT_VECTOR", "SYNCALL", "TABS", "TADD", "TADDC", "TADDReluConv", "TADDS", "TADDSC",
+	"TALLOC", "TAND", "TANDS", "TASSIGN", "TAXPY", "TAddDeqRelu", "TCI", "TCMP", "TCMPS",
+	"TCOLARGMAX", "TCOLARGMIN", "TCOLEXPAND", "TCOLEXPANDADD", "TCOLEXPANDDIV", "TCOLEXPANDEXPDIF",
+	"TCOLEXPANDMAX", "TCOLEXPANDMIN", "TCOLEXPANDMUL", "TCOLEXPANDSUB", "TCOLMAX", "TCOLMIN",
+	"TCOLPROD", "TCOLSUM", "TCONCAT", "TCVT", "TDEINTERLEAVE", "TDEQUANT", "TDIV", "TDIVS", "TEXP",
+	"TEXPANDS", "TEXTRACT", "TEXTRACT_FP", "TFILLPAD", "TFILLPAD_EXPAND", "TFILLPAD_INPLACE", "TFMOD",
+	"TFMODS", "TFREE", "TFUSEDMULADD", "TFUSEDMULADDRELU", "TGATHER", "TGATHERB", "TGEMV",
+	"TGEMV_ACC", "TGEMV_BIAS", "TGEMV_MX", "TGET_SCALE_ADDR", "THISTOGRAM", "TIMG2COL", "TINSERT",
+	"TINSERT_FP", "TINTERLEAVE", "TLOAD", "TLOG", "TLRELU", "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS",
+	"TMATMUL_MX", "TMATMUL_MX_HIF4", "TMAX", "TMAXS", "TMIN", "TMINS", "TMOV", "TMOV_FP", "TMRGSORT",
+	"TMUL", "TMULADDDST", "TMULS", "TNEG", "TNOT", "TOR", "TORS", "TPARTADD", "TPARTARGMAX",
+	"TPARTARGMIN", "TPARTMAX", "TPARTMIN", "TPARTMUL", "TPOP", "TPOW", "TPOWS", "TPREFETCH",
+	"TPREFETCH_ASYNC", "TPRELU", "TPRINT", "TPUSH", "TPairReduceSum", "TQUANT", "TQUANT_DN",
+	"TQUANT_HIF4", "TRANDOM", "TRECIP", "TRELU", "TREM", "TREMS", "TRESHAPE", "TROWARGMAX",
+	"TROWARGMIN", "TROWEXPAND", "TROWEXPANDADD", "TROWEXPANDDIV", "TROWEXPANDEXPDIF", "TROWEXPANDMAX",
+	"TROWEXPANDMIN", "TROWEXPANDMUL", "TROWEXPANDSUB", "TROWMAX", "TROWMIN", "TROWPROD", "TROWSUM",
+	"TRSQRT", "TSCATTER", "TSEL", "TSELS", "TSHL", "TSHLS", "TSHR", "TSHRS", "TSORT32", "TSQRT",
+	"TSTORE", "TSTORE_FP", "TSUB", "TSUBC", "TSUBRELU", "TSUBS", "TSUBSC", "TSUBVIEW", "TSYNC",
+	"TTRANS", "TTRI", "TXOR", "TXORS",
+}
+
+// notYet says, for each pto-isa instruction with an A2/A3 implementation
+// that ptoasm does not accept, why not or what expresses it instead.
+var notYet = map[string]string{
+	"MGATHER":             "GM gather by an index tile (a2a3/MGather.hpp): not yet",
+	"MSCATTER":            "GM scatter by an index tile (a2a3/MScatter.hpp): not yet",
+	"SETFMATRIX":          "IMG2COL configuration: the IMG2COL path is not modelled",
+	"SET_IMG2COL_PADDING": "IMG2COL configuration: the IMG2COL path is not modelled",
+	"SET_IMG2COL_RPT":     "IMG2COL configuration: the IMG2COL path is not modelled",
+	"TIMG2COL":            "L1 → L0A image-to-column load: not modelled",
+	"SET_QUANT_SCALAR":    "FIX quantisation parameters: not modelled (FIX converts dtypes only)",
+	"SET_QUANT_VECTOR":    "FIX quantisation parameters: not modelled (FIX converts dtypes only)",
+	"TEXTRACT_FP":         "textract with a scaling tile: the quantisation is not modelled",
+	"TINSERT_FP":          "tinsert with a scaling tile: the quantisation is not modelled",
+	"TALLOC":              "TPipe FIFO slot as a GlobalTensor: ptoasm's fifo is tpush/tpop on a `fifo` declaration",
+	"TFREE":               "TPipe FIFO free: empty on A2/A3 (a2a3/TPop.hpp); tpop frees its slot",
+	"TASSIGN":             "a tile's address: a `tile … @ ADDR` declaration (static); register addresses not yet",
+	"TRESHAPE":            "another tile type over the same bytes: a second `tile` declared at the same address",
+	"TSUBVIEW":            "a sub-tile: a `tile` declared inside another's bytes with a smaller valid region",
+	"TPREFETCH_ASYNC":     "SDMA prefetch into L2: not yet",
+	"TPRINT":              "debug print: not yet",
+}
+
+// PtoISACoverage classifies one pto-isa page name: the ptoasm instruction
+// that accepts it (by its name, or with a variant suffix as `.x`), the
+// reason it is rejected (not an A2/A3 instruction), or why it is missing.
+func PtoISACoverage(page string) (op *OpInfo, rejected, missing string) {
+	low := strings.ToLower(page)
+	if op = LookupOp(low); op != nil {
+		return op, "", ""
+	}
+	if i := strings.IndexByte(low, '_'); i > 0 {
+		if op = LookupOp(low[:i] + "." + low[i+1:]); op != nil {
+			return op, "", ""
+		}
+	}
+	if why, ok := notOnA2A3[low]; ok {
+		return nil, why, ""
+	}
+	if why, ok := notYet[page]; ok {
+		return nil, "", why
+	}
+	return nil, "", "not accepted"
+}
+
+// fprintCoverage writes docs/isa.md's coverage table.
+func fprintCoverage(w io.Writer) {
+	var acc, rej, miss int
+	var rows strings.Builder
+	for _, p := range ptoISAPages {
+		op, rejected, missing := PtoISACoverage(p)
+		switch {
+		case op != nil:
+			acc++
+			fmt.Fprintf(&rows, "| %s | `%s` | %s |\n", p, op.Name, op.RouteString())
+		case rejected != "":
+			rej++
+			fmt.Fprintf(&rows, "| %s | rejected | %s |\n", p, rejected)
+		default:
+			miss++
+			fmt.Fprintf(&rows, "| %s | — | %s |\n", p, missing)
+		}
+	}
+	fmt.Fprintf(w, "\n## Coverage of pto-isa\n\n")
+	fmt.Fprintf(w, "Against the %d instruction pages of pto-isa's docs/isa at commit 3186c381: %d accepted,\n", len(ptoISAPages), acc)
+	fmt.Fprintf(w, "%d rejected with their reason (no A2/A3 implementation in include/pto/npu/a2a3: A5 only or the\n", rej)
+	fmt.Fprintf(w, "CPU simulator only; the assembler says so and names the source), %d not accepted (the reason\n", miss)
+	fmt.Fprintf(w, "or what expresses it instead). Accepted and rejected together: %d of %d (%.0f%%).\n\n", acc+rej, len(ptoISAPages), 100*float64(acc+rej)/float64(len(ptoISAPages)))
+	fmt.Fprintln(w, "| pto-isa | ptoasm | pipe, or why not |")
+	fmt.Fprintln(w, "|---|---|---|")
+	fmt.Fprint(w, rows.String())
+}
