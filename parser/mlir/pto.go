@@ -976,6 +976,24 @@ func (k *kctx) subset(op *Op) {
 	}
 	l, _ := asm.ParseLoc(p.loc)
 	elemBytes := dims[0] * dims[1] * es
+	if rowBytes := p.cols * es; p.nd && isLit(offs[1]) && offs[1].v == 0 && dims[1] == p.cols && rowBytes%32 == 0 && R <= p.rows && p.rows-R < 1024 {
+		// Whole rows at a computed row (a buffer of a stacked double
+		// buffer, as `fmt --to mlir` prints tile arrays): the aliases are
+		// one parent row apart and lie inside the parent, and the index
+		// is the row offset itself.
+		name, sp := k.result(op)
+		t := k.declTile(sp, name, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc},
+			&val{kind: vScalar, x: p.addr, static: true, known: true, v: p.addrV}, nil, nil)
+		if t.kind != vTile {
+			return
+		}
+		if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
+			d.Count, d.Step = num(sp, p.rows-R+1), num(sp, rowBytes)
+		}
+		t.tile.index = offs[0].x
+		k.define(op, t)
+		return
+	}
 	n := min((p.rows*p.cols*es+31)/32, (asm.SpaceCapacity(l.Space())-p.addrV-elemBytes)/32+1)
 	if n < 1 {
 		k.errf(op.Span, "pto.subset: the subset does not fit after its parent's address")
