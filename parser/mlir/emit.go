@@ -96,7 +96,13 @@ func (e *emitter) program() {
 	if len(e.errs) > 0 {
 		return
 	}
-	f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}}
+	f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}}
+	for _, t := range tensors {
+		f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
+	}
+	for _, t := range k.Tiles {
+		f.used["%"+t.Name] = true
+	}
 	f.body(k, tensors)
 	if len(e.errs) > 0 {
 		return
@@ -133,11 +139,20 @@ type fnEmitter struct {
 	regs   map[int]string // register slot -> SSA value
 	views  map[string]string
 	tiles  map[*asm.TileInfo]string
+	used   map[string]bool
 }
 
+// fresh names a new SSA value, never one of the program's tile or tensor
+// names (a translation's own names come back as tile names).
 func (f *fnEmitter) fresh(p string) string {
-	f.n++
-	return fmt.Sprintf("%%%s%d", p, f.n)
+	for {
+		f.n++
+		s := fmt.Sprintf("%%%s%d", p, f.n)
+		if !f.used[s] {
+			f.used[s] = true
+			return s
+		}
+	}
 }
 
 func (f *fnEmitter) line(format string, args ...any) {
@@ -158,6 +173,10 @@ func (f *fnEmitter) constant(v int64, ty string) string {
 	if ty != "index" {
 		name += "_" + ty
 	}
+	if f.used[name] {
+		name = f.fresh("k")
+	}
+	f.used[name] = true
 	f.consts[key] = name
 	fmt.Fprintf(&f.head, "    %s = arith.constant %d : %s\n", name, v, ty)
 	return name
@@ -176,8 +195,7 @@ func (f *fnEmitter) fconst(x float64, ty string) string {
 	if s, ok := f.consts[key]; ok {
 		return s
 	}
-	f.n++
-	name := fmt.Sprintf("%%cst%d", f.n)
+	name := f.fresh("cst")
 	f.consts[key] = name
 	fmt.Fprintf(&f.head, "    %s = arith.constant %s : %s\n", name, floatText(x), ty)
 	return name
@@ -592,7 +610,9 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	return v
 }
 
-func ptType(t *asm.TileInfo) string { return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, t.DType) }
+func ptType(t *asm.TileInfo) string {
+	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, t.DType)
+}
 
 func (f *fnEmitter) scalar(a asm.Arg, dt asm.DType) (string, string) {
 	ty := dt.String()
@@ -689,5 +709,3 @@ func (f *fnEmitter) op(op *asm.COp) {
 	f.line("pto.%s ins(%s : %s) outs(%s : %s)", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
 		strings.Join(outs, ", "), strings.Join(outTy, ", "))
 }
-
-
