@@ -599,6 +599,11 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 		f.errf(a.Span, "--to mlir: a GM operand on another rank has no PTOAS equivalent")
 		return ""
 	}
+	if sh := a.GM.Shape; int64(t.VRows) > sh[0] || int64(t.VCols) > sh[1] {
+		// PTOAS's partition_view must lie inside its view.
+		f.errf(a.Span, "--to mlir: the window [%d x %d] does not fit @%s %v", t.VRows, t.VCols, a.GM.Name, sh)
+		return ""
+	}
 	offs := make([]string, len(a.Idx))
 	for i, x := range a.Idx {
 		offs[i] = f.cexpr(x, a.Span)
@@ -649,9 +654,25 @@ func (f *fnEmitter) op(op *asm.COp) {
 		f.errf(op.Instr.OpSpan, "--to mlir: %s has no PTOAS equivalent that ptoasm reads back", name)
 		return
 	}
+	// Attributes as PTOAS spells them (include/PTO/IR/PTOAttrs.td at
+	// a56b18c3: RoundMode, CmpMode, AtomicType), in the trailing dictionary.
+	var dict []string
 	for _, at := range op.Attrs {
-		f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s is not printed yet", at.Key, name)
-		return
+		switch {
+		case name == "tcvt" && at.Key == "rnd" && at.IsWord:
+			dict = append(dict, "rmode = #pto<round_mode "+strings.ToUpper(at.Word)+">")
+		case (name == "tcmp" || name == "tcmps") && at.Key == "cmp" && at.IsWord:
+			dict = append(dict, "cmpMode = #pto<cmp "+at.Word+">")
+		case name == "tstore" && at.Key == "atomic" && at.IsWord && at.Word == "add":
+			dict = append(dict, "atomicType = #pto<atomic_type atomic_add>")
+		default:
+			f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s has no PTOAS equivalent printed here", at.Key, name)
+			return
+		}
+	}
+	tail := ""
+	if len(dict) > 0 {
+		tail = " {" + strings.Join(dict, ", ") + "}"
 	}
 	var ins, outs, inTy, outTy []string
 	in := func(a asm.Arg) {
@@ -694,7 +715,20 @@ func (f *fnEmitter) op(op *asm.COp) {
 		}
 		s, ty := f.scalar(args[len(args)-1], args[0].Tile.DType)
 		ins, inTy = append(ins, s), append(inTy, ty)
-	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel:
+	case shExtract:
+		in(args[1])
+		for _, a := range args[2:4] {
+			ins, inTy = append(ins, f.cexpr(a.Val, a.Span)), append(inTy, "index")
+		}
+		out(args[0])
+	case shCmps, shSels:
+		for _, a := range args[1 : len(args)-1] {
+			in(a)
+		}
+		s, ty := f.scalar(args[len(args)-1], args[1].Tile.DType)
+		ins, inTy = append(ins, s), append(inTy, ty)
+		out(args[0])
+	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx:
 		for _, a := range args[1:] {
 			in(a)
 		}
@@ -706,6 +740,6 @@ func (f *fnEmitter) op(op *asm.COp) {
 	if len(f.errs) > 0 {
 		return
 	}
-	f.line("pto.%s ins(%s : %s) outs(%s : %s)", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
-		strings.Join(outs, ", "), strings.Join(outTy, ", "))
+	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
+		strings.Join(outs, ", "), strings.Join(outTy, ", "), tail)
 }
