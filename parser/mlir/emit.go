@@ -40,9 +40,10 @@ func (e *emitter) errf(sp asm.Span, format string, args ...any) {
 	e.errs = append(e.errs, &asm.Diagnostic{Span: sp, Severity: asm.SevError, Msg: fmt.Sprintf(format, args...)})
 }
 
-// launchKernel is the one kernel the launch runs; the checks here name the
-// launch constructs PTOAS has no equivalent for.
-func (e *emitter) launchKernel() *asm.KernelInfo {
+// launchKernels are the kernels of the launch's one run: one kernel, or a
+// cube and a vector kernel launched together (`run C + V`). The checks name
+// the launch constructs PTOAS has no equivalent for.
+func (e *emitter) launchKernels() []*asm.KernelInfo {
 	l := e.obj.Launch
 	if l == nil {
 		e.errf(asm.Span{}, "--to mlir: the program has no launch")
@@ -50,7 +51,12 @@ func (e *emitter) launchKernel() *asm.KernelInfo {
 	}
 	for _, a := range l.Attrs {
 		if a.Key == "ranks" {
-			if n, ok := a.Val.(*asm.Num); !ok || n.Int != 1 {
+			n, ok := a.Val.(*asm.Num)
+			if nm, isName := a.Val.(*asm.Name); isName {
+				v, _ := e.obj.Const(nm.Name)
+				n, ok = &asm.Num{Int: v}, true
+			}
+			if !ok || n.Int != 1 {
 				e.errf(a.Span, "--to mlir: a launch on several ranks has no PTOAS equivalent (PTOAS kernels run on one device)")
 				return nil
 			}
@@ -65,20 +71,33 @@ func (e *emitter) launchKernel() *asm.KernelInfo {
 		}
 		run = r
 	}
-	if run == nil || len(run.Streams) != 1 || len(run.Streams[0].Kernels) != 1 {
+	if run == nil || len(run.Streams) != 1 {
 		sp := l.Span
 		if run != nil {
 			sp = run.Span
 		}
-		e.errf(sp, "--to mlir: only a launch of one kernel is printed (a mixed or multi-kernel launch is not supported yet)")
+		e.errf(sp, "--to mlir: only a run of one stream is printed")
 		return nil
 	}
-	return e.obj.Kernel(run.Streams[0].Kernels[0])
+	var ks []*asm.KernelInfo
+	kinds := map[string]int{}
+	for _, n := range run.Streams[0].Kernels {
+		k := e.obj.Kernel(n)
+		ks = append(ks, k)
+		kinds[k.Kind.String()]++
+	}
+	// The reader launches one cube and one vector kernel of a module
+	// together; any other set of kernels would come back as other runs.
+	if len(ks) > 1 && (len(ks) != 2 || kinds["aic"] != 1 || kinds["aiv"] != 1) {
+		e.errf(run.Span, "--to mlir: only one kernel, or one cube and one vector kernel, launched together are printed")
+		return nil
+	}
+	return ks
 }
 
 func (e *emitter) program() {
-	k := e.launchKernel()
-	if k == nil {
+	ks := e.launchKernels()
+	if ks == nil {
 		return
 	}
 	var tensors []*asm.TensorInfo
@@ -96,34 +115,56 @@ func (e *emitter) program() {
 	if len(e.errs) > 0 {
 		return
 	}
-	f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}}
+	var params, args, types []string
 	for _, t := range tensors {
-		f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
+		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
+		args = append(args, "%"+t.Name)
+		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
 	}
-	for _, t := range k.Tiles {
-		f.used["%"+t.Name] = true
-	}
-	f.body(k, tensors)
-	if len(e.errs) > 0 {
-		return
+	var funcs []string
+	for _, k := range ks {
+		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}}
+		for _, t := range tensors {
+			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
+		}
+		for _, t := range k.Tiles {
+			f.used["%"+t.Name] = true
+		}
+		f.body(k, tensors)
+		if len(e.errs) > 0 {
+			return
+		}
+		attrs := []string{}
+		if len(ks) == 1 {
+			attrs = append(attrs, "pto.entry")
+		}
+		switch k.Kind.String() {
+		case "aic":
+			attrs = append(attrs, "pto.kernel_kind = #pto.kernel_kind<cube>")
+		case "aiv":
+			attrs = append(attrs, "pto.kernel_kind = #pto.kernel_kind<vector>")
+		}
+		at := ""
+		if len(attrs) > 0 {
+			at = " attributes {" + strings.Join(attrs, ", ") + "}"
+		}
+		funcs = append(funcs, fmt.Sprintf("  func.func @%s(%s)%s {\n%s%s    return\n  }\n", k.Name, strings.Join(params, ", "), at, f.head.String(), f.b.String()))
 	}
 	fmt.Fprintf(&e.out, "// PTOAS MLIR translation of %s (ptoasm fmt --to mlir; docs/mlir.md)\n", e.obj.Main)
 	e.out.WriteString("module {\n")
-	var params []string
-	for _, t := range tensors {
-		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
+	for _, fn := range funcs {
+		e.out.WriteString(fn)
 	}
-	kind := ""
-	switch k.Kind.String() {
-	case "aic":
-		kind = ", pto.kernel_kind = #pto.kernel_kind<cube>"
-	case "aiv":
-		kind = ", pto.kernel_kind = #pto.kernel_kind<vector>"
+	if len(ks) > 1 {
+		// The host's entry launches both kernels on the same tensors (the
+		// reader binds the callees' arguments to the entry's).
+		fmt.Fprintf(&e.out, "  func.func @%s_entry(%s) attributes {pto.entry} {\n", ks[0].Name, strings.Join(params, ", "))
+		for _, k := range ks {
+			fmt.Fprintf(&e.out, "    func.call @%s(%s) : (%s) -> ()\n", k.Name, strings.Join(args, ", "), strings.Join(types, ", "))
+		}
+		e.out.WriteString("    return\n  }\n")
 	}
-	fmt.Fprintf(&e.out, "  func.func @%s(%s) attributes {pto.entry%s} {\n", k.Name, strings.Join(params, ", "), kind)
-	e.out.WriteString(f.head.String())
-	e.out.WriteString(f.b.String())
-	e.out.WriteString("    return\n  }\n}\n")
+	e.out.WriteString("}\n")
 }
 
 // fnEmitter prints one function. Constants go to head (they dominate every
@@ -634,6 +675,14 @@ func (f *fnEmitter) scalar(a asm.Arg, dt asm.DType) (string, string) {
 	return f.constant(a.Val.Val, "i32"), "i32"
 }
 
+// syncID is an FFTS id: a literal, or an index value (event_id_dyn).
+func (f *fnEmitter) syncID(c asm.CExpr, sp asm.Span) string {
+	if c.Const || c.Fn == nil {
+		return fmt.Sprint(c.Val)
+	}
+	return f.cexpr(c, sp)
+}
+
 func (f *fnEmitter) op(op *asm.COp) {
 	name, sp := op.Info.Name, op.Instr.Span
 	switch name {
@@ -647,6 +696,24 @@ func (f *fnEmitter) op(op *asm.COp) {
 		return
 	case "pipe_barrier":
 		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)
+		return
+	case "ffts_set":
+		// PTOAS's sync.set (ffts_cross_core_sync on A3) with its mode.
+		mode := int64(2)
+		if at, ok := op.Attr("mode"); ok && (at.Val.Const || at.Val.Fn == nil) {
+			mode = at.Val.Val
+		}
+		f.line("pto.sync.set <PIPE_%s>, %s {ffts_mode = %d : i32}", op.Args[0].Pipe, f.syncID(op.Args[1].Val, sp), mode)
+		return
+	case "ffts_wait":
+		// sync.wait names the pipe that waits; PTO-AS's wait holds the
+		// scalar, so the kernel's compute pipe is named (the reader
+		// ignores it).
+		p := "V"
+		if f.k.Kind.String() == "aic" {
+			p = "M"
+		}
+		f.line("pto.sync.wait <PIPE_%s>, %s", p, f.syncID(op.Args[0].Val, sp))
 		return
 	}
 	sh, ok := emitOps[name]
