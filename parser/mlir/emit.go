@@ -106,8 +106,8 @@ func (e *emitter) program() {
 			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
 			continue
 		}
-		if len(t.Shape) != 2 || t.Layout == asm.LayoutNZ {
-			e.errf(t.Decl.Span, "--to mlir: @%s: only 2-D nd or dn GM tensors are printed", t.Name)
+		if len(t.Shape) > 2 || t.Layout == asm.LayoutNZ {
+			e.errf(t.Decl.Span, "--to mlir: @%s: only 1-D and 2-D nd or dn GM tensors are printed", t.Name)
 			continue
 		}
 		tensors = append(tensors, t)
@@ -252,7 +252,11 @@ func tileType(t *asm.TileInfo, rows, vrows int) string {
 // body declares the views and tiles, then prints the statements.
 func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
 	for _, t := range tensors {
-		r, c := t.Shape[0], t.Shape[1]
+		// A 1-D tensor is a view of one row; its windows are one row.
+		r, c := int64(1), t.Shape[0]
+		if len(t.Shape) == 2 {
+			r, c = t.Shape[0], t.Shape[1]
+		}
 		v := "%" + t.Name + "_view"
 		f.views[t.Name] = v
 		strides, attr := []int64{c, 1}, ""
@@ -640,13 +644,17 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 		f.errf(a.Span, "--to mlir: a GM operand on another rank has no PTOAS equivalent")
 		return ""
 	}
-	if sh := a.GM.Shape; int64(t.VRows) > sh[0] || int64(t.VCols) > sh[1] {
+	sh, idx := a.GM.Shape, a.Idx
+	if len(sh) == 1 {
+		sh, idx = []int64{1, sh[0]}, append([]asm.CExpr{{Const: true}}, idx...)
+	}
+	if int64(t.VRows) > sh[0] || int64(t.VCols) > sh[1] {
 		// PTOAS's partition_view must lie inside its view.
 		f.errf(a.Span, "--to mlir: the window [%d x %d] does not fit @%s %v", t.VRows, t.VCols, a.GM.Name, sh)
 		return ""
 	}
-	offs := make([]string, len(a.Idx))
-	for i, x := range a.Idx {
+	offs := make([]string, len(idx))
+	for i, x := range idx {
 		offs[i] = f.cexpr(x, a.Span)
 	}
 	v := f.fresh("p")
