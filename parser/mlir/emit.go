@@ -244,9 +244,45 @@ func (f *fnEmitter) fconst(x float64, ty string) string {
 
 var slayoutNames = map[string]string{"none": "none_box", "row": "row_major", "col": "col_major"}
 
-func tileType(t *asm.TileInfo, rows, vrows int) string {
+func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
 	return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=%d, v_col=%d, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
-		t.Loc, t.DType, rows, t.Cols, vrows, t.VCols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+		t.Loc, t.DType, rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+}
+
+func elemType(t *asm.TileInfo) string { return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols) }
+
+// arrayGeometry says how a tile array is printed: one parent tile holding
+// its elements, stacked by rows (row-major, unboxed: whole rows are
+// contiguous) or by columns (column-major, plain or nz: whole columns are),
+// S rows or columns apart. ok is false for other arrays.
+func arrayGeometry(t *asm.TileInfo) (byCols bool, s int64, parent [2]int, ok bool) {
+	step := t.Addr[1] - t.Addr[0]
+	for i, a := range t.Addr {
+		if a != t.Addr[0]+int64(i)*step {
+			return false, 0, parent, false
+		}
+	}
+	if t.VRows != t.Rows || t.VCols != t.Cols {
+		return false, 0, parent, false
+	}
+	es := int64(t.DType.Size())
+	// Boxed tiles: only whole fractal boxes are contiguous.
+	bh, bw := int64(1), int64(1)
+	switch t.SLayout {
+	case "row":
+		bh, bw = 16, 32/es
+	case "col":
+		bh, bw = 32/es, 16
+	}
+	switch {
+	case t.BLayout == "row" && int64(t.Rows)%bh == 0 && step%(int64(t.Cols)*es) == 0:
+		s = step / (int64(t.Cols) * es)
+		return false, s, [2]int{int(int64(t.Count-1)*s) + t.Rows, t.Cols}, true
+	case t.BLayout == "col" && int64(t.Cols)%bw == 0 && step%(int64(t.Rows)*es) == 0:
+		s = step / (int64(t.Rows) * es)
+		return true, s, [2]int{t.Rows, int(int64(t.Count-1)*s) + t.Cols}, true
+	}
+	return false, 0, parent, false
 }
 
 // body declares the views and tiles, then prints the statements.
@@ -269,29 +305,21 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
 	f.tiles = map[*asm.TileInfo]string{}
 	for _, t := range k.Tiles {
 		sp := t.Decl.Span
-		rows, vrows := t.Rows, t.VRows
+		typ := elemType(t)
 		if t.Count > 1 {
-			// An array is one tile spanning its elements; an element is a
-			// row subset of it (PTOAS's pto.subset), which the reader
-			// lowers back to an array of aliases one row apart.
-			step := t.Addr[1] - t.Addr[0]
-			rowBytes := int64(t.Cols) * int64(t.DType.Size())
-			for i, a := range t.Addr {
-				if a != t.Addr[0]+int64(i)*step {
-					f.errf(sp, "--to mlir: tile array %%%s: elements are not evenly spaced", t.Name)
-					return
-				}
-			}
-			if step%rowBytes != 0 || t.BLayout != "row" || t.SLayout != "none" || t.VRows != t.Rows || t.VCols != t.Cols {
-				f.errf(sp, "--to mlir: tile array %%%s: only arrays of row-major tiles without a valid shape, a whole number of rows apart, are printed (as pto.subset rows of one tile)", t.Name)
+			// An array is one tile holding its elements; an element is a
+			// subset of whole rows or columns of it (PTOAS's pto.subset),
+			// which the reader lowers back to an array of aliases.
+			_, _, pr, ok := arrayGeometry(t)
+			if !ok {
+				f.errf(sp, "--to mlir: tile array %%%s: only evenly spaced arrays of whole row-major rows or column-major columns, without a valid shape, are printed (as pto.subset of one tile)", t.Name)
 				return
 			}
-			rows = int(int64(t.Count-1)*step/rowBytes) + t.Rows
-			vrows = rows
+			typ = tileType(t, pr[0], pr[1], pr[0], pr[1])
 		}
 		name := "%" + t.Name
 		f.tiles[t] = name
-		f.line("%s = pto.alloc_tile addr = %s : %s", name, f.constant(t.Addr[0], "i64"), tileType(t, rows, vrows))
+		f.line("%s = pto.alloc_tile addr = %s : %s", name, f.constant(t.Addr[0], "i64"), typ)
 	}
 	f.stmts(k.Body)
 }
@@ -620,22 +648,22 @@ var emitOps = func() map[string]opShape {
 func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 	t := a.Tile
 	if !t.IsArray {
-		return f.tiles[t], tileType(t, t.Rows, t.VRows)
+		return f.tiles[t], elemType(t)
 	}
-	i := f.cexpr(a.TileIdx, a.Span)
-	rows := int64(t.Rows)
-	if t.Count > 1 {
-		rows = (t.Addr[1] - t.Addr[0]) / (int64(t.Cols) * int64(t.DType.Size()))
+	byCols, s, pr, _ := arrayGeometry(t)
+	off := f.cexpr(a.TileIdx, a.Span)
+	if s != 1 {
+		x := f.fresh("x")
+		f.line("%s = arith.muli %s, %s : index", x, off, f.constant(s, "index"))
+		off = x
 	}
-	off := i
-	if rows != 1 {
-		off = f.fresh("x")
-		f.line("%s = arith.muli %s, %s : index", off, i, f.constant(rows, "index"))
+	r, c := off, f.constant(0, "index")
+	if byCols {
+		r, c = c, off
 	}
-	span := int(int64(t.Count-1)*rows) + t.Rows
 	v := f.fresh("e")
-	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], off, f.constant(0, "index"), t.Rows, t.Cols, tileType(t, span, span))
-	return v, tileType(t, t.Rows, t.VRows)
+	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, t.Rows, t.Cols, tileType(t, pr[0], pr[1], pr[0], pr[1]))
+	return v, elemType(t)
 }
 
 // window prints the partition of a GM operand that tile t moves.
