@@ -990,39 +990,18 @@ func (k *kctx) subset(op *Op) {
 	elemBytes := dims[0] * dims[1] * es
 	wholeRows := p.nd || (p.bl != "col_major" && R%boxH == 0)
 	wholeCols := p.bl == "col_major" && (p.sl == "" || p.sl == "none_box" || C%boxW == 0)
+	// Whole rows at a computed row (a buffer of a stacked double buffer, as
+	// `fmt --to mlir` prints tile arrays), or whole columns of a
+	// column-major (or nz) tile at a computed column: the aliases are one
+	// parent row (column) apart, lie inside the parent and keep its layout,
+	// and the index is the row (column) offset itself.
+	whole := typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc, bl: p.bl, sl: p.sl}
 	if rowBytes := p.cols * es; wholeRows && isLit(offs[1]) && offs[1].v == 0 && dims[1] == p.cols && rowBytes%32 == 0 && R <= p.rows && p.rows-R < 1024 {
-		// Whole rows at a computed row (a buffer of a stacked double
-		// buffer, as `fmt --to mlir` prints tile arrays): the aliases are
-		// one parent row apart and lie inside the parent, and the index
-		// is the row offset itself.
-		name, sp := k.result(op)
-		t := k.declTile(sp, name, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc, bl: p.bl, sl: p.sl},
-			&val{kind: vScalar, x: p.addr, static: true, known: true, v: p.addrV}, nil, nil)
-		if t.kind != vTile {
-			return
-		}
-		if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
-			d.Count, d.Step = num(sp, p.rows-R+1), num(sp, rowBytes)
-		}
-		t.tile.index = offs[0].x
-		k.define(op, t)
+		k.aliasArray(op, p, whole, p.rows-R+1, rowBytes, offs[0].x)
 		return
 	}
 	if colBytes := p.rows * es; wholeCols && isLit(offs[0]) && offs[0].v == 0 && dims[0] == p.rows && colBytes%32 == 0 && C <= p.cols && p.cols-C < 1024 {
-		// Whole columns of a column-major (or nz) tile at a computed
-		// column: the aliases are one parent column apart, keep the
-		// parent's layout, and the index is the column offset.
-		name, sp := k.result(op)
-		t := k.declTile(sp, name, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc, bl: p.bl, sl: p.sl},
-			&val{kind: vScalar, x: p.addr, static: true, known: true, v: p.addrV}, nil, nil)
-		if t.kind != vTile {
-			return
-		}
-		if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
-			d.Count, d.Step = num(sp, p.cols-C+1), num(sp, colBytes)
-		}
-		t.tile.index = offs[1].x
-		k.define(op, t)
+		k.aliasArray(op, p, whole, p.cols-C+1, colBytes, offs[1].x)
 		return
 	}
 	n := min((p.rows*p.cols*es+31)/32, (asm.SpaceCapacity(l.Space())-p.addrV-elemBytes)/32+1)
@@ -1040,6 +1019,21 @@ func (k *kctx) subset(op *Op) {
 		d.Count, d.Step = num(sp, n), num(sp, 32)
 	}
 	t.tile.index = binVal(sp, "/", off, lit(sp, 32)).x
+	k.define(op, t)
+}
+
+// aliasArray defines the subset op's result as element index of an array
+// of n aliases of type ti, step bytes apart from parent p's address.
+func (k *kctx) aliasArray(op *Op, p *tileVal, ti typeInfo, n, step int64, index asm.Expr) {
+	name, sp := k.result(op)
+	t := k.declTile(sp, name, ti, &val{kind: vScalar, x: p.addr, static: true, known: true, v: p.addrV}, nil, nil)
+	if t.kind != vTile {
+		return
+	}
+	if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
+		d.Count, d.Step = num(sp, n), num(sp, step)
+	}
+	t.tile.index = index
 	k.define(op, t)
 }
 
