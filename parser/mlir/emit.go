@@ -468,6 +468,17 @@ func (f *fnEmitter) forLoop(s *asm.CFor) {
 
 func (f *fnEmitter) ifStmt(s *asm.CIf) {
 	cond := f.cond(s.Cond, s.If.Span)
+	// Every register a branch writes is a result (the reader's own scf.if
+	// results are registers first written in the branches); one not
+	// written before holds 0, as registers start.
+	w := map[int]bool{}
+	assigned(s.Then, w)
+	assigned(s.Else, w)
+	for sl := range w {
+		if _, ok := f.regs[sl]; !ok {
+			f.regs[sl] = f.constant(0, "index")
+		}
+	}
 	slots := f.carried(s.Then, s.Else)
 	before := f.snapshot()
 	branch := func(ss []asm.CStmt) string {
@@ -711,6 +722,37 @@ func (f *fnEmitter) scalar(a asm.Arg, dt asm.DType) (string, string) {
 	return f.constant(a.Val.Val, "i32"), "i32"
 }
 
+// initMatmul prints `tmatmul.acc c, a, b #init=x`, an accumulation that
+// starts from zero when x is non-zero, as PTOAS spells the two: tmatmul
+// (C = A·B) and tmatmul.acc (C += A·B), chosen by scf.if when x is computed.
+func (f *fnEmitter) initMatmul(op *asm.COp, name string, x asm.CExpr) {
+	plain := strings.TrimSuffix(name, ".acc")
+	c, cTy := f.tile(op.Args[0])
+	a, aTy := f.tile(op.Args[1])
+	b, bTy := f.tile(op.Args[2])
+	zero := func() { f.line("pto.%s ins(%s, %s : %s, %s) outs(%s : %s)", plain, a, b, aTy, bTy, c, cTy) }
+	acc := func() {
+		f.line("pto.%s ins(%s, %s, %s : %s, %s, %s) outs(%s : %s)", name, c, a, b, cTy, aTy, bTy, c, cTy)
+	}
+	if x.Const || x.Fn == nil {
+		if x.Val != 0 {
+			zero()
+		} else {
+			acc()
+		}
+		return
+	}
+	f.line("scf.if %s {", f.cond(x, op.Instr.Span))
+	f.depth++
+	zero()
+	f.depth--
+	f.line("} else {")
+	f.depth++
+	acc()
+	f.depth--
+	f.line("}")
+}
+
 // syncID is an FFTS id: a literal, or an index value (event_id_dyn).
 func (f *fnEmitter) syncID(c asm.CExpr, sp asm.Span) string {
 	if c.Const || c.Fn == nil {
@@ -760,6 +802,10 @@ func (f *fnEmitter) op(op *asm.COp) {
 	// Attributes as PTOAS spells them (include/PTO/IR/PTOAttrs.td at
 	// a56b18c3: RoundMode, CmpMode, AtomicType), in the trailing dictionary.
 	var dict []string
+	if at, ok := op.Attr("init"); ok && (name == "tmatmul.acc" || name == "tgemv.acc") && len(op.Attrs) == 1 {
+		f.initMatmul(op, name, at.Val)
+		return
+	}
 	for _, at := range op.Attrs {
 		switch {
 		case name == "tcvt" && at.Key == "rnd" && at.IsWord:

@@ -47,7 +47,13 @@ func (tr *trace) Observe(e *machine.Event) {
 	}
 	switch e.Kind {
 	case machine.EvExec:
-		fmt.Fprintf(b, "%s%s", e.Op.Info.Name, e.Step)
+		// An accumulation that starts from zero (#init) is the plain op
+		// (PTOAS spells it so): its accumulator is written, not read.
+		name := e.Op.Info.Name
+		if len(e.Accesses) > 0 && e.Accesses[0].Write {
+			name = strings.TrimSuffix(name, ".acc")
+		}
+		fmt.Fprintf(b, "%s%s", name, e.Step)
 		for _, a := range e.Accesses {
 			lo, where := a.Lo, a.Space.String()
 			if a.Tensor != nil {
@@ -101,13 +107,8 @@ func stream(t *testing.T, name string, o *asm.Object) string {
 func blocks(o *asm.Object) string {
 	for _, s := range o.Launch.Body {
 		if r, ok := s.(*asm.Run); ok && len(r.Streams) > 0 && r.Streams[0].Blocks != nil {
-			switch x := r.Streams[0].Blocks.(type) {
-			case *asm.Num:
-				return fmt.Sprint(x.Int)
-			case *asm.Name:
-				if v, ok := o.Const(x.Name); ok {
-					return fmt.Sprint(v)
-				}
+			if v, err := asm.EvalInt(r.Streams[0].Blocks, o.Const); err == nil {
+				return fmt.Sprint(v)
 			}
 		}
 	}
