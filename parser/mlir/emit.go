@@ -658,8 +658,8 @@ var emitOps = func() map[string]opShape {
 // element a pto.subset of the stacked array tile.
 func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 	t := a.Tile
-	if !t.IsArray {
-		return f.tiles[t], elemType(t)
+	if !t.IsArray || t.Count < 2 {
+		return f.tiles[t], elemType(t) // an array of one is its one tile
 	}
 	byCols, s, pr, _ := arrayGeometry(t)
 	off := f.cexpr(a.TileIdx, a.Span)
