@@ -46,7 +46,8 @@ func (e *emitter) errf(sp asm.Span, format string, args ...any) {
 func (e *emitter) launchKernels() []*asm.KernelInfo {
 	l := e.obj.Launch
 	if l == nil {
-		e.errf(asm.Span{}, "--to mlir: the program has no launch")
+		p := asm.Pos{File: e.obj.Main, Line: 1, Col: 1}
+		e.errf(asm.Span{Pos: p, End: p}, "--to mlir: the program has no launch, so no kernel to print")
 		return nil
 	}
 	for _, a := range l.Attrs {

@@ -258,3 +258,37 @@ func TestRoundTripCorpus(t *testing.T) {
 	sort.Strings(reasons)
 	t.Logf("%d of %d corpus kernels round-trip; the printer refuses:\n%s", pass, n, strings.Join(reasons, "\n"))
 }
+
+// Each construct PTOAS has no equivalent for is refused at its position,
+// naming it.
+func TestEmitErrors(t *testing.T) {
+	const head = "gm X : f32 [16, 16] = zero\n"
+	const launch = "launch ranks=1 {\n    run k blocks=1\n}\n"
+	for _, tt := range []struct{ name, src, want string }{
+		{"no launch", head + "kernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n",
+			"e.pto:1:1: error: --to mlir: the program has no launch, so no kernel to print"},
+		{"ranks", head + "kernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\nlaunch ranks=2 {\n    run k blocks=1\n}\n",
+			"e.pto:5:8: error: --to mlir: a launch on several ranks has no PTOAS equivalent"},
+		{"signal", head + "signal S : [1]\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
+			"e.pto:2:1: error: --to mlir: a signal tensor (@S) has no PTOAS equivalent"},
+		{"while", head + "kernel k : aiv {\n    tile %t : vec f32 [16, 16]\n    while 1 {\n        break\n    }\n}\n" + launch,
+			"e.pto:4:5: error: --to mlir: a while loop is not printed yet (scf.while)"},
+		{"valid-shape array", head + "kernel k : aiv {\n    tile %t[2] : vec f32 [16, 16] valid [16, 8]\n    tload %t[0], @X[0, 0]\n}\n" + launch,
+			"e.pto:3:5: error: --to mlir: tile array %t: only evenly spaced arrays"},
+		{"nz tensor", "gm X : f32 [16, 16] nz = zero\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
+			"e.pto:1:1: error: --to mlir: @X: only 1-D and 2-D nd or dn GM tensors are printed"},
+	} {
+		src := []byte(tt.src)
+		fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
+			ReadFile: func(string) ([]byte, error) { return src, nil }}
+		o, errs := asm.Assemble(fe, "e.pto", nil)
+		if o == nil || errs.HasErrors() {
+			t.Errorf("%s: %v", tt.name, errs)
+			continue
+		}
+		_, errs = Emit(o)
+		if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), tt.want) {
+			t.Errorf("%s: got %v, want %q", tt.name, errs, tt.want)
+		}
+	}
+}
