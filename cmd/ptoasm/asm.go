@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -41,9 +42,13 @@ type fmtCmd struct {
 	Write bool   `short:"w" help:"Write the result back to the file instead of printing it."`
 	Diff  bool   `short:"d" help:"Print a diff of the change instead of the result."`
 	Arch  string `name:"pto-arch" placeholder:"a3|a5" help:"PTOAS MLIR files: the target, as ptoas's --pto-arch (default: the module's pto.target_arch, else a3)."`
+	To    string `name:"to" enum:",pto-as,mlir" default:"" placeholder:"pto-as|mlir" help:"Translate: pto-as prints the PTO-AS form (of an MLIR file, or the canonical form of a PTO-AS file); mlir prints PTOAS-dialect MLIR for a PTO-AS program (docs/mlir.md)."`
 }
 
 func (c *fmtCmd) Run(e *env) error {
+	if c.To == "mlir" {
+		return c.toMLIR(e)
+	}
 	src, err := resolve(e, c.File)
 	if err != nil {
 		return err
@@ -90,6 +95,25 @@ func (c *fmtCmd) Run(e *env) error {
 		return nil
 	}
 	_, err = e.stdout.Write(out.Bytes())
+	return err
+}
+
+// toMLIR prints the PTOAS MLIR translation of a program (mlir.Emit); a
+// construct PTOAS has no equivalent for is a file:line:col error, exit 2.
+func (c *fmtCmd) toMLIR(e *env) error {
+	if c.Write || c.Diff {
+		return fmt.Errorf("fmt --to mlir prints the translation; -w and -d rewrite or diff a PTO-AS file in place")
+	}
+	obj, _, err := assemble(e, c.File, defineFlags{Arch: c.Arch})
+	if err != nil {
+		return err
+	}
+	out, errs := mlir.Emit(obj)
+	if len(errs) > 0 {
+		errs.Fprint(e.stderr, obj.Sources)
+		return exitError{2}
+	}
+	_, err = io.WriteString(e.stdout, out)
 	return err
 }
 

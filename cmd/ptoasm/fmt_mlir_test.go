@@ -39,3 +39,39 @@ func TestFmtMLIR(t *testing.T) {
 		}
 	}
 }
+
+// fmt --to mlir prints a PTO-AS program as PTOAS MLIR (pinned) that reads
+// back to a program linting like the original; a construct PTOAS lacks is a
+// file:line:col error, exit 2; --to pto-as is plain fmt.
+func TestFmtToMLIR(t *testing.T) {
+	code, out, errOut := runCLI("fmt", "--to", "mlir", "hazards/raw")
+	if code != 0 {
+		t.Fatalf("fmt --to mlir: exit %d\n%s", code, errOut)
+	}
+	golden(t, "fmt_to_mlir_raw", out)
+	path := filepath.Join(t.TempDir(), "raw_mlir.pto")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, lintAS, _ := runCLI("lint", "hazards/raw")
+	_, lintMLIR, _ := runCLI("lint", path)
+	kinds := func(s string) (ks []string) {
+		for _, l := range strings.Split(s, "\n") {
+			if i := strings.Index(l, ": error: "); i >= 0 {
+				ks = append(ks, strings.Fields(l[i+len(": error: "):])[0])
+			}
+		}
+		return ks
+	}
+	if a, m := kinds(lintAS), kinds(lintMLIR); strings.Join(a, " ") != strings.Join(m, " ") || len(a) == 0 {
+		t.Errorf("lint differs: PTO-AS %v, its MLIR %v\n%s", a, m, lintMLIR)
+	}
+	code, _, errOut = runCLI("fmt", "--to", "mlir", "tget_bw")
+	if code != 2 || !strings.Contains(errOut, ":35:8: error: --to mlir: a launch on several ranks has no PTOAS equivalent") {
+		t.Errorf("fmt --to mlir tget_bw: exit %d, stderr %q", code, errOut)
+	}
+	_, plain, _ := runCLI("fmt", "testdata/dn_mlir.pto")
+	if code, as, errOut := runCLI("fmt", "--to", "pto-as", "testdata/dn_mlir.pto"); code != 0 || as != plain {
+		t.Errorf("fmt --to pto-as differs from fmt: exit %d %s", code, errOut)
+	}
+}

@@ -107,6 +107,8 @@ type tileVal struct {
 	addrV int64
 	known bool
 	nd    bool // row-major, unboxed: a block of whole rows is contiguous
+	// bl, sl are the type's blayout and slayout as written ("" if absent)
+	bl, sl string
 	// validStatic: the type gives the valid shape (no `?`)
 	validStatic bool
 	// index, when set, makes the tile an element of the array name: an

@@ -63,7 +63,8 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 	}
 	k.tiles[name] = true
 	tv := &tileVal{name: name, loc: loc, dtype: dt, rows: rows, cols: cols, vrows: rows, vcols: cols,
-		nd: (ti.sl == "" || ti.sl == "none_box" || ti.sl == "none") && ti.bl != "col_major", validStatic: ti.vrow != -1 && ti.vcol != -1}
+		nd: (ti.sl == "" || ti.sl == "none_box" || ti.sl == "none") && ti.bl != "col_major", validStatic: ti.vrow != -1 && ti.vcol != -1,
+		bl: ti.bl, sl: ti.sl}
 	if k.section != "" {
 		vecCore := k.kind == "aiv"
 		if (l == asm.LocVec) != vecCore {
@@ -956,11 +957,22 @@ func (k *kctx) subset(op *Op) {
 	// operands must agree in shape).
 	es := int64(dtypeSize(p.dtype))
 	R, C := sizes[0].v, sizes[1].v
+	boxH, boxW := fractalBox(p.sl, es)
 	dims, vr, vc := []int64{R, C}, int64(-2), int64(-2)
 	if R > 1 && C < p.cols && p.nd {
 		dims, vr, vc = []int64{R, p.cols}, R, C
 	}
 	off := binVal(op.Span, "*", addVal(mulVal(offs[0], lit(op.Span, p.cols)), offs[1]), lit(op.Span, es))
+	if p.bl == "col_major" && (p.sl == "" || p.sl == "none_box" || C%boxW == 0) && isLit(offs[0]) && offs[0].v == 0 && dims[0] == p.rows {
+		// A band of whole columns of a column-major tile starts c columns
+		// of `rows` elements in.
+		off = binVal(op.Span, "*", mulVal(offs[1], lit(op.Span, p.rows)), lit(op.Span, es))
+		if off.static {
+			down := binVal(op.Span, "*", binVal(op.Span, "/", off, lit(op.Span, 32)), lit(op.Span, 32))
+			k.define(op, k.alias(op, parent, typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc, bl: p.bl, sl: p.sl}, down))
+			return
+		}
+	}
 	if off.static {
 		// kept as an expression: it may name arguments -D overrides
 		down := binVal(op.Span, "*", binVal(op.Span, "/", off, lit(op.Span, 32)), lit(op.Span, 32))
@@ -976,6 +988,22 @@ func (k *kctx) subset(op *Op) {
 	}
 	l, _ := asm.ParseLoc(p.loc)
 	elemBytes := dims[0] * dims[1] * es
+	wholeRows := p.nd || (p.bl != "col_major" && R%boxH == 0)
+	wholeCols := p.bl == "col_major" && (p.sl == "" || p.sl == "none_box" || C%boxW == 0)
+	// Whole rows at a computed row (a buffer of a stacked double buffer, as
+	// `fmt --to mlir` prints tile arrays), or whole columns of a
+	// column-major (or nz) tile at a computed column: the aliases are one
+	// parent row (column) apart, lie inside the parent and keep its layout,
+	// and the index is the row (column) offset itself.
+	whole := typeInfo{loc: p.loc, elem: p.dtype, dims: dims, vrow: vr, vcol: vc, bl: p.bl, sl: p.sl}
+	if rowBytes := p.cols * es; wholeRows && isLit(offs[1]) && offs[1].v == 0 && dims[1] == p.cols && rowBytes%32 == 0 && R <= p.rows && p.rows-R < 1024 {
+		k.aliasArray(op, p, whole, p.rows-R+1, rowBytes, offs[0].x)
+		return
+	}
+	if colBytes := p.rows * es; wholeCols && isLit(offs[0]) && offs[0].v == 0 && dims[0] == p.rows && colBytes%32 == 0 && C <= p.cols && p.cols-C < 1024 {
+		k.aliasArray(op, p, whole, p.cols-C+1, colBytes, offs[1].x)
+		return
+	}
 	n := min((p.rows*p.cols*es+31)/32, (asm.SpaceCapacity(l.Space())-p.addrV-elemBytes)/32+1)
 	if n < 1 {
 		k.errf(op.Span, "pto.subset: the subset does not fit after its parent's address")
@@ -992,6 +1020,34 @@ func (k *kctx) subset(op *Op) {
 	}
 	t.tile.index = binVal(sp, "/", off, lit(sp, 32)).x
 	k.define(op, t)
+}
+
+// aliasArray defines the subset op's result as element index of an array
+// of n aliases of type ti, step bytes apart from parent p's address.
+func (k *kctx) aliasArray(op *Op, p *tileVal, ti typeInfo, n, step int64, index asm.Expr) {
+	name, sp := k.result(op)
+	t := k.declTile(sp, name, ti, &val{kind: vScalar, x: p.addr, static: true, known: true, v: p.addrV}, nil, nil)
+	if t.kind != vTile {
+		return
+	}
+	if d, ok := (*k.out)[len(*k.out)-1].(*asm.TileDecl); ok && d.Name == t.tile.name {
+		d.Count, d.Step = num(sp, n), num(sp, step)
+	}
+	t.tile.index = index
+	k.define(op, t)
+}
+
+// fractalBox is the rows and columns of one fractal box of a boxed tile:
+// 16 rows of 32 bytes (slayout row_major), or 32 bytes of rows by 16
+// columns (col_major); 1 x 1 for an unboxed tile.
+func fractalBox(sl string, es int64) (rows, cols int64) {
+	switch sl {
+	case "row_major":
+		return 16, 32 / es
+	case "col_major":
+		return 32 / es, 16
+	}
+	return 1, 1
 }
 
 // asyncCopy lowers `pto.tput_async(%dst, %src, %session : T, T, S) ->

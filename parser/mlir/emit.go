@@ -1,0 +1,895 @@
+package mlir
+
+import (
+	"fmt"
+
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ptoasm/ptoasm/asm"
+)
+
+// Emit prints an assembled PTO-AS program as PTOAS-dialect MLIR (`ptoasm fmt
+// --to mlir`), so a kernel written and linted here can be handed to ptoas.
+// It prints only constructs this package reads back and PTOAS's op table
+// has (include/PTO/IR/PTOOps.td at a56b18c3: make_tensor_view,
+// partition_view, alloc_tile with addr, subset, the DPS tile ops,
+// set_flag/wait_flag[_dyn], barrier, get_block_idx/num), plus func, arith and
+// scf. It works from the Object, not the syntax tree, so constants are
+// evaluated (-D applies) and tiles sit at the addresses the assembler chose.
+// A construct PTOAS has no equivalent for (several ranks, signals, windows,
+// fifos, scalar GM access, while loops, more than one kernel) is an error at
+// its source position naming it.
+func Emit(obj *asm.Object) (string, asm.ErrorList) {
+	e := &emitter{obj: obj}
+	e.program()
+	if len(e.errs) > 0 {
+		return "", e.errs
+	}
+	return e.out.String(), nil
+}
+
+type emitter struct {
+	obj  *asm.Object
+	out  strings.Builder
+	errs asm.ErrorList
+}
+
+func (e *emitter) errf(sp asm.Span, format string, args ...any) {
+	e.errs = append(e.errs, &asm.Diagnostic{Span: sp, Severity: asm.SevError, Msg: fmt.Sprintf(format, args...)})
+}
+
+// launchKernels are the kernels of the launch's one run: one kernel, or a
+// cube and a vector kernel launched together (`run C + V`). The checks name
+// the launch constructs PTOAS has no equivalent for.
+func (e *emitter) launchKernels() []*asm.KernelInfo {
+	l := e.obj.Launch
+	if l == nil {
+		p := asm.Pos{File: e.obj.Main, Line: 1, Col: 1}
+		e.errf(asm.Span{Pos: p, End: p}, "--to mlir: the program has no launch, so no kernel to print")
+		return nil
+	}
+	for _, a := range l.Attrs {
+		if a.Key == "ranks" {
+			n, ok := a.Val.(*asm.Num)
+			if nm, isName := a.Val.(*asm.Name); isName {
+				v, _ := e.obj.Const(nm.Name)
+				n, ok = &asm.Num{Int: v}, true
+			}
+			if !ok || n.Int != 1 {
+				e.errf(a.Span, "--to mlir: a launch on several ranks has no PTOAS equivalent (PTOAS kernels run on one device)")
+				return nil
+			}
+		}
+	}
+	var run *asm.Run
+	for _, s := range l.Body {
+		r, ok := s.(*asm.Run)
+		if !ok || run != nil {
+			e.errf(s.NodeSpan(), "--to mlir: a launch with more than one run, resets or conditions has no PTOAS equivalent")
+			return nil
+		}
+		run = r
+	}
+	if run == nil || len(run.Streams) != 1 {
+		sp := l.Span
+		if run != nil {
+			sp = run.Span
+		}
+		e.errf(sp, "--to mlir: only a run of one stream is printed")
+		return nil
+	}
+	var ks []*asm.KernelInfo
+	kinds := map[string]int{}
+	for _, n := range run.Streams[0].Kernels {
+		k := e.obj.Kernel(n)
+		ks = append(ks, k)
+		kinds[k.Kind.String()]++
+	}
+	// The reader launches one cube and one vector kernel of a module
+	// together; any other set of kernels would come back as other runs.
+	if len(ks) > 1 && (len(ks) != 2 || kinds["aic"] != 1 || kinds["aiv"] != 1) {
+		e.errf(run.Span, "--to mlir: only one kernel, or one cube and one vector kernel, launched together are printed")
+		return nil
+	}
+	return ks
+}
+
+func (e *emitter) program() {
+	ks := e.launchKernels()
+	if ks == nil {
+		return
+	}
+	var tensors []*asm.TensorInfo
+	for _, t := range e.obj.Tensors {
+		if t.Class != asm.TensorGM {
+			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
+			continue
+		}
+		if len(t.Shape) > 2 || t.Layout == asm.LayoutNZ {
+			e.errf(t.Decl.Span, "--to mlir: @%s: only 1-D and 2-D nd or dn GM tensors are printed", t.Name)
+			continue
+		}
+		tensors = append(tensors, t)
+	}
+	if len(e.errs) > 0 {
+		return
+	}
+	var params, args, types []string
+	for _, t := range tensors {
+		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
+		args = append(args, "%"+t.Name)
+		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
+	}
+	var funcs []string
+	for _, k := range ks {
+		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}}
+		for _, t := range tensors {
+			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
+		}
+		for _, t := range k.Tiles {
+			f.used["%"+t.Name] = true
+		}
+		f.body(k, tensors)
+		if len(e.errs) > 0 {
+			return
+		}
+		attrs := []string{}
+		if len(ks) == 1 {
+			attrs = append(attrs, "pto.entry")
+		}
+		switch k.Kind.String() {
+		case "aic":
+			attrs = append(attrs, "pto.kernel_kind = #pto.kernel_kind<cube>")
+		case "aiv":
+			attrs = append(attrs, "pto.kernel_kind = #pto.kernel_kind<vector>")
+		}
+		at := ""
+		if len(attrs) > 0 {
+			at = " attributes {" + strings.Join(attrs, ", ") + "}"
+		}
+		funcs = append(funcs, fmt.Sprintf("  func.func @%s(%s)%s {\n%s%s    return\n  }\n", k.Name, strings.Join(params, ", "), at, f.head.String(), f.b.String()))
+	}
+	fmt.Fprintf(&e.out, "// PTOAS MLIR translation of %s (ptoasm fmt --to mlir; docs/mlir.md)\n", e.obj.Main)
+	e.out.WriteString("module {\n")
+	for _, fn := range funcs {
+		e.out.WriteString(fn)
+	}
+	if len(ks) > 1 {
+		// The host's entry launches both kernels on the same tensors (the
+		// reader binds the callees' arguments to the entry's).
+		fmt.Fprintf(&e.out, "  func.func @%s_entry(%s) attributes {pto.entry} {\n", ks[0].Name, strings.Join(params, ", "))
+		for _, k := range ks {
+			fmt.Fprintf(&e.out, "    func.call @%s(%s) : (%s) -> ()\n", k.Name, strings.Join(args, ", "), strings.Join(types, ", "))
+		}
+		e.out.WriteString("    return\n  }\n")
+	}
+	e.out.WriteString("}\n")
+}
+
+// fnEmitter prints one function. Constants go to head (they dominate every
+// use); registers map to their current SSA value.
+type fnEmitter struct {
+	*emitter
+	k      *asm.KernelInfo
+	head   strings.Builder
+	b      strings.Builder
+	depth  int
+	n      int
+	consts map[string]string
+	regs   map[int]string // register slot -> SSA value
+	views  map[string]string
+	tiles  map[*asm.TileInfo]string
+	used   map[string]bool
+}
+
+// fresh names a new SSA value, never one of the program's tile or tensor
+// names (a translation's own names come back as tile names).
+func (f *fnEmitter) fresh(p string) string {
+	for {
+		f.n++
+		s := fmt.Sprintf("%%%s%d", p, f.n)
+		if !f.used[s] {
+			f.used[s] = true
+			return s
+		}
+	}
+}
+
+func (f *fnEmitter) line(format string, args ...any) {
+	f.b.WriteString(strings.Repeat("  ", f.depth+2))
+	fmt.Fprintf(&f.b, format, args...)
+	f.b.WriteByte('\n')
+}
+
+func (f *fnEmitter) constant(v int64, ty string) string {
+	key := fmt.Sprint(v, ty)
+	if s, ok := f.consts[key]; ok {
+		return s
+	}
+	name := fmt.Sprintf("%%c%d", v)
+	if v < 0 {
+		name = fmt.Sprintf("%%cn%d", -v)
+	}
+	if ty != "index" {
+		name += "_" + ty
+	}
+	if f.used[name] {
+		name = f.fresh("k")
+	}
+	f.used[name] = true
+	f.consts[key] = name
+	fmt.Fprintf(&f.head, "    %s = arith.constant %d : %s\n", name, v, ty)
+	return name
+}
+
+func floatText(x float64) string {
+	s := strconv.FormatFloat(x, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
+
+func (f *fnEmitter) fconst(x float64, ty string) string {
+	key := "f" + floatText(x) + ty
+	if s, ok := f.consts[key]; ok {
+		return s
+	}
+	name := f.fresh("cst")
+	f.consts[key] = name
+	fmt.Fprintf(&f.head, "    %s = arith.constant %s : %s\n", name, floatText(x), ty)
+	return name
+}
+
+var slayoutNames = map[string]string{"none": "none_box", "row": "row_major", "col": "col_major"}
+
+func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
+	return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=%d, v_col=%d, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
+		t.Loc, t.DType, rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+}
+
+func elemType(t *asm.TileInfo) string { return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols) }
+
+// arrayGeometry says how a tile array is printed: one parent tile holding
+// its elements, stacked by rows (row-major, unboxed: whole rows are
+// contiguous) or by columns (column-major, plain or nz: whole columns are),
+// S rows or columns apart. ok is false for other arrays.
+func arrayGeometry(t *asm.TileInfo) (byCols bool, s int64, parent [2]int, ok bool) {
+	step := t.Addr[1] - t.Addr[0]
+	for i, a := range t.Addr {
+		if a != t.Addr[0]+int64(i)*step {
+			return false, 0, parent, false
+		}
+	}
+	if t.VRows != t.Rows || t.VCols != t.Cols {
+		return false, 0, parent, false
+	}
+	es := int64(t.DType.Size())
+	// Boxed tiles: only whole fractal boxes are contiguous.
+	bh, bw := int64(1), int64(1)
+	switch t.SLayout {
+	case "row":
+		bh, bw = 16, 32/es
+	case "col":
+		bh, bw = 32/es, 16
+	}
+	switch {
+	case t.BLayout == "row" && int64(t.Rows)%bh == 0 && step%(int64(t.Cols)*es) == 0:
+		s = step / (int64(t.Cols) * es)
+		return false, s, [2]int{int(int64(t.Count-1)*s) + t.Rows, t.Cols}, true
+	case t.BLayout == "col" && int64(t.Cols)%bw == 0 && step%(int64(t.Rows)*es) == 0:
+		s = step / (int64(t.Rows) * es)
+		return true, s, [2]int{t.Rows, int(int64(t.Count-1)*s) + t.Cols}, true
+	}
+	return false, 0, parent, false
+}
+
+// body declares the views and tiles, then prints the statements.
+func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
+	for _, t := range tensors {
+		// A 1-D tensor is a view of one row; its windows are one row.
+		r, c := int64(1), t.Shape[0]
+		if len(t.Shape) == 2 {
+			r, c = t.Shape[0], t.Shape[1]
+		}
+		v := "%" + t.Name + "_view"
+		f.views[t.Name] = v
+		strides, attr := []int64{c, 1}, ""
+		if t.Layout == asm.LayoutDN {
+			strides, attr = []int64{1, r}, " {layout = #pto.layout<dn>}"
+		}
+		f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s], strides = [%s, %s]%s : !pto.tensor_view<?x?x%s>", v, t.Name,
+			f.constant(r, "index"), f.constant(c, "index"), f.constant(strides[0], "index"), f.constant(strides[1], "index"), attr, t.DType)
+	}
+	f.tiles = map[*asm.TileInfo]string{}
+	for _, t := range k.Tiles {
+		sp := t.Decl.Span
+		typ := elemType(t)
+		if t.Count > 1 {
+			// An array is one tile holding its elements; an element is a
+			// subset of whole rows or columns of it (PTOAS's pto.subset),
+			// which the reader lowers back to an array of aliases.
+			_, _, pr, ok := arrayGeometry(t)
+			if !ok {
+				f.errf(sp, "--to mlir: tile array %%%s: only evenly spaced arrays of whole row-major rows or column-major columns, without a valid shape, are printed (as pto.subset of one tile)", t.Name)
+				return
+			}
+			typ = tileType(t, pr[0], pr[1], pr[0], pr[1])
+		}
+		name := "%" + t.Name
+		f.tiles[t] = name
+		f.line("%s = pto.alloc_tile addr = %s : %s", name, f.constant(t.Addr[0], "i64"), typ)
+	}
+	f.stmts(k.Body)
+}
+
+// assigned is the set of register slots a statement list writes.
+func assigned(ss []asm.CStmt, out map[int]bool) {
+	for _, s := range ss {
+		switch s := s.(type) {
+		case *asm.CLet:
+			out[s.Slot] = true
+		case *asm.CFor:
+			assigned(s.Body, out)
+		case *asm.CIf:
+			assigned(s.Then, out)
+			assigned(s.Else, out)
+		}
+	}
+}
+
+// carried lists, in slot order, the registers live before a region that the
+// region writes: they become scf iter_args or scf.if results.
+func (f *fnEmitter) carried(regions ...[]asm.CStmt) []int {
+	w := map[int]bool{}
+	for _, r := range regions {
+		assigned(r, w)
+	}
+	var out []int
+	for s := range w {
+		if _, ok := f.regs[s]; ok {
+			out = append(out, s)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func (f *fnEmitter) snapshot() map[int]string {
+	m := make(map[int]string, len(f.regs))
+	for k, v := range f.regs {
+		m[k] = v
+	}
+	return m
+}
+
+func types(n int) string {
+	return strings.TrimSuffix(strings.Repeat("index, ", n), ", ")
+}
+
+func (f *fnEmitter) yield(slots []int) {
+	if len(slots) == 0 {
+		return
+	}
+	var vs []string
+	for _, s := range slots {
+		vs = append(vs, f.regs[s])
+	}
+	f.line("scf.yield %s : %s", strings.Join(vs, ", "), types(len(slots)))
+}
+
+// results names the results of a region op with n results and binds slots.
+func (f *fnEmitter) results(slots []int) string {
+	if len(slots) == 0 {
+		return ""
+	}
+	r := f.fresh("r")
+	for i, s := range slots {
+		if len(slots) == 1 {
+			f.regs[s] = r
+		} else {
+			f.regs[s] = fmt.Sprintf("%s#%d", r, i)
+		}
+	}
+	if len(slots) == 1 {
+		return r + " = "
+	}
+	return fmt.Sprintf("%s:%d = ", r, len(slots))
+}
+
+func (f *fnEmitter) stmts(ss []asm.CStmt) {
+	for _, s := range ss {
+		if len(f.errs) > 0 {
+			return
+		}
+		switch s := s.(type) {
+		case *asm.CLet:
+			f.regs[s.Slot] = f.cexpr(s.X, s.Let.Span)
+		case *asm.CFor:
+			f.forLoop(s)
+		case *asm.CIf:
+			f.ifStmt(s)
+		case *asm.CWhile:
+			f.errf(s.While.Span, "--to mlir: a while loop is not printed yet (scf.while)")
+		case *asm.CBreak:
+			f.errf(s.Break.Span, "--to mlir: break has no structured (scf) equivalent")
+		case *asm.COp:
+			f.op(s)
+		}
+	}
+}
+
+func (f *fnEmitter) forLoop(s *asm.CFor) {
+	sp := s.For.Span
+	lo, hi, st := f.cexpr(s.From, sp), f.cexpr(s.To, sp), f.cexpr(s.Step, sp)
+	if s.Step.Src == nil && !s.Step.Const {
+		st = f.constant(1, "index")
+	}
+	slots := f.carried(s.Body)
+	var inits []string
+	for _, sl := range slots {
+		inits = append(inits, f.regs[sl])
+	}
+	before := f.snapshot()
+	iv := f.fresh("i")
+	var iter, rty string
+	var args []string
+	for range slots {
+		args = append(args, f.fresh("a"))
+	}
+	if len(slots) > 0 {
+		var parts []string
+		for i := range slots {
+			parts = append(parts, args[i]+" = "+inits[i])
+		}
+		iter = " iter_args(" + strings.Join(parts, ", ") + ")"
+		rty = " -> (" + types(len(slots)) + ")"
+	}
+	// The result names are chosen after the body; print into a side buffer.
+	outer := f.b
+	f.b = strings.Builder{}
+	for i, sl := range slots {
+		f.regs[sl] = args[i]
+	}
+	f.regs[s.Slot] = iv
+	f.depth++
+	f.stmts(s.Body)
+	f.yield(slots)
+	f.depth--
+	inner := f.b.String()
+	f.b = outer
+	f.regs = before
+	res := f.results(slots)
+	f.line("%sscf.for %s = %s to %s step %s%s%s {", res, iv, lo, hi, st, iter, rty)
+	f.b.WriteString(inner)
+	f.line("}")
+}
+
+func (f *fnEmitter) ifStmt(s *asm.CIf) {
+	cond := f.cond(s.Cond, s.If.Span)
+	// Every register a branch writes is a result (the reader's own scf.if
+	// results are registers first written in the branches); one not
+	// written before holds 0, as registers start.
+	w := map[int]bool{}
+	assigned(s.Then, w)
+	assigned(s.Else, w)
+	for sl := range w {
+		if _, ok := f.regs[sl]; !ok {
+			f.regs[sl] = f.constant(0, "index")
+		}
+	}
+	slots := f.carried(s.Then, s.Else)
+	before := f.snapshot()
+	branch := func(ss []asm.CStmt) string {
+		outer := f.b
+		f.b = strings.Builder{}
+		f.regs = make(map[int]string, len(before))
+		for k, v := range before {
+			f.regs[k] = v
+		}
+		f.depth++
+		f.stmts(ss)
+		f.yield(slots)
+		f.depth--
+		out := f.b.String()
+		f.b = outer
+		return out
+	}
+	th := branch(s.Then)
+	el := ""
+	if len(s.Else) > 0 || len(slots) > 0 {
+		el = branch(s.Else)
+	}
+	f.regs = before
+	res := f.results(slots)
+	rty := ""
+	if len(slots) > 0 {
+		rty = " -> (" + types(len(slots)) + ")"
+	}
+	f.line("%sscf.if %s%s {", res, cond, rty)
+	f.b.WriteString(th)
+	if el != "" {
+		f.line("} else {")
+		f.b.WriteString(el)
+	}
+	f.line("}")
+}
+
+// cexpr prints a compiled integer expression as an index value.
+func (f *fnEmitter) cexpr(c asm.CExpr, sp asm.Span) string {
+	if c.Const || c.Src == nil {
+		return f.constant(c.Val, "index")
+	}
+	v, isBool := f.expr(c.Src)
+	if isBool {
+		return f.toIndex(v)
+	}
+	return v
+}
+
+func (f *fnEmitter) toIndex(b string) string {
+	w := f.fresh("w")
+	f.line("%s = arith.extui %s : i1 to i64", w, b)
+	x := f.fresh("x")
+	f.line("%s = arith.index_cast %s : i64 to index", x, w)
+	return x
+}
+
+// cond prints a condition as an i1 value.
+func (f *fnEmitter) cond(c asm.CExpr, sp asm.Span) string {
+	if !c.Const && c.Src != nil {
+		if v, isBool := f.expr(c.Src); isBool {
+			return v
+		} else {
+			return f.cmp("ne", v, f.constant(0, "index"))
+		}
+	}
+	return f.cmp("ne", f.constant(c.Val, "index"), f.constant(0, "index"))
+}
+
+func (f *fnEmitter) cmp(pred, a, b string) string {
+	v := f.fresh("b")
+	f.line("%s = arith.cmpi %s, %s, %s : index", v, pred, a, b)
+	return v
+}
+
+var emitBin = map[string]string{"+": "addi", "-": "subi", "*": "muli", "/": "divsi", "%": "remsi", "&": "andi", "|": "ori",
+	"^": "xori", "<<": "shli", ">>": "shrsi", "min": "minsi", "max": "maxsi", "ceildiv": "ceildivsi"}
+
+var emitCmp = map[string]string{"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
+
+// expr prints x; the bool result says it is an i1 (a comparison).
+func (f *fnEmitter) expr(x asm.Expr) (string, bool) {
+	idx := func(y asm.Expr) string {
+		v, b := f.expr(y)
+		if b {
+			return f.toIndex(v)
+		}
+		return v
+	}
+	switch x := x.(type) {
+	case *asm.Num:
+		if !x.IsFloat {
+			return f.constant(x.Int, "index"), false
+		}
+	case *asm.Paren:
+		return f.expr(x.X)
+	case *asm.Name:
+		if v, ok := f.obj.Const(x.Name); ok {
+			return f.constant(v, "index"), false
+		}
+		op := map[string]string{"block_idx": "get_block_idx", "block_num": "get_block_num", "subblock_idx": "get_subblock_idx"}[x.Name]
+		if op != "" {
+			r, v := f.fresh("t"), f.fresh("x")
+			f.line("%s = pto.%s", r, op)
+			f.line("%s = arith.index_cast %s : i64 to index", v, r)
+			return v, false
+		}
+	case *asm.Ref:
+		if x.Index == nil {
+			for slot, name := range f.k.Regs {
+				if name == x.Name {
+					if v, ok := f.regs[slot]; ok {
+						return v, false
+					}
+				}
+			}
+		}
+	case *asm.Unary:
+		switch x.Op {
+		case "-":
+			v := f.fresh("x")
+			f.line("%s = arith.subi %s, %s : index", v, f.constant(0, "index"), idx(x.X))
+			return v, false
+		case "!":
+			return f.cmp("eq", idx(x.X), f.constant(0, "index")), true
+		}
+	case *asm.Binary:
+		if p, ok := emitCmp[x.Op]; ok {
+			return f.cmp(p, idx(x.X), idx(x.Y)), true
+		}
+		if x.Op == "&&" || x.Op == "||" {
+			a, b := f.truth(x.X), f.truth(x.Y)
+			v := f.fresh("b")
+			op := map[string]string{"&&": "andi", "||": "ori"}[x.Op]
+			f.line("%s = arith.%s %s, %s : i1", v, op, a, b)
+			return v, true
+		}
+		if op, ok := emitBin[x.Op]; ok {
+			a, b := idx(x.X), idx(x.Y)
+			v := f.fresh("x")
+			f.line("%s = arith.%s %s, %s : index", v, op, a, b)
+			return v, false
+		}
+	case *asm.Call:
+		if op, ok := emitBin[x.Fn]; ok && len(x.Args) == 2 {
+			a, b := idx(x.Args[0]), idx(x.Args[1])
+			v := f.fresh("x")
+			f.line("%s = arith.%s %s, %s : index", v, op, a, b)
+			return v, false
+		}
+	}
+	f.errf(x.NodeSpan(), "--to mlir: the expression %s has no arith equivalent here", asm.ExprString(x))
+	return f.constant(0, "index"), false
+}
+
+func (f *fnEmitter) truth(x asm.Expr) string {
+	v, b := f.expr(x)
+	if b {
+		return v
+	}
+	return f.cmp("ne", v, f.constant(0, "index"))
+}
+
+// emitOps maps a PTO-AS mnemonic to the PTOAS op and operand shape the
+// reader lowers back to it (the inverse of tileOps, identity names only).
+var emitOps = func() map[string]opShape {
+	m := map[string]opShape{}
+	for name, row := range tileOps {
+		if name == row.our && row.sh != shMX && row.sh != shMXAcc && row.sh != shMXBias {
+			m[name] = row.sh
+		}
+	}
+	return m
+}()
+
+// tile prints a tile operand: a single tile is its SSA value, an array
+// element a pto.subset of the stacked array tile.
+func (f *fnEmitter) tile(a asm.Arg) (string, string) {
+	t := a.Tile
+	if !t.IsArray || t.Count < 2 {
+		return f.tiles[t], elemType(t) // an array of one is its one tile
+	}
+	byCols, s, pr, _ := arrayGeometry(t)
+	off := f.cexpr(a.TileIdx, a.Span)
+	if s != 1 {
+		x := f.fresh("x")
+		f.line("%s = arith.muli %s, %s : index", x, off, f.constant(s, "index"))
+		off = x
+	}
+	r, c := off, f.constant(0, "index")
+	if byCols {
+		r, c = c, off
+	}
+	v := f.fresh("e")
+	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, t.Rows, t.Cols, tileType(t, pr[0], pr[1], pr[0], pr[1]))
+	return v, elemType(t)
+}
+
+// window prints the partition of a GM operand that tile t moves.
+func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
+	if a.HasRank {
+		f.errf(a.Span, "--to mlir: a GM operand on another rank has no PTOAS equivalent")
+		return ""
+	}
+	sh, idx := a.GM.Shape, a.Idx
+	if len(sh) == 1 {
+		sh, idx = []int64{1, sh[0]}, append([]asm.CExpr{{Const: true}}, idx...)
+	}
+	if int64(t.VRows) > sh[0] || int64(t.VCols) > sh[1] {
+		// PTOAS's partition_view must lie inside its view.
+		f.errf(a.Span, "--to mlir: the window [%d x %d] does not fit @%s %v", t.VRows, t.VCols, a.GM.Name, sh)
+		return ""
+	}
+	offs := make([]string, len(idx))
+	for i, x := range idx {
+		offs[i] = f.cexpr(x, a.Span)
+	}
+	v := f.fresh("p")
+	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s, %s] : !pto.tensor_view<?x?x%s> -> !pto.partition_tensor_view<%dx%dx%s>",
+		v, f.views[a.GM.Name], strings.Join(offs, ", "), f.constant(int64(t.VRows), "index"), f.constant(int64(t.VCols), "index"),
+		a.GM.DType, t.VRows, t.VCols, a.GM.DType)
+	return v
+}
+
+func ptType(t *asm.TileInfo) string {
+	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, t.DType)
+}
+
+func (f *fnEmitter) scalar(a asm.Arg, dt asm.DType) (string, string) {
+	ty := dt.String()
+	if ty == "f16" || ty == "bf16" || ty == "f32" {
+		x := a.F
+		if a.Kind == asm.ArgScalar {
+			x = float64(a.Val.Val)
+		}
+		return f.fconst(x, ty), ty
+	}
+	if a.Kind == asm.ArgFloat {
+		return f.constant(int64(a.F), "i32"), "i32"
+	}
+	return f.constant(a.Val.Val, "i32"), "i32"
+}
+
+// initMatmul prints `tmatmul.acc c, a, b #init=x`, an accumulation that
+// starts from zero when x is non-zero, as PTOAS spells the two: tmatmul
+// (C = A·B) and tmatmul.acc (C += A·B), chosen by scf.if when x is computed.
+func (f *fnEmitter) initMatmul(op *asm.COp, name string, x asm.CExpr) {
+	plain := strings.TrimSuffix(name, ".acc")
+	c, cTy := f.tile(op.Args[0])
+	a, aTy := f.tile(op.Args[1])
+	b, bTy := f.tile(op.Args[2])
+	zero := func() { f.line("pto.%s ins(%s, %s : %s, %s) outs(%s : %s)", plain, a, b, aTy, bTy, c, cTy) }
+	acc := func() {
+		f.line("pto.%s ins(%s, %s, %s : %s, %s, %s) outs(%s : %s)", name, c, a, b, cTy, aTy, bTy, c, cTy)
+	}
+	if x.Const || x.Fn == nil {
+		if x.Val != 0 {
+			zero()
+		} else {
+			acc()
+		}
+		return
+	}
+	f.line("scf.if %s {", f.cond(x, op.Instr.Span))
+	f.depth++
+	zero()
+	f.depth--
+	f.line("} else {")
+	f.depth++
+	acc()
+	f.depth--
+	f.line("}")
+}
+
+// syncID is an FFTS id: a literal, or an index value (event_id_dyn).
+func (f *fnEmitter) syncID(c asm.CExpr, sp asm.Span) string {
+	if c.Const || c.Fn == nil {
+		return fmt.Sprint(c.Val)
+	}
+	return f.cexpr(c, sp)
+}
+
+func (f *fnEmitter) op(op *asm.COp) {
+	name, sp := op.Info.Name, op.Instr.Span
+	switch name {
+	case "set_flag", "wait_flag":
+		p1, p2, ev := op.Args[0].Pipe, op.Args[1].Pipe, op.Args[2].Val
+		if ev.Const {
+			f.line("pto.%s[<PIPE_%s>, <PIPE_%s>, <EVENT_ID%d>]", name, p1, p2, ev.Val)
+		} else {
+			f.line("pto.%s_dyn[<PIPE_%s>, <PIPE_%s>, %s]", name, p1, p2, f.cexpr(ev, sp))
+		}
+		return
+	case "pipe_barrier":
+		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)
+		return
+	case "ffts_set":
+		// PTOAS's sync.set (ffts_cross_core_sync on A3) with its mode.
+		mode := int64(2)
+		if at, ok := op.Attr("mode"); ok && (at.Val.Const || at.Val.Fn == nil) {
+			mode = at.Val.Val
+		}
+		f.line("pto.sync.set <PIPE_%s>, %s {ffts_mode = %d : i32}", op.Args[0].Pipe, f.syncID(op.Args[1].Val, sp), mode)
+		return
+	case "ffts_wait":
+		// sync.wait names the pipe that waits; PTO-AS's wait holds the
+		// scalar, so the kernel's compute pipe is named (the reader
+		// ignores it).
+		p := "V"
+		if f.k.Kind.String() == "aic" {
+			p = "M"
+		}
+		f.line("pto.sync.wait <PIPE_%s>, %s", p, f.syncID(op.Args[0].Val, sp))
+		return
+	}
+	sh, ok := emitOps[name]
+	if !ok {
+		f.errf(op.Instr.OpSpan, "--to mlir: %s has no PTOAS equivalent that ptoasm reads back", name)
+		return
+	}
+	// Attributes as PTOAS spells them (include/PTO/IR/PTOAttrs.td at
+	// a56b18c3: RoundMode, CmpMode, AtomicType), in the trailing dictionary.
+	var dict []string
+	if at, ok := op.Attr("init"); ok && (name == "tmatmul.acc" || name == "tgemv.acc") && len(op.Attrs) == 1 {
+		f.initMatmul(op, name, at.Val)
+		return
+	}
+	for _, at := range op.Attrs {
+		switch {
+		case name == "tcvt" && at.Key == "rnd" && at.IsWord:
+			dict = append(dict, "rmode = #pto<round_mode "+strings.ToUpper(at.Word)+">")
+		case (name == "tcmp" || name == "tcmps") && at.Key == "cmp" && at.IsWord:
+			dict = append(dict, "cmpMode = #pto<cmp "+at.Word+">")
+		case name == "tstore" && at.Key == "atomic" && at.IsWord && at.Word == "add":
+			dict = append(dict, "atomicType = #pto<atomic_type atomic_add>")
+		default:
+			f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s has no PTOAS equivalent printed here", at.Key, name)
+			return
+		}
+	}
+	tail := ""
+	if len(dict) > 0 {
+		tail = " {" + strings.Join(dict, ", ") + "}"
+	}
+	var ins, outs, inTy, outTy []string
+	in := func(a asm.Arg) {
+		switch a.Kind {
+		case asm.ArgTile:
+			v, ty := f.tile(a)
+			ins, inTy = append(ins, v), append(inTy, ty)
+		default:
+			f.errf(a.Span, "--to mlir: operand %d of %s is not printed", len(ins)+1, name)
+		}
+	}
+	out := func(a asm.Arg) {
+		v, ty := f.tile(a)
+		outs, outTy = append(outs, v), append(outTy, ty)
+	}
+	args := op.Args
+	for _, a := range args {
+		if a.Kind == asm.ArgTile && a.Tile == nil {
+			f.errf(a.Span, "--to mlir: unresolved tile operand")
+			return
+		}
+	}
+	switch sh {
+	case shLoad:
+		in0 := f.window(args[1], args[0].Tile)
+		out(args[0])
+		ins, inTy = []string{in0}, []string{ptType(args[0].Tile)}
+	case shStore:
+		in(args[1])
+		outs, outTy = []string{f.window(args[0], args[1].Tile)}, []string{ptType(args[1].Tile)}
+	case shMMAcc:
+		in(args[0])
+		in(args[1])
+		in(args[2])
+		out(args[0])
+	case shScalar, shFill:
+		out(args[0])
+		if sh == shScalar {
+			in(args[1])
+		}
+		s, ty := f.scalar(args[len(args)-1], args[0].Tile.DType)
+		ins, inTy = append(ins, s), append(inTy, ty)
+	case shExtract:
+		in(args[1])
+		for _, a := range args[2:4] {
+			ins, inTy = append(ins, f.cexpr(a.Val, a.Span)), append(inTy, "index")
+		}
+		out(args[0])
+	case shCmps, shSels:
+		for _, a := range args[1 : len(args)-1] {
+			in(a)
+		}
+		s, ty := f.scalar(args[len(args)-1], args[1].Tile.DType)
+		ins, inTy = append(ins, s), append(inTy, ty)
+		out(args[0])
+	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx:
+		for _, a := range args[1:] {
+			in(a)
+		}
+		out(args[0])
+	default:
+		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed yet", name)
+		return
+	}
+	if len(f.errs) > 0 {
+		return
+	}
+	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
+		strings.Join(outs, ", "), strings.Join(outTy, ", "), tail)
+}

@@ -1,0 +1,294 @@
+package mlir
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/parser"
+	"github.com/ptoasm/ptoasm/programs"
+)
+
+// programsFrontend reads the embedded programs, PTO-AS or MLIR by content, as
+// the CLI does.
+var programsFrontend = asm.Frontend{
+	ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
+		if IsMLIR(parser.Normalize(src)) {
+			return ParseFile(name, src)
+		}
+		return parser.ParseFile(name, src)
+	},
+	ParseExpr: parser.ParseExpr,
+	ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, filepath.ToSlash(name)) },
+}
+
+// trace records, per agent (rank, core, pipe), what every instruction did
+// in the order the pipe did it: the op, and each access by space, direction
+// and byte range (GM ranges from the tensor's base, strided runs with their
+// pitch); flag sets and waits with their ids. A pipe runs in order, so this
+// does not depend on timing.
+type trace struct {
+	m      *machine.Machine
+	agents map[machine.Agent]*strings.Builder
+}
+
+func (tr *trace) Observe(e *machine.Event) {
+	b := tr.agents[e.Agent]
+	if b == nil {
+		b = &strings.Builder{}
+		tr.agents[e.Agent] = b
+	}
+	switch e.Kind {
+	case machine.EvExec:
+		// An accumulation that starts from zero (#init) is the plain op
+		// (PTOAS spells it so): its accumulator is written, not read.
+		name := e.Op.Info.Name
+		if len(e.Accesses) > 0 && e.Accesses[0].Write {
+			name = strings.TrimSuffix(name, ".acc")
+		}
+		fmt.Fprintf(b, "%s%s", name, e.Step)
+		for _, a := range e.Accesses {
+			lo, where := a.Lo, a.Space.String()
+			if a.Tensor != nil {
+				base, _ := tr.m.TensorBase(a.Tensor.Name, int(a.Rank))
+				lo, where = lo-base, "@"+a.Tensor.Name
+			}
+			fmt.Fprintf(b, " %s%s[%d,%d)x%d/%d", map[bool]string{true: "w", false: "r"}[a.Write], where, lo, lo+a.Hi-a.Lo, a.NumRows(), a.Pitch)
+		}
+		b.WriteByte('\n')
+	case machine.EvFlagSet, machine.EvFlagWait:
+		fmt.Fprintf(b, "%v %v\n", e.Kind == machine.EvFlagSet, e.Flag)
+	case machine.EvBarrier:
+		fmt.Fprintf(b, "barrier %s\n", e.Target)
+	}
+}
+
+// stream runs o (timing only) and returns its trace, agent by agent.
+func stream(t *testing.T, name string, o *asm.Object) string {
+	tr := &trace{agents: map[machine.Agent]*strings.Builder{}}
+	m, err := machine.New(o, machine.Options{Observers: []machine.Observer{tr}, TimingOnly: true, MaxTime: time.Minute})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	tr.m = m
+	if _, err := m.Run(); err != nil {
+		t.Logf("%s: run: %v", name, err) // a deadlocking hazard program stops; the trace up to there still counts
+	}
+	var keys []machine.Agent
+	for a := range tr.agents {
+		keys = append(keys, a)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
+		}
+		if a.Core != b.Core {
+			return a.Core < b.Core
+		}
+		return a.Pipe < b.Pipe
+	})
+	var b strings.Builder
+	for _, a := range keys {
+		fmt.Fprintf(&b, "== %d/%d/%s\n%s", a.Rank, a.Core, a.Pipe, tr.agents[a].String())
+	}
+	return b.String()
+}
+
+// blocks is the block count of the launch's one stream (the MLIR has no
+// launch: the reader's BLOCKS is set to it).
+func blocks(o *asm.Object) string {
+	for _, s := range o.Launch.Body {
+		if r, ok := s.(*asm.Run); ok && len(r.Streams) > 0 && r.Streams[0].Blocks != nil {
+			if v, err := asm.EvalInt(r.Streams[0].Blocks, o.Const); err == nil {
+				return fmt.Sprint(v)
+			}
+		}
+	}
+	return "1"
+}
+
+// translate prints o as MLIR and reads it back.
+func translate(name string, o *asm.Object) (*asm.Object, string, error) {
+	m, errs := Emit(o)
+	if len(errs) > 0 {
+		return nil, "", errs[0]
+	}
+	fe := asm.Frontend{ParseFile: ParseFile, ParseExpr: parser.ParseExpr,
+		ReadFile: func(string) ([]byte, error) { return []byte(m), nil }}
+	back, errs := asm.Assemble(fe, name, []asm.Define{{Name: "BLOCKS", Value: blocks(o)}})
+	if back == nil || errs.HasErrors() {
+		msg := "?"
+		for i := len(errs) - 1; i >= 0; i-- {
+			if errs[i].Severity == asm.SevError && errs[i].Span.Pos.File != "<command line>" {
+				msg = errs[i].Msg // the reader's, not the -D BLOCKS that follows from it
+			}
+		}
+		return nil, m, fmt.Errorf("--to mlir: the translation does not read back: %s", msg)
+	}
+	return back, m, nil
+}
+
+// roundTrip takes a program through MLIR → PTO-AS → MLIR → PTO-AS (a PTO-AS
+// program starts with its own translation to MLIR) and requires every
+// stage's instruction stream to be the first's. A program the printer
+// refuses returns the printer's error: it is excluded, for that reason.
+func roundTrip(t *testing.T, name string, o *asm.Object, mlirSource bool) (excluded string) {
+	t.Helper()
+	objs := []*asm.Object{o}
+	// From PTO-AS: PTO-AS → MLIR → PTO-AS → MLIR → PTO-AS; from MLIR the
+	// first PTO-AS is the lowering itself.
+	n := 2
+	if mlirSource {
+		n = 1
+	}
+	for i := 0; i < n; i++ {
+		back, m, err := translate(fmt.Sprintf("%s.%d.mlir", name, i+1), objs[len(objs)-1])
+		if err != nil {
+			if i == 0 && (m == "" || mlirSource) {
+				// The printer refuses, or (from MLIR) the lowering lost
+				// what the reader's verifier needs back (tinsert_fp's
+				// scaling tile): the file is excluded, with the reason.
+				return err.Error()
+			}
+			t.Errorf("%s: stage %d: %v\n%s", name, i+1, err, m)
+			return ""
+		}
+		objs = append(objs, back)
+	}
+	want := stream(t, name, objs[0])
+	if !strings.Contains(want, "\n") {
+		t.Errorf("%s: the run traced no instruction", name)
+	}
+	for i, b := range objs[1:] {
+		if got := stream(t, name, b); got != want {
+			t.Errorf("%s: the instruction stream after %d translation(s) differs:\n%s\n--- want\n%s", name, i+1, got, want)
+		}
+	}
+	return ""
+}
+
+const (
+	tableBegin = "<!-- round-trip table: generated by TestRoundTrip (UPDATE_GOLDEN=1) -->"
+	tableEnd   = "<!-- end of round-trip table -->"
+)
+
+// TestRoundTrip holds every program in programs/ to the round trip, and
+// docs/mlir.md's table of the programs excluded, with the reason, to what
+// the printer says (UPDATE_GOLDEN=1 rewrites the table).
+func TestRoundTrip(t *testing.T) {
+	var rows []string
+	pass := 0
+	names := programs.List()
+	for _, name := range names {
+		path, _ := programs.Find(name)
+		o, errs := asm.Assemble(programsFrontend, path, nil)
+		if o == nil || errs.HasErrors() {
+			t.Errorf("%s: %v", name, errs)
+			continue
+		}
+		src, _ := fs.ReadFile(programs.FS, path)
+		why := roundTrip(t, name, o, IsMLIR(parser.Normalize(src)))
+		if why == "" {
+			pass++
+			continue
+		}
+		why = strings.ReplaceAll(strings.Replace(why, "--to mlir: ", "", 1), "|", `\|`)
+		rows = append(rows, fmt.Sprintf("| %s | %s |", name, why))
+	}
+	table := fmt.Sprintf("%s\n%d of %d programs round-trip; the printer refuses the other %d:\n\n| program | why (the printer's error) |\n|---|---|\n%s\n%s",
+		tableBegin, pass, len(names), len(names)-pass, strings.Join(rows, "\n"), tableEnd)
+	const doc = "../../docs/mlir.md"
+	text, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(text)
+	i, j := strings.Index(s, tableBegin), strings.Index(s, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no round-trip table (%q ... %q)", doc, tableBegin, tableEnd)
+	}
+	if s[i:j+len(tableEnd)] == table {
+		return
+	}
+	if os.Getenv("UPDATE_GOLDEN") == "" {
+		t.Fatalf("%s: the round-trip table is stale (UPDATE_GOLDEN=1 rewrites it); now:\n%s", doc, table)
+	}
+	if err := os.WriteFile(doc, []byte(s[:i]+table+s[j+len(tableEnd):]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRoundTripCorpus takes every corpus kernel through MLIR → PTO-AS →
+// MLIR → PTO-AS; the kernels the printer refuses are counted by reason.
+func TestRoundTripCorpus(t *testing.T) {
+	files := corpusFiles(t)
+	why := map[string]int{}
+	pass, n := 0, 0
+	for _, rel := range files {
+		src, err := os.ReadFile(filepath.Join(corpusDir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, errs := assembleFile(rel, src)
+		if o == nil || errs.HasErrors() || len(o.Kernels) == 0 {
+			continue
+		}
+		n++
+		if r := roundTrip(t, rel, o, true); r != "" {
+			if k := strings.Index(r, "--to mlir: "); k >= 0 {
+				r = r[k+len("--to mlir: "):]
+			}
+			why[r]++
+			continue
+		}
+		pass++
+	}
+	var reasons []string
+	for r, c := range why {
+		reasons = append(reasons, fmt.Sprintf("%4d  %s", c, r))
+	}
+	sort.Strings(reasons)
+	t.Logf("%d of %d corpus kernels round-trip; the printer refuses:\n%s", pass, n, strings.Join(reasons, "\n"))
+}
+
+// Each construct PTOAS has no equivalent for is refused at its position,
+// naming it.
+func TestEmitErrors(t *testing.T) {
+	const head = "gm X : f32 [16, 16] = zero\n"
+	const launch = "launch ranks=1 {\n    run k blocks=1\n}\n"
+	for _, tt := range []struct{ name, src, want string }{
+		{"no launch", head + "kernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n",
+			"e.pto:1:1: error: --to mlir: the program has no launch, so no kernel to print"},
+		{"ranks", head + "kernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\nlaunch ranks=2 {\n    run k blocks=1\n}\n",
+			"e.pto:5:8: error: --to mlir: a launch on several ranks has no PTOAS equivalent"},
+		{"signal", head + "signal S : [1]\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
+			"e.pto:2:1: error: --to mlir: a signal tensor (@S) has no PTOAS equivalent"},
+		{"while", head + "kernel k : aiv {\n    tile %t : vec f32 [16, 16]\n    while 1 {\n        break\n    }\n}\n" + launch,
+			"e.pto:4:5: error: --to mlir: a while loop is not printed yet (scf.while)"},
+		{"valid-shape array", head + "kernel k : aiv {\n    tile %t[2] : vec f32 [16, 16] valid [16, 8]\n    tload %t[0], @X[0, 0]\n}\n" + launch,
+			"e.pto:3:5: error: --to mlir: tile array %t: only evenly spaced arrays"},
+		{"nz tensor", "gm X : f32 [16, 16] nz = zero\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
+			"e.pto:1:1: error: --to mlir: @X: only 1-D and 2-D nd or dn GM tensors are printed"},
+	} {
+		src := []byte(tt.src)
+		fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
+			ReadFile: func(string) ([]byte, error) { return src, nil }}
+		o, errs := asm.Assemble(fe, "e.pto", nil)
+		if o == nil || errs.HasErrors() {
+			t.Errorf("%s: %v", tt.name, errs)
+			continue
+		}
+		_, errs = Emit(o)
+		if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), tt.want) {
+			t.Errorf("%s: got %v, want %q", tt.name, errs, tt.want)
+		}
+	}
+}
