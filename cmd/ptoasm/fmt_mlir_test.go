@@ -48,7 +48,7 @@ func TestFmtToMLIR(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("fmt --to mlir: exit %d\n%s", code, errOut)
 	}
-	golden(t, "fmt_to_mlir_raw", out)
+	golden.Check(t, "testdata/fmt_to_mlir_raw.golden", []byte(out))
 	path := filepath.Join(t.TempDir(), "raw_mlir.pto")
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
