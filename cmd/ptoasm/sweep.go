@@ -141,6 +141,9 @@ type sweepPoint struct {
 	// Skipped: the point's output checks did not run (--timing-only), so
 	// ok says only that nothing failed.
 	Skipped bool   `json:"skipped,omitempty"`
+	// overBudget: the point stopped on --max-memory while sharing it with
+	// the other jobs; it is run again alone with the whole budget.
+	overBudget bool
 	Error   string `json:"error,omitempty"`
 }
 
@@ -319,12 +322,24 @@ func (c *sweepGridCmd) Run(e *env) error {
 		jobs = runtime.NumCPU()
 	}
 	jobs = max(min(jobs, len(idxs)), 1)
+	// The jobs share one --max-memory: each gets its part while they run
+	// together. A point that passes its part runs again alone with the whole
+	// budget, so what a point reports does not depend on --jobs (the budget
+	// changes no cycle count, only whether a run fits).
+	shared := e.lim
+	if jobs > 1 {
+		total := shared.maxMemory
+		if total <= 0 {
+			total = machine.DefaultMaxMemory
+		}
+		shared.maxMemory = max(total/int64(jobs), 1)
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Go(func() {
 			for slot := range next {
-				rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot], e.lim)
+				rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot], shared)
 			}
 		})
 	}
@@ -333,6 +348,11 @@ func (c *sweepGridCmd) Run(e *env) error {
 	}
 	close(next)
 	wg.Wait()
+	for slot := range idxs {
+		if jobs > 1 && rep.Points[slot].overBudget {
+			rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot], e.lim)
+		}
+	}
 	if c.Report != "" {
 		if err := writeSweepReport(c.Report, &rep); err != nil {
 			return err
@@ -377,14 +397,15 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 		}
 		return pt
 	}
+	var be *machine.BudgetError
 	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: lim.maxMemory})
 	if err != nil {
-		pt.Error = err.Error()
+		pt.Error, pt.overBudget = err.Error(), errors.As(err, &be)
 		return pt
 	}
 	res, err := m.Run()
 	if err != nil {
-		pt.Error = err.Error()
+		pt.Error, pt.overBudget = err.Error(), errors.As(err, &be)
 		return pt
 	}
 	if res == nil {

@@ -144,6 +144,38 @@ func TestSweepDeterministic(t *testing.T) {
 	}
 }
 
+// The jobs of a sweep share one --max-memory. A point that needs more than
+// its share (vec_add at ROWS=4096 needs 28 MiB; two jobs get 20 MiB each of
+// 40) runs again alone with the whole budget, so every point still runs and
+// the output is the same as with one job; a point over the whole budget
+// fails alike whatever --jobs is.
+func TestSweepSharedBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget string
+		ok     bool
+	}{{"40MiB", true}, {"24MiB", false}} {
+		var outs []string
+		for _, jobs := range []string{"1", "2"} {
+			code, out, errOut := runCLI("sweep", "vec_add", "-D", "ROWS=1024,4096", "--max-memory", tc.budget, "--jobs", jobs, "--format", "json")
+			if want := map[bool]int{true: 0, false: 1}[tc.ok]; code != want {
+				t.Fatalf("--max-memory %s --jobs %s: exit %d, want %d: %s", tc.budget, jobs, code, want, errOut)
+			}
+			outs = append(outs, out)
+		}
+		if outs[1] != outs[0] {
+			t.Errorf("--max-memory %s: --jobs 2 differs from --jobs 1:\n%s\n---\n%s", tc.budget, outs[0], outs[1])
+		}
+		var rep sweepReport
+		if err := json.Unmarshal([]byte(outs[0]), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Points) != 2 || (rep.Points[1].Error == "") != tc.ok ||
+			!tc.ok && !strings.Contains(rep.Points[1].Error, "--max-memory") {
+			t.Errorf("--max-memory %s: points %+v", tc.budget, rep.Points)
+		}
+	}
+}
+
 // shardFiles runs every shard of n into dir and returns the file names.
 func shardFiles(t *testing.T, dir string, base []string, n int) []string {
 	t.Helper()
