@@ -140,11 +140,11 @@ type sweepPoint struct {
 	OK      bool     `json:"ok"`
 	// Skipped: the point's output checks did not run (--timing-only), so
 	// ok says only that nothing failed.
-	Skipped bool   `json:"skipped,omitempty"`
+	Skipped bool `json:"skipped,omitempty"`
 	// overBudget: the point stopped on --max-memory while sharing it with
 	// the other jobs; it is run again alone with the whole budget.
 	overBudget bool
-	Error   string `json:"error,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // sweepReport is the JSON of a sweep, a shard or a merge. Everything that
