@@ -1278,12 +1278,23 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		if !c.written {
 			c.uninit = putUninit(c.uninit, r, acc)
 		}
-		c.reads = putRec(c.reads, r)
+		switch {
+		case !c.hasR:
+			c.read0, c.hasR = *r, true
+		case c.read0.agent == r.agent:
+			c.read0 = *r
+		default:
+			c.reads = putRec(c.reads, r)
+		}
 		return
 	}
 	// A write that races a read of the previous value is reported as
 	// that WAR only: the WAW with the previous writer has the same fix.
 	warred := false
+	if c.hasR && !d.hbOrSame(&c.read0, r) {
+		d.race(&c.read0, r, acc, lo, hi)
+		warred = true
+	}
 	for x := range c.reads {
 		if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
 			d.race(rd, r, acc, lo, hi)
@@ -1310,7 +1321,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
 	c.adds = c.adds[:0]
-	c.reads = c.reads[:0]
+	c.reads, c.hasR = c.reads[:0], false
 }
 
 // putUninit adds read r of acc to a cell's uninitialised reads, once per

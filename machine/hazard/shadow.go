@@ -59,7 +59,13 @@ type cell struct {
 	firstW bool
 	w      rec   // last plain write
 	adds   []rec // atomic writes since w, one per agent
-	reads  []rec // reads since the last write, one per agent
+	// The reads since the last write, one per agent, in the order each
+	// agent first read: read0 (when hasR), then reads. Most cells have one
+	// reader (a tile and the pipe that consumes it), and a slice's array is
+	// one more cache miss on every access of a cold cell.
+	read0 rec
+	hasR  bool
+	reads []rec
 	// uninit holds the reads that found the cell unwritten, until its
 	// first write: a write meant to come before one of them (it races the
 	// read and the intended order puts it first) retracts that read's
@@ -132,7 +138,7 @@ func (h *sigHist) stale(gen uint32) (*rec, bool) {
 // input) leaves: written by r, or poisoned, and nothing else.
 func (c *cell) hostWrite(r *rec, poison bool) {
 	c.w, c.hasW, c.written, c.firstW = *r, true, !poison, false
-	c.adds, c.reads, c.uninit = c.adds[:0], c.reads[:0], c.uninit[:0]
+	c.adds, c.reads, c.uninit, c.hasR = c.adds[:0], c.reads[:0], c.uninit[:0], false
 	c.sig.truncate()
 	c.sigFrom = 0
 	c.sigVer++
