@@ -109,6 +109,22 @@ func subprocess(t *testing.T, tty bool, args ...string) (cmd *exec.Cmd, stdout, 
 	return cmd, stdout, stderr, wait
 }
 
+// interruptAt waits until the terminal shows shown, sends Ctrl-C (SIGINT)
+// and checks the command exits 130 saying said on stderr.
+func interruptAt(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer, wait func() int, shown, said string) {
+	t.Helper()
+	waitFor(t, stderr, shown)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := wait(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d\nstderr: %s", code, exitInterrupted, stderr)
+	}
+	if !strings.Contains(stderr.String(), said) {
+		t.Errorf("stderr does not say %q:\n%s", said, stderr)
+	}
+}
+
 // TestInterruptRun: a run that never ends shows a progress line on a
 // terminal; Ctrl-C (SIGINT) then stops it, and it prints the report so far
 // marked partial, in text and in JSON that still follows the schema, with
@@ -122,16 +138,7 @@ func TestInterruptRun(t *testing.T) {
 			cmd, stdout, stderr, wait := subprocess(t, true, "run", "--format", format, "--max-time=0", "testdata/busy_forever.pto")
 			// The progress line appears after a second of running, once
 			// Ctrl-C is handled: simulated cycles, their rate and the ETA.
-			waitFor(t, stderr, "cycles/s")
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
-				t.Fatal(err)
-			}
-			if code := wait(); code != exitInterrupted {
-				t.Errorf("exit %d, want %d\nstderr: %s", code, exitInterrupted, stderr)
-			}
-			if !strings.Contains(stderr.String(), "interrupted (Ctrl-C) at cycle") {
-				t.Errorf("stderr does not say the run was interrupted:\n%s", stderr)
-			}
+			interruptAt(t, cmd, stderr, wait, "cycles/s", "interrupted (Ctrl-C) at cycle")
 			out := stdout.String()
 			switch format {
 			case "text":
@@ -203,16 +210,7 @@ func TestInterruptSweep(t *testing.T) {
 				"-D", "FOREVER=0,1", "testdata/sweep_forever.pto")
 			// Point #0 ends within the first second, so the line counts it.
 			waitFor(t, stderr, "points 1/2")
-			waitFor(t, stderr, "points/s")
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
-				t.Fatal(err)
-			}
-			if code := wait(); code != exitInterrupted {
-				t.Errorf("exit %d, want %d\nstderr: %s", code, exitInterrupted, stderr)
-			}
-			if !strings.Contains(stderr.String(), "ptoasm: interrupted (Ctrl-C): the report is partial") {
-				t.Errorf("stderr does not say the sweep was interrupted:\n%s", stderr)
-			}
+			interruptAt(t, cmd, stderr, wait, "points/s", "ptoasm: interrupted (Ctrl-C): the report is partial")
 			out := stdout.String()
 			const why = "interrupted (Ctrl-C) after 1 of 2 points"
 			switch format {
@@ -250,16 +248,7 @@ func TestInterruptTrace(t *testing.T) {
 		t.Skip("runs a subprocess for over a second")
 	}
 	cmd, stdout, stderr, wait := subprocess(t, true, "trace", "testdata/busy_forever.pto")
-	waitFor(t, stderr, "cycles/s")
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	if code := wait(); code != exitInterrupted {
-		t.Errorf("exit %d, want %d\nstderr: %s", code, exitInterrupted, stderr)
-	}
-	if !strings.Contains(stderr.String(), "interrupted (Ctrl-C) at cycle") {
-		t.Errorf("stderr does not say the trace was interrupted:\n%s", stderr)
-	}
+	interruptAt(t, cmd, stderr, wait, "cycles/s", "interrupted (Ctrl-C) at cycle")
 	if !strings.Contains(stdout.String(), "texpands") {
 		t.Errorf("no events of the run so far:\n%.2000s", stdout)
 	}

@@ -383,7 +383,8 @@ dispatch:
 			run(slot, e.lim)
 		}
 	}
-	interrupted := ui.stop()
+	// A Ctrl-C that came after the last point ended cut nothing short.
+	interrupted := ui.stop() && slices.Contains(done, false)
 	if interrupted {
 		kept := rep.Points[:0]
 		for slot, p := range rep.Points {
