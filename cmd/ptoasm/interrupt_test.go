@@ -109,6 +109,22 @@ func subprocess(t *testing.T, tty bool, args ...string) (cmd *exec.Cmd, stdout, 
 	return cmd, stdout, stderr, wait
 }
 
+// interruptAt waits until the terminal shows shown, sends Ctrl-C (SIGINT)
+// and checks the command exits 130 saying said on stderr.
+func interruptAt(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer, wait func() int, shown, said string) {
+	t.Helper()
+	waitFor(t, stderr, shown)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := wait(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d\nstderr: %s", code, exitInterrupted, stderr)
+	}
+	if !strings.Contains(stderr.String(), said) {
+		t.Errorf("stderr does not say %q:\n%s", said, stderr)
+	}
+}
+
 // TestInterruptRun: a run that never ends shows a progress line on a
 // terminal; Ctrl-C (SIGINT) then stops it, and it prints the report so far
 // marked partial, in text and in JSON that still follows the schema, with
@@ -122,16 +138,7 @@ func TestInterruptRun(t *testing.T) {
 			cmd, stdout, stderr, wait := subprocess(t, true, "run", "--format", format, "--max-time=0", "testdata/busy_forever.pto")
 			// The progress line appears after a second of running, once
 			// Ctrl-C is handled: simulated cycles, their rate and the ETA.
-			waitFor(t, stderr, "cycles/s")
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
-				t.Fatal(err)
-			}
-			if code := wait(); code != exitInterrupted {
-				t.Errorf("exit %d, want %d\nstderr: %s", code, exitInterrupted, stderr)
-			}
-			if !strings.Contains(stderr.String(), "interrupted (Ctrl-C) at cycle") {
-				t.Errorf("stderr does not say the run was interrupted:\n%s", stderr)
-			}
+			interruptAt(t, cmd, stderr, wait, "cycles/s", "interrupted (Ctrl-C) at cycle")
 			out := stdout.String()
 			switch format {
 			case "text":
@@ -186,5 +193,63 @@ func TestInterruptStep(t *testing.T) {
 			t.Fatalf("missing %q (in order) in:\n%s", want, out)
 		}
 		rest = rest[i+len(want):]
+	}
+}
+
+// TestInterruptSweep: a sweep whose point #1 never ends shows the points
+// progress line on a terminal; Ctrl-C then cancels the running point, and
+// the sweep prints the point that ended (#0) marked partial, in text and in
+// JSON, with exit status 130; the partial JSON is refused by sweep merge.
+func TestInterruptSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs subprocesses for over a second each")
+	}
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			cmd, stdout, stderr, wait := subprocess(t, true, "sweep", "--format", format, "--jobs", "1",
+				"-D", "FOREVER=0,1", "testdata/sweep_forever.pto")
+			// Point #0 ends within the first second, so the line counts it.
+			waitFor(t, stderr, "points 1/2")
+			interruptAt(t, cmd, stderr, wait, "points/s", "ptoasm: interrupted (Ctrl-C): the report is partial")
+			out := stdout.String()
+			const why = "interrupted (Ctrl-C) after 1 of 2 points"
+			switch format {
+			case "text":
+				lines := strings.Split(out, "\n")
+				if len(lines) < 5 || lines[1] != "partial report: "+why ||
+					!strings.Contains(out, "  0        0 ") || strings.Contains(out, "FAIL") {
+					t.Errorf("text is not the partial table of point #0:\n%s", out)
+				}
+			case "json":
+				var r sweepReport
+				if err := json.Unmarshal([]byte(out), &r); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				if r.Partial != why || r.Total != 2 || len(r.Points) != 1 || r.Points[0].Index != 0 || !r.Points[0].OK {
+					t.Errorf("partial %q, total %d, points %+v", r.Partial, r.Total, r.Points)
+				}
+				shard := filepath.Join(t.TempDir(), "partial.json")
+				if err := os.WriteFile(shard, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				code, mout, merr := runCLI("sweep", "merge", shard)
+				if code != 2 || mout != "" || !strings.Contains(merr, "a partial shard ("+why+")") {
+					t.Errorf("merge of a partial report: exit %d, stdout %q, stderr %q", code, mout, merr)
+				}
+			}
+		})
+	}
+}
+
+// TestInterruptTrace: trace runs the machine like run: a progress line on a
+// terminal, and Ctrl-C prints the events so far and exits 130.
+func TestInterruptTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a subprocess for over a second")
+	}
+	cmd, stdout, stderr, wait := subprocess(t, true, "trace", "testdata/busy_forever.pto")
+	interruptAt(t, cmd, stderr, wait, "cycles/s", "interrupted (Ctrl-C) at cycle")
+	if !strings.Contains(stdout.String(), "texpands") {
+		t.Errorf("no events of the run so far:\n%.2000s", stdout)
 	}
 }

@@ -42,8 +42,28 @@ type runUI struct {
 // startRunUI sets opt.Cancel and, on a terminal, opt.Progress. The caller
 // must call stop when the run has returned.
 func startRunUI(e *env, opt *machine.Options) *runUI {
-	u := &runUI{cancel: make(chan struct{}), sigs: make(chan os.Signal, 1)}
+	u := startInterruptUI()
 	opt.Cancel = u.cancel
+	if w, ok := terminal(e.stderr); ok {
+		opt.Progress = func(p machine.Progress) {
+			u.mu.Lock()
+			u.last = p
+			u.mu.Unlock()
+		}
+		u.startProgress(w, func(elapsed time.Duration) (string, float64) {
+			u.mu.Lock()
+			p := u.last
+			u.mu.Unlock()
+			return progressText(p, elapsed), p.Fraction
+		})
+	}
+	return u
+}
+
+// startInterruptUI hears Ctrl-C: the first closes u.cancel (every run that
+// shares it stops at its next wall-clock check), a second kills the process.
+func startInterruptUI() *runUI {
+	u := &runUI{cancel: make(chan struct{}), sigs: make(chan os.Signal, 1)}
 	signal.Notify(u.sigs, os.Interrupt)
 	go func() {
 		if _, ok := <-u.sigs; ok {
@@ -56,16 +76,14 @@ func startRunUI(e *env, opt *machine.Options) *runUI {
 			signal.Reset(os.Interrupt)
 		}
 	}()
-	if w, ok := terminal(e.stderr); ok {
-		opt.Progress = func(p machine.Progress) {
-			u.mu.Lock()
-			u.last = p
-			u.mu.Unlock()
-		}
-		u.stopBar, u.barDone = make(chan struct{}), make(chan struct{})
-		go u.drawProgress(w, time.Now())
-	}
 	return u
+}
+
+// startProgress draws the progress line on w from status (the line's text
+// and the fraction done, 0 to 1) until stop.
+func (u *runUI) startProgress(w io.Writer, status func(elapsed time.Duration) (string, float64)) {
+	u.stopBar, u.barDone = make(chan struct{}), make(chan struct{})
+	go u.drawProgress(w, time.Now(), status)
 }
 
 // terminal returns w as a file when it is a terminal.
@@ -91,12 +109,12 @@ func (u *runUI) stop() bool {
 	return u.interrupted
 }
 
-// drawProgress redraws the progress line five times a second from the
-// machine's latest snapshot, starting progressDelay after start: simulated
+// drawProgress redraws the progress line five times a second from status,
+// starting progressDelay after start: for a run (progressText) simulated
 // cycle, simulation rate (simulated cycles per wall-clock second), the run
 // of the launch, the ETA from the estimated fraction done
-// (machine.Progress.Fraction), the bar and the elapsed time.
-func (u *runUI) drawProgress(w io.Writer, start time.Time) {
+// (machine.Progress.Fraction); then the bar and the elapsed time.
+func (u *runUI) drawProgress(w io.Writer, start time.Time, status func(elapsed time.Duration) (string, float64)) {
 	defer close(u.barDone)
 	wait := time.NewTimer(progressDelay)
 	defer wait.Stop()
@@ -120,11 +138,9 @@ func (u *runUI) drawProgress(w io.Writer, start time.Time) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		u.mu.Lock()
-		p := u.last
-		u.mu.Unlock()
-		bar.Describe(progressText(p, time.Since(start)))
-		bar.Set64(int64(p.Fraction * steps))
+		text, fraction := status(time.Since(start))
+		bar.Describe(text)
+		bar.Set64(int64(fraction * steps))
 		select {
 		case <-u.stopBar:
 			bar.Clear()
@@ -144,13 +160,18 @@ func progressText(p machine.Progress, elapsed time.Duration) string {
 		s += fmt.Sprintf(", run %d/%d %s", p.Run, p.Runs, p.RunName)
 	}
 	// Below 1% (a while loop has no trip count) the estimate says nothing.
-	if f := p.Fraction; f >= 0.01 && f < 1 {
+	return s + etaText(p.Fraction, elapsed)
+}
+
+// etaText is the ETA part of a progress line from the fraction done.
+func etaText(f float64, elapsed time.Duration) string {
+	if f >= 0.01 && f < 1 {
 		eta := time.Duration(float64(elapsed) * (1 - f) / f).Round(time.Second)
-		s += fmt.Sprintf(", ETA %s", eta)
+		return fmt.Sprintf(", ETA %s", eta)
 	} else if f < 0.01 {
-		s += ", ETA unknown"
+		return ", ETA unknown"
 	}
-	return s
+	return ""
 }
 
 // siCount writes v with a k, M or G suffix.

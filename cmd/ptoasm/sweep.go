@@ -21,7 +21,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -151,14 +153,19 @@ type sweepPoint struct {
 // decides what a point computes is in the header, so merge can refuse shards of
 // different sweeps.
 type sweepReport struct {
-	File       string       `json:"file"`
-	Profile    string       `json:"profile"`
-	TimingOnly bool         `json:"timing_only"`
-	Grid       []string     `json:"grid"`
-	Values     [][]string   `json:"values"`
-	Total      int          `json:"total"`
-	Shard      string       `json:"shard,omitempty"`
-	Points     []sweepPoint `json:"points"`
+	File       string     `json:"file"`
+	Profile    string     `json:"profile"`
+	TimingOnly bool       `json:"timing_only"`
+	Grid       []string   `json:"grid"`
+	Values     [][]string `json:"values"`
+	Total      int        `json:"total"`
+	Shard      string     `json:"shard,omitempty"`
+	// Partial says why the report lacks points (Ctrl-C stopped the sweep);
+	// points then holds only the points that ran to the end. Absent in a
+	// whole report, so readers of the older shape see no change; sweep
+	// merge refuses a partial shard.
+	Partial string       `json:"partial,omitempty"`
+	Points  []sweepPoint `json:"points"`
 }
 
 // splitList splits a value list at commas outside parentheses and brackets,
@@ -334,44 +341,104 @@ func (c *sweepGridCmd) Run(e *env) error {
 		}
 		shared.maxMemory = max(total/int64(jobs), 1)
 	}
+	// Ctrl-C stops handing out points and cancels the running ones; the
+	// report then has the points that ran to the end (done), marked partial.
+	ui := startInterruptUI()
+	done := make([]bool, len(idxs))
+	var finished atomic.Int64
+	if w, ok := terminal(e.stderr); ok {
+		ui.startProgress(w, func(elapsed time.Duration) (string, float64) {
+			return sweepProgressText(int(finished.Load()), len(idxs), elapsed)
+		})
+	}
+	run := func(slot int, lim limits) {
+		pt, cancelled := c.point(base, axes, rep.Grid, rep.Values, idxs[slot], lim, ui.cancel)
+		if !cancelled {
+			rep.Points[slot], done[slot] = pt, true
+		}
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Go(func() {
 			for slot := range next {
-				rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot], shared)
+				run(slot, shared)
+				finished.Add(1)
 			}
 		})
 	}
+dispatch:
 	for slot := range idxs {
-		next <- slot
+		select {
+		case next <- slot:
+		case <-ui.cancel:
+			break dispatch
+		}
 	}
 	close(next)
 	wg.Wait()
 	for slot := range idxs {
-		if jobs > 1 && rep.Points[slot].overBudget {
-			rep.Points[slot] = c.point(base, axes, rep.Grid, rep.Values, idxs[slot], e.lim)
+		if jobs > 1 && done[slot] && rep.Points[slot].overBudget {
+			done[slot] = false
+			run(slot, e.lim)
 		}
+	}
+	// A Ctrl-C that came after the last point ended cut nothing short.
+	interrupted := ui.stop() && slices.Contains(done, false)
+	if interrupted {
+		kept := rep.Points[:0]
+		for slot, p := range rep.Points {
+			if done[slot] {
+				kept = append(kept, p)
+			}
+		}
+		rep.Points = kept
+		rep.Partial = fmt.Sprintf("interrupted (Ctrl-C) after %d of %d points", len(kept), len(idxs))
 	}
 	if c.Report != "" {
 		if err := writeSweepReport(c.Report, &rep); err != nil {
 			return err
 		}
 	}
-	return writeSweep(e, &rep, c.Format == "json" || c.Shard != "")
+	err = writeSweep(e, &rep, c.Format == "json" || c.Shard != "")
+	if interrupted {
+		return interruptedError(e, -1)
+	}
+	return err
+}
+
+// sweepProgressText is the sweep's progress line: points done, their rate
+// and the ETA at that rate.
+func sweepProgressText(done, total int, elapsed time.Duration) (string, float64) {
+	f := float64(done) / float64(max(total, 1))
+	s := fmt.Sprintf("points %d/%d", done, total)
+	if sec := elapsed.Seconds(); sec > 0 {
+		s += fmt.Sprintf(", %.2f points/s", float64(done)/sec)
+	}
+	if done == 0 {
+		f = 0 // no point has ended: no rate to extrapolate
+	}
+	return s + etaText(f, elapsed), f
 }
 
 // point assembles and runs one point in its own machine. It never panics out:
 // a panic in the engine becomes the point's error, so one bad point cannot take
-// down a sweep of thousands.
-func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []string, values [][]string, idx int, lim limits) (pt sweepPoint) {
+// down a sweep of thousands. cancelled: cancel was closed before the point
+// ran to the end, so it has no outcome.
+func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []string, values [][]string, idx int, lim limits, cancel <-chan struct{}) (pt sweepPoint, cancelled bool) {
 	pt = sweepPoint{Index: idx, Params: pointParams(grid, values, idx), Runs: []machine.RunStat{}}
 	defer func() {
 		if r := recover(); r != nil {
 			pt = sweepPoint{Index: idx, Params: pt.Params, Runs: []machine.RunStat{},
 				Error: fmt.Sprintf("internal error: %v", r)}
+			cancelled = false
 		}
 	}()
+	select {
+	case <-cancel:
+		return pt, true // handed out as Ctrl-C came
+	default:
+	}
 	prof := base.Clone()
 	var defs defineFlags
 	for a, p := range pt.Params {
@@ -379,7 +446,7 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 			defs.Define = append(defs.Define, p.Name+"="+p.Value)
 		} else if err := prof.Set(p.Name, p.Value); err != nil {
 			pt.Error = err.Error()
-			return pt
+			return pt, false
 		}
 	}
 	// Diagnostics go to a buffer of this point's own: points run concurrently.
@@ -395,22 +462,25 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 		if pt.Error == "" {
 			pt.Error = "assembly failed"
 		}
-		return pt
+		return pt, false
 	}
 	var be *machine.BudgetError
-	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: lim.maxMemory})
+	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: lim.maxMemory, Cancel: cancel})
 	if err != nil {
 		pt.Error, pt.overBudget = err.Error(), errors.As(err, &be)
-		return pt
+		return pt, false
 	}
 	res, err := m.Run()
+	if isCancelled(err) {
+		return pt, true
+	}
 	if err != nil {
 		pt.Error, pt.overBudget = err.Error(), errors.As(err, &be)
-		return pt
+		return pt, false
 	}
 	if res == nil {
 		pt.Error = "the machine returned no result"
-		return pt
+		return pt, false
 	}
 	pt.Cycles, pt.TimeUS, pt.TFLOPS = res.Cycles, res.TimeUS, res.TFLOPS
 	if res.Runs != nil {
@@ -434,14 +504,14 @@ func (c *sweepGridCmd) point(base *pipes.Profile, axes []sweepAxis, grid []strin
 			if ck.Msg != "" {
 				pt.Error += ": " + ck.Msg
 			}
-			return pt
+			return pt, false
 		}
 	}
 	if len(res.Faults) > 0 {
 		pt.OK = false
 		pt.Error = "fault: " + res.Faults[0]
 	}
-	return pt
+	return pt, false
 }
 
 func firstLine(s string) string {
@@ -583,6 +653,9 @@ func writeSweepTable(w io.Writer, rep *sweepReport) {
 	if rep.Shard != "" {
 		fmt.Fprintf(w, "shard %s: %d points\n", rep.Shard, len(rep.Points))
 	}
+	if rep.Partial != "" {
+		fmt.Fprintf(w, "partial report: %s\n", rep.Partial)
+	}
 	fmt.Fprintln(w)
 
 	runCols := runColumns(rep.Points)
@@ -720,6 +793,9 @@ func mergeShards(files []string, read func(string) ([]byte, error)) (*sweepRepor
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
 			return nil, fmt.Errorf("%s: not a sweep report: %v", f, err)
+		}
+		if r.Partial != "" {
+			return nil, fmt.Errorf("%s: a partial shard (%s): run it again to the end", f, r.Partial)
 		}
 		if len(r.Grid) != len(r.Values) {
 			return nil, fmt.Errorf("%s: %d grid names but %d value lists", f, len(r.Grid), len(r.Values))

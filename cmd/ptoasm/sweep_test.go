@@ -300,6 +300,10 @@ func TestSweepMergeErrors(t *testing.T) {
 		{"negative time", []string{edit("negt.json", func(r *sweepReport) { r.Points[0].TimeUS = -1 })}, "point #0: time_us -1 and tflops"},
 		{"backwards run", []string{edit("run.json", func(r *sweepReport) { r.Points[0].Runs[0].End = r.Points[0].Runs[0].Start - 1 })},
 			"is not a span of time"},
+		{"partial shard", []string{edit("partial.json", func(r *sweepReport) {
+			r.Points = r.Points[:1]
+			r.Partial = "interrupted (Ctrl-C) after 1 of 2 points"
+		}), files[1]}, "partial.json: a partial shard (interrupted (Ctrl-C) after 1 of 2 points): run it again to the end"},
 		{"not JSON", []string{write("junk.json", "cycles 12\n")}, "not a sweep report"},
 		{"run report", []string{write("runreport.json", `{"cycles": 1, "runs": []}`)}, "not a sweep report"},
 	}

@@ -80,11 +80,17 @@ func (c *traceCmd) Run(e *env) error {
 	}
 	var m *machine.Machine
 	rec := trace.New(trace.Options{CoreName: func(r, k int) string { return m.CoreName(r, k) }, Filter: f})
-	m, err = machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{rec}, MaxMemory: e.lim.maxMemory})
+	opt := machine.Options{Profile: prof, Observers: []machine.Observer{rec}, MaxMemory: e.lim.maxMemory}
+	// Ctrl-C stops the run; the trace up to there is printed, as after an
+	// error, and the exit is 130 (docs/cli.md "Interrupting a run").
+	ui := startRunUI(e, &opt)
+	m, err = machine.New(obj, opt)
 	if err != nil {
+		ui.stop()
 		return err
 	}
-	_, runErr := m.Run()
+	res, runErr := m.Run()
+	interrupted := ui.stop() && isCancelled(runErr)
 	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
 		return runErr // bad input: exit 2
 	}
@@ -93,6 +99,13 @@ func (c *traceCmd) Run(e *env) error {
 	}
 	if err := writeTraceFiles(rec, prof.ClockHz, c.Chrome, c.HTML, filepath.Base(obj.Main), nil); err != nil {
 		return err
+	}
+	if interrupted {
+		cycle := int64(-1)
+		if res != nil {
+			cycle = res.Cycles
+		}
+		return interruptedError(e, cycle)
 	}
 	if runErr != nil {
 		fmt.Fprintln(e.stderr, runErr)
