@@ -443,6 +443,11 @@ func init() {
 	def("tget_async", FamComm, PipeS, CostDMA, anyCore,
 		[]OperandSpec{regW("event"), gmW("dst"), gmR("src")},
 		"hand a flat remote read to SDMA; the result register names the transfer").with(attrRows, attrCols)
+	// An SDMA cache-maintenance op (pto-isa TPrefetchAsyncImpl.hpp, CMO
+	// opcode 6): it moves no data the kernel sees, only warms L2 lines.
+	def("tprefetch_async", FamComm, PipeS, CostDMA, anyCore,
+		[]OperandSpec{regW("event"), gmR("src")},
+		"have SDMA prefetch a flat GM window into its rank's L2 (no data moves); the result register names the transfer").with(attrRows, attrCols)
 	def("wait_async", FamComm, PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("event")}, "wait until an async transfer (and every earlier one) completed").alias("wait_async_event")
 	def("tnotify", FamComm, PipeS, CostScalar, anyCore,

@@ -50,6 +50,7 @@ const (
 	OpTgemvBias
 	OpTget
 	OpTgetAsync
+	OpTprefetchAsync
 	OpTinsert
 	OpTload
 	OpTlog
@@ -202,6 +203,7 @@ var opcodeNames = [NumOpcodes]string{
 	OpTgemvBias:        "tgemv.bias",
 	OpTget:             "tget",
 	OpTgetAsync:        "tget_async",
+	OpTprefetchAsync:   "tprefetch_async",
 	OpTinsert:          "tinsert",
 	OpTload:            "tload",
 	OpTlog:             "tlog",
