@@ -51,6 +51,7 @@ const (
 	OpTget
 	OpTgetAsync
 	OpTprefetchAsync
+	OpTprint
 	OpTinsert
 	OpTload
 	OpTlog
@@ -204,6 +205,7 @@ var opcodeNames = [NumOpcodes]string{
 	OpTget:             "tget",
 	OpTgetAsync:        "tget_async",
 	OpTprefetchAsync:   "tprefetch_async",
+	OpTprint:           "tprint",
 	OpTinsert:          "tinsert",
 	OpTload:            "tload",
 	OpTlog:             "tlog",

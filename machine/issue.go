@@ -308,6 +308,8 @@ func (c *core) issue(op *asm.COp) bool {
 		return c.composite(op, c.async(op))
 	case asm.OpWaitAsync:
 		return c.waitAsync(op)
+	case asm.OpTprint:
+		return c.tprint(op)
 	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
@@ -332,7 +334,7 @@ var specialOps = func() (t [asm.NumOpcodes]bool) {
 		asm.OpSetFlag, asm.OpWaitFlag, asm.OpPipeBarrier, asm.OpDsb, asm.OpFftsSet, asm.OpFftsWait,
 		asm.OpSyncall, asm.OpLd, asm.OpSt, asm.OpTnotify, asm.OpTwait, asm.OpTtest, asm.OpTput, asm.OpTget,
 		asm.OpTpush, asm.OpTpop, asm.OpTputAsync, asm.OpTgetAsync, asm.OpWaitAsync, asm.OpTbroadcast,
-		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync,
+		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync, asm.OpTprint,
 	} {
 		t[o] = true
 	}
