@@ -428,6 +428,11 @@ func init() {
 		[]OperandSpec{regW("dst"), gmR("src")}, "scalar GM load through the data cache").alias("load_scalar")
 	def("st", FamScalar, PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmW("dst"), scalar("val")}, "scalar GM store through the data cache").alias("store_scalar")
+	// pto-isa a2a3/TPrint.hpp: a pipe_barrier ALL, then the scalar reads the
+	// tile through cce::printf (%8.4f for floats, %8d / %8u for integers).
+	def("tprint", FamScalar, PipeS, CostScalar, aivOnly,
+		[]OperandSpec{tileR("src", vecLocs...)},
+		"debug print of a vec tile's valid region after draining every pipe (run --print shows it)")
 
 	// Communication. These are composite on A2/A3; Pipe is S and the machine expands them.
 	const composite = " (composite: the machine expands it into MTE2/MTE3/V steps)"
@@ -443,6 +448,11 @@ func init() {
 	def("tget_async", FamComm, PipeS, CostDMA, anyCore,
 		[]OperandSpec{regW("event"), gmW("dst"), gmR("src")},
 		"hand a flat remote read to SDMA; the result register names the transfer").with(attrRows, attrCols)
+	// An SDMA cache-maintenance op (pto-isa TPrefetchAsyncImpl.hpp, CMO
+	// opcode 6): it moves no data the kernel sees, only warms L2 lines.
+	def("tprefetch_async", FamComm, PipeS, CostDMA, anyCore,
+		[]OperandSpec{regW("event"), gmR("src")},
+		"have SDMA prefetch a flat GM window into its rank's L2 (no data moves); the result register names the transfer").with(attrRows, attrCols)
 	def("wait_async", FamComm, PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("event")}, "wait until an async transfer (and every earlier one) completed").alias("wait_async_event")
 	def("tnotify", FamComm, PipeS, CostScalar, anyCore,

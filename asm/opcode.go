@@ -50,6 +50,8 @@ const (
 	OpTgemvBias
 	OpTget
 	OpTgetAsync
+	OpTprefetchAsync
+	OpTprint
 	OpTinsert
 	OpTload
 	OpTlog
@@ -202,6 +204,8 @@ var opcodeNames = [NumOpcodes]string{
 	OpTgemvBias:        "tgemv.bias",
 	OpTget:             "tget",
 	OpTgetAsync:        "tget_async",
+	OpTprefetchAsync:   "tprefetch_async",
+	OpTprint:           "tprint",
 	OpTinsert:          "tinsert",
 	OpTload:            "tload",
 	OpTlog:             "tlog",

@@ -50,8 +50,6 @@ var notYet = map[string]string{
 	"TASSIGN":             "a tile's address: a `tile … @ ADDR` declaration (static); register addresses not yet",
 	"TRESHAPE":            "another tile type over the same bytes: a second `tile` declared at the same address",
 	"TSUBVIEW":            "a sub-tile: a `tile` declared inside another's bytes with a smaller valid region",
-	"TPREFETCH_ASYNC":     "SDMA prefetch into L2: not yet",
-	"TPRINT":              "debug print: not yet",
 }
 
 // PtoISACoverage classifies one pto-isa page name: the ptoasm instruction

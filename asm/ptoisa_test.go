@@ -38,8 +38,8 @@ func TestPtoISACoverage(t *testing.T) {
 		}
 	}
 	// Coverage only grows.
-	if acc < 119 {
-		t.Errorf("%d pages accepted, fewer than when this test was written (119)", acc)
+	if acc < 121 {
+		t.Errorf("%d pages accepted, fewer than at the last addition (121)", acc)
 	}
 	if !strings.Contains(NotOnA2A3("pto.TInterleave"), "A5 only") {
 		t.Error("NotOnA2A3 ignores case or the pto. prefix")

@@ -304,10 +304,12 @@ func (c *core) issue(op *asm.COp) bool {
 		return c.composite(op, c.expandPut(op))
 	case asm.OpTpush, asm.OpTpop:
 		return c.composite(op, c.expandFifo(op))
-	case asm.OpTputAsync, asm.OpTgetAsync:
+	case asm.OpTputAsync, asm.OpTgetAsync, asm.OpTprefetchAsync:
 		return c.composite(op, c.async(op))
 	case asm.OpWaitAsync:
 		return c.waitAsync(op)
+	case asm.OpTprint:
+		return c.tprint(op)
 	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
@@ -332,7 +334,7 @@ var specialOps = func() (t [asm.NumOpcodes]bool) {
 		asm.OpSetFlag, asm.OpWaitFlag, asm.OpPipeBarrier, asm.OpDsb, asm.OpFftsSet, asm.OpFftsWait,
 		asm.OpSyncall, asm.OpLd, asm.OpSt, asm.OpTnotify, asm.OpTwait, asm.OpTtest, asm.OpTput, asm.OpTget,
 		asm.OpTpush, asm.OpTpop, asm.OpTputAsync, asm.OpTgetAsync, asm.OpWaitAsync, asm.OpTbroadcast,
-		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce,
+		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync, asm.OpTprint,
 	} {
 		t[o] = true
 	}

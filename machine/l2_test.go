@@ -150,3 +150,89 @@ launch ranks=1 { run k blocks=2 }
 		t.Errorf("%d cycles: HBM carried the tile twice", r.Cycles)
 	}
 }
+
+// TPREFETCH_ASYNC warms L2: after wait_async a TLOAD of the window hits,
+// while the prefetch itself paid the HBM read; without an L2 it warms
+// nothing. The SDMA step reads the window and writes nothing.
+func TestPrefetchAsyncWarmsL2(t *testing.T) {
+	const prefetch = `gm A : f32 [256, 1024] = zero
+kernel k : aiv {
+    tile %t : vec f32 [32, 1024] @ 0x0
+    %e = tprefetch_async @A[0, 0] #rows=32 #cols=1024
+    wait_async %e
+    tload %t, @A[0, 0]
+}
+launch ranks=1 { run k blocks=1 }
+`
+	const cold = `gm A : f32 [256, 1024] = zero
+kernel k : aiv {
+    tile %t : vec f32 [32, 1024] @ 0x0
+    tload %t, @A[0, 0]
+}
+launch ranks=1 { run k blocks=1 }
+`
+	// 128 KiB per window; at 4 B/cycle of HBM a miss takes 32768 cycles.
+	const miss = 32768
+	tests := []struct {
+		name, src string
+		l2        string
+		loadMiss  bool // the tload waits for HBM
+		addSDMA   bool // the total adds the SDMA submission to the miss
+	}{
+		{"prefetched", prefetch, "", false, false},
+		{"cold", cold, "", true, false},
+		// Nothing to warm: the submission, then the tload's own miss.
+		{"prefetch without L2", prefetch, "0", true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			prof := pipes.DefaultProfile().Clone()
+			if err := prof.Set("gm.bw", "4"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.l2 != "" {
+				if err := prof.Set("l2.size", tc.l2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+			_, r, err := runObj(t, assemble(t, tc.src), Options{Profile: prof, Observers: []Observer{rec}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var load, sdma []*Event
+			for i := range rec.evs {
+				e := &rec.evs[i]
+				switch {
+				case e.Op != nil && e.Op.Info.Op == asm.OpTload:
+					load = append(load, e)
+				case e.Step == "sdma":
+					sdma = append(sdma, e)
+				}
+			}
+			if len(load) != 1 {
+				t.Fatalf("%d tload events, want 1", len(load))
+			}
+			if d := load[0].End - load[0].Start; (d >= miss) != tc.loadMiss {
+				t.Errorf("tload took %d cycles; want a miss (≥ %d): %v", d, miss, tc.loadMiss)
+			}
+			total := int64(miss)
+			if tc.addSDMA {
+				total += prof.SDMACycles(128<<10, 0)
+			}
+			if r.Cycles < total || r.Cycles > total+total/4 {
+				t.Errorf("%d cycles, want one HBM read of the window (%d)", r.Cycles, total)
+			}
+			if tc.src == prefetch {
+				if len(sdma) != 1 || len(sdma[0].Accesses) == 0 {
+					t.Fatalf("sdma events %v, want one with its accesses", sdma)
+				}
+				for _, a := range sdma[0].Accesses {
+					if a.Write || a.Tensor == nil || a.Tensor.Name != "A" {
+						t.Errorf("prefetch access %+v, want reads of A only", a)
+					}
+				}
+			}
+		})
+	}
+}

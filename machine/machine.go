@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,6 +60,9 @@ type Options struct {
 	// the wall-clock checks, see MaxTime), for a progress line. It must
 	// return quickly.
 	Progress func(Progress)
+	// Print receives what tprint instructions print, in simulated-time
+	// order (nil: discarded). TimingOnly runs print nothing: no data.
+	Print io.Writer
 }
 
 // The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device

@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -477,5 +479,86 @@ func TestMoreConvert(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkGrid(t, "tquant "+tc.name, getTile(t, dq, 1, 4), [][]float64{tc.want})
+	}
+}
+
+// TPRINT's text against lines written out by hand as C's printf gives them
+// for pto-isa's default PrintFormat (%8.4f, %8d, %8u; nan and inf spelled
+// as C spells them), over the valid region only.
+func TestMorePrint(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		name         string
+		dt           asm.DType
+		rows, cols   int
+		vrows, vcols int
+		vals         [][]float64
+		want         string // the lines after the header
+		err          string
+	}{
+		{"f32 rounding", asm.F32, 1, 5, 1, 5, [][]float64{{-3, 0.00005, -0.00005, 2.71828, 123456.789}},
+			" -3.0000   0.0000  -0.0000   2.7183 123456.7891\n", ""},
+		{"f32 non-finite", asm.F32, 1, 3, 1, 3, [][]float64{{nan, inf, -inf}},
+			"     nan      inf     -inf\n", ""},
+		{"f16", asm.F16, 1, 16, 1, 2, [][]float64{{0.1, 65504}},
+			"  0.1000 65504.0000\n", ""},
+		{"i8 extremes", asm.I8, 1, 32, 1, 2, [][]float64{{-128, 127}},
+			"    -128      127\n", ""},
+		{"u32 above int32", asm.U32, 1, 8, 1, 2, [][]float64{{4294967295, 0}},
+			"4294967295        0\n", ""},
+		{"valid region", asm.I32, 2, 8, 2, 2, [][]float64{{1, -2, 99}, {3, 4, 99}},
+			"       1       -2\n       3        4\n", ""},
+		{"bf16 refused", asm.BF16, 1, 16, 1, 1, [][]float64{{1}}, "", "cannot print"},
+	}
+	names := map[asm.DType]string{asm.F32: "float32", asm.F16: "float16", asm.I8: "int8", asm.U32: "uint32", asm.I32: "int32"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newTileOp(mkTile(asm.LocVec, tc.dt, tc.rows, tc.cols, tc.vrows, tc.vcols, lND), 0)
+			setTile(t, o, tc.vals)
+			var b bytes.Buffer
+			err := FprintTile(&b, &o)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "=== [TPRINT Tile] Data Type: " + names[tc.dt] + ", TileType: Vec ===\n" +
+				fmt.Sprintf("  Shape: [%d, %d], Valid Shape: [%d, %d]\n", tc.rows, tc.cols, tc.vrows, tc.vcols) + tc.want
+			if got := b.String(); got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// In a run, tprint waits for the pipes (it sees the tload's data without a
+// barrier of the author's), goes to Options.Print, and prints nothing in a
+// timing-only run.
+func TestPrintRun(t *testing.T) {
+	src := `gm A : i32 [1, 8] = expr(j * 3 - 4)
+kernel k : aiv {
+    tile %t : vec i32 [1, 8] @ 0x0
+    tload %t, @A[0, 0]
+    tprint %t
+}
+launch ranks=1 { run k blocks=1 }
+`
+	want := "=== [TPRINT Tile] Data Type: int32, TileType: Vec ===\n  Shape: [1, 8], Valid Shape: [1, 8]\n" +
+		"      -4       -1        2        5        8       11       14       17\n"
+	for _, timing := range []bool{false, true} {
+		var b bytes.Buffer
+		if _, _, err := runObj(t, assemble(t, src), Options{Print: &b, TimingOnly: timing}); err != nil {
+			t.Fatal(err)
+		}
+		if timing && b.Len() != 0 {
+			t.Errorf("timing-only run printed %q", b.String())
+		}
+		if !timing && b.String() != want {
+			t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+		}
 	}
 }

@@ -646,14 +646,20 @@ func poisonIn(b *memory.Buffer, off, n int64, out [][2]int64) [][2]int64 {
 }
 
 // async is TPUT_ASYNC / TGET_ASYNC: the SDMA engine moves a flat window
-// off-core; the result register names the transfer.
+// off-core; the result register names the transfer. TPREFETCH_ASYNC is the
+// same SDMA submission with one GM operand and no copy: a cache-maintenance
+// op that brings the window's lines into its rank's L2.
 func (c *core) async(op *asm.COp) bool {
 	m := c.m
 	if !c.syncTime() {
 		return false
 	}
-	if len(op.Args) < 3 {
-		m.fail(c.faultK(FaultBadOperand, op, asm.PipeS, "%s needs an event register, a destination and a source", op.Info.Name))
+	ngm := 2
+	if op.Info.Op == asm.OpTprefetchAsync {
+		ngm = 1
+	}
+	if len(op.Args) < 1+ngm {
+		m.fail(c.faultK(FaultBadOperand, op, asm.PipeS, "%s needs an event register and %d GM operand(s)", op.Info.Name, ngm))
 		return false
 	}
 	rows, cols := int64(1), int64(0)
@@ -665,7 +671,7 @@ func (c *core) async(op *asm.COp) bool {
 	}
 	var e entry
 	e.reset(enExec, op, c.t, c.entryIter())
-	for i := 1; i <= 2; i++ {
+	for i := 1; i <= ngm; i++ {
 		a := &op.Args[i]
 		if a.Kind != asm.ArgGM {
 			m.fail(c.faultK(FaultBadOperand, op, asm.PipeS, "operand %d of %s must be a GM reference", i, op.Info.Name))
@@ -675,10 +681,10 @@ func (c *core) async(op *asm.COp) bool {
 			cols = lastDim(a.GM)
 		}
 	}
-	e.args = append(e.args, Operand{}, Operand{})
-	for i := 1; i <= 2; i++ {
+	for i := 1; i <= ngm; i++ {
+		e.args = append(e.args, Operand{})
 		e.access[i-1] = asm.AccRead
-		if i == 1 {
+		if i == 1 && ngm == 2 {
 			e.access[0] = asm.AccWrite
 		}
 		if !c.resolveArg(op, &op.Args[i], &e.args[i-1], &e, i-1, rows, cols, nil) {
@@ -687,10 +693,13 @@ func (c *core) async(op *asm.COp) bool {
 	}
 	bytes := rows * cols * int64(op.Args[1].GM.DType.Size())
 	hops := 0
-	for i := 0; i < 2; i++ {
+	for i := 0; i < ngm; i++ {
 		hops = max(hops, c.hops(int(e.argRank[i])))
 	}
 	d := m.prof.SDMACycles(bytes, hops)
+	if ngm == 1 {
+		d = c.prefetchL2(&e, bytes, d)
+	}
 	done := c.t + d
 	m.sdma = append(m.sdma, done)
 	id := int64(len(m.sdma))
@@ -711,6 +720,30 @@ func (c *core) async(op *asm.COp) bool {
 	return true
 }
 
+// prefetchL2 books a TPREFETCH_ASYNC window on the L2 of the rank that owns
+// it and returns the transfer's duration: at least the SDMA submission d, and
+// as long as HBM takes to bring the missing lines in (the GM port is shared
+// with the cores' loads, as gmPorts books it). The lines are valid from then
+// on, so a TLOAD after wait_async hits them. A rank without an L2 model has
+// nothing to warm: the CMO costs only its submission.
+func (c *core) prefetchL2(e *entry, bytes, d int64) int64 {
+	m := c.m
+	r := m.ranks[int(e.argRank[0])]
+	if r.l2 == nil {
+		return d
+	}
+	a := &e.args[0]
+	off, pitch, rows, rowBytes := gmRect(a, int64(e.winR[0]), int64(e.winC[0]))
+	miss := max(bytes-r.l2.access(a.GM, off, pitch, rows, rowBytes), 0)
+	if miss > 0 {
+		hs := max(c.t, r.portBusy)
+		r.portBusy = hs + ceilDiv(miss, m.prof.GMBW)
+		d = max(d, r.portBusy-c.t+m.prof.L2.MissLatency*miss/max(bytes, 1))
+		r.l2.stamp(c.t + d)
+	}
+	return d
+}
+
 type sdmaOp struct {
 	w          waker
 	c          *core
@@ -720,7 +753,8 @@ type sdmaOp struct {
 
 func (x *sdmaOp) run() {
 	c, m := x.c, x.c.m
-	if m.dataOp(x.e.op) {
+	copies := x.e.op.Info.Op != asm.OpTprefetchAsync
+	if copies && m.dataOp(x.e.op) {
 		if err := copyGM(&x.e.args[0], &x.e.args[1], x.e.winR[0], x.e.winC[0]); err != nil {
 			m.fail(c.execErr(x.e.op, asm.PipeInvalid, fmt.Errorf("sdma: %w", err)))
 			return
@@ -735,7 +769,9 @@ func (x *sdmaOp) run() {
 		ev.Accesses = c.accesses(&x.e, ev.Accesses[:0])
 		m.emit()
 	}
-	m.gmWritten(int(x.e.argRank[0]))
+	if copies {
+		m.gmWritten(int(x.e.argRank[0]))
+	}
 	for _, w := range m.active {
 		if w.state == scAsync && m.now >= w.asyncDone {
 			w.endStall("wait_async")

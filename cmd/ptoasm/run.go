@@ -59,6 +59,7 @@ type runCmd struct {
 	NoLint     bool     `help:"Do not run the hazard detector alongside."`
 	Trace      string   `placeholder:"OUT.json" help:"Write a Perfetto/Chrome trace of the run (open in ui.perfetto.dev)."`
 	HTML       string   `name:"html" placeholder:"OUT.html" help:"Write an HTML timeline of the run with findings marked."`
+	Print      string   `placeholder:"FILE" help:"Write what tprint instructions print to FILE (- for standard error); by default it is discarded."`
 	guardFlags
 	defineFlags
 	profileFlags
@@ -134,6 +135,15 @@ func (c *runCmd) Run(e *env) error {
 		rec = newTraceRecorder(&m)
 		opt.Observers = append(opt.Observers, rec)
 	}
+	// A file is written whole after the run, as the other output files are.
+	var printed bytes.Buffer
+	switch c.Print {
+	case "":
+	case "-":
+		opt.Print = e.stderr
+	default:
+		opt.Print = &printed
+	}
 	ui := startRunUI(e, &opt)
 	m, err = machine.New(obj, opt)
 	if err != nil {
@@ -154,6 +164,11 @@ func (c *runCmd) Run(e *env) error {
 	}
 	if rec != nil {
 		if err := writeTraceFiles(rec, prof.ClockHz, c.Trace, c.HTML, filepath.Base(obj.Main), findings); err != nil {
+			return err
+		}
+	}
+	if c.Print != "" && c.Print != "-" {
+		if err := writeFileAtomic(c.Print, printed.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,296 @@
+package hazard
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// ---- agents and cores -----------------------------------------------------
+
+func (d *Detector) agent(a machine.Agent) int32 {
+	if a.Pipe >= asm.NumPipes {
+		a.Pipe = asm.PipeInvalid
+	}
+	key := int(a.Core+1)*int(asm.NumPipes) + int(a.Pipe)
+	if a.Core < -1 {
+		// Junk: a negative key of its own, apart from every real agent.
+		key = -1 - ((int(a.Core)+1<<31)<<8 | int(a.Pipe))
+	}
+	if i := d.agentIdx.get(a.Rank, key); i > 0 {
+		return i - 1
+	}
+	st := agentState{rank: a.Rank, core: a.Core, pipe: a.Pipe, coreIdx: -1, gen: d.gen}
+	st.setRemote(remPart{known: true}) // no clock yet: no news of other cores
+	switch {
+	case a.Core < 0:
+		st.kind = akSDMA
+	case a.Pipe == asm.PipeS:
+		st.kind = akScalar
+	}
+	i := int32(len(d.agents))
+	if a.Core >= 0 {
+		c := d.core(a.Rank, a.Core)
+		st.coreIdx = c
+		d.place(i, &d.cfill[c])
+		cs := &d.cores[c]
+		if a.Pipe == asm.PipeS {
+			cs.scalar = i
+		} else {
+			cs.pipes[a.Pipe] = i
+		}
+		cs.listLocals()
+		for k, l := range cs.locals[:cs.nlocals] {
+			cs.lpos[k] = d.apos[l]
+		}
+	} else {
+		d.place(i, &d.miscFill)
+	}
+	d.agents = append(d.agents, st)
+	*d.agentIdx.at(a.Rank, key) = i + 1
+	return i
+}
+
+// Clocks index agents by position, not by agent number: positions come in
+// groups of posGroup, each core's agents fill groups of their own, and the
+// host and SDMA engines share groups. A core's agents then sit in one clock
+// block (clock.go), so the joins, raises and copy-on-write copies of its
+// own components, the most frequent by far, touch one block, not one per
+// agent spread over the clock as agents appear.
+const posGroup = 4
+
+// posFill is the group a core (or the agents of no core) fills next: its
+// first position and the positions used.
+type posFill struct{ base, used int32 }
+
+// place gives new agent i the next position of f, opening a group when f is
+// full.
+func (d *Detector) place(i int32, f *posFill) {
+	if f.used == 0 || f.used == posGroup {
+		f.base, f.used = d.npos, 0
+		d.npos += posGroup
+		for range posGroup {
+			d.pagent = append(d.pagent, -1)
+		}
+	}
+	p := f.base + f.used
+	f.used++
+	d.apos = append(d.apos, p)
+	d.pagent[p] = i
+}
+
+// pos is agent a's component in clocks.
+func (d *Detector) pos(a int32) int32 { return d.apos[a] }
+
+// localPos reports whether the agent at position i runs on agent a's core.
+func (d *Detector) localPos(a, i int32) bool {
+	c := d.agents[a].coreIdx
+	if c < 0 || int(i) >= len(d.pagent) {
+		return false
+	}
+	o := d.pagent[i]
+	return o >= 0 && d.agents[o].coreIdx == c
+}
+
+func (d *Detector) core(rank, core int32) int32 {
+	if i := d.coreIdx.get(rank, int(core)); i > 0 {
+		return i - 1
+	}
+	cs := coreState{rank: rank, core: core, scalar: -1}
+	for p := range cs.pipes {
+		cs.pipes[p] = -1
+	}
+	i := int32(len(d.cores))
+	d.cores = append(d.cores, cs)
+	d.cfill = append(d.cfill, posFill{})
+	*d.coreIdx.at(rank, int(core)) = i + 1
+	return i
+}
+
+// scalarOf returns the scalar agent of a core, creating it on first need.
+func (d *Detector) scalarOf(c int32) int32 {
+	if s := d.cores[c].scalar; s >= 0 {
+		return s
+	}
+	return d.agent(machine.Agent{Rank: d.cores[c].rank, Core: d.cores[c].core, Pipe: asm.PipeS})
+}
+
+func (d *Detector) pipeOf(c int32, p asm.Pipe) int32 {
+	if p >= asm.NumPipes || p == asm.PipeInvalid || p == asm.PipeALL {
+		return -1
+	}
+	if a := d.cores[c].pipes[p]; a >= 0 || p == asm.PipeS {
+		if p == asm.PipeS {
+			return d.scalarOf(c)
+		}
+		return a
+	}
+	return d.agent(machine.Agent{Rank: d.cores[c].rank, Core: d.cores[c].core, Pipe: p})
+}
+
+// enter prepares agent a for an event: clocks from an earlier run generation
+// are dropped (a run boundary orders everything before it), and its core is
+// marked live for syncall.
+func (d *Detector) enter(a int32) *agentState {
+	ag := &d.agents[a]
+	if ag.gen != d.gen {
+		ag.clock.reset()
+		ag.gen = d.gen
+		ag.ver++
+		ag.rver++
+		ag.lastSnap, ag.lastSnapRver = 0, 0
+		ag.setRemote(remPart{known: true})
+	}
+	if ag.coreIdx >= 0 {
+		if cs := &d.cores[ag.coreIdx]; !cs.live {
+			cs.live = true
+		}
+	}
+	if ag.kind == akScalar {
+		raise(&ag.clock, d.pos(a), ag.n)
+	}
+	return ag
+}
+
+// release returns a scratch copy of a's clock with its own component set to
+// its op count: what a set_flag (which fires after every earlier op of the
+// pipe completed) publishes.
+func (d *Detector) release(a int32, buf vclock) vclock {
+	ag := &d.agents[a]
+	buf.copyFrom(&ag.clock)
+	raise(&buf, d.pos(a), ag.n)
+	return buf
+}
+
+// acquire joins src into agent a's clock.
+func (d *Detector) acquire(a int32, src *vclock) {
+	ag := &d.agents[a]
+	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.localPos(a, i) })
+	if changed {
+		ag.ver++
+	}
+	if remote {
+		ag.rver++
+	}
+}
+
+// acquireAbove is acquire from a src that holds at least agent a's value of
+// every component of an agent on another core than c, a's: the blocks
+// without c's agents are src's, taken unread.
+func (d *Detector) acquireAbove(a, c int32, src *vclock) {
+	cs := &d.cores[c]
+	var keep [asm.NumPipes + 1]int32
+	n := 0
+	for _, l := range cs.lpos[:cs.nlocals] {
+		if b := l >> blkBits; !slices.Contains(keep[:n], b) {
+			keep[n] = b
+			n++
+		}
+	}
+	d.acquireCert(a, src, func(bi int, _ *vblock) bool { return !slices.Contains(keep[:n], int32(bi)) })
+}
+
+// acquireCert is acquire from a src that holds at least agent a's value of
+// every component of the blocks above accepts, which it takes unread
+// (adoptAbove); checkLocalJoins checks the result against the full join.
+func (d *Detector) acquireCert(a int32, src *vclock, above func(bi int, db *vblock) bool) {
+	ag := &d.agents[a]
+	var want vclock
+	if checkLocalJoins {
+		want = ag.clock.clone()
+		join(&want, src)
+	}
+	changed, remote := adoptAbove(&ag.clock, src, above, func(i int32) bool { return d.localPos(a, i) })
+	if changed {
+		ag.ver++
+	}
+	if remote {
+		ag.rver++
+	}
+	if checkLocalJoins {
+		localJoins++
+		d.checkJoin(a, want)
+	}
+}
+
+// checkJoin panics unless agent a's clock is want (checkLocalJoins).
+func (d *Detector) checkJoin(a int32, want vclock) {
+	got := d.agents[a].clock
+	for i := range max(got.size(), want.size()) {
+		if get(got, int32(i)) != get(want, int32(i)) {
+			panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", a, i, get(got, int32(i)), get(want, int32(i))))
+		}
+	}
+}
+
+// local reports whether agent i runs on agent a's core.
+func (d *Detector) local(a, i int32) bool {
+	c := d.agents[a].coreIdx
+	return c >= 0 && int(i) < len(d.agents) && d.agents[i].coreIdx == c
+}
+
+// raiseIn is raise on agent a's clock, keeping its versions.
+func (d *Detector) raiseIn(a, i int32, v uint32) {
+	ag := &d.agents[a]
+	if get(ag.clock, d.pos(i)) >= v {
+		return
+	}
+	raise(&ag.clock, d.pos(i), v)
+	if i != a {
+		ag.ver++
+		if !d.local(a, i) {
+			ag.rver++
+		}
+	}
+}
+
+// joinIssue gives agent a the clock its pending op p was issued with.
+func (d *Detector) joinIssue(a int32, p *pending) {
+	ag := &d.agents[a]
+	if ag.lastSnap != p.snapID {
+		d.acquire(a, &p.clock)
+		d.agents[a].lastSnap = p.snapID
+	}
+	d.raiseIn(a, p.scalar, p.epoch)
+	d.acquire(a, &p.steps)
+}
+
+// issueSnapshot returns scalar s's clock for the ops it issues now, copying
+// it only when it changed since the last issue.
+func (d *Detector) issueSnapshot(s int32) (vclock, uint64) {
+	sa := &d.agents[s]
+	if sa.snapID == 0 || sa.snapVer != sa.ver {
+		sa.snap = sa.clock.clone()
+		sa.snapVer = sa.ver
+		sa.snapRver = sa.rver + 1
+		d.snapSeq++
+		sa.snapID = d.snapSeq
+	}
+	return sa.snap, sa.snapID
+}
+
+func (d *Detector) getBuf() vclock {
+	if n := len(d.pool); n > 0 {
+		b := d.pool[n-1]
+		d.pool = d.pool[:n-1]
+		return b
+	}
+	return vclock{}
+}
+
+func (d *Detector) putBuf(b vclock) {
+	if b.b != nil && len(d.pool) < 4096 {
+		b.truncate()
+		d.pool = append(d.pool, b)
+	}
+}
+
+// hb reports whether access r happens before the next op of agent a.
+func (d *Detector) hb(r *rec, a int32) bool {
+	if r.gen != d.gen || r.agent == d.host {
+		return true
+	}
+	return get(d.agents[a].clock, d.pos(r.agent)) >= r.epoch
+}

@@ -1,0 +1,77 @@
+package hazard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// ---- deadlocks and machine errors ----------------------------------------
+
+func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
+	if len(bl) == 0 {
+		return
+	}
+	var recs []rec
+	var parts []string
+	for i, b := range bl {
+		a := d.agent(b.Agent)
+		r := rec{agent: a, gen: d.gen, op: b.Op}
+		recs = append(recs, r)
+		who := d.coreName(&d.agents[a])
+		if i < len(names) && names[i] != "" {
+			who = names[i]
+		}
+		at := ""
+		if p := opPos(b.Op); p.IsValid() {
+			at = " at " + p.String()
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%s: %s", who, pipeName(&d.agents[a]), at, b.Reason))
+	}
+	msg := "nothing can move: " + strings.Join(parts, "; ")
+	hint := "every wait needs a producer that is not itself waiting: add the missing set_flag/ffts_set/tnotify on every path before the wait, or break the cycle"
+	for _, b := range bl {
+		if strings.Contains(b.Reason, "wait_flag") {
+			hint = "a wait_flag whose set_flag never runs on this path: add the set on every path before the wait (prime it before a loop whose first iteration waits), or remove the wait"
+			break
+		}
+	}
+	if len(recs) == 1 {
+		d.single(KindDeadlock, SevError, &recs[0], msg, hint)
+		return
+	}
+	d.pair(KindDeadlock, SevError, &recs[0], &recs[1], msg, hint)
+}
+
+// NoteError turns an error a machine run returned into findings: a deadlock
+// (when no EvDeadlock was observed) or a runtime fault, classified by its
+// message as bad-event-id, out-of-bounds or fault (a double set is no fault:
+// the machine counts it and the detector decides it from ordering). Other errors
+// are ignored and the caller reports them.
+func (d *Detector) NoteError(err error) {
+	d.drain()
+	d.notes = d.notes[:0]
+	switch x := err.(type) {
+	case *machine.DeadlockError:
+		for _, f := range d.findings {
+			if f.Kind == KindDeadlock {
+				return
+			}
+		}
+		d.deadlock(x.Blocked, x.Names)
+	case *machine.Fault:
+		a := d.agent(machine.Agent{Rank: int32(x.Rank), Core: int32(x.Core), Pipe: x.Pipe})
+		r := rec{agent: a, gen: d.gen, op: x.Op}
+		kind := KindFault
+		m := strings.ToLower(x.Msg)
+		switch {
+		case strings.Contains(m, "event id") || strings.Contains(m, "flag id"):
+			kind = KindBadEventID
+		case strings.Contains(m, "out of bounds") || strings.Contains(m, "out-of-bounds") || strings.Contains(m, "outside"):
+			kind = KindOutOfBounds
+		}
+		d.single(kind, SevError, &r, x.Msg, "")
+	}
+	d.flushNotes()
+}

@@ -1,0 +1,573 @@
+package hazard
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// ---- exec -----------------------------------------------------------------
+
+func (d *Detector) exec(e *machine.Event) {
+	a := d.agent(e.Agent)
+	d.enter(a)
+	serial, p := d.takeIssueOf(a, e, e.Step != "")
+	ag := &d.agents[a]
+	ag.n++
+	if ag.kind == akScalar {
+		raise(&ag.clock, d.pos(a), ag.n)
+	}
+	r := d.mkrec(a, e, serial)
+	for i := range e.Accesses {
+		d.access(&r, &e.Accesses[i])
+	}
+	if p != nil && (p.composite || e.Step != "") {
+		// Later steps of the op see this one. The scalar does not: it waits
+		// only where the expansion drains (TPut.hpp's BAR ALL before each
+		// store, seen as an EvBarrier), never for the final store, so a
+		// tnotify right after a tput can overtake the data (kernels.md §1(d)
+		// H1) unless the program fences first.
+		d.tmp = d.release(a, d.tmp)
+		join(&p.steps, &d.tmp)
+	}
+	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpWaitAsync {
+		// wait_async drains every earlier transfer of the session ("quiet").
+		for i := range d.agents {
+			if o := &d.agents[i]; o.kind == akSDMA && o.rank == ag.rank && o.gen == d.gen {
+				d.tmp = d.release(int32(i), d.tmp)
+				d.acquire(a, &d.tmp)
+			}
+		}
+	}
+}
+
+func isSignal(acc *machine.Access) bool {
+	return acc.Tensor != nil && acc.Tensor.Class == asm.TensorSignal
+}
+
+func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
+	k := keyOf(acc)
+	if k == d.lastKey && d.lastMem != nil {
+		return d.lastMem
+	}
+	slot := d.shadow.at(k.rank, int(k.core+1)*int(asm.NumSpaces)+int(k.space))
+	m := *slot
+	if m == nil {
+		m = newShadowMem()
+		*slot = m
+	}
+	d.lastKey, d.lastMem = k, m
+	return m
+}
+
+// access checks one access of r against the shadow state and records it.
+func (d *Detector) access(r *rec, acc *machine.Access) {
+	if acc.Hi <= acc.Lo {
+		return
+	}
+	if acc.Rows > maxRuns {
+		// No tile has this many rows: junk from another producer than the
+		// machine. Bound the work run-by-run paths do.
+		clamped := *acc
+		clamped.Rows = maxRuns
+		acc = &clamped
+	}
+	d.checkBounds(r, acc)
+	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
+	if isSignal(acc) {
+		d.signalAccess(r, acc, acc.Write)
+		return
+	}
+	if g := d.gmShadowFor(acc); g != nil {
+		d.access2d(r, acc, g)
+		return
+	}
+	strided := acc.NumRows() > 1
+	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && acc.Lo>>pageShift == (acc.Hi-1)>>pageShift
+	var slot *cellSlot
+	key := keyOf(acc)
+	if cacheable {
+		slot = d.cells.slot(key, acc.Lo, acc.Hi)
+		if c := slot.c; c != nil && c.lo == acc.Lo && c.hi == acc.Hi && slot.key == key {
+			if checkShortcuts {
+				d.checkCachedCell(acc, c)
+			}
+			uninitLo, uninitHi := int64(-1), int64(-1)
+			d.accessCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+			d.noteUninit(r, acc, uninitLo, uninitHi)
+			return
+		}
+	}
+	sm := d.shadowFor(acc)
+	if sm.grid == nil && strided && acc.Space != asm.GM {
+		d.toGrid(sm, key, acc)
+	}
+	if sm.grid != nil {
+		d.access2d(r, acc, sm.grid)
+		return
+	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	// A strided access with no 2-D shadow (a GM tensor that is not plain
+	// row-major) goes run by run.
+	for k := range acc.NumRows() {
+		for lo, end := acc.Run(k); lo < end; {
+			m, hi := sm.page(lo, end)
+			if acc.ReadOnly && !acc.Write {
+				// Only the host writes it: nothing to race, so nothing to
+				// record; the read only needs initialised bytes.
+				if ulo, uhi, ok := m.unwritten(lo, hi); ok {
+					if uninitLo < 0 {
+						uninitLo = ulo
+					}
+					uninitHi = uhi
+				}
+				lo = hi
+				continue
+			}
+			i, j := m.span(lo, hi)
+			lo = hi
+			if slot != nil && j == i+1 {
+				*slot = cellSlot{key: key, c: m.cells[i]}
+			}
+			d.accessCells(r, acc, m, i, j, geo{}, &uninitLo, &uninitHi)
+		}
+	}
+	d.noteUninit(r, acc, uninitLo, uninitHi)
+}
+
+// maxRuns bounds a strided access's row count: a window narrower than its
+// tile leaves at least two columns of 2-byte elements per row, so a tile in
+// 1 MiB has at most 2^18 rows.
+const maxRuns = 1 << 18
+
+// gridSpan is how many bytes of a local buffer its 2-D view covers: more
+// than any local memory, so every address maps to a row.
+const gridSpan = 1 << 40
+
+// toGrid switches local buffer sm to a 2-D view (rows of acc.Pitch bytes)
+// at its first strided access, moving the cells it has so far. A textract
+// of a column window of a row-major L1 tile reads a run per row: in a byte
+// map that is a cell per row, split off and merged back on every K step
+// (allgather_gemm at BASE_M=64 spent 29 s of an 8-rank lint on it, against
+// 6.5 s of simulation), where the 2-D view keeps the tile one band with a
+// cell per window. Rows line up with the tile acc reads, so its windows
+// are single rectangles; any other access maps to at most three.
+func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
+	base := int64(0)
+	if t := acc.Tile; t != nil {
+		if el, ok := elemAt(acc); ok {
+			// Addresses below the aligned base would map to negative
+			// rows: start the view a row earlier.
+			if base = t.Addr[el] % acc.Pitch; base > 0 {
+				base -= acc.Pitch
+			}
+		}
+	}
+	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch}
+	move := func(m *imap) {
+		for _, c := range m.cells {
+			if slot := d.cells.slot(k, c.lo, c.hi); slot.c == c {
+				*slot = cellSlot{}
+			}
+			d.rects = g.linear(d.rects[:0], c.lo-g.base, c.hi-g.base)
+			for _, q := range d.rects {
+				i, j := g.span(q.r0, q.r1)
+				for _, b := range g.bands[i:j] {
+					ci, cj := b.cols.span(q.c0, q.c1)
+					for _, t := range b.cols.cells[ci:cj] {
+						lo, hi := t.lo, t.hi
+						c.copyTo(t)
+						t.lo, t.hi = lo, hi
+					}
+				}
+			}
+		}
+	}
+	for _, m := range sm.dense {
+		if m != nil {
+			move(m)
+		}
+	}
+	// Local buffers are far below densePages; sparse pages only come from
+	// fuzzed addresses, taken in address order all the same.
+	for _, p := range slices.Sorted(maps.Keys(sm.sparse)) {
+		move(sm.sparse[p])
+	}
+	*sm = shadowMem{last: -1, grid: g}
+}
+
+// noteUninit notes an uninitialised read of [lo, hi) (lo < 0: none).
+func (d *Detector) noteUninit(r *rec, acc *machine.Access, lo, hi int64) {
+	if lo >= 0 {
+		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: lo, hi: hi, single: true})
+	}
+}
+
+// keepSplits is how many cells a plain write leaves as they are rather
+// than merging: a tile read in windows (textract, a half for each L0 buffer)
+// and then rewritten whole would otherwise be split and merged again every
+// iteration, the costliest step of the shadow; a few cells in the same state
+// cost less to walk.
+const keepSplits = 4
+
+// accessCells is access on cells [i, j) of one page.
+func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g geo, uninitLo, uninitHi *int64) {
+	for k := i; k < j; k++ {
+		d.accessCell(r, acc, m.cells[k], g, uninitLo, uninitHi)
+	}
+	if acc.Write && !acc.Atomic && j-i > keepSplits {
+		m.collapse(i, j)
+	}
+}
+
+// accessCell is access on one cell.
+func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
+	lo, hi := g.bytes(c.lo, c.hi)
+	if !acc.Write {
+		// Bytes nothing wrote, or whose only write this read was meant to
+		// precede and is not ordered after: had the run's timing let the
+		// read go first, it would have read poison, so it is an
+		// uninitialised read either way (beside the WAR).
+		if !c.written || c.firstW && !d.hbOrSame(&c.w, r) && d.intendedBefore(r, &c.w) {
+			if *uninitLo < 0 {
+				*uninitLo = lo
+			}
+			*uninitHi = hi
+		}
+		if c.hasW && !d.hbOrSame(&c.w, r) {
+			d.race(&c.w, r, acc, lo, hi)
+		}
+		for x := range c.adds {
+			if !d.hbOrSame(&c.adds[x], r) {
+				d.race(&c.adds[x], r, acc, lo, hi)
+			}
+		}
+		if !c.written {
+			c.uninit = putUninit(c.uninit, r, acc)
+		}
+		switch {
+		case !c.hasR:
+			c.read0, c.hasR = *r, true
+		case c.read0.agent == r.agent:
+			c.read0 = *r
+		default:
+			c.reads = putRec(c.reads, r)
+		}
+		return
+	}
+	// A write that races a read of the previous value is reported as
+	// that WAR only: the WAW with the previous writer has the same fix.
+	warred := false
+	if c.hasR && !d.hbOrSame(&c.read0, r) {
+		d.race(&c.read0, r, acc, lo, hi)
+		warred = true
+	}
+	for x := range c.reads {
+		if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
+			d.race(rd, r, acc, lo, hi)
+			warred = true
+		}
+	}
+	if len(c.uninit) > 0 {
+		d.explainUninit(c, r)
+	}
+	if c.hasW && !warred && !d.hbOrSame(&c.w, r) {
+		d.race(&c.w, r, acc, lo, hi)
+	}
+	if acc.Atomic {
+		// Atomic adds commute with each other; they still race plain accesses.
+		c.adds = putRec(c.adds, r)
+		c.written = true
+		return
+	}
+	for x := range c.adds {
+		if !warred && !d.hbOrSame(&c.adds[x], r) {
+			d.race(&c.adds[x], r, acc, lo, hi)
+		}
+	}
+	c.firstW = !c.written
+	c.w, c.hasW, c.written = *r, true, true
+	c.adds = c.adds[:0]
+	c.reads, c.hasR = c.reads[:0], false
+}
+
+// putUninit adds read r of acc to a cell's uninitialised reads, once per
+// instance and buffer (one instance may read a cell through two operands).
+func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
+	for i := range list {
+		u := &list[i]
+		if u.r.agent == r.agent && u.r.epoch == r.epoch && u.r.gen == r.gen && u.tile == acc.Tile && u.tensor == acc.Tensor {
+			return list
+		}
+	}
+	if len(list) >= maxUninit {
+		return list
+	}
+	return append(list, uninitRead{r: *r, tile: acc.Tile, tensor: acc.Tensor})
+}
+
+// explainUninit settles the uninitialised reads of c at its first write w.
+// A read w races and was meant to come after w (the intended order: issue
+// order on a core, else iteration and source line) read poison only
+// because this run's timing let it overtake w: the race is the report, and
+// its fix (order w first) is the read's fix, so its uninit-read is
+// retracted (docs/hazards.md, uninit-read). A read ordered before w, or
+// meant to come first (a WAR), did read bytes nothing was meant to write
+// before it, and keeps its finding.
+func (d *Detector) explainUninit(c *cell, w *rec) {
+	for i := range c.uninit {
+		if u := &c.uninit[i]; !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
+			d.retractUninit(u)
+		}
+	}
+	c.uninit = c.uninit[:0]
+}
+
+// gmShadowFor returns the 2-D shadow of the GM tensor acc touches, or nil
+// when the tensor is kept in byte ranges.
+func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
+	if acc.Space != asm.GM || acc.Tensor == nil {
+		return nil
+	}
+	return d.gm2d.get(acc.Rank, acc.Tensor.Index)
+}
+
+// access2d is access on a 2-D tensor shadow, rectangle by rectangle.
+func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	d.rects = s.rects(acc, d.rects[:0])
+	for _, q := range d.rects {
+		if acc.ReadOnly && !acc.Write {
+			if lo, hi, ok := s.unwritten(q); ok {
+				if uninitLo < 0 {
+					uninitLo = lo
+				}
+				uninitHi = hi
+			}
+			continue
+		}
+		i, j := s.span(q.r0, q.r1)
+		for _, b := range s.bands[i:j] {
+			ci, cj := b.cols.span(q.c0, q.c1)
+			d.accessCells(r, acc, &b.cols, ci, cj, geo{s.base, s.pitch, b.lo, b.hi}, &uninitLo, &uninitHi)
+		}
+	}
+	if uninitLo >= 0 {
+		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
+	}
+}
+
+// hbOrSame is hb, except that an op never races itself (an in-place tadd
+// reads and writes one tile in a single instance).
+func (d *Detector) hbOrSame(prev, cur *rec) bool {
+	if prev.agent == cur.agent && prev.epoch == cur.epoch && prev.gen == cur.gen {
+		return true
+	}
+	return d.hb(prev, cur.agent)
+}
+
+func putRec(list []rec, r *rec) []rec {
+	for i := range list {
+		if list[i].agent == r.agent {
+			list[i] = *r
+			return list
+		}
+	}
+	return append(list, *r)
+}
+
+// signalAccess handles a store, atomic add or read of a signal word. Signal
+// words are synchronisation, not data: polling them does not race, but a
+// plain store racing an atomic add loses the add (kernels.md §3(d) R5), and a
+// read acquires every notify since the last plain store.
+func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
+	sm := d.shadowFor(acc)
+	a := r.agent
+	if write {
+		d.tmp = d.release(a, d.tmp)
+	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	for n := range acc.NumRows() { // several: a column of a signal matrix
+		for lo, end := acc.Run(n); lo < end; {
+			m, hi := sm.page(lo, end)
+			i, j := m.span(lo, hi)
+			lo = hi
+			for k := i; k < j; k++ {
+				d.signalCell(r, acc, m.cells[k], write, &uninitLo, &uninitHi)
+			}
+		}
+	}
+	if uninitLo >= 0 {
+		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
+	}
+}
+
+func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, uninitLo, uninitHi *int64) {
+	a := r.agent
+	if c.sigGen != d.gen {
+		c.sig.truncate()
+		c.sigFrom = 0
+		c.sigGen = d.gen
+		c.sigVer++
+	}
+	switch {
+	case !write:
+		if !c.written {
+			if *uninitLo < 0 {
+				*uninitLo = c.lo
+			}
+			*uninitHi = c.hi
+		}
+		// A waiter polling an unchanged word has joined it already.
+		if checkShortcuts && d.agents[a].joinedSig(c, d.gen) {
+			d.checkJoinedSig(a, c)
+		}
+		if !d.agents[a].joinedSig(c, d.gen) {
+			d.acquireSig(a, c)
+			ag := &d.agents[a]
+			ag.sigs[ag.sigNext] = sigSeen{c, c.sigVer, d.gen}
+			ag.sigNext = (ag.sigNext + 1) % sigMemo
+		}
+	case r.atomic:
+		if c.hasW && !d.hbOrSame(&c.w, r) {
+			d.resetRace(&c.w, r, acc, c.lo, c.hi)
+		}
+		c.adds = putRec(c.adds, r)
+		if c.sig.size() == 0 || c.sigFrom == a+1 {
+			// Alone or after its own earlier releases, a's release is
+			// the word's whole clock (a's clock only grows).
+			d.relSeq++
+			c.sigFrom, c.sigAt = a+1, d.relSeq
+		} else {
+			c.sigFrom = 0
+		}
+		join(&c.sig, &d.tmp)
+		c.sigVer++
+		c.written = true
+	default:
+		for x := range c.adds {
+			if !d.hbOrSame(&c.adds[x], r) {
+				d.resetRace(r, &c.adds[x], acc, c.lo, c.hi)
+			}
+		}
+		c.adds = c.adds[:0]
+		c.w, c.hasW, c.written = *r, true, true
+		c.sig.copyFrom(&d.tmp)
+		d.relSeq++
+		c.sigFrom, c.sigAt = a+1, d.relSeq
+		c.sigVer++
+	}
+}
+
+// relSeen is the last release of one agent that an agent joined from a
+// signal word: from (agent+1, 0: none) recorded at at (Detector.relSeq),
+// generation gen, with its blocks as they were (tab, a private copy of the
+// table).
+type relSeen struct {
+	tab  []*vblock
+	at   uint64
+	from int32
+	gen  uint32
+}
+
+// acquireSig joins signal word c's clock into agent a. A word whose clock is
+// one agent's release, later than a release of the same agent that a
+// joined before (relSeen), holds at least that release in every component:
+// a block a still shares with the earlier release is taken unread. On a
+// ring of P ranks each wait brings news of all P ranks, and reading every
+// block of both clocks was most of a 384-rank lint.
+func (d *Detector) acquireSig(a int32, c *cell) {
+	if int(a) >= len(d.relSeen) {
+		d.relSeen = append(d.relSeen, make([]relSeen, int(a)+1-len(d.relSeen))...)
+	}
+	m := &d.relSeen[a]
+	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
+		prev := m.tab
+		d.acquireCert(a, &c.sig, func(bi int, db *vblock) bool { return bi < len(prev) && db == prev[bi] && db != nil })
+	} else {
+		d.acquire(a, &c.sig)
+	}
+	if c.sigFrom != 0 {
+		m = &d.relSeen[a]
+		m.tab = append(m.tab[:0], c.sig.b...)
+		m.from, m.at, m.gen = c.sigFrom, c.sigAt, d.gen
+	}
+}
+
+// sigMemo is how many signal words an agent remembers joining: a consumer
+// polls the flags of several chunks round-robin (allgather_gemm's compute
+// scalar scans a row group's chunks), and remembering only the last word
+// joined every other word's whole clock again at each poll.
+const sigMemo = 4
+
+// sigSeen is a signal word at version ver of run generation gen.
+type sigSeen struct {
+	c        *cell
+	ver, gen uint32
+}
+
+// joinedSig reports whether the agent has joined c's current clock.
+func (ag *agentState) joinedSig(c *cell, gen uint32) bool {
+	for _, s := range ag.sigs {
+		if s.c == c && s.ver == c.sigVer && s.gen == gen {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Detector) resetRace(plain, add *rec, acc *machine.Access, lo, hi int64) {
+	d.notes = append(d.notes, raceNote{kind: KindResetRacesAtomic, prev: *plain, cur: *add, acc: *acc, lo: lo, hi: hi})
+}
+
+// race queues a conflict between an earlier-seen access prev and cur; the
+// kind comes from their intended order, not from which one ran first.
+func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
+	first, second := prev, cur
+	if !d.intendedBefore(prev, cur) {
+		first, second = cur, prev
+	}
+	kind := KindWAW
+	switch {
+	case first.write && !second.write:
+		kind = KindRAW
+	case !first.write && second.write:
+		kind = KindWAR
+	}
+	same := prev.agent == cur.agent
+	if same && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
+		return
+	}
+	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same})
+}
+
+// intendedBefore orders two accesses the way the program means them: issue
+// order on one core; across cores and ranks, the loop iteration, then the
+// source position, and only then the order they were seen.
+func (d *Detector) intendedBefore(a, b *rec) bool {
+	ca, cb := d.agents[a.agent].coreIdx, d.agents[b.agent].coreIdx
+	if ca >= 0 && ca == cb && a.serial != b.serial {
+		return a.serial < b.serial
+	}
+	if a.niter == b.niter {
+		for i := 0; i < int(a.niter); i++ {
+			if a.iter[i] != b.iter[i] {
+				return a.iter[i] < b.iter[i]
+			}
+		}
+	}
+	pa, pb := opPos(a.op), opPos(b.op)
+	if pa.File == pb.File && pa.Line != pb.Line && pa.Line > 0 && pb.Line > 0 {
+		return pa.Line < pb.Line
+	}
+	return true
+}
+
+func opPos(op *asm.COp) asm.Pos {
+	if op == nil || op.Instr == nil {
+		return asm.Pos{}
+	}
+	return op.Instr.Pos
+}

@@ -1,0 +1,354 @@
+package hazard
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// ---- flags ----------------------------------------------------------------
+
+func (d *Detector) chanOf(c int32, f machine.Flag) *flagChan {
+	cs := &d.cores[c]
+	// The keys sit in their own small array, so the search reads one or two
+	// cache lines instead of every channel it passes (it was 4% of the
+	// detector's time on 8 ranks).
+	k := chanKey(f)
+	for i, x := range cs.chanKeys {
+		if x == k {
+			return cs.chans[i]
+		}
+	}
+	ch := &flagChan{src: f.Src, dst: f.Dst, id: f.ID}
+	cs.chans = append(cs.chans, ch)
+	cs.chanKeys = append(cs.chanKeys, k)
+	return ch
+}
+
+// chanKey packs a flag's pipes and id (validated by the callers) into the
+// key of cs.chanKeys.
+func chanKey(f machine.Flag) uint32 {
+	return uint32(f.Src)<<16 | uint32(f.Dst)<<8 | uint32(uint8(f.ID))
+}
+
+func validPipe(p asm.Pipe) bool { return p > asm.PipeInvalid && p < asm.PipeALL }
+
+func (d *Detector) flagSet(e *machine.Event) {
+	if e.Agent.Core < 0 {
+		return
+	}
+	a := d.agent(e.Agent)
+	d.enter(a)
+	serial, _ := d.takeIssueOf(a, e, false)
+	r := d.mkrec(a, e, serial)
+	c := d.agents[a].coreIdx
+	f := e.Flag
+	if !validPipe(f.Src) || !validPipe(f.Dst) || f.ID < 0 || f.ID >= numFlagIDs {
+		d.single(KindBadEventID, SevError, &r, fmt.Sprintf("set_flag %s, %s, %d: event ids are 0-%d and pipes must be real pipes", f.Src, f.Dst, f.ID, numFlagIDs-1),
+			fmt.Sprintf("use an id in 0-%d for %s->%s", numFlagIDs-1, f.Src, f.Dst))
+		return
+	}
+	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
+	ch := d.chanOf(c, f)
+	ag := &d.agents[a]
+	if ch.hasLast {
+		d.doubleSet(ch, &r, a)
+	}
+	switch {
+	case ch.set:
+		// Queued behind the pending set: its own wait acquires it.
+		ch.queue = append(ch.queue, queuedSet{clock: d.release(a, vclock{}), rem: ag.remote()})
+		ch.last = r
+		return
+	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && ch.clock.size() >= ag.clock.size():
+		// Only this core's components can have moved since the copy.
+		cs := &d.cores[c]
+		for i, l := range cs.lpos[:cs.nlocals] {
+			ch.loc[cs.slots[i]] = get(ag.clock, l)
+		}
+		if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
+			ch.loc[s] = ag.n
+		}
+		ch.locMask = cs.mask
+		ch.locOnly = true
+		if r := ag.remote(); r.known {
+			ch.rem = r // the same part as the copy's, maybe by a later name
+		}
+	default:
+		ch.locOnly = false
+		ch.clock.copyFrom(&ag.clock)
+		raise(&ch.clock, d.pos(a), ag.n)
+		d.snapSeq++
+		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
+		ch.rem = ag.remote()
+	}
+	ch.set, ch.last, ch.hasLast = true, r, true
+}
+
+// doubleSet decides whether set r (agent a), the (k+1)-th of channel ch,
+// can meet the k-th at the one-bit flag, from ordering alone: the sets and
+// waits of a channel pair in program order (the k-th wait consumes the k-th
+// set, pipes.FlagBits), so the verdict reads clocks, never which wait this
+// run's timing let a set meet.
+//
+//   - error: r is not ordered after W(k-1), the wait that consumed the set
+//     before the previous one. Nothing the consumer does holds the producer
+//     back (a missing reverse flag): the producer can run any number of
+//     sets ahead, and on the timings where the consumer is slower one set
+//     is lost (FFN M1, kernels.md §2(d)).
+//   - note: r is ordered after W(k-1) but not after W(k). The producer is
+//     held to one set of slack: the set is lost only if the consumer, with
+//     W(k) already queued, reaches it later than the producer finishes the
+//     work between its two sets. pto-isa's own double-buffered GEMMs
+//     (gemm_performance, allgather_gemm: one MTE2->MTE1 id for both L1
+//     buffers) rely on exactly this, and CANN forbids only two sets with no
+//     wait between them in program order, which the static pass checks.
+//
+// The first two sets of a channel (no W(k-1)) are held to the note rule.
+func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
+	pending := len(ch.queue)
+	if ch.set {
+		pending++
+	}
+	// Which waits have run depends on timing; the verdict must not. A wait
+	// that has not run yet is not ordered before r; one that has is judged
+	// by the clocks. With p sets pending, the latest consumed wait (wait) is
+	// W(k-p) and the one before it (wait0) W(k-p-1).
+	var errWait, noteWait *rec // W(k-1) and W(k), when they have run
+	switch pending {
+	case 0:
+		if ch.hasWait0 {
+			errWait = &ch.wait0
+		}
+		if ch.hasWait {
+			noteWait = &ch.wait
+		}
+	case 1:
+		if ch.hasWait {
+			errWait = &ch.wait
+		}
+	}
+	var sev Severity
+	switch {
+	case pending >= 2 || (errWait != nil && !d.hb(errWait, a)):
+		// W(k-1) has not run yet, or ran unordered with r.
+		sev = SevError
+	case pending == 1 || (noteWait != nil && !d.hb(noteWait, a)):
+		// W(k) has not run yet, or ran unordered with r.
+		sev = SevNote
+	default:
+		return
+	}
+	if f := ch.ds; f != nil && ch.dsFirst == ch.last.op && ch.dsSecond == r.op && sev <= f.sev {
+		f.Count++
+		return
+	}
+	src, dst, id := ch.src, ch.dst, ch.id
+	ch.dsFirst, ch.dsSecond = ch.last.op, r.op
+	if sev == SevError {
+		ch.ds = d.pair(KindDoubleSet, SevError, &ch.last, r,
+			fmt.Sprintf("set_flag %s, %s, %d can fire again while the flag is still set: nothing %s does orders it after the wait_flag that consumed the set before the previous one, so %s can run sets ahead of %s and, the flag being one bit, on some timing a set is lost and a wait_flag hangs or passes early", src, dst, id, dst, src, dst),
+			fmt.Sprintf("hold %s back with a reverse flag: `set_flag %s, %s, N` after %s's `wait_flag %s, %s, %d` (and its use of the data), `wait_flag %s, %s, N` before this set; or use a different event id for the second", src, dst, src, dst, src, dst, id, dst, src))
+		return
+	}
+	ch.ds = d.pair(KindDoubleSet, SevNote, &ch.last, r,
+		fmt.Sprintf("set_flag %s, %s, %d may fire again before %s's wait_flag consumes the previous set: %s is held back only up to the wait before it, so the flag (one bit) relies on %s reaching its queued wait before %s reaches this set", src, dst, id, dst, src, dst, src),
+		fmt.Sprintf("to remove the slack, order this set after `wait_flag %s, %s, %d` (a reverse flag from %s), or alternate two event ids", src, dst, id, dst))
+}
+
+// listLocals refreshes cs.locals after an agent of the core appeared: flag
+// sets and local joins walk the list millions of times, agents appear a
+// few times per core.
+func (cs *coreState) listLocals() {
+	n := 0
+	if cs.scalar >= 0 {
+		cs.locals[n], cs.slots[n] = cs.scalar, uint8(asm.PipeS)
+		n++
+	}
+	for pp, p := range cs.pipes {
+		if p >= 0 && p != cs.scalar {
+			cs.locals[n], cs.slots[n] = p, uint8(pp)
+			n++
+		}
+	}
+	cs.nlocals = uint8(n)
+	cs.mask = 0
+	for _, sl := range cs.slots[:n] {
+		cs.mask |= 1 << sl
+	}
+}
+
+func (d *Detector) flagWait(e *machine.Event) {
+	if e.Agent.Core < 0 {
+		return
+	}
+	a := d.agent(e.Agent)
+	d.enter(a)
+	d.takeIssueOf(a, e, false)
+	f := e.Flag
+	if !validPipe(f.Src) || !validPipe(f.Dst) || f.ID < 0 || f.ID >= numFlagIDs {
+		r := d.mkrec(a, e, 0)
+		d.single(KindBadEventID, SevError, &r, fmt.Sprintf("wait_flag %s, %s, %d: event ids are 0-%d", f.Src, f.Dst, f.ID, numFlagIDs-1), "")
+		return
+	}
+	c := d.agents[a].coreIdx
+	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
+	ch := d.chanOf(c, f)
+	if ch.set {
+		w := d.agents[a].remote()
+		switch {
+		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen:
+			// The other-core part is the copy this pipe joined last time.
+			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
+		case ch.rem.within(w):
+			// The setter's news of other cores came from a snapshot of
+			// the scalar no later than the one this pipe has.
+			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
+		default:
+			ch.settle(&d.cores[c])
+			d.acquire(a, &ch.clock)
+			ch.seenID = ch.snapID
+			if ag := &d.agents[a]; ag.kind != akScalar {
+				ag.setRemote(w.joined(ch.rem))
+			}
+		}
+	}
+	// The wait is an event of its own on its pipe, so that a later set
+	// knows whether it saw this wait or only what came before it.
+	ag := &d.agents[a]
+	ag.n++
+	if ag.kind == akScalar {
+		raise(&ag.clock, d.pos(a), ag.n)
+	}
+	ch.wait0, ch.hasWait0 = ch.wait, ch.hasWait
+	ch.wait, ch.hasWait = d.mkrec(a, e, 0), true
+	ch.set = false
+	if len(ch.queue) > 0 {
+		q := ch.queue[0]
+		ch.queue = slices.Delete(ch.queue, 0, 1)
+		ch.locOnly = false
+		ch.clock = q.clock
+		ch.snapID = 0 // a release copy no source version names
+		ch.rem = q.rem
+		ch.set = true
+	}
+}
+
+func (d *Detector) barrier(e *machine.Event) {
+	if e.Agent.Core < 0 {
+		return
+	}
+	a := d.agent(e.Agent)
+	d.enter(a)
+	d.takeIssueOf(a, e, false)
+	c := d.agents[a].coreIdx
+	if e.Target != asm.PipeALL {
+		p := d.pipeOf(c, e.Target)
+		if p < 0 {
+			return
+		}
+		ag := d.enter(p)
+		if p != a {
+			d.acquire(p, &d.agents[a].clock)
+		}
+		raise(&ag.clock, d.pos(p), ag.n)
+		return
+	}
+	d.drainCore(c, vclock{})
+}
+
+// drainCore joins every stream of core c (and extra, if any) into its scalar
+// and then into each of its pipes, each of which is then ordered after its
+// own earlier ops: the effect of pipe_barrier(PIPE_ALL).
+func (d *Detector) drainCore(c int32, extra vclock) {
+	s := d.scalarOf(c)
+	d.enter(s)
+	cs := &d.cores[c]
+	if cs.drainGen != d.gen {
+		cs.drained, cs.fed, cs.drainGen = [asm.NumPipes]uint64{}, [asm.NumPipes]uint64{}, d.gen
+	}
+	for i, p := range cs.pipes {
+		if p >= 0 && p != s {
+			d.enter(p)
+			d.joinAgent(s, p, c, &cs.drained[i])
+			d.raiseIn(s, p, d.agents[p].n)
+		}
+	}
+	d.acquire(s, &extra)
+	for i, p := range cs.pipes {
+		if p >= 0 && p != s {
+			d.joinAgent(p, s, c, &d.cores[c].fed[i])
+			raise(&d.agents[p].clock, d.pos(p), d.agents[p].n)
+		}
+	}
+}
+
+// joinAgent joins agent src's clock into dst's, both agents of core c. seen
+// holds src's rver+1 when dst last took src's whole clock: if src's rver is
+// unchanged since, src's components of other cores are too (every change
+// to them bumps rver), dst still holds them (clocks only grow within a
+// generation), and only the core's own components need joining. On 8 ranks
+// a drain otherwise joined ≈2 900 components a pipe, twice.
+//
+// A pipe whose other-core part is a snapshot of its scalar (remote) holds
+// no news of other cores the scalar lacks: into the scalar only the core's
+// own components need joining, and from the scalar the blocks without them
+// are the scalar's (acquireAbove).
+func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
+	sa := &d.agents[src]
+	s := d.cores[c].scalar
+	switch {
+	case *seen == sa.rver+1:
+		d.joinLocal(dst, c, sa.clock)
+		return
+	case dst == s && sa.remote().known:
+		d.joinLocal(dst, c, sa.clock)
+	case src == s && d.agents[dst].remote().known:
+		d.acquireAbove(dst, c, &sa.clock)
+		// Name the pipe's other-core part: the scalar's now.
+		_, id := d.issueSnapshot(s)
+		d.agents[dst].setRemote(remPart{snap: id, known: true})
+	default:
+		d.acquire(dst, &sa.clock)
+	}
+	*seen = d.agents[src].rver + 1
+}
+
+// checkLocalJoins makes joinLocal verify, in tests, that joining only the
+// core's own components gave what the full join would; localJoins counts
+// the joins it checked.
+var (
+	checkLocalJoins = false
+	localJoins      int
+)
+
+// joinLocal joins the components of core c's agents from src into agent
+// dst: the full join when dst is known to hold src's other components
+// (drains and issue snapshots by rver, flag waits by the channel's copy).
+func (d *Detector) joinLocal(dst, c int32, src vclock) {
+	d.joinLocalPart(dst, c, src, localPart{})
+}
+
+// joinLocalPart is joinLocal from src with the local part p in place of
+// src's own (a flag channel's loc).
+func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
+	cs := &d.cores[c]
+	var want vclock
+	if checkLocalJoins {
+		full := src.clone()
+		p.into(&full, cs)
+		want = d.agents[dst].clock.clone()
+		join(&want, &full)
+	}
+	for i, l := range cs.locals[:cs.nlocals] {
+		if v := p.at(src, cs.lpos[i], cs.slots[i]); v > get(d.agents[dst].clock, cs.lpos[i]) {
+			d.raiseIn(dst, l, v)
+		}
+	}
+	if checkLocalJoins {
+		localJoins++
+		d.checkJoin(dst, want)
+	}
+}

@@ -1,0 +1,300 @@
+package hazard
+
+import (
+	"slices"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// ---- issue ----------------------------------------------------------------
+
+func isComposite(op *asm.COp) bool {
+	return op != nil && op.Info != nil && op.Info.Pipe == asm.PipeS && op.Info.Family == asm.FamComm
+}
+
+// issue records EvIssue of op into pipe target's queue by agent's core; n
+// is the machine's number for the issue, 0 if none.
+func (d *Detector) issue(e *machine.Event) {
+	agent, target, op, n := e.Agent, e.Target, e.Op, e.Issue
+	if agent.Core < 0 {
+		return
+	}
+	s := d.agent(machine.Agent{Rank: agent.Rank, Core: agent.Core, Pipe: asm.PipeS})
+	d.enter(s)
+	cs := &d.cores[d.agents[s].coreIdx]
+	cs.sawIssue = true
+	cs.serial++
+	if n > 0 {
+		// Numbered: the intended order is the machine's count, which
+		// includes the ops whose EvIssue the detector never sees.
+		cs.serial = max(cs.serial, n)
+	}
+	comp := isComposite(op)
+	snap, id := d.issueSnapshot(s)
+	p := pending{
+		op: op, target: target, serial: cs.serial * 2,
+		clock: snap, snapID: id, scalar: s, epoch: d.agents[s].n, composite: comp,
+	}
+	if comp {
+		for i := range cs.comp {
+			if cs.comp[i].op == op {
+				d.putBuf(cs.comp[i].steps)
+				cs.comp = slices.Delete(cs.comp, i, i+1)
+				break
+			}
+		}
+		if len(cs.comp) >= maxPending {
+			d.putBuf(cs.comp[0].steps)
+			cs.comp = slices.Delete(cs.comp, 0, 1)
+		}
+		cs.comp = append(cs.comp, p)
+		return
+	}
+	if len(cs.pending) >= maxPending {
+		d.dropPending(cs, 0)
+	}
+	cs.pending = append(cs.pending, p)
+}
+
+func (d *Detector) dropPending(cs *coreState, i int) {
+	d.putBuf(cs.pending[i].steps)
+	cs.pending = slices.Delete(cs.pending, i, i+1)
+}
+
+// findPending returns core cs's pending entry for op, composite or the
+// oldest ordinary one, and the latter's index (-1 for a composite).
+func findPending(cs *coreState, op *asm.COp) (*pending, int) {
+	for i := range cs.comp {
+		if cs.comp[i].op == op {
+			return &cs.comp[i], -1
+		}
+	}
+	for i := range cs.pending {
+		if cs.pending[i].op == op {
+			return &cs.pending[i], i
+		}
+	}
+	return nil, -1
+}
+
+// takeIssueOf is takeIssue for event e: by the issue number the machine
+// gave the op when it carries one (the log of the scalar's states, below),
+// else by matching EvIssue events. A composite's steps are numbered too;
+// they still chain through the composite's EvIssue entry (comp).
+func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pending) {
+	ag := &d.agents[a]
+	if e.Issue > 0 {
+		c := ag.coreIdx
+		if c < 0 {
+			if ag.kind != akSDMA {
+				return 0, nil
+			}
+			c = d.core(ag.rank, e.IssueCore)
+		}
+		if st, ok := d.issueState(c, e.Issue); ok {
+			d.joinState(a, c, st)
+			if step || isComposite(e.Op) {
+				cs := &d.cores[c]
+				for i := range cs.comp {
+					if p := &cs.comp[i]; p.op == e.Op {
+						d.acquire(a, &p.steps)
+						return p.serial, p
+					}
+				}
+			}
+			return 2 * e.Issue, nil
+		}
+	}
+	if ag.kind == akScalar && e.Issued > 0 {
+		cs := &d.cores[ag.coreIdx]
+		cs.serial = max(cs.serial, e.Issued)
+	}
+	return d.takeIssue(a, e.Op, step)
+}
+
+// issueState is a scalar's state as the ops it issued up to number to saw
+// it: its clock (a shared snapshot) and its own op count.
+type issueState struct {
+	to     int64
+	clock  vclock
+	snapID uint64
+	epoch  uint32
+	gen    uint32
+	rver   uint64 // the scalar's rver+1 when clock was taken
+}
+
+// maxLog bounds a core's log of scalar states; an op older than the log
+// takes the oldest state kept, which is later than its own: that can hide a
+// race, never invent one.
+const maxLog = 256
+
+// mark logs the scalar's state before a scalar event of core c changes it:
+// the ops numbered up to issued (those issued before the event) saw it. The
+// scalar changes state only at its own events, so this replaces an EvIssue
+// per op.
+func (d *Detector) mark(c int32, issued int64) {
+	cs := &d.cores[c]
+	if issued <= cs.marked {
+		return
+	}
+	s := d.scalarOf(c)
+	d.enter(s)
+	snap, id := d.issueSnapshot(s)
+	ep := d.agents[s].n
+	cs = &d.cores[c]
+	cs.marked = issued
+	if n := len(cs.log); n > 0 {
+		if l := &cs.log[n-1]; l.snapID == id && l.epoch == ep && l.gen == d.gen {
+			l.to = issued
+			return
+		}
+	}
+	if len(cs.log) >= maxLog {
+		k := copy(cs.log, cs.log[maxLog/2:])
+		clear(cs.log[k:])
+		cs.log = cs.log[:k]
+	}
+	cs.log = append(cs.log, issueState{to: issued, clock: snap, snapID: id, epoch: ep, gen: d.gen, rver: d.agents[s].snapRver})
+}
+
+// issueState returns the scalar state op number k of core c was issued in.
+func (d *Detector) issueState(c int32, k int64) (issueState, bool) {
+	cs := &d.cores[c]
+	if k > cs.marked {
+		// No scalar event since the issue: the state is the current one.
+		// (Its own component needs no raise: joinState raises it from epoch.)
+		s := d.scalarOf(c)
+		if d.agents[s].gen != d.gen {
+			d.enter(s)
+		}
+		snap, id := d.issueSnapshot(s)
+		return issueState{to: k, clock: snap, snapID: id, epoch: d.agents[s].n, gen: d.gen, rver: d.agents[s].snapRver}, true
+	}
+	i, j := 0, len(cs.log)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if cs.log[h].to >= k {
+			j = h
+		} else {
+			i = h + 1
+		}
+	}
+	if i == len(cs.log) || cs.log[i].gen != d.gen {
+		return issueState{}, false
+	}
+	return cs.log[i], true
+}
+
+// joinState gives agent a the scalar state st of core c an op was issued in.
+func (d *Detector) joinState(a, c int32, st issueState) {
+	if ag := &d.agents[a]; ag.lastSnap != st.snapID {
+		was := ag.remote()
+		switch {
+		case ag.coreIdx == c && ag.lastSnapRver == st.rver:
+			// The scalar's components of other cores are those of the
+			// snapshot joined last (its rver has not moved): only its
+			// core's own can differ. On 8 ranks each new snapshot otherwise
+			// joined ≈2 900 components into every pipe.
+			d.joinLocal(a, c, st.clock)
+		case ag.coreIdx == c && was.within(remPart{snap: st.snapID, known: true}):
+			// The pipe's news of other cores is an earlier snapshot's of
+			// the same scalar, which this one contains.
+			d.acquireAbove(a, c, &st.clock)
+		default:
+			d.acquire(a, &st.clock)
+		}
+		ag = &d.agents[a]
+		ag.lastSnap, ag.lastSnapRver = st.snapID, st.rver
+		if ag.coreIdx == c && ag.kind != akScalar {
+			// The pipe's other-core part is now the snapshot's if it held
+			// an earlier snapshot's or none. (An SDMA engine runs copies
+			// of any core: its part is not one core's.)
+			ag.setRemote(was.joined(remPart{snap: st.snapID, known: true}))
+		}
+	}
+	d.raiseIn(a, d.cores[c].scalar, st.epoch)
+}
+
+// takeIssue joins the issue-time clock of op into agent a and returns the
+// op's intended-order serial. A composite op's entry stays until it is issued
+// again so that each of its steps sees it; it is returned for step chaining.
+func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) {
+	ag := &d.agents[a]
+	if ag.coreIdx < 0 {
+		if ag.kind == akSDMA && op != nil {
+			// The SDMA engine runs copies any core of its rank handed over.
+			for c := range d.cores {
+				cs := &d.cores[c]
+				if cs.rank != ag.rank {
+					continue
+				}
+				if p, _ := findPending(cs, op); p != nil {
+					d.joinIssue(a, p)
+					return p.serial, p
+				}
+			}
+		}
+		return 0, nil
+	}
+	cs := &d.cores[ag.coreIdx]
+	if op != nil {
+		if p, i := findPending(cs, op); p != nil {
+			d.joinIssue(a, p)
+			serial := p.serial
+			if p.composite || step {
+				return serial, p
+			}
+			// Queues are in order: older entries for this pipe already ran.
+			tgt := p.target
+			d.dropPending(cs, i)
+			for j := i - 1; j >= 0; j-- {
+				if cs.pending[j].target == tgt {
+					d.dropPending(cs, j)
+				}
+			}
+			return serial, nil
+		}
+	}
+	if ag.kind == akScalar {
+		return cs.serial*2 + 1, nil
+	}
+	if step || isComposite(op) || !cs.sawIssue {
+		// A blocking composite run by the scalar itself: the scalar's
+		// current clock is its clock at issue. Without EvIssue events the
+		// same approximation serves every op; it can miss a race where the
+		// scalar synchronised after issuing the op, never invent one.
+		if s := cs.scalar; s >= 0 {
+			d.enter(s)
+			d.acquire(a, &d.agents[s].clock)
+			d.raiseIn(a, s, d.agents[s].n)
+		}
+	}
+	return cs.serial * 2, nil
+}
+
+// stepIndex interns a step name (a handful per machine).
+func (d *Detector) stepIndex(s string) uint8 {
+	for i, x := range d.steps {
+		if x == s {
+			return uint8(i)
+		}
+	}
+	if len(d.steps) == 0 {
+		d.steps = append(d.steps, "")
+	}
+	if len(d.steps) >= 255 {
+		return 255 // saturated: later steps share a name, in reports only
+	}
+	d.steps = append(d.steps, s)
+	return uint8(len(d.steps) - 1)
+}
+
+func (d *Detector) mkrec(a int32, e *machine.Event, serial int64) rec {
+	r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, serial: serial, op: e.Op}
+	if e.Step != "" {
+		r.step = d.stepIndex(e.Step)
+	}
+	r.setIter(e.Iter)
+	return r
+}

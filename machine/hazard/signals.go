@@ -1,0 +1,116 @@
+package hazard
+
+import (
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// ---- signals --------------------------------------------------------------
+
+func (d *Detector) notify(e *machine.Event) {
+	if len(e.Accesses) == 0 {
+		return
+	}
+	a := d.agent(e.Agent)
+	d.enter(a)
+	serial, _ := d.takeIssueOf(a, e, false)
+	ag := &d.agents[a]
+	ag.n++
+	if ag.kind == akScalar {
+		raise(&ag.clock, d.pos(a), ag.n)
+	}
+	r := d.mkrec(a, e, serial)
+	acc := e.Accesses[0]
+	acc.Write = true
+	acc.Atomic = e.Word == "add"
+	if acc.Hi <= acc.Lo {
+		return
+	}
+	d.checkBounds(&r, &acc)
+	r.write, r.atomic = true, acc.Atomic
+	d.signalAccess(&r, &acc, true)
+	sm := d.shadowFor(&acc)
+	for lo := acc.Lo; lo < acc.Hi; {
+		m, hi := sm.page(lo, acc.Hi)
+		i, j := m.span(lo, hi)
+		lo = hi
+		for _, c := range m.cells[i:j] {
+			if c.hist == nil {
+				c.hist = &sigHist{}
+			}
+			h := c.hist
+			h.wrote(&r)
+			if h.runGen != d.gen {
+				h.runAdd, h.runGen = 0, d.gen
+			}
+			if acc.Atomic {
+				h.runAdd += e.Value
+			}
+		}
+	}
+}
+
+func (d *Detector) signalWait(e *machine.Event) {
+	a := d.agent(e.Agent)
+	d.enter(a)
+	serial, _ := d.takeIssueOf(a, e, false)
+	r := d.mkrec(a, e, serial)
+	for i := range e.Accesses {
+		acc := e.Accesses[i]
+		if acc.Hi <= acc.Lo {
+			continue
+		}
+		acc.Write = false
+		d.checkBounds(&r, &acc)
+		d.staleCheck(&r, &acc, e)
+		d.signalAccess(&r, &acc, false)
+	}
+}
+
+// staleCheck notes a satisfied wait whose condition holds on the part of the
+// signal's value that earlier runs left: writes of an earlier run with no
+// host write after them (kernels.md §3(d) R1). Signal memory survives a
+// launch, so such a wait passes whatever this run's peers do, which makes the
+// verdict independent of whether a peer's notify of this run happened to land
+// first. The machine reports the value of the last element it compared, so a
+// multi-element wait is checked on that element. The wait is checked against
+// the value it compared with at run time (Event.Want), so a generation
+// computed in a register (loaded from GM, or from a loop variable) that
+// restarts every launch is caught like a constant one.
+func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
+	if e.Op == nil || e.Op.Info == nil {
+		return
+	}
+	cmp, want := machine.SignalCmp(e.Op), e.Want
+	lo := acc.Lo
+	if acc.Tensor != nil {
+		if sz := int64(acc.Tensor.DType.Size()); sz > 0 && acc.Hi-sz > lo {
+			lo = acc.Hi - sz
+		}
+	}
+	sm := d.shadowFor(acc)
+	for lo < acc.Hi {
+		m, hi := sm.page(lo, acc.Hi)
+		i, j := m.span(lo, hi)
+		lo = hi
+		for _, c := range m.cells[i:j] {
+			d.staleCell(r, acc, e, c, cmp, want)
+		}
+	}
+}
+
+func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *cell, cmp string, want int64) {
+	if c.hasW && c.w.agent != d.host && c.w.gen == d.gen {
+		return // a plain store of this run set the value
+	}
+	src, current := c.hist.stale(d.gen)
+	if src == nil {
+		return
+	}
+	left := e.Value
+	if current && c.hist.runGen == d.gen {
+		left -= c.hist.runAdd
+	}
+	if machine.CompareSignal(cmp, left, want) {
+		d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
+	}
+}
