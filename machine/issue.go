@@ -72,6 +72,8 @@ func (c *core) issueMicro() bool {
 		if c.m.emitting {
 			c.issued++
 			e.seq = c.issued
+		} else if e.kind == enSetFlag || e.kind == enWaitFlag {
+			c.flagSeq(e)
 		}
 		ps.kick(e.ready)
 		c.tick()
