@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -10,6 +11,7 @@ import (
 // every pipe whose head waits, each with the reason nothing will wake it.
 func (m *Machine) deadlock() *DeadlockError {
 	d := &DeadlockError{Cycle: m.now}
+	var links []waitLink
 	for _, c := range m.active {
 		if c.state == scDone {
 			continue
@@ -18,6 +20,7 @@ func (m *Machine) deadlock() *DeadlockError {
 			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
 				Op: c.waitOp, Reason: c.describeWait()})
 			d.Names = append(d.Names, c.vname)
+			links = append(links, waitLink{c: c, pipe: asm.PipeS})
 		}
 		for _, p := range c.plist {
 			e := p.q.Head()
@@ -25,16 +28,19 @@ func (m *Machine) deadlock() *DeadlockError {
 				continue
 			}
 			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p.p},
-				Op: e.op, Reason: c.describeFlagWait(e.flag)})
+				Op: e.op, Reason: c.describeFlagWait(e.flag, e.seq)})
 			d.Names = append(d.Names, c.vname)
+			links = append(links, waitLink{c: c, pipe: p.p, head: e})
 		}
 		if c.state == scQueueFull || c.state == scEnd {
 			// Report the scalar after the pipe that holds it.
 			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
 				Op: c.waitOp, Reason: c.describeWait()})
 			d.Names = append(d.Names, c.vname)
+			links = append(links, waitLink{c: c, pipe: asm.PipeS})
 		}
 	}
+	d.rootFirst(links)
 	if m.emitting {
 		e := m.event(EvDeadlock, nil, asm.PipeInvalid, nil)
 		e.Blocked = d.Blocked
@@ -44,8 +50,130 @@ func (m *Machine) deadlock() *DeadlockError {
 	return d
 }
 
-// describeFlagWait explains a wait_flag nobody will satisfy.
-func (c *core) describeFlagWait(f Flag) string {
+// waitLink says which agent a Blocked entry is: a core's scalar (head nil) or
+// the head wait_flag of one of its pipes.
+type waitLink struct {
+	c    *core
+	pipe asm.Pipe
+	head *entry
+}
+
+// rootFirst orders the report root first. It builds the wait-for graph from
+// the state at deadlock: a wait whose set is queued, and was issued before
+// the wait, waits for the pipe that holds the set (whose head waits); a
+// scalar with a full queue waits for that pipe; a scalar at kernel end or at
+// pipe_barrier ALL waits for its busy pipes; a wait whose set is not queued
+// waits for its scalar when that scalar still has instructions to issue
+// (stopped by a full queue). Everything else is a root: a wait no set will
+// ever satisfy (none queued and the scalar has nothing left to issue), a wait
+// whose only queued set was issued after it (nothing primes it: the set is
+// the next round's), or a wait on another core (ffts_wait, twait, syncall).
+// Entries are then ordered by their distance to a root, ties in the report's
+// core/pipe order; entries of a cycle that reaches no root stay last in that
+// order. Everything read here (queue contents, issue order, scalar state) is
+// fixed by the program, not by latencies, so the order does not depend on the
+// run's timing.
+func (d *DeadlockError) rootFirst(links []waitLink) {
+	n := len(d.Blocked)
+	if n < 2 || len(links) != n {
+		if n == 1 {
+			d.Blocked[0].Root = true
+		}
+		return
+	}
+	type key struct {
+		c *core
+		p asm.Pipe
+	}
+	idx := make(map[key]int, n)
+	for i, l := range links {
+		idx[key{l.c, l.pipe}] = i
+	}
+	edges := make([][]int, n)
+	add := func(i int, c *core, p asm.Pipe) {
+		if j, ok := idx[key{c, p}]; ok && j != i {
+			edges[i] = append(edges[i], j)
+		}
+	}
+	flagWait := func(i int, c *core, f Flag, seq int64) {
+		sp := c.pipes[f.Src]
+		if sp != nil {
+			for k := 0; k < sp.q.Len(); k++ {
+				if e := sp.q.At(k); e.kind == enSetFlag && e.flag == f {
+					// A set issued after the wait is the next round's: nothing
+					// issued before the wait sets it, so the wait is a root.
+					if seq == 0 || e.seq < seq {
+						add(i, c, f.Src)
+					}
+					return
+				}
+			}
+		}
+		// Not issued yet: only the scalar can still issue it, if a full
+		// queue (not this wait's own) holds it up.
+		if c.state == scQueueFull && c.waitPipe != nil && c.waitPipe.p != links[i].pipe {
+			add(i, c, asm.PipeS)
+		}
+	}
+	for i, l := range links {
+		c := l.c
+		if l.head != nil {
+			flagWait(i, c, l.head.flag, l.head.seq)
+			continue
+		}
+		switch c.state {
+		case scQueueFull:
+			if c.waitPipe != nil {
+				add(i, c, c.waitPipe.p)
+			}
+		case scEnd, scDrain:
+			for _, p := range c.plist {
+				if !p.idle() {
+					add(i, c, p.p)
+				}
+			}
+		case scFlag:
+			flagWait(i, c, c.flagWait, c.issued+1)
+		}
+	}
+	const far = 1 << 30
+	depth := make([]int, n)
+	for i := range depth {
+		depth[i] = far
+		if len(edges[i]) == 0 {
+			depth[i] = 0
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range depth {
+			for _, j := range edges[i] {
+				if depth[j] < far && depth[j]+1 < depth[i] {
+					depth[i], changed = depth[j]+1, true
+				}
+			}
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return depth[order[a]] < depth[order[b]] })
+	bl := make([]Blocked, n)
+	names := make([]string, n)
+	for k, i := range order {
+		bl[k] = d.Blocked[i]
+		bl[k].Root = depth[i] == 0
+		if i < len(d.Names) {
+			names[k] = d.Names[i]
+		}
+	}
+	d.Blocked, d.Names = bl, names
+}
+
+// describeFlagWait explains a wait_flag nobody will satisfy; seq is the
+// wait's issue number (0 when unknown).
+func (c *core) describeFlagWait(f Flag, seq int64) string {
 	where := fmt.Sprintf("wait_flag %s->%s #%d", f.Src, f.Dst, f.ID)
 	if sp := c.pipes[f.Src]; sp != nil {
 		for i := 0; i < sp.q.Len(); i++ {
@@ -61,6 +189,9 @@ func (c *core) describeFlagWait(f Flag) string {
 					if p := opPos(h.op); p != "" {
 						what += " at " + p
 					}
+				}
+				if seq != 0 && e.seq > seq {
+					return fmt.Sprintf("%s: no set_flag is issued before it (the one queued on %s behind %s was issued after it)", where, f.Src, what)
 				}
 				return fmt.Sprintf("%s: its set_flag is queued on %s behind %s, which waits", where, f.Src, what)
 			}
@@ -88,7 +219,7 @@ func (c *core) describeWait() string {
 		}
 		return fmt.Sprintf("pipe_barrier ALL: waits for pipes %v to drain", busy)
 	case scFlag:
-		return c.describeFlagWait(c.flagWait)
+		return c.describeFlagWait(c.flagWait, c.issued+1)
 	case scCross:
 		return fmt.Sprintf("ffts_wait %d: counter %d, no ffts_set that would raise it is queued or pending", c.crossID, c.cross.Value(c.crossID))
 	case scSyncAll:

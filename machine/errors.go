@@ -103,6 +103,10 @@ func (d *DeadlockError) Error() string {
 	fmt.Fprintf(&b, "deadlock at cycle %d: %d agent(s) wait and nothing will wake them", d.Cycle, len(d.Blocked))
 	for i, bl := range d.Blocked {
 		b.WriteString("\n  ")
+		if bl.Root && len(d.Blocked) > 1 {
+			// The others block behind it: name it as the one to fix.
+			b.WriteString("root: ")
+		}
 		if i < len(d.Names) {
 			b.WriteString(d.Names[i])
 		}

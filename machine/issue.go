@@ -72,6 +72,8 @@ func (c *core) issueMicro() bool {
 		if c.m.emitting {
 			c.issued++
 			e.seq = c.issued
+		} else if e.kind == enSetFlag || e.kind == enWaitFlag {
+			c.flagSeq(e)
 		}
 		ps.kick(e.ready)
 		c.tick()
@@ -611,6 +613,7 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 			return false
 		}
 		e.flag = f
+		c.flagSeq(e)
 		c.pushed(c.pipes[src], e)
 		return true
 	}
@@ -645,8 +648,19 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 		return false
 	}
 	e.flag = f
+	c.flagSeq(e)
 	c.pushed(c.pipes[dst], e)
 	return true
+}
+
+// flagSeq numbers a queued set_flag or wait_flag in issue order even when no
+// observer listens (pushed numbers every op then): a deadlock report tells a
+// wait's own set from the next round's by it (rootFirst).
+func (c *core) flagSeq(e *entry) {
+	if !c.m.emitting {
+		c.issued++
+		e.seq = c.issued
+	}
 }
 
 // fireFlag sets a flag whose set_flag reached the head of pipe p at cycle at.

@@ -188,6 +188,10 @@ type Blocked struct {
 	Agent  Agent
 	Op     *asm.COp
 	Reason string // "wait_flag MTE2->MTE1 #1: nobody will set it", "twait @S[3] >= 1: value 0", ...
+	// Root marks a wait the others block behind, directly or transitively,
+	// and that itself waits for nothing in the report (see rootFirst); the
+	// report lists roots first.
+	Root bool
 }
 
 // Event is one observation. Fields beyond Kind, Cycle and Agent are set only where

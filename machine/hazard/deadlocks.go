@@ -27,7 +27,11 @@ func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
 		if p := opPos(b.Op); p.IsValid() {
 			at = " at " + p.String()
 		}
-		parts = append(parts, fmt.Sprintf("%s %s%s: %s", who, pipeName(&d.agents[a]), at, b.Reason))
+		root := ""
+		if b.Root && len(bl) > 1 {
+			root = "root: "
+		}
+		parts = append(parts, fmt.Sprintf("%s%s %s%s: %s", root, who, pipeName(&d.agents[a]), at, b.Reason))
 	}
 	msg := "nothing can move: " + strings.Join(parts, "; ")
 	hint := "every wait needs a producer that is not itself waiting: add the missing set_flag/ffts_set/tnotify on every path before the wait, or break the cycle"
@@ -37,11 +41,16 @@ func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
 			break
 		}
 	}
-	if len(recs) == 1 {
-		d.single(KindDeadlock, SevError, &recs[0], msg, hint)
-		return
+	// The machine lists the root wait first, so it is the finding's site; the
+	// second site is the first agent blocked behind it that has a position (a
+	// scalar waiting at kernel end has none, and a "?" site says nothing).
+	for i := 1; i < len(recs); i++ {
+		if opPos(recs[i].op).IsValid() {
+			d.pair(KindDeadlock, SevError, &recs[0], &recs[i], msg, hint)
+			return
+		}
 	}
-	d.pair(KindDeadlock, SevError, &recs[0], &recs[1], msg, hint)
+	d.single(KindDeadlock, SevError, &recs[0], msg, hint)
 }
 
 // NoteError turns an error a machine run returned into findings: a deadlock
