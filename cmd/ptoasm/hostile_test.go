@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +25,11 @@ const hostileDir = "../../testdata/hostile"
 func TestMain(m *testing.M) {
 	if os.Getenv("PTOASM_TEST_MAIN") == "1" {
 		ownProcess = true
-		os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+		code := realMain(os.Args[1:], os.Stdout, os.Stderr)
+		if f := os.Getenv("PTOASM_TEST_RSS"); f != "" {
+			os.WriteFile(f, []byte(strconv.FormatInt(ownPeakRSS(), 10)), 0o644)
+		}
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
@@ -50,7 +55,8 @@ func runHostile(t *testing.T, args []string, stdin []byte) (int, string, string,
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "PTOASM_TEST_MAIN=1")
+	rssFile := filepath.Join(t.TempDir(), "rss")
+	cmd.Env = append(os.Environ(), "PTOASM_TEST_MAIN=1", "PTOASM_TEST_RSS="+rssFile)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if stdin != nil {
@@ -68,7 +74,7 @@ func runHostile(t *testing.T, args []string, stdin []byte) (int, string, string,
 		}
 		code = ee.ExitCode()
 	}
-	return code, o.String(), e.String(), peakRSS(cmd.ProcessState)
+	return code, o.String(), e.String(), peakRSS(rssFile)
 }
 
 func checkHostile(t *testing.T, tc hostileCase) {
