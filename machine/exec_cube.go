@@ -50,18 +50,11 @@ func execMatmul(op *asm.COp, args []Operand, s *ExecScratch, kind mmKind) error 
 	if err := need(args, n); err != nil {
 		return err
 	}
-	c, err := tileView(&args[0], "c")
+	vs, err := views(args, "c", "a", "b")
 	if err != nil {
 		return err
 	}
-	a, err := tileView(&args[1], "a")
-	if err != nil {
-		return err
-	}
-	b, err := tileView(&args[2], "b")
-	if err != nil {
-		return err
-	}
+	c, a, b := vs[0], vs[1], vs[2]
 	M, K, N := a.rows, a.cols, b.cols
 	if b.rows != K {
 		return fmt.Errorf("a is [%d, %d] but b is [%d, %d]", M, K, b.rows, N)

@@ -88,17 +88,11 @@ func copyView(d, s *view, mode memory.RoundMode) error {
 // execMove is TMOV in every variant: the destination's valid region is copied
 // from the same region of the source, whose valid region must cover it.
 func execMove(args []Operand) error {
-	if err := need(args, 2); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
+	d, s := vs[0], vs[1]
 	if err := convertible(s.dt, d.dt, args[1].Tile.Loc); err != nil {
 		return err
 	}
@@ -135,14 +129,11 @@ func execWindow(args []Operand, onDst bool) error {
 	if err != nil {
 		return err
 	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "src")
 	if err != nil {
 		return err
 	}
-	s, err := tileView(&args[1], "src")
-	if err != nil {
-		return err
-	}
+	d, s := vs[0], vs[1]
 	if err := convertible(s.dt, d.dt, args[1].Tile.Loc); err != nil {
 		return err
 	}

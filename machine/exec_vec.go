@@ -492,17 +492,11 @@ func satInt(dt asm.DType, v int64) uint64 {
 // and round once (the hardware's reduction tree in f32/f16 may differ in the last
 // bit); integer sums wrap. The optional tmp operand is not needed here.
 func vecReduce(args []Operand, kind vop, rows bool) error {
-	if err := need(args, 2); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "a")
 	if err != nil {
 		return err
 	}
-	a, err := tileView(&args[1], "a")
-	if err != nil {
-		return err
-	}
+	d, a := vs[0], vs[1]
 	outer, inner := d.rows, a.cols
 	if rows {
 		if a.rows < d.rows {
@@ -778,17 +772,11 @@ func vecIndexed(args []Operand, scatter bool) error {
 
 // vecTrans: d[r, c] = a[c, r].
 func vecTrans(args []Operand) error {
-	if err := need(args, 2); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
+	vs, err := views(args, "dst", "a")
 	if err != nil {
 		return err
 	}
-	a, err := tileView(&args[1], "a")
-	if err != nil {
-		return err
-	}
+	d, a := vs[0], vs[1]
 	if a.rows < d.cols || a.cols < d.rows {
 		return fmt.Errorf("a's valid region [%d, %d] does not cover the transpose of [%d, %d]", a.rows, a.cols, d.rows, d.cols)
 	}
