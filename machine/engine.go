@@ -770,6 +770,10 @@ type stream struct {
 	// next is, per rank, the next block to dispatch onto a freed wave slot
 	// when the stream has more blocks than free cores.
 	next []int
+	// waves: the stream has more blocks than free cores (on every rank,
+	// which all place the same streams on the same cores), so it runs in
+	// waves and a mode-0 FFTS set is refused (issue.go).
+	waves bool
 }
 
 // waveSlot is the cores that run one stream's blocks one after another on one
@@ -1048,6 +1052,7 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 	if b == sp.blocks {
 		return nil
 	}
+	s.waves = true
 	// Blocks beyond cores: every block placed is a wave slot.
 	for i := 0; i < b; i++ {
 		ba := &s.blockArr[r][i]
