@@ -48,8 +48,8 @@ func (c *core) crossWait(op *asm.COp, id int) bool {
 // block-to-block sync (SyncAll, NotifyNextBlock/WaitPreBlock) requires the
 // launch's blockDim to be at most the cores that run it, or the runtime's
 // multi-round scheduling hangs (machine-facts §2.3). The
-// fault comes at issue, the same site whatever the timing, before any
-// count moves.
+// fault comes at issue, before any count moves: for a kernel with one
+// mode-0 set, the same site whatever the timing.
 func (c *core) waveMode0(op *asm.COp, p asm.Pipe) *Fault {
 	s := c.strm
 	what, n := "AIC", c.m.nAIC
