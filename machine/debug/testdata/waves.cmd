@@ -5,6 +5,8 @@ break get core=r0.b60.aiv
 break write @Y[208, 0] core=b61.aiv
 core r0.b60.aiv
 info breaks
+until S r0.b50.aiv
+core r0.b50.aiv
 continue
 core
 continue
