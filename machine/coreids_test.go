@@ -2,7 +2,10 @@ package machine
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
 )
 
 // TestCoreIDs: CoreIDs reads back what CoreName writes, for physical cores
@@ -60,6 +63,43 @@ launch ranks=2 {
 			if got := m.CoreName(rank, id); got != tc.name {
 				t.Errorf("CoreName(%d, %d) = %q, want %q", rank, id, got, tc.name)
 			}
+		}
+	}
+}
+
+// TestMode0InWaves: a mode-0 FFTS set is refused in a stream that runs in
+// waves, with the wave's size, and kept in one that has a core per block:
+// a mixed launch of 30 blocks runs 24 at a time (one per AIC), so its AICs'
+// all-core barrier cannot take every block; 24 blocks pass it.
+func TestMode0InWaves(t *testing.T) {
+	src := `
+const BLOCKS = 1
+kernel ca : aic {
+    ffts_set FIX, 2
+    ffts_wait 2
+}
+kernel va : aiv {
+    pipe_barrier ALL
+}
+launch ranks=1 {
+    run ca + va blocks=BLOCKS
+}
+`
+	for _, tc := range []struct {
+		blocks string
+		want   string // "" for a clean run
+	}{
+		{"24", ""},
+		{"30", "ffts mode 0 synchronises every AIC of the launch, but blocks=30 runs in waves, 24 blocks at a time per rank"},
+	} {
+		obj := assemble(t, src, asm.Define{Name: "BLOCKS", Value: tc.blocks})
+		_, _, err := runObj(t, obj, Options{TimingOnly: true})
+		f, _ := err.(*Fault)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("blocks=%s: %v", tc.blocks, err)
+		case tc.want != "" && (f == nil || f.Kind != FaultSync || !strings.HasPrefix(f.Msg, tc.want) || f.Op.Instr.Pos.Line != 4):
+			t.Errorf("blocks=%s: %v; want a sync fault at line 4 starting %q", tc.blocks, err, tc.want)
 		}
 	}
 }

@@ -280,7 +280,7 @@ func (c *core) issue(op *asm.COp) bool {
 			m.fail(c.faultK(FaultBadOperand, op, p, "ffts mode %d outside 0..2", mode))
 			return false
 		}
-		if mode == 0 && c.strm != nil && c.strm.waves {
+		if mode == 0 && c.strm != nil && c.strm.wave > 0 {
 			m.fail(c.waveMode0(op, p))
 			return false
 		}

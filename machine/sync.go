@@ -52,14 +52,14 @@ func (c *core) crossWait(op *asm.COp, id int) bool {
 // mode-0 set, the same site whatever the timing.
 func (c *core) waveMode0(op *asm.COp, p asm.Pipe) *Fault {
 	s := c.strm
-	what, n := "AIC", c.m.nAIC
+	what := "AIC"
 	if c.kind == asm.CoreAIV {
-		what, n = "AIV", c.m.nAIV
+		what = "AIV"
 	}
-	return c.faultK(FaultSync, op, p, "ffts mode 0 synchronises every %s of the launch, but blocks=%d runs in waves on %d %ss per rank: "+
+	return c.faultK(FaultSync, op, p, "ffts mode 0 synchronises every %s of the launch, but blocks=%d runs in waves, %d blocks at a time per rank: "+
 		"a later wave's blocks have no core until an earlier block ends, so the sync cannot take them all "+
 		"(CANN requires blockDim at most the cores for cross-core sync); launch at most the cores and loop over the work, or sync within a block (mode 1 or 2)",
-		what, s.plan.blocks, n, what)
+		what, s.plan.blocks, s.wave)
 }
 
 // bump increments core x's FFTS counter id; false (after failing the machine)

@@ -175,7 +175,7 @@ func TestMode0WavesIgnoreTiming(t *testing.T) {
 		}
 		_, err = m.Run()
 		f, ok := err.(*machine.Fault)
-		if !ok || f.Kind != machine.FaultSync || !strings.Contains(f.Msg, "blocks=96 runs in waves on 48 AIVs") {
+		if !ok || f.Kind != machine.FaultSync || !strings.Contains(f.Msg, "blocks=96 runs in waves, 48 blocks at a time") {
 			t.Fatalf("%s=%s: run error %v, want the mode-0 sync fault", set[0], set[1], err)
 		}
 		d.NoteError(err)
