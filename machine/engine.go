@@ -770,6 +770,11 @@ type stream struct {
 	// next is, per rank, the next block to dispatch onto a freed wave slot
 	// when the stream has more blocks than free cores.
 	next []int
+	// wave is the blocks of the first wave when the stream has more blocks
+	// than free cores (the same on every rank, which all place the same
+	// streams on the same cores), 0 when it has a core for every block. A
+	// stream that runs in waves refuses a mode-0 FFTS set (waveMode0).
+	wave int
 }
 
 // waveSlot is the cores that run one stream's blocks one after another on one
@@ -1048,6 +1053,7 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 	if b == sp.blocks {
 		return nil
 	}
+	s.wave = b
 	// Blocks beyond cores: every block placed is a wave slot.
 	for i := 0; i < b; i++ {
 		ba := &s.blockArr[r][i]

@@ -280,6 +280,10 @@ func (c *core) issue(op *asm.COp) bool {
 			m.fail(c.faultK(FaultBadOperand, op, p, "ffts mode %d outside 0..2", mode))
 			return false
 		}
+		if mode == 0 && c.strm != nil && c.strm.wave > 0 {
+			m.fail(c.waveMode0(op, p))
+			return false
+		}
 		e := c.push(op, p, enFFTSSet)
 		if e == nil {
 			return false

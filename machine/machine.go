@@ -301,6 +301,68 @@ func (m *Machine) CoreName(rank, core int) string {
 	}
 }
 
+// CoreIDs reads a core name as CoreName writes it and returns its rank and
+// the observer ids (Event.Agent.Core) it stands for: one for a physical core;
+// for a block after a first wave ("r0.b30.aic"), its virtual core in each
+// position the name fits (the AIC of a mixed block and of an aic block are
+// both "aic"). A block's name is known before the block starts, so a
+// debugger breakpoint can name a block of a later wave. ok is false when the
+// name is not a core of this program: its rank, core or block is beyond
+// every launch, or no stream of the program has blocks of that position.
+// A block of a first wave keeps its physical core's name (as in the
+// detector's findings), so its block name matches nothing.
+func (m *Machine) CoreIDs(name string) (rank int, ids []int, ok bool) {
+	num := func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= 0 && strconv.Itoa(n) == s
+	}
+	r, rest, found := strings.Cut(strings.TrimPrefix(name, "r"), ".")
+	rank, okR := num(r)
+	if !strings.HasPrefix(name, "r") || !found || !okR || rank >= m.nranks {
+		return 0, nil, false
+	}
+	if b, pos, found := strings.Cut(rest, "."); found {
+		blk, okB := num(strings.TrimPrefix(b, "b"))
+		if !strings.HasPrefix(b, "b") || !okB {
+			return 0, nil, false
+		}
+		for _, st := range m.steps {
+			for _, sp := range st.streams {
+				if blk >= sp.blocks {
+					continue
+				}
+				var p int
+				switch {
+				case sp.aic != nil && sp.aiv != nil:
+					p = slices.Index(virtualPosNames[:vpAIC], pos)
+				case sp.aic != nil || sp.uni != nil:
+					if p = -1; pos == virtualPosNames[vpAIC] {
+						p = vpAIC
+					}
+				default:
+					if p = -1; pos == virtualPosNames[vpAIV] {
+						p = vpAIV
+					}
+				}
+				if id := m.virtualCore(blk, p); p >= 0 && !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
+		slices.Sort(ids)
+		return rank, ids, len(ids) > 0
+	}
+	for _, k := range []struct {
+		prefix   string
+		base, up int
+	}{{"aic", 0, m.nAIC}, {"aiv", m.nAIC, m.nAIV}} {
+		if n, ok := num(strings.TrimPrefix(rest, k.prefix)); strings.HasPrefix(rest, k.prefix) && ok && n < k.up {
+			return rank, []int{k.base + n}, true
+		}
+	}
+	return 0, nil, false
+}
+
 // A virtual core is one block, after the first wave, of a launch with more
 // blocks than cores, in one of these positions. Within one run at most one
 // stream waves in each position (a stream that waves takes every free core

@@ -39,6 +39,29 @@ func (c *core) crossWait(op *asm.COp, id int) bool {
 	return true
 }
 
+// waveMode0 is the fault of a mode-0 ffts_set in a launch that runs in waves.
+// Mode 0 counts a set from every core of the type in the launch, then raises
+// the counter of every one of them; with more blocks than cores the blocks
+// of a later wave have no core yet, so the release would reach whichever
+// blocks hold the cores when the last set arrives (timing), and a first-wave
+// block that waits for it deadlocks. CANN does not define it either: its
+// block-to-block sync (SyncAll, NotifyNextBlock/WaitPreBlock) requires the
+// launch's blockDim to be at most the cores that run it, or the runtime's
+// multi-round scheduling hangs (machine-facts §2.3). The
+// fault comes at issue, before any count moves: for a kernel with one
+// mode-0 set, the same site whatever the timing.
+func (c *core) waveMode0(op *asm.COp, p asm.Pipe) *Fault {
+	s := c.strm
+	what := "AIC"
+	if c.kind == asm.CoreAIV {
+		what = "AIV"
+	}
+	return c.faultK(FaultSync, op, p, "ffts mode 0 synchronises every %s of the launch, but blocks=%d runs in waves, %d blocks at a time per rank: "+
+		"a later wave's blocks have no core until an earlier block ends, so the sync cannot take them all "+
+		"(CANN requires blockDim at most the cores for cross-core sync); launch at most the cores and loop over the work, or sync within a block (mode 1 or 2)",
+		what, s.plan.blocks, s.wave)
+}
+
 // bump increments core x's FFTS counter id; false (after failing the machine)
 // on overflow.
 func (c *core) bump(e *entry, p asm.Pipe, x *core, id int, peers *[]int32) bool {

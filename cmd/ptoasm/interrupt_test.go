@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/ptoasm/ptoasm/machine/sweep"
 )
 
 // lockedBuffer collects a subprocess's output while the test reads it.
@@ -221,7 +223,7 @@ func TestInterruptSweep(t *testing.T) {
 					t.Errorf("text is not the partial table of point #0:\n%s", out)
 				}
 			case "json":
-				var r sweepReport
+				var r sweep.Report
 				if err := json.Unmarshal([]byte(out), &r); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ptoasm/ptoasm/internal/golden"
+	"github.com/ptoasm/ptoasm/machine/sweep"
 )
 
 // The small grid most tests use: two profile values by two shapes of gemm_db.
@@ -20,75 +21,15 @@ func args(base []string, more ...string) []string {
 	return append(append([]string(nil), base...), more...)
 }
 
-func TestSplitList(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    []string
-		wantErr string
-	}{
-		{"64", []string{"64"}, ""},
-		{"64,128, 256", []string{"64", "128", "256"}, ""},
-		{"min(K,512),K*2", []string{"min(K,512)", "K*2"}, ""},
-		{"a[1,2],b", []string{"a[1,2]", "b"}, ""},
-		{"", nil, "empty value"},
-		{"1,,2", nil, "empty value"},
-		{"1,", nil, "empty value"},
-		{"min(1,2", nil, "unbalanced"},
-		{"1)", nil, "unbalanced"},
-	}
-	for _, tc := range tests {
-		got, err := splitList(tc.in)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("splitList(%q) error %v, want %q", tc.in, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || !cmp.Equal(got, tc.want) {
-			t.Errorf("splitList(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
-// The first axis is outermost, the last varies fastest.
+// Through the CLI: --set axes come before -D axes whatever the flag order,
+// each family in command-line order (machine/sweep tests the grid itself).
 func TestSweepGridOrder(t *testing.T) {
-	tests := []struct {
-		name   string
-		grid   []string
-		values [][]string
-		want   []string // paramText of each point in index order
-	}{
-		{"no axes", nil, nil, []string{""}},
-		{"one axis", []string{"a"}, [][]string{{"1", "2", "3"}}, []string{"a=1", "a=2", "a=3"}},
-		{"two axes", []string{"a", "b"}, [][]string{{"1", "2"}, {"x", "y", "z"}},
-			[]string{"a=1 b=x", "a=1 b=y", "a=1 b=z", "a=2 b=x", "a=2 b=y", "a=2 b=z"}},
-		{"three axes", []string{"a", "b", "c"}, [][]string{{"1", "2"}, {"x"}, {"p", "q"}},
-			[]string{"a=1 b=x c=p", "a=1 b=x c=q", "a=2 b=x c=p", "a=2 b=x c=q"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			n, err := gridSize(tc.values)
-			if err != nil || n != len(tc.want) {
-				t.Fatalf("gridSize = %d, %v; want %d", n, err, len(tc.want))
-			}
-			var got []string
-			for k := range n {
-				got = append(got, paramText(pointParams(tc.grid, tc.values, k)))
-			}
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("points (-want +got):\n%s", d)
-			}
-		})
-	}
-
-	// Through the CLI: --set axes come before -D axes whatever the flag order,
-	// each family in command-line order.
 	code, out, errOut := runCLI("sweep", "gemm_db", "-D", "K=256,512", "--set", "dma.gm_l1.bw=64,128",
 		"--set", "dma.gm_ub.bw=128", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep sweepReport
+	var rep sweep.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +41,7 @@ func TestSweepGridOrder(t *testing.T) {
 		if p.Index != i {
 			t.Errorf("point %d has index %d", i, p.Index)
 		}
-		got = append(got, paramText(p.Params))
+		got = append(got, p.Params.Text())
 	}
 	want := []string{
 		"dma.gm_l1.bw=64 dma.gm_ub.bw=128 K=256", "dma.gm_l1.bw=64 dma.gm_ub.bw=128 K=512",
@@ -165,7 +106,7 @@ func TestSweepSharedBudget(t *testing.T) {
 		if outs[1] != outs[0] {
 			t.Errorf("--max-memory %s: --jobs 2 differs from --jobs 1:\n%s\n---\n%s", tc.budget, outs[0], outs[1])
 		}
-		var rep sweepReport
+		var rep sweep.Report
 		if err := json.Unmarshal([]byte(outs[0]), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +126,7 @@ func shardFiles(t *testing.T, dir string, base []string, n int) []string {
 		if code != 0 && code != 1 {
 			t.Fatalf("shard %d/%d: exit %d: %s", i, n, code, errOut)
 		}
-		var rep sweepReport
+		var rep sweep.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("shard %d/%d is not JSON: %v", i, n, err)
 		}
@@ -249,12 +190,12 @@ func TestSweepMergeErrors(t *testing.T) {
 	timing := shardFiles(t, t.TempDir(), args(sweepArgs, "--timing-only"), 2)
 
 	// edit rewrites a shard through a function of its decoded report.
-	edit := func(name string, f func(r *sweepReport)) string {
+	edit := func(name string, f func(r *sweep.Report)) string {
 		b, err := os.ReadFile(files[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r sweepReport
+		var r sweep.Report
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatal(err)
 		}
@@ -283,24 +224,24 @@ func TestSweepMergeErrors(t *testing.T) {
 	}{
 		{"missing shard", files[:1], "2 of 4 points missing (a shard left out?): #1, #3"},
 		{"duplicate file", []string{files[0], files[0], files[1]}, "point #0 appears twice"},
-		{"duplicate point", []string{files[0], edit("dup.json", func(r *sweepReport) { r.Shard = "" }), files[1]},
+		{"duplicate point", []string{files[0], edit("dup.json", func(r *sweep.Report) { r.Shard = "" }), files[1]},
 			"point #0 is also in"},
 		{"different values", []string{files[0], other[1]}, "not the same sweep as " + files[0] + ": dma.gm_l1.bw values 64,128 vs 64,256"},
 		{"different grid", []string{files[0], otherGrid[1]}, "grid dma.gm_l1.bw,K vs dma.gm_ub.bw,K"},
 		{"different mode", []string{files[0], timing[1]}, "timing_only false vs true"},
-		{"point outside grid", []string{edit("out.json", func(r *sweepReport) { r.Shard = ""; r.Points[0].Index = 9 })},
+		{"point outside grid", []string{edit("out.json", func(r *sweep.Report) { r.Shard = ""; r.Points[0].Index = 9 })},
 			"point #9 is outside the grid of 4 points"},
-		{"point in wrong shard", []string{edit("wrong.json", func(r *sweepReport) { r.Points[0].Index = 1 })},
+		{"point in wrong shard", []string{edit("wrong.json", func(r *sweep.Report) { r.Points[0].Index = 1 })},
 			"point #1 does not belong to shard 0/2"},
-		{"tampered params", []string{edit("params.json", func(r *sweepReport) { r.Points[0].Params[1].Value = "999" })},
+		{"tampered params", []string{edit("params.json", func(r *sweep.Report) { r.Points[0].Params[1].Value = "999" })},
 			"point #0 has parameters dma.gm_l1.bw=64 K=999, the grid says dma.gm_l1.bw=64 K=256"},
-		{"bad total", []string{edit("total.json", func(r *sweepReport) { r.Total = 5 })}, "total 5 does not match the grid"},
-		{"bad shard tag", []string{edit("tag.json", func(r *sweepReport) { r.Shard = "2/2" })}, "--shard 2/2: want I/N"},
-		{"negative cycles", []string{edit("neg.json", func(r *sweepReport) { r.Points[0].Cycles = -5 })}, "point #0: negative cycle count -5"},
-		{"negative time", []string{edit("negt.json", func(r *sweepReport) { r.Points[0].TimeUS = -1 })}, "point #0: time_us -1 and tflops"},
-		{"backwards run", []string{edit("run.json", func(r *sweepReport) { r.Points[0].Runs[0].End = r.Points[0].Runs[0].Start - 1 })},
+		{"bad total", []string{edit("total.json", func(r *sweep.Report) { r.Total = 5 })}, "total 5 does not match the grid"},
+		{"bad shard tag", []string{edit("tag.json", func(r *sweep.Report) { r.Shard = "2/2" })}, "--shard 2/2: want I/N"},
+		{"negative cycles", []string{edit("neg.json", func(r *sweep.Report) { r.Points[0].Cycles = -5 })}, "point #0: negative cycle count -5"},
+		{"negative time", []string{edit("negt.json", func(r *sweep.Report) { r.Points[0].TimeUS = -1 })}, "point #0: time_us -1 and tflops"},
+		{"backwards run", []string{edit("run.json", func(r *sweep.Report) { r.Points[0].Runs[0].End = r.Points[0].Runs[0].Start - 1 })},
 			"is not a span of time"},
-		{"partial shard", []string{edit("partial.json", func(r *sweepReport) {
+		{"partial shard", []string{edit("partial.json", func(r *sweep.Report) {
 			r.Points = r.Points[:1]
 			r.Partial = "interrupted (Ctrl-C) after 1 of 2 points"
 		}), files[1]}, "partial.json: a partial shard (interrupted (Ctrl-C) after 1 of 2 points): run it again to the end"},
@@ -333,7 +274,7 @@ func TestSweepFailingPoints(t *testing.T) {
 	if want := "ptoasm sweep: 2 of 3 points failed\n"; errOut != want {
 		t.Errorf("stderr %q, want %q", errOut, want)
 	}
-	var rep sweepReport
+	var rep sweep.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +327,7 @@ func TestSweepModes(t *testing.T) {
 	}
 	golden.Check(t, "testdata/sweep_allgather_modes.golden", []byte(out))
 	code, out, _ = runCLI("sweep", "allgather_gemm", "--timing-only", "-D", "MODE=all,pipelined", "--format", "json")
-	var rep sweepReport
+	var rep sweep.Report
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v", code, err)
 	}

@@ -3,6 +3,7 @@ package debug
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,9 +31,12 @@ type breakpoint struct {
 	// 1 issue only, 2 start only.
 	ops  map[*asm.COp]bool
 	when int
-	// filters: rank/core -1 any; iter -1 any (innermost loop index)
-	rank, core int
-	iter       int64
+	// filters: rank -1 any; cores nil any (else the observer ids of the
+	// named core, on rank: several for a block after a first wave, see
+	// machine.CoreIDs); iter -1 any (innermost loop index)
+	rank  int
+	cores []int
+	iter  int64
 
 	// flag
 	set  bool
@@ -68,18 +72,18 @@ func (d *Debugger) addBreak(w io.Writer, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("usage:\n%s", breakUsage)
 	}
-	bp := &breakpoint{rank: -1, core: -1, iter: -1, text: strings.Join(args, " ")}
+	bp := &breakpoint{rank: -1, iter: -1, text: strings.Join(args, " ")}
 	// Qualifiers come last and have a key.
 	var pos []string
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		switch {
 		case ok && k == "core":
-			r, c, err := d.parseCore(v)
+			r, ids, err := d.parseCore(v)
 			if err != nil {
 				return err
 			}
-			bp.rank, bp.core = r, c
+			bp.rank, bp.cores = r, ids
 		case ok && k == "rank":
 			r, err := strconv.Atoi(v)
 			if err != nil || r < 0 || r >= d.m.Ranks() {
@@ -299,7 +303,7 @@ func (d *Debugger) checkEvent(ev *event, acc []machine.Access) {
 		if bp.kind == bpSignal || bp.kind == bpCycle {
 			continue
 		}
-		if bp.core >= 0 && (int(ev.agent.Core) != bp.core || int(ev.agent.Rank) != bp.rank) {
+		if bp.cores != nil && (!slices.Contains(bp.cores, int(ev.agent.Core)) || int(ev.agent.Rank) != bp.rank) {
 			continue
 		}
 		if bp.rank >= 0 && bp.kind != bpWrite && int(ev.agent.Rank) != bp.rank {

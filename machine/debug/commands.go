@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -154,15 +155,25 @@ func (d *Debugger) exec(w io.Writer, cmd string, args []string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		v, err := d.coreArg(args[1:])
-		if err != nil {
-			return false, err
+		// A named core may be a block of a later wave that has no core
+		// yet (parseCore): the motion runs until it starts and has the event.
+		var r int
+		var ids []int
+		if len(args) > 1 {
+			if r, ids, err = d.parseCore(args[1]); err != nil {
+				return false, err
+			}
+		} else {
+			v, err := d.coreArg(nil)
+			if err != nil {
+				return false, err
+			}
+			r, ids = v.Rank, []int{v.Core}
 		}
-		r, c := int32(v.Rank), int32(v.Core)
 		d.motion(w, func() bool {
 			for i := range d.cur {
 				e := &d.cur[i]
-				if e.kind.counted() && e.agent.Rank == r && e.agent.Core == c && e.agent.Pipe == p {
+				if e.kind.counted() && int(e.agent.Rank) == r && slices.Contains(ids, int(e.agent.Core)) && e.agent.Pipe == p {
 					return true
 				}
 			}

@@ -101,6 +101,26 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestBreakLaterWave: a breakpoint names a block after the first wave by its
+// block before the block has a core, and stops on that block whenever and
+// wherever it starts: under the default profile and with block.start raised
+// (the second wave starts 100000 cycles later).
+func TestBreakLaterWave(t *testing.T) {
+	for _, set := range []string{"", "# set: block.start=100000\n"} {
+		tr := transcript(t, "# program: hazards/blocks_share_core.pto\n"+set+"break get core=r0.b60.aiv start\ncontinue\ncore\n")
+		hit := section(tr, "continue")
+		if !strings.Contains(hit, "breakpoint 1: get core=r0.b60.aiv start (start on r0.b60.aiv MTE2 at cycle ") {
+			t.Errorf("%q: no hit on block 60:\n%s", set, hit)
+		}
+		if got := section(tr, "core"); got != "current core: r0.b60.aiv\n" {
+			t.Errorf("%q: core after the hit: %q", set, got)
+		}
+		if set != "" && strings.Contains(hit, "at cycle 1252)") {
+			t.Errorf("block.start=100000 did not move the second wave:\n%s", hit)
+		}
+	}
+}
+
 // section is the output of one echoed command in a transcript.
 func section(tr, cmd string) string {
 	_, after, ok := strings.Cut(tr, "(ptoasm) "+cmd+"\n")

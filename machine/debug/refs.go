@@ -217,38 +217,58 @@ func loadElem(b *memory.Buffer, dt asm.DType, off int64) (v float64, ok bool, er
 	return float64(i), err == nil, err
 }
 
-// parseCore reads a core name ("r1.aic0", or "aic0" on the current rank).
-func (d *Debugger) parseCore(s string) (rank, core int, err error) {
+// parseCore reads a core name ("r1.aic0", or "aic0" on the current rank)
+// and returns its rank and observer ids: a core of the run, or a block of a
+// later wave by its block ("r0.b30.aic", as findings name it), which has no
+// core until it starts.
+func (d *Debugger) parseCore(s string) (rank int, ids []int, err error) {
 	cs := d.m.Cores()
 	for _, c := range cs {
 		if c.Name == s {
-			return c.Rank, c.Core, nil
+			return c.Rank, []int{c.Core}, nil
 		}
 	}
 	for _, c := range cs {
 		if c.Rank == d.curRank && strings.TrimPrefix(c.Name, fmt.Sprintf("r%d.", c.Rank)) == s {
-			return c.Rank, c.Core, nil
+			return c.Rank, []int{c.Core}, nil
 		}
+	}
+	for _, n := range []string{s, fmt.Sprintf("r%d.%s", d.curRank, s)} {
+		if r, ids, ok := d.m.CoreIDs(n); ok {
+			return r, ids, nil
+		}
+	}
+	if strings.HasPrefix(s, "b") || strings.Contains(s, ".b") {
+		return 0, nil, fmt.Errorf("no block %q in this program: a block after the first wave is rR.bB.aic, .aiv0 or .aiv1 (a mixed block) or .aiv, with B below the launch's blocks", s)
 	}
 	var names []string
 	for _, c := range cs {
 		names = append(names, c.Name)
 	}
-	return 0, 0, fmt.Errorf("no core %q in this run (cores: %s)", s, strings.Join(names, " "))
+	return 0, nil, fmt.Errorf("no core %q in this run (cores: %s)", s, strings.Join(names, " "))
 }
 
 // coreArg is the core named by the optional argument, or the current core.
 func (d *Debugger) coreArg(args []string) (machine.CoreView, error) {
-	r, c := d.curRank, d.curCore
-	if len(args) > 0 {
-		var err error
-		if r, c, err = d.parseCore(args[0]); err != nil {
-			return machine.CoreView{}, err
+	if len(args) == 0 {
+		v, ok := d.m.CoreAt(d.curRank, d.curCore)
+		if !ok {
+			return v, fmt.Errorf("core %s has not run a kernel", d.m.CoreName(d.curRank, d.curCore))
+		}
+		return v, nil
+	}
+	r, ids, err := d.parseCore(args[0])
+	if err != nil {
+		return machine.CoreView{}, err
+	}
+	for _, c := range ids {
+		if v, ok := d.m.CoreAt(r, c); ok {
+			return v, nil
 		}
 	}
-	v, ok := d.m.CoreAt(r, c)
-	if !ok {
-		return v, fmt.Errorf("core %s has not run a kernel", d.m.CoreName(r, c))
+	name := d.m.CoreName(r, ids[0])
+	if strings.Contains(name, ".b") {
+		return machine.CoreView{}, fmt.Errorf("block %s is not running now (a block after the first wave has a core only while it runs)", name)
 	}
-	return v, nil
+	return machine.CoreView{}, fmt.Errorf("core %s has not run a kernel", name)
 }

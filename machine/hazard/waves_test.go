@@ -150,3 +150,48 @@ func lintWaves(t *testing.T, obj *asm.Object, prof *pipes.Profile) (*machine.Mac
 	}
 	return m, d
 }
+
+// TestMode0WavesIgnoreTiming: a mode-0 FFTS set in a launch that runs in
+// waves would release whichever blocks hold the cores when its last set
+// arrives, which follows the timing; the machine refuses it instead, at the
+// first such set issued. Under block.start 0, the default and 100000, and a
+// profile that reorders the first wave's ends, the run stops with the same
+// sync fault at the same site, and lint reports the same one finding.
+func TestMode0WavesIgnoreTiming(t *testing.T) {
+	obj, errs := asm.Assemble(fe, "../../programs/hazards/ffts_mode0_waves.pto", nil)
+	if errs.HasErrors() {
+		t.Fatalf("assemble: %v", errs)
+	}
+	var got []string
+	for _, set := range [][2]string{{"block.start", "0"}, {"block.start", "500"}, {"block.start", "100000"}, {"dma.gm_ub.bw", "4"}} {
+		prof := pipes.DefaultProfile()
+		if err := prof.Set(set[0], set[1]); err != nil {
+			t.Fatal(err)
+		}
+		d := hazard.New(hazard.Options{})
+		m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: true, Observers: []machine.Observer{d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Run()
+		f, ok := err.(*machine.Fault)
+		if !ok || f.Kind != machine.FaultSync || !strings.Contains(f.Msg, "blocks=96 runs in waves, 48 blocks at a time") {
+			t.Fatalf("%s=%s: run error %v, want the mode-0 sync fault", set[0], set[1], err)
+		}
+		d.NoteError(err)
+		var b strings.Builder
+		fmt.Fprintf(&b, "fault at line %d:", f.Op.Instr.Pos.Line)
+		for _, fd := range d.Findings() {
+			fmt.Fprintf(&b, " %s %s line %d", fd.Severity, fd.Kind, fd.First.Line)
+		}
+		got = append(got, b.String())
+	}
+	if want := "fault at line 36: error fault line 36"; got[0] != want {
+		t.Errorf("block.start=0: %q, want %q", got[0], want)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[0] {
+			t.Errorf("profile %d: %q, want %q as under block.start=0", i, got[i], got[0])
+		}
+	}
+}

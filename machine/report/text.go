@@ -168,6 +168,33 @@ type ModeTimes struct {
 	FLOPs                                 int64 // per rank and mode; 0: unknown
 }
 
+// FindModes picks a program's mode runs out of runs by name (see
+// programs/allgather_gemm/README.md): compute_only, seq_comm and seq_compute
+// (the sequential pair, kept only when both ran) and pipelined. The first run
+// of a name counts, so a program that repeats a phase reports its first
+// instance; other names (host preparation) are left out. ok says whether any
+// mode was found. FLOPs is left for the caller, who knows the program.
+func FindModes(runs []machine.RunStat) (t ModeTimes, ok bool) {
+	var comm, compute *float64
+	for _, r := range runs {
+		v := r.TimeUS
+		switch {
+		case r.Name == "compute_only" && t.ComputeOnly == nil:
+			t.ComputeOnly = &v
+		case r.Name == "seq_comm" && comm == nil:
+			comm = &v
+		case r.Name == "seq_compute" && compute == nil:
+			compute = &v
+		case r.Name == "pipelined" && t.Pipelined == nil:
+			t.Pipelined = &v
+		}
+	}
+	if comm != nil && compute != nil {
+		t.Comm, t.Compute = comm, compute
+	}
+	return t, t.ComputeOnly != nil || t.Comm != nil || t.Pipelined != nil
+}
+
 // NewModes builds the speed-up block from the mode times.
 func NewModes(t ModeTimes) *Modes {
 	m := &Modes{ComputeOnlyUS: t.ComputeOnly, SeqCommUS: t.Comm, SeqComputeUS: t.Compute, PipelinedUS: t.Pipelined, FLOPs: t.FLOPs}
