@@ -312,6 +312,12 @@ func (c *core) issue(op *asm.COp) bool {
 		return c.waitAsync(op)
 	case asm.OpTprint:
 		return c.tprint(op)
+	case asm.OpMgather, asm.OpMscatter:
+		return c.indexedGM(op)
+	case asm.OpSetfmatrix, asm.OpSetImg2colPadding, asm.OpSetImg2colRpt, asm.OpSetQuantScalar, asm.OpSetQuantVector:
+		return c.setRegs(op)
+	case asm.OpTimg2col, asm.OpTstoreQ, asm.OpTmovQ:
+		return c.issueRegs(op)
 	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
@@ -337,6 +343,8 @@ var specialOps = func() (t [asm.NumOpcodes]bool) {
 		asm.OpSyncall, asm.OpLd, asm.OpSt, asm.OpTnotify, asm.OpTwait, asm.OpTtest, asm.OpTput, asm.OpTget,
 		asm.OpTpush, asm.OpTpop, asm.OpTputAsync, asm.OpTgetAsync, asm.OpWaitAsync, asm.OpTbroadcast,
 		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync, asm.OpTprint,
+		asm.OpMgather, asm.OpMscatter, asm.OpSetfmatrix, asm.OpSetImg2colPadding, asm.OpSetImg2colRpt,
+		asm.OpSetQuantScalar, asm.OpSetQuantVector, asm.OpTimg2col, asm.OpTstoreQ, asm.OpTmovQ,
 	} {
 		t[o] = true
 	}
