@@ -1,0 +1,358 @@
+package machine
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
+)
+
+// The instructions of sem_img.go, run as programs through the machine and
+// checked against references computed here: a gather/scatter by walking the
+// index list, a convolution by its definition (img2col + matmul must equal
+// it, padding value included), quantisation by the formula in f32 steps.
+
+func readGM(t *testing.T, m *Machine, name string) (vals []float64, ti *asm.TensorInfo) {
+	t.Helper()
+	buf, ti := m.TensorData(name, 0)
+	if buf == nil {
+		t.Fatalf("no tensor %s", name)
+	}
+	n := ti.Elems()
+	es := int64(ti.DType.Size())
+	for k := int64(0); k < n; k++ {
+		bits, err := buf.LoadBits(ti.DType, k*es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ti.DType.IsFloat() {
+			vals = append(vals, decodeF(ti.DType, bits))
+		} else {
+			vals = append(vals, float64(memory.DecodeInt(ti.DType, bits)))
+		}
+	}
+	return vals, ti
+}
+
+// gsCase is one mgather or mscatter run: a table of tr×tc, a data tile of
+// r×c, indices by formula.
+type gsCase struct {
+	name           string
+	scatter        bool
+	dt             string
+	elem           bool
+	oob, atomic    string
+	tr, tc, r, c   int
+	idx            func(r, c int) int64 // the index at (r, c) of the index tile
+	err            string
+	wantTableStart int // element the table starts at (its GM operand)
+}
+
+func (tc gsCase) src() string {
+	dt := tc.dt
+	es := map[string]int{"f32": 4, "f16": 2, "i8": 1, "i32": 4}[dt]
+	per := 32 / es
+	pad := func(n, per int) int { return (n + per - 1) / per * per }
+	ir, ic := 1, tc.r
+	if tc.elem {
+		ir, ic = tc.r, tc.c
+	}
+	attrs := ""
+	if tc.elem {
+		attrs += " #coalesce=elem"
+	}
+	if tc.oob != "" {
+		attrs += " #oob=" + tc.oob
+	}
+	if tc.atomic != "" {
+		attrs += " #atomic=" + tc.atomic
+	}
+	sr, sc := tc.wantTableStart/tc.tc, tc.wantTableStart%tc.tc
+	var b strings.Builder
+	fmt.Fprintf(&b, "gm T : %s [%d, %d] = expr((i * 7 + j) %% 50)\n", dt, tc.tr, tc.tc)
+	fmt.Fprintf(&b, "gm S : %s [%d, %d] = expr(i * 3 + j + 60)\n", dt, tc.r, tc.c)
+	fmt.Fprintf(&b, "gm O : %s [%d, %d] = fill(99)\n", dt, tc.r, tc.c)
+	fmt.Fprintf(&b, "gm I : i32 [%d, %d] = fill(0)\n", ir, ic)
+	b.WriteString("kernel k : aiv {\n")
+	fmt.Fprintf(&b, "    tile %%i : vec i32 [%d, %d] valid [%d, %d]\n", ir, pad(ic, 8), ir, ic)
+	fmt.Fprintf(&b, "    tile %%d : vec %s [%d, %d] valid [%d, %d]\n", dt, tc.r, pad(tc.c, per), tc.r, tc.c)
+	b.WriteString("    tload %i, @I[0, 0]\n")
+	if tc.scatter {
+		b.WriteString("    tload %d, @S[0, 0]\n")
+		fmt.Fprintf(&b, "op: mscatter @T[%d, %d], %%d, %%i%s\n", sr, sc, attrs)
+	} else {
+		fmt.Fprintf(&b, "op: mgather %%d, @T[%d, %d], %%i%s\n", sr, sc, attrs)
+		b.WriteString("    tstore @O[0, 0], %d\n")
+	}
+	b.WriteString("}\nlaunch ranks=1 {\n    run k blocks=1\n}\n")
+	return b.String()
+}
+
+func TestMGatherMScatter(t *testing.T) {
+	perm := func(r, c int) int64 { return int64((5*r + 3) % 8) } // 3, 0, 5, 2, 7, 4, 1, 6
+	over := func(r, c int) int64 { return int64([]int{2, 9, 0, 11, 2}[r]) }
+	elemIdx := func(r, c int) int64 { return int64((r*13 + c*5) % 70) }
+	cases := []gsCase{
+		{name: "gather rows f32", dt: "f32", tr: 8, tc: 16, r: 8, c: 16, idx: perm},
+		{name: "gather rows f16 narrow", dt: "f16", tr: 8, tc: 32, r: 8, c: 16, idx: perm},
+		{name: "gather rows i8", dt: "i8", tr: 8, tc: 32, r: 8, c: 32, idx: perm},
+		{name: "gather rows from row 2", dt: "f32", tr: 8, tc: 16, r: 5, c: 8, idx: func(r, c int) int64 { return int64(5 - r) }, wantTableStart: 2*16 + 4},
+		{name: "gather clamp", dt: "f32", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "clamp"},
+		{name: "gather wrap", dt: "f16", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "wrap"},
+		{name: "gather zero", dt: "i32", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "zero"},
+		{name: "gather undefined past the table", dt: "f32", tr: 8, tc: 16, r: 5, c: 16, idx: over, err: "index 9 at idx[0, 1] is outside the table"},
+		{name: "gather elem f32", dt: "f32", elem: true, tr: 4, tc: 16, r: 3, c: 8, idx: elemIdx, oob: "wrap"},
+		{name: "gather elem i8 zero", dt: "i8", elem: true, tr: 2, tc: 32, r: 2, c: 32, idx: elemIdx, oob: "zero"},
+		{name: "scatter rows f32", scatter: true, dt: "f32", tr: 8, tc: 16, r: 8, c: 16, idx: perm},
+		{name: "scatter rows last write wins", scatter: true, dt: "f16", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "skip"},
+		{name: "scatter rows atomic add", scatter: true, dt: "f32", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "clamp", atomic: "add"},
+		{name: "scatter elem i8 atomic wraps", scatter: true, dt: "i8", elem: true, tr: 2, tc: 32, r: 2, c: 32, idx: func(r, c int) int64 { return int64(c % 3) }, atomic: "add"},
+		{name: "scatter elem past the table", scatter: true, dt: "f32", elem: true, tr: 2, tc: 16, r: 1, c: 8, idx: func(r, c int) int64 { return int64(c * 5) }, err: "index 35 at idx[0, 7] is outside the table"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runGS(t, tc) })
+	}
+}
+
+func runGS(t *testing.T, tc gsCase) {
+	src := tc.src()
+	obj := assemble(t, src)
+	// The index tensor gets the case's indices.
+	rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+	m, err := New(obj, Options{Observers: []Observer{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ibuf, iti := m.TensorData("I", 0)
+	ir, ic := int(iti.Shape[0]), int(iti.Shape[1])
+	idx := make([][]int64, ir)
+	for r := 0; r < ir; r++ {
+		for c := 0; c < ic; c++ {
+			x := tc.idx(pick(tc.elem, r, c), pick(tc.elem, c, 0))
+			if !tc.elem {
+				x = tc.idx(c, 0)
+			}
+			idx[r] = append(idx[r], x)
+			if err := ibuf.StoreI(asm.I32, int64(r*ic+c)*4, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, runErr := m.Run()
+	if tc.err != "" {
+		line := strings.Count(src[:strings.Index(src, "op:")], "\n") + 1
+		at := fmt.Sprintf(".pto:%d:", line)
+		if runErr == nil || !strings.Contains(runErr.Error(), tc.err) || !strings.Contains(runErr.Error(), at) {
+			t.Fatalf("error %v, want one at the op (%s) saying %q", runErr, at, tc.err)
+		}
+		return
+	}
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	// Reference: the initial tensors by their formulas, then the walk.
+	tv, ti := readGM(t, m, "T")
+	es := int64(ti.DType.Size())
+	dt := ti.DType
+	round := func(x float64) float64 {
+		if dt.IsFloat() {
+			return memory.Round(dt, x, memory.RoundRint)
+		}
+		return float64(memory.DecodeInt(dt, memory.EncodeInt(dt, int64(x))))
+	}
+	table := make([]float64, tc.tr*tc.tc)
+	for i := 0; i < tc.tr; i++ {
+		for j := 0; j < tc.tc; j++ {
+			table[i*tc.tc+j] = float64((i*7 + j) % 50)
+		}
+	}
+	sv := func(r, c int) float64 { return float64(r*3 + c + 60) }
+	capRows := int64(tc.tr - tc.wantTableStart/tc.tc)
+	capEl := int64(tc.tr*tc.tc - tc.wantTableStart)
+	remap := func(x, capacity int64) (int64, bool) {
+		if x < capacity {
+			return x, true
+		}
+		switch tc.oob {
+		case "clamp":
+			return capacity - 1, true
+		case "wrap":
+			return x % capacity, true
+		}
+		return 0, false
+	}
+	type span struct{ lo, hi int64 }
+	var want []span
+	base, _ := m.TensorBase("T", 0)
+	out := make([][]float64, tc.r)
+	for r := range out {
+		out[r] = make([]float64, tc.c)
+	}
+	for r := 0; r < tc.r; r++ {
+		for c := 0; c < tc.c; c++ {
+			var el int64
+			var ok bool
+			if tc.elem {
+				el, ok = remap(idx[r][c], capEl)
+				el += int64(tc.wantTableStart)
+			} else {
+				var k int64
+				k, ok = remap(idx[0][r], capRows)
+				el = int64(tc.wantTableStart) + k*int64(tc.tc) + int64(c)
+			}
+			if !ok {
+				continue // zero (gather) or skip (scatter)
+			}
+			if tc.elem || c == 0 {
+				n := int64(1)
+				if !tc.elem {
+					n = int64(tc.c)
+				}
+				want = append(want, span{base + el*es, base + (el+n)*es})
+			}
+			if tc.scatter {
+				if tc.atomic == "add" {
+					table[el] = round(table[el] + sv(r, c))
+				} else {
+					table[el] = sv(r, c)
+				}
+			} else {
+				out[r][c] = table[el]
+			}
+		}
+	}
+	if tc.scatter {
+		for k := range table {
+			if !same(tv[k], round(table[k])) {
+				t.Errorf("T[%d] = %v, want %v", k, tv[k], round(table[k]))
+			}
+		}
+	} else {
+		ov, _ := readGM(t, m, "O")
+		for r := 0; r < tc.r; r++ {
+			for c := 0; c < tc.c; c++ {
+				if !same(ov[r*tc.c+c], round(out[r][c])) {
+					t.Errorf("O[%d, %d] = %v, want %v", r, c, ov[r*tc.c+c], round(out[r][c]))
+				}
+			}
+		}
+	}
+	// The detector's view: exactly the GM bytes the indices chose.
+	var got []span
+	for _, ev := range rec.evs {
+		if ev.Op == nil || ev.Op.Info == nil || (ev.Op.Info.Op != asm.OpMgather && ev.Op.Info.Op != asm.OpMscatter) {
+			continue
+		}
+		for _, a := range ev.Accesses {
+			if a.Space == asm.GM {
+				if a.Write != tc.scatter || a.Atomic != (tc.atomic == "add") {
+					t.Errorf("GM access %+v: write %v atomic %v", a, a.Write, a.Atomic)
+				}
+				got = append(got, span{a.Lo, a.Hi})
+			}
+		}
+	}
+	norm := func(s []span) []span {
+		sort.Slice(s, func(i, j int) bool { return s[i].lo < s[j].lo || s[i].lo == s[j].lo && s[i].hi < s[j].hi })
+		var o []span
+		for _, x := range s {
+			if n := len(o); n > 0 && o[n-1].hi >= x.lo {
+				o[n-1].hi = max(o[n-1].hi, x.hi)
+				continue
+			}
+			o = append(o, x)
+		}
+		return o
+	}
+	if g, w := norm(got), norm(want); fmt.Sprint(g) != fmt.Sprint(w) {
+		t.Errorf("GM ranges %v, want %v", g, w)
+	}
+}
+
+// TestConvImg2col runs a 3×3 convolution with padding as img2col + matmul
+// and checks it against the convolution's definition; the padding value is
+// not zero, so every padded tap shows.
+func TestConvImg2col(t *testing.T) {
+	const H, W, C, N = 6, 5, 16, 16
+	for _, tc := range []struct {
+		name                   string
+		sh, sw, dh, dw, pl, pt int
+		pad                    float64
+	}{
+		{"stride 1 pad 1", 1, 1, 1, 1, 1, 1, 0.5},
+		{"stride 2 dilation 2 pad 2", 2, 1, 2, 1, 2, 1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kh, kw := 3, 3
+			outH := (H+2*tc.pt-tc.dh*(kh-1)-1)/tc.sh + 1
+			outW := (W+2*tc.pl-tc.dw*(kw-1)-1)/tc.sw + 1
+			M := outH * outW
+			Mp := (M + 15) / 16 * 16
+			K := kh * kw * C
+			src := fmt.Sprintf(`
+gm F : f16 [%[1]d, %[2]d] = expr((i * 5 + j * 3) %% 17 - 8)
+gm Wt : f16 [%[3]d, %[4]d] = expr((i * 7 + j) %% 13 - 6)
+gm O : f32 [%[5]d, %[4]d] = poison
+kernel conv : aic {
+    tile %%fm : mat f16 [%[1]d, %[2]d]
+    tile %%wm : mat f16 [%[3]d, %[4]d]
+    tile %%a : left f16 [%[6]d, %[3]d] valid [%[5]d, %[3]d]
+    tile %%b : right f16 [%[3]d, %[4]d]
+    tile %%c : acc f32 [%[6]d, %[4]d] valid [%[5]d, %[4]d]
+    tload %%fm, @F[0, 0]
+    tload %%wm, @Wt[0, 0]
+    setfmatrix %[7]d, %[8]d, %[9]d, %[9]d, %[10]d, %[10]d
+    set_img2col_padding %[11]v
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    timg2col %%a, %%fm, 0, 0 #kh=3 #kw=3 #sh=%[12]d #sw=%[13]d #dh=%[14]d #dw=%[15]d
+    tmov %%b, %%wm
+    set_flag MTE1, M, 0
+    wait_flag MTE1, M, 0
+    tmatmul %%c, %%a, %%b
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    tstore @O[0, 0], %%c
+}
+launch ranks=1 {
+    run conv blocks=1
+}
+`, H*W, C, K, N, M, Mp, H, W, tc.pl, tc.pt, tc.pad, tc.sh, tc.sw, tc.dh, tc.dw)
+			m, _, err := runObj(t, assemble(t, src), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f16v := func(x float64) float64 { return memory.Round(asm.F16, x, memory.RoundRint) }
+			x := func(h, w, c int) float64 { return f16v(float64(((h*W+w)*5+c*3)%17 - 8)) }
+			wt := func(k, n int) float64 { return f16v(float64((k*7+n)%13 - 6)) }
+			ov, _ := readGM(t, m, "O")
+			for oh := 0; oh < outH; oh++ {
+				for ow := 0; ow < outW; ow++ {
+					for n := 0; n < N; n++ {
+						sum := 0.0
+						for i := 0; i < kh; i++ {
+							for j := 0; j < kw; j++ {
+								ih, iw := oh*tc.sh+i*tc.dh-tc.pt, ow*tc.sw+j*tc.dw-tc.pl
+								for c := 0; c < C; c++ {
+									v := tc.pad
+									if ih >= 0 && ih < H && iw >= 0 && iw < W {
+										v = x(ih, iw, c)
+									}
+									sum += v * wt((i*kw+j)*C+c, n)
+								}
+							}
+						}
+						got := ov[(oh*outW+ow)*N+n]
+						if math.Abs(got-sum) > 1e-3*math.Max(1, math.Abs(sum)) {
+							t.Fatalf("O[(%d, %d), %d] = %v, want %v", oh, ow, n, got, sum)
+						}
+					}
+				}
+			}
+		})
+	}
+}
