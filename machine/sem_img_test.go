@@ -119,6 +119,8 @@ func TestMGatherMScatter(t *testing.T) {
 }
 
 func runGS(t *testing.T, tc gsCase) {
+	noteExecuted(asm.OpMgather)
+	noteExecuted(asm.OpMscatter)
 	src := tc.src()
 	obj := assemble(t, src)
 	// The index tensor gets the case's indices.
@@ -322,6 +324,7 @@ launch ranks=1 {
     run conv blocks=1
 }
 `, H*W, C, K, N, M, Mp, H, W, tc.pl, tc.pt, tc.pad, tc.sh, tc.sw, tc.dh, tc.dw)
+			noteExecuted(asm.OpTimg2col)
 			m, _, err := runObj(t, assemble(t, src), Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -352,6 +355,148 @@ launch ranks=1 {
 						}
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestFixQuant stores one f32 accumulator three ways: scalar-quantised to
+// i8 (set_quant_scalar + tstore.q), vector-quantised to i8 with per-column
+// parameters carrying offsets and the unsigned range (tstore.fp), and
+// scalar-quantised to f16 with saturation. The reference applies the
+// formula in f32 steps: x·scale, + offset, round half to even, clamp.
+func TestFixQuant(t *testing.T) {
+	obj := assembleFile(t, "testdata/quant.pto")
+	m, err := New(obj, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Column n: scale 0.25·(n+1) (bits 13..31 keep it exact), offset 3n,
+	// signed for even columns, unsigned for odd ones.
+	pbuf, _ := m.TensorData("P", 0)
+	for n := 0; n < 16; n++ {
+		w := uint64(math.Float32bits(0.25*float32(n+1))) | uint64(3*n)<<37
+		if n%2 == 0 {
+			w |= 1 << 46
+		}
+		if err := pbuf.StoreBits(asm.U64, int64(n)*8, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	q1, _ := readGM(t, m, "Q1")
+	q2, _ := readGM(t, m, "Q2")
+	q3, _ := readGM(t, m, "Q3")
+	a := func(i, k int) float64 { return float64((i*5+k*3)%17 - 8) }
+	b := func(k, j int) float64 { return float64((k*7+j)%13 - 6) }
+	clamp := func(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 16; j++ {
+			acc := 0.0
+			for k := 0; k < 16; k++ {
+				acc += a(i, k) * b(k, j)
+			}
+			// Scalar i8: scale 0.37 as an f32, product rounded to f32.
+			p := float64(float32(acc * float64(float32(0.37))))
+			if want := clamp(math.RoundToEven(p), -128, 127); q1[i*32+j] != want {
+				t.Errorf("scalar i8 (%d, %d): %v, want %v (acc %v)", i, j, q1[i*32+j], want, acc)
+			}
+			// Vector i8: column j's scale, offset and range; an unsigned
+			// result lands in the i8 tensor as its bit pattern.
+			v := math.RoundToEven(float64(float32(acc*0.25*float64(j+1))) + float64(3*j))
+			want := clamp(v, -128, 127)
+			if j%2 == 1 {
+				want = float64(int8(uint8(clamp(v, 0, 255))))
+			}
+			if q2[i*32+j] != want {
+				t.Errorf("vector i8 (%d, %d): %v, want %v (acc %v)", i, j, q2[i*32+j], want, acc)
+			}
+			// Scalar f16: ×3 saturates at 65504 rather than overflowing.
+			if want := memory.Round(asm.F16, clamp(acc*3, -65504, 65504), memory.RoundRint); q3[i*16+j] != want {
+				t.Errorf("scalar f16 (%d, %d): %v, want %v", i, j, q3[i*16+j], want)
+			}
+		}
+	}
+	// The same parameters through the vector register and into L1: Q4
+	// and Q5 (tmov.fp) equal Q2, Q6 is textract.fp's window from column 8,
+	// Q7 holds tinsert.fp's copy at column 8 (fp[j] for source column j, so
+	// equal to Q2 there too), Q8 (tmov.q after set_quant_scalar 0.37) is Q1.
+	q4, _ := readGM(t, m, "Q4")
+	q5, _ := readGM(t, m, "Q5")
+	q6, _ := readGM(t, m, "Q6")
+	q7, _ := readGM(t, m, "Q7")
+	q8, _ := readGM(t, m, "Q8")
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 16; j++ {
+			k := i*32 + j
+			if q4[k] != q2[k] || q5[k] != q2[k] || q7[k+8] != q2[k] || q8[k] != q1[k] {
+				t.Errorf("(%d, %d): tstore.q vector %v, tmov.fp %v, tinsert.fp %v, want %v; tmov.q %v, want %v", i, j, q4[k], q5[k], q7[k+8], q2[k], q8[k], q1[k])
+			}
+			if j < 8 && q6[k] != q2[k+8] {
+				t.Errorf("textract.fp (%d, %d): %v, want %v", i, j, q6[k], q2[k+8])
+			}
+		}
+	}
+	for _, o := range []asm.Opcode{asm.OpTstoreQ, asm.OpTstoreFp, asm.OpTmovFp, asm.OpTmovQ, asm.OpTextractFp, asm.OpTinsertFp} {
+		noteExecuted(o)
+	}
+}
+
+// TestFixQuantEdges checks the element formula's edges directly: NaN into
+// an 8-bit integer, infinities into f16, ties to even, the vector scale's
+// truncated mantissa, the pairs A2/A3 has no mode for.
+func TestFixQuantEdges(t *testing.T) {
+	sc := func(s float32, sign bool) uint64 {
+		w := uint64(math.Float32bits(s))
+		if sign {
+			w |= 1 << 46
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		name     string
+		x        float64
+		from, to asm.DType
+		w        uint64
+		vector   bool
+		want     float64
+		err      string
+	}{
+		{"nan to i8 is 0", math.NaN(), asm.F32, asm.I8, sc(1, true), false, 0, ""},
+		{"tie to even", 2.5, asm.F32, asm.I8, sc(1, true), false, 2, ""},
+		{"tie to even odd", -3.5, asm.F32, asm.I8, sc(1, true), false, -4, ""},
+		{"i8 saturates", 1e9, asm.F32, asm.I8, sc(1, true), false, 127, ""},
+		{"u8 saturates low", -5, asm.F32, asm.U8, sc(1, false), false, 0, ""},
+		{"i32 to u8 with offset", 100, asm.I32, asm.U8, sc(2, false) | 60<<37, false, 255, ""},
+		{"i32 to f16 saturates", 1 << 30, asm.I32, asm.F16, sc(1, false), false, 65504, ""},
+		{"f32 inf to f16 stays inf", math.Inf(1), asm.F32, asm.F16, sc(1, false), false, math.Inf(1), ""},
+		{"f32 nan to f16 stays nan", math.NaN(), asm.F32, asm.F16, sc(1, false), false, math.NaN(), ""},
+		{"f32 to bf16", 1.00390625, asm.F32, asm.BF16, sc(1, false), false, 1, ""},
+		// 1 + 2^-11 has mantissa bits below the M1 field's 10: dropped.
+		{"vector scale truncated", 1024, asm.F32, asm.I8, sc(1+1.0/2048, true) | 0, true, 127, ""},
+		{"vector scale truncated small", 64, asm.F32, asm.I8, sc(1+1.0/2048+1.0/1024, true), true, 64, ""},
+		{"no vector f32 to f16", 1, asm.F32, asm.F16, sc(1, false), true, 0, "no vector quantisation"},
+		{"no i32 to i16", 1, asm.I32, asm.I16, sc(1, false), false, 0, "not modelled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := fixQuant(tc.x, tc.from, tc.to, tc.w, tc.vector)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := float64(memory.DecodeInt(tc.to, b))
+			if tc.to.IsFloat() {
+				got = decodeF(tc.to, b)
+			}
+			if !same(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
 	}
