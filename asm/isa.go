@@ -722,9 +722,11 @@ const addingAnInstruction = `
    ` + "`Op…`" + ` constant and name in ` + "`asm/opcode.go`" + `. The cost key is an ` + "`asm.CostKey`" + `
    (` + "`asm/cost.go`" + `); a new vector intrinsic also needs its ` + "`vec.NAME.{head,slope,tail}`" + ` in
    ` + "`pipes/profiles/a2a3.txt`" + ` (with the source).
-2. Its semantics, ` + "`machine/sem.go`" + ` (or ` + "`machine/sem_more.go`" + `): the row of ` + "`semTable`" + `
+2. Its semantics, ` + "`machine/sem.go`" + ` (or ` + "`machine/sem_more.go`" + `, ` + "`machine/sem_img.go`" + `): the row of ` + "`semTable`" + `
    its opcode indexes, with the function that computes it and how ` + "`Flops`" + ` counts it; sync,
-   scalar and comm instructions are the engine's own (` + "`machine/issue.go`" + `'s opcode switch).
+   scalar and comm instructions are the engine's own (` + "`machine/issue.go`" + `'s opcode switch,
+   which also runs instructions with a data effect on the scalar, as mgather, or that read
+   configuration registers, as timg2col: see ` + "`machine/sem_img.go`" + `).
    Add a functional test that checks it against an independent reference.
 
 ` + "`UPDATE_GOLDEN=1 go test ./asm ./cmd/ptoasm -run 'TestISADoc|TestGolden/^ops$'`" + ` then
