@@ -551,22 +551,29 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 
 // issueExec issues an ordinary instruction into its pipe's queue.
 func (c *core) issueExec(op *asm.COp, pl *opPlan) bool {
+	e := c.pushExec(op, pl)
+	if e == nil {
+		return false
+	}
+	c.pushed(c.pipes[op.Pipe], e)
+	return true
+}
+
+// pushExec reserves op's queue entry and resolves its operands; nil when the
+// scalar blocked or the machine failed. The caller finishes with pushed.
+func (c *core) pushExec(op *asm.COp, pl *opPlan) *entry {
 	m := c.m
 	p := op.Pipe
 	if p == asm.PipeInvalid || p == asm.PipeS || p == asm.PipeALL {
 		m.fail(c.faultK(FaultUnsupported, op, p, "%s has no executing pipe for these operands", op.Info.Name))
-		return false
+		return nil
 	}
 	e := c.push(op, p, enExec)
-	if e == nil {
-		return false
-	}
-	if !c.resolve(op, pl, e) {
-		return false
+	if e == nil || !c.resolve(op, pl, e) {
+		return nil
 	}
 	e.plan = pl
-	c.pushed(c.pipes[p], e)
-	return true
+	return e
 }
 
 func argPipe(op *asm.COp, i int) asm.Pipe {

@@ -828,14 +828,10 @@ func (c *core) issueRegs(op *asm.COp) bool {
 		return false
 	}
 	p := op.Pipe
-	e := c.push(op, p, enExec)
+	e := c.pushExec(op, pl)
 	if e == nil {
 		return false
 	}
-	if !c.resolve(op, pl, e) {
-		return false
-	}
-	e.plan = pl
 	e.regs = st.regs
 	if vector {
 		n := len(e.args)

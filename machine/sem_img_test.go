@@ -482,13 +482,12 @@ func TestFixQuantEdges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := fixQuant(tc.x, tc.from, tc.to, tc.w, tc.vector)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
+			switch {
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("err %v, want %q", err, tc.err)
+			case tc.err != "":
 				return
-			}
-			if err != nil {
+			case err != nil:
 				t.Fatal(err)
 			}
 			got := float64(memory.DecodeInt(tc.to, b))
