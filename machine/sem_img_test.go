@@ -500,3 +500,86 @@ func TestFixQuantEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestImg2colDtypes reads timg2col's L0A tile back through a matmul by the
+// identity, for each dtype A2/A3 takes, with asymmetric padding, a stride,
+// a dilation, a non-zero posm and posk (reaching the second channel block),
+// and M rows past the output pixels (they get the padding value). The
+// reference walks TImg2col's formula (include/pto/cpu/TImg2col.hpp) pixel
+// by pixel.
+func TestImg2colDtypes(t *testing.T) {
+	const H, W, kh, kw, sh, sw, dh, dw = 5, 6, 2, 3, 2, 1, 1, 2
+	pl, pr, pt, pb := 1, 0, 2, 1
+	outH := (H+pt+pb-dh*(kh-1)-1)/sh + 1
+	outW := (W+pl+pr-dw*(kw-1)-1)/sw + 1
+	for _, tc := range []struct {
+		dt, acc string
+		pad     float64
+	}{
+		{"f16", "f32", -2.5}, {"bf16", "f32", 3}, {"f32", "f32", 0.25}, {"i8", "i32", -7},
+	} {
+		t.Run(tc.dt, func(t *testing.T) {
+			dt, _ := asm.ParseDType(tc.dt)
+			c0 := 32 / dt.Size()
+			C1 := 2
+			K := kh * kw * c0
+			posm, posk := 3, c0
+			rows := outH*outW - posm + 2
+			src := fmt.Sprintf(`
+gm F : %[1]s [%[2]d, %[3]d] = expr((i * 5 + j * 3) %% 23 - 11)
+gm Id : %[1]s [%[4]d, %[4]d] = expr(i == j)
+gm O : %[5]s [%[6]d, %[4]d] = poison
+kernel k : aic {
+    tile %%fm : mat %[1]s [%[2]d, %[3]d]
+    tile %%im : mat %[1]s [%[4]d, %[4]d]
+    tile %%a : left %[1]s [32, %[4]d] valid [%[6]d, %[4]d]
+    tile %%b : right %[1]s [%[4]d, %[4]d]
+    tile %%c : acc %[5]s [32, %[4]d] valid [%[6]d, %[4]d]
+    tload %%fm, @F[0, 0]
+    tload %%im, @Id[0, 0]
+    setfmatrix %[7]d, %[8]d, %[9]d, %[10]d, %[11]d, %[12]d
+    set_img2col_padding %[13]v
+    set_img2col_rpt 0, 1, 0
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    timg2col %%a, %%fm, %[14]d, %[15]d #kh=%[16]d #kw=%[17]d #sh=%[18]d #sw=%[19]d #dh=%[20]d #dw=%[21]d
+    tmov %%b, %%im
+    set_flag MTE1, M, 0
+    wait_flag MTE1, M, 0
+    tmatmul %%c, %%a, %%b
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    tstore @O[0, 0], %%c
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`, tc.dt, C1*H*W, c0, K, tc.acc, rows, H, W, pl, pr, pt, pb, tc.pad, posm, posk, kh, kw, sh, sw, dh, dw)
+			noteExecuted(asm.OpTimg2col)
+			m, _, err := runObj(t, assemble(t, src), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			round := func(x float64) float64 { return memory.Round(dt, x, memory.RoundRint) }
+			pix := func(c1, h, w, c int) float64 { return round(float64((((c1*H+h)*W+w)*5+c*3)%23 - 11)) }
+			ov, _ := readGM(t, m, "O")
+			for r := 0; r < rows; r++ {
+				for c := 0; c < K; c++ {
+					mi, k := posm+r, posk+c
+					want := round(tc.pad)
+					if c1 := k / (c0 * kh * kw); mi < outH*outW && c1 < C1 {
+						tap := (k % (c0 * kh * kw)) / c0
+						i, j := tap/kw, tap%kw
+						ih, iw := (mi/outW)*sh+i*dh-pt, (mi%outW)*sw+j*dw-pl
+						if ih >= 0 && ih < H && iw >= 0 && iw < W {
+							want = pix(c1, ih, iw, k%c0)
+						}
+					}
+					if got := ov[r*K+c]; got != want {
+						t.Fatalf("dst[%d, %d] (m %d, k %d) = %v, want %v", r, c, mi, k, got, want)
+					}
+				}
+			}
+		})
+	}
+}
