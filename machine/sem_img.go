@@ -23,16 +23,15 @@ import (
 // makes a new one, so a queued timg2col keeps the registers it was issued
 // under.
 type cubeRegs struct {
-	fmSet      bool
-	fmH, fmW   int64
-	pad        [4]int64 // left, right, top, bottom (SetFmatrix.hpp's padList order)
-	padVal     float64
-	rptTime    int64
-	quantSet   bool
-	quantPre   uint64 // the QUANT_PRE word (SetQuantScalar.hpp)
-	fpSet      bool
-	fp         Operand // the scaling tile FPC points at (SetQuantVector.hpp)
-	fpTileName string
+	fmSet    bool
+	fmH, fmW int64
+	pad      [4]int64 // left, right, top, bottom (SetFmatrix.hpp's padList order)
+	padVal   float64
+	rptTime  int64
+	quantSet bool
+	quantPre uint64 // the QUANT_PRE word (SetQuantScalar.hpp)
+	fpSet    bool
+	fp       Operand // the scaling tile FPC points at (SetQuantVector.hpp)
 }
 
 // imgState is ExecScratch's part for these instructions.

@@ -474,9 +474,11 @@ func TestFixQuantEdges(t *testing.T) {
 		{"f32 inf to f16 stays inf", math.Inf(1), asm.F32, asm.F16, sc(1, false), false, math.Inf(1), ""},
 		{"f32 nan to f16 stays nan", math.NaN(), asm.F32, asm.F16, sc(1, false), false, math.NaN(), ""},
 		{"f32 to bf16", 1.00390625, asm.F32, asm.BF16, sc(1, false), false, 1, ""},
-		// 1 + 2^-11 has mantissa bits below the M1 field's 10: dropped.
-		{"vector scale truncated", 1024, asm.F32, asm.I8, sc(1+1.0/2048, true) | 0, true, 127, ""},
-		{"vector scale truncated small", 64, asm.F32, asm.I8, sc(1+1.0/2048+1.0/1024, true), true, 64, ""},
+		// 64·(1 + 2^-7 + 2^-11) = 64.53 rounds to 65 with the full f32 scale
+		// (scalar), but the vector parameter's 10-bit M1 mantissa drops 2^-11:
+		// 64.5, a tie, goes to 64.
+		{"scalar scale full precision", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), false, 65, ""},
+		{"vector scale truncated", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), true, 64, ""},
 		{"no vector f32 to f16", 1, asm.F32, asm.F16, sc(1, false), true, 0, "no vector quantisation"},
 		{"no i32 to i16", 1, asm.I32, asm.I16, sc(1, false), false, 0, "not modelled"},
 	} {
