@@ -515,7 +515,10 @@ func quantM1(w uint64) float32 {
 
 // execStoreQuant is TSTORE_FP and the register-quantised tstore.q: the acc
 // tile's valid region to the GM window, each element through fixQuant with
-// its column's parameters.
+// its column's parameters. (pto-isa's CPU TStore.hpp indexes them by row for
+// a column-major accumulator; the parameters are per output channel, the
+// column, as its TExtract.hpp and TInsert.hpp index them and the scaling
+// tile's [1, N] shape says, so every quantised move here uses the column.)
 func execStoreQuant(op *asm.COp, args []Operand, s *ExecScratch) error {
 	if err := need(args, 2); err != nil {
 		return err
