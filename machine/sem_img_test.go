@@ -275,6 +275,21 @@ func runGS(t *testing.T, tc gsCase) {
 	}
 }
 
+// mmTail ends the img2col tests' kernels: the weights (%wm) into L0B, the
+// matmul of the patches (%a) into %c, its store to @O, and the launch.
+const mmTail = `    tmov %b, %wm
+    set_flag MTE1, M, 0
+    wait_flag MTE1, M, 0
+    tmatmul %c, %a, %b
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    tstore @O[0, 0], %c
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+
 // TestConvImg2col runs a 3×3 convolution with padding as img2col + matmul
 // and checks it against the convolution's definition; the padding value is
 // not zero, so every padded tap shows.
@@ -299,7 +314,7 @@ func TestConvImg2col(t *testing.T) {
 gm F : f16 [%[1]d, %[2]d] = expr((i * 5 + j * 3) %% 17 - 8)
 gm Wt : f16 [%[3]d, %[4]d] = expr((i * 7 + j) %% 13 - 6)
 gm O : f32 [%[5]d, %[4]d] = poison
-kernel conv : aic {
+kernel k : aic {
     tile %%fm : mat f16 [%[1]d, %[2]d]
     tile %%wm : mat f16 [%[3]d, %[4]d]
     tile %%a : left f16 [%[6]d, %[3]d] valid [%[5]d, %[3]d]
@@ -312,18 +327,7 @@ kernel conv : aic {
     set_flag MTE2, MTE1, 0
     wait_flag MTE2, MTE1, 0
     timg2col %%a, %%fm, 0, 0 #kh=3 #kw=3 #sh=%[12]d #sw=%[13]d #dh=%[14]d #dw=%[15]d
-    tmov %%b, %%wm
-    set_flag MTE1, M, 0
-    wait_flag MTE1, M, 0
-    tmatmul %%c, %%a, %%b
-    set_flag M, FIX, 0
-    wait_flag M, FIX, 0
-    tstore @O[0, 0], %%c
-}
-launch ranks=1 {
-    run conv blocks=1
-}
-`, H*W, C, K, N, M, Mp, H, W, tc.pl, tc.pt, tc.pad, tc.sh, tc.sw, tc.dh, tc.dw)
+`, H*W, C, K, N, M, Mp, H, W, tc.pl, tc.pt, tc.pad, tc.sh, tc.sw, tc.dh, tc.dw) + mmTail
 			noteExecuted(asm.OpTimg2col)
 			m, _, err := runObj(t, assemble(t, src), Options{})
 			if err != nil {
@@ -533,30 +537,19 @@ gm Id : %[1]s [%[4]d, %[4]d] = expr(i == j)
 gm O : %[5]s [%[6]d, %[4]d] = poison
 kernel k : aic {
     tile %%fm : mat %[1]s [%[2]d, %[3]d]
-    tile %%im : mat %[1]s [%[4]d, %[4]d]
+    tile %%wm : mat %[1]s [%[4]d, %[4]d]
     tile %%a : left %[1]s [32, %[4]d] valid [%[6]d, %[4]d]
     tile %%b : right %[1]s [%[4]d, %[4]d]
     tile %%c : acc %[5]s [32, %[4]d] valid [%[6]d, %[4]d]
     tload %%fm, @F[0, 0]
-    tload %%im, @Id[0, 0]
+    tload %%wm, @Id[0, 0]
     setfmatrix %[7]d, %[8]d, %[9]d, %[10]d, %[11]d, %[12]d
     set_img2col_padding %[13]v
     set_img2col_rpt 0, 1, 0
     set_flag MTE2, MTE1, 0
     wait_flag MTE2, MTE1, 0
     timg2col %%a, %%fm, %[14]d, %[15]d #kh=%[16]d #kw=%[17]d #sh=%[18]d #sw=%[19]d #dh=%[20]d #dw=%[21]d
-    tmov %%b, %%im
-    set_flag MTE1, M, 0
-    wait_flag MTE1, M, 0
-    tmatmul %%c, %%a, %%b
-    set_flag M, FIX, 0
-    wait_flag M, FIX, 0
-    tstore @O[0, 0], %%c
-}
-launch ranks=1 {
-    run k blocks=1
-}
-`, tc.dt, C1*H*W, c0, K, tc.acc, rows, H, W, pl, pr, pt, pb, tc.pad, posm, posk, kh, kw, sh, sw, dh, dw)
+`, tc.dt, C1*H*W, c0, K, tc.acc, rows, H, W, pl, pr, pt, pb, tc.pad, posm, posk, kh, kw, sh, sw, dh, dw) + mmTail
 			noteExecuted(asm.OpTimg2col)
 			m, _, err := runObj(t, assemble(t, src), Options{})
 			if err != nil {
