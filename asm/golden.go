@@ -84,6 +84,7 @@ var goldenFuncs = []GoldenFunc{
 	{Name: "cast", Args: []GoldenArg{GArray, GDType, GRound}, Optional: 1, Sig: "cast(a, dtype[, rounding])", Doc: "round every element to dtype (rounding: rint round floor ceil trunc odd; default rint)"},
 	{Name: "slice", Args: []GoldenArg{GArray, GInt, GInt, GInt, GInt}, Sig: "slice(a, r0, r1, c0, c1)", Doc: "rows [r0, r1) and columns [c0, c1) of the last two axes"},
 	{Name: "concat", Args: []GoldenArg{GArray, GArray, GInt}, Optional: 1, Sig: "concat(a, b[, axis])", Doc: "join along axis (default 0; negative counts from the end)"},
+	{Name: "im2col", Args: []GoldenArg{GArray, GInt, GInt, GInt, GInt, GInt, GInt, GInt, GArray}, Sig: "im2col(x, h, w, kh, kw, stride, dilation, pad, value)", Doc: "the patches of an [h·w, C] map (row = pixel, row-major) for a kh×kw filter: [outH·outW, kh·kw·C], columns in (i, j, c) order, value where a tap falls in the padding (TIMG2COL's layout for one C0 block)"},
 	{Name: "file", Args: []GoldenArg{GString}, Sig: `file("x.npy")`, Doc: "a .npy or raw little-endian .bin file, relative to the program"},
 }
 

@@ -252,7 +252,7 @@ func init() {
 	def("tstore", FamTile, PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("dst"), tileR("src", LocVec, LocMat, LocAcc)},
 		"store the tile's valid shape to GM (pto-isa order `tstore %t, @C[i, j]` accepted)").
-		alias("tstore_fp").with(attrAtomic).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
+		with(attrAtomic).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
 	def("tprefetch", FamTile, PipeMTE2, CostDMA, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("src")},
 		"prefetch a GM window into a vec tile").chk(chkTransfer)
@@ -261,7 +261,7 @@ func init() {
 	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
 		"copy src's valid region to dst; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
-		alias("tmov.fp").routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
+		routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
 	for _, v := range []struct {
 		name     string
 		dst, src Loc
@@ -481,6 +481,7 @@ func init() {
 		"the FFN mock's band gather: a TLOAD from a (remote) window").chk(chkTransfer)
 
 	defsMore()
+	defsImg()
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
 		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA
@@ -721,9 +722,11 @@ const addingAnInstruction = `
    ` + "`Op…`" + ` constant and name in ` + "`asm/opcode.go`" + `. The cost key is an ` + "`asm.CostKey`" + `
    (` + "`asm/cost.go`" + `); a new vector intrinsic also needs its ` + "`vec.NAME.{head,slope,tail}`" + ` in
    ` + "`pipes/profiles/a2a3.txt`" + ` (with the source).
-2. Its semantics, ` + "`machine/sem.go`" + ` (or ` + "`machine/sem_more.go`" + `): the row of ` + "`semTable`" + `
+2. Its semantics, ` + "`machine/sem.go`" + ` (or ` + "`machine/sem_more.go`" + `, ` + "`machine/sem_img.go`" + `): the row of ` + "`semTable`" + `
    its opcode indexes, with the function that computes it and how ` + "`Flops`" + ` counts it; sync,
-   scalar and comm instructions are the engine's own (` + "`machine/issue.go`" + `'s opcode switch).
+   scalar and comm instructions are the engine's own (` + "`machine/issue.go`" + `'s opcode switch,
+   which also runs instructions with a data effect on the scalar, as mgather, or that read
+   configuration registers, as timg2col: see ` + "`machine/sem_img.go`" + `).
    Add a functional test that checks it against an independent reference.
 
 ` + "`UPDATE_GOLDEN=1 go test ./asm ./cmd/ptoasm -run 'TestISADoc|TestGolden/^ops$'`" + ` then

@@ -161,6 +161,21 @@ const (
 	OpTaddreluconv
 	OpTadddeqrelu
 	OpTquant
+	// GM gather/scatter, IMG2COL and fixpipe quantisation (isa_img.go).
+	OpMgather
+	OpMscatter
+	OpSetfmatrix
+	OpSetImg2colPadding
+	OpSetImg2colRpt
+	OpTimg2col
+	OpSetQuantScalar
+	OpSetQuantVector
+	OpTstoreFp
+	OpTstoreQ
+	OpTmovFp
+	OpTmovQ
+	OpTextractFp
+	OpTinsertFp
 	NumOpcodes
 )
 
@@ -314,6 +329,22 @@ var opcodeNames = [NumOpcodes]string{
 	OpTaddreluconv:     "taddreluconv",
 	OpTadddeqrelu:      "tadddeqrelu",
 	OpTquant:           "tquant",
+
+	// isa_img.go
+	OpMgather:           "mgather",
+	OpMscatter:          "mscatter",
+	OpSetfmatrix:        "setfmatrix",
+	OpSetImg2colPadding: "set_img2col_padding",
+	OpSetImg2colRpt:     "set_img2col_rpt",
+	OpTimg2col:          "timg2col",
+	OpSetQuantScalar:    "set_quant_scalar",
+	OpSetQuantVector:    "set_quant_vector",
+	OpTstoreFp:          "tstore.fp",
+	OpTstoreQ:           "tstore.q",
+	OpTmovFp:            "tmov.fp",
+	OpTmovQ:             "tmov.q",
+	OpTextractFp:        "textract.fp",
+	OpTinsertFp:         "tinsert.fp",
 }
 
 // String is the opcode's canonical mnemonic.

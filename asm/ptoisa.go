@@ -35,21 +35,11 @@ var ptoISAPages = []string{
 // notYet says, for each pto-isa instruction with an A2/A3 implementation
 // that ptoasm does not accept, why not or what expresses it instead.
 var notYet = map[string]string{
-	"MGATHER":             "GM gather by an index tile (a2a3/MGather.hpp): not yet",
-	"MSCATTER":            "GM scatter by an index tile (a2a3/MScatter.hpp): not yet",
-	"SETFMATRIX":          "IMG2COL configuration: the IMG2COL path is not modelled",
-	"SET_IMG2COL_PADDING": "IMG2COL configuration: the IMG2COL path is not modelled",
-	"SET_IMG2COL_RPT":     "IMG2COL configuration: the IMG2COL path is not modelled",
-	"TIMG2COL":            "L1 → L0A image-to-column load: not modelled",
-	"SET_QUANT_SCALAR":    "FIX quantisation parameters: not modelled (FIX converts dtypes only)",
-	"SET_QUANT_VECTOR":    "FIX quantisation parameters: not modelled (FIX converts dtypes only)",
-	"TEXTRACT_FP":         "textract with a scaling tile: the quantisation is not modelled",
-	"TINSERT_FP":          "tinsert with a scaling tile: the quantisation is not modelled",
-	"TALLOC":              "TPipe FIFO slot as a GlobalTensor: ptoasm's fifo is tpush/tpop on a `fifo` declaration",
-	"TFREE":               "TPipe FIFO free: empty on A2/A3 (a2a3/TPop.hpp); tpop frees its slot",
-	"TASSIGN":             "a tile's address: a `tile … @ ADDR` declaration (static); register addresses not yet",
-	"TRESHAPE":            "another tile type over the same bytes: a second `tile` declared at the same address",
-	"TSUBVIEW":            "a sub-tile: a `tile` declared inside another's bytes with a smaller valid region",
+	"TALLOC":   "TPipe FIFO slot as a GlobalTensor: ptoasm's fifo is tpush/tpop on a `fifo` declaration",
+	"TFREE":    "TPipe FIFO free: empty on A2/A3 (a2a3/TPop.hpp); tpop frees its slot",
+	"TASSIGN":  "a tile's address: a `tile … @ ADDR` declaration (static); register addresses not yet",
+	"TRESHAPE": "another tile type over the same bytes: a second `tile` declared at the same address",
+	"TSUBVIEW": "a sub-tile: a `tile` declared inside another's bytes with a smaller valid region",
 }
 
 // PtoISACoverage classifies one pto-isa page name: the ptoasm instruction

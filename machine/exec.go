@@ -61,6 +61,9 @@ type ExecScratch struct {
 	// wg waits for gemmF32's bands; here, not on the stack, so a matmul
 	// hands work to the pool without allocating.
 	wg sync.WaitGroup
+	// img is the IMG2COL/fixpipe registers and mgather/mscatter's GM ranges
+	// (sem_img.go).
+	img imgState
 }
 
 // NewExecScratch returns empty scratch space.

@@ -316,6 +316,12 @@ func (c *core) issue(op *asm.COp) bool {
 		return c.waitAsync(op)
 	case asm.OpTprint:
 		return c.tprint(op)
+	case asm.OpMgather, asm.OpMscatter:
+		return c.indexedGM(op)
+	case asm.OpSetfmatrix, asm.OpSetImg2colPadding, asm.OpSetImg2colRpt, asm.OpSetQuantScalar, asm.OpSetQuantVector:
+		return c.setRegs(op)
+	case asm.OpTimg2col, asm.OpTstoreQ, asm.OpTmovQ:
+		return c.issueRegs(op)
 	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
@@ -341,6 +347,8 @@ var specialOps = func() (t [asm.NumOpcodes]bool) {
 		asm.OpSyncall, asm.OpLd, asm.OpSt, asm.OpTnotify, asm.OpTwait, asm.OpTtest, asm.OpTput, asm.OpTget,
 		asm.OpTpush, asm.OpTpop, asm.OpTputAsync, asm.OpTgetAsync, asm.OpWaitAsync, asm.OpTbroadcast,
 		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync, asm.OpTprint,
+		asm.OpMgather, asm.OpMscatter, asm.OpSetfmatrix, asm.OpSetImg2colPadding, asm.OpSetImg2colRpt,
+		asm.OpSetQuantScalar, asm.OpSetQuantVector, asm.OpTimg2col, asm.OpTstoreQ, asm.OpTmovQ,
 	} {
 		t[o] = true
 	}
@@ -547,22 +555,29 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 
 // issueExec issues an ordinary instruction into its pipe's queue.
 func (c *core) issueExec(op *asm.COp, pl *opPlan) bool {
+	e := c.pushExec(op, pl)
+	if e == nil {
+		return false
+	}
+	c.pushed(c.pipes[op.Pipe], e)
+	return true
+}
+
+// pushExec reserves op's queue entry and resolves its operands; nil when the
+// scalar blocked or the machine failed. The caller finishes with pushed.
+func (c *core) pushExec(op *asm.COp, pl *opPlan) *entry {
 	m := c.m
 	p := op.Pipe
 	if p == asm.PipeInvalid || p == asm.PipeS || p == asm.PipeALL {
 		m.fail(c.faultK(FaultUnsupported, op, p, "%s has no executing pipe for these operands", op.Info.Name))
-		return false
+		return nil
 	}
 	e := c.push(op, p, enExec)
-	if e == nil {
-		return false
-	}
-	if !c.resolve(op, pl, e) {
-		return false
+	if e == nil || !c.resolve(op, pl, e) {
+		return nil
 	}
 	e.plan = pl
-	c.pushed(c.pipes[p], e)
-	return true
+	return e
 }
 
 func argPipe(op *asm.COp, i int) asm.Pipe {

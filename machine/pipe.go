@@ -94,6 +94,9 @@ type entryData struct {
 	// register expressions (#init=(%k == 0)): the scalar has moved on by the
 	// time the op completes.
 	env asm.Env
+	// regs snapshots the core's IMG2COL/fixpipe registers at issue for the
+	// instructions that read them (sem_img.go's issueRegs).
+	regs *cubeRegs
 	// iterSpill is the slot's own array for nests deeper than iterBuf
 	// holds, reused so that no issue allocates (TestRunAllocs).
 	iterSpill []int64
@@ -345,6 +348,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		switch e.eff {
 		case exExecute:
 			c.scratch.Env = &c.env
+			c.scratch.img.op = e.regs
 			if e.hasEnv {
 				c.scratch.Env = &e.env
 			}
@@ -492,7 +496,9 @@ func dmaShape(e *entry) (src, dst asm.Space, bytes int64, rows int) {
 		var sp asm.Space
 		switch a.Kind {
 		case asm.ArgTile:
-			if a.Tile == nil {
+			if a.Tile == nil || a.Tile.Loc == asm.LocScaling && e.access[i]&asm.AccWrite == 0 {
+				// A read scaling tile is a quantised move's parameters
+				// (tmov.fp and the like), not what it moves.
 				continue
 			}
 			sp = a.Tile.Space
@@ -512,6 +518,11 @@ func dmaShape(e *entry) (src, dst asm.Space, bytes int64, rows int) {
 		} else if e.access[i]&asm.AccRead != 0 && src == asm.SpaceInvalid {
 			src = sp
 		}
+	}
+	if x := e.xop; x != nil && x.Info != nil && x.Info.Op == asm.OpTimg2col && e.args[0].Tile != nil {
+		// IMG2COL writes more than it reads (each map pixel lands in up to
+		// kh·kw places): its load runs at the rate of what it writes.
+		tile = e.args[0].Tile
 	}
 	rows = 1
 	if gmIdx >= 0 {

@@ -138,6 +138,7 @@ func init() {
 	t[asm.OpTscatter] = sem(argsOnly(vecScatter), flopDst)
 	t[asm.OpTtrans] = sem(argsOnly(vecTrans), flopDst)
 	initSemMore(t)
+	initSemImg(t)
 	// The engine's own: sync, fifo, scalar and communication (tallgather,
 	// a comm op, is a plain load above).
 	for _, op := range asm.ISA {

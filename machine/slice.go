@@ -68,6 +68,19 @@ func newControlSlice(obj *asm.Object) *controlSlice {
 			}
 		}
 	}
+	// mgather/mscatter take their GM addresses from the index tile's data,
+	// as ld takes a value: the detector must see the bytes the real indices
+	// choose (sem_img.go), so they run, with everything they read and write.
+	for _, k := range obj.Kernels {
+		for _, op := range k.Ops {
+			if op != nil && op.Info != nil && (op.Info.Op == asm.OpMgather || op.Info.Op == asm.OpMscatter) {
+				s.ops[op] = true
+				for i := range op.Args {
+					s.keep(k, &op.Args[i])
+				}
+			}
+		}
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, k := range obj.Kernels {

@@ -364,6 +364,7 @@ func init() {
 	goldenImpls["topk_index"] = func(g *golden, c *asm.Call) (*Array, error) { return g.topk(c, true) }
 	goldenImpls["concat"] = (*golden).concat
 	goldenImpls["file"] = (*golden).file
+	goldenImpls["im2col"] = (*golden).im2col
 }
 
 func (g *golden) arrays(args []asm.Expr) ([]*Array, error) {
@@ -834,3 +835,69 @@ func CannotFail(want *Array, tol Tolerance, v float64) bool {
 // PoisonValue is what a never-written element of dt reads as: NaN for the
 // float dtypes, the 0x7F… sentinel for integers (PoisonBits).
 func PoisonValue(dt asm.DType) float64 { return Decode(dt, PoisonBits(dt)) }
+
+func (g *golden) im2col(c *asm.Call) (*Array, error) {
+	x, err := g.eval(c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	var v [7]int
+	for i := range v {
+		n, err := g.evalInt(c.Args[i+1])
+		if err != nil {
+			return nil, err
+		}
+		v[i] = int(n)
+	}
+	val, err := g.eval(c.Args[8])
+	if err != nil {
+		return nil, err
+	}
+	if len(val.Data) != 1 {
+		return nil, errAt(c, "im2col: the padding value must be one number")
+	}
+	out, err := Im2col(x, v[0], v[1], v[2], v[3], v[4], v[5], v[6], val.Data[0])
+	if err != nil {
+		return nil, errAt(c, "%v", err)
+	}
+	return out, nil
+}
+
+// Im2col lays out the patches of x, an [h·w, C] map whose row h'·w + w' is
+// pixel (h', w'), for a kh×kw filter with the given stride, dilation and
+// padding on every side: row oh·outW + ow of the result is output pixel
+// (oh, ow), column (i·kw + j)·C + c its tap (i, j) of channel c, value
+// where the tap falls in the padding.
+func Im2col(x *Array, h, w, kh, kw, stride, dil, pad int, value float64) (*Array, error) {
+	if len(x.Shape) != 2 || x.Shape[0] != h*w {
+		return nil, fmt.Errorf("im2col: the map is %v, want [%d, C] (h·w rows)", x.Shape, h*w)
+	}
+	if h < 1 || w < 1 || kh < 1 || kw < 1 || stride < 1 || dil < 1 || pad < 0 {
+		return nil, fmt.Errorf("im2col: sizes, filter, stride and dilation must be ≥ 1, pad ≥ 0")
+	}
+	outH := (h+2*pad-dil*(kh-1)-1)/stride + 1
+	outW := (w+2*pad-dil*(kw-1)-1)/stride + 1
+	if outH < 1 || outW < 1 {
+		return nil, fmt.Errorf("im2col: a %d×%d filter does not fit the padded %d×%d map", kh, kw, h+2*pad, w+2*pad)
+	}
+	ch := x.Shape[1]
+	out := NewArray(outH*outW, kh*kw*ch)
+	k := 0
+	for oh := 0; oh < outH; oh++ {
+		for ow := 0; ow < outW; ow++ {
+			for i := 0; i < kh; i++ {
+				for j := 0; j < kw; j++ {
+					ih, iw := oh*stride+i*dil-pad, ow*stride+j*dil-pad
+					for cc := 0; cc < ch; cc++ {
+						out.Data[k] = value
+						if ih >= 0 && ih < h && iw >= 0 && iw < w {
+							out.Data[k] = x.Data[(ih*w+iw)*ch+cc]
+						}
+						k++
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,580 @@
+package machine
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
+)
+
+// The instructions of sem_img.go, run as programs through the machine and
+// checked against references computed here: a gather/scatter by walking the
+// index list, a convolution by its definition (img2col + matmul must equal
+// it, padding value included), quantisation by the formula in f32 steps.
+
+func readGM(t *testing.T, m *Machine, name string) (vals []float64, ti *asm.TensorInfo) {
+	t.Helper()
+	buf, ti := m.TensorData(name, 0)
+	if buf == nil {
+		t.Fatalf("no tensor %s", name)
+	}
+	n := ti.Elems()
+	es := int64(ti.DType.Size())
+	for k := int64(0); k < n; k++ {
+		bits, err := buf.LoadBits(ti.DType, k*es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ti.DType.IsFloat() {
+			vals = append(vals, decodeF(ti.DType, bits))
+		} else {
+			vals = append(vals, float64(memory.DecodeInt(ti.DType, bits)))
+		}
+	}
+	return vals, ti
+}
+
+// gsCase is one mgather or mscatter run: a table of tr×tc, a data tile of
+// r×c, indices by formula.
+type gsCase struct {
+	name           string
+	scatter        bool
+	dt             string
+	elem           bool
+	oob, atomic    string
+	tr, tc, r, c   int
+	idx            func(r, c int) int64 // the index at (r, c) of the index tile
+	err            string
+	wantTableStart int // element the table starts at (its GM operand)
+}
+
+func (tc gsCase) src() string {
+	dt := tc.dt
+	es := map[string]int{"f32": 4, "f16": 2, "i8": 1, "i32": 4}[dt]
+	per := 32 / es
+	pad := func(n, per int) int { return (n + per - 1) / per * per }
+	ir, ic := 1, tc.r
+	if tc.elem {
+		ir, ic = tc.r, tc.c
+	}
+	attrs := ""
+	if tc.elem {
+		attrs += " #coalesce=elem"
+	}
+	if tc.oob != "" {
+		attrs += " #oob=" + tc.oob
+	}
+	if tc.atomic != "" {
+		attrs += " #atomic=" + tc.atomic
+	}
+	sr, sc := tc.wantTableStart/tc.tc, tc.wantTableStart%tc.tc
+	var b strings.Builder
+	fmt.Fprintf(&b, "gm T : %s [%d, %d] = expr((i * 7 + j) %% 50)\n", dt, tc.tr, tc.tc)
+	fmt.Fprintf(&b, "gm S : %s [%d, %d] = expr(i * 3 + j + 60)\n", dt, tc.r, tc.c)
+	fmt.Fprintf(&b, "gm O : %s [%d, %d] = fill(99)\n", dt, tc.r, tc.c)
+	fmt.Fprintf(&b, "gm I : i32 [%d, %d] = fill(0)\n", ir, ic)
+	b.WriteString("kernel k : aiv {\n")
+	fmt.Fprintf(&b, "    tile %%i : vec i32 [%d, %d] valid [%d, %d]\n", ir, pad(ic, 8), ir, ic)
+	fmt.Fprintf(&b, "    tile %%d : vec %s [%d, %d] valid [%d, %d]\n", dt, tc.r, pad(tc.c, per), tc.r, tc.c)
+	b.WriteString("    tload %i, @I[0, 0]\n")
+	if tc.scatter {
+		b.WriteString("    tload %d, @S[0, 0]\n")
+		fmt.Fprintf(&b, "op: mscatter @T[%d, %d], %%d, %%i%s\n", sr, sc, attrs)
+	} else {
+		fmt.Fprintf(&b, "op: mgather %%d, @T[%d, %d], %%i%s\n", sr, sc, attrs)
+		b.WriteString("    tstore @O[0, 0], %d\n")
+	}
+	b.WriteString("}\nlaunch ranks=1 {\n    run k blocks=1\n}\n")
+	return b.String()
+}
+
+func TestMGatherMScatter(t *testing.T) {
+	perm := func(r, c int) int64 { return int64((5*r + 3) % 8) } // 3, 0, 5, 2, 7, 4, 1, 6
+	over := func(r, c int) int64 { return int64([]int{2, 9, 0, 11, 2}[r]) }
+	elemIdx := func(r, c int) int64 { return int64((r*13 + c*5) % 70) }
+	cases := []gsCase{
+		{name: "gather rows f32", dt: "f32", tr: 8, tc: 16, r: 8, c: 16, idx: perm},
+		{name: "gather rows f16 narrow", dt: "f16", tr: 8, tc: 32, r: 8, c: 16, idx: perm},
+		{name: "gather rows i8", dt: "i8", tr: 8, tc: 32, r: 8, c: 32, idx: perm},
+		{name: "gather rows from row 2", dt: "f32", tr: 8, tc: 16, r: 5, c: 8, idx: func(r, c int) int64 { return int64(5 - r) }, wantTableStart: 2*16 + 4},
+		{name: "gather clamp", dt: "f32", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "clamp"},
+		{name: "gather wrap", dt: "f16", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "wrap"},
+		{name: "gather zero", dt: "i32", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "zero"},
+		{name: "gather undefined past the table", dt: "f32", tr: 8, tc: 16, r: 5, c: 16, idx: over, err: "index 9 at idx[0, 1] is outside the table"},
+		{name: "gather elem f32", dt: "f32", elem: true, tr: 4, tc: 16, r: 3, c: 8, idx: elemIdx, oob: "wrap"},
+		{name: "gather elem i8 zero", dt: "i8", elem: true, tr: 2, tc: 32, r: 2, c: 32, idx: elemIdx, oob: "zero"},
+		{name: "scatter rows f32", scatter: true, dt: "f32", tr: 8, tc: 16, r: 8, c: 16, idx: perm},
+		{name: "scatter rows last write wins", scatter: true, dt: "f16", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "skip"},
+		{name: "scatter rows atomic add", scatter: true, dt: "f32", tr: 8, tc: 16, r: 5, c: 16, idx: over, oob: "clamp", atomic: "add"},
+		{name: "scatter elem i8 atomic wraps", scatter: true, dt: "i8", elem: true, tr: 2, tc: 32, r: 2, c: 32, idx: func(r, c int) int64 { return int64(c % 3) }, atomic: "add"},
+		{name: "scatter elem past the table", scatter: true, dt: "f32", elem: true, tr: 2, tc: 16, r: 1, c: 8, idx: func(r, c int) int64 { return int64(c * 5) }, err: "index 35 at idx[0, 7] is outside the table"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runGS(t, tc) })
+	}
+}
+
+func runGS(t *testing.T, tc gsCase) {
+	noteExecuted(asm.OpMgather)
+	noteExecuted(asm.OpMscatter)
+	src := tc.src()
+	obj := assemble(t, src)
+	// The index tensor gets the case's indices.
+	rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+	m, err := New(obj, Options{Observers: []Observer{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ibuf, iti := m.TensorData("I", 0)
+	ir, ic := int(iti.Shape[0]), int(iti.Shape[1])
+	idx := make([][]int64, ir)
+	for r := 0; r < ir; r++ {
+		for c := 0; c < ic; c++ {
+			x := tc.idx(pick(tc.elem, r, c), pick(tc.elem, c, 0))
+			if !tc.elem {
+				x = tc.idx(c, 0)
+			}
+			idx[r] = append(idx[r], x)
+			if err := ibuf.StoreI(asm.I32, int64(r*ic+c)*4, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, runErr := m.Run()
+	if tc.err != "" {
+		line := strings.Count(src[:strings.Index(src, "op:")], "\n") + 1
+		at := fmt.Sprintf(".pto:%d:", line)
+		if runErr == nil || !strings.Contains(runErr.Error(), tc.err) || !strings.Contains(runErr.Error(), at) {
+			t.Fatalf("error %v, want one at the op (%s) saying %q", runErr, at, tc.err)
+		}
+		return
+	}
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	// Reference: the initial tensors by their formulas, then the walk.
+	tv, ti := readGM(t, m, "T")
+	es := int64(ti.DType.Size())
+	dt := ti.DType
+	round := func(x float64) float64 {
+		if dt.IsFloat() {
+			return memory.Round(dt, x, memory.RoundRint)
+		}
+		return float64(memory.DecodeInt(dt, memory.EncodeInt(dt, int64(x))))
+	}
+	table := make([]float64, tc.tr*tc.tc)
+	for i := 0; i < tc.tr; i++ {
+		for j := 0; j < tc.tc; j++ {
+			table[i*tc.tc+j] = float64((i*7 + j) % 50)
+		}
+	}
+	sv := func(r, c int) float64 { return float64(r*3 + c + 60) }
+	capRows := int64(tc.tr - tc.wantTableStart/tc.tc)
+	capEl := int64(tc.tr*tc.tc - tc.wantTableStart)
+	remap := func(x, capacity int64) (int64, bool) {
+		if x < capacity {
+			return x, true
+		}
+		switch tc.oob {
+		case "clamp":
+			return capacity - 1, true
+		case "wrap":
+			return x % capacity, true
+		}
+		return 0, false
+	}
+	type span struct{ lo, hi int64 }
+	var want []span
+	base, _ := m.TensorBase("T", 0)
+	out := make([][]float64, tc.r)
+	for r := range out {
+		out[r] = make([]float64, tc.c)
+	}
+	for r := 0; r < tc.r; r++ {
+		for c := 0; c < tc.c; c++ {
+			var el int64
+			var ok bool
+			if tc.elem {
+				el, ok = remap(idx[r][c], capEl)
+				el += int64(tc.wantTableStart)
+			} else {
+				var k int64
+				k, ok = remap(idx[0][r], capRows)
+				el = int64(tc.wantTableStart) + k*int64(tc.tc) + int64(c)
+			}
+			if !ok {
+				continue // zero (gather) or skip (scatter)
+			}
+			if tc.elem || c == 0 {
+				n := int64(1)
+				if !tc.elem {
+					n = int64(tc.c)
+				}
+				want = append(want, span{base + el*es, base + (el+n)*es})
+			}
+			if tc.scatter {
+				if tc.atomic == "add" {
+					table[el] = round(table[el] + sv(r, c))
+				} else {
+					table[el] = sv(r, c)
+				}
+			} else {
+				out[r][c] = table[el]
+			}
+		}
+	}
+	if tc.scatter {
+		for k := range table {
+			if !same(tv[k], round(table[k])) {
+				t.Errorf("T[%d] = %v, want %v", k, tv[k], round(table[k]))
+			}
+		}
+	} else {
+		ov, _ := readGM(t, m, "O")
+		for r := 0; r < tc.r; r++ {
+			for c := 0; c < tc.c; c++ {
+				if !same(ov[r*tc.c+c], round(out[r][c])) {
+					t.Errorf("O[%d, %d] = %v, want %v", r, c, ov[r*tc.c+c], round(out[r][c]))
+				}
+			}
+		}
+	}
+	// The detector's view: exactly the GM bytes the indices chose.
+	var got []span
+	for _, ev := range rec.evs {
+		if ev.Op == nil || ev.Op.Info == nil || (ev.Op.Info.Op != asm.OpMgather && ev.Op.Info.Op != asm.OpMscatter) {
+			continue
+		}
+		for _, a := range ev.Accesses {
+			if a.Space == asm.GM {
+				if a.Write != tc.scatter || a.Atomic != (tc.atomic == "add") {
+					t.Errorf("GM access %+v: write %v atomic %v", a, a.Write, a.Atomic)
+				}
+				got = append(got, span{a.Lo, a.Hi})
+			}
+		}
+	}
+	norm := func(s []span) []span {
+		sort.Slice(s, func(i, j int) bool { return s[i].lo < s[j].lo || s[i].lo == s[j].lo && s[i].hi < s[j].hi })
+		var o []span
+		for _, x := range s {
+			if n := len(o); n > 0 && o[n-1].hi >= x.lo {
+				o[n-1].hi = max(o[n-1].hi, x.hi)
+				continue
+			}
+			o = append(o, x)
+		}
+		return o
+	}
+	if g, w := norm(got), norm(want); fmt.Sprint(g) != fmt.Sprint(w) {
+		t.Errorf("GM ranges %v, want %v", g, w)
+	}
+}
+
+// mmTail ends the img2col tests' kernels: the weights (%wm) into L0B, the
+// matmul of the patches (%a) into %c, its store to @O, and the launch.
+const mmTail = `    tmov %b, %wm
+    set_flag MTE1, M, 0
+    wait_flag MTE1, M, 0
+    tmatmul %c, %a, %b
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    tstore @O[0, 0], %c
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+
+// TestConvImg2col runs a 3×3 convolution with padding as img2col + matmul
+// and checks it against the convolution's definition; the padding value is
+// not zero, so every padded tap shows.
+func TestConvImg2col(t *testing.T) {
+	const H, W, C, N = 6, 5, 16, 16
+	for _, tc := range []struct {
+		name                   string
+		sh, sw, dh, dw, pl, pt int
+		pad                    float64
+	}{
+		{"stride 1 pad 1", 1, 1, 1, 1, 1, 1, 0.5},
+		{"stride 2 dilation 2 pad 2", 2, 1, 2, 1, 2, 1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kh, kw := 3, 3
+			outH := (H+2*tc.pt-tc.dh*(kh-1)-1)/tc.sh + 1
+			outW := (W+2*tc.pl-tc.dw*(kw-1)-1)/tc.sw + 1
+			M := outH * outW
+			Mp := (M + 15) / 16 * 16
+			K := kh * kw * C
+			src := fmt.Sprintf(`
+gm F : f16 [%[1]d, %[2]d] = expr((i * 5 + j * 3) %% 17 - 8)
+gm Wt : f16 [%[3]d, %[4]d] = expr((i * 7 + j) %% 13 - 6)
+gm O : f32 [%[5]d, %[4]d] = poison
+kernel k : aic {
+    tile %%fm : mat f16 [%[1]d, %[2]d]
+    tile %%wm : mat f16 [%[3]d, %[4]d]
+    tile %%a : left f16 [%[6]d, %[3]d] valid [%[5]d, %[3]d]
+    tile %%b : right f16 [%[3]d, %[4]d]
+    tile %%c : acc f32 [%[6]d, %[4]d] valid [%[5]d, %[4]d]
+    tload %%fm, @F[0, 0]
+    tload %%wm, @Wt[0, 0]
+    setfmatrix %[7]d, %[8]d, %[9]d, %[9]d, %[10]d, %[10]d
+    set_img2col_padding %[11]v
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    timg2col %%a, %%fm, 0, 0 #kh=3 #kw=3 #sh=%[12]d #sw=%[13]d #dh=%[14]d #dw=%[15]d
+`, H*W, C, K, N, M, Mp, H, W, tc.pl, tc.pt, tc.pad, tc.sh, tc.sw, tc.dh, tc.dw) + mmTail
+			noteExecuted(asm.OpTimg2col)
+			m, _, err := runObj(t, assemble(t, src), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f16v := func(x float64) float64 { return memory.Round(asm.F16, x, memory.RoundRint) }
+			x := func(h, w, c int) float64 { return f16v(float64(((h*W+w)*5+c*3)%17 - 8)) }
+			wt := func(k, n int) float64 { return f16v(float64((k*7+n)%13 - 6)) }
+			ov, _ := readGM(t, m, "O")
+			for oh := 0; oh < outH; oh++ {
+				for ow := 0; ow < outW; ow++ {
+					for n := 0; n < N; n++ {
+						sum := 0.0
+						for i := 0; i < kh; i++ {
+							for j := 0; j < kw; j++ {
+								ih, iw := oh*tc.sh+i*tc.dh-tc.pt, ow*tc.sw+j*tc.dw-tc.pl
+								for c := 0; c < C; c++ {
+									v := tc.pad
+									if ih >= 0 && ih < H && iw >= 0 && iw < W {
+										v = x(ih, iw, c)
+									}
+									sum += v * wt((i*kw+j)*C+c, n)
+								}
+							}
+						}
+						got := ov[(oh*outW+ow)*N+n]
+						if math.Abs(got-sum) > 1e-3*math.Max(1, math.Abs(sum)) {
+							t.Fatalf("O[(%d, %d), %d] = %v, want %v", oh, ow, n, got, sum)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFixQuant stores one f32 accumulator three ways: scalar-quantised to
+// i8 (set_quant_scalar + tstore.q), vector-quantised to i8 with per-column
+// parameters carrying offsets and the unsigned range (tstore.fp), and
+// scalar-quantised to f16 with saturation. The reference applies the
+// formula in f32 steps: x·scale, + offset, round half to even, clamp.
+func TestFixQuant(t *testing.T) {
+	obj := assembleFile(t, "testdata/quant.pto")
+	m, err := New(obj, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Column n: scale 0.25·(n+1) (bits 13..31 keep it exact), offset 3n,
+	// signed for even columns, unsigned for odd ones.
+	pbuf, _ := m.TensorData("P", 0)
+	for n := 0; n < 16; n++ {
+		w := uint64(math.Float32bits(0.25*float32(n+1))) | uint64(3*n)<<37
+		if n%2 == 0 {
+			w |= 1 << 46
+		}
+		if err := pbuf.StoreBits(asm.U64, int64(n)*8, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	q1, _ := readGM(t, m, "Q1")
+	q2, _ := readGM(t, m, "Q2")
+	q3, _ := readGM(t, m, "Q3")
+	a := func(i, k int) float64 { return float64((i*5+k*3)%17 - 8) }
+	b := func(k, j int) float64 { return float64((k*7+j)%13 - 6) }
+	clamp := func(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 16; j++ {
+			acc := 0.0
+			for k := 0; k < 16; k++ {
+				acc += a(i, k) * b(k, j)
+			}
+			// Scalar i8: scale 0.37 as an f32, product rounded to f32.
+			p := float64(float32(acc * float64(float32(0.37))))
+			if want := clamp(math.RoundToEven(p), -128, 127); q1[i*32+j] != want {
+				t.Errorf("scalar i8 (%d, %d): %v, want %v (acc %v)", i, j, q1[i*32+j], want, acc)
+			}
+			// Vector i8: column j's scale, offset and range; an unsigned
+			// result lands in the i8 tensor as its bit pattern.
+			v := math.RoundToEven(float64(float32(acc*0.25*float64(j+1))) + float64(3*j))
+			want := clamp(v, -128, 127)
+			if j%2 == 1 {
+				want = float64(int8(uint8(clamp(v, 0, 255))))
+			}
+			if q2[i*32+j] != want {
+				t.Errorf("vector i8 (%d, %d): %v, want %v (acc %v)", i, j, q2[i*32+j], want, acc)
+			}
+			// Scalar f16: ×3 saturates at 65504 rather than overflowing.
+			if want := memory.Round(asm.F16, clamp(acc*3, -65504, 65504), memory.RoundRint); q3[i*16+j] != want {
+				t.Errorf("scalar f16 (%d, %d): %v, want %v", i, j, q3[i*16+j], want)
+			}
+		}
+	}
+	// The same parameters through the vector register and into L1: Q4
+	// and Q5 (tmov.fp) equal Q2, Q6 is textract.fp's window from column 8,
+	// Q7 holds tinsert.fp's copy at column 8 (fp[j] for source column j, so
+	// equal to Q2 there too), Q8 (tmov.q after set_quant_scalar 0.37) is Q1.
+	q4, _ := readGM(t, m, "Q4")
+	q5, _ := readGM(t, m, "Q5")
+	q6, _ := readGM(t, m, "Q6")
+	q7, _ := readGM(t, m, "Q7")
+	q8, _ := readGM(t, m, "Q8")
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 16; j++ {
+			k := i*32 + j
+			if q4[k] != q2[k] || q5[k] != q2[k] || q7[k+8] != q2[k] || q8[k] != q1[k] {
+				t.Errorf("(%d, %d): tstore.q vector %v, tmov.fp %v, tinsert.fp %v, want %v; tmov.q %v, want %v", i, j, q4[k], q5[k], q7[k+8], q2[k], q8[k], q1[k])
+			}
+			if j < 8 && q6[k] != q2[k+8] {
+				t.Errorf("textract.fp (%d, %d): %v, want %v", i, j, q6[k], q2[k+8])
+			}
+		}
+	}
+	for _, o := range []asm.Opcode{asm.OpTstoreQ, asm.OpTstoreFp, asm.OpTmovFp, asm.OpTmovQ, asm.OpTextractFp, asm.OpTinsertFp} {
+		noteExecuted(o)
+	}
+}
+
+// TestFixQuantEdges checks the element formula's edges directly: NaN into
+// an 8-bit integer, infinities into f16, ties to even, the vector scale's
+// truncated mantissa, the pairs A2/A3 has no mode for.
+func TestFixQuantEdges(t *testing.T) {
+	sc := func(s float32, sign bool) uint64 {
+		w := uint64(math.Float32bits(s))
+		if sign {
+			w |= 1 << 46
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		name     string
+		x        float64
+		from, to asm.DType
+		w        uint64
+		vector   bool
+		want     float64
+		err      string
+	}{
+		{"nan to i8 is 0", math.NaN(), asm.F32, asm.I8, sc(1, true), false, 0, ""},
+		{"tie to even", 2.5, asm.F32, asm.I8, sc(1, true), false, 2, ""},
+		{"tie to even odd", -3.5, asm.F32, asm.I8, sc(1, true), false, -4, ""},
+		{"i8 saturates", 1e9, asm.F32, asm.I8, sc(1, true), false, 127, ""},
+		{"u8 saturates low", -5, asm.F32, asm.U8, sc(1, false), false, 0, ""},
+		{"i32 to u8 with offset", 100, asm.I32, asm.U8, sc(2, false) | 60<<37, false, 255, ""},
+		{"i32 to f16 saturates", 1 << 30, asm.I32, asm.F16, sc(1, false), false, 65504, ""},
+		{"f32 inf to f16 stays inf", math.Inf(1), asm.F32, asm.F16, sc(1, false), false, math.Inf(1), ""},
+		{"f32 nan to f16 stays nan", math.NaN(), asm.F32, asm.F16, sc(1, false), false, math.NaN(), ""},
+		{"f32 to bf16", 1.00390625, asm.F32, asm.BF16, sc(1, false), false, 1, ""},
+		// 64·(1 + 2^-7 + 2^-11) = 64.53 rounds to 65 with the full f32 scale
+		// (scalar), but the vector parameter's 10-bit M1 mantissa drops 2^-11:
+		// 64.5, a tie, goes to 64.
+		{"scalar scale full precision", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), false, 65, ""},
+		{"vector scale truncated", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), true, 64, ""},
+		{"no vector f32 to f16", 1, asm.F32, asm.F16, sc(1, false), true, 0, "no vector quantisation"},
+		{"no i32 to i16", 1, asm.I32, asm.I16, sc(1, false), false, 0, "not modelled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := fixQuant(tc.x, tc.from, tc.to, tc.w, tc.vector)
+			switch {
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("err %v, want %q", err, tc.err)
+			case tc.err != "":
+				return
+			case err != nil:
+				t.Fatal(err)
+			}
+			got := float64(memory.DecodeInt(tc.to, b))
+			if tc.to.IsFloat() {
+				got = decodeF(tc.to, b)
+			}
+			if !same(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestImg2colDtypes reads timg2col's L0A tile back through a matmul by the
+// identity, for each dtype A2/A3 takes, with asymmetric padding, a stride,
+// a dilation, a non-zero posm and posk (reaching the second channel block),
+// and M rows past the output pixels (they get the padding value). The
+// reference walks TImg2col's formula (include/pto/cpu/TImg2col.hpp) pixel
+// by pixel.
+func TestImg2colDtypes(t *testing.T) {
+	const H, W, kh, kw, sh, sw, dh, dw = 5, 6, 2, 3, 2, 1, 1, 2
+	pl, pr, pt, pb := 1, 0, 2, 1
+	outH := (H+pt+pb-dh*(kh-1)-1)/sh + 1
+	outW := (W+pl+pr-dw*(kw-1)-1)/sw + 1
+	for _, tc := range []struct {
+		dt, acc string
+		pad     float64
+	}{
+		{"f16", "f32", -2.5}, {"bf16", "f32", 3}, {"f32", "f32", 0.25}, {"i8", "i32", -7},
+	} {
+		t.Run(tc.dt, func(t *testing.T) {
+			dt, _ := asm.ParseDType(tc.dt)
+			c0 := 32 / dt.Size()
+			C1 := 2
+			K := kh * kw * c0
+			posm, posk := 3, c0
+			rows := outH*outW - posm + 2
+			src := fmt.Sprintf(`
+gm F : %[1]s [%[2]d, %[3]d] = expr((i * 5 + j * 3) %% 23 - 11)
+gm Id : %[1]s [%[4]d, %[4]d] = expr(i == j)
+gm O : %[5]s [%[6]d, %[4]d] = poison
+kernel k : aic {
+    tile %%fm : mat %[1]s [%[2]d, %[3]d]
+    tile %%wm : mat %[1]s [%[4]d, %[4]d]
+    tile %%a : left %[1]s [32, %[4]d] valid [%[6]d, %[4]d]
+    tile %%b : right %[1]s [%[4]d, %[4]d]
+    tile %%c : acc %[5]s [32, %[4]d] valid [%[6]d, %[4]d]
+    tload %%fm, @F[0, 0]
+    tload %%wm, @Id[0, 0]
+    setfmatrix %[7]d, %[8]d, %[9]d, %[10]d, %[11]d, %[12]d
+    set_img2col_padding %[13]v
+    set_img2col_rpt 0, 1, 0
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    timg2col %%a, %%fm, %[14]d, %[15]d #kh=%[16]d #kw=%[17]d #sh=%[18]d #sw=%[19]d #dh=%[20]d #dw=%[21]d
+`, tc.dt, C1*H*W, c0, K, tc.acc, rows, H, W, pl, pr, pt, pb, tc.pad, posm, posk, kh, kw, sh, sw, dh, dw) + mmTail
+			noteExecuted(asm.OpTimg2col)
+			m, _, err := runObj(t, assemble(t, src), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			round := func(x float64) float64 { return memory.Round(dt, x, memory.RoundRint) }
+			pix := func(c1, h, w, c int) float64 { return round(float64((((c1*H+h)*W+w)*5+c*3)%23 - 11)) }
+			ov, _ := readGM(t, m, "O")
+			for r := 0; r < rows; r++ {
+				for c := 0; c < K; c++ {
+					mi, k := posm+r, posk+c
+					want := round(tc.pad)
+					if c1 := k / (c0 * kh * kw); mi < outH*outW && c1 < C1 {
+						tap := (k % (c0 * kh * kw)) / c0
+						i, j := tap/kw, tap%kw
+						ih, iw := (mi/outW)*sh+i*dh-pt, (mi%outW)*sw+j*dw-pl
+						if ih >= 0 && ih < H && iw >= 0 && iw < W {
+							want = pix(c1, ih, iw, k%c0)
+						}
+					}
+					if got := ov[r*K+c]; got != want {
+						t.Fatalf("dst[%d, %d] (m %d, k %d) = %v, want %v", r, c, mi, k, got, want)
+					}
+				}
+			}
+		})
+	}
+}
