@@ -182,6 +182,8 @@ type fnEmitter struct {
 	views  map[string]string
 	tiles  map[*asm.TileInfo]string
 	used   map[string]bool
+	// loops is the enclosing loops, innermost last: true for a while
+	loops []bool
 }
 
 // fresh names a new SSA value, never one of the program's tile or tensor
@@ -325,19 +327,40 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
 	f.stmts(k.Body)
 }
 
-// assigned is the set of register slots a statement list writes.
-func assigned(ss []asm.CStmt, out map[int]bool) {
+// breakSlot stands, in the register maps, for the innermost while loop's
+// "broke" flag: a `break` writes it (scf has no early exit, so the rest of
+// the body runs under `if broke == 0`).
+const breakSlot = -1
+
+// assigned is the set of register slots a statement list writes; a break of
+// the enclosing while counts as writing breakSlot.
+func assigned(ss []asm.CStmt, out map[int]bool) { assignedIn(ss, out, true) }
+
+func assignedIn(ss []asm.CStmt, out map[int]bool, ownBreaks bool) {
 	for _, s := range ss {
 		switch s := s.(type) {
 		case *asm.CLet:
 			out[s.Slot] = true
 		case *asm.CFor:
-			assigned(s.Body, out)
+			assignedIn(s.Body, out, false)
+		case *asm.CWhile:
+			assignedIn(s.Body, out, false) // its breaks are its own
 		case *asm.CIf:
-			assigned(s.Then, out)
-			assigned(s.Else, out)
+			assignedIn(s.Then, out, ownBreaks)
+			assignedIn(s.Else, out, ownBreaks)
+		case *asm.CBreak:
+			if ownBreaks {
+				out[breakSlot] = true
+			}
 		}
 	}
+}
+
+// mayBreak says a statement can leave the enclosing while loop.
+func mayBreak(s asm.CStmt) bool {
+	w := map[int]bool{}
+	assignedIn([]asm.CStmt{s}, w, true)
+	return w[breakSlot]
 }
 
 // carried lists, in slot order, the registers live before a region that the
@@ -400,7 +423,7 @@ func (f *fnEmitter) results(slots []int) string {
 }
 
 func (f *fnEmitter) stmts(ss []asm.CStmt) {
-	for _, s := range ss {
+	for i, s := range ss {
 		if len(f.errs) > 0 {
 			return
 		}
@@ -408,17 +431,114 @@ func (f *fnEmitter) stmts(ss []asm.CStmt) {
 		case *asm.CLet:
 			f.regs[s.Slot] = f.cexpr(s.X, s.Let.Span)
 		case *asm.CFor:
+			f.loops = append(f.loops, false)
 			f.forLoop(s)
+			f.loops = f.loops[:len(f.loops)-1]
 		case *asm.CIf:
 			f.ifStmt(s)
 		case *asm.CWhile:
-			f.errf(s.While.Span, "--to mlir: a while loop is not printed yet (scf.while)")
+			f.loops = append(f.loops, true)
+			f.whileLoop(s)
+			f.loops = f.loops[:len(f.loops)-1]
 		case *asm.CBreak:
-			f.errf(s.Break.Span, "--to mlir: break has no structured (scf) equivalent")
+			if len(f.loops) == 0 || !f.loops[len(f.loops)-1] {
+				f.errf(s.Break.Span, "--to mlir: a break out of a for loop has no scf equivalent (scf.for has no early exit)")
+				return
+			}
+			// The rest of this list is dead: the loop's condition
+			// region sees the flag and stops.
+			f.regs[breakSlot] = f.constant(1, "index")
+			return
 		case *asm.COp:
 			f.op(s)
 		}
+		if i+1 < len(ss) && mayBreak(s) {
+			// What follows a statement that may have broken out runs only
+			// if it did not.
+			f.ifRegions(f.cmp("eq", f.regs[breakSlot], f.constant(0, "index")), ss[i+1:], nil)
+			return
+		}
 	}
+}
+
+// whileLoop prints `while C { body }` as an scf.while whose condition region
+// holds the whole iteration: C, then the body under `scf.if C`, a break
+// setting a flag (breakSlot) that skips the rest of the body; the loop goes
+// on while C held and no break ran. The after region only forwards the
+// registers. The reader lowers it to `while 1 { ...; if !go { break } }`,
+// so the instruction stream is the original's.
+func (f *fnEmitter) whileLoop(s *asm.CWhile) {
+	outerBreak, hadBreak := f.regs[breakSlot]
+	delete(f.regs, breakSlot)
+	// Every register the body writes is carried: one first written inside
+	// (the reader's loop results are) holds 0 before, as registers start.
+	w := map[int]bool{}
+	assignedIn(s.Body, w, false)
+	for sl := range w {
+		if _, ok := f.regs[sl]; !ok {
+			f.regs[sl] = f.constant(0, "index")
+		}
+	}
+	slots := f.carried(s.Body)
+	var inits, args []string
+	for _, sl := range slots {
+		inits = append(inits, f.regs[sl])
+		args = append(args, f.fresh("a"))
+	}
+	before := f.snapshot()
+	outer := f.b
+	f.b = strings.Builder{}
+	f.depth++
+	for i, sl := range slots {
+		f.regs[sl] = args[i]
+	}
+	c := f.cond(s.Cond, s.While.Span)
+	f.regs[breakSlot] = f.constant(0, "index")
+	f.ifRegions(c, s.Body, nil)
+	goOn := f.fresh("b")
+	f.line("%s = arith.andi %s, %s : i1", goOn, c, f.cmp("eq", f.regs[breakSlot], f.constant(0, "index")))
+	var fwd []string
+	for _, sl := range slots {
+		fwd = append(fwd, f.regs[sl])
+	}
+	if len(slots) > 0 {
+		f.line("scf.condition(%s) %s : %s", goOn, strings.Join(fwd, ", "), types(len(slots)))
+	} else {
+		f.line("scf.condition(%s)", goOn)
+	}
+	f.depth--
+	inner := f.b.String()
+	f.b = outer
+	f.regs = before
+	delete(f.regs, breakSlot)
+	if hadBreak {
+		f.regs[breakSlot] = outerBreak
+	}
+	res := f.results(slots)
+	if len(slots) == 0 {
+		f.line("scf.while : () -> () {")
+	} else {
+		var parts []string
+		for i := range slots {
+			parts = append(parts, args[i]+" = "+inits[i])
+		}
+		f.line("%sscf.while (%s) : (%s) -> (%s) {", res, strings.Join(parts, ", "), types(len(slots)), types(len(slots)))
+	}
+	f.b.WriteString(inner)
+	f.line("} do {")
+	if len(slots) == 0 {
+		f.line("  scf.yield")
+	} else {
+		var bs, ps []string
+		for range slots {
+			b := f.fresh("y")
+			bs = append(bs, b)
+			ps = append(ps, b+": index")
+		}
+		f.line("^bb0(%s):", strings.Join(ps, ", "))
+		f.line("  scf.yield %s : %s", strings.Join(bs, ", "), types(len(slots)))
+	}
+	f.line("}")
 }
 
 func (f *fnEmitter) forLoop(s *asm.CFor) {
@@ -468,19 +588,23 @@ func (f *fnEmitter) forLoop(s *asm.CFor) {
 }
 
 func (f *fnEmitter) ifStmt(s *asm.CIf) {
-	cond := f.cond(s.Cond, s.If.Span)
+	f.ifRegions(f.cond(s.Cond, s.If.Span), s.Then, s.Else)
+}
+
+// ifRegions prints `scf.if cond` over two statement lists.
+func (f *fnEmitter) ifRegions(cond string, then, els []asm.CStmt) {
 	// Every register a branch writes is a result (the reader's own scf.if
 	// results are registers first written in the branches); one not
 	// written before holds 0, as registers start.
 	w := map[int]bool{}
-	assigned(s.Then, w)
-	assigned(s.Else, w)
+	assigned(then, w)
+	assigned(els, w)
 	for sl := range w {
 		if _, ok := f.regs[sl]; !ok {
 			f.regs[sl] = f.constant(0, "index")
 		}
 	}
-	slots := f.carried(s.Then, s.Else)
+	slots := f.carried(then, els)
 	before := f.snapshot()
 	branch := func(ss []asm.CStmt) string {
 		outer := f.b
@@ -497,10 +621,10 @@ func (f *fnEmitter) ifStmt(s *asm.CIf) {
 		f.b = outer
 		return out
 	}
-	th := branch(s.Then)
+	th := branch(then)
 	el := ""
-	if len(s.Else) > 0 || len(slots) > 0 {
-		el = branch(s.Else)
+	if len(els) > 0 || len(slots) > 0 {
+		el = branch(els)
 	}
 	f.regs = before
 	res := f.results(slots)
