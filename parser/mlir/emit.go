@@ -101,8 +101,18 @@ func (e *emitter) program() {
 	if ks == nil {
 		return
 	}
-	var tensors []*asm.TensorInfo
+	var tensors, fifos []*asm.TensorInfo
 	for _, t := range e.obj.Tensors {
+		if t.Class == asm.TensorFIFO {
+			// PTOAS's pipes have 4 or 8 slots (verifyPipeShape,
+			// lib/PTO/IR/PTO.cpp at a56b18c3).
+			if n := t.Attrs["slots"]; n != 4 && n != 8 {
+				e.errf(t.Decl.Span, "--to mlir: fifo @%s has slots=%d; PTOAS's pipes have 4 or 8 (slot_num, verifyPipeShape in lib/PTO/IR/PTO.cpp)", t.Name, n)
+				continue
+			}
+			fifos = append(fifos, t)
+			continue
+		}
 		if t.Class != asm.TensorGM {
 			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
 			continue
@@ -117,7 +127,9 @@ func (e *emitter) program() {
 		return
 	}
 	var params, args, types []string
-	for _, t := range tensors {
+	// A FIFO is a pipe over a GM slot buffer the host passes: an argument
+	// named after it (the reader names the FIFO after its buffer).
+	for _, t := range append(append([]*asm.TensorInfo(nil), tensors...), fifos...) {
 		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
 		args = append(args, "%"+t.Name)
 		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
@@ -128,10 +140,13 @@ func (e *emitter) program() {
 		for _, t := range tensors {
 			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
 		}
+		for _, t := range fifos {
+			f.used["%"+t.Name], f.used["%"+t.Name+"_pipe"] = true, true
+		}
 		for _, t := range k.Tiles {
 			f.used["%"+t.Name] = true
 		}
-		f.body(k, tensors)
+		f.body(k, tensors, fifos)
 		if len(e.errs) > 0 {
 			return
 		}
@@ -288,8 +303,30 @@ func arrayGeometry(t *asm.TileInfo) (byCols bool, s int64, parent [2]int, ok boo
 	return false, 0, parent, false
 }
 
-// body declares the views and tiles, then prints the statements.
-func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
+// fifoDir is a FIFO's direction as PTOAS's dir_mask says it: 1 when a
+// cube kernel pushes into it (C2V), 2 when a vector kernel does (V2C).
+func (e *emitter) fifoDir(t *asm.TensorInfo) int {
+	for _, k := range e.obj.Kernels {
+		for _, op := range k.Ops {
+			if len(op.Args) == 2 && op.Info.Name == "tpush" && op.Args[0].GM == t {
+				if k.Kind.String() == "aic" {
+					return 1
+				}
+				return 2
+			}
+			if len(op.Args) == 2 && op.Info.Name == "tpop" && op.Args[1].GM == t {
+				if k.Kind.String() == "aic" {
+					return 2
+				}
+				return 1
+			}
+		}
+	}
+	return 1
+}
+
+// body declares the views, pipes and tiles, then prints the statements.
+func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 	for _, t := range tensors {
 		// A 1-D tensor is a view of one row; its windows are one row.
 		r, c := int64(1), t.Shape[0]
@@ -304,6 +341,12 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
 		}
 		f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s], strides = [%s, %s]%s : !pto.tensor_view<?x?x%s>", v, t.Name,
 			f.constant(r, "index"), f.constant(c, "index"), f.constant(strides[0], "index"), f.constant(strides[1], "index"), attr, t.DType)
+	}
+	for _, t := range fifos {
+		// The pipe's local buffer is PTOAS's to place; the reader reads
+		// neither it nor the split (the popped tile's shape says it).
+		f.line("%%%s_pipe = pto.initialize_l2g2l_pipe {dir_mask = %d, slot_size = %d, slot_num = %d, flag_base = %d}(%%%s : !pto.ptr<%s>, %s : i32) -> !pto.pipe",
+			t.Name, f.fifoDir(t), t.Elems()*int64(t.DType.Size()), t.Attrs["slots"], t.Attrs["id"], t.Name, t.DType, f.constant(0, "i32"))
 	}
 	f.tiles = map[*asm.TileInfo]string{}
 	for _, t := range k.Tiles {
@@ -896,6 +939,22 @@ func (f *fnEmitter) op(op *asm.COp) {
 		} else {
 			f.line("pto.%s_dyn[<PIPE_%s>, <PIPE_%s>, %s]", name, p1, p2, f.cexpr(ev, sp))
 		}
+		return
+	case "tpush", "tpop":
+		fifo, tile := op.Args[0], op.Args[1]
+		if name == "tpop" {
+			fifo, tile = tile, fifo
+		}
+		v, ty := f.tile(tile)
+		// split: the tile is the whole slot (0), its upper or lower half
+		// (1, TILE_UP_DOWN) or its left or right half (2, TILE_LEFT_RIGHT)
+		split, sh := 0, fifo.GM.Shape
+		if len(sh) == 2 && int64(tile.Tile.Rows)*2 == sh[0] && int64(tile.Tile.Cols) == sh[1] {
+			split = 1
+		} else if len(sh) == 2 && int64(tile.Tile.Rows) == sh[0] && int64(tile.Tile.Cols)*2 == sh[1] {
+			split = 2
+		}
+		f.line("pto.%s(%s, %%%s_pipe : %s, !pto.pipe) {split = %d}", name, v, fifo.GM.Name, ty, split)
 		return
 	case "pipe_barrier":
 		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)

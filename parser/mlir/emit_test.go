@@ -275,6 +275,8 @@ func TestEmitErrors(t *testing.T) {
 			"e.pto:5:9: error: --to mlir: a break out of a for loop has no scf equivalent"},
 		{"valid-shape array", head + "kernel k : aiv {\n    tile %t[2] : vec f32 [16, 16] valid [16, 8]\n    tload %t[0], @X[0, 0]\n}\n" + launch,
 			"e.pto:3:5: error: --to mlir: tile array %t: only evenly spaced arrays"},
+		{"fifo slots", head + "fifo F : f32 [16, 16] slots=2 id=0\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
+			"e.pto:2:1: error: --to mlir: fifo @F has slots=2; PTOAS's pipes have 4 or 8"},
 		{"nz tensor", "gm X : f32 [16, 16] nz = zero\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
 			"e.pto:1:1: error: --to mlir: @X: only 1-D and 2-D nd or dn GM tensors are printed"},
 	} {
@@ -348,5 +350,63 @@ launch ranks=1 {
 	// The trace must hold the loads of three iterations and the one after.
 	if n := strings.Count(stream(t, "w.pto", o), "tload"); n != 4 {
 		t.Fatalf("the program ran %d tloads, want 4", n)
+	}
+}
+
+// FIFOs in both directions print as PTOAS pipes (initialize_l2g2l_pipe over
+// a GM slot buffer argument, tpush/tpop with the split the popped tile's
+// shape says) and come back with their slots, flag base and name.
+func TestRoundTripFifo(t *testing.T) {
+	const src = `gm X : f32 [16, 16] = zero
+fifo Down : f32 [16, 16] slots=8 id=0
+fifo Up : f32 [16, 16] slots=4 id=4
+kernel c : aic {
+    tile %m : mat f32 [16, 16]
+    tile %acc : acc f32 [16, 16]
+    for %i = 0 to 3 {
+        tpop %m, @Up
+        tpush @Down, %acc
+    }
+}
+kernel v : aiv {
+    tile %h : vec f32 [8, 16]
+    tile %w : vec f32 [16, 16]
+    for %i = 0 to 3 {
+        tpush @Up, %w
+        tpop %h, @Down
+        set_flag MTE2, MTE3, 0
+        wait_flag MTE2, MTE3, 0
+        tstore @X[subblock_idx * 8, 0], %h
+    }
+}
+launch ranks=1 {
+    run c + v blocks=1
+}
+`
+	fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
+		ReadFile: func(string) ([]byte, error) { return []byte(src), nil }}
+	o, errs := asm.Assemble(fe, "f.pto", nil)
+	if o == nil || errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	if why := roundTrip(t, "f.pto", o, false); why != "" {
+		t.Fatal(why)
+	}
+	back, m, err := translate("f.pto", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"dir_mask = 1, slot_size = 1024, slot_num = 8, flag_base = 0", "dir_mask = 2, slot_size = 1024, slot_num = 4, flag_base = 4", "{split = 1}"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the MLIR lacks %q:\n%s", want, m)
+		}
+	}
+	for _, ti := range back.Tensors {
+		if ti.Class == asm.TensorFIFO && (ti.Name == "Down" && (ti.Attrs["slots"] != 8 || ti.Attrs["id"] != 0) || ti.Name == "Up" && (ti.Attrs["slots"] != 4 || ti.Attrs["id"] != 4)) {
+			t.Errorf("fifo @%s came back with %v", ti.Name, ti.Attrs)
+		}
+	}
+	if len(back.Tensors) != len(o.Tensors) {
+		t.Errorf("%d tensors came back, want %d (the slot buffers are the fifos)", len(back.Tensors), len(o.Tensors))
 	}
 }

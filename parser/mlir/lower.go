@@ -144,10 +144,12 @@ type tensorDecl struct {
 	// offset of its first element. When any view of the tensor is not
 	// natural (another shape, strides, addptr), the tensor is declared flat
 	// and every reference is rewritten to its linear offset.
-	refs   []gmUse
-	flat   bool
-	layout string
-	span   asm.Span
+	refs []gmUse
+	flat bool
+	// fifoBuf: a pipe's GM slot buffer (the FIFO is named after it)
+	fifoBuf bool
+	layout  string
+	span    asm.Span
 }
 
 type gmUse struct {
@@ -193,15 +195,22 @@ type lowerer struct {
 	tensors  []*tensorDecl
 	byName   map[string]*tensorDecl
 	fifos    []*asm.Tensor
-	kernels  []*asm.Kernel
-	runs     []*asm.Run
-	funcs    map[string]*funcInfo
-	order    []*funcInfo
-	used     map[string]bool // global names (consts, tensors)
+	// fifoSpecs and fifoDir are each FIFO's slots, flag base and direction
+	// as its pipe initialisation gave them; frontFifo is the FIFO of each
+	// direction the frontend ops use.
+	fifoSpecs map[string]fifoSpec
+	fifoDir   map[string]int64
+	frontFifo map[int64]string
+	kernels   []*asm.Kernel
+	runs      []*asm.Run
+	funcs     map[string]*funcInfo
+	order     []*funcInfo
+	used      map[string]bool // global names (consts, tensors)
 }
 
 func newLowerer(name string, src []byte) *lowerer {
-	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{}}
+	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{},
+		fifoSpecs: map[string]fifoSpec{}, fifoDir: map[string]int64{}, frontFifo: map[int64]string{}}
 }
 
 func (l *lowerer) errf(sp asm.Span, format string, args ...any) {
@@ -297,6 +306,9 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		f.Decls = append(f.Decls, c)
 	}
 	for i, t := range l.tensors {
+		if t.fifoBuf && len(t.refs) == 0 {
+			continue // a FIFO's slot buffer: the fifo declaration is it
+		}
 		for _, d := range l.tensorDecls(t, i) {
 			f.Decls = append(f.Decls, d)
 		}
