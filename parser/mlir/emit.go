@@ -22,7 +22,7 @@ import (
 // fifos, scalar GM access, while loops, more than one kernel) is an error at
 // its source position naming it.
 func Emit(obj *asm.Object) (string, asm.ErrorList) {
-	e := &emitter{obj: obj}
+	e := &emitter{obj: obj, flags: map[*asm.TensorInfo]bool{}}
 	e.program()
 	if len(e.errs) > 0 {
 		return "", e.errs
@@ -31,7 +31,11 @@ func Emit(obj *asm.Object) (string, asm.ErrorList) {
 }
 
 type emitter struct {
-	obj  *asm.Object
+	obj *asm.Object
+	// flags are the GM tensors that stand for i1 kernel arguments
+	flags map[*asm.TensorInfo]bool
+	// multi: several kernels run one after another (no pto.entry)
+	multi bool
 	out  strings.Builder
 	errs asm.ErrorList
 }
@@ -63,37 +67,160 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 			}
 		}
 	}
-	var run *asm.Run
+	// The runs of one round: the launch's leading runs; what follows them
+	// must be the reader's rounds over i1 arguments (flagLaunch).
+	var runs []*asm.Run
 	for _, s := range l.Body {
 		r, ok := s.(*asm.Run)
-		if !ok || run != nil {
-			e.errf(s.NodeSpan(), "--to mlir: a launch with more than one run, resets or conditions has no PTOAS equivalent")
-			return nil
+		if !ok {
+			break
 		}
-		run = r
+		runs = append(runs, r)
 	}
-	if run == nil || len(run.Streams) != 1 {
+	if len(runs) == 0 || len(runs) < len(l.Body) && !e.flagLaunch(runs) {
 		sp := l.Span
-		if run != nil {
-			sp = run.Span
+		if len(runs) < len(l.Body) {
+			sp = l.Body[len(runs)].NodeSpan()
 		}
-		e.errf(sp, "--to mlir: only a run of one stream is printed")
+		e.errf(sp, "--to mlir: a launch with resets or conditions has no PTOAS equivalent, other than the rounds the reader makes of i1 arguments")
 		return nil
 	}
 	var ks []*asm.KernelInfo
 	kinds := map[string]int{}
-	for _, n := range run.Streams[0].Kernels {
-		k := e.obj.Kernel(n)
-		ks = append(ks, k)
-		kinds[k.Kind.String()]++
+	for _, run := range runs {
+		if len(run.Streams) != 1 {
+			e.errf(run.Span, "--to mlir: only runs of one stream are printed")
+			return nil
+		}
+		if s, s0 := run.Streams[0], runs[0].Streams[0]; (s.Blocks == nil) != (s0.Blocks == nil) || s.Blocks != nil && asm.ExprString(s.Blocks) != asm.ExprString(s0.Blocks) {
+			e.errf(run.Span, "--to mlir: runs with different block counts are not printed (the reader's runs share BLOCKS)")
+			return nil
+		}
+		for _, n := range run.Streams[0].Kernels {
+			k := e.obj.Kernel(n)
+			for _, o := range ks {
+				if o == k {
+					e.errf(run.Span, "--to mlir: a kernel run twice is not printed (the reader runs each function once)")
+					return nil
+				}
+			}
+			ks = append(ks, k)
+			kinds[k.Kind.String()]++
+		}
 	}
-	// The reader launches one cube and one vector kernel of a module
-	// together; any other set of kernels would come back as other runs.
-	if len(ks) > 1 && (len(ks) != 2 || kinds["aic"] != 1 || kinds["aiv"] != 1) {
-		e.errf(run.Span, "--to mlir: only one kernel, or one cube and one vector kernel, launched together are printed")
+	// The reader launches a module's first cube and first vector kernel
+	// together and every other kernel alone, in order; only launches that
+	// come back so are printed.
+	pair := len(runs[0].Streams[0].Kernels) == 2
+	switch {
+	case len(runs) == 1 && pair && kinds["aic"] == 1 && kinds["aiv"] == 1:
+	case len(runs) == 1 && len(ks) == 1:
+	case !pair && len(ks) == len(runs) && (kinds["aic"] == 0 || kinds["aiv"] == 0):
+		e.multi = true
+	default:
+		e.errf(runs[0].Span, "--to mlir: only runs of one kernel each (not cube and vector kernels apart), or one cube and one vector kernel launched together, are printed")
 		return nil
 	}
 	return ks
+}
+
+// flagLaunch recognises the launch the reader makes of i1 kernel arguments
+// (lowerer.boolRuns): a round of runs, then for each further combination of
+// the flags' values (boolCombos) the resets of the flags that change and the
+// round again. The flags are i32 [1] GM tensors only ever read by `ld` at
+// index 0; they print as i1 arguments, which the reader lays out the same
+// way.
+func (e *emitter) flagLaunch(round []*asm.Run) bool {
+	body := e.obj.Launch.Body
+	reset := map[string]bool{}
+	for _, s := range body {
+		if r, ok := s.(*asm.Reset); ok {
+			reset[r.Target.Name] = true
+		}
+	}
+	var flags []*asm.TensorInfo
+	for _, t := range e.obj.Tensors {
+		if reset[t.Name] {
+			if t.Class != asm.TensorGM || t.DType.String() != "i32" || len(t.Shape) != 1 || t.Shape[0] != 1 {
+				return false
+			}
+			flags = append(flags, t)
+		}
+	}
+	if len(flags) == 0 || len(flags) != len(reset) || !e.onlyLoaded(flags) {
+		return false
+	}
+	i, prev := len(round), uint(0)
+	next := func() asm.LaunchStmt {
+		if i >= len(body) {
+			return nil
+		}
+		i++
+		return body[i-1]
+	}
+	for _, c := range boolCombos(len(flags))[1:] {
+		for b, t := range flags {
+			if (c^prev)>>b&1 == 0 {
+				continue
+			}
+			r, ok := next().(*asm.Reset)
+			if !ok || r.Target.Name != t.Name || len(r.Target.Index) != 0 || r.Init.Kind != "fill" {
+				return false
+			}
+			if n, ok := r.Init.X.(*asm.Num); !ok || n.IsFloat || n.Int != int64(c>>b&1) {
+				return false
+			}
+		}
+		for _, want := range round {
+			if r, ok := next().(*asm.Run); !ok || !sameRun(r, want) {
+				return false
+			}
+		}
+		prev = c
+	}
+	if i != len(body) {
+		return false
+	}
+	for _, t := range flags {
+		e.flags[t] = true
+	}
+	return true
+}
+
+// sameRun says two runs start the same streams.
+func sameRun(a, b *asm.Run) bool {
+	if a.Name != b.Name || len(a.Streams) != len(b.Streams) {
+		return false
+	}
+	for i, s := range a.Streams {
+		t := b.Streams[i]
+		if strings.Join(s.Kernels, "+") != strings.Join(t.Kernels, "+") || (s.Blocks == nil) != (t.Blocks == nil) ||
+			s.Blocks != nil && asm.ExprString(s.Blocks) != asm.ExprString(t.Blocks) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyLoaded says every access to the tensors is an `ld` of element 0.
+func (e *emitter) onlyLoaded(ts []*asm.TensorInfo) bool {
+	is := map[*asm.TensorInfo]bool{}
+	for _, t := range ts {
+		is[t] = true
+	}
+	for _, k := range e.obj.Kernels {
+		for _, op := range k.Ops {
+			for j, a := range op.Args {
+				if a.Kind != asm.ArgGM || !is[a.GM] {
+					continue
+				}
+				if op.Info.Name != "ld" || j != 1 || a.HasRank || len(a.Idx) != 1 || !a.Idx[0].Const || a.Idx[0].Val != 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func (e *emitter) program() {
@@ -111,6 +238,9 @@ func (e *emitter) program() {
 				continue
 			}
 			fifos = append(fifos, t)
+			continue
+		}
+		if e.flags[t] {
 			continue
 		}
 		if t.Class != asm.TensorGM {
@@ -133,6 +263,11 @@ func (e *emitter) program() {
 		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
 		args = append(args, "%"+t.Name)
 		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
+	}
+	for _, t := range e.obj.Tensors {
+		if e.flags[t] {
+			params, args, types = append(params, fmt.Sprintf("%%%s: i1", t.Name)), append(args, "%"+t.Name), append(types, "i1")
+		}
 	}
 	var funcs []string
 	for _, k := range ks {
@@ -171,7 +306,7 @@ func (e *emitter) program() {
 	for _, fn := range funcs {
 		e.out.WriteString(fn)
 	}
-	if len(ks) > 1 {
+	if len(ks) > 1 && !e.multi {
 		// The host's entry launches both kernels on the same tensors (the
 		// reader binds the callees' arguments to the entry's).
 		fmt.Fprintf(&e.out, "  func.func @%s_entry(%s) attributes {pto.entry} {\n", ks[0].Name, strings.Join(params, ", "))
@@ -269,21 +404,38 @@ func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
 
 func elemType(t *asm.TileInfo) string { return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols) }
 
+// How a tile array's elements lie in the one parent tile printed for it.
+const (
+	byRows = iota // whole rows, S rows apart (row-major, unboxed or whole boxes)
+	byCols        // whole columns, S columns apart (column-major, plain or nz)
+	byGrid        // row-major unboxed elements S elements apart, anywhere in a row
+)
+
 // arrayGeometry says how a tile array is printed: one parent tile holding
-// its elements, stacked by rows (row-major, unboxed: whole rows are
-// contiguous) or by columns (column-major, plain or nz: whole columns are),
-// S rows or columns apart. ok is false for other arrays.
-func arrayGeometry(t *asm.TileInfo) (byCols bool, s int64, parent [2]int, ok bool) {
+// its elements, stacked by rows or columns, or (a row-major unboxed array
+// whose elements are a multiple of 32 bytes apart, as the reader makes of a
+// subset at a computed column) on the parent's 32-byte grid, each element a
+// subset of its valid shape at the row and column its offset falls on. ok is
+// false for other arrays.
+func arrayGeometry(t *asm.TileInfo) (mode int, s int64, parent [2]int, ok bool) {
 	step := t.Addr[1] - t.Addr[0]
 	for i, a := range t.Addr {
 		if a != t.Addr[0]+int64(i)*step {
-			return false, 0, parent, false
+			return 0, 0, parent, false
 		}
 	}
-	if t.VRows != t.Rows || t.VCols != t.Cols {
-		return false, 0, parent, false
-	}
 	es := int64(t.DType.Size())
+	grid := func() (int, int64, [2]int, bool) {
+		if t.BLayout == "row" && t.SLayout == "none" && step > 0 && step%32 == 0 {
+			s = step / es
+			n := int64(t.Count-1)*s + int64(t.Rows*t.Cols)
+			return byGrid, s, [2]int{int((n + int64(t.Cols) - 1) / int64(t.Cols)), t.Cols}, true
+		}
+		return 0, 0, parent, false
+	}
+	if t.VRows != t.Rows || t.VCols != t.Cols {
+		return grid()
+	}
 	// Boxed tiles: only whole fractal boxes are contiguous.
 	bh, bw := int64(1), int64(1)
 	switch t.SLayout {
@@ -295,12 +447,12 @@ func arrayGeometry(t *asm.TileInfo) (byCols bool, s int64, parent [2]int, ok boo
 	switch {
 	case t.BLayout == "row" && int64(t.Rows)%bh == 0 && step%(int64(t.Cols)*es) == 0:
 		s = step / (int64(t.Cols) * es)
-		return false, s, [2]int{int(int64(t.Count-1)*s) + t.Rows, t.Cols}, true
+		return byRows, s, [2]int{int(int64(t.Count-1)*s) + t.Rows, t.Cols}, true
 	case t.BLayout == "col" && int64(t.Cols)%bw == 0 && step%(int64(t.Rows)*es) == 0:
 		s = step / (int64(t.Rows) * es)
-		return true, s, [2]int{t.Rows, int(int64(t.Count-1)*s) + t.Cols}, true
+		return byCols, s, [2]int{t.Rows, int(int64(t.Count-1)*s) + t.Cols}, true
 	}
-	return false, 0, parent, false
+	return grid()
 }
 
 // fifoDir is a FIFO's direction as PTOAS's dir_mask says it: 1 when a
@@ -358,7 +510,7 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 			// which the reader lowers back to an array of aliases.
 			_, _, pr, ok := arrayGeometry(t)
 			if !ok {
-				f.errf(sp, "--to mlir: tile array %%%s: only evenly spaced arrays of whole row-major rows or column-major columns, without a valid shape, are printed (as pto.subset of one tile)", t.Name)
+				f.errf(sp, "--to mlir: tile array %%%s: only evenly spaced arrays of whole row-major rows or column-major columns, or of row-major unboxed tiles 32-byte multiples apart, are printed (as pto.subset of one tile)", t.Name)
 				return
 			}
 			typ = tileType(t, pr[0], pr[1], pr[0], pr[1])
@@ -829,7 +981,7 @@ func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 	if !t.IsArray || t.Count < 2 {
 		return f.tiles[t], elemType(t) // an array of one is its one tile
 	}
-	byCols, s, pr, _ := arrayGeometry(t)
+	mode, s, pr, _ := arrayGeometry(t)
 	off := f.cexpr(a.TileIdx, a.Span)
 	if s != 1 {
 		x := f.fresh("x")
@@ -837,11 +989,19 @@ func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 		off = x
 	}
 	r, c := off, f.constant(0, "index")
-	if byCols {
+	sizes := [2]int{t.Rows, t.Cols}
+	switch mode {
+	case byCols:
 		r, c = c, off
+	case byGrid:
+		// the element offset's row and column in the parent
+		r, c = f.fresh("x"), f.fresh("x")
+		f.line("%s = arith.divsi %s, %s : index", r, off, f.constant(int64(t.Cols), "index"))
+		f.line("%s = arith.remsi %s, %s : index", c, off, f.constant(int64(t.Cols), "index"))
+		sizes = [2]int{t.VRows, t.VCols}
 	}
 	v := f.fresh("e")
-	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, t.Rows, t.Cols, tileType(t, pr[0], pr[1], pr[0], pr[1]))
+	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, sizes[0], sizes[1], tileType(t, pr[0], pr[1], pr[0], pr[1]))
 	return v, elemType(t)
 }
 
@@ -940,6 +1100,12 @@ func (f *fnEmitter) op(op *asm.COp) {
 			f.line("pto.%s_dyn[<PIPE_%s>, <PIPE_%s>, %s]", name, p1, p2, f.cexpr(ev, sp))
 		}
 		return
+	case "ld":
+		if a := op.Args[1]; a.Kind == asm.ArgGM && f.flags[a.GM] {
+			// an i1 argument, read as the reader reads it: 0 or 1
+			f.regs[op.Args[0].Slot] = f.toIndex("%" + a.GM.Name)
+			return
+		}
 	case "tpush", "tpop":
 		fifo, tile := op.Args[0], op.Args[1]
 		if name == "tpop" {

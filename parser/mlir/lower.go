@@ -395,13 +395,7 @@ func (l *lowerer) boolRuns(runs []asm.LaunchStmt) []asm.LaunchStmt {
 	if n == 0 || len(runs) == 0 {
 		return runs
 	}
-	combos := []uint{0, 1<<n - 1}
-	if n <= maxBoolArgs {
-		combos = combos[:0]
-		for c := uint(0); c < 1<<n; c++ {
-			combos = append(combos, c)
-		}
-	}
+	combos := boolCombos(n)
 	out := append([]asm.LaunchStmt{}, runs...)
 	prev := uint(0)
 	for _, c := range combos[1:] {
@@ -420,6 +414,20 @@ func (l *lowerer) boolRuns(runs []asm.LaunchStmt) []asm.LaunchStmt {
 		prev = c
 	}
 	return out
+}
+
+// boolCombos are the values of n flags the launch runs, in order (bit i is
+// flag i): every combination up to maxBoolArgs flags, else all-false and
+// all-true.
+func boolCombos(n int) []uint {
+	if n > maxBoolArgs {
+		return []uint{0, 1<<n - 1}
+	}
+	var combos []uint
+	for c := uint(0); c < 1<<n; c++ {
+		combos = append(combos, c)
+	}
+	return combos
 }
 
 func runsAsStmts(rs []*asm.Run) []asm.LaunchStmt {
