@@ -36,8 +36,8 @@ type emitter struct {
 	flags map[*asm.TensorInfo]bool
 	// multi: several kernels run one after another (no pto.entry)
 	multi bool
-	out  strings.Builder
-	errs asm.ErrorList
+	out   strings.Builder
+	errs  asm.ErrorList
 }
 
 func (e *emitter) errf(sp asm.Span, format string, args ...any) {

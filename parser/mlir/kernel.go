@@ -96,6 +96,9 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 			}
 			k.l.constant(n, num(a.Span, def), a.Span)
 			k.vals[a.Name] = &val{kind: vScalar, x: &asm.Name{Span: a.Span, Name: n}, static: true, known: true, v: def}
+			if def == 0 {
+				k.l.offsetArgs[n] = true
+			}
 		default:
 			k.vals[a.Name] = &val{}
 		}
@@ -206,14 +209,20 @@ func isRowMajor(shape, strides []*val) bool {
 		return false
 	}
 	want := int64(1)
+	dense := lit(asm.Span{}, 1)
 	for i := len(shape) - 1; i >= 0; i-- {
-		if !strides[i].known || strides[i].v != want {
+		// A stride a kernel argument gives is the launch's, whatever its
+		// default: unless it is the product of the inner dimensions as
+		// written (shape [%n, %n], strides [%n, 1] is dense for every n),
+		// the view is strided (views.go keeps the expression).
+		if !strides[i].known || strides[i].v != want || symbolic(strides[i]) && asm.ExprString(strides[i].x) != asm.ExprString(dense.x) {
 			return false
 		}
 		if !shape[i].known {
 			return i == 0
 		}
 		want *= shape[i].v
+		dense = mulVal(dense, shape[i])
 	}
 	return true
 }

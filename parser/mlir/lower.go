@@ -198,19 +198,23 @@ type lowerer struct {
 	// fifoSpecs and fifoDir are each FIFO's slots, flag base and direction
 	// as its pipe initialisation gave them; frontFifo is the FIFO of each
 	// direction the frontend ops use.
-	fifoSpecs map[string]fifoSpec
-	fifoDir   map[string]int64
-	frontFifo map[int64]string
-	kernels   []*asm.Kernel
-	runs      []*asm.Run
-	funcs     map[string]*funcInfo
-	order     []*funcInfo
-	used      map[string]bool // global names (consts, tensors)
+	// offsetArgs are the integer arguments whose default is 0 (they flow
+	// into no size); one that first serves as a view's stride defaults to
+	// the dense stride instead (kctx.strideDefaults)
+	offsetArgs map[string]bool
+	fifoSpecs  map[string]fifoSpec
+	fifoDir    map[string]int64
+	frontFifo  map[int64]string
+	kernels    []*asm.Kernel
+	runs       []*asm.Run
+	funcs      map[string]*funcInfo
+	order      []*funcInfo
+	used       map[string]bool // global names (consts, tensors)
 }
 
 func newLowerer(name string, src []byte) *lowerer {
 	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{},
-		fifoSpecs: map[string]fifoSpec{}, fifoDir: map[string]int64{}, frontFifo: map[int64]string{}}
+		fifoSpecs: map[string]fifoSpec{}, offsetArgs: map[string]bool{}, fifoDir: map[string]int64{}, frontFifo: map[int64]string{}}
 }
 
 func (l *lowerer) errf(sp asm.Span, format string, args ...any) {

@@ -910,6 +910,7 @@ func (k *kctx) makeView(op *Op) {
 			}
 		}
 	}
+	k.strideDefaults(shape, strides, layout)
 	vw := &viewVal{tensor: p.view.tensor, lin: p.view.lin, layout: layout}
 	zero := lit(op.Span, 0)
 	for range shape {
@@ -923,6 +924,39 @@ func (k *kctx) makeView(op *Op) {
 		k.shapeTensor(vw.tensor, vw, shape, strides, layout)
 	}
 	k.define(op, &val{kind: vView, view: vw})
+}
+
+// strideDefaults gives an integer argument that is a view's stride, and
+// would default to 0 (no size uses it), the stride a dense view of that
+// shape has: a stride of 0 folds every row onto the first. The argument stays
+// a constant, so -D gives the launch's value, and the view keeps it
+// symbolically (views.go).
+func (k *kctx) strideDefaults(shape, strides []*val, layout string) {
+	for d, st := range strides {
+		nm, ok := st.x.(*asm.Name)
+		if !ok || !k.l.offsetArgs[nm.Name] {
+			continue
+		}
+		dense, ok := int64(1), true
+		lo, hi := d+1, len(shape)
+		if layout == "dn" && len(shape) == 2 {
+			lo, hi = 0, d // column-major: the columns are the rows' length apart
+		}
+		for _, z := range shape[lo:hi] {
+			ok = ok && z.known && z.v > 0
+			dense *= max(z.v, 1)
+		}
+		if !ok || dense <= 1 {
+			continue
+		}
+		delete(k.l.offsetArgs, nm.Name)
+		for _, c := range k.l.consts {
+			if c.Name == nm.Name {
+				c.Val = num(c.Span, dense)
+			}
+		}
+		st.v = dense
+	}
 }
 
 func (k *kctx) valList(ts []Tok) []*val {
