@@ -30,6 +30,9 @@ type kctx struct {
 	live   *live
 	cur    *Op
 	placed []placed
+	// reuseAll: the memories whose automatic buffers do not all fit, so
+	// every one is placed by liveness (overCapacity)
+	reuseAll map[asm.Space]bool
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -39,6 +42,7 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	k.out = &kd.Body
 	k.manualReserve = manualReserve(fi.body)
 	k.live = liveness(fi.body)
+	k.reuseAll = overCapacity(fi.body)
 	k.bindArgs(fi)
 	k.region(fi.body)
 	l.kernels = append(l.kernels, kd)

@@ -27,35 +27,13 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		k.errf(sp, "tile location %s is not supported", ti.loc)
 		return &val{}
 	}
-	rows, cols := int64(1), int64(1)
-	switch {
-	case len(ti.dims) == 1:
-		cols = ti.dims[0]
-	case len(ti.dims) >= 2:
-		for _, d := range ti.dims[:len(ti.dims)-1] {
-			rows *= d
-		}
-		cols = ti.dims[len(ti.dims)-1]
-	}
+	rows, cols, padCols := tileShape(ti, dt)
 	if rows <= 0 || cols <= 0 {
 		k.errf(sp, "tile shape must be static")
 		return &val{}
 	}
-	// An unboxed tile moves in 32-byte rows (columns when col-major); PTOAS
-	// accepts narrower ones (16 × i8, 8 × 1 u8). They become row-major with
-	// the row padded to 32 bytes and the real shape as the valid shape, which
-	// covers at least the bytes the tile really has.
-	padCols := int64(0)
-	if unboxed := ti.sl == "" || ti.sl == "none_box" || ti.sl == "none"; unboxed && len(ti.dims) == 2 {
-		es := int64(dtypeSize(dt))
-		major := cols
-		if ti.bl == "col_major" {
-			major = rows
-		}
-		if major*es%32 != 0 {
-			ti.bl = ""
-			padCols = alignUp(cols*es, 32) / es
-		}
+	if padCols > 0 {
+		ti.bl = ""
 	}
 	name := sanitize(hint)
 	for k.tiles[name] {
@@ -125,7 +103,12 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		}
 	default:
 		a := alignUp(k.next[space], asm.SpaceAlign(space))
-		if a+bytes > asm.SpaceCapacity(space) {
+		if r, ok := k.reuse(space, bytes); ok && k.reuseAll[space] {
+			// The function's buffers of this space do not all fit:
+			// PlanMemory places every one of them by liveness, first fit
+			// from address 0 (liveness.go).
+			a = r
+		} else if a+bytes > asm.SpaceCapacity(space) {
 			// Past the end: reuse the space of buffers dead by now, as
 			// PTOAS's PlanMemory does (liveness.go). Only when nothing
 			// fits does the placement wrap to 0 and alias (documented).
@@ -150,6 +133,36 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
+
+// tileShape is a tile type's rows and columns (a rank > 2 shape folds into
+// rows), and padCols > 0 when the tile is padded: an unboxed tile moves in
+// 32-byte rows (columns when col-major); PTOAS accepts narrower ones (16 ×
+// i8, 8 × 1 u8). They become row-major with the row padded to 32 bytes and
+// the real shape as the valid shape, which covers at least the bytes the
+// tile really has.
+func tileShape(ti typeInfo, dt string) (rows, cols, padCols int64) {
+	rows, cols = 1, 1
+	switch {
+	case len(ti.dims) == 1:
+		cols = ti.dims[0]
+	case len(ti.dims) >= 2:
+		for _, d := range ti.dims[:len(ti.dims)-1] {
+			rows *= d
+		}
+		cols = ti.dims[len(ti.dims)-1]
+	}
+	if unboxed := ti.sl == "" || ti.sl == "none_box" || ti.sl == "none"; unboxed && len(ti.dims) == 2 {
+		es := int64(dtypeSize(dt))
+		major := cols
+		if ti.bl == "col_major" {
+			major = rows
+		}
+		if major*es%32 != 0 {
+			padCols = alignUp(cols*es, 32) / es
+		}
+	}
+	return rows, cols, padCols
+}
 
 func dtypeSize(dt string) int {
 	d, ok := asm.ParseDType(dt)
