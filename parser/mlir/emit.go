@@ -15,12 +15,13 @@ import (
 // It prints only constructs this package reads back and PTOAS's op table
 // has (include/PTO/IR/PTOOps.td at a56b18c3: make_tensor_view,
 // partition_view, alloc_tile with addr, subset, the DPS tile ops,
-// set_flag/wait_flag[_dyn], barrier, get_block_idx/num), plus func, arith and
-// scf. It works from the Object, not the syntax tree, so constants are
-// evaluated (-D applies) and tiles sit at the addresses the assembler chose.
-// A construct PTOAS has no equivalent for (several ranks, signals, windows,
-// fifos, scalar GM access, while loops, more than one kernel) is an error at
-// its source position naming it.
+// set_flag/wait_flag[_dyn], barrier, get_block_idx/num,
+// initialize_l2g2l_pipe with tpush/tpop), plus func, arith and scf (while
+// loops as scf.while). It works from the Object, not the syntax tree, so
+// constants are evaluated (-D applies) and tiles sit at the addresses the
+// assembler chose. A construct PTOAS has no equivalent for (several ranks,
+// signals, windows, syncall, dsb) or that is not printed yet (scalar GM
+// access, rank > 2 or nz GM) is an error at its source position naming it.
 func Emit(obj *asm.Object) (string, asm.ErrorList) {
 	e := &emitter{obj: obj, flags: map[*asm.TensorInfo]bool{}}
 	e.program()
