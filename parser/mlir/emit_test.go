@@ -338,15 +338,7 @@ launch ranks=1 {
     run k blocks=1
 }
 `
-	fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
-		ReadFile: func(string) ([]byte, error) { return []byte(src), nil }}
-	o, errs := asm.Assemble(fe, "w.pto", nil)
-	if o == nil || errs.HasErrors() {
-		t.Fatal(errs)
-	}
-	if why := roundTrip(t, "w.pto", o, false); why != "" {
-		t.Fatal(why)
-	}
+	o := roundTripSource(t, "w.pto", src)
 	// The trace must hold the loads of three iterations and the one after.
 	if n := strings.Count(stream(t, "w.pto", o), "tload"); n != 4 {
 		t.Fatalf("the program ran %d tloads, want 4", n)
@@ -383,15 +375,7 @@ launch ranks=1 {
     run c + v blocks=1
 }
 `
-	fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
-		ReadFile: func(string) ([]byte, error) { return []byte(src), nil }}
-	o, errs := asm.Assemble(fe, "f.pto", nil)
-	if o == nil || errs.HasErrors() {
-		t.Fatal(errs)
-	}
-	if why := roundTrip(t, "f.pto", o, false); why != "" {
-		t.Fatal(why)
-	}
+	o := roundTripSource(t, "f.pto", src)
 	back, m, err := translate("f.pto", o)
 	if err != nil {
 		t.Fatal(err)
@@ -441,4 +425,19 @@ func TestRoundTripTestdata(t *testing.T) {
 			t.Errorf("%s: %s", path, why)
 		}
 	}
+}
+
+// roundTripSource assembles a PTO-AS program and holds it to the round trip.
+func roundTripSource(t *testing.T, name, src string) *asm.Object {
+	t.Helper()
+	fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
+		ReadFile: func(string) ([]byte, error) { return []byte(src), nil }}
+	o, errs := asm.Assemble(fe, name, nil)
+	if o == nil || errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	if why := roundTrip(t, name, o, false); why != "" {
+		t.Fatal(why)
+	}
+	return o
 }
