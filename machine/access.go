@@ -62,62 +62,90 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 			r := int(e.argRank[i])
 			base := m.ranks[r].gm[a.GM.Index].base
 			esz := int64(a.GM.DType.Size())
-			runs, n, pitch := gmRuns(a, int64(e.winR[i]), int64(e.winC[i]))
+			ps, np := gmPieces(a, int64(e.winR[i]), int64(e.winC[i]))
+			pieces := ps[:np]
 			atomic := e.atomic && acc&asm.AccWrite != 0
 			lo := base + a.Off
 			if acc == asm.AccRead && m.readOnly[a.GM.Index] {
-				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + max((runs-1)*pitch+n, esz),
+				hi := lo + esz
+				for _, p := range pieces {
+					hi = max(hi, lo+p.off+(p.runs-1)*p.pitch+p.n)
+				}
+				out = append(out, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: hi,
 					Tensor: a.GM, ReadOnly: true})
 				continue
 			}
-			// One range when the runs are contiguous, else one strided
-			// access: rows of an ND window narrower than the tensor,
-			// columns of a DN window shorter than the tensor's columns.
-			x := Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: lo, Hi: lo + max(n, esz), Tensor: a.GM, Rows: runs, Pitch: pitch}
-			if runs <= 1 || pitch == n {
-				x.Hi, x.Rows, x.Pitch = lo+max((runs-1)*pitch+n, esz), 0, 0
-			}
-			if acc&asm.AccRead != 0 && !atomic {
-				out = append(out, x)
-			}
-			if acc&asm.AccWrite != 0 {
-				x.Write, x.Atomic = true, atomic
-				out = append(out, x)
+			for _, p := range pieces {
+				// One range when the runs are contiguous, else one strided
+				// access: rows of an ND window narrower than the tensor,
+				// columns of a DN window shorter than the tensor's columns.
+				plo := lo + p.off
+				x := Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: plo, Hi: plo + max(p.n, esz), Tensor: a.GM, Rows: p.runs, Pitch: p.pitch}
+				if p.runs <= 1 || p.pitch == p.n {
+					x.Hi, x.Rows, x.Pitch = plo+max((p.runs-1)*p.pitch+p.n, esz), 0, 0
+				}
+				if acc&asm.AccRead != 0 && !atomic {
+					out = append(out, x)
+				}
+				if acc&asm.AccWrite != 0 {
+					x.Write, x.Atomic = true, atomic
+					out = append(out, x)
+				}
 			}
 		}
 	}
 	return out
 }
 
-// gmRuns is how a rows×cols window of GM operand a lies in memory: runs
-// contiguous runs of n bytes, pitch bytes apart. An ND window is a run per
-// row, the tensor's row stride apart; a DN (column-major) window is a run
-// per column, rows elements long, the matrix's column length apart (the
-// layout memory.GMLayout gives the machine's data path); an NZ window that
-// starts on a column block's first column is a run per column block. Other
-// NZ windows are one range of their element count from the first element.
-func gmRuns(a *Operand, rows, cols int64) (runs, n, pitch int64) {
+// gmPiece is part of a GM window: runs contiguous runs of n bytes, pitch
+// bytes apart, from off bytes past the window's first element.
+type gmPiece struct{ off, runs, n, pitch int64 }
+
+// gmPieces is how a rows×cols window of GM operand a lies in memory. An ND
+// window is a run per row, the tensor's row stride apart; a DN
+// (column-major) window is a run per column, rows elements long, the
+// matrix's column length apart (the layout memory.GMLayout gives the
+// machine's data path). An NZ matrix holds each column block (a box's width
+// of columns) as its rows one box row after another, the blocks one after
+// another (memory.Layout2D's NZ offsets): a window is the part of its first
+// block it covers (a row of it per box row, when it starts inside the
+// block), then its whole blocks (a run of rows box rows per block, a block
+// apart), then the part of its last block.
+func gmPieces(a *Operand, rows, cols int64) (ps [3]gmPiece, n int) {
 	esz := int64(a.GM.DType.Size())
 	switch a.GM.Layout {
 	case asm.LayoutND:
-		return rows, cols * esz, a.RowStride
+		ps[0] = gmPiece{0, rows, cols * esz, a.RowStride}
+		return ps, 1
 	case asm.LayoutDN:
 		l := memory.GMLayout(a.GM)
-		return cols, rows * esz, int64(l.Rows) * esz
+		ps[0] = gmPiece{0, cols, rows * esz, int64(l.Rows) * esz}
+		return ps, 1
 	case asm.LayoutNZ:
-		// A column block of an NZ matrix (a box's width of columns) holds
-		// its rows one box row after another, so a window that starts on
-		// a block's first column is a run per block: rows box rows long,
-		// a whole column block apart (memory.Layout2D's NZ offsets).
 		l := memory.GMLayout(a.GM)
 		br, bc := l.Box()
 		unit := int64(bc) * esz
-		if unit > 0 && a.Off%unit == 0 {
-			block := int64((l.Rows+br-1)/br*br) * unit
-			return (cols + int64(bc) - 1) / int64(bc), rows * unit, block
+		if unit <= 0 || esz <= 0 {
+			break
 		}
+		block := int64((l.Rows+br-1)/br*br) * unit
+		off, rem := int64(0), cols
+		if p := a.Off % unit / esz; p != 0 {
+			w := min(int64(bc)-p, rem)
+			ps[n], n = gmPiece{0, rows, w * esz, unit}, n+1
+			off, rem = block-p*esz, rem-w
+		}
+		if full := rem / int64(bc); full > 0 {
+			ps[n], n = gmPiece{off, full, rows * unit, block}, n+1
+			off, rem = off+full*block, rem-full*int64(bc)
+		}
+		if rem > 0 {
+			ps[n], n = gmPiece{off, rows, rem * esz, unit}, n+1
+		}
+		return ps, n
 	}
-	return 1, rows * cols * esz, 0
+	ps[0] = gmPiece{0, 1, rows * cols * esz, 0}
+	return ps, 1
 }
 
 // elemOf is the element of t's array that sits at off, the address the

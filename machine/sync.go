@@ -586,7 +586,6 @@ func (c *core) hideRemote(e *entry) bool {
 		}
 		a := &e.args[i]
 		esz := int64(a.GM.DType.Size())
-		runs, n, pitch := gmRuns(a, int64(e.winR[i]), int64(e.winC[i]))
 		add := func(off, n int64) {
 			if n <= 0 || off < 0 || off+n > a.Buf.Size() {
 				return
@@ -600,12 +599,15 @@ func (c *core) hideRemote(e *entry) bool {
 			ps.old = append(ps.old[:0], a.Buf.Data[off:off+n]...)
 			ps.oldPsn = poisonIn(a.Buf, off, n, ps.oldPsn[:0])
 		}
-		if runs <= 1 || pitch == n {
-			add(a.Off, max((runs-1)*pitch+n, esz))
-			continue
-		}
-		for r := int64(0); r < runs; r++ {
-			add(a.Off+r*pitch, n)
+		ps, np := gmPieces(a, int64(e.winR[i]), int64(e.winC[i]))
+		for _, p := range ps[:np] {
+			if p.runs <= 1 || p.pitch == p.n {
+				add(a.Off+p.off, max((p.runs-1)*p.pitch+p.n, esz))
+				continue
+			}
+			for r := int64(0); r < p.runs; r++ {
+				add(a.Off+p.off+r*p.pitch, p.n)
+			}
 		}
 	}
 	return len(c.visNew) > 0

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -398,4 +399,62 @@ func BenchmarkParseLower(b *testing.B) {
 	for b.Loop() {
 		ParseFileWith(name, src, Options{Arch: "a3"})
 	}
+}
+
+var (
+	checkConst = regexp.MustCompile(`CHECK(?:-DAG)?:\s*%(?:\[\[)?(\w+?)(?::\.\*\]\])?\s*=\s*arith\.constant\s+(\d+)\s*:\s*i64`)
+	checkCast  = regexp.MustCompile(`CHECK(?:-DAG)?:.*pto\.pointer_cast\(%(?:\[\[)?(\w+?)(?:\]\])?\)`)
+)
+
+// TestPlanMemoryCorpus holds automatic placement to PTOAS's PlanMemory where
+// the corpus's plan_memory tests give addresses: each FileCheck line
+// `pto.pointer_cast(%cN)` names a buffer PlanMemory put at N, so the lowered
+// kernel must have at least as many tiles at N as the CHECK lines name.
+func TestPlanMemoryCorpus(t *testing.T) {
+	files := corpusFiles(t)
+	checked := 0
+	for _, rel := range files {
+		if !strings.Contains(rel, "plan_memory_") {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(corpusDir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		consts := map[string]int64{}
+		for _, m := range checkConst.FindAllStringSubmatch(string(src), -1) {
+			v, _ := strconv.ParseInt(m[2], 10, 64)
+			consts[m[1]] = v
+		}
+		want := map[int64]int{}
+		for _, m := range checkCast.FindAllStringSubmatch(string(src), -1) {
+			if v, ok := consts[m[1]]; ok {
+				want[v]++
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		o, errs := assembleFile(rel, src)
+		if o == nil || errs.HasErrors() {
+			t.Errorf("%s: %v", rel, errs)
+			continue
+		}
+		got := map[int64]int{}
+		for _, k := range o.Kernels {
+			for _, ti := range k.Tiles {
+				if ti.IsArray || ti.Space != asm.UB {
+					continue
+				}
+				got[ti.Addr[0]]++
+			}
+		}
+		checked++
+		for a, n := range want {
+			if got[a] < n {
+				t.Errorf("%s: PlanMemory puts %d buffer(s) at %d (its CHECK lines); the lowering puts %d there (all: %v)", rel, n, a, got[a], got)
+			}
+		}
+	}
+	t.Logf("%d plan_memory files with addresses in their CHECK lines", checked)
 }

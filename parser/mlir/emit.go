@@ -15,14 +15,15 @@ import (
 // It prints only constructs this package reads back and PTOAS's op table
 // has (include/PTO/IR/PTOOps.td at a56b18c3: make_tensor_view,
 // partition_view, alloc_tile with addr, subset, the DPS tile ops,
-// set_flag/wait_flag[_dyn], barrier, get_block_idx/num), plus func, arith and
-// scf. It works from the Object, not the syntax tree, so constants are
-// evaluated (-D applies) and tiles sit at the addresses the assembler chose.
-// A construct PTOAS has no equivalent for (several ranks, signals, windows,
-// fifos, scalar GM access, while loops, more than one kernel) is an error at
-// its source position naming it.
+// set_flag/wait_flag[_dyn], barrier, get_block_idx/num,
+// initialize_l2g2l_pipe with tpush/tpop), plus func, arith and scf (while
+// loops as scf.while). It works from the Object, not the syntax tree, so
+// constants are evaluated (-D applies) and tiles sit at the addresses the
+// assembler chose. A construct PTOAS has no equivalent for (several ranks,
+// signals, windows, syncall, dsb) or that is not printed yet (scalar GM
+// access, rank > 2 or nz GM) is an error at its source position naming it.
 func Emit(obj *asm.Object) (string, asm.ErrorList) {
-	e := &emitter{obj: obj}
+	e := &emitter{obj: obj, flags: map[*asm.TensorInfo]bool{}}
 	e.program()
 	if len(e.errs) > 0 {
 		return "", e.errs
@@ -31,9 +32,13 @@ func Emit(obj *asm.Object) (string, asm.ErrorList) {
 }
 
 type emitter struct {
-	obj  *asm.Object
-	out  strings.Builder
-	errs asm.ErrorList
+	obj *asm.Object
+	// flags are the GM tensors that stand for i1 kernel arguments
+	flags map[*asm.TensorInfo]bool
+	// multi: several kernels run one after another (no pto.entry)
+	multi bool
+	out   strings.Builder
+	errs  asm.ErrorList
 }
 
 func (e *emitter) errf(sp asm.Span, format string, args ...any) {
@@ -63,37 +68,160 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 			}
 		}
 	}
-	var run *asm.Run
+	// The runs of one round: the launch's leading runs; what follows them
+	// must be the reader's rounds over i1 arguments (flagLaunch).
+	var runs []*asm.Run
 	for _, s := range l.Body {
 		r, ok := s.(*asm.Run)
-		if !ok || run != nil {
-			e.errf(s.NodeSpan(), "--to mlir: a launch with more than one run, resets or conditions has no PTOAS equivalent")
-			return nil
+		if !ok {
+			break
 		}
-		run = r
+		runs = append(runs, r)
 	}
-	if run == nil || len(run.Streams) != 1 {
+	if len(runs) == 0 || len(runs) < len(l.Body) && !e.flagLaunch(runs) {
 		sp := l.Span
-		if run != nil {
-			sp = run.Span
+		if len(runs) < len(l.Body) {
+			sp = l.Body[len(runs)].NodeSpan()
 		}
-		e.errf(sp, "--to mlir: only a run of one stream is printed")
+		e.errf(sp, "--to mlir: a launch with resets or conditions has no PTOAS equivalent, other than the rounds the reader makes of i1 arguments")
 		return nil
 	}
 	var ks []*asm.KernelInfo
 	kinds := map[string]int{}
-	for _, n := range run.Streams[0].Kernels {
-		k := e.obj.Kernel(n)
-		ks = append(ks, k)
-		kinds[k.Kind.String()]++
+	for _, run := range runs {
+		if len(run.Streams) != 1 {
+			e.errf(run.Span, "--to mlir: only runs of one stream are printed")
+			return nil
+		}
+		if s, s0 := run.Streams[0], runs[0].Streams[0]; (s.Blocks == nil) != (s0.Blocks == nil) || s.Blocks != nil && asm.ExprString(s.Blocks) != asm.ExprString(s0.Blocks) {
+			e.errf(run.Span, "--to mlir: runs with different block counts are not printed (the reader's runs share BLOCKS)")
+			return nil
+		}
+		for _, n := range run.Streams[0].Kernels {
+			k := e.obj.Kernel(n)
+			for _, o := range ks {
+				if o == k {
+					e.errf(run.Span, "--to mlir: a kernel run twice is not printed (the reader runs each function once)")
+					return nil
+				}
+			}
+			ks = append(ks, k)
+			kinds[k.Kind.String()]++
+		}
 	}
-	// The reader launches one cube and one vector kernel of a module
-	// together; any other set of kernels would come back as other runs.
-	if len(ks) > 1 && (len(ks) != 2 || kinds["aic"] != 1 || kinds["aiv"] != 1) {
-		e.errf(run.Span, "--to mlir: only one kernel, or one cube and one vector kernel, launched together are printed")
+	// The reader launches a module's first cube and first vector kernel
+	// together and every other kernel alone, in order; only launches that
+	// come back so are printed.
+	pair := len(runs[0].Streams[0].Kernels) == 2
+	switch {
+	case len(runs) == 1 && pair && kinds["aic"] == 1 && kinds["aiv"] == 1:
+	case len(runs) == 1 && len(ks) == 1:
+	case !pair && len(ks) == len(runs) && (kinds["aic"] == 0 || kinds["aiv"] == 0):
+		e.multi = true
+	default:
+		e.errf(runs[0].Span, "--to mlir: only runs of one kernel each (not cube and vector kernels apart), or one cube and one vector kernel launched together, are printed")
 		return nil
 	}
 	return ks
+}
+
+// flagLaunch recognises the launch the reader makes of i1 kernel arguments
+// (lowerer.boolRuns): a round of runs, then for each further combination of
+// the flags' values (boolCombos) the resets of the flags that change and the
+// round again. The flags are i32 [1] GM tensors only ever read by `ld` at
+// index 0; they print as i1 arguments, which the reader lays out the same
+// way.
+func (e *emitter) flagLaunch(round []*asm.Run) bool {
+	body := e.obj.Launch.Body
+	reset := map[string]bool{}
+	for _, s := range body {
+		if r, ok := s.(*asm.Reset); ok {
+			reset[r.Target.Name] = true
+		}
+	}
+	var flags []*asm.TensorInfo
+	for _, t := range e.obj.Tensors {
+		if reset[t.Name] {
+			if t.Class != asm.TensorGM || t.DType.String() != "i32" || len(t.Shape) != 1 || t.Shape[0] != 1 {
+				return false
+			}
+			flags = append(flags, t)
+		}
+	}
+	if len(flags) == 0 || len(flags) != len(reset) || !e.onlyLoaded(flags) {
+		return false
+	}
+	i, prev := len(round), uint(0)
+	next := func() asm.LaunchStmt {
+		if i >= len(body) {
+			return nil
+		}
+		i++
+		return body[i-1]
+	}
+	for _, c := range boolCombos(len(flags))[1:] {
+		for b, t := range flags {
+			if (c^prev)>>b&1 == 0 {
+				continue
+			}
+			r, ok := next().(*asm.Reset)
+			if !ok || r.Target.Name != t.Name || len(r.Target.Index) != 0 || r.Init.Kind != "fill" {
+				return false
+			}
+			if n, ok := r.Init.X.(*asm.Num); !ok || n.IsFloat || n.Int != int64(c>>b&1) {
+				return false
+			}
+		}
+		for _, want := range round {
+			if r, ok := next().(*asm.Run); !ok || !sameRun(r, want) {
+				return false
+			}
+		}
+		prev = c
+	}
+	if i != len(body) {
+		return false
+	}
+	for _, t := range flags {
+		e.flags[t] = true
+	}
+	return true
+}
+
+// sameRun says two runs start the same streams.
+func sameRun(a, b *asm.Run) bool {
+	if a.Name != b.Name || len(a.Streams) != len(b.Streams) {
+		return false
+	}
+	for i, s := range a.Streams {
+		t := b.Streams[i]
+		if strings.Join(s.Kernels, "+") != strings.Join(t.Kernels, "+") || (s.Blocks == nil) != (t.Blocks == nil) ||
+			s.Blocks != nil && asm.ExprString(s.Blocks) != asm.ExprString(t.Blocks) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyLoaded says every access to the tensors is an `ld` of element 0.
+func (e *emitter) onlyLoaded(ts []*asm.TensorInfo) bool {
+	is := map[*asm.TensorInfo]bool{}
+	for _, t := range ts {
+		is[t] = true
+	}
+	for _, k := range e.obj.Kernels {
+		for _, op := range k.Ops {
+			for j, a := range op.Args {
+				if a.Kind != asm.ArgGM || !is[a.GM] {
+					continue
+				}
+				if op.Info.Name != "ld" || j != 1 || a.HasRank || len(a.Idx) != 1 || !a.Idx[0].Const || a.Idx[0].Val != 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func (e *emitter) program() {
@@ -101,8 +229,21 @@ func (e *emitter) program() {
 	if ks == nil {
 		return
 	}
-	var tensors []*asm.TensorInfo
+	var tensors, fifos []*asm.TensorInfo
 	for _, t := range e.obj.Tensors {
+		if t.Class == asm.TensorFIFO {
+			// PTOAS's pipes have 4 or 8 slots (verifyPipeShape,
+			// lib/PTO/IR/PTO.cpp at a56b18c3).
+			if n := t.Attrs["slots"]; n != 4 && n != 8 {
+				e.errf(t.Decl.Span, "--to mlir: fifo @%s has slots=%d; PTOAS's pipes have 4 or 8 (slot_num, verifyPipeShape in lib/PTO/IR/PTO.cpp)", t.Name, n)
+				continue
+			}
+			fifos = append(fifos, t)
+			continue
+		}
+		if e.flags[t] {
+			continue
+		}
 		if t.Class != asm.TensorGM {
 			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
 			continue
@@ -117,10 +258,17 @@ func (e *emitter) program() {
 		return
 	}
 	var params, args, types []string
-	for _, t := range tensors {
+	// A FIFO is a pipe over a GM slot buffer the host passes: an argument
+	// named after it (the reader names the FIFO after its buffer).
+	for _, t := range append(append([]*asm.TensorInfo(nil), tensors...), fifos...) {
 		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
 		args = append(args, "%"+t.Name)
 		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
+	}
+	for _, t := range e.obj.Tensors {
+		if e.flags[t] {
+			params, args, types = append(params, fmt.Sprintf("%%%s: i1", t.Name)), append(args, "%"+t.Name), append(types, "i1")
+		}
 	}
 	var funcs []string
 	for _, k := range ks {
@@ -128,10 +276,13 @@ func (e *emitter) program() {
 		for _, t := range tensors {
 			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
 		}
+		for _, t := range fifos {
+			f.used["%"+t.Name], f.used["%"+t.Name+"_pipe"] = true, true
+		}
 		for _, t := range k.Tiles {
 			f.used["%"+t.Name] = true
 		}
-		f.body(k, tensors)
+		f.body(k, tensors, fifos)
 		if len(e.errs) > 0 {
 			return
 		}
@@ -156,7 +307,7 @@ func (e *emitter) program() {
 	for _, fn := range funcs {
 		e.out.WriteString(fn)
 	}
-	if len(ks) > 1 {
+	if len(ks) > 1 && !e.multi {
 		// The host's entry launches both kernels on the same tensors (the
 		// reader binds the callees' arguments to the entry's).
 		fmt.Fprintf(&e.out, "  func.func @%s_entry(%s) attributes {pto.entry} {\n", ks[0].Name, strings.Join(params, ", "))
@@ -182,6 +333,8 @@ type fnEmitter struct {
 	views  map[string]string
 	tiles  map[*asm.TileInfo]string
 	used   map[string]bool
+	// loops is the enclosing loops, innermost last: true for a while
+	loops []bool
 }
 
 // fresh names a new SSA value, never one of the program's tile or tensor
@@ -252,21 +405,38 @@ func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
 
 func elemType(t *asm.TileInfo) string { return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols) }
 
+// How a tile array's elements lie in the one parent tile printed for it.
+const (
+	byRows = iota // whole rows, S rows apart (row-major, unboxed or whole boxes)
+	byCols        // whole columns, S columns apart (column-major, plain or nz)
+	byGrid        // row-major unboxed elements S elements apart, anywhere in a row
+)
+
 // arrayGeometry says how a tile array is printed: one parent tile holding
-// its elements, stacked by rows (row-major, unboxed: whole rows are
-// contiguous) or by columns (column-major, plain or nz: whole columns are),
-// S rows or columns apart. ok is false for other arrays.
-func arrayGeometry(t *asm.TileInfo) (byCols bool, s int64, parent [2]int, ok bool) {
+// its elements, stacked by rows or columns, or (a row-major unboxed array
+// whose elements are a multiple of 32 bytes apart, as the reader makes of a
+// subset at a computed column) on the parent's 32-byte grid, each element a
+// subset of its valid shape at the row and column its offset falls on. ok is
+// false for other arrays.
+func arrayGeometry(t *asm.TileInfo) (mode int, s int64, parent [2]int, ok bool) {
 	step := t.Addr[1] - t.Addr[0]
 	for i, a := range t.Addr {
 		if a != t.Addr[0]+int64(i)*step {
-			return false, 0, parent, false
+			return 0, 0, parent, false
 		}
 	}
-	if t.VRows != t.Rows || t.VCols != t.Cols {
-		return false, 0, parent, false
-	}
 	es := int64(t.DType.Size())
+	grid := func() (int, int64, [2]int, bool) {
+		if t.BLayout == "row" && t.SLayout == "none" && step > 0 && step%32 == 0 {
+			s = step / es
+			n := int64(t.Count-1)*s + int64(t.Rows*t.Cols)
+			return byGrid, s, [2]int{int((n + int64(t.Cols) - 1) / int64(t.Cols)), t.Cols}, true
+		}
+		return 0, 0, parent, false
+	}
+	if t.VRows != t.Rows || t.VCols != t.Cols {
+		return grid()
+	}
 	// Boxed tiles: only whole fractal boxes are contiguous.
 	bh, bw := int64(1), int64(1)
 	switch t.SLayout {
@@ -278,16 +448,38 @@ func arrayGeometry(t *asm.TileInfo) (byCols bool, s int64, parent [2]int, ok boo
 	switch {
 	case t.BLayout == "row" && int64(t.Rows)%bh == 0 && step%(int64(t.Cols)*es) == 0:
 		s = step / (int64(t.Cols) * es)
-		return false, s, [2]int{int(int64(t.Count-1)*s) + t.Rows, t.Cols}, true
+		return byRows, s, [2]int{int(int64(t.Count-1)*s) + t.Rows, t.Cols}, true
 	case t.BLayout == "col" && int64(t.Cols)%bw == 0 && step%(int64(t.Rows)*es) == 0:
 		s = step / (int64(t.Rows) * es)
-		return true, s, [2]int{t.Rows, int(int64(t.Count-1)*s) + t.Cols}, true
+		return byCols, s, [2]int{t.Rows, int(int64(t.Count-1)*s) + t.Cols}, true
 	}
-	return false, 0, parent, false
+	return grid()
 }
 
-// body declares the views and tiles, then prints the statements.
-func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
+// fifoDir is a FIFO's direction as PTOAS's dir_mask says it: 1 when a
+// cube kernel pushes into it (C2V), 2 when a vector kernel does (V2C).
+func (e *emitter) fifoDir(t *asm.TensorInfo) int {
+	for _, k := range e.obj.Kernels {
+		for _, op := range k.Ops {
+			if len(op.Args) == 2 && op.Info.Name == "tpush" && op.Args[0].GM == t {
+				if k.Kind.String() == "aic" {
+					return 1
+				}
+				return 2
+			}
+			if len(op.Args) == 2 && op.Info.Name == "tpop" && op.Args[1].GM == t {
+				if k.Kind.String() == "aic" {
+					return 2
+				}
+				return 1
+			}
+		}
+	}
+	return 1
+}
+
+// body declares the views, pipes and tiles, then prints the statements.
+func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 	for _, t := range tensors {
 		// A 1-D tensor is a view of one row; its windows are one row.
 		r, c := int64(1), t.Shape[0]
@@ -303,6 +495,12 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
 		f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s], strides = [%s, %s]%s : !pto.tensor_view<?x?x%s>", v, t.Name,
 			f.constant(r, "index"), f.constant(c, "index"), f.constant(strides[0], "index"), f.constant(strides[1], "index"), attr, t.DType)
 	}
+	for _, t := range fifos {
+		// The pipe's local buffer is PTOAS's to place; the reader reads
+		// neither it nor the split (the popped tile's shape says it).
+		f.line("%%%s_pipe = pto.initialize_l2g2l_pipe {dir_mask = %d, slot_size = %d, slot_num = %d, flag_base = %d}(%%%s : !pto.ptr<%s>, %s : i32) -> !pto.pipe",
+			t.Name, f.fifoDir(t), t.Elems()*int64(t.DType.Size()), t.Attrs["slots"], t.Attrs["id"], t.Name, t.DType, f.constant(0, "i32"))
+	}
 	f.tiles = map[*asm.TileInfo]string{}
 	for _, t := range k.Tiles {
 		sp := t.Decl.Span
@@ -313,7 +511,7 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
 			// which the reader lowers back to an array of aliases.
 			_, _, pr, ok := arrayGeometry(t)
 			if !ok {
-				f.errf(sp, "--to mlir: tile array %%%s: only evenly spaced arrays of whole row-major rows or column-major columns, without a valid shape, are printed (as pto.subset of one tile)", t.Name)
+				f.errf(sp, "--to mlir: tile array %%%s: only evenly spaced arrays of whole row-major rows or column-major columns, or of row-major unboxed tiles 32-byte multiples apart, are printed (as pto.subset of one tile)", t.Name)
 				return
 			}
 			typ = tileType(t, pr[0], pr[1], pr[0], pr[1])
@@ -325,19 +523,40 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors []*asm.TensorInfo) {
 	f.stmts(k.Body)
 }
 
-// assigned is the set of register slots a statement list writes.
-func assigned(ss []asm.CStmt, out map[int]bool) {
+// breakSlot stands, in the register maps, for the innermost while loop's
+// "broke" flag: a `break` writes it (scf has no early exit, so the rest of
+// the body runs under `if broke == 0`).
+const breakSlot = -1
+
+// assigned is the set of register slots a statement list writes; a break of
+// the enclosing while counts as writing breakSlot.
+func assigned(ss []asm.CStmt, out map[int]bool) { assignedIn(ss, out, true) }
+
+func assignedIn(ss []asm.CStmt, out map[int]bool, ownBreaks bool) {
 	for _, s := range ss {
 		switch s := s.(type) {
 		case *asm.CLet:
 			out[s.Slot] = true
 		case *asm.CFor:
-			assigned(s.Body, out)
+			assignedIn(s.Body, out, false)
+		case *asm.CWhile:
+			assignedIn(s.Body, out, false) // its breaks are its own
 		case *asm.CIf:
-			assigned(s.Then, out)
-			assigned(s.Else, out)
+			assignedIn(s.Then, out, ownBreaks)
+			assignedIn(s.Else, out, ownBreaks)
+		case *asm.CBreak:
+			if ownBreaks {
+				out[breakSlot] = true
+			}
 		}
 	}
+}
+
+// mayBreak says a statement can leave the enclosing while loop.
+func mayBreak(s asm.CStmt) bool {
+	w := map[int]bool{}
+	assignedIn([]asm.CStmt{s}, w, true)
+	return w[breakSlot]
 }
 
 // carried lists, in slot order, the registers live before a region that the
@@ -400,7 +619,7 @@ func (f *fnEmitter) results(slots []int) string {
 }
 
 func (f *fnEmitter) stmts(ss []asm.CStmt) {
-	for _, s := range ss {
+	for i, s := range ss {
 		if len(f.errs) > 0 {
 			return
 		}
@@ -408,17 +627,114 @@ func (f *fnEmitter) stmts(ss []asm.CStmt) {
 		case *asm.CLet:
 			f.regs[s.Slot] = f.cexpr(s.X, s.Let.Span)
 		case *asm.CFor:
+			f.loops = append(f.loops, false)
 			f.forLoop(s)
+			f.loops = f.loops[:len(f.loops)-1]
 		case *asm.CIf:
 			f.ifStmt(s)
 		case *asm.CWhile:
-			f.errf(s.While.Span, "--to mlir: a while loop is not printed yet (scf.while)")
+			f.loops = append(f.loops, true)
+			f.whileLoop(s)
+			f.loops = f.loops[:len(f.loops)-1]
 		case *asm.CBreak:
-			f.errf(s.Break.Span, "--to mlir: break has no structured (scf) equivalent")
+			if len(f.loops) == 0 || !f.loops[len(f.loops)-1] {
+				f.errf(s.Break.Span, "--to mlir: a break out of a for loop has no scf equivalent (scf.for has no early exit)")
+				return
+			}
+			// The rest of this list is dead: the loop's condition
+			// region sees the flag and stops.
+			f.regs[breakSlot] = f.constant(1, "index")
+			return
 		case *asm.COp:
 			f.op(s)
 		}
+		if i+1 < len(ss) && mayBreak(s) {
+			// What follows a statement that may have broken out runs only
+			// if it did not.
+			f.ifRegions(f.cmp("eq", f.regs[breakSlot], f.constant(0, "index")), ss[i+1:], nil)
+			return
+		}
 	}
+}
+
+// whileLoop prints `while C { body }` as an scf.while whose condition region
+// holds the whole iteration: C, then the body under `scf.if C`, a break
+// setting a flag (breakSlot) that skips the rest of the body; the loop goes
+// on while C held and no break ran. The after region only forwards the
+// registers. The reader lowers it to `while 1 { ...; if !go { break } }`,
+// so the instruction stream is the original's.
+func (f *fnEmitter) whileLoop(s *asm.CWhile) {
+	outerBreak, hadBreak := f.regs[breakSlot]
+	delete(f.regs, breakSlot)
+	// Every register the body writes is carried: one first written inside
+	// (the reader's loop results are) holds 0 before, as registers start.
+	w := map[int]bool{}
+	assignedIn(s.Body, w, false)
+	for sl := range w {
+		if _, ok := f.regs[sl]; !ok {
+			f.regs[sl] = f.constant(0, "index")
+		}
+	}
+	slots := f.carried(s.Body)
+	var inits, args []string
+	for _, sl := range slots {
+		inits = append(inits, f.regs[sl])
+		args = append(args, f.fresh("a"))
+	}
+	before := f.snapshot()
+	outer := f.b
+	f.b = strings.Builder{}
+	f.depth++
+	for i, sl := range slots {
+		f.regs[sl] = args[i]
+	}
+	c := f.cond(s.Cond, s.While.Span)
+	f.regs[breakSlot] = f.constant(0, "index")
+	f.ifRegions(c, s.Body, nil)
+	goOn := f.fresh("b")
+	f.line("%s = arith.andi %s, %s : i1", goOn, c, f.cmp("eq", f.regs[breakSlot], f.constant(0, "index")))
+	var fwd []string
+	for _, sl := range slots {
+		fwd = append(fwd, f.regs[sl])
+	}
+	if len(slots) > 0 {
+		f.line("scf.condition(%s) %s : %s", goOn, strings.Join(fwd, ", "), types(len(slots)))
+	} else {
+		f.line("scf.condition(%s)", goOn)
+	}
+	f.depth--
+	inner := f.b.String()
+	f.b = outer
+	f.regs = before
+	delete(f.regs, breakSlot)
+	if hadBreak {
+		f.regs[breakSlot] = outerBreak
+	}
+	res := f.results(slots)
+	if len(slots) == 0 {
+		f.line("scf.while : () -> () {")
+	} else {
+		var parts []string
+		for i := range slots {
+			parts = append(parts, args[i]+" = "+inits[i])
+		}
+		f.line("%sscf.while (%s) : (%s) -> (%s) {", res, strings.Join(parts, ", "), types(len(slots)), types(len(slots)))
+	}
+	f.b.WriteString(inner)
+	f.line("} do {")
+	if len(slots) == 0 {
+		f.line("  scf.yield")
+	} else {
+		var bs, ps []string
+		for range slots {
+			b := f.fresh("y")
+			bs = append(bs, b)
+			ps = append(ps, b+": index")
+		}
+		f.line("^bb0(%s):", strings.Join(ps, ", "))
+		f.line("  scf.yield %s : %s", strings.Join(bs, ", "), types(len(slots)))
+	}
+	f.line("}")
 }
 
 func (f *fnEmitter) forLoop(s *asm.CFor) {
@@ -468,19 +784,23 @@ func (f *fnEmitter) forLoop(s *asm.CFor) {
 }
 
 func (f *fnEmitter) ifStmt(s *asm.CIf) {
-	cond := f.cond(s.Cond, s.If.Span)
+	f.ifRegions(f.cond(s.Cond, s.If.Span), s.Then, s.Else)
+}
+
+// ifRegions prints `scf.if cond` over two statement lists.
+func (f *fnEmitter) ifRegions(cond string, then, els []asm.CStmt) {
 	// Every register a branch writes is a result (the reader's own scf.if
 	// results are registers first written in the branches); one not
 	// written before holds 0, as registers start.
 	w := map[int]bool{}
-	assigned(s.Then, w)
-	assigned(s.Else, w)
+	assigned(then, w)
+	assigned(els, w)
 	for sl := range w {
 		if _, ok := f.regs[sl]; !ok {
 			f.regs[sl] = f.constant(0, "index")
 		}
 	}
-	slots := f.carried(s.Then, s.Else)
+	slots := f.carried(then, els)
 	before := f.snapshot()
 	branch := func(ss []asm.CStmt) string {
 		outer := f.b
@@ -497,10 +817,10 @@ func (f *fnEmitter) ifStmt(s *asm.CIf) {
 		f.b = outer
 		return out
 	}
-	th := branch(s.Then)
+	th := branch(then)
 	el := ""
-	if len(s.Else) > 0 || len(slots) > 0 {
-		el = branch(s.Else)
+	if len(els) > 0 || len(slots) > 0 {
+		el = branch(els)
 	}
 	f.regs = before
 	res := f.results(slots)
@@ -662,7 +982,7 @@ func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 	if !t.IsArray || t.Count < 2 {
 		return f.tiles[t], elemType(t) // an array of one is its one tile
 	}
-	byCols, s, pr, _ := arrayGeometry(t)
+	mode, s, pr, _ := arrayGeometry(t)
 	off := f.cexpr(a.TileIdx, a.Span)
 	if s != 1 {
 		x := f.fresh("x")
@@ -670,11 +990,19 @@ func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 		off = x
 	}
 	r, c := off, f.constant(0, "index")
-	if byCols {
+	sizes := [2]int{t.Rows, t.Cols}
+	switch mode {
+	case byCols:
 		r, c = c, off
+	case byGrid:
+		// the element offset's row and column in the parent
+		r, c = f.fresh("x"), f.fresh("x")
+		f.line("%s = arith.divsi %s, %s : index", r, off, f.constant(int64(t.Cols), "index"))
+		f.line("%s = arith.remsi %s, %s : index", c, off, f.constant(int64(t.Cols), "index"))
+		sizes = [2]int{t.VRows, t.VCols}
 	}
 	v := f.fresh("e")
-	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, t.Rows, t.Cols, tileType(t, pr[0], pr[1], pr[0], pr[1]))
+	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, sizes[0], sizes[1], tileType(t, pr[0], pr[1], pr[0], pr[1]))
 	return v, elemType(t)
 }
 
@@ -772,6 +1100,28 @@ func (f *fnEmitter) op(op *asm.COp) {
 		} else {
 			f.line("pto.%s_dyn[<PIPE_%s>, <PIPE_%s>, %s]", name, p1, p2, f.cexpr(ev, sp))
 		}
+		return
+	case "ld":
+		if a := op.Args[1]; a.Kind == asm.ArgGM && f.flags[a.GM] {
+			// an i1 argument, read as the reader reads it: 0 or 1
+			f.regs[op.Args[0].Slot] = f.toIndex("%" + a.GM.Name)
+			return
+		}
+	case "tpush", "tpop":
+		fifo, tile := op.Args[0], op.Args[1]
+		if name == "tpop" {
+			fifo, tile = tile, fifo
+		}
+		v, ty := f.tile(tile)
+		// split: the tile is the whole slot (0), its upper or lower half
+		// (1, TILE_UP_DOWN) or its left or right half (2, TILE_LEFT_RIGHT)
+		split, sh := 0, fifo.GM.Shape
+		if len(sh) == 2 && int64(tile.Tile.Rows)*2 == sh[0] && int64(tile.Tile.Cols) == sh[1] {
+			split = 1
+		} else if len(sh) == 2 && int64(tile.Tile.Rows) == sh[0] && int64(tile.Tile.Cols)*2 == sh[1] {
+			split = 2
+		}
+		f.line("pto.%s(%s, %%%s_pipe : %s, !pto.pipe) {split = %d}", name, v, fifo.GM.Name, ty, split)
 		return
 	case "pipe_barrier":
 		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)

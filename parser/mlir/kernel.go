@@ -30,6 +30,9 @@ type kctx struct {
 	live   *live
 	cur    *Op
 	placed []placed
+	// reuseAll: the memories whose automatic buffers do not all fit, so
+	// every one is placed by liveness (overCapacity)
+	reuseAll map[asm.Space]bool
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -39,6 +42,7 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	k.out = &kd.Body
 	k.manualReserve = manualReserve(fi.body)
 	k.live = liveness(fi.body)
+	k.reuseAll = overCapacity(fi.body)
 	k.bindArgs(fi)
 	k.region(fi.body)
 	l.kernels = append(l.kernels, kd)
@@ -96,6 +100,9 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 			}
 			k.l.constant(n, num(a.Span, def), a.Span)
 			k.vals[a.Name] = &val{kind: vScalar, x: &asm.Name{Span: a.Span, Name: n}, static: true, known: true, v: def}
+			if def == 0 {
+				k.l.offsetArgs[n] = true
+			}
 		default:
 			k.vals[a.Name] = &val{}
 		}
@@ -206,14 +213,20 @@ func isRowMajor(shape, strides []*val) bool {
 		return false
 	}
 	want := int64(1)
+	dense := lit(asm.Span{}, 1)
 	for i := len(shape) - 1; i >= 0; i-- {
-		if !strides[i].known || strides[i].v != want {
+		// A stride a kernel argument gives is the launch's, whatever its
+		// default: unless it is the product of the inner dimensions as
+		// written (shape [%n, %n], strides [%n, 1] is dense for every n),
+		// the view is strided (views.go keeps the expression).
+		if !strides[i].known || strides[i].v != want || symbolic(strides[i]) && asm.ExprString(strides[i].x) != asm.ExprString(dense.x) {
 			return false
 		}
 		if !shape[i].known {
 			return i == 0
 		}
 		want *= shape[i].v
+		dense = mulVal(dense, shape[i])
 	}
 	return true
 }

@@ -20,6 +20,18 @@ import (
 // [LINE]` (the first and second site's lines), or `// expect: clean`.
 var expectLine = regexp.MustCompile(`(?m)^//\s*expect:\s*(.*?)\s*$`)
 
+// defineLine is a testdata file's `// define: NAME=VALUE`: the launch's
+// value of a kernel argument, as `-D NAME=VALUE` gives it.
+var defineLine = regexp.MustCompile(`(?m)^//\s*define:\s*(\w+)=(\S+)\s*$`)
+
+func defines(src []byte) []asm.Define {
+	var ds []asm.Define
+	for _, m := range defineLine.FindAllSubmatch(src, -1) {
+		ds = append(ds, asm.Define{Name: string(m[1]), Value: string(m[2])})
+	}
+	return ds
+}
+
 // TestLoweringFindings lints every MLIR file under testdata (one per
 // lowering fix, with its buggy twin) and requires exactly the warnings and
 // errors its `// expect:` lines name, by kind and source lines.
@@ -42,7 +54,7 @@ func TestLoweringFindings(t *testing.T) {
 			}
 			fe := asm.Frontend{ParseFile: mlir.ParseFile, ParseExpr: parser.ParseExpr,
 				ReadFile: func(string) ([]byte, error) { return src, nil }}
-			obj, errs := asm.Assemble(fe, path, nil)
+			obj, errs := asm.Assemble(fe, path, defines(src))
 			if errs.HasErrors() {
 				t.Fatal(errs)
 			}

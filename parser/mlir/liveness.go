@@ -149,3 +149,44 @@ func (k *kctx) reuse(space asm.Space, size int64) (int64, bool) {
 	}
 	return 0, false
 }
+
+// overCapacity is, per memory, whether the function's automatically placed
+// buffers (alloc_tile without addr, memref.alloc) do not all fit side by
+// side. PTOAS's PlanMemory decides so per memory scope: when the aligned
+// sizes of all its buffers fit, each gets its own space, one after another
+// (MemPlan::IsEnoughForBuffersNoReuse, PlanBuffersWithoutReuse); otherwise
+// every buffer is planned by liveness, first fit from address 0 over the
+// buffers whose lives overlap its own (MemPlan::PlanMemAddressOfWholeLocalBuffer,
+// SpecAlloc), all in lib/PTO/Transforms/PTOPlanMemory.cpp at a56b18c3.
+func overCapacity(body *Region) map[asm.Space]bool {
+	sum := map[asm.Space]int64{}
+	visit(body, func(op *Op) {
+		if !allocOps[op.Name] {
+			return
+		}
+		if _, fixed := keyValue(op.Toks, "addr"); fixed {
+			return
+		}
+		ti, ok := parseType(lastType(op.Toks))
+		dt, okd := dtypeName(ti.elem)
+		if !ok || !okd {
+			return
+		}
+		loc := ti.loc
+		if loc == "ub" {
+			loc = "vec"
+		}
+		l, ok := asm.ParseLoc(loc)
+		if !ok {
+			return
+		}
+		rows, cols, pad := tileShape(ti, dt)
+		space := l.Space()
+		sum[space] += alignUp(rows*max(cols, pad)*int64(dtypeSize(dt)), asm.SpaceAlign(space))
+	})
+	out := map[asm.Space]bool{}
+	for sp, n := range sum {
+		out[sp] = n > asm.SpaceCapacity(sp)
+	}
+	return out
+}

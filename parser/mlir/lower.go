@@ -144,10 +144,12 @@ type tensorDecl struct {
 	// offset of its first element. When any view of the tensor is not
 	// natural (another shape, strides, addptr), the tensor is declared flat
 	// and every reference is rewritten to its linear offset.
-	refs   []gmUse
-	flat   bool
-	layout string
-	span   asm.Span
+	refs []gmUse
+	flat bool
+	// fifoBuf: a pipe's GM slot buffer (the FIFO is named after it)
+	fifoBuf bool
+	layout  string
+	span    asm.Span
 }
 
 type gmUse struct {
@@ -193,15 +195,26 @@ type lowerer struct {
 	tensors  []*tensorDecl
 	byName   map[string]*tensorDecl
 	fifos    []*asm.Tensor
-	kernels  []*asm.Kernel
-	runs     []*asm.Run
-	funcs    map[string]*funcInfo
-	order    []*funcInfo
-	used     map[string]bool // global names (consts, tensors)
+	// fifoSpecs and fifoDir are each FIFO's slots, flag base and direction
+	// as its pipe initialisation gave them; frontFifo is the FIFO of each
+	// direction the frontend ops use.
+	// offsetArgs are the integer arguments whose default is 0 (they flow
+	// into no size); one that first serves as a view's stride defaults to
+	// the dense stride instead (kctx.strideDefaults)
+	offsetArgs map[string]bool
+	fifoSpecs  map[string]fifoSpec
+	fifoDir    map[string]int64
+	frontFifo  map[int64]string
+	kernels    []*asm.Kernel
+	runs       []*asm.Run
+	funcs      map[string]*funcInfo
+	order      []*funcInfo
+	used       map[string]bool // global names (consts, tensors)
 }
 
 func newLowerer(name string, src []byte) *lowerer {
-	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{}}
+	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{},
+		fifoSpecs: map[string]fifoSpec{}, offsetArgs: map[string]bool{}, fifoDir: map[string]int64{}, frontFifo: map[int64]string{}}
 }
 
 func (l *lowerer) errf(sp asm.Span, format string, args ...any) {
@@ -297,6 +310,9 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		f.Decls = append(f.Decls, c)
 	}
 	for i, t := range l.tensors {
+		if t.fifoBuf && len(t.refs) == 0 {
+			continue // a FIFO's slot buffer: the fifo declaration is it
+		}
 		for _, d := range l.tensorDecls(t, i) {
 			f.Decls = append(f.Decls, d)
 		}
@@ -383,13 +399,7 @@ func (l *lowerer) boolRuns(runs []asm.LaunchStmt) []asm.LaunchStmt {
 	if n == 0 || len(runs) == 0 {
 		return runs
 	}
-	combos := []uint{0, 1<<n - 1}
-	if n <= maxBoolArgs {
-		combos = combos[:0]
-		for c := uint(0); c < 1<<n; c++ {
-			combos = append(combos, c)
-		}
-	}
+	combos := boolCombos(n)
 	out := append([]asm.LaunchStmt{}, runs...)
 	prev := uint(0)
 	for _, c := range combos[1:] {
@@ -408,6 +418,20 @@ func (l *lowerer) boolRuns(runs []asm.LaunchStmt) []asm.LaunchStmt {
 		prev = c
 	}
 	return out
+}
+
+// boolCombos are the values of n flags the launch runs, in order (bit i is
+// flag i): every combination up to maxBoolArgs flags, else all-false and
+// all-true.
+func boolCombos(n int) []uint {
+	if n > maxBoolArgs {
+		return []uint{0, 1<<n - 1}
+	}
+	var combos []uint
+	for c := uint(0); c < 1<<n; c++ {
+		combos = append(combos, c)
+	}
+	return combos
 }
 
 func runsAsStmts(rs []*asm.Run) []asm.LaunchStmt {

@@ -27,35 +27,13 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		k.errf(sp, "tile location %s is not supported", ti.loc)
 		return &val{}
 	}
-	rows, cols := int64(1), int64(1)
-	switch {
-	case len(ti.dims) == 1:
-		cols = ti.dims[0]
-	case len(ti.dims) >= 2:
-		for _, d := range ti.dims[:len(ti.dims)-1] {
-			rows *= d
-		}
-		cols = ti.dims[len(ti.dims)-1]
-	}
+	rows, cols, padCols := tileShape(ti, dt)
 	if rows <= 0 || cols <= 0 {
 		k.errf(sp, "tile shape must be static")
 		return &val{}
 	}
-	// An unboxed tile moves in 32-byte rows (columns when col-major); PTOAS
-	// accepts narrower ones (16 × i8, 8 × 1 u8). They become row-major with
-	// the row padded to 32 bytes and the real shape as the valid shape, which
-	// covers at least the bytes the tile really has.
-	padCols := int64(0)
-	if unboxed := ti.sl == "" || ti.sl == "none_box" || ti.sl == "none"; unboxed && len(ti.dims) == 2 {
-		es := int64(dtypeSize(dt))
-		major := cols
-		if ti.bl == "col_major" {
-			major = rows
-		}
-		if major*es%32 != 0 {
-			ti.bl = ""
-			padCols = alignUp(cols*es, 32) / es
-		}
+	if padCols > 0 {
+		ti.bl = ""
 	}
 	name := sanitize(hint)
 	for k.tiles[name] {
@@ -125,7 +103,12 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		}
 	default:
 		a := alignUp(k.next[space], asm.SpaceAlign(space))
-		if a+bytes > asm.SpaceCapacity(space) {
+		if r, ok := k.reuse(space, bytes); ok && k.reuseAll[space] {
+			// The function's buffers of this space do not all fit:
+			// PlanMemory places every one of them by liveness, first fit
+			// from address 0 (liveness.go).
+			a = r
+		} else if a+bytes > asm.SpaceCapacity(space) {
 			// Past the end: reuse the space of buffers dead by now, as
 			// PTOAS's PlanMemory does (liveness.go). Only when nothing
 			// fits does the placement wrap to 0 and alias (documented).
@@ -150,6 +133,36 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
+
+// tileShape is a tile type's rows and columns (a rank > 2 shape folds into
+// rows), and padCols > 0 when the tile is padded: an unboxed tile moves in
+// 32-byte rows (columns when col-major); PTOAS accepts narrower ones (16 ×
+// i8, 8 × 1 u8). They become row-major with the row padded to 32 bytes and
+// the real shape as the valid shape, which covers at least the bytes the
+// tile really has.
+func tileShape(ti typeInfo, dt string) (rows, cols, padCols int64) {
+	rows, cols = 1, 1
+	switch {
+	case len(ti.dims) == 1:
+		cols = ti.dims[0]
+	case len(ti.dims) >= 2:
+		for _, d := range ti.dims[:len(ti.dims)-1] {
+			rows *= d
+		}
+		cols = ti.dims[len(ti.dims)-1]
+	}
+	if unboxed := ti.sl == "" || ti.sl == "none_box" || ti.sl == "none"; unboxed && len(ti.dims) == 2 {
+		es := int64(dtypeSize(dt))
+		major := cols
+		if ti.bl == "col_major" {
+			major = rows
+		}
+		if major*es%32 != 0 {
+			padCols = alignUp(cols*es, 32) / es
+		}
+	}
+	return rows, cols, padCols
+}
 
 func dtypeSize(dt string) int {
 	d, ok := asm.ParseDType(dt)
@@ -652,25 +665,50 @@ func (k *kctx) pto(op *Op) {
 	case "reserve_buffer", "import_reserved_buffer":
 		k.define(op, lit(rsp, 0))
 	case "aic_initialize_pipe", "aiv_initialize_pipe":
+		// PTOAS lowers a frontend pipe to an l2g2l pipe of 8 slots, or 4
+		// when one pipe carries both directions
+		// (lib/PTO/Transforms/PTOLowerFrontendPipeOpsPass.cpp at a56b18c3,
+		// lowerSingleDirectionFrontendInit / lowerBidirectionalFrontendInit).
+		dir := intAttr(ts, "dir_mask", 1)
+		slots := int64(8)
+		if dir == 3 {
+			slots = 4
+		}
+		var buf *val
+		if g, ok := groupAt(ts, afterDict(ts)); ok {
+			for _, it := range splitTop(g, ",") {
+				if len(it) >= 3 && it[0].Text == "gm_slot_buffer" && it[1].is("=") && it[2].Kind == KValue {
+					buf = k.use(it[2])
+				}
+			}
+		}
+		for _, d := range []int64{1, 2} {
+			if dir&d != 0 {
+				k.l.frontFifo[d] = k.l.pipeFifo(d, slots, -1, buf)
+			}
+		}
 	case "initialize_l2g2l_pipe", "initialize_l2l_pipe":
-		dir := int64(1)
-		if d, ok := attrDict(ts)["dir_mask"]; ok && len(d) > 0 && d[0].Kind == KInt {
-			dir, _ = strconv.ParseInt(d[0].Text, 10, 64)
+		dir := intAttr(ts, "dir_mask", 1)
+		var buf *val
+		if op.Name == "pto.initialize_l2g2l_pipe" {
+			if vs, _, _, ok := k.parenValues(ts[afterDict(ts):]); ok && len(vs) > 0 {
+				buf = vs[0]
+			}
 		}
-		f := "c2v"
-		if dir == 2 {
-			f = "v2c"
+		d := dir
+		if d == 3 {
+			d = 1 // one handle for both directions: its pushes go c2v
 		}
-		k.define(op, &val{kind: vFifo, fifo: f})
+		k.define(op, &val{kind: vFifo, fifo: k.l.pipeFifo(d, intAttr(ts, "slot_num", 8), intAttr(ts, "flag_base", -1), buf)})
 	case "tpush_to_aiv", "tpush_to_aic", "tpush":
 		vs, vt, _, ok := k.parenValues(ts)
 		if !ok {
 			k.errf(op.Span, "%s: expected (%%tile : T)", op.Name)
 			return
 		}
-		f := "c2v"
+		f := k.l.frontName(1)
 		if name == "tpush_to_aic" {
-			f = "v2c"
+			f = k.l.frontName(2)
 		}
 		if len(vs) == 2 && vs[1].kind == vFifo {
 			f = vs[1].fifo
@@ -692,9 +730,9 @@ func (k *kctx) pto(op *Op) {
 		}
 		t := k.declTile(rsp, rname, ti, nil, nil, nil)
 		k.define(op, t)
-		f := "c2v"
+		f := k.l.frontName(1)
 		if name == "tpop_from_aiv" {
-			f = "v2c"
+			f = k.l.frontName(2)
 		}
 		if t.kind == vTile && !t.tile.skip {
 			k.fifo(f, t.tile, op.Span)
@@ -770,21 +808,87 @@ func afterArrow(ts []Tok) []Tok {
 	return ts[at+1:]
 }
 
-// fifo declares the module's FIFO for one direction on first use; its slot
-// shape is the first tile pushed or popped through it.
+// fifoSpec is what a pipe's initialisation says about its FIFO.
+type fifoSpec struct {
+	slots, id int64
+}
+
+// pipeFifo names the FIFO of a pipe initialisation for direction dir (1
+// c2v, 2 v2c) and records its slot count and flag base (-1: PTOAS's
+// default, the direction's 0 or 2). A pipe whose GM slot buffer is a kernel
+// argument is named after it (the FIFO is that buffer, so the argument is
+// not declared as a tensor of its own); otherwise it is the direction's
+// FIFO, c2v or v2c.
+func (l *lowerer) pipeFifo(dir, slots, flagBase int64, buf *val) string {
+	name := map[int64]string{1: "c2v", 2: "v2c"}[dir]
+	if buf != nil && buf.kind == vView && buf.view != nil && buf.view.tensor != nil && isZero(buf.view.lin) &&
+		len(buf.view.tensor.refs) == 0 {
+		td := buf.view.tensor
+		td.fifoBuf = true
+		name = td.name
+		if dir == 2 && l.fifoSpecs[name].slots != 0 && l.fifoDir[name] == 1 {
+			name += "_v2c" // one buffer, both directions
+		}
+	}
+	if flagBase < 0 {
+		flagBase = map[int64]int64{1: 0, 2: 2}[dir]
+	}
+	l.fifoSpecs[name] = fifoSpec{slots: slots, id: flagBase}
+	l.fifoDir[name] = dir
+	return name
+}
+
+// frontName is the FIFO the frontend ops (tpush_to_aiv, tpop_from_aic, ...)
+// of direction dir use: the one the kernel's aic/aiv_initialize_pipe set up.
+func (l *lowerer) frontName(dir int64) string {
+	if n, ok := l.frontFifo[dir]; ok {
+		return n
+	}
+	return map[int64]string{1: "c2v", 2: "v2c"}[dir]
+}
+
+func isZero(v *val) bool { return v != nil && v.known && v.v == 0 && v.static }
+
+// intAttr reads an integer attribute of the op's dictionary.
+func intAttr(ts []Tok, key string, def int64) int64 {
+	if d, ok := attrDict(ts)[key]; ok && len(d) > 0 && d[0].Kind == KInt {
+		if v, err := strconv.ParseInt(d[0].Text, 10, 64); err == nil {
+			return v
+		}
+	}
+	return def
+}
+
+// afterDict is the index just past the op's leading attribute dictionary
+// (`{dir_mask = 1, ...}`), or 0.
+func afterDict(ts []Tok) int {
+	if len(ts) > 0 && ts[0].is("{") {
+		if _, next, ok := group(ts, 0); ok {
+			return next
+		}
+	}
+	return 0
+}
+
+// fifo declares the module's FIFO on first use; its slot shape is the first
+// tile pushed or popped through it, its slots and flag base what the pipe's
+// initialisation said (PTOAS's defaults without one: 8 slots, ids 0 / 2).
 func (k *kctx) fifo(name string, t *tileVal, sp asm.Span) {
 	for _, f := range k.l.fifos {
 		if f.Name == name {
 			return
 		}
 	}
-	id := int64(0)
-	if name == "v2c" {
-		id = 2
+	spec, ok := k.l.fifoSpecs[name]
+	if !ok {
+		spec = fifoSpec{slots: 8}
+		if name == "v2c" {
+			spec.id = 2
+		}
 	}
 	k.l.fifos = append(k.l.fifos, &asm.Tensor{Span: sp, Class: asm.TensorFIFO, Name: name, DType: t.dtype,
 		Shape: []asm.Expr{num(sp, t.rows), num(sp, t.cols)},
-		Attrs: []*asm.Attr{{Span: sp, Key: "slots", Val: num(sp, 2)}, {Span: sp, Key: "id", Val: num(sp, id)}}})
+		Attrs: []*asm.Attr{{Span: sp, Key: "slots", Val: num(sp, spec.slots)}, {Span: sp, Key: "id", Val: num(sp, spec.id)}}})
 }
 
 // makeView: `%v = pto.make_tensor_view %ptr, shape = [...], strides = [...] {layout} : T`.
@@ -819,6 +923,7 @@ func (k *kctx) makeView(op *Op) {
 			}
 		}
 	}
+	k.strideDefaults(shape, strides, layout)
 	vw := &viewVal{tensor: p.view.tensor, lin: p.view.lin, layout: layout}
 	zero := lit(op.Span, 0)
 	for range shape {
@@ -832,6 +937,39 @@ func (k *kctx) makeView(op *Op) {
 		k.shapeTensor(vw.tensor, vw, shape, strides, layout)
 	}
 	k.define(op, &val{kind: vView, view: vw})
+}
+
+// strideDefaults gives an integer argument that is a view's stride, and
+// would default to 0 (no size uses it), the stride a dense view of that
+// shape has: a stride of 0 folds every row onto the first. The argument stays
+// a constant, so -D gives the launch's value, and the view keeps it
+// symbolically (views.go).
+func (k *kctx) strideDefaults(shape, strides []*val, layout string) {
+	for d, st := range strides {
+		nm, ok := st.x.(*asm.Name)
+		if !ok || !k.l.offsetArgs[nm.Name] {
+			continue
+		}
+		dense, ok := int64(1), true
+		lo, hi := d+1, len(shape)
+		if layout == "dn" && len(shape) == 2 {
+			lo, hi = 0, d // column-major: the columns are the rows' length apart
+		}
+		for _, z := range shape[lo:hi] {
+			ok = ok && z.known && z.v > 0
+			dense *= max(z.v, 1)
+		}
+		if !ok || dense <= 1 {
+			continue
+		}
+		delete(k.l.offsetArgs, nm.Name)
+		for _, c := range k.l.consts {
+			if c.Name == nm.Name {
+				c.Val = num(c.Span, dense)
+			}
+		}
+		st.v = dense
+	}
 }
 
 func (k *kctx) valList(ts []Tok) []*val {

@@ -292,7 +292,7 @@ func (k *kctx) scfWhile(op *Op) {
 		return
 	}
 	inner, _, ok := group(ts, 0)
-	if !ok {
+	if !ok && (len(ts) == 0 || !ts[0].is(":")) { // `scf.while : () -> ()` carries nothing
 		k.errf(op.Span, "scf.while: expected `(%%a = %%init, ...)`")
 		return
 	}

@@ -28,9 +28,23 @@ type refGeo struct {
 	kind  string // "nd" or "dn"
 	pitch int64  // elements between rows (nd) or columns (dn); 0: one row or column, any pitch fits
 	ok    bool   // false: no single pitch describes the window
+	// px is the pitch's expression when a kernel argument gives it (a
+	// constant -D overrides): the declaration keeps it, so the machine and
+	// the linter use the argument's value, not pitch (its default).
+	px asm.Expr
 }
 
-func (g refGeo) key() string { return g.kind + strconv.FormatInt(g.pitch, 10) }
+func (g refGeo) key() string {
+	k := g.kind + strconv.FormatInt(g.pitch, 10)
+	if g.px != nil {
+		k += "=" + asm.ExprString(g.px)
+	}
+	return k
+}
+
+// symbolic says a stride is a constant expression of kernel arguments
+// (static, but not a literal): its value is the launch's, not the default.
+func symbolic(v *val) bool { return v != nil && v.static && !isLit(v) }
 
 // viewGeo is the geometry of a rows × cols transfer through view vw. The
 // window's rows are the view's dimensions but the last, of size > 1, and
@@ -49,6 +63,7 @@ func viewGeo(vw *viewVal, rows, cols int64) refGeo {
 	}
 	cs, csOK := known(vw.strides[n-1])
 	rs, rsOK := int64(0), true
+	var rsV *val
 	prevS, prevZ, prevZOK := int64(0), int64(0), false
 	for d := n - 2; d >= 0; d-- {
 		z, zk := known(vw.shape[d])
@@ -61,7 +76,7 @@ func viewGeo(vw *viewVal, rows, cols int64) refGeo {
 			break
 		}
 		if rs == 0 {
-			rs = s
+			rs, rsV = s, vw.strides[d]
 		} else if !prevZOK || s != prevS*prevZ {
 			rsOK = false
 			break
@@ -79,8 +94,14 @@ func viewGeo(vw *viewVal, rows, cols int64) refGeo {
 	}
 	nd := refGeo{kind: "nd", pitch: rs, ok: csOK && cs == 1 && rsOK && (rows <= 1 || rs > 0)}
 	dn := refGeo{kind: "dn", ok: rsOK && (rows <= 1 || rs == 1) && csOK && (cs > 1 || cols <= 1)}
+	if rows > 1 && symbolic(rsV) {
+		nd.px = rsV.x
+	}
 	if cols > 1 {
 		dn.pitch = cs
+		if symbolic(vw.strides[n-1]) {
+			dn.px = vw.strides[n-1].x
+		}
 	}
 	switch {
 	case nd.ok && dn.ok:
@@ -185,6 +206,25 @@ func (l *lowerer) stridedDecls(t *tensorDecl, i int) []*asm.Tensor {
 			ext = max(ext, reach)
 		}
 		outer := (ext + p - 1) / p
+		pl, outerX := lit(sp, p), asm.Expr(num(sp, outer))
+		if gr.geo.px != nil {
+			// The pitch is an argument's: the tensor holds what every
+			// transfer reaches at the launch's value of it.
+			pl = &val{kind: vScalar, x: gr.geo.px, static: true, known: true, v: p}
+			reach := asm.Expr(num(sp, max(viewExt, t.minExt)))
+			for _, u := range gr.uses {
+				if !u.lin.static {
+					continue
+				}
+				a, b := max(u.rows, 1)-1, u.cols
+				if gr.geo.kind == "dn" {
+					a, b = max(u.cols, 1)-1, u.rows
+				}
+				r := addVal(addVal(u.lin, binVal(sp, "*", lit(sp, a), pl)), lit(sp, b))
+				reach = &asm.Call{Span: sp, Fn: "max", Args: []asm.Expr{reach, r.x}}
+			}
+			outerX = &asm.Call{Span: sp, Fn: "ceildiv", Args: []asm.Expr{reach, paren(pl.x)}}
+		}
 		name := t.name
 		if gi > 0 {
 			name = t.name + "_" + gr.geo.key()
@@ -194,7 +234,6 @@ func (l *lowerer) stridedDecls(t *tensorDecl, i int) []*asm.Tensor {
 			l.used[name] = true
 		}
 		decl := &asm.Tensor{Span: sp, Class: asm.TensorGM, Name: name, DType: t.dtype, Init: randomInit(sp, int64(i+1), t.dtype)}
-		pl := lit(sp, p)
 		for _, u := range gr.uses {
 			u.g.Name = name
 			lin := u.lin
@@ -206,10 +245,10 @@ func (l *lowerer) stridedDecls(t *tensorDecl, i int) []*asm.Tensor {
 			}
 		}
 		if gr.geo.kind == "dn" {
-			decl.Shape = []asm.Expr{num(sp, p), num(sp, outer)}
+			decl.Shape = []asm.Expr{pl.x, outerX}
 			decl.Layout = "dn"
 		} else {
-			decl.Shape = []asm.Expr{num(sp, outer), num(sp, p)}
+			decl.Shape = []asm.Expr{outerX, pl.x}
 		}
 		out = append(out, decl)
 	}

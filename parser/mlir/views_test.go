@@ -27,15 +27,15 @@ func TestViewGeo(t *testing.T) {
 		rows, cols     int64
 		want           refGeo
 	}{
-		{"row-major", []int64{16, 32}, []int64{32, 1}, "", 16, 32, refGeo{"nd", 32, true}},
-		{"row pitch wider than the window", []int64{16, 256}, []int64{25600, 1}, "nd", 16, 256, refGeo{"nd", 25600, true}},
-		{"column-major", []int64{128, 128}, []int64{1, 128}, "", 128, 128, refGeo{"dn", 128, true}},
-		{"one contiguous column, dn", []int64{16, 1}, []int64{1, 16}, "dn", 16, 1, refGeo{"nd", 1, true}},
-		{"one row", []int64{1, 64}, []int64{1024, 1}, "", 1, 64, refGeo{"nd", 0, true}},
-		{"rank 3, rows nest", []int64{16, 16, 16}, []int64{256, 16, 1}, "", 256, 16, refGeo{"nd", 16, true}},
-		{"rank 5, unit outer dims", []int64{1, 1, 1, 16, 16}, []int64{1 << 20, 1 << 20, 1 << 20, 1024, 1}, "", 16, 16, refGeo{"nd", 1024, true}},
-		{"rank 5, rows do not nest", []int64{1, 1, 16, 16, 16}, []int64{1 << 20, 1 << 20, 1 << 20, 1024, 1}, "", 256, 16, refGeo{"nd", 1024, false}},
-		{"both strides > 1", []int64{16, 16}, []int64{64, 2}, "", 16, 16, refGeo{"nd", 64, false}},
+		{"row-major", []int64{16, 32}, []int64{32, 1}, "", 16, 32, refGeo{kind: "nd", pitch: 32, ok: true}},
+		{"row pitch wider than the window", []int64{16, 256}, []int64{25600, 1}, "nd", 16, 256, refGeo{kind: "nd", pitch: 25600, ok: true}},
+		{"column-major", []int64{128, 128}, []int64{1, 128}, "", 128, 128, refGeo{kind: "dn", pitch: 128, ok: true}},
+		{"one contiguous column, dn", []int64{16, 1}, []int64{1, 16}, "dn", 16, 1, refGeo{kind: "nd", pitch: 1, ok: true}},
+		{"one row", []int64{1, 64}, []int64{1024, 1}, "", 1, 64, refGeo{kind: "nd", pitch: 0, ok: true}},
+		{"rank 3, rows nest", []int64{16, 16, 16}, []int64{256, 16, 1}, "", 256, 16, refGeo{kind: "nd", pitch: 16, ok: true}},
+		{"rank 5, unit outer dims", []int64{1, 1, 1, 16, 16}, []int64{1 << 20, 1 << 20, 1 << 20, 1024, 1}, "", 16, 16, refGeo{kind: "nd", pitch: 1024, ok: true}},
+		{"rank 5, rows do not nest", []int64{1, 1, 16, 16, 16}, []int64{1 << 20, 1 << 20, 1 << 20, 1024, 1}, "", 256, 16, refGeo{kind: "nd", pitch: 1024, ok: false}},
+		{"both strides > 1", []int64{16, 16}, []int64{64, 2}, "", 16, 16, refGeo{kind: "nd", pitch: 64, ok: false}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vw := &viewVal{shape: vals(c.shape...), strides: vals(c.strides...), layout: c.layout}
