@@ -215,7 +215,11 @@ type Profile struct {
 	// BlockStart: cycles from a core finishing one block of a launch with more
 	// blocks than cores to the next block starting on it (the first wave
 	// starts with the launch and does not pay it).
-	BlockStart       int64
+	BlockStart int64
+	// KernelStart: cycles from a launch (a run) to its first wave of blocks
+	// starting: the device's dispatch of the kernel to its cores. Device-side
+	// timers read inside the kernel do not see it.
+	KernelStart      int64
 	RemoteVisibility Visibility
 
 	// sources is the `# source:` comment of each parameter, by table index.
@@ -431,6 +435,7 @@ func buildParams() []param {
 		floatParam("sdma.bw", "B/cycle", func(p *Profile) *float64 { return &p.SDMA.BW }),
 		intParam("host.launch_overhead", "cycles", 0, func(p *Profile) *int64 { return &p.LaunchOverhead }),
 		intParam("block.start", "cycles", 0, func(p *Profile) *int64 { return &p.BlockStart }),
+		intParam("kernel.start", "cycles", 0, func(p *Profile) *int64 { return &p.KernelStart }),
 		enumParam("remote_visibility", visibilityNames[:],
 			func(p *Profile) int { return int(p.RemoteVisibility) },
 			func(p *Profile, i int) { p.RemoteVisibility = Visibility(i) }),
