@@ -28,7 +28,7 @@ func TestCostModel(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			obj := assembleFile(t, filepath.Join("testdata", "cost", tc.file))
 			rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
-			_, r, err := runObj(t, obj, Options{TimingOnly: true, Observers: []Observer{rec}})
+			_, r, err := runObj(t, obj, Options{Profile: bodyProfile(), TimingOnly: true, Observers: []Observer{rec}})
 			if err != nil {
 				t.Fatal(err)
 			}

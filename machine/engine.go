@@ -904,7 +904,8 @@ type blockArrivals struct {
 func (m *Machine) startRun(st *launchStep) {
 	m.running = true
 	m.runStart = m.now
-	m.workEnd = m.now
+	// The kernel's start-up is not idling: the guard counts from its end.
+	m.workEnd = m.now + m.prof.KernelStart
 	m.active = m.active[:0]
 	m.streams = m.streams[:0]
 	m.live = 0
@@ -971,7 +972,8 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 	add := func(c *core, k *asm.KernelInfo, b, sub int) error {
 		c.slot = nil
 		c.vid, c.vname = c.idx, c.name
-		if err := c.start(k, s, b, sub, sp.blocks, m.now); err != nil {
+		// The first wave starts kernel.start after the launch.
+		if err := c.start(k, s, b, sub, sp.blocks, m.now+m.prof.KernelStart); err != nil {
 			return err
 		}
 		m.active = append(m.active, c)

@@ -12,7 +12,7 @@ import (
 // count are those of the statement-tree interpreter the flat code replaced.
 func TestControlFlow(t *testing.T) {
 	for _, timing := range []bool{false, true} {
-		m, r, err := runObj(t, assembleFile(t, "testdata/control_flow.pto"), Options{TimingOnly: timing})
+		m, r, err := runObj(t, assembleFile(t, "testdata/control_flow.pto"), Options{Profile: bodyProfile(), TimingOnly: timing})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/parser"
+	"github.com/ptoasm/ptoasm/pipes"
 )
 
 // assemble assembles .pto source text (written to a temp dir so includes and
@@ -46,6 +47,15 @@ func runObj(t testing.TB, obj *asm.Object, opt Options) (*Machine, *Result, erro
 	}
 	r, err := m.Run()
 	return m, r, err
+}
+
+// bodyProfile is the default profile without the kernel's start-up
+// (kernel.start = 0), for tests that pin a mechanism's exact cycles from the
+// run's start.
+func bodyProfile() *pipes.Profile {
+	p := pipes.DefaultProfile().Clone()
+	p.KernelStart = 0
+	return p
 }
 
 // recorder keeps copies of selected events.

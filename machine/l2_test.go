@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
-	"github.com/ptoasm/ptoasm/pipes"
 )
 
 // The L2 model on its own: first touches miss line by line, re-reads hit,
@@ -85,7 +84,7 @@ kernel k : aiv {
 launch ranks=1 { run k blocks=1 }
 `
 	cycles := func(set ...string) int64 {
-		prof := pipes.DefaultProfile().Clone()
+		prof := bodyProfile()
 		for i := 0; i+1 < len(set); i += 2 {
 			if err := prof.Set(set[i], set[i+1]); err != nil {
 				t.Fatal(err)
@@ -124,7 +123,7 @@ kernel k : aiv {
 }
 launch ranks=1 { run k blocks=2 }
 `
-	prof := pipes.DefaultProfile().Clone()
+	prof := bodyProfile()
 	if err := prof.Set("gm.bw", "4"); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +185,7 @@ launch ranks=1 { run k blocks=1 }
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			prof := pipes.DefaultProfile().Clone()
+			prof := bodyProfile()
 			if err := prof.Set("gm.bw", "4"); err != nil {
 				t.Fatal(err)
 			}

@@ -47,7 +47,7 @@ func TestTGETBandwidth(t *testing.T) {
 			}
 			for _, rs := range r.Runs {
 				if rs.Name == "timed" {
-					return prof.Seconds(rs.End-rs.Start) * 1e6
+					return prof.Seconds(deviceSpan(prof, rs)) * 1e6
 				}
 			}
 			t.Fatalf("%s: no run named timed", s.label)

@@ -36,11 +36,11 @@ func TestLinksReserve(t *testing.T) {
 			var l links
 			l.init(p, 8)
 			for i, x := range tt.xfers {
-				if got := l.reserve(x.from, x.to, x.start, 100); got != x.wantEnd {
+				if got := l.reserve(x.from, x.to, 0, x.start, 100); got != x.wantEnd {
 					t.Errorf("transfer %d (%d->%d at %d): ends at %d, want %d", i, x.from, x.to, x.start, got, x.wantEnd)
 				}
 			}
-			if got := l.reserve(3, 3, 7, 100); got != 7 {
+			if got := l.reserve(3, 3, 0, 7, 100); got != 7 {
 				t.Errorf("local transfer booked a link: %d", got)
 			}
 		})
@@ -78,5 +78,35 @@ launch ranks=2 {
 	// 4 KiB at 0.5 B/cycle is 8192 cycles of link time per core.
 	if two-one < 7000 {
 		t.Errorf("two cores sharing the link: %d cycles, one core: %d; want about 8192 more", two, one)
+	}
+}
+
+// Streams in flight on a link cost it link.stream_overhead each: a second
+// stream's transfer takes (1 + overhead) times as long while the first is
+// still on the link, and a lone stream, or a stream following only itself,
+// gets the whole link.
+func TestLinkStreamOverhead(t *testing.T) {
+	p := pipes.DefaultProfile()
+	if err := p.Set("link.topology", "mesh"); err != nil {
+		t.Fatal(err)
+	}
+	p.Link.BW, p.Link.StreamOverhead = 1, 0.5
+	var l links
+	l.init(p, 2)
+	steps := []struct {
+		stream  int
+		start   int64
+		wantEnd int64
+	}{
+		{1, 0, 100},   // alone: 100 bytes at 1 B/cycle
+		{2, 0, 250},   // stream 1 in flight: waits for the link, then 150
+		{1, 300, 400}, // both done: alone again
+		{1, 350, 500}, // its own earlier transfer does not count
+		{3, 450, 650}, // 1 in flight until 500: two streams, 150 after 500
+	}
+	for i, s := range steps {
+		if got := l.reserve(0, 1, s.stream, s.start, 100); got != s.wantEnd {
+			t.Errorf("transfer %d (stream %d at %d): ends at %d, want %d", i, s.stream, s.start, got, s.wantEnd)
+		}
 	}
 }

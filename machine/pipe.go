@@ -561,7 +561,7 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		} else {
 			m.bytes[pathRemoteRead] += bytes
 		}
-		begin, end := m.links.book(from, to, start, bytes)
+		begin, end := m.links.book(from, to, c.order, start, bytes)
 		d = max(d, end-start)
 		if begin > start && m.stalls {
 			p.contention(e, start, begin, "link busy")

@@ -278,7 +278,7 @@ launch ranks=1 {
 // launch of a few blocks runs in waves.
 func smallDie(t *testing.T) *pipes.Profile {
 	t.Helper()
-	prof := pipes.DefaultProfile()
+	prof := bodyProfile()
 	for k, v := range map[string]string{"aic_per_rank": "4", "aiv_per_rank": "8"} {
 		if err := prof.Set(k, v); err != nil {
 			t.Fatal(err)

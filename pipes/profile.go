@@ -160,6 +160,9 @@ type LinkParams struct {
 	Latency  int64   // cycles per hop for a remote access
 	StreamBW float64 // bytes/cycle one MTE stream reaches against remote GM
 	BW       float64 // bytes/cycle a link carries in one direction, shared by all users
+	// StreamOverhead is the share of the link each further stream in flight
+	// costs: s streams get BW / (1 + StreamOverhead·(s−1)) between them.
+	StreamOverhead float64
 }
 
 // SDMAParams describes the off-core SDMA engine used by the async comm ops.
@@ -212,7 +215,11 @@ type Profile struct {
 	// BlockStart: cycles from a core finishing one block of a launch with more
 	// blocks than cores to the next block starting on it (the first wave
 	// starts with the launch and does not pay it).
-	BlockStart       int64
+	BlockStart int64
+	// KernelStart: cycles from a launch (a run) to its first wave of blocks
+	// starting: the device's dispatch of the kernel to its cores. Device-side
+	// timers read inside the kernel do not see it.
+	KernelStart      int64
 	RemoteVisibility Visibility
 
 	// sources is the `# source:` comment of each parameter, by table index.
@@ -423,10 +430,12 @@ func buildParams() []param {
 		intParam("link.latency", "cycles/hop", 0, func(p *Profile) *int64 { return &p.Link.Latency }),
 		floatParam("link.stream_bw", "B/cycle", func(p *Profile) *float64 { return &p.Link.StreamBW }),
 		floatParam("link.bw", "B/cycle", func(p *Profile) *float64 { return &p.Link.BW }),
+		floatRangeParam("link.stream_overhead", "fraction/stream", 0, 1, func(p *Profile) *float64 { return &p.Link.StreamOverhead }),
 		intParam("sdma.latency", "cycles", 0, func(p *Profile) *int64 { return &p.SDMA.Latency }),
 		floatParam("sdma.bw", "B/cycle", func(p *Profile) *float64 { return &p.SDMA.BW }),
 		intParam("host.launch_overhead", "cycles", 0, func(p *Profile) *int64 { return &p.LaunchOverhead }),
 		intParam("block.start", "cycles", 0, func(p *Profile) *int64 { return &p.BlockStart }),
+		intParam("kernel.start", "cycles", 0, func(p *Profile) *int64 { return &p.KernelStart }),
 		enumParam("remote_visibility", visibilityNames[:],
 			func(p *Profile) int { return int(p.RemoteVisibility) },
 			func(p *Profile, i int) { p.RemoteVisibility = Visibility(i) }),

@@ -25,7 +25,7 @@ func TestRunGuards(t *testing.T) {
 		out   string // substring of stdout
 	}{
 		{name: "lint while 1 {}, default guards", args: []string{"lint", "testdata/spin_forever.pto"},
-			first: `^ptoasm: stopped at cycle (\d+): the run exceeded the idle limit 16777216: for \d+ cycles \(since cycle 0\) no pipe ran an instruction, .*; raise it with --max-idle-cycles=N \(now 16777216; -1: no limit\)$`,
+			first: `^ptoasm: stopped at cycle (\d+): the run exceeded the idle limit 16777216: for \d+ cycles \(since cycle \d+\) no pipe ran an instruction, .*; raise it with --max-idle-cycles=N \(now 16777216; -1: no limit\)$`,
 			limit: idle, out: "testdata/spin_forever.pto: no hazards found before the run was stopped\n"},
 		{name: "run while 1 {}, default guards", args: []string{"run", "testdata/spin_forever.pto"},
 			first: `^ptoasm: stopped at cycle (\d+): the run exceeded the idle limit 16777216: .*--max-idle-cycles=N`,

@@ -18,6 +18,7 @@ import (
 	"github.com/ptoasm/ptoasm/internal/golden"
 	"github.com/ptoasm/ptoasm/internal/headless"
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/pipes"
 	"github.com/ptoasm/ptoasm/programs"
 )
 
@@ -39,9 +40,9 @@ type chromeFile struct {
 	OtherData   map[string]any `json:"otherData"`
 }
 
-func chromeBytes(t *testing.T, name string) ([]byte, *Recorder) {
+func chromeBytes(t *testing.T, name string, defines ...asm.Define) ([]byte, *Recorder) {
 	t.Helper()
-	rec, m := runProgram(t, name, Options{})
+	rec, m := runProgram(t, name, Options{}, defines...)
 	var b bytes.Buffer
 	if err := rec.WriteChrome(&b, m.Profile().ClockHz); err != nil {
 		t.Fatal(err)
@@ -57,14 +58,18 @@ func TestChromeStructure(t *testing.T) {
 		flowKinds []string // flow names that must appear
 		lanes     []string // thread names that must appear
 		ranks     int
+		defs      []asm.Define
 	}{
-		{"gemm_db", []string{"flag"}, []string{"S", "MTE2", "MTE1", "M", "FIX"}, 1},
-		{"ffn_grid/unified_fixed", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "V", "MTE3"}, 1},
-		{"allgather_gemm", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "MTE3"}, 2},
-		{"softmax", []string{"flag"}, []string{"S", "MTE2", "V", "MTE3"}, 1},
+		{"gemm_db", []string{"flag"}, []string{"S", "MTE2", "MTE1", "M", "FIX"}, 1, nil},
+		{"ffn_grid/unified_fixed", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "V", "MTE3"}, 1, nil},
+		// One comm block (one stream over the link) so the compute waits
+		// for chunks and the run has signal flows; with the default two the
+		// data arrives before it is needed.
+		{"allgather_gemm", []string{"flag", "signal"}, []string{"S", "MTE2", "MTE1", "M", "FIX", "MTE3"}, 2, []asm.Define{{Name: "COMM_BLOCKS", Value: "1"}}},
+		{"softmax", []string{"flag"}, []string{"S", "MTE2", "V", "MTE3"}, 1, nil},
 	} {
 		t.Run(tc.prog, func(t *testing.T) {
-			b, _ := chromeBytes(t, tc.prog)
+			b, _ := chromeBytes(t, tc.prog, tc.defs...)
 			var f chromeFile
 			if err := json.Unmarshal(b, &f); err != nil {
 				t.Fatalf("invalid JSON: %v", err)
@@ -250,7 +255,8 @@ func TestJSONString(t *testing.T) {
 func TestTextGolden(t *testing.T) {
 	rec, _ := runProgram(t, "vec_add", Options{})
 	var b bytes.Buffer
-	if err := rec.WriteText(&b, Filter{Cores: []string{"aiv0"}, To: 1500}); err != nil {
+	// The run's start and its first 1500 cycles after the kernel's start-up.
+	if err := rec.WriteText(&b, Filter{Cores: []string{"aiv0"}, To: pipes.DefaultProfile().KernelStart + 1500}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "testdata/vec_add.trace", b.Bytes())
@@ -260,7 +266,9 @@ func TestTextGolden(t *testing.T) {
 // selected events.
 func TestFilters(t *testing.T) {
 	all, _ := runProgram(t, "ffn_grid/unified_fixed", Options{})
-	f := Filter{Cores: []string{"aic1"}, From: 1000, To: 3000}
+	// A window a little into the run, past the kernel's start-up.
+	ks := pipes.DefaultProfile().KernelStart
+	f := Filter{Cores: []string{"aic1"}, From: ks + 1000, To: ks + 3000}
 	some, _ := runProgram(t, "ffn_grid/unified_fixed", Options{Filter: f})
 	if some.Len() == 0 || some.Len() >= all.Len() || some.Dropped() == 0 {
 		t.Fatalf("filtered %d of %d records, dropped %d", some.Len(), all.Len(), some.Dropped())
@@ -270,7 +278,7 @@ func TestFilters(t *testing.T) {
 		if r.core >= 0 && some.coreName(r.rank, r.core) != "r0.aic1" {
 			t.Errorf("kept an event of %s", some.coreName(r.rank, r.core))
 		}
-		if r.end < 1000 || r.start >= 3000 {
+		if r.end < f.From || r.start >= f.To {
 			t.Errorf("kept an event at %d-%d outside the window", r.start, r.end)
 		}
 	}
