@@ -30,6 +30,9 @@ type rec struct {
 	niter  uint8
 	write  bool
 	atomic bool
+	// raced marks a read kept in a cell that races the cell's last write
+	// (exec.go, accessCell).
+	raced bool
 }
 
 func (r *rec) iters() []int64 {
@@ -57,12 +60,18 @@ type cell struct {
 	// firstW marks w as the first write of the launch to these bytes, by
 	// an instruction: a read meant to come before it read nothing.
 	firstW bool
-	w      rec   // last plain write
-	adds   []rec // atomic writes since w, one per agent
+	w      rec // last plain write
+	// adds holds the other writes not ordered before w, one per agent and
+	// kind: the atomic adds since w, and earlier plain writes that race w.
+	// Keeping only w would make a later read race whichever of two racing
+	// writes ran last, a report that followed the run's timing.
+	adds []rec
 	// The reads since the last write, one per agent, in the order each
-	// agent first read: read0 (when hasR), then reads. Most cells have one
-	// reader (a tile and the pipe that consumes it), and a slice's array is
-	// one more cache miss on every access of a cold cell.
+	// agent first read: read0 (when hasR), then reads. A read that races a
+	// write stays past it (marked raced), so a later write it also races
+	// finds it whether the read ran before or after the first write. Most
+	// cells have one reader (a tile and the pipe that consumes it), and a
+	// slice's array is one more cache miss on every access of a cold cell.
 	read0 rec
 	hasR  bool
 	reads []rec
