@@ -70,7 +70,15 @@ func (c *vclock) extend(n int32) {
 			c.b = c.b[:k]
 			clear(c.b[old:])
 		} else {
-			nb := make([]*vblock, k, k+k/2+2)
+			// A clock growing from nothing (a signal word's first
+			// release) takes its source's length at once and rarely
+			// grows again: room to grow would be a third of a 384-rank
+			// lint's block tables.
+			room := k
+			if len(c.b) > 0 {
+				room += k/2 + 2
+			}
+			nb := make([]*vblock, k, room)
 			copy(nb, c.b)
 			c.b = nb
 		}
