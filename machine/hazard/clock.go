@@ -108,7 +108,12 @@ func (c *vclock) own(i int) *vblock {
 // copyFrom makes c a copy of src, reusing c's block table and sharing
 // src's blocks, which neither writes in place from now on.
 func (c *vclock) copyFrom(src *vclock) {
-	clear(c.b)
+	// Only the entries past src's length need clearing (for the collector):
+	// the append overwrites the rest. Clearing the whole table was a third
+	// of a flag set's copy at 384 ranks.
+	if len(c.b) > len(src.b) {
+		clear(c.b[len(src.b):])
+	}
 	c.b = append(c.b[:0], src.b...)
 	c.n, c.id = src.n, 0
 	src.freeze()
