@@ -361,9 +361,14 @@ type Detector struct {
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}
 	retractedGen uint32
-	pool         []vclock
-	tmp          vclock
-	relSeen      []relSeen // by agent (acquireSig)
+	// moved holds the (read, write) instance pairs whose race moved to a
+	// later write (moveRace), and unsaid how many counts each finding
+	// lost that way.
+	moved   map[moveKey]struct{}
+	unsaid  map[findKey]int
+	pool    []vclock
+	tmp     vclock
+	relSeen []relSeen // by agent (acquireSig)
 	// apos holds each agent's position in clocks and pagent the agent at
 	// each position (-1: none); npos is the number of positions, miscFill
 	// the group the agents of no core fill (place).

@@ -236,7 +236,8 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			}
 			*uninitHi = hi
 		}
-		if c.hasW && !d.hbOrSame(&c.w, r) {
+		raced := c.hasW && !d.hbOrSame(&c.w, r)
+		if raced {
 			d.race(&c.w, r, acc, lo, hi)
 		}
 		for x := range c.adds {
@@ -246,6 +247,11 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 		if !c.written {
 			c.uninit = putUninit(c.uninit, r, acc)
+		}
+		if raced {
+			rr := *r
+			rr.raced = true
+			r = &rr
 		}
 		switch {
 		case !c.hasR:
@@ -257,17 +263,32 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 		return
 	}
-	// A write that races a read of the previous value is reported as
-	// that WAR only: the WAW with the previous writer has the same fix.
+	// A write that races a read of the previous value (a WAR) is reported
+	// as that WAR only: the WAW with the previous writer has the same fix.
 	warred := false
+	// The reads r races stay in the cell (raced), since a later write may
+	// race them too. When r is ordered after the cell's last write, a read
+	// that raced that write and races r moves its race to r: a read
+	// arriving after both would find r alone, so the finding names r
+	// whichever order the three ran in (moveRace).
+	after := c.hasW && !r.atomic && d.hbOrSame(&c.w, r)
+	keep0 := false
 	if c.hasR && !d.hbOrSame(&c.read0, r) {
-		d.race(&c.read0, r, acc, lo, hi)
-		warred = true
+		d.raceRead(c, &c.read0, r, after, acc, lo, hi)
+		warred = warred || d.intendedBefore(&c.read0, r)
+		keep0 = true
 	}
+	kept := 0
 	for x := range c.reads {
 		if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
-			d.race(rd, r, acc, lo, hi)
-			warred = true
+			d.raceRead(c, rd, r, after, acc, lo, hi)
+			// A read meant to come after r (a RAW) did not read the
+			// previous value: the WAW stands beside it.
+			warred = warred || d.intendedBefore(rd, r)
+			if !r.atomic { // an atomic add leaves the reads as they are
+				c.reads[kept] = *rd
+			}
+			kept++
 		}
 	}
 	if len(c.uninit) > 0 {
@@ -277,20 +298,49 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		d.race(&c.w, r, acc, lo, hi)
 	}
 	if acc.Atomic {
-		// Atomic adds commute with each other; they still race plain accesses.
-		c.adds = putRec(c.adds, r)
+		// Atomic adds commute with each other; they still race plain
+		// accesses, the racing plain writes kept in adds included.
+		for x := range c.adds {
+			if w := &c.adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
+				d.race(w, r, acc, lo, hi)
+			}
+		}
+		c.adds = putW(c.adds, r)
 		c.written = true
 		return
 	}
+	// The writes r does not follow stay beside it: a later read races
+	// each of them, whichever ran last.
+	others := 0
 	for x := range c.adds {
-		if !warred && !d.hbOrSame(&c.adds[x], r) {
-			d.race(&c.adds[x], r, acc, lo, hi)
+		if w := &c.adds[x]; !d.hbOrSame(w, r) {
+			if !warred {
+				d.race(w, r, acc, lo, hi)
+			}
+			c.adds[others] = *w
+			others++
 		}
+	}
+	c.adds = c.adds[:others]
+	if c.hasW && !after {
+		c.adds = putW(c.adds, &c.w)
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
-	c.adds = c.adds[:0]
-	c.reads, c.hasR = c.reads[:0], false
+	// Keep the reads r races, in their order, read0 first.
+	c.reads = c.reads[:kept]
+	for x := range c.reads {
+		c.reads[x].raced = true
+	}
+	switch {
+	case keep0:
+		c.read0.raced = true
+	case kept > 0:
+		c.read0, c.hasR = c.reads[0], true
+		c.reads = c.reads[:copy(c.reads, c.reads[1:])]
+	default:
+		c.hasR = false
+	}
 }
 
 // putUninit adds read r of acc to a cell's uninitialised reads, once per
@@ -366,6 +416,73 @@ func (d *Detector) hbOrSame(prev, cur *rec) bool {
 		return true
 	}
 	return d.hb(prev, cur.agent)
+}
+
+// raceRead reports that write w races read rd, which is in cell c; after
+// says w is ordered after c's last write. A read that raced c's last write
+// (raced) and races w under the same two sites is already counted: a read
+// arriving after both writes would have been one instance too.
+func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access, lo, hi int64) {
+	if !rd.raced {
+		d.race(rd, w, acc, lo, hi)
+		return
+	}
+	ko, okOld := d.raceKey(&c.w, rd)
+	kw, okNew := d.raceKey(w, rd)
+	if okOld && okNew && ko == kw {
+		return
+	}
+	if after && okOld {
+		d.moveRace(&c.w, rd, ko)
+	}
+	d.race(rd, w, acc, lo, hi)
+}
+
+// moveRace takes back, at Findings, the count read rd's race with write
+// old added to finding ko, once per pair of instances: rd races a write
+// ordered after old, and in another order of the run (old, that write,
+// then rd) rd would only have met the later one, so its race moves there.
+func (d *Detector) moveRace(old, rd *rec, ko findKey) {
+	mk := moveKey{rd.agent, rd.epoch, rd.gen, old.agent, old.epoch, old.gen}
+	if _, done := d.moved[mk]; done {
+		return
+	}
+	if d.moved == nil {
+		d.moved, d.unsaid = map[moveKey]struct{}{}, map[findKey]int{}
+	}
+	d.moved[mk] = struct{}{}
+	d.unsaid[ko]++
+}
+
+// moveKey names a pair of instances, a read and a write, by agent, epoch
+// and generation.
+type moveKey struct {
+	ra     int32
+	re, rg uint32
+	wa     int32
+	we, wg uint32
+}
+
+// raceKey is the finding key race(prev, cur) counts under, and false when
+// race does not report it (a same-pipe race turned off).
+func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
+	kind, first, second := d.raceKind(prev, cur)
+	if prev.agent == cur.agent && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
+		return findKey{}, false
+	}
+	return findKey{kind: kind, first: siteKey(d.site(first)), second: siteKey(d.site(second))}, true
+}
+
+// putW adds write r to a cell's other writes, replacing the same agent's
+// earlier write of the same kind (program order puts r after it).
+func putW(list []rec, r *rec) []rec {
+	for i := range list {
+		if list[i].agent == r.agent && list[i].atomic == r.atomic {
+			list[i] = *r
+			return list
+		}
+	}
+	return append(list, *r)
 }
 
 func putRec(list []rec, r *rec) []rec {
@@ -525,22 +642,29 @@ func (d *Detector) resetRace(plain, add *rec, acc *machine.Access, lo, hi int64)
 // race queues a conflict between an earlier-seen access prev and cur; the
 // kind comes from their intended order, not from which one ran first.
 func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
-	first, second := prev, cur
+	kind, first, second := d.raceKind(prev, cur)
+	same := prev.agent == cur.agent
+	if same && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
+		return
+	}
+	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same})
+}
+
+// raceKind orders a racing pair the way the program means it and names the
+// conflict.
+func (d *Detector) raceKind(prev, cur *rec) (kind string, first, second *rec) {
+	first, second = prev, cur
 	if !d.intendedBefore(prev, cur) {
 		first, second = cur, prev
 	}
-	kind := KindWAW
+	kind = KindWAW
 	switch {
 	case first.write && !second.write:
 		kind = KindRAW
 	case !first.write && second.write:
 		kind = KindWAR
 	}
-	same := prev.agent == cur.agent
-	if same && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
-		return
-	}
-	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same})
+	return kind, first, second
 }
 
 // intendedBefore orders two accesses the way the program means them: issue

@@ -294,6 +294,12 @@ func (d *Detector) Findings() []Finding {
 			continue
 		}
 		g := f.Finding
+		if n := d.unsaid[findKey{kind: g.Kind, first: siteKey(g.First), second: siteKey(g.Second)}]; n > 0 {
+			// Instances whose race moved to a later write (moveRace).
+			if g.Count -= n; g.Count <= 0 {
+				continue
+			}
+		}
 		if g.Hint == "" {
 			g.Hint = d.hint(f)
 		}

@@ -30,6 +30,9 @@ type rec struct {
 	niter  uint8
 	write  bool
 	atomic bool
+	// raced marks a read kept in a cell that races the cell's last write
+	// (exec.go, accessCell).
+	raced bool
 }
 
 func (r *rec) iters() []int64 {
@@ -51,20 +54,30 @@ func (r *rec) setIter(it []int64) {
 
 // cell is the shadow state of one byte range of one buffer.
 type cell struct {
+	// The fields are laid out so that a cell is 288 bytes, a size class
+	// of its own (304 bytes took 320): a 384-rank lint holds 560 000.
 	lo, hi  int64
 	written bool // initialised in this launch (host write or any store)
 	hasW    bool
 	// firstW marks w as the first write of the launch to these bytes, by
 	// an instruction: a read meant to come before it read nothing.
 	firstW bool
-	w      rec   // last plain write
-	adds   []rec // atomic writes since w, one per agent
+	hasR   bool // read0 holds a read
+	// sigGen is the run generation sig belongs to.
+	sigGen uint32
+	w      rec // last plain write
+	// adds holds the other writes not ordered before w, one per agent and
+	// kind: the atomic adds since w, and earlier plain writes that race w.
+	// Keeping only w would make a later read race whichever of two racing
+	// writes ran last, a report that followed the run's timing.
+	adds []rec
 	// The reads since the last write, one per agent, in the order each
-	// agent first read: read0 (when hasR), then reads. Most cells have one
-	// reader (a tile and the pipe that consumes it), and a slice's array is
-	// one more cache miss on every access of a cold cell.
+	// agent first read: read0 (when hasR), then reads. A read that races a
+	// write stays past it (marked raced), so a later write it also races
+	// finds it whether the read ran before or after the first write. Most
+	// cells have one reader (a tile and the pipe that consumes it), and a
+	// slice's array is one more cache miss on every access of a cold cell.
 	read0 rec
-	hasR  bool
 	reads []rec
 	// uninit holds the reads that found the cell unwritten, until its
 	// first write: a write meant to come before one of them (it races the
@@ -76,14 +89,13 @@ type cell struct {
 	uninit []uninitRead
 	// sig is the release clock of a signal word (join of the notifies since
 	// the last plain store), valid while sigGen is the current run generation.
-	sig    vclock
-	sigGen uint32
+	sig vclock
 	// sigFrom is agent+1 when sig is that agent's release recorded at
 	// sigAt (Detector.relSeq), or the join of its releases up to it, else 0
 	// (Detector.acquireSig).
 	sigFrom int32
-	sigAt   uint64
 	sigVer  uint32 // counts changes to sig (Detector.signalCell)
+	sigAt   uint64
 	// hist is what a signal word remembers across runs, for stale-signal;
 	// nil for data cells.
 	hist *sigHist

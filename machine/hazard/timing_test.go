@@ -1,6 +1,7 @@
 package hazard_test
 
 import (
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"testing"
@@ -141,5 +142,70 @@ func TestTimingIndependence(t *testing.T) {
 				t.Errorf("findings depend on timing:\n default: %+v\n flipped: %+v", keys[0], keys[1])
 			}
 		})
+	}
+}
+
+// opProbe records the order in which an observer meets the first
+// execution of each named op: the order the detector takes them in.
+type opProbe struct {
+	seen map[string]int
+	n    int
+}
+
+func (p *opProbe) Observe(e *machine.Event) {
+	if e.Kind != machine.EvExec || e.Op == nil || e.Op.Info == nil || e.Step != "" {
+		return
+	}
+	if _, ok := p.seen[e.Op.Info.Name]; !ok {
+		p.seen[e.Op.Info.Name] = p.n
+		p.n++
+	}
+}
+
+// TestRaceSiteIgnoresTiming: a store racing a load and the scale ordered
+// after it reaches the detector before the load under the default profile
+// (the load's L2 miss), between the two with no miss latency, and after both
+// with a slow store; the probe checks the three orders, and every run must
+// name the scale, and only it.
+func TestRaceSiteIgnoresTiming(t *testing.T) {
+	want := map[string]string{
+		"":                  "tload@1 tmuls@2 tstore@0 ",
+		"l2.miss_latency":   "tload@0 tmuls@2 tstore@1 ",
+		"dma.ub_gm.latency": "tload@0 tmuls@1 tstore@2 ",
+	}
+	for _, set := range [][2]string{{}, {"l2.miss_latency", "0"}, {"dma.ub_gm.latency", "20000"}} {
+		obj, errs := asm.Assemble(embedFE, "hazards/store_races_two_writes.pto", nil)
+		if errs.HasErrors() {
+			t.Fatalf("assemble: %v", errs)
+		}
+		prof := pipes.DefaultProfile()
+		if set[0] != "" {
+			if err := prof.Set(set[0], set[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		probe := &opProbe{seen: map[string]int{}}
+		det := hazard.New(hazard.Options{})
+		m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det, probe}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(); err != nil {
+			t.Fatalf("%s=%s: %v", set[0], set[1], err)
+		}
+		order := ""
+		for _, op := range []string{"tload", "tmuls", "tstore"} {
+			order += fmt.Sprintf("%s@%d ", op, probe.seen[op])
+		}
+		if order != want[set[0]] {
+			t.Errorf("%s=%s: the detector met the ops in the order %s, want %s", set[0], set[1], order, want[set[0]])
+		}
+		var keys []siteKey
+		for _, f := range det.Findings() {
+			keys = append(keys, keyOf(f))
+		}
+		if len(keys) != 1 || keys[0].kind != hazard.KindRAW || keys[0].op1 != "tmuls" || keys[0].op2 != "tstore" || keys[0].l1 != 26 || keys[0].l2 != 28 {
+			t.Errorf("%s=%s (%s): want one RAW tmuls (26) -> tstore (28), got %+v", set[0], set[1], order, keys)
+		}
 	}
 }
