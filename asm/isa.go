@@ -481,6 +481,7 @@ func init() {
 		"the FFN mock's band gather: a TLOAD from a (remote) window").chk(chkTransfer)
 
 	defsMore()
+	defsView()
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
 		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA

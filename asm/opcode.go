@@ -161,6 +161,10 @@ const (
 	OpTaddreluconv
 	OpTadddeqrelu
 	OpTquant
+	// Tile views (isa_view.go).
+	OpTassign
+	OpTsubview
+	OpTreshape
 	NumOpcodes
 )
 
@@ -314,6 +318,9 @@ var opcodeNames = [NumOpcodes]string{
 	OpTaddreluconv:     "taddreluconv",
 	OpTadddeqrelu:      "tadddeqrelu",
 	OpTquant:           "tquant",
+	OpTassign:          "tassign",
+	OpTsubview:         "tsubview",
+	OpTreshape:         "treshape",
 }
 
 // String is the opcode's canonical mnemonic.

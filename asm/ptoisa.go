@@ -47,9 +47,6 @@ var notYet = map[string]string{
 	"TINSERT_FP":          "tinsert with a scaling tile: the quantisation is not modelled",
 	"TALLOC":              "TPipe FIFO slot as a GlobalTensor: ptoasm's fifo is tpush/tpop on a `fifo` declaration",
 	"TFREE":               "TPipe FIFO free: empty on A2/A3 (a2a3/TPop.hpp); tpop frees its slot",
-	"TASSIGN":             "a tile's address: a `tile … @ ADDR` declaration (static); register addresses not yet",
-	"TRESHAPE":            "another tile type over the same bytes: a second `tile` declared at the same address",
-	"TSUBVIEW":            "a sub-tile: a `tile` declared inside another's bytes with a smaller valid region",
 }
 
 // PtoISACoverage classifies one pto-isa page name: the ptoasm instruction

@@ -70,6 +70,11 @@ func (c *core) tileArg(op *asm.COp, i int) (*asm.TileInfo, int64, bool) {
 		return nil, 0, false
 	}
 	a := &op.Args[i]
+	if a.Tile.Variable() {
+		// This instance's view: one element, at its binding (sem_view.go).
+		v, _, ok := c.tileView(op, a)
+		return v, 0, ok
+	}
 	idx := int64(0)
 	if a.Tile.IsArray {
 		idx = a.TileIdx.Eval(&c.env)

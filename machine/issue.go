@@ -312,6 +312,8 @@ func (c *core) issue(op *asm.COp) bool {
 		return c.waitAsync(op)
 	case asm.OpTprint:
 		return c.tprint(op)
+	case asm.OpTassign, asm.OpTsubview, asm.OpTreshape:
+		return c.bindView(op)
 	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
@@ -337,6 +339,7 @@ var specialOps = func() (t [asm.NumOpcodes]bool) {
 		asm.OpSyncall, asm.OpLd, asm.OpSt, asm.OpTnotify, asm.OpTwait, asm.OpTtest, asm.OpTput, asm.OpTget,
 		asm.OpTpush, asm.OpTpop, asm.OpTputAsync, asm.OpTgetAsync, asm.OpWaitAsync, asm.OpTbroadcast,
 		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync, asm.OpTprint,
+		asm.OpTassign, asm.OpTsubview, asm.OpTreshape,
 	} {
 		t[o] = true
 	}
@@ -387,6 +390,9 @@ type opPlan struct {
 	// the event id operand, copied here so issue reads no operand of the op
 	id    fexpr
 	hasID bool
+	// varShape says a tile operand's valid region reads registers: the
+	// GM window, FLOPs and cost are the instance's (sem_view.go).
+	varShape bool
 	// cost memo of an ocExec op whose duration is a function of its static
 	// operands, by queueEmpty (see pipeState.cost).
 	memo [2]costMemo
@@ -459,8 +465,12 @@ func planOp(op *asm.COp, pl *opPlan, nregs int) {
 		pl.access[i] = acc
 		switch a := &op.Args[i]; a.Kind {
 		case asm.ArgTile:
-			if a.Tile != nil && !a.Tile.IsArray {
+			if a.Tile != nil && !a.Tile.IsArray && !a.Tile.Variable() {
 				pl.static |= 1 << i
+			}
+			// A valid region from registers sizes the op per instance.
+			if a.Tile != nil && a.Tile.DynValid() {
+				pl.varShape = true
 			}
 		case asm.ArgScalar:
 			if a.Val.Fn == nil {
@@ -482,6 +492,8 @@ func planOp(op *asm.COp, pl *opPlan, nregs int) {
 		a := &op.Args[i]
 		d := dynArg{i: i, kind: dynFull}
 		switch {
+		case a.Kind == asm.ArgTile && a.Tile != nil && a.Tile.Variable():
+			// resolved afresh: a view (sem_view.go)
 		case a.Kind == asm.ArgTile && a.Tile != nil:
 			d.kind, d.x, d.addr = dynTile, compileExpr(a.TileIdx, nregs), a.Tile.Addr
 		case a.Kind == asm.ArgScalar:
@@ -748,7 +760,12 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	if !reuse || pl.initAttr >= 0 {
 		e.access = pl.access
 	}
-	if reuse {
+	if pl.varShape {
+		if !c.resolveVar(op, e) {
+			e.argsOf = nil
+			return false
+		}
+	} else if reuse {
 		// Only the element of a tile array or the value of a register
 		// expression changes between instances; the rest is resolved afresh
 		// (and so is an out-of-range element, to report it).
@@ -817,6 +834,13 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 			return false
 		}
 		o.Tile, o.Off = t, t.Addr[idx]
+		if t.Variable() {
+			v, addr, ok := c.tileView(op, a)
+			if !ok {
+				return false
+			}
+			o.Tile, o.Off = v, addr
+		}
 		if t.Space < asm.NumSpaces {
 			o.Buf = c.bufs[t.Space]
 		}
