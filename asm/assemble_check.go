@@ -59,7 +59,7 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 		}
 		c := arg.GM.Class
 		switch {
-		case info.Name == "tpush" || info.Name == "tpop":
+		case info.Name == "tpush" || info.Name == "tpop" || isFifoSlotOp(info.Op):
 			if c != TensorFIFO {
 				bad(i, "%s needs a fifo; @%s is a %s", info.Name, arg.GM.Name, c).Note(arg.GM.Decl.Span, "declared here")
 			}
@@ -67,8 +67,10 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 			if c != TensorSignal {
 				bad(i, "%s needs a signal; @%s is a %s", info.Name, arg.GM.Name, c).Note(arg.GM.Decl.Span, "declared here")
 			}
+		case c == TensorFIFO && (info.Op == OpTload || info.Op == OpTstore):
+			// The slot a talloc or a tpop.slot made current (isa_view.go).
 		case c == TensorFIFO:
-			bad(i, "fifo @%s is only accessed with tpush and tpop", arg.GM.Name).Note(arg.GM.Decl.Span, "declared here")
+			bad(i, "fifo @%s is only accessed with tpush and tpop, or with tload/tstore of the slot talloc or tpop.slot claimed", arg.GM.Name).Note(arg.GM.Decl.Span, "declared here")
 		}
 	}
 	if !ok {

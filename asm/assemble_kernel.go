@@ -219,13 +219,17 @@ func (a *assembler) instr(ks *kernelScope, in *Instr) *COp {
 	}
 	ops := in.Operands()
 	d := cands[0]
-	if len(cands) > 1 {
+	switch {
+	case len(cands) > 1 && cands[1].info.Family == FamComm:
 		for _, x := range ops {
 			if _, isGM := x.(*GMRef); isGM {
 				d = cands[1]
 				break
 			}
 		}
+	case len(cands) > 1 && len(ops) < len(d.info.Operands):
+		// tpush @F / tpop @F: the GlobalData form, without a tile.
+		d = cands[1]
 	}
 	info := d.info
 	// pto-isa writes `tstore %t, @C[i, j]`; ours is destination first.

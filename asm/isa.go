@@ -495,6 +495,9 @@ func init() {
 	// The collectives answer to the tile ops' spelling too; the tile op stays first.
 	byName["tgather"] = append(byName["tgather"], byName["tgather.comm"]...)
 	byName["tscatter"] = append(byName["tscatter"], byName["tscatter.comm"]...)
+	// So do the fifo's GlobalData forms, which take no tile (isa_view.go).
+	byName["tpush"] = append(byName["tpush"], byName["tpush.slot"]...)
+	byName["tpop"] = append(byName["tpop"], byName["tpop.slot"]...)
 	for n := range byName {
 		names = append(names, n)
 	}
@@ -707,6 +710,9 @@ func FprintISAMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", op.Name, mdCode(op.Aliases),
 				op.RouteString(), mdEsc(dash(operandsString(op))), mdEsc(dash(attrsString(op))),
 				coresString(op), op.Cost, mdEsc(op.Doc))
+		}
+		if fam == FamView {
+			fmt.Fprint(w, tileMemoryNote)
 		}
 	}
 	fmt.Fprint(w, addingAnInstruction)

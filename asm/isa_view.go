@@ -1,5 +1,7 @@
 package asm
 
+// Tile memory: views and the fifo's GlobalData slots.
+//
 // Tile views: the A2/A3 instructions that rebind a tile object to other bytes
 // of its buffer without moving data (pto-isa docs/isa and
 // include/pto/npu/a2a3 at 3186c381). On A2/A3 all three end in TASSIGN_IMPL,
@@ -15,6 +17,7 @@ func tileBind(name string) OperandSpec {
 }
 
 func defsView() {
+	defsFifoSlot()
 	// TAssign.hpp: obj.assignData(addr), Form 1 (runtime address).
 	def("tassign", FamView, PipeS, CostScalar, anyCore,
 		[]OperandSpec{tileBind("dst"), scalar("addr")},
@@ -147,3 +150,51 @@ func readsReg(e Expr) bool {
 	}
 	return false
 }
+
+// The FIFO's GlobalData interface (pto-isa docs/isa/TALLOC.md, TFREE.md;
+// include/pto/npu/a2a3/TAlloc.hpp, TFree.hpp, TPush.hpp's GlobalData
+// TPUSH_IMPL, TPop.hpp's GlobalData TPOP_IMPL at 3186c381): the producer
+// claims a slot (talloc: wait for free space once the ring has wrapped),
+// writes it with ordinary stores and commits it (tpush.slot: record ready);
+// the consumer waits for a slot (tpop.slot), reads it with ordinary loads
+// and releases it (tfree: notify free space). Between claim and commit (or
+// pop and free) `@F[i, j]` in a tload or tstore names element (i, j) of
+// that slot.
+
+// fifoOpnd is a fifo operand whose slot the instruction claims, commits or
+// releases: the FFTS protocol is its effect, not a data access.
+func fifoOpnd() OperandSpec {
+	return OperandSpec{Name: "fifo", Kinds: []ArgKind{ArgGM}, Access: AccNone}
+}
+
+func defsFifoSlot() {
+	def("talloc", FamSync, PipeS, CostSync, anyCore, []OperandSpec{fifoOpnd()},
+		"claim the producer's next fifo slot: wait for free space once the ring has wrapped (FFTS id+1); `@F[i, j]` in a tstore then names the slot (TAlloc.hpp)")
+	def("tpush.slot", FamSync, PipeS, CostSync, anyCore, []OperandSpec{fifoOpnd()},
+		"commit the slot talloc claimed: FFTS id, mode 2, once the producer's stores are done (MTE3 on an AIV, FIX on an AIC; TPush.hpp GlobalData TPUSH)")
+	def("tpop.slot", FamSync, PipeS, CostSync, anyCore, []OperandSpec{fifoOpnd()},
+		"wait for the consumer's next fifo slot (FFTS id); `@F[i, j]` in a tload then names the slot, until tfree (TPop.hpp GlobalData TPOP)")
+	def("tfree", FamSync, PipeS, CostSync, anyCore, []OperandSpec{fifoOpnd()},
+		"release the slot tpop.slot gave: FFTS id+1, mode 2, once MTE2's loads of it are done (TFree.hpp)")
+}
+
+func isFifoSlotOp(op Opcode) bool {
+	return op == OpTalloc || op == OpTfree || op == OpTpushSlot || op == OpTpopSlot
+}
+
+// tileMemoryNote follows the view table in docs/isa.md.
+const tileMemoryNote = `
+Sources (pto-isa at 3186c381): ` + "`tassign`" + ` is TASSIGN's runtime form (docs/isa/TASSIGN.md,
+include/pto/npu/a2a3/TAssign.hpp: ` + "`obj.assignData(addr)`" + `); ` + "`tsubview`" + ` is TSubView.hpp
+(` + "`src.data() + rowIdx·RowStride + colIdx·ColStride`" + `, strides from pto_tile.hpp); ` + "`treshape`" + `
+is TReshape.hpp (its three static_asserts, then ` + "`TASSIGN_IMPL(dst, src.data())`" + `). On A2/A3 all
+three only store an address in the tile object, so they run on the scalar unit (one
+` + "`scalar.op`" + `, docs/profile.md) and touch no data; the machine keeps the binding per core and
+every later instruction naming the tile uses it (docs/language.md "Tile views"). A constant
+` + "`tassign`" + ` address is checked when the kernel is assembled and a register one when it issues,
+as TASSIGN's compile-time form does (SA-0353 inside the buffer, SA-0354 32-byte aligned).
+The fifo's GlobalData flow (` + "`talloc`" + `, ` + "`tpush.slot`" + `, ` + "`tpop.slot`" + `, ` + "`tfree`" + `, in the sync table) follows
+docs/isa/TALLOC.md and TFREE.md with a2a3/TAlloc.hpp, TFree.hpp and the GlobalData overloads
+of TPUSH_IMPL/TPOP_IMPL in TPush.hpp and TPop.hpp: the same FFTS ids and pipes as ` + "`tpush`" + `/` + "`tpop`" + `
+(ready on FIX from the AIC or MTE3 from an AIV, free on MTE2), without the data move.
+`

@@ -165,6 +165,10 @@ const (
 	OpTassign
 	OpTsubview
 	OpTreshape
+	OpTalloc
+	OpTfree
+	OpTpushSlot
+	OpTpopSlot
 	NumOpcodes
 )
 
@@ -321,6 +325,10 @@ var opcodeNames = [NumOpcodes]string{
 	OpTassign:          "tassign",
 	OpTsubview:         "tsubview",
 	OpTreshape:         "treshape",
+	OpTalloc:           "talloc",
+	OpTfree:            "tfree",
+	OpTpushSlot:        "tpush.slot",
+	OpTpopSlot:         "tpop.slot",
 }
 
 // String is the opcode's canonical mnemonic.

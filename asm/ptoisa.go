@@ -45,8 +45,6 @@ var notYet = map[string]string{
 	"SET_QUANT_VECTOR":    "FIX quantisation parameters: not modelled (FIX converts dtypes only)",
 	"TEXTRACT_FP":         "textract with a scaling tile: the quantisation is not modelled",
 	"TINSERT_FP":          "tinsert with a scaling tile: the quantisation is not modelled",
-	"TALLOC":              "TPipe FIFO slot as a GlobalTensor: ptoasm's fifo is tpush/tpop on a `fifo` declaration",
-	"TFREE":               "TPipe FIFO free: empty on A2/A3 (a2a3/TPop.hpp); tpop frees its slot",
 }
 
 // PtoISACoverage classifies one pto-isa page name: the ptoasm instruction

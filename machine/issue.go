@@ -314,6 +314,8 @@ func (c *core) issue(op *asm.COp) bool {
 		return c.tprint(op)
 	case asm.OpTassign, asm.OpTsubview, asm.OpTreshape:
 		return c.bindView(op)
+	case asm.OpTalloc, asm.OpTfree, asm.OpTpushSlot, asm.OpTpopSlot:
+		return c.composite(op, c.fifoSlot(op))
 	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
@@ -339,7 +341,7 @@ var specialOps = func() (t [asm.NumOpcodes]bool) {
 		asm.OpSyncall, asm.OpLd, asm.OpSt, asm.OpTnotify, asm.OpTwait, asm.OpTtest, asm.OpTput, asm.OpTget,
 		asm.OpTpush, asm.OpTpop, asm.OpTputAsync, asm.OpTgetAsync, asm.OpWaitAsync, asm.OpTbroadcast,
 		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync, asm.OpTprint,
-		asm.OpTassign, asm.OpTsubview, asm.OpTreshape,
+		asm.OpTassign, asm.OpTsubview, asm.OpTreshape, asm.OpTalloc, asm.OpTfree, asm.OpTpushSlot, asm.OpTpopSlot,
 	} {
 		t[o] = true
 	}
@@ -845,6 +847,9 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 			o.Buf = c.bufs[t.Space]
 		}
 	case asm.ArgGM:
+		if a.GM != nil && a.GM.Class == asm.TensorFIFO {
+			return c.resolveSlot(op, a, o, e, i, rows, cols)
+		}
 		r, ok := c.gmRank(op, a)
 		if !ok {
 			return false

@@ -234,3 +234,103 @@ func (c *core) resolveVar(op *asm.COp, e *entry) bool {
 	}
 	return true
 }
+
+// fifoSlot executes the fifo's GlobalData instructions (asm/isa_view.go):
+// talloc and tpop.slot make a slot current, tpush.slot and tfree signal
+// ready and free with the FFTS ids tpush and tpop use, on the pipes pto-isa's
+// record() and free() name (TPush.hpp: FIX from the AIC, MTE3 from an AIV;
+// free on MTE2).
+func (c *core) fifoSlot(op *asm.COp) bool {
+	m := c.m
+	code := op.Info.Op
+	push := code == asm.OpTalloc || code == asm.OpTpushSlot
+	fp, ok := c.fifoSetup(op, 0, push)
+	if !ok {
+		return false
+	}
+	f := fp.f
+	cur := &c.fifoCur[f.Index]
+	claim := code == asm.OpTalloc || code == asm.OpTpopSlot
+	if claim && *cur >= 0 {
+		m.fail(c.faultK(FaultFIFO, op, asm.PipeS, "fifo misuse: %s @%s while slot %d is still held (release it with %s first)",
+			op.Info.Name, f.Name, *cur%fp.slots, map[bool]string{true: "tpush @" + f.Name, false: "tfree @" + f.Name}[push]))
+		return false
+	}
+	if !claim && *cur < 0 {
+		m.fail(c.faultK(FaultFIFO, op, asm.PipeS, "fifo misuse: %s @%s holds no slot (%s claims one)",
+			op.Info.Name, f.Name, map[bool]string{true: "talloc", false: "tpop"}[push]))
+		return false
+	}
+	c.micro, c.mi = c.micro[:0], 0
+	set := func(p asm.Pipe, id int64) {
+		mc := c.addMicro(mEntry, p)
+		mc.e.kind, mc.e.op, mc.e.id, mc.e.mode = enFFTSSet, op, int32(id), 2
+	}
+	switch code {
+	case asm.OpTalloc:
+		n := fp.next(c, true)
+		if n >= fp.slots {
+			mc := c.addMicro(mCrossWait, asm.PipeS)
+			mc.e.op, mc.e.id = op, int32(fp.id+1)
+		}
+		*cur = n
+	case asm.OpTpushSlot:
+		p := asm.PipeMTE3
+		if c.kind != asm.CoreAIV {
+			p = asm.PipeFIX
+		}
+		set(p, fp.id)
+		*cur = -1
+	case asm.OpTpopSlot:
+		mc := c.addMicro(mCrossWait, asm.PipeS)
+		mc.e.op, mc.e.id = op, int32(fp.id)
+		*cur = fp.next(c, false)
+	case asm.OpTfree:
+		set(asm.PipeMTE2, fp.id+1)
+		*cur = -1
+	}
+	c.tick()
+	return true
+}
+
+// resolveSlot resolves `@F[i, j]` in a tload or tstore: element (i, j) of
+// the slot this core's talloc or tpop.slot made current, a window that
+// must stay inside the slot.
+func (c *core) resolveSlot(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, rows, cols int64) bool {
+	m := c.m
+	f := a.GM
+	n := int64(-1)
+	if f.Index < len(c.fifoCur) {
+		n = c.fifoCur[f.Index]
+	}
+	if n < 0 {
+		m.fail(c.faultK(FaultFIFO, op, op.Pipe, "fifo misuse: %s of @%s outside a slot (talloc or tpop @%s claims one)", op.Info.Name, f.Name, f.Name))
+		return false
+	}
+	if len(a.Idx) != 2 || len(f.Shape) != 2 {
+		m.fail(c.faultK(FaultBadOperand, op, op.Pipe, "@%s: a fifo slot is indexed [row, col]", f.Name))
+		return false
+	}
+	r0, c0 := a.Idx[0].Eval(&c.env), a.Idx[1].Eval(&c.env)
+	if r0 < 0 || c0 < 0 || r0+rows > f.Shape[0] || c0+cols > f.Shape[1] {
+		m.fail(c.faultK(FaultOutOfBounds, op, op.Pipe, "the [%d, %d] window at @%s[%d, %d] runs outside the slot [%d, %d]", rows, cols, f.Name, r0, c0, f.Shape[0], f.Shape[1]))
+		return false
+	}
+	slots := f.Attrs["slots"]
+	if slots <= 0 {
+		slots = 2
+	}
+	fp := fifoPlan{f: f, ring: m.ring(f, slots, f.Shape[0]), slots: slots, slotRows: f.Shape[0], block: c.env.Block}
+	g := *a
+	g.GM, g.Idx, g.HasRank = fp.ring, nil, false
+	off, ok := c.gmWindow(op, &g, c.rank.id, rows, cols, fp.slotRow(n)+r0, c0)
+	if !ok {
+		return false
+	}
+	o.GM, o.Off = fp.ring, off
+	o.Buf = m.ranks[c.rank.id].gm[f.Index].buf
+	o.RowStride = lastDim(f) * int64(f.DType.Size())
+	e.argRank[i] = int32(c.rank.id)
+	e.winR[i], e.winC[i] = int32(rows), int32(cols)
+	return true
+}
