@@ -91,9 +91,10 @@ func (a *assembler) compileDynValid(ks *kernelScope) {
 			v     *int
 			x     **CExpr
 		}{{t.Decl.VRows, "valid rows", t.Rows, &t.VRows, &t.DynVRows}, {t.Decl.VCols, "valid cols", t.Cols, &t.VCols, &t.DynVCols}} {
-			if p.e == nil {
-				continue
+			if *p.x == nil {
+				continue // this dimension is a constant
 			}
+			*p.x = nil
 			c, ok := a.expr(p.e, ks.sc)
 			switch {
 			case !ok:

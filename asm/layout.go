@@ -118,8 +118,10 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 	t.VRows, t.VCols = t.Rows, t.Cols
 	// A valid region that reads registers is compiled once the kernel's
 	// registers are known (dynValid); until then the declared shape bounds it.
+	// A placeholder marks it for the instructions' checks meanwhile.
 	if d.VRows != nil && readsReg(d.VRows) {
 		ks.dynValid = append(ks.dynValid, t)
+		t.DynVRows = &CExpr{}
 	} else if d.VRows != nil {
 		t.VRows = dim(d.VRows, "valid rows", 16384)
 		if t.VRows > t.Rows && t.Rows > 0 {
@@ -131,6 +133,7 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 		if len(ks.dynValid) == 0 || ks.dynValid[len(ks.dynValid)-1] != t {
 			ks.dynValid = append(ks.dynValid, t)
 		}
+		t.DynVCols = &CExpr{}
 	} else if d.VCols != nil {
 		t.VCols = dim(d.VCols, "valid cols", 16384)
 		if t.VCols > t.Cols && t.Cols > 0 {

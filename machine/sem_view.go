@@ -251,14 +251,17 @@ func (c *core) fifoSlot(op *asm.COp) bool {
 	f := fp.f
 	cur := &c.fifoCur[f.Index]
 	claim := code == asm.OpTalloc || code == asm.OpTpopSlot
+	claimer, releaser := "tpop", "tfree"
+	if push {
+		claimer, releaser = "talloc", "tpush"
+	}
 	if claim && *cur >= 0 {
-		m.fail(c.faultK(FaultFIFO, op, asm.PipeS, "fifo misuse: %s @%s while slot %d is still held (release it with %s first)",
-			op.Info.Name, f.Name, *cur%fp.slots, map[bool]string{true: "tpush @" + f.Name, false: "tfree @" + f.Name}[push]))
+		m.fail(c.faultK(FaultFIFO, op, asm.PipeS, "fifo misuse: %s @%s while slot %d is still held (release it with %s @%s first)",
+			op.Info.Name, f.Name, *cur%fp.slots, releaser, f.Name))
 		return false
 	}
 	if !claim && *cur < 0 {
-		m.fail(c.faultK(FaultFIFO, op, asm.PipeS, "fifo misuse: %s @%s holds no slot (%s claims one)",
-			op.Info.Name, f.Name, map[bool]string{true: "talloc", false: "tpop"}[push]))
+		m.fail(c.faultK(FaultFIFO, op, asm.PipeS, "fifo misuse: %s @%s holds no slot (%s claims one)", op.Info.Name, f.Name, claimer))
 		return false
 	}
 	c.micro, c.mi = c.micro[:0], 0
