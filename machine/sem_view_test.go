@@ -23,6 +23,18 @@ func runView(t *testing.T, src string) func(r, c int64) float64 {
 	return func(r, c int64) float64 { return getGM(t, ti, buf, r, c) }
 }
 
+// checkY compares Y's first rows×cols elements with want.
+func checkY(t *testing.T, y func(r, c int64) float64, rows, cols int64, want func(r, c int64) float64) {
+	t.Helper()
+	for r := int64(0); r < rows; r++ {
+		for c := int64(0); c < cols; c++ {
+			if got, w := y(r, c), want(r, c); got != w {
+				t.Fatalf("Y[%d, %d] = %v, want %v", r, c, got, w)
+			}
+		}
+	}
+}
+
 // TestTassign loads row i of X into a slot chosen by a register, reverse
 // order, then stores slot i through a second tile bound to the same bytes:
 // Y row i is X row 3-i. Neither tile is placed by the assembler.
@@ -48,13 +60,7 @@ kernel k : aiv {
 launch ranks=1 { run k blocks=1 }
 `)
 	noteExecuted(asm.OpTassign)
-	for r := int64(0); r < 4; r++ {
-		for c := int64(0); c < 64; c++ {
-			if got, want := y(r, c), float64((3-r)*1000+c); got != want {
-				t.Fatalf("Y[%d, %d] = %v, want %v", r, c, got, want)
-			}
-		}
-	}
+	checkY(t, y, 4, 64, func(r, c int64) float64 { return float64((3-r)*1000 + c) })
 }
 
 // TestTsubview stores [2, 32] sub-tiles of a [4, 64] tile at register
@@ -83,17 +89,12 @@ kernel k : aiv {
 launch ranks=1 { run k blocks=1 }
 `)
 	noteExecuted(asm.OpTsubview)
-	for r := int64(0); r < 2; r++ {
-		for c := int64(0); c < 64; c++ {
-			want := float64((r+2)*1000 + 32 + c)
-			if c >= 32 {
-				want = float64(r*1000 + 16 + c - 32)
-			}
-			if got := y(r, c); got != want {
-				t.Fatalf("Y[%d, %d] = %v, want %v", r, c, got, want)
-			}
+	checkY(t, y, 2, 64, func(r, c int64) float64 {
+		if c >= 32 {
+			return float64(r*1000 + 16 + c - 32)
 		}
-	}
+		return float64((r+2)*1000 + 32 + c)
+	})
 	// pto-isa's Tile::RowStride/ColStride (pto_tile.hpp): column-major
 	// tiles step 1 between rows and Rows between columns.
 	col := &asm.TileInfo{Rows: 16, Cols: 8, BLayout: "col"}
@@ -165,20 +166,16 @@ kernel k : aiv {
 }
 launch ranks=1 { run k blocks=1 }
 `)
-	for r := int64(0); r < 8; r++ {
-		for c := int64(0); c < 64; c++ {
-			want := 0.0
-			if r < 5 {
-				want = float64(r*100 + c)
-			}
-			if r < 3 && c < 40 {
-				want += 0.5
-			}
-			if got := y(r, c); got != want {
-				t.Fatalf("Y[%d, %d] = %v, want %v", r, c, got, want)
-			}
+	checkY(t, y, 8, 64, func(r, c int64) float64 {
+		want := 0.0
+		if r < 5 {
+			want = float64(r*100 + c)
 		}
-	}
+		if r < 3 && c < 40 {
+			want += 0.5
+		}
+		return want
+	})
 }
 
 // TestViewAccesses: the accesses observers see are the view's bytes at
@@ -280,13 +277,7 @@ launch ranks=1 { run cons + prod blocks=1 }
 // that its FFTS ids match the tile flow's: the detector finds nothing.
 func TestFifoSlots(t *testing.T) {
 	y := runView(t, fifoSlotSrc)
-	for r := int64(0); r < 48; r++ {
-		for c := int64(0); c < 64; c++ {
-			if got, want := y(r, c), float64(r*100+c); got != want {
-				t.Fatalf("Y[%d, %d] = %v, want %v", r, c, got, want)
-			}
-		}
-	}
+	checkY(t, y, 48, 64, func(r, c int64) float64 { return float64(r*100 + c) })
 	for _, o := range []asm.Opcode{asm.OpTalloc, asm.OpTpushSlot, asm.OpTpopSlot, asm.OpTfree} {
 		noteExecuted(o)
 	}
@@ -304,4 +295,29 @@ func TestFifoSlots(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTassignElement rebinds one element of a tile array: element 1 moves,
+// element 0 keeps its declared address, and a tile declared at the new
+// address sees element 1's data.
+func TestTassignElement(t *testing.T) {
+	y := runView(t, `
+gm X : f32 [2, 64] = expr(i * 1000 + j)
+gm Y : f32 [2, 64] = zero
+kernel k : aiv {
+    tile %a[2] : vec f32 [1, 64] @ 0 step 256
+    tile %b : vec f32 [1, 64] @ 0x1000
+    let %i = 1
+    tassign %a[%i], 0x1000
+    tload %a[0], @X[0, 0]
+    tload %a[%i], @X[1, 0]
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    tstore @Y[0, 0], %b
+    tstore @Y[1, 0], %a[0]
+}
+launch ranks=1 { run k blocks=1 }
+`)
+	// Y row 0 is X row 1 (through %b), Y row 1 is X row 0.
+	checkY(t, y, 2, 64, func(r, c int64) float64 { return float64((1-r)*1000 + c) })
 }
