@@ -337,3 +337,18 @@ func (c *core) resolveSlot(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int,
 	e.winR[i], e.winC[i] = int32(rows), int32(cols)
 	return true
 }
+
+// TileAddr is where element idx of t lives now on a core: its last binding
+// there, or its declared address; ok is false when the tile was declared
+// without an address and is not bound yet (the debugger's view of a tile).
+func (m *Machine) TileAddr(rank, core int, t *asm.TileInfo, idx int) (addr int64, ok bool) {
+	c := m.coreOf(rank, core)
+	if c == nil || idx < 0 || idx >= len(t.Addr) {
+		return 0, false
+	}
+	if t.Index < len(c.bind) && len(c.bind[t.Index]) == len(t.Addr) {
+		addr = c.bind[t.Index][idx]
+		return addr, addr >= 0
+	}
+	return t.Addr[idx], !t.Unplaced
+}
