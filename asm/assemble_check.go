@@ -59,7 +59,7 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 		}
 		c := arg.GM.Class
 		switch {
-		case info.Name == "tpush" || info.Name == "tpop":
+		case info.Name == "tpush" || info.Name == "tpop" || isFifoSlotOp(info.Op):
 			if c != TensorFIFO {
 				bad(i, "%s needs a fifo; @%s is a %s", info.Name, arg.GM.Name, c).Note(arg.GM.Decl.Span, "declared here")
 			}
@@ -67,8 +67,10 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 			if c != TensorSignal {
 				bad(i, "%s needs a signal; @%s is a %s", info.Name, arg.GM.Name, c).Note(arg.GM.Decl.Span, "declared here")
 			}
+		case c == TensorFIFO && (info.Op == OpTload || info.Op == OpTstore):
+			// The slot a talloc or a tpop.slot made current (isa_view.go).
 		case c == TensorFIFO:
-			bad(i, "fifo @%s is only accessed with tpush and tpop", arg.GM.Name).Note(arg.GM.Decl.Span, "declared here")
+			bad(i, "fifo @%s is only accessed with tpush and tpop, or with tload/tstore of the slot talloc or tpop.slot claimed", arg.GM.Name).Note(arg.GM.Decl.Span, "declared here")
 		}
 	}
 	if !ok {
@@ -88,9 +90,13 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	}
 	sameShape := func(i, j int) {
 		x, y := tile(i), tile(j)
-		if x != nil && y != nil && (x.VRows != y.VRows || x.VCols != y.VCols) {
+		// A valid region read from registers is checked by the machine.
+		if x != nil && y != nil && !x.DynValid() && !y.DynValid() && (x.VRows != y.VRows || x.VCols != y.VCols) {
 			bad(j, "%s: %%%s has valid shape [%d, %d] but %%%s has [%d, %d]", info.Name, y.Name, y.VRows, y.VCols, x.Name, x.VRows, x.VCols)
 		}
+	}
+	if info.Family == FamView {
+		a.checkView(op, bad)
 	}
 	switch d.check {
 	case chkSame:
@@ -123,7 +129,9 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 			} else if c.DType != want {
 				bad(0, "%s: %s × %s accumulates in %s, but %%%s is %s", info.Name, x.DType, y.DType, want, c.Name, c.DType)
 			}
-			if x.VCols != y.VRows {
+			if x.DynValid() || y.DynValid() || c.DynValid() {
+				// Shapes read from registers: the machine checks them.
+			} else if x.VCols != y.VRows {
 				bad(2, "%s: K mismatch: %%%s is [%d, %d] (M×K) but %%%s is [%d, %d] (K×N)", info.Name, x.Name, x.VRows, x.VCols, y.Name, y.VRows, y.VCols)
 			} else if c.VRows != x.VRows || c.VCols != y.VCols {
 				bad(0, "%s: [%d, %d] × [%d, %d] gives [%d, %d], but %%%s is [%d, %d]", info.Name, x.VRows, x.VCols, y.VRows, y.VCols,
@@ -147,7 +155,7 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 			if info.Name == "tinsert" {
 				big, small = dst, src
 			}
-			if args[2].Val.Const && args[3].Val.Const {
+			if args[2].Val.Const && args[3].Val.Const && !small.DynValid() {
 				r, c := args[2].Val.Val, args[3].Val.Val
 				if r < 0 || c < 0 || r+int64(small.VRows) > int64(big.Rows) || c+int64(small.VCols) > int64(big.Cols) {
 					bad(2, "%s: window [%d:%d, %d:%d] is outside %%%s [%d, %d]", info.Name, r, r+int64(small.VRows), c,
@@ -190,6 +198,12 @@ func (a *assembler) checkTransfer(op *COp, bad func(int, string, ...any) *Diagno
 		return
 	}
 	rows, cols := int64(t.VRows), int64(t.VCols)
+	if t.DynValid() {
+		// The window is the valid region at run time, at most the declared
+		// shape: a start that fits the largest may still be right for the
+		// real one (a ragged last tile), so only the machine can tell.
+		rows, cols = 1, 1
+	}
 	if at, ok := op.Attr("rows"); ok && at.Val.Const {
 		rows = at.Val.Val
 	}

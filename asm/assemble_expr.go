@@ -365,7 +365,7 @@ func (a *assembler) suggestConst(name string) string {
 func (a *assembler) refExpr(e *Ref, sc *scope) (CExpr, bool) {
 	if sc.kern == nil {
 		if sc == tileScope {
-			a.errs.Add(e.Span, "register %%%s in a tile declaration: a tile's shape, valid region and address are fixed when the kernel is assembled; index a tile array with %%%s, or use textract/tinsert at a register offset", e.Name, e.Name)
+			a.errs.Add(e.Span, "register %%%s in a tile declaration's shape, address or step, which are fixed when the kernel is assembled: bind the tile to a register address at run time with `tassign %%t, EXPR` (or tsubview), index a tile array with %%%s, or give the valid region from registers (`valid [%%%s, COLS]`)", e.Name, e.Name, e.Name)
 			return CExpr{}, false
 		}
 		a.errs.Add(e.Span, "register %%%s in a %s expression, which takes only constants", e.Name, sc.what)

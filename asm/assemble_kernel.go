@@ -15,6 +15,9 @@ type kernelScope struct {
 	bad    map[*TileInfo]bool // tiles whose declaration had errors: uses stay quiet
 	loops  int
 	sc     *scope
+	// dynValid lists the tiles whose valid region reads registers, compiled
+	// after the body (compileDynValid).
+	dynValid []*TileInfo
 }
 
 func (a *assembler) kernel(ki *KernelInfo) {
@@ -27,10 +30,17 @@ func (a *assembler) kernel(ki *KernelInfo) {
 	ks := &kernelScope{k: ki, tiles: map[string]*TileInfo{}, regs: map[string]int{}, labels: map[string]Span{}, bad: map[*TileInfo]bool{}}
 	ks.sc = &scope{kern: ks, builtins: true, what: "kernel"}
 	// Tiles are kernel-scoped declarations wherever they are written.
+	// Tiles a view instruction rebinds are noted on the way: an unaddressed
+	// one is not placed.
+	rebound := map[string]bool{}
 	var walk func([]Stmt)
 	walk = func(body []Stmt) {
 		for _, s := range body {
 			switch s := s.(type) {
+			case *Instr:
+				if name := bindTarget(s); name != "" {
+					rebound[name] = true
+				}
 			case *TileDecl:
 				a.declareTile(ks, s)
 			case *For:
@@ -44,8 +54,62 @@ func (a *assembler) kernel(ki *KernelInfo) {
 		}
 	}
 	walk(k.Body)
+	for _, t := range ki.Tiles {
+		if rebound[t.Name] {
+			t.Rebound, t.Unplaced = true, t.Decl.Addr == nil
+		}
+	}
 	a.place(ks)
 	ki.Body = a.stmts(ks, k.Body)
+	a.compileDynValid(ks)
+}
+
+// bindTarget is the tile a tassign, tsubview or treshape rebinds ("" for
+// any other instruction).
+func bindTarget(in *Instr) string {
+	info := LookupOp(strings.TrimPrefix(strings.ToLower(in.Op), "pto."))
+	if info == nil || !isViewBind(info.Op) {
+		return ""
+	}
+	if ops := in.Operands(); len(ops) > 0 {
+		if r, ok := ops[0].(*Ref); ok {
+			return r.Name
+		}
+	}
+	return ""
+}
+
+// compileDynValid compiles the valid regions that read registers, with
+// every register of the kernel in scope: the machine evaluates them when an
+// instruction naming the tile issues. A constant part is range-checked here.
+func (a *assembler) compileDynValid(ks *kernelScope) {
+	for _, t := range ks.dynValid {
+		for _, p := range []struct {
+			e     Expr
+			what  string
+			limit int
+			v     *int
+			x     **CExpr
+		}{{t.Decl.VRows, "valid rows", t.Rows, &t.VRows, &t.DynVRows}, {t.Decl.VCols, "valid cols", t.Cols, &t.VCols, &t.DynVCols}} {
+			if *p.x == nil {
+				continue // this dimension is a constant
+			}
+			*p.x = nil
+			c, ok := a.expr(p.e, ks.sc)
+			switch {
+			case !ok:
+				ks.bad[t] = true
+			case c.Const:
+				if c.Val < 1 || c.Val > int64(p.limit) {
+					a.errs.Add(p.e.NodeSpan(), "%s %d out of range 1..%d", p.what, c.Val, p.limit)
+				} else {
+					*p.v = int(c.Val)
+				}
+			default:
+				*p.x = &c
+			}
+		}
+	}
 }
 
 func (a *assembler) defineReg(ks *kernelScope, name string, sp Span) (int, bool) {
@@ -156,13 +220,17 @@ func (a *assembler) instr(ks *kernelScope, in *Instr) *COp {
 	}
 	ops := in.Operands()
 	d := cands[0]
-	if len(cands) > 1 {
+	switch {
+	case len(cands) > 1 && cands[1].info.Family == FamComm:
 		for _, x := range ops {
 			if _, isGM := x.(*GMRef); isGM {
 				d = cands[1]
 				break
 			}
 		}
+	case len(cands) > 1 && len(ops) < len(d.info.Operands):
+		// tpush @F / tpop @F: the GlobalData form, without a tile.
+		d = cands[1]
 	}
 	info := d.info
 	// pto-isa writes `tstore %t, @C[i, j]`; ours is destination first.

@@ -482,6 +482,7 @@ func init() {
 
 	defsMore()
 	defsImg()
+	defsView()
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
 		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA
@@ -495,6 +496,9 @@ func init() {
 	// The collectives answer to the tile ops' spelling too; the tile op stays first.
 	byName["tgather"] = append(byName["tgather"], byName["tgather.comm"]...)
 	byName["tscatter"] = append(byName["tscatter"], byName["tscatter.comm"]...)
+	// So do the fifo's GlobalData forms, which take no tile (isa_view.go).
+	byName["tpush"] = append(byName["tpush"], byName["tpush.slot"]...)
+	byName["tpop"] = append(byName["tpop"], byName["tpop.slot"]...)
 	for n := range byName {
 		names = append(names, n)
 	}
@@ -707,6 +711,9 @@ func FprintISAMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", op.Name, mdCode(op.Aliases),
 				op.RouteString(), mdEsc(dash(operandsString(op))), mdEsc(dash(attrsString(op))),
 				coresString(op), op.Cost, mdEsc(op.Doc))
+		}
+		if fam == FamView {
+			fmt.Fprint(w, tileMemoryNote)
 		}
 	}
 	fmt.Fprint(w, addingAnInstruction)

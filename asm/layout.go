@@ -116,14 +116,25 @@ func (a *assembler) declareTile(ks *kernelScope, d *TileDecl) *TileInfo {
 	t.Rows = dim(d.Rows, "rows", 16384)
 	t.Cols = dim(d.Cols, "cols", 16384)
 	t.VRows, t.VCols = t.Rows, t.Cols
-	if d.VRows != nil {
+	// A valid region that reads registers is compiled once the kernel's
+	// registers are known (dynValid); until then the declared shape bounds it.
+	// A placeholder marks it for the instructions' checks meanwhile.
+	if d.VRows != nil && readsReg(d.VRows) {
+		ks.dynValid = append(ks.dynValid, t)
+		t.DynVRows = &CExpr{}
+	} else if d.VRows != nil {
 		t.VRows = dim(d.VRows, "valid rows", 16384)
 		if t.VRows > t.Rows && t.Rows > 0 {
 			a.errs.Add(d.VRows.NodeSpan(), "valid rows %d exceed rows %d", t.VRows, t.Rows)
 			ok = false
 		}
 	}
-	if d.VCols != nil {
+	if d.VCols != nil && readsReg(d.VCols) {
+		if len(ks.dynValid) == 0 || ks.dynValid[len(ks.dynValid)-1] != t {
+			ks.dynValid = append(ks.dynValid, t)
+		}
+		t.DynVCols = &CExpr{}
+	} else if d.VCols != nil {
 		t.VCols = dim(d.VCols, "valid cols", 16384)
 		if t.VCols > t.Cols && t.Cols > 0 {
 			a.errs.Add(d.VCols.NodeSpan(), "valid cols %d exceed cols %d", t.VCols, t.Cols)
@@ -263,6 +274,12 @@ func (a *assembler) place(ks *kernelScope) {
 		if ks.bad[t] || t.Decl.Addr != nil {
 			continue
 		}
+		if t.Unplaced {
+			// Bound at run time only (tassign and friends): it takes no
+			// bytes, and Addr keeps the element count for the machine.
+			t.Addr = make([]int64, t.Count)
+			continue
+		}
 		st, ok := step(t)
 		if !ok {
 			ks.bad[t] = true
@@ -355,6 +372,9 @@ func (k *KernelInfo) Overlaps() []TileOverlap {
 	}
 	var es []elem
 	for i, t := range k.Tiles {
+		if t.Unplaced {
+			continue // no bytes until the machine binds it
+		}
 		for n, x := range t.Addr {
 			if t.Bytes > 0 {
 				es = append(es, elem{t, i, n, x, x + t.Bytes})

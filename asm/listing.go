@@ -112,7 +112,18 @@ func (o *Object) fprintKernel(w io.Writer, k *KernelInfo) {
 			if t.VRows != t.Rows || t.VCols != t.Cols {
 				valid = fmt.Sprintf(" valid [%d, %d]", t.VRows, t.VCols)
 			}
+			if t.DynValid() {
+				valid = " valid at run time"
+			}
+			if t.Rebound {
+				how += ", rebound at run time"
+			}
 			for n, x := range t.Addr {
+				if t.Unplaced {
+					fmt.Fprintf(tw, "    %s\t%s %s [%d, %d]%s\t%s\t-\t%d B\tbound at run time\t\n", t.elemName(n), t.Loc, t.DType, t.Rows, t.Cols,
+						valid, t.Space, t.Bytes)
+					continue
+				}
 				var ov []string
 				for _, p := range byElem[elemKey{t, n}] {
 					if p.A == t && p.AIdx == n {
@@ -195,6 +206,13 @@ func (a Arg) String() string {
 		t := a.Tile
 		if t == nil {
 			return "?"
+		}
+		if t.Rebound {
+			// The address is the binding at issue (docs/language.md "Tile views").
+			if t.IsArray {
+				return fmt.Sprintf("%%%s[%s] %s bound at run time %dB", t.Name, cexprString(a.TileIdx), t.Space, t.Bytes)
+			}
+			return fmt.Sprintf("%%%s %s bound at run time %dB", t.Name, t.Space, t.Bytes)
 		}
 		if !t.IsArray {
 			if len(t.Addr) == 0 {

@@ -126,7 +126,31 @@ type TileInfo struct {
 	Bytes   int64 // one element: Rows*Cols*DType.Size()
 	// Auto is true when the assembler chose the address.
 	Auto bool
+	// DynVRows and DynVCols, when not nil, are a valid region that reads
+	// registers (`valid [%n, C]`): the machine evaluates them when an
+	// instruction naming the tile issues, and VRows/VCols hold the declared
+	// shape, the bound the assembler's checks may assume.
+	DynVRows, DynVCols *CExpr
+	// Rebound is true when a tassign, tsubview or treshape names the tile
+	// as its destination: its address at an instruction is the last binding
+	// that core issued (Addr until the first one), known at run time only.
+	Rebound bool
+	// Unplaced marks a rebound tile declared without `@`: it owns no bytes
+	// (Addr is all zeros) and a use before its first binding is a fault.
+	Unplaced bool
+	// Of is set on a view the machine resolved for one instruction (one
+	// binding, one valid region): the declared tile it was made from.
+	Of *TileInfo
 }
+
+// Variable says the tile's address or valid region is known only when an
+// instruction naming it issues (docs/language.md "Tile views").
+func (t *TileInfo) Variable() bool {
+	return t.Rebound || t.DynVRows != nil || t.DynVCols != nil
+}
+
+// DynValid says the tile's valid region reads registers.
+func (t *TileInfo) DynValid() bool { return t.DynVRows != nil || t.DynVCols != nil }
 
 // KernelInfo is a resolved kernel.
 type KernelInfo struct {
@@ -322,10 +346,11 @@ const (
 	FamSync          // flags, barriers, fifo push/pop
 	FamScalar        // scalar GM access
 	FamComm          // communication (composite on A2/A3)
+	FamView          // tile views: the scalar rebinds a tile's address
 	NumFamilies
 )
 
-var familyNames = [NumFamilies]string{"none", "tile", "move", "cube", "vector", "sync", "scalar", "comm"}
+var familyNames = [NumFamilies]string{"none", "tile", "move", "cube", "vector", "sync", "scalar", "comm", "view"}
 
 func (f Family) String() string {
 	if f < NumFamilies {

@@ -176,6 +176,14 @@ const (
 	OpTmovQ
 	OpTextractFp
 	OpTinsertFp
+	// Tile views (isa_view.go).
+	OpTassign
+	OpTsubview
+	OpTreshape
+	OpTalloc
+	OpTfree
+	OpTpushSlot
+	OpTpopSlot
 	NumOpcodes
 )
 
@@ -345,6 +353,13 @@ var opcodeNames = [NumOpcodes]string{
 	OpTmovQ:             "tmov.q",
 	OpTextractFp:        "textract.fp",
 	OpTinsertFp:         "tinsert.fp",
+	OpTassign:           "tassign",
+	OpTsubview:          "tsubview",
+	OpTreshape:          "treshape",
+	OpTalloc:            "talloc",
+	OpTfree:             "tfree",
+	OpTpushSlot:         "tpush.slot",
+	OpTpopSlot:          "tpop.slot",
 }
 
 // String is the opcode's canonical mnemonic.

@@ -34,13 +34,7 @@ var ptoISAPages = []string{
 
 // notYet says, for each pto-isa instruction with an A2/A3 implementation
 // that ptoasm does not accept, why not or what expresses it instead.
-var notYet = map[string]string{
-	"TALLOC":   "TPipe FIFO slot as a GlobalTensor: ptoasm's fifo is tpush/tpop on a `fifo` declaration",
-	"TFREE":    "TPipe FIFO free: empty on A2/A3 (a2a3/TPop.hpp); tpop frees its slot",
-	"TASSIGN":  "a tile's address: a `tile … @ ADDR` declaration (static); register addresses not yet",
-	"TRESHAPE": "another tile type over the same bytes: a second `tile` declared at the same address",
-	"TSUBVIEW": "a sub-tile: a `tile` declared inside another's bytes with a smaller valid region",
-}
+var notYet = map[string]string{}
 
 // PtoISACoverage classifies one pto-isa page name: the ptoasm instruction
 // that accepts it (by its name, or with a variant suffix as `.x`), the

@@ -375,7 +375,9 @@ func tileHover(t *asm.TileInfo) string {
 		name = fmt.Sprintf("%%%s[%d]", t.Name, t.Count)
 	}
 	fmt.Fprintf(&b, "**%s**: %s %s [%d, %d]", name, t.Loc, t.DType, t.Rows, t.Cols)
-	if t.VRows != t.Rows || t.VCols != t.Cols {
+	if t.DynValid() {
+		b.WriteString(" valid from registers")
+	} else if t.VRows != t.Rows || t.VCols != t.Cols {
 		fmt.Fprintf(&b, " valid [%d, %d]", t.VRows, t.VCols)
 	}
 	b.WriteString("\n\n")
@@ -384,8 +386,15 @@ func tileHover(t *asm.TileInfo) string {
 	if t.Auto {
 		how = "placed by the assembler"
 	}
+	if t.Rebound {
+		how += "; rebound at run time (tassign, tsubview, treshape)"
+	}
 	const show = 8
 	for i, a := range t.Addr {
+		if t.Unplaced {
+			how = "no bytes until a tassign, tsubview or treshape binds it"
+			break
+		}
 		if i == show {
 			fmt.Fprintf(&b, "- … %d more\n", len(t.Addr)-show)
 			break

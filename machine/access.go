@@ -254,6 +254,10 @@ type winKey struct {
 // computing it on every textract was most of the detector's time in a GEMM.
 func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row, col, rows, cols int, pl *opPlan) ([]Access, bool) {
 	k := winKey{a.Tile, row, col, rows, cols}
+	if a.Tile.Of != nil {
+		// A view's ranges relative to its address are its declaration's.
+		k.t = a.Tile.Of
+	}
 	var rs []winRange
 	ok := false
 	if pl != nil && pl.win != nil {

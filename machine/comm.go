@@ -70,6 +70,11 @@ func (c *core) tileArg(op *asm.COp, i int) (*asm.TileInfo, int64, bool) {
 		return nil, 0, false
 	}
 	a := &op.Args[i]
+	if a.Tile.Variable() {
+		// This instance's view: one element, at its binding (sem_view.go).
+		v, _, ok := c.tileView(op, a)
+		return v, 0, ok
+	}
 	idx := int64(0)
 	if a.Tile.IsArray {
 		idx = a.TileIdx.Eval(&c.env)
@@ -169,19 +174,99 @@ func (c *core) expandFifo(op *asm.COp) bool {
 	if push {
 		gi, ti = 0, 1
 	}
-	if len(op.Args) < 2 || op.Args[gi].Kind != asm.ArgGM || op.Args[gi].GM == nil {
-		m.fail(c.fault(op, asm.PipeS, "%s needs a fifo and a tile", op.Info.Name))
-		return false
-	}
-	f := op.Args[gi].GM
-	if f.Class != asm.TensorFIFO {
-		m.fail(c.fault(op, asm.PipeS, "fifo misuse: @%s is a %s, not a fifo", f.Name, f.Class))
+	fp, ok := c.fifoSetup(op, gi, push)
+	if !ok {
 		return false
 	}
 	tile, tix, ok := c.tileArg(op, ti)
 	if !ok {
 		m.fail(c.fault(op, asm.PipeS, "%s needs a tile operand", op.Info.Name))
 		return false
+	}
+	n := fp.next(c, push)
+	// Slot window: block's ring, slot n%slots; an AIV moving half a slot uses
+	// its subblock's half.
+	rowOff := fp.slotRow(n)
+	if c.kind == asm.CoreAIV && 2*int64(tile.VRows) <= fp.slotRows {
+		rowOff += c.env.SubBlock * int64(tile.VRows)
+	}
+	// The ring is a [blocks*slots*rows, cols] matrix over the fifo's storage.
+	ga := op.Args[gi]
+	g := &ga
+	g.HasRank = false
+	g.Idx = nil
+	g.GM = fp.ring
+	c.micro, c.mi = c.micro[:0], 0
+	rows, cols := int64(tile.VRows), int64(tile.VCols)
+	if push {
+		if n >= fp.slots {
+			mc := c.addMicro(mCrossWait, asm.PipeS)
+			mc.e.op, mc.e.id = op, int32(fp.id+1)
+		}
+		p := asm.PipeMTE3
+		if tile.Loc == asm.LocAcc {
+			p = asm.PipeFIX
+		}
+		if !c.stepEntry(op, p, "tpush.store", false, g, tile, tix, rowOff, 0, rows, cols, false) {
+			return false
+		}
+		mc := c.addMicro(mEntry, p)
+		mc.e.kind, mc.e.op, mc.e.id, mc.e.mode = enFFTSSet, op, int32(fp.id), 2
+	} else {
+		mc := c.addMicro(mCrossWait, asm.PipeS)
+		mc.e.op, mc.e.id = op, int32(fp.id)
+		if !c.stepEntry(op, asm.PipeMTE2, "tpop.load", true, g, tile, tix, rowOff, 0, rows, cols, false) {
+			return false
+		}
+		mc = c.addMicro(mEntry, asm.PipeMTE2)
+		mc.e.kind, mc.e.op, mc.e.id, mc.e.mode = enFFTSSet, op, int32(fp.id+1), 2
+	}
+	c.tick()
+	return true
+}
+
+// fifoPlan is what a fifo instruction needs of its fifo: the FFTS ids (id
+// ready, id+1 free), the ring's shape and this block's place in it.
+type fifoPlan struct {
+	f         *asm.TensorInfo
+	ring      *asm.TensorInfo
+	id, slots int64
+	slotRows  int64
+	block     int64
+}
+
+// next is the index of the producer's (push) or consumer's next slot on
+// this core, counted from the block's start.
+func (fp *fifoPlan) next(c *core, push bool) int64 {
+	var n int64
+	if push {
+		n = c.fifoPush[fp.f.Index]
+		c.fifoPush[fp.f.Index]++
+	} else {
+		n = c.fifoPop[fp.f.Index]
+		c.fifoPop[fp.f.Index]++
+	}
+	return n
+}
+
+// slotRow is the ring row where slot index n of this block starts.
+func (fp *fifoPlan) slotRow(n int64) int64 {
+	return fp.block*fp.slots*fp.slotRows + (n%fp.slots)*fp.slotRows
+}
+
+// fifoSetup checks fifo operand gi of a producer (push) or consumer
+// instruction: a fifo, in a mixed launch, used in one direction, with its
+// two FFTS ids in range.
+func (c *core) fifoSetup(op *asm.COp, gi int, push bool) (fifoPlan, bool) {
+	m := c.m
+	if gi >= len(op.Args) || op.Args[gi].Kind != asm.ArgGM || op.Args[gi].GM == nil {
+		m.fail(c.fault(op, asm.PipeS, "%s needs a fifo and a tile", op.Info.Name))
+		return fifoPlan{}, false
+	}
+	f := op.Args[gi].GM
+	if f.Class != asm.TensorFIFO {
+		m.fail(c.fault(op, asm.PipeS, "fifo misuse: @%s is a %s, not a fifo", f.Name, f.Class))
+		return fifoPlan{}, false
 	}
 	s := c.strm
 	block := int(c.env.Block)
@@ -191,7 +276,7 @@ func (c *core) expandFifo(op *asm.COp) bool {
 	}
 	if ba == nil || ba.aic == nil || ba.aivs[0] == nil || ba.aivs[1] == nil {
 		m.fail(c.fault(op, asm.PipeS, "fifo misuse: %s on @%s needs a mixed launch (an aic kernel + an aiv kernel)", op.Info.Name, f.Name))
-		return false
+		return fifoPlan{}, false
 	}
 	isAIV := c.kind == asm.CoreAIV
 	// dir 1: AIC→AIV, 2: AIV→AIC
@@ -207,7 +292,7 @@ func (c *core) expandFifo(op *asm.COp) bool {
 		rs.fifoDir[f.Index] = dir
 	} else if rs.fifoDir[f.Index] != dir {
 		m.fail(c.fault(op, asm.PipeS, "fifo misuse: @%s is already used in the other direction", f.Name))
-		return false
+		return fifoPlan{}, false
 	}
 	id := f.Attrs["id"]
 	slots := f.Attrs["slots"]
@@ -216,59 +301,13 @@ func (c *core) expandFifo(op *asm.COp) bool {
 	}
 	if id < 0 || id+1 >= asm.NumFFTSIDs {
 		m.fail(c.fault(op, asm.PipeS, "fifo @%s: id=%d needs FFTS ids %d and %d in 0..%d", f.Name, id, id, id+1, asm.NumFFTSIDs-1))
-		return false
+		return fifoPlan{}, false
 	}
-	var n int64
-	if push {
-		n = c.fifoPush[f.Index]
-		c.fifoPush[f.Index]++
-	} else {
-		n = c.fifoPop[f.Index]
-		c.fifoPop[f.Index]++
-	}
-	// Slot window: block's ring, slot n%slots; an AIV moving half a slot uses
-	// its subblock's half.
 	slotRows := int64(1)
 	if len(f.Shape) >= 2 {
 		slotRows = f.Shape[len(f.Shape)-2]
 	}
-	rowOff := int64(block)*slots*slotRows + (n%slots)*slotRows
-	if isAIV && 2*int64(tile.VRows) <= slotRows {
-		rowOff += c.env.SubBlock * int64(tile.VRows)
-	}
-	// The ring is a [blocks*slots*rows, cols] matrix over the fifo's storage.
-	ga := op.Args[gi]
-	g := &ga
-	g.HasRank = false
-	g.Idx = nil
-	g.GM = m.ring(f, slots, slotRows)
-	c.micro, c.mi = c.micro[:0], 0
-	rows, cols := int64(tile.VRows), int64(tile.VCols)
-	if push {
-		if n >= slots {
-			mc := c.addMicro(mCrossWait, asm.PipeS)
-			mc.e.op, mc.e.id = op, int32(id+1)
-		}
-		p := asm.PipeMTE3
-		if tile.Loc == asm.LocAcc {
-			p = asm.PipeFIX
-		}
-		if !c.stepEntry(op, p, "tpush.store", false, g, tile, tix, rowOff, 0, rows, cols, false) {
-			return false
-		}
-		mc := c.addMicro(mEntry, p)
-		mc.e.kind, mc.e.op, mc.e.id, mc.e.mode = enFFTSSet, op, int32(id), 2
-	} else {
-		mc := c.addMicro(mCrossWait, asm.PipeS)
-		mc.e.op, mc.e.id = op, int32(id)
-		if !c.stepEntry(op, asm.PipeMTE2, "tpop.load", true, g, tile, tix, rowOff, 0, rows, cols, false) {
-			return false
-		}
-		mc = c.addMicro(mEntry, asm.PipeMTE2)
-		mc.e.kind, mc.e.op, mc.e.id, mc.e.mode = enFFTSSet, op, int32(id+1), 2
-	}
-	c.tick()
-	return true
+	return fifoPlan{f: f, ring: m.ring(f, slots, slotRows), id: id, slots: slots, slotRows: slotRows, block: int64(block)}, true
 }
 
 // ring is the view of a fifo's storage as one [blocks*slots*rows, cols]

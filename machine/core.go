@@ -98,6 +98,12 @@ type core struct {
 	fifoPush []int64
 	fifoPop  []int64
 	fifoDir  []int8
+	// bind holds the tile bindings tassign, tsubview and treshape made, by
+	// TileInfo.Index (sem_view.go); a block starts with none.
+	bind [][]int64
+	// fifoCur is, by tensor index, the slot index a talloc or tpop.slot
+	// made current (what `@F[i, j]` names in a tload or tstore), -1 for none.
+	fifoCur []int64
 
 	ran bool
 	// charged says the core's own state is taken out of the memory budget.
@@ -187,6 +193,11 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	}
 	c.fifoDir = c.fifoDir[:n]
 	clear(c.fifoDir)
+	c.bind = c.bind[:0]
+	c.fifoCur = resize(c.fifoCur, n)
+	for i := range c.fifoCur {
+		c.fifoCur[i] = -1
+	}
 	for _, p := range c.plist {
 		p.reset()
 	}

@@ -322,6 +322,10 @@ func (c *core) issue(op *asm.COp) bool {
 		return c.setRegs(op)
 	case asm.OpTimg2col, asm.OpTstoreQ, asm.OpTmovQ:
 		return c.issueRegs(op)
+	case asm.OpTassign, asm.OpTsubview, asm.OpTreshape:
+		return c.bindView(op)
+	case asm.OpTalloc, asm.OpTfree, asm.OpTpushSlot, asm.OpTpopSlot:
+		return c.composite(op, c.fifoSlot(op))
 	case asm.OpTbroadcast, asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce:
 		return c.composite(op, c.expandCollective(op))
 	}
@@ -349,6 +353,7 @@ var specialOps = func() (t [asm.NumOpcodes]bool) {
 		asm.OpTgatherComm, asm.OpTscatterComm, asm.OpTreduce, asm.OpTprefetchAsync, asm.OpTprint,
 		asm.OpMgather, asm.OpMscatter, asm.OpSetfmatrix, asm.OpSetImg2colPadding, asm.OpSetImg2colRpt,
 		asm.OpSetQuantScalar, asm.OpSetQuantVector, asm.OpTimg2col, asm.OpTstoreQ, asm.OpTmovQ,
+		asm.OpTassign, asm.OpTsubview, asm.OpTreshape, asm.OpTalloc, asm.OpTfree, asm.OpTpushSlot, asm.OpTpopSlot,
 	} {
 		t[o] = true
 	}
@@ -399,6 +404,9 @@ type opPlan struct {
 	// the event id operand, copied here so issue reads no operand of the op
 	id    fexpr
 	hasID bool
+	// varShape says a tile operand's valid region reads registers: the
+	// GM window, FLOPs and cost are the instance's (sem_view.go).
+	varShape bool
 	// cost memo of an ocExec op whose duration is a function of its static
 	// operands, by queueEmpty (see pipeState.cost).
 	memo [2]costMemo
@@ -471,8 +479,12 @@ func planOp(op *asm.COp, pl *opPlan, nregs int) {
 		pl.access[i] = acc
 		switch a := &op.Args[i]; a.Kind {
 		case asm.ArgTile:
-			if a.Tile != nil && !a.Tile.IsArray {
+			if a.Tile != nil && !a.Tile.IsArray && !a.Tile.Variable() {
 				pl.static |= 1 << i
+			}
+			// A valid region from registers sizes the op per instance.
+			if a.Tile != nil && a.Tile.DynValid() {
+				pl.varShape = true
 			}
 		case asm.ArgScalar:
 			if a.Val.Fn == nil {
@@ -494,6 +506,8 @@ func planOp(op *asm.COp, pl *opPlan, nregs int) {
 		a := &op.Args[i]
 		d := dynArg{i: i, kind: dynFull}
 		switch {
+		case a.Kind == asm.ArgTile && a.Tile != nil && a.Tile.Variable():
+			// resolved afresh: a view (sem_view.go)
 		case a.Kind == asm.ArgTile && a.Tile != nil:
 			d.kind, d.x, d.addr = dynTile, compileExpr(a.TileIdx, nregs), a.Tile.Addr
 		case a.Kind == asm.ArgScalar:
@@ -767,7 +781,12 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	if !reuse || pl.initAttr >= 0 {
 		e.access = pl.access
 	}
-	if reuse {
+	if pl.varShape {
+		if !c.resolveVar(op, e) {
+			e.argsOf = nil
+			return false
+		}
+	} else if reuse {
 		// Only the element of a tile array or the value of a register
 		// expression changes between instances; the rest is resolved afresh
 		// (and so is an out-of-range element, to report it).
@@ -836,10 +855,20 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 			return false
 		}
 		o.Tile, o.Off = t, t.Addr[idx]
+		if t.Variable() {
+			v, addr, ok := c.tileView(op, a)
+			if !ok {
+				return false
+			}
+			o.Tile, o.Off = v, addr
+		}
 		if t.Space < asm.NumSpaces {
 			o.Buf = c.bufs[t.Space]
 		}
 	case asm.ArgGM:
+		if a.GM != nil && a.GM.Class == asm.TensorFIFO {
+			return c.resolveSlot(op, a, o, e, i, rows, cols)
+		}
 		r, ok := c.gmRank(op, a)
 		if !ok {
 			return false

@@ -194,6 +194,9 @@ type Machine struct {
 	readOnly []bool
 	// winMemo holds each tile window's byte ranges (access.go).
 	winMemo map[winKey][]winRange
+	// views holds the tile views resolved so far (sem_view.go), so an
+	// instruction that names the same binding again reuses its view.
+	views map[viewKey]*asm.TileInfo
 	// plans caches each kernel's op plans (looked up once per core start).
 	plans map[*asm.KernelInfo][]opPlan
 	// starts counts core kernel starts (core.gen).

@@ -367,7 +367,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		}
 	}
 	pl := e.plan
-	if pl != nil {
+	if pl != nil && !pl.varShape {
 		m.flops += pl.flops
 	} else if e.eff == exExecute {
 		m.flops += Flops(e.xop, e.args)
@@ -414,7 +414,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	switch p.p {
 	case asm.PipeM, asm.PipeV:
-		if pl != nil {
+		if pl != nil && !pl.varShape {
 			mm := &pl.memo[qi]
 			if !mm.ok {
 				t0 := p.tail
@@ -432,7 +432,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 		return p.computeCost(e, queueEmpty)
 	}
 	// #init can change an operand's access per instance, and with it the direction.
-	if pl == nil || pl.initAttr >= 0 {
+	if pl == nil || pl.initAttr >= 0 || pl.varShape {
 		src, dst, bytes, rows := dmaShape(e)
 		return p.dmaCost(e, start, src, dst, bytes, rows)
 	}

@@ -143,7 +143,7 @@ func init() {
 	// a comm op, is a plain load above).
 	for _, op := range asm.ISA {
 		switch op.Family {
-		case asm.FamSync, asm.FamScalar, asm.FamComm:
+		case asm.FamSync, asm.FamScalar, asm.FamComm, asm.FamView:
 			if t[op.Op].exec == nil {
 				t[op.Op] = engineOp
 			}

@@ -32,6 +32,10 @@ func (s *controlSlice) hasSpace(k *asm.KernelInfo, sp asm.Space) bool {
 }
 
 func tileRange(t *asm.TileInfo) (lo, hi int64) {
+	if t.Rebound {
+		// Bound at run time: anywhere in its buffer.
+		return 0, asm.SpaceCapacity(t.Space)
+	}
 	if len(t.Addr) == 0 {
 		return 0, 0
 	}

@@ -231,6 +231,11 @@ func (d *Debugger) breakWrite(bp *breakpoint, args []string) error {
 		if err != nil {
 			return err
 		}
+		if t.t.Rebound {
+			// Its bytes move with each tassign: a fixed range would watch
+			// the wrong ones.
+			return fmt.Errorf("%%%s is rebound at run time (tassign, tsubview, treshape): break on the instruction instead", t.t.Name)
+		}
 		bp.space = t.t.Space
 		for _, k := range t.elements() {
 			bp.ranges = append(bp.ranges, [2]int64{t.t.Addr[k], t.t.Addr[k] + t.t.Bytes})

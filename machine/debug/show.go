@@ -552,9 +552,16 @@ func (d *Debugger) printTile(w io.Writer, ref string, c *machine.CoreView) error
 		if t.t.IsArray {
 			name = fmt.Sprintf("%%%s[%d]", t.t.Name, k)
 		}
-		base := t.t.Addr[k]
+		// A rebound tile lives where the core last bound it (tassign).
+		base, bound := d.m.TileAddr(c.Rank, c.Core, t.t, k)
+		if !bound {
+			fmt.Fprintf(w, "%s on %s: not bound yet (declared without an address; tassign binds it)\n", name, c.Name)
+			continue
+		}
 		fmt.Fprintf(w, "%s on %s: %s %s [%d, %d] at %s %#x", name, c.Name, t.t.Loc, t.t.DType, t.t.Rows, t.t.Cols, t.t.Space, base)
-		if t.t.VRows != t.t.Rows || t.t.VCols != t.t.Cols {
+		if t.t.DynValid() {
+			fmt.Fprintf(w, ", valid from registers (the declared shape is shown)")
+		} else if t.t.VRows != t.t.Rows || t.t.VCols != t.t.Cols {
 			fmt.Fprintf(w, ", valid [%d, %d]", t.t.VRows, t.t.VCols)
 		}
 		fmt.Fprintln(w, "; ? = poisoned (never written)")

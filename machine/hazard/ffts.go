@@ -97,7 +97,7 @@ func (d *Detector) noteCrossWait(ck crossKey) {
 // every kernel with up to `slots` credits raised; the program cannot consume
 // them, and reporting them would flag every fifo.
 func isCredit(r *rec) bool {
-	return r.op != nil && r.op.Info != nil && r.op.Info.Op == asm.OpTpop
+	return r.op != nil && r.op.Info != nil && (r.op.Info.Op == asm.OpTpop || r.op.Info.Op == asm.OpTfree)
 }
 
 // crossLeftovers reports, when a run ends, every FFTS counter still raised

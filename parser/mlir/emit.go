@@ -505,6 +505,10 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 	for _, t := range k.Tiles {
 		sp := t.Decl.Span
 		typ := elemType(t)
+		if t.Variable() {
+			f.errf(sp, "--to mlir: tile %%%s: a valid region read from registers or a binding made at run time (tassign, tsubview, treshape) is not printed yet", t.Name)
+			return
+		}
 		if t.Count > 1 {
 			// An array is one tile holding its elements; an element is a
 			// subset of whole rows or columns of it (PTOAS's pto.subset),
