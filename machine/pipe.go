@@ -410,7 +410,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	switch p.p {
 	case asm.PipeM, asm.PipeV:
-		if pl != nil {
+		if pl != nil && !pl.dynCost {
 			mm := &pl.memo[qi]
 			if !mm.ok {
 				t0 := p.tail
@@ -471,6 +471,9 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 		}
 		return 1
 	}
+	if e.xop != nil && e.xop.Cost == asm.CostVMrgSort4 {
+		return p.mergeCost(e, queueEmpty)
+	}
 	t, dt := c.vecShape(e)
 	if t == nil || e.xop == nil {
 		return 1
@@ -479,6 +482,39 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	// pipes' TestEveryOpHasCost makes every V instruction's a vector intrinsic.
 	busy, tail := prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
 	p.tail = tail
+	return max(busy, 1)
+}
+
+// mergeCost is a TMRGSORT's duration. The single-list form (dst, src,
+// blocklen) is one vmrgsort4 call, one 4-way merge per group of 4·blocklen
+// slots of each row; the list form (dst, tmp, src0..src3) is one merge of
+// its lists' pairs into tmp, then (after the barrier inside TMrgSort.hpp) a
+// UB→UB copy of dst's valid row, as pto-isa's MovUb2Ub does.
+func (p *pipeState) mergeCost(e *entry, queueEmpty bool) int64 {
+	prof := p.c.m.prof
+	if len(e.args) == 3 && e.args[1].Tile != nil {
+		src, group := e.args[1].Tile, 4*e.args[2].Int
+		if group <= 0 {
+			return 1
+		}
+		rowBytes := int64(src.VCols) * int64(src.DType.Size())
+		merges := int64(src.VRows) * ((int64(src.VCols) + group - 1) / group)
+		busy, tail := prof.MergeCycles(int64(src.VRows)*rowBytes, merges, queueEmpty)
+		p.tail = tail
+		return max(busy, 1)
+	}
+	var bytes int64
+	for i := 2; i < len(e.args); i++ {
+		if t := e.args[i].Tile; t != nil {
+			bytes += int64(t.VCols) * int64(t.DType.Size())
+		}
+	}
+	busy, _ := prof.MergeCycles(bytes, 1, queueEmpty)
+	if d := e.args[0].Tile; d != nil {
+		// The barrier drains vmrgsort4's tail before the copy starts.
+		busy += prof.DMACycles(pipes.PathUBUB, int64(d.VCols)*int64(d.DType.Size()), 1)
+	}
+	p.tail = 0
 	return max(busy, 1)
 }
 
