@@ -238,6 +238,12 @@ func (d *opDef) with(a ...attrDomain) *opDef {
 	return d
 }
 func (d *opDef) chk(c checkKind) *opDef { d.check = c; return d }
+
+// vbar records the op's internal pipe_barrier(PIPE_V) (see VBarrier).
+func (d *opDef) vbar(pre, post uint8, when VBarrierCond, source string) *opDef {
+	d.info.VBar = &VBarrier{Pre: pre, Post: post, When: when, Source: source}
+	return d
+}
 func (d *opDef) routed(desc string, f func([]Arg) Pipe) *opDef {
 	d.info.Route, d.route = f, desc
 	return d
@@ -354,9 +360,14 @@ func init() {
 		{"trowsum", CostVCAdd}, {"trowmax", CostVCMax}, {"trowmin", CostVCMin},
 		{"tcolsum", CostVAdd}, {"tcolmax", CostVMax}, {"tcolmin", CostVMin},
 	} {
-		def(v.name, FamVector, PipeV, v.cost, aivOnly,
+		d := def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 			"reduce "+strings.TrimPrefix(v.name, "t")[:3]+"s by "+strings.TrimPrefix(v.name, "t")[3:]).chk(chkSameDType)
+		if strings.HasPrefix(v.name, "trow") {
+			// TRowReduceInstr ends every float/half path (and the FP32
+			// shortcuts) with pipe_barrier(PIPE_V) after its last write.
+			d.vbar(0b111, 0, VBarFloat, "include/pto/npu/a2a3/TRowReduceOps.hpp (TRowReduceInstr, OneRepeatProc, ReduceOptFP32_*)")
+		}
 	}
 	// trowexpand broadcasts with vbrcb; tcolexpand copies the row to every row
 	// of dst, which pto-isa lowers to vcopy repeats.
@@ -368,9 +379,15 @@ func init() {
 	}
 	for _, base := range []string{"trowexpand", "tcolexpand"} {
 		for _, v := range []opCost{{"add", CostVAdd}, {"sub", CostVSub}, {"mul", CostVMul}, {"div", CostVDiv}, {"max", CostVMax}, {"min", CostVMin}} {
-			def(base+v.name, FamVector, PipeV, v.cost, aivOnly,
+			d := def(base+v.name, FamVector, PipeV, v.cost, aivOnly,
 				[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 				v.name+" a and b broadcast along "+strings.TrimSuffix(strings.TrimPrefix(base, "t"), "expand")+"s").chk(chkSameDType)
+			if base == "trowexpand" {
+				// A column-major b is broadcast with vbrcb into a scratch,
+				// then pipe_barrier(PIPE_V), then the binary op reads a
+				// and the scratch and writes dst.
+				d.vbar(0b100, 0b011, VBarColB, "include/pto/npu/a2a3/TRowExpandBinOp.hpp (TRowExpandBinaryInstr)")
+			}
 		}
 	}
 	// Compare and select.
@@ -708,8 +725,49 @@ func FprintISAMarkdown(w io.Writer) {
 				coresString(op), op.Cost, mdEsc(op.Doc))
 		}
 	}
+	fprintBarriers(w)
 	fmt.Fprint(w, addingAnInstruction)
 	fprintCoverage(w)
+}
+
+// fprintBarriers lists the ops whose pto-isa implementation has an internal
+// pipe_barrier(PIPE_V), from their VBar rows.
+func fprintBarriers(w io.Writer) {
+	fmt.Fprint(w, `
+## Internal barriers
+
+Some composite vector ops execute a `+"`pipe_barrier(PIPE_V)`"+` between their own intrinsics
+in pto-isa's a2a3 implementation. A program need not add the ordering that barrier already
+gives: the hazard detector records the op's accesses before the barrier, then moves V's own
+clock as a `+"`pipe_barrier V`"+` does, then records the accesses after it, so the "after"
+operands are ordered after every earlier V op and every later V op after the "before"
+operands. The machine charges the barrier's flush of the V tail. Operands accessed on the
+other side of the barrier still need a manual one (`+"`hazards/composite_barrier`"+` and its
+buggy twin `+"`composite_barrier_missing`"+`). The `+"`VBar`"+` field of the op's row is the one
+source; files are pto-isa's at 3186c381.
+
+| op | before the barrier | after the barrier | when | source |
+|---|---|---|---|---|
+`)
+	when := map[VBarrierCond]string{VBarAlways: "always", VBarFloat: "float dtypes (integers take another path)",
+		VBarColB: "b column-major (`layout(blayout=col)`); a row-major b is read in place, no barrier"}
+	names := func(op *OpInfo, mask uint8) string {
+		var parts []string
+		for i, o := range op.Operands {
+			if mask&(1<<i) != 0 {
+				parts = append(parts, o.Name)
+			}
+		}
+		if len(parts) == 0 {
+			return "- (a barrier after every access)"
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, op := range ISA {
+		if vb := op.VBar; vb != nil {
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | `%s` |\n", op.Name, names(op, vb.Pre), names(op, vb.Post), when[vb.When], vb.Source)
+		}
+	}
 }
 
 // addingAnInstruction ends docs/isa.md: the files one instruction touches.

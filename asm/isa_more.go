@@ -113,7 +113,10 @@ func defsMore() {
 	def("tmrgsort.lists", FamVector, PipeV, CostVMrgSort4, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scratchW("tmp", vecLocs...), tileR("src0", vecLocs...), tileR("src1", vecLocs...),
 			opt(tileR("src2", vecLocs...)), opt(tileR("src3", vecLocs...))},
-		"merge 2-4 sorted lists of (value, index) pairs into dst, descending")
+		"merge 2-4 sorted lists of (value, index) pairs into dst, descending").
+		// vmrgsort4 into tmp, then MovUb2Ub: pipe_barrier(PIPE_V) and a UB
+		// copy from tmp to dst.
+		vbar(0b111110, 0b000011, VBarAlways, "include/pto/npu/a2a3/TMrgSort.hpp (TMrgsort, MovUb2Ub)")
 	// Generators (TCI.hpp, TTri.hpp).
 	def("tci", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},

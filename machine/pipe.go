@@ -410,22 +410,10 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	switch p.p {
 	case asm.PipeM, asm.PipeV:
-		if pl != nil && !pl.dynCost {
-			mm := &pl.memo[qi]
-			if !mm.ok {
-				t0 := p.tail
-				p.tail = -1
-				mm.d = p.computeCost(e, queueEmpty)
-				mm.tail, mm.setTail = p.tail, p.tail != -1
-				mm.ok = true
-				p.tail = t0
-			}
-			if mm.setTail {
-				p.tail = mm.tail
-			}
-			return mm.d
+		if x := e.xop; p.p == asm.PipeV && x != nil && x.Info != nil && x.Info.VBar.Applies(x.Args) {
+			return p.barrierCost(e, pl, queueEmpty, qi, x.Info.VBar)
 		}
-		return p.computeCost(e, queueEmpty)
+		return p.vecCost(e, pl, queueEmpty, qi)
 	}
 	// #init can change an operand's access per instance, and with it the direction.
 	if pl == nil || pl.initAttr >= 0 {
@@ -458,6 +446,44 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 		}
 	}
 	return max(d, 1)
+}
+
+// barrierCost is the duration of a vector op with an internal
+// pipe_barrier(PIPE_V) (asm.VBarrier), which flushes the pipe's tail as a
+// pipe_barrier op does: a barrier after the op's last access pays the op's
+// own tail, one in between the previous op's (the first part's short tail
+// is inside its busy time).
+func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, vb *asm.VBarrier) int64 {
+	bar := p.c.m.prof.Sync.Barrier
+	if vb.Post == 0 {
+		d := p.vecCost(e, pl, queueEmpty, qi) + p.tail + bar
+		p.tail = 0
+		return d
+	}
+	flush := p.tail + bar
+	p.tail = 0
+	return flush + p.vecCost(e, pl, queueEmpty, qi)
+}
+
+// vecCost is a cube or vector entry's duration, memoised in its plan when
+// it depends only on static operands.
+func (p *pipeState) vecCost(e *entry, pl *opPlan, queueEmpty bool, qi int) int64 {
+	if pl == nil || pl.dynCost {
+		return p.computeCost(e, queueEmpty)
+	}
+	mm := &pl.memo[qi]
+	if !mm.ok {
+		t0 := p.tail
+		p.tail = -1
+		mm.d = p.computeCost(e, queueEmpty)
+		mm.tail, mm.setTail = p.tail, p.tail != -1
+		mm.ok = true
+		p.tail = t0
+	}
+	if mm.setTail {
+		p.tail = mm.tail
+	}
+	return mm.d
 }
 
 // computeCost is the duration of a cube or vector entry.
