@@ -239,6 +239,10 @@ func (d *opDef) with(a ...attrDomain) *opDef {
 }
 func (d *opDef) chk(c checkKind) *opDef { d.check = c; return d }
 
+// attrUnit is the L0C unit flag (pto-isa AccPhase / STPhase, type.hpp): a
+// mad and the FIX read of its result hand L0C over without flags.
+var attrUnit = attrDomain{key: "unit", kind: attrWord, words: []string{"partial", "final"}}
+
 // vbar records the op's internal pipe_barrier(PIPE_V) (see VBarrier).
 func (d *opDef) vbar(pre, post uint8, when VBarrierCond, source string) *opDef {
 	d.info.VBar = &VBarrier{Pre: pre, Post: post, When: when, Source: source}
@@ -258,7 +262,7 @@ func init() {
 	def("tstore", FamTile, PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("dst"), tileR("src", LocVec, LocMat, LocAcc)},
 		"store the tile's valid shape to GM (pto-isa order `tstore %t, @C[i, j]` accepted)").
-		alias("tstore_fp").with(attrAtomic).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
+		alias("tstore_fp").with(attrAtomic, attrUnit).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
 	def("tprefetch", FamTile, PipeMTE2, CostDMA, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("src")},
 		"prefetch a GM window into a vec tile").chk(chkTransfer)
@@ -267,7 +271,7 @@ func init() {
 	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
 		"copy src's valid region to dst; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
-		alias("tmov.fp").routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
+		alias("tmov.fp").with(attrUnit).routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
 	for _, v := range []struct {
 		name     string
 		dst, src Loc
@@ -285,9 +289,12 @@ func init() {
 		if p == PipeV {
 			cost = CostUBCopy
 		}
-		def(v.name, FamMove, p, cost, cores,
+		d := def(v.name, FamMove, p, cost, cores,
 			[]OperandSpec{tileW("dst", v.dst), tileR("src", v.src)},
 			fmt.Sprintf("tmov %s→%s", v.src, v.dst)).chk(chkMove)
+		if v.src == LocAcc {
+			d.with(attrUnit)
+		}
 	}
 	def("textract", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src"), scalar("row"), scalar("col")},
@@ -304,14 +311,15 @@ func init() {
 		if base == "tgemv" {
 			what = "matrix-vector C = A·B (A has one row)"
 		}
+		unit := "; #unit=partial|final: the L0C unit flag (docs/isa.md, \"Unit flag\")"
 		def(base, FamCube, PipeM, CostMad, aicOnly,
-			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)}, what).chk(chkMatmul)
+			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)}, what+unit).with(attrUnit).chk(chkMatmul)
 		def(base+".acc", FamCube, PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileRW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)},
-			what+" accumulated into C; #init non-zero starts from zero").with(attrInit).chk(chkMatmul)
+			what+" accumulated into C; #init non-zero starts from zero"+unit).with(attrInit, attrUnit).chk(chkMatmul)
 		def(base+".bias", FamCube, PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight), tileR("bias", LocBias)},
-			what+" plus a bias row").chk(chkMatmul)
+			what+" plus a bias row"+unit).with(attrUnit).chk(chkMatmul)
 	}
 
 	// Vector binary.
@@ -726,6 +734,7 @@ func FprintISAMarkdown(w io.Writer) {
 		}
 	}
 	fprintBarriers(w)
+	io.WriteString(w, unitFlagDoc)
 	fmt.Fprint(w, addingAnInstruction)
 	fprintCoverage(w)
 }
@@ -769,6 +778,37 @@ source; files are pto-isa's at 3186c381.
 		}
 	}
 }
+
+// unitFlagDoc is docs/isa.md's section on #unit.
+const unitFlagDoc = `
+## Unit flag
+
+` + "`#unit=partial|final`" + ` on a ` + "`tmatmul`" + ` (` + "`.acc`, `.bias`, `tgemv`" + `) and on the FIX read of its
+L0C tile (` + "`tstore`" + ` or ` + "`tmov`" + ` from ` + "`acc`" + `) is pto-isa's L0C unit flag: ` + "`TMATMUL<AccPhase::Partial|Final>`" + `
+and ` + "`TSTORE<STPhase::Partial|Final>`" + ` (` + "`include/pto/common/type.hpp`" + `, 0x2 and 0x3 in Xt[33:32] of
+` + "`TStore.hpp`" + `'s FIX store, the mad's unit-flag argument in ` + "`TMatmul.hpp`" + `; at 3186c381). pto-isa's
+` + "`docs/isa/cube/ops/mad/mad.md`" + `: the mad's ` + "`check_only`" + ` "checks that the producer slot can be used",
+` + "`check_and_set`" + ` "also publishes the produced ` + "`%dst`" + ` tile for later consumers"; the FIX writeback's
+flag is ` + "`check_only | check_and_clear`" + ` (` + "`mte-l0c-gm.md`" + `). Kernels that use it drop both the M→FIX and the
+FIX→M flags around the store (` + "`demos/baseline/flash_atten/csrc/kernel/fa_custom.cpp`" + `, ` + "`UF_ENABLE`" + `;
+` + "`kernels/automode/a2a3/gemm/gemm_performance_kernel.cpp`" + `).
+
+Per acc tile (its L0C address):
+
+- a mad with ` + "`#unit`" + ` waits while the tile is held (published, not yet released);
+- a ` + "`#unit=final`" + ` mad holds the tile from its start: it publishes it;
+- a FIX read with ` + "`#unit`" + ` waits for the publication, may start once the mad's first 16×16 fractal
+  is done and ends no earlier than one fractal's share of its own time after the mad ends (FIX
+  drains finished fractals while the cube accumulates the rest; the fractal granule is this
+  model's assumption, no public source gives the hardware's);
+- a ` + "`#unit=final`" + ` FIX read releases the tile when it ends.
+
+The hazard detector takes the same hand-offs as edges (final mad → FIX read, final FIX read →
+next mad with ` + "`#unit`" + `), so such a pair needs no flag, and an op without the flag gets no edge:
+` + "`programs/gemm_unit`" + ` is clean, its twin ` + "`mutant_init_without_unit`" + ` (a plain first mad that does
+not wait) reports the WAR. A FIX read with ` + "`#unit`" + ` that no final mad publishes, or a mad waiting on a
+tile no final FIX read releases, is a deadlock naming the unit flag.
+`
 
 // addingAnInstruction ends docs/isa.md: the files one instruction touches.
 const addingAnInstruction = `

@@ -189,7 +189,24 @@ type COp struct {
 	// Args are destination-first, in the order of Info.Operands.
 	Args  []Arg
 	Attrs []CAttr
+	// Unit is the #unit attribute, decoded once: the L0C unit flag of a mad
+	// or of a FIX read of L0C.
+	Unit UnitPhase
 }
+
+// UnitPhase is an L0C unit-flag phase (pto-isa AccPhase / STPhase,
+// include/pto/common/type.hpp: Partial 0x2, Final 0x3). A mad with a unit
+// flag first waits until the FIX side has released the L0C tile; a final mad
+// then publishes it. A FIX read with a unit flag waits for the publication
+// and may start on the first finished fractal while the cube still
+// accumulates; a final one releases the tile to the next mad.
+type UnitPhase uint8
+
+const (
+	UnitNone UnitPhase = iota
+	UnitPartial
+	UnitFinal
+)
 
 func (*COp) cstmt()    {}
 func (*CLet) cstmt()   {}

@@ -261,7 +261,16 @@ func (p *pipeState) begin(e *entry) bool {
 		d = p.tail + m.prof.Sync.FFTSSet
 		p.tail = 0
 	case enExec:
-		d = p.cost(e, now)
+		if x := e.xop; x != nil && x.Unit != asm.UnitNone {
+			var ok bool
+			if d, ok = p.unitBegin(e, now); !ok {
+				return false
+			}
+			p.waiting = false
+			p.stalled = false
+		} else {
+			d = p.cost(e, now)
+		}
 		if m.err != nil {
 			return false
 		}
@@ -313,6 +322,9 @@ func (p *pipeState) complete() {
 		p.execs++
 		p.lastEnd = p.end
 		c.execDone(p, e)
+		if e.xop != nil && e.xop.Unit != asm.UnitNone {
+			p.unitDone(e)
+		}
 	case enSetFlag:
 		p.busyCycles += p.end - p.start
 		c.fireFlag(e, p.p, p.end)

@@ -19,6 +19,7 @@ func (d *Detector) exec(e *machine.Event) {
 	if ag.kind == akScalar {
 		raise(&ag.clock, d.pos(a), ag.n)
 	}
+	uk, unit := d.unitAcquire(a, e)
 	r := d.mkrec(a, e, serial)
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
 		d.splitAtBarrier(a, &r, e, vb)
@@ -26,6 +27,9 @@ func (d *Detector) exec(e *machine.Event) {
 		for i := range e.Accesses {
 			d.access(&r, &e.Accesses[i])
 		}
+	}
+	if unit {
+		d.unitRelease(a, e, uk)
 	}
 	if p != nil && (p.composite || e.Step != "") {
 		// Later steps of the op see this one. The scalar does not: it waits
