@@ -106,7 +106,10 @@ func defsMore() {
 	// [value, 0, index bits].
 	def("tsort32", FamVector, PipeV, CostVBitSort, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("idx", vecLocs...), opt(scratchW("tmp", vecLocs...))},
-		"sort each 32-element block of each row descending, with its uint32 index, into (value, index) pairs; a short tail block is padded with -inf")
+		"sort each 32-element block of each row descending, with its uint32 index, into (value, index) pairs; a short tail block is padded with -inf").
+		// Every path ends each row's vbitsort (and the tail's copy and
+		// -inf fill) with pipe_barrier(PIPE_V).
+		vbar(0b1111, 0, VBarAlways, "include/pto/npu/a2a3/TSort32.hpp (TSort32Impl, LargeTmpBufferImpl)")
 	def("tmrgsort", FamVector, PipeV, CostVMrgSort4, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), scalar("blocklen")},
 		"merge 4 sorted runs of blocklen elements (pairs) per group of 4·blocklen, descending")

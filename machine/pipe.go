@@ -267,7 +267,16 @@ func (p *pipeState) begin(e *entry) bool {
 				return false
 			}
 			p.waiting = false
-			p.stalled = false
+			if p.stalled {
+				p.stalled = false
+				if m.stalls && now > p.stall0 {
+					ev := m.event(EvStall, c, p.p, e.op)
+					ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
+					ev.Reason = "#unit (L0C unit flag)"
+					ev.Iter = e.iter
+					m.emit()
+				}
+			}
 		} else {
 			d = p.cost(e, now)
 		}
