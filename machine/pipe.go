@@ -230,17 +230,10 @@ func (p *pipeState) begin(e *entry) bool {
 			m.schedule(&p.wake.w, at, p.key())
 			return false
 		}
-		p.waiting = false
-		if p.stalled {
-			p.stalled = false
-			if m.stalls && now > p.stall0 {
-				ev := m.event(EvStall, c, p.p, e.op)
-				ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
-				ev.Reason = flagReason(f)
-				ev.Flag = f
-				ev.Iter = e.iter
-				m.emit()
-			}
+		if ev := p.resume(e, now); ev != nil {
+			ev.Reason = flagReason(f)
+			ev.Flag = f
+			m.emit()
 		}
 		c.flags.Clear(f.Src, f.Dst, int(f.ID))
 		if m.emitting {
@@ -266,16 +259,9 @@ func (p *pipeState) begin(e *entry) bool {
 			if d, ok = p.unitBegin(e, now); !ok {
 				return false
 			}
-			p.waiting = false
-			if p.stalled {
-				p.stalled = false
-				if m.stalls && now > p.stall0 {
-					ev := m.event(EvStall, c, p.p, e.op)
-					ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
-					ev.Reason = "#unit (L0C unit flag)"
-					ev.Iter = e.iter
-					m.emit()
-				}
+			if ev := p.resume(e, now); ev != nil {
+				ev.Reason = "#unit (L0C unit flag)"
+				m.emit()
 			}
 		} else {
 			d = p.cost(e, now)
@@ -292,6 +278,25 @@ func (p *pipeState) begin(e *entry) bool {
 	}
 	p.complete()
 	return true
+}
+
+// resume ends the head's wait at now. When the head had stalled and stalls
+// are observed it returns the EvStall event, filled but for its reason, for
+// the caller to complete and emit.
+func (p *pipeState) resume(e *entry, now int64) *Event {
+	m := p.c.m
+	p.waiting = false
+	if !p.stalled {
+		return nil
+	}
+	p.stalled = false
+	if !m.stalls || now <= p.stall0 {
+		return nil
+	}
+	ev := m.event(EvStall, p.c, p.p, e.op)
+	ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
+	ev.Iter = e.iter
+	return ev
 }
 
 // stallFrom notes that the head cannot start from now on.
