@@ -166,6 +166,13 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	case chkTransfer:
 		a.checkTransfer(op, bad)
 	}
+	if op.Unit != UnitNone && info.Family != FamCube {
+		// The unit flag couples the cube with FIX's read of L0C; a store or
+		// move of another location has no unit to hand over.
+		if src := tile(1); src != nil && src.Loc != LocAcc {
+			bad(1, "#unit needs an acc source (the FIX read of L0C); %%%s is %s", src.Name, src.Loc)
+		}
+	}
 	return ok
 }
 

@@ -643,6 +643,9 @@ func (a *assembler) attrs(ks *kernelScope, d *opDef, in *Instr, op *COp) bool {
 				continue
 			}
 			ca.IsWord, ca.Word = true, w
+			if at.Key == attrUnit.key {
+				op.Unit = map[string]UnitPhase{"partial": UnitPartial, "final": UnitFinal}[w]
+			}
 		case attrExpr, attrConst:
 			if at.Val == nil {
 				ca.Val = constExpr(1, nil)

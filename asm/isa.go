@@ -238,6 +238,16 @@ func (d *opDef) with(a ...attrDomain) *opDef {
 	return d
 }
 func (d *opDef) chk(c checkKind) *opDef { d.check = c; return d }
+
+// attrUnit is the L0C unit flag (pto-isa AccPhase / STPhase, type.hpp): a
+// mad and the FIX read of its result hand L0C over without flags.
+var attrUnit = attrDomain{key: "unit", kind: attrWord, words: []string{"partial", "final"}}
+
+// vbar records the op's internal pipe_barrier(PIPE_V) (see VBarrier).
+func (d *opDef) vbar(pre, post uint8, when VBarrierCond, source string) *opDef {
+	d.info.VBar = &VBarrier{Pre: pre, Post: post, When: when, Source: source}
+	return d
+}
 func (d *opDef) routed(desc string, f func([]Arg) Pipe) *opDef {
 	d.info.Route, d.route = f, desc
 	return d
@@ -252,7 +262,7 @@ func init() {
 	def("tstore", FamTile, PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("dst"), tileR("src", LocVec, LocMat, LocAcc)},
 		"store the tile's valid shape to GM (pto-isa order `tstore %t, @C[i, j]` accepted)").
-		with(attrAtomic).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
+		with(attrAtomic, attrUnit).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
 	def("tprefetch", FamTile, PipeMTE2, CostDMA, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("src")},
 		"prefetch a GM window into a vec tile").chk(chkTransfer)
@@ -261,7 +271,7 @@ func init() {
 	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
 		"copy src's valid region to dst; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
-		routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
+		with(attrUnit).routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
 	for _, v := range []struct {
 		name     string
 		dst, src Loc
@@ -279,9 +289,12 @@ func init() {
 		if p == PipeV {
 			cost = CostUBCopy
 		}
-		def(v.name, FamMove, p, cost, cores,
+		d := def(v.name, FamMove, p, cost, cores,
 			[]OperandSpec{tileW("dst", v.dst), tileR("src", v.src)},
 			fmt.Sprintf("tmov %s→%s", v.src, v.dst)).chk(chkMove)
+		if v.src == LocAcc {
+			d.with(attrUnit)
+		}
 	}
 	def("textract", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src"), scalar("row"), scalar("col")},
@@ -298,14 +311,15 @@ func init() {
 		if base == "tgemv" {
 			what = "matrix-vector C = A·B (A has one row)"
 		}
+		unit := "; #unit=partial|final: the L0C unit flag (docs/isa.md, \"Unit flag\")"
 		def(base, FamCube, PipeM, CostMad, aicOnly,
-			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)}, what).chk(chkMatmul)
+			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)}, what+unit).with(attrUnit).chk(chkMatmul)
 		def(base+".acc", FamCube, PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileRW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight)},
-			what+" accumulated into C; #init non-zero starts from zero").with(attrInit).chk(chkMatmul)
+			what+" accumulated into C; #init non-zero starts from zero"+unit).with(attrInit, attrUnit).chk(chkMatmul)
 		def(base+".bias", FamCube, PipeM, CostMad, aicOnly,
 			[]OperandSpec{tileW("c", LocAcc), tileR("a", LocLeft), tileR("b", LocRight), tileR("bias", LocBias)},
-			what+" plus a bias row").chk(chkMatmul)
+			what+" plus a bias row"+unit).with(attrUnit).chk(chkMatmul)
 	}
 
 	// Vector binary.
@@ -354,9 +368,14 @@ func init() {
 		{"trowsum", CostVCAdd}, {"trowmax", CostVCMax}, {"trowmin", CostVCMin},
 		{"tcolsum", CostVAdd}, {"tcolmax", CostVMax}, {"tcolmin", CostVMin},
 	} {
-		def(v.name, FamVector, PipeV, v.cost, aivOnly,
+		d := def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 			"reduce "+strings.TrimPrefix(v.name, "t")[:3]+"s by "+strings.TrimPrefix(v.name, "t")[3:]).chk(chkSameDType)
+		if strings.HasPrefix(v.name, "trow") {
+			// TRowReduceInstr ends every float/half path (and the FP32
+			// shortcuts) with pipe_barrier(PIPE_V) after its last write.
+			d.vbar(0b111, 0, VBarFloat, "include/pto/npu/a2a3/TRowReduceOps.hpp (TRowReduceInstr, OneRepeatProc, ReduceOptFP32_*)")
+		}
 	}
 	// trowexpand broadcasts with vbrcb; tcolexpand copies the row to every row
 	// of dst, which pto-isa lowers to vcopy repeats.
@@ -368,9 +387,15 @@ func init() {
 	}
 	for _, base := range []string{"trowexpand", "tcolexpand"} {
 		for _, v := range []opCost{{"add", CostVAdd}, {"sub", CostVSub}, {"mul", CostVMul}, {"div", CostVDiv}, {"max", CostVMax}, {"min", CostVMin}} {
-			def(base+v.name, FamVector, PipeV, v.cost, aivOnly,
+			d := def(base+v.name, FamVector, PipeV, v.cost, aivOnly,
 				[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 				v.name+" a and b broadcast along "+strings.TrimSuffix(strings.TrimPrefix(base, "t"), "expand")+"s").chk(chkSameDType)
+			if base == "trowexpand" {
+				// A column-major b is broadcast with vbrcb into a scratch,
+				// then pipe_barrier(PIPE_V), then the binary op reads a
+				// and the scratch and writes dst.
+				d.vbar(0b100, 0b011, VBarColB, "include/pto/npu/a2a3/TRowExpandBinOp.hpp (TRowExpandBinaryInstr)")
+			}
 		}
 	}
 	// Compare and select.
@@ -716,9 +741,92 @@ func FprintISAMarkdown(w io.Writer) {
 			fmt.Fprint(w, tileMemoryNote)
 		}
 	}
+	fprintBarriers(w)
+	io.WriteString(w, unitFlagDoc)
 	fmt.Fprint(w, addingAnInstruction)
 	fprintCoverage(w)
 }
+
+// fprintBarriers lists the ops whose pto-isa implementation has an internal
+// pipe_barrier(PIPE_V), from their VBar rows.
+func fprintBarriers(w io.Writer) {
+	fmt.Fprint(w, `
+## Internal barriers
+
+Some composite vector ops execute a `+"`pipe_barrier(PIPE_V)`"+` between their own intrinsics
+in pto-isa's a2a3 implementation. A program need not add the ordering that barrier already
+gives: the hazard detector records the op's accesses before the barrier, then moves V's own
+clock as a `+"`pipe_barrier V`"+` does, then records the accesses after it, so the "after"
+operands are ordered after every earlier V op and every later V op after the "before"
+operands. The machine charges the barrier's flush of the V tail. Operands accessed on the
+other side of the barrier still need a manual one (`+"`hazards/composite_barrier`"+` and its
+buggy twin `+"`composite_barrier_missing`"+`). The `+"`VBar`"+` field of the op's row is the one
+source; files are pto-isa's at 3186c381.
+
+| op | before the barrier | after the barrier | when | source |
+|---|---|---|---|---|
+`)
+	when := map[VBarrierCond]string{VBarAlways: "always", VBarFloat: "float dtypes (integers take another path)",
+		VBarColB: "b column-major (`layout(blayout=col)`); a row-major b is read in place, no barrier"}
+	names := func(op *OpInfo, mask uint8) string {
+		var parts []string
+		for i, o := range op.Operands {
+			if mask&(1<<i) != 0 {
+				parts = append(parts, o.Name)
+			}
+		}
+		if len(parts) == 0 {
+			return "- (a barrier after every access)"
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, op := range ISA {
+		if vb := op.VBar; vb != nil {
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | `%s` |\n", op.Name, names(op, vb.Pre), names(op, vb.Post), when[vb.When], vb.Source)
+		}
+	}
+	fmt.Fprint(w, `
+43 files of pto-isa's `+"`include/pto/npu/a2a3`"+` contain `+"`pipe_barrier(PIPE_V)`"+` (3186c381). Besides
+the ones above, the barriers of TAddDeqRelu, TBitwiseSOp, TCI, TCmp, TCmps, TColArgMax,
+TColArgMin, TColExpandExpdif, TColReduceIdx, TColReduceOps, TColSum, TCvt, TDequant, TDivS,
+TExtract, TFillPad, TFmod, TFmodS, TGather, TPairReduceSum, TPartArgOp, TPartOp, TPow, TPrelu,
+TQuant, TRem, TRemS, TRowExpandExpdif, TRowProd, TRowReduceIdxOps, TSel, TSels, TTrans, TTri,
+TUnaryOp and TXor are not in the table: they sit on dtype- or shape-specific paths or between
+steps on internal scratch, and no row has been checked path by path yet. A missing row is the
+safe side: the detector then asks for the manual barrier.
+`)
+}
+
+// unitFlagDoc is docs/isa.md's section on #unit.
+const unitFlagDoc = `
+## Unit flag
+
+` + "`#unit=partial|final`" + ` on a ` + "`tmatmul`" + ` (` + "`.acc`, `.bias`, `tgemv`" + `) and on the FIX read of its
+L0C tile (` + "`tstore`" + ` or ` + "`tmov`" + ` from ` + "`acc`" + `) is pto-isa's L0C unit flag: ` + "`TMATMUL<AccPhase::Partial|Final>`" + `
+and ` + "`TSTORE<STPhase::Partial|Final>`" + ` (` + "`include/pto/common/type.hpp`" + `, 0x2 and 0x3 in Xt[33:32] of
+` + "`TStore.hpp`" + `'s FIX store, the mad's unit-flag argument in ` + "`TMatmul.hpp`" + `; at 3186c381). pto-isa's
+` + "`docs/isa/cube/ops/mad/mad.md`" + `: the mad's ` + "`check_only`" + ` "checks that the producer slot can be used",
+` + "`check_and_set`" + ` "also publishes the produced ` + "`%dst`" + ` tile for later consumers"; the FIX writeback's
+flag is ` + "`check_only | check_and_clear`" + ` (` + "`mte-l0c-gm.md`" + `). Kernels that use it drop both the M→FIX and the
+FIX→M flags around the store (` + "`demos/baseline/flash_atten/csrc/kernel/fa_custom.cpp`" + `, ` + "`UF_ENABLE`" + `;
+` + "`kernels/automode/a2a3/gemm/gemm_performance_kernel.cpp`" + `).
+
+Per acc tile (its L0C address):
+
+- a mad with ` + "`#unit`" + ` waits while the tile is held (published, not yet released);
+- a ` + "`#unit=final`" + ` mad holds the tile from its start: it publishes it;
+- a FIX read with ` + "`#unit`" + ` waits for the publication, may start once the mad's first 16×16 fractal
+  is done and ends no earlier than one fractal's share of its own time after the mad ends (FIX
+  drains finished fractals while the cube accumulates the rest; the fractal granule is this
+  model's assumption, no public source gives the hardware's);
+- a ` + "`#unit=final`" + ` FIX read releases the tile when it ends.
+
+The hazard detector takes the same hand-offs as edges (final mad → FIX read, final FIX read →
+next mad with ` + "`#unit`" + `), so such a pair needs no flag, and an op without the flag gets no edge:
+` + "`programs/gemm_unit`" + ` is clean, its twin ` + "`mutant_init_without_unit`" + ` (a plain first mad that does
+not wait) reports the WAR. A FIX read with ` + "`#unit`" + ` that no final mad publishes, or a mad waiting on a
+tile no final FIX read releases, is a deadlock naming the unit flag.
+`
 
 // addingAnInstruction ends docs/isa.md: the files one instruction touches.
 const addingAnInstruction = `

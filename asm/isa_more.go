@@ -106,14 +106,20 @@ func defsMore() {
 	// [value, 0, index bits].
 	def("tsort32", FamVector, PipeV, CostVBitSort, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("idx", vecLocs...), opt(scratchW("tmp", vecLocs...))},
-		"sort each 32-element block of each row descending, with its uint32 index, into (value, index) pairs; a short tail block is padded with -inf")
+		"sort each 32-element block of each row descending, with its uint32 index, into (value, index) pairs; a short tail block is padded with -inf").
+		// Every path ends each row's vbitsort (and the tail's copy and
+		// -inf fill) with pipe_barrier(PIPE_V).
+		vbar(0b1111, 0, VBarAlways, "include/pto/npu/a2a3/TSort32.hpp (TSort32Impl, LargeTmpBufferImpl)")
 	def("tmrgsort", FamVector, PipeV, CostVMrgSort4, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), scalar("blocklen")},
 		"merge 4 sorted runs of blocklen elements (pairs) per group of 4·blocklen, descending")
 	def("tmrgsort.lists", FamVector, PipeV, CostVMrgSort4, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scratchW("tmp", vecLocs...), tileR("src0", vecLocs...), tileR("src1", vecLocs...),
 			opt(tileR("src2", vecLocs...)), opt(tileR("src3", vecLocs...))},
-		"merge 2-4 sorted lists of (value, index) pairs into dst, descending")
+		"merge 2-4 sorted lists of (value, index) pairs into dst, descending").
+		// vmrgsort4 into tmp, then MovUb2Ub: pipe_barrier(PIPE_V) and a UB
+		// copy from tmp to dst.
+		vbar(0b111110, 0b000011, VBarAlways, "include/pto/npu/a2a3/TMrgSort.hpp (TMrgsort, MovUb2Ub)")
 	// Generators (TCI.hpp, TTri.hpp).
 	def("tci", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},

@@ -213,7 +213,24 @@ type COp struct {
 	// Args are destination-first, in the order of Info.Operands.
 	Args  []Arg
 	Attrs []CAttr
+	// Unit is the #unit attribute, decoded once: the L0C unit flag of a mad
+	// or of a FIX read of L0C.
+	Unit UnitPhase
 }
+
+// UnitPhase is an L0C unit-flag phase (pto-isa AccPhase / STPhase,
+// include/pto/common/type.hpp: Partial 0x2, Final 0x3). A mad with a unit
+// flag first waits until the FIX side has released the L0C tile; a final mad
+// then publishes it. A FIX read with a unit flag waits for the publication
+// and may start on the first finished fractal while the cube still
+// accumulates; a final one releases the tile to the next mad.
+type UnitPhase uint8
+
+const (
+	UnitNone UnitPhase = iota
+	UnitPartial
+	UnitFinal
+)
 
 func (*COp) cstmt()    {}
 func (*CLet) cstmt()   {}
@@ -376,6 +393,53 @@ type OpInfo struct {
 	Doc  string
 	// Cores restricts the core kinds that may execute it; empty means any.
 	Cores []CoreKind
+	// VBar is the pipe_barrier(PIPE_V) inside pto-isa's a2a3 implementation
+	// of the op, nil when it has none a program may rely on.
+	VBar *VBarrier
+}
+
+// VBarrier is a pipe_barrier(PIPE_V) that pto-isa's a2a3 implementation of
+// an op executes between its intrinsics, so that programs need not add the
+// ordering it already gives (docs/isa.md, "Internal barriers"). Operand i
+// is in Pre when the op accesses it before the barrier and in Post when
+// after (a scratch written, then read, is in both); a barrier after every
+// access has an empty Post. The hazard detector orders Post's accesses after
+// every earlier op of the pipe and every later op after Pre's accesses; the
+// machine charges the barrier's flush.
+type VBarrier struct {
+	Pre, Post uint8 // bit i: operand i
+	When      VBarrierCond
+	Source    string // the pto-isa file (at 3186c381) whose code has the barrier
+}
+
+// VBarrierCond says on which operands' types the implementation takes the
+// path with the barrier.
+type VBarrierCond uint8
+
+const (
+	VBarAlways VBarrierCond = iota
+	// VBarFloat: only for a floating-point operand 0 (integer tiles take a
+	// scalar-assisted path with no final barrier).
+	VBarFloat
+	// VBarColB: only when operand 2 (the broadcast vector b) is
+	// column-major (blayout=col), where pto-isa broadcasts it with vbrcb into
+	// a scratch first; a row-major b is read in place, with no barrier.
+	VBarColB
+)
+
+// Applies reports whether the op with these operands takes the path with
+// the barrier.
+func (v *VBarrier) Applies(args []Arg) bool {
+	if v == nil {
+		return false
+	}
+	switch v.When {
+	case VBarFloat:
+		return len(args) > 0 && args[0].Tile != nil && args[0].Tile.DType.IsFloat()
+	case VBarColB:
+		return len(args) > 2 && args[2].Tile != nil && args[2].Tile.BLayout == "col"
+	}
+	return true
 }
 
 // ExecPipe is the pipe whose queue the instruction occupies. Sync instructions

@@ -50,6 +50,8 @@ type core struct {
 	order    int   // global agent order: (rank, core)
 	stall0   int64 // when the current stall began
 	waitOp   *asm.COp
+	// units holds the L0C unit flags (unitflag.go), by the acc tile's offset.
+	units map[int64]*unitHold
 	// stats
 	scalarBusy int64
 	scalarOps  int64
@@ -167,6 +169,7 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	c.state = scRunning
 	c.micro, c.mi = c.micro[:0], 0
 	c.flags.Reset()
+	clear(c.units)
 	c.cross.Reset()
 	c.asyncDone = 0
 	c.syncDrained = false

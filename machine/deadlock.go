@@ -24,6 +24,13 @@ func (m *Machine) deadlock() *DeadlockError {
 		}
 		for _, p := range c.plist {
 			e := p.q.Head()
+			if e != nil && p.waiting && e.kind == enExec && e.xop != nil && e.xop.Unit != asm.UnitNone {
+				d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p.p},
+					Op: e.op, Reason: describeUnitWait(e, p.p)})
+				d.Names = append(d.Names, c.vname)
+				links = append(links, waitLink{c: c, pipe: p.p, unit: true})
+				continue
+			}
 			if e == nil || !p.waiting || e.kind != enWaitFlag {
 				continue
 			}
@@ -56,6 +63,9 @@ type waitLink struct {
 	c    *core
 	pipe asm.Pipe
 	head *entry
+	// unit: the head is a mad or FIX read waiting on an L0C unit flag,
+	// which only the other of M and FIX can change.
+	unit bool
 }
 
 // rootFirst orders the report root first. It builds the wait-for graph from
@@ -117,6 +127,16 @@ func (d *DeadlockError) rootFirst(links []waitLink) {
 	}
 	for i, l := range links {
 		c := l.c
+		if l.unit {
+			other := asm.PipeFIX
+			if l.pipe == asm.PipeFIX {
+				other = asm.PipeM
+			}
+			if op := c.pipes[other]; op != nil && !op.idle() {
+				add(i, c, other)
+			}
+			continue
+		}
 		if l.head != nil {
 			flagWait(i, c, l.head.flag, l.head.seq)
 			continue
@@ -326,4 +346,16 @@ func cmpSym(c string) string {
 		return "<="
 	}
 	return "=="
+}
+
+// describeUnitWait explains a mad or FIX read stuck on an L0C unit flag.
+func describeUnitWait(e *entry, p asm.Pipe) string {
+	name := "the acc tile"
+	if k, t := unitKey(e, p); t != nil && k >= 0 {
+		name = "%" + t.Name
+	}
+	if p == asm.PipeM {
+		return fmt.Sprintf("#unit: waits until a FIX read of %s with #unit=final releases it (a final tmatmul published it; a store or move without #unit does not release it)", name)
+	}
+	return fmt.Sprintf("#unit: waits until a tmatmul with #unit=final publishes %s (a mad without it, or #unit=partial, does not)", name)
 }

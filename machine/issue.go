@@ -410,6 +410,9 @@ type opPlan struct {
 	// cost memo of an ocExec op whose duration is a function of its static
 	// operands, by queueEmpty (see pipeState.cost).
 	memo [2]costMemo
+	// dynCost says the duration depends on a register operand (a
+	// tmrgsort's blocklen from a register), so it is not memoised.
+	dynCost bool
 }
 
 // dynArg is a non-static operand of a planned op.
@@ -489,6 +492,8 @@ func planOp(op *asm.COp, pl *opPlan, nregs int) {
 		case asm.ArgScalar:
 			if a.Val.Fn == nil {
 				pl.static |= 1 << i
+			} else if op.Cost == asm.CostVMrgSort4 {
+				pl.dynCost = true
 			}
 		case asm.ArgGM:
 		default:

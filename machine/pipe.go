@@ -233,17 +233,10 @@ func (p *pipeState) begin(e *entry) bool {
 			m.schedule(&p.wake.w, at, p.key())
 			return false
 		}
-		p.waiting = false
-		if p.stalled {
-			p.stalled = false
-			if m.stalls && now > p.stall0 {
-				ev := m.event(EvStall, c, p.p, e.op)
-				ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
-				ev.Reason = flagReason(f)
-				ev.Flag = f
-				ev.Iter = e.iter
-				m.emit()
-			}
+		if ev := p.resume(e, now); ev != nil {
+			ev.Reason = flagReason(f)
+			ev.Flag = f
+			m.emit()
 		}
 		c.flags.Clear(f.Src, f.Dst, int(f.ID))
 		if m.emitting {
@@ -264,7 +257,18 @@ func (p *pipeState) begin(e *entry) bool {
 		d = p.tail + m.prof.Sync.FFTSSet
 		p.tail = 0
 	case enExec:
-		d = p.cost(e, now)
+		if x := e.xop; x != nil && x.Unit != asm.UnitNone {
+			var ok bool
+			if d, ok = p.unitBegin(e, now); !ok {
+				return false
+			}
+			if ev := p.resume(e, now); ev != nil {
+				ev.Reason = "#unit (L0C unit flag)"
+				m.emit()
+			}
+		} else {
+			d = p.cost(e, now)
+		}
 		if m.err != nil {
 			return false
 		}
@@ -277,6 +281,25 @@ func (p *pipeState) begin(e *entry) bool {
 	}
 	p.complete()
 	return true
+}
+
+// resume ends the head's wait at now. When the head had stalled and stalls
+// are observed it returns the EvStall event, filled but for its reason, for
+// the caller to complete and emit.
+func (p *pipeState) resume(e *entry, now int64) *Event {
+	m := p.c.m
+	p.waiting = false
+	if !p.stalled {
+		return nil
+	}
+	p.stalled = false
+	if !m.stalls || now <= p.stall0 {
+		return nil
+	}
+	ev := m.event(EvStall, p.c, p.p, e.op)
+	ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
+	ev.Iter = e.iter
+	return ev
 }
 
 // stallFrom notes that the head cannot start from now on.
@@ -316,6 +339,9 @@ func (p *pipeState) complete() {
 		p.execs++
 		p.lastEnd = p.end
 		c.execDone(p, e)
+		if e.xop != nil && e.xop.Unit != asm.UnitNone {
+			p.unitDone(e)
+		}
 	case enSetFlag:
 		p.busyCycles += p.end - p.start
 		c.fireFlag(e, p.p, p.end)
@@ -414,22 +440,10 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	switch p.p {
 	case asm.PipeM, asm.PipeV:
-		if pl != nil && !pl.varShape {
-			mm := &pl.memo[qi]
-			if !mm.ok {
-				t0 := p.tail
-				p.tail = -1
-				mm.d = p.computeCost(e, queueEmpty)
-				mm.tail, mm.setTail = p.tail, p.tail != -1
-				mm.ok = true
-				p.tail = t0
-			}
-			if mm.setTail {
-				p.tail = mm.tail
-			}
-			return mm.d
+		if x := e.xop; p.p == asm.PipeV && x != nil && x.Info != nil && x.Info.VBar.Applies(x.Args) {
+			return p.barrierCost(e, pl, queueEmpty, qi, x.Info.VBar)
 		}
-		return p.computeCost(e, queueEmpty)
+		return p.vecCost(e, pl, queueEmpty, qi)
 	}
 	// #init can change an operand's access per instance, and with it the direction.
 	if pl == nil || pl.initAttr >= 0 || pl.varShape {
@@ -464,6 +478,44 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	return max(d, 1)
 }
 
+// barrierCost is the duration of a vector op with an internal
+// pipe_barrier(PIPE_V) (asm.VBarrier), which flushes the pipe's tail as a
+// pipe_barrier op does: a barrier after the op's last access pays the op's
+// own tail, one in between the previous op's (the first part's short tail
+// is inside its busy time).
+func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, vb *asm.VBarrier) int64 {
+	bar := p.c.m.prof.Sync.Barrier
+	if vb.Post == 0 {
+		d := p.vecCost(e, pl, queueEmpty, qi) + p.tail + bar
+		p.tail = 0
+		return d
+	}
+	flush := p.tail + bar
+	p.tail = 0
+	return flush + p.vecCost(e, pl, queueEmpty, qi)
+}
+
+// vecCost is a cube or vector entry's duration, memoised in its plan when
+// it depends only on static operands.
+func (p *pipeState) vecCost(e *entry, pl *opPlan, queueEmpty bool, qi int) int64 {
+	if pl == nil || pl.dynCost || pl.varShape {
+		return p.computeCost(e, queueEmpty)
+	}
+	mm := &pl.memo[qi]
+	if !mm.ok {
+		t0 := p.tail
+		p.tail = -1
+		mm.d = p.computeCost(e, queueEmpty)
+		mm.tail, mm.setTail = p.tail, p.tail != -1
+		mm.ok = true
+		p.tail = t0
+	}
+	if mm.setTail {
+		p.tail = mm.tail
+	}
+	return mm.d
+}
+
 // computeCost is the duration of a cube or vector entry.
 func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	c, m := p.c, p.c.m
@@ -475,6 +527,9 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 		}
 		return 1
 	}
+	if e.xop != nil && e.xop.Cost == asm.CostVMrgSort4 {
+		return p.mergeCost(e, queueEmpty)
+	}
 	t, dt := c.vecShape(e)
 	if t == nil || e.xop == nil {
 		return 1
@@ -483,6 +538,39 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	// pipes' TestEveryOpHasCost makes every V instruction's a vector intrinsic.
 	busy, tail := prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
 	p.tail = tail
+	return max(busy, 1)
+}
+
+// mergeCost is a TMRGSORT's duration. The single-list form (dst, src,
+// blocklen) is one vmrgsort4 call, one 4-way merge per group of 4·blocklen
+// slots of each row; the list form (dst, tmp, src0..src3) is one merge of
+// its lists' pairs into tmp, then (after the barrier inside TMrgSort.hpp) a
+// UB→UB copy of dst's valid row, as pto-isa's MovUb2Ub does.
+func (p *pipeState) mergeCost(e *entry, queueEmpty bool) int64 {
+	prof := p.c.m.prof
+	if len(e.args) == 3 && e.args[1].Tile != nil {
+		src, group := e.args[1].Tile, 4*e.args[2].Int
+		if group <= 0 {
+			return 1
+		}
+		rowBytes := int64(src.VCols) * int64(src.DType.Size())
+		merges := int64(src.VRows) * ((int64(src.VCols) + group - 1) / group)
+		busy, tail := prof.MergeCycles(int64(src.VRows)*rowBytes, merges, queueEmpty)
+		p.tail = tail
+		return max(busy, 1)
+	}
+	var bytes int64
+	for i := 2; i < len(e.args); i++ {
+		if t := e.args[i].Tile; t != nil {
+			bytes += int64(t.VCols) * int64(t.DType.Size())
+		}
+	}
+	busy, _ := prof.MergeCycles(bytes, 1, queueEmpty)
+	if d := e.args[0].Tile; d != nil {
+		// The barrier drains vmrgsort4's tail before the copy starts.
+		busy += prof.DMACycles(pipes.PathUBUB, int64(d.VCols)*int64(d.DType.Size()), 1)
+	}
+	p.tail = 0
 	return max(busy, 1)
 }
 

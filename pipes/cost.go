@@ -31,8 +31,9 @@ type vecOpInfo struct {
 }
 
 // vecOps holds how each intrinsic's repeats are counted; the keys with no row
-// here are plain elementwise ops. Some intrinsics (vgatherb, vbitsort,
-// vmrgsort4, ...) are profiled but no instruction pays them yet.
+// here are plain elementwise ops. vmrgsort4 counts merges, not bytes: see
+// MergeCycles. Some intrinsics (vgatherb, vaxpy, ...) are profiled but no
+// instruction pays them yet.
 var vecOps = [NumVecOps]vecOpInfo{
 	asm.CostVAdd:   {countMode: true},
 	asm.CostVSub:   {countMode: true},
@@ -170,6 +171,32 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 		}
 		busy += repeats * vp.Slope
 	}
+	if queueEmpty {
+		busy += vp.Head
+	}
+	return busy, vp.Tail
+}
+
+// MergeFitBytes is the data one repeat of pto-isa's vmrgsort4 fit merges:
+// four runs of blockLen 64 f32 slots, i.e. 128 (value, index) pairs of 8
+// bytes (cce_costmodel_vector_compute.hpp at 3186c381, "fp32, blockLen=64
+// single-source merge": 78·repeat + 20).
+const MergeFitBytes = 4 * 64 * 4
+
+// MergeCycles is one vmrgsort4 call merging bytes of (value, index) pairs in
+// merges separate merges (groups of four runs, or one merge of 2-4 lists) on
+// PIPE_V: head (queue empty) + slope × repeats, with one repeat per merge and
+// per MergeFitBytes of a merge. At the fit's blockLen this is the source's
+// repeat count (validCols / (4·blockLen), TMrgSort.hpp); for longer runs the
+// source itself says the cost "is driven by count (data volume), not modeled
+// here" and sets the repeat to 1 for the list form, so the data volume is
+// charged at the fit's rate instead (docs/profile.md, "Merge sort").
+func (p *Profile) MergeCycles(bytes, merges int64, queueEmpty bool) (busy, tail int64) {
+	if bytes <= 0 || merges <= 0 {
+		return 0, 0
+	}
+	vp := &p.Vec[asm.CostVMrgSort4]
+	busy = merges * ceilDiv(ceilDiv(bytes, merges), MergeFitBytes) * vp.Slope
 	if queueEmpty {
 		busy += vp.Head
 	}

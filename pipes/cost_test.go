@@ -145,6 +145,35 @@ func TestVectorCyclesRules(t *testing.T) {
 	}
 }
 
+// TestMergeCycles: vmrgsort4 is charged per merge of the fit's 1 KiB, as
+// pto-isa's cost model's "78·repeat + 20" counts them at blockLen 64, not
+// per 256-byte repeat.
+func TestMergeCycles(t *testing.T) {
+	p := DefaultProfile()
+	tests := []struct {
+		name          string
+		bytes, merges int64
+		queueEmpty    bool
+		want          int64
+	}{
+		// The fit's own case: one merge of 4×64 f32 slots, an idle V queue.
+		{"one fit merge", 1024, 1, true, 20 + 78},
+		// topk's first pass: 2048 slots in groups of 4·64 is 8 merges.
+		{"eight merges queued", 8192, 8, false, 8 * 78},
+		// Its second pass: groups of 4·256 slots are 2 merges of 4 KiB.
+		{"two long merges", 8192, 2, false, 8 * 78},
+		// A short merge still costs one repeat.
+		{"short", 64, 1, false, 78},
+		{"none", 0, 1, true, 0},
+	}
+	for _, tt := range tests {
+		b, tl := p.MergeCycles(tt.bytes, tt.merges, tt.queueEmpty)
+		if b != tt.want || tl != 0 {
+			t.Errorf("%s: MergeCycles = (%d, %d), want (%d, 0)", tt.name, b, tl, tt.want)
+		}
+	}
+}
+
 // TestEveryOpHasCost walks the ISA table: every instruction that can run on V
 // must be charged a profiled vector intrinsic (a missing one used to fall back
 // silently to perf-sim's 2+n/32), and every other one a key of its pipe's kind.

@@ -324,6 +324,8 @@ type Detector struct {
 
 	cross    map[crossKey][]vclock
 	crossAcc map[accKey]vclock
+	// units holds the L0C unit flags' hand-offs (unitflag.go).
+	units map[unitKey]*unitClocks
 	// crossIncs holds the set behind each pending increment of cross, in
 	// the same order, and accArr the arrivals behind crossAcc, so a counter
 	// still raised when the run ends is reported at the set that left it

@@ -19,9 +19,17 @@ func (d *Detector) exec(e *machine.Event) {
 	if ag.kind == akScalar {
 		raise(&ag.clock, d.pos(a), ag.n)
 	}
+	uk, unit := d.unitAcquire(a, e)
 	r := d.mkrec(a, e, serial)
-	for i := range e.Accesses {
-		d.access(&r, &e.Accesses[i])
+	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
+		d.splitAtBarrier(a, &r, e, vb)
+	} else {
+		for i := range e.Accesses {
+			d.access(&r, &e.Accesses[i])
+		}
+	}
+	if unit {
+		d.unitRelease(a, e, uk)
 	}
 	if p != nil && (p.composite || e.Step != "") {
 		// Later steps of the op see this one. The scalar does not: it waits
@@ -39,6 +47,70 @@ func (d *Detector) exec(e *machine.Event) {
 				d.tmp = d.release(int32(i), d.tmp)
 				d.acquire(a, &d.tmp)
 			}
+		}
+	}
+}
+
+// internalBarrier is the pipe_barrier(PIPE_V) inside the op e executes
+// (asm.VBarrier), nil when the op has none on its operands' path.
+func internalBarrier(e *machine.Event) *asm.VBarrier {
+	if e.Step != "" || e.Op == nil || e.Op.Info == nil || !e.Op.Info.VBar.Applies(e.Op.Args) {
+		return nil
+	}
+	return e.Op.Info.VBar
+}
+
+// splitAtBarrier records the accesses of an op with an internal barrier as
+// the library executes them: those before the barrier at the op's epoch,
+// then the barrier (the pipe's own clock moves past every earlier op and
+// this op's first part, as pipe_barrier does), then those after it at a new
+// epoch, which later ops see only through their own barrier or flag.
+func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBarrier) {
+	ag := &d.agents[a]
+	phase := func(acc *machine.Access) uint8 {
+		var pre, post bool
+		for i := range e.Op.Args {
+			if i >= 8 || e.Op.Args[i].Tile != acc.Tile || acc.Tile == nil {
+				continue
+			}
+			want := asm.AccRead
+			if acc.Write {
+				want = asm.AccWrite
+			}
+			if specs := e.Op.Info.Operands; len(specs) > 0 && specs[min(i, len(specs)-1)].Access&want == 0 {
+				continue
+			}
+			pre = pre || vb.Pre&(1<<i) != 0
+			post = post || vb.Post&(1<<i) != 0
+		}
+		if !pre && !post {
+			// Not an operand the table places: on both sides, the
+			// conservative choice.
+			return 3
+		}
+		var ph uint8
+		if pre {
+			ph |= 1
+		}
+		if post {
+			ph |= 2
+		}
+		return ph
+	}
+	for i := range e.Accesses {
+		if phase(&e.Accesses[i])&1 != 0 {
+			d.access(r, &e.Accesses[i])
+		}
+	}
+	raise(&ag.clock, d.pos(a), ag.n)
+	if vb.Post == 0 {
+		return
+	}
+	ag.n++
+	r2 := d.mkrec(a, e, r.serial)
+	for i := range e.Accesses {
+		if phase(&e.Accesses[i])&2 != 0 {
+			d.access(&r2, &e.Accesses[i])
 		}
 	}
 }
