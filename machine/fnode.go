@@ -185,17 +185,6 @@ func (n *fnode) fold() *fnode {
 	return &fnode{op: fnConst, val: n.eval(nil)}
 }
 
-// leaf evaluates a register or a constant without a call (eval's operands).
-func (n *fnode) leaf(env *asm.Env) int64 {
-	switch n.op {
-	case fnConst:
-		return n.val
-	case fnReg:
-		return env.Regs[n.slot]
-	}
-	return n.eval(env)
-}
-
 func (n *fnode) eval(env *asm.Env) int64 {
 	switch n.op {
 	case fnConst:
@@ -225,7 +214,25 @@ func (n *fnode) eval(env *asm.Env) int64 {
 		}
 		return v
 	}
-	x, y := n.x.leaf(env), n.y.leaf(env)
+	// The operands are mostly a register or a constant: read them here, not
+	// through a call.
+	var x, y int64
+	switch a := n.x; a.op {
+	case fnConst:
+		x = a.val
+	case fnReg:
+		x = env.Regs[a.slot]
+	default:
+		x = a.eval(env)
+	}
+	switch b := n.y; b.op {
+	case fnConst:
+		y = b.val
+	case fnReg:
+		y = env.Regs[b.slot]
+	default:
+		y = b.eval(env)
+	}
 	switch n.op {
 	case fnAdd:
 		return x + y
