@@ -610,9 +610,11 @@ func (c *core) resume() {
 	// Woken by one of its own pipes, the scalar is usually the very next
 	// event (its key is below its pipes'): events runs it straight after
 	// the pipe, unless something queued for this cycle comes first
-	// (runInline asks the scheduler; the cores of a rank run in lockstep,
-	// so the current cycle's queue is rarely empty).
-	if m.batch && m.inline == nil && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
+	// (runInline asks the scheduler). The cores of a rank run in lockstep,
+	// so the current cycle's queue is rarely empty: a scalar due now may
+	// still be next. One whose own time is ahead would have been scheduled
+	// then, so it runs inline only when nothing else is due this cycle.
+	if m.batch && m.inline == nil && (len(m.nowq) == 0 || c.t == m.now) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
 		m.inline = c
 		return
 	}
