@@ -216,23 +216,18 @@ func (n *fnode) eval(env *asm.Env) int64 {
 	}
 	// The operands are mostly a register or a constant: read them here, not
 	// through a call.
-	var x, y int64
-	switch a := n.x; a.op {
-	case fnConst:
-		x = a.val
-	case fnReg:
-		x = env.Regs[a.slot]
-	default:
-		x = a.eval(env)
+	var v [2]int64
+	for i, a := range [2]*fnode{n.x, n.y} {
+		switch a.op {
+		case fnConst:
+			v[i] = a.val
+		case fnReg:
+			v[i] = env.Regs[a.slot]
+		default:
+			v[i] = a.eval(env)
+		}
 	}
-	switch b := n.y; b.op {
-	case fnConst:
-		y = b.val
-	case fnReg:
-		y = env.Regs[b.slot]
-	default:
-		y = b.eval(env)
-	}
+	x, y := v[0], v[1]
 	switch n.op {
 	case fnAdd:
 		return x + y

@@ -541,17 +541,26 @@ func operandTemplate(op *asm.COp) []Operand {
 			o.Tile, o.Off = a.Tile, a.Tile.Addr[0]
 		case asm.ArgScalar:
 			o.Int = a.Val.Val // static ones only: a register expression is dynScalar
-		case asm.ArgReg:
-			o.Int = int64(a.Slot)
-		case asm.ArgFloat:
-			o.F = a.F
-		case asm.ArgWord:
-			o.Word = a.Word
-		case asm.ArgPipe:
-			o.Pipe = a.Pipe
+		default:
+			o.setImmediate(a)
 		}
 	}
 	return tmpl
+}
+
+// setImmediate fills an operand that the instruction itself holds: a
+// register number, a float, a word or a pipe.
+func (o *Operand) setImmediate(a *asm.Arg) {
+	switch a.Kind {
+	case asm.ArgReg:
+		o.Int = int64(a.Slot)
+	case asm.ArgFloat:
+		o.F = a.F
+	case asm.ArgWord:
+		o.Word = a.Word
+	case asm.ArgPipe:
+		o.Pipe = a.Pipe
+	}
 }
 
 // opPlans plans every op of kernel k, once per kernel.
@@ -906,14 +915,8 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 		e.winR[i], e.winC[i] = int32(rows), int32(cols)
 	case asm.ArgScalar:
 		o.Int = a.Val.Eval(&c.env)
-	case asm.ArgReg:
-		o.Int = int64(a.Slot)
-	case asm.ArgFloat:
-		o.F = a.F
-	case asm.ArgWord:
-		o.Word = a.Word
-	case asm.ArgPipe:
-		o.Pipe = a.Pipe
+	default:
+		o.setImmediate(a)
 	}
 	return true
 }
