@@ -185,6 +185,18 @@ func (n *fnode) fold() *fnode {
 	return &fnode{op: fnConst, val: n.eval(nil)}
 }
 
+// leaf is the value of a register or a constant; ok is false for any other
+// node. It does not call eval, so it inlines there.
+func (n *fnode) leaf(env *asm.Env) (v int64, ok bool) {
+	switch n.op {
+	case fnConst:
+		return n.val, true
+	case fnReg:
+		return env.Regs[n.slot], true
+	}
+	return 0, false
+}
+
 func (n *fnode) eval(env *asm.Env) int64 {
 	switch n.op {
 	case fnConst:
@@ -216,18 +228,14 @@ func (n *fnode) eval(env *asm.Env) int64 {
 	}
 	// The operands are mostly a register or a constant: read them here, not
 	// through a call.
-	var v [2]int64
-	for i, a := range [2]*fnode{n.x, n.y} {
-		switch a.op {
-		case fnConst:
-			v[i] = a.val
-		case fnReg:
-			v[i] = env.Regs[a.slot]
-		default:
-			v[i] = a.eval(env)
-		}
+	x, ok := n.x.leaf(env)
+	if !ok {
+		x = n.x.eval(env)
 	}
-	x, y := v[0], v[1]
+	y, ok := n.y.leaf(env)
+	if !ok {
+		y = n.y.eval(env)
+	}
 	switch n.op {
 	case fnAdd:
 		return x + y
