@@ -495,8 +495,9 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 	code := compileBody(k.Body)
 	// The plans are per kernel as the code is: link them in once.
 	plans := m.opPlans(k)
+	sc := newExprScope(m.obj, k)
 	for i := range code {
-		code[i].fx = compileExpr(code[i].x, len(k.Regs))
+		code[i].fx = compileExpr(code[i].x, len(k.Regs), sc)
 		if op := code[i].op; op != nil && op.ID >= 0 && op.ID < len(plans) && plans[op.ID].op == op {
 			code[i].plan = &plans[op.ID]
 		}
@@ -620,10 +621,14 @@ func (c *core) pipeChanged(p *pipeState) {
 func (c *core) resume() {
 	m := c.m
 	c.t = max(c.t, m.now)
-	// Woken by one of its own pipes with nothing else due this cycle, the
-	// scalar is the very next event (its key is below its pipes'): events
-	// runs it straight after the pipe.
-	if m.batch && m.inline == nil && len(m.nowq) == 0 && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
+	// Woken by one of its own pipes, the scalar is usually the very next
+	// event (its key is below its pipes'): events runs it straight after
+	// the pipe, unless something queued for this cycle comes first
+	// (runInline asks the scheduler). The cores of a rank run in lockstep,
+	// so the current cycle's queue is rarely empty: a scalar due now may
+	// still be next. One whose own time is ahead would have been scheduled
+	// then, so it runs inline only when nothing else is due this cycle.
+	if m.batch && m.inline == nil && (len(m.nowq) == 0 || c.t == m.now) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
 		m.inline = c
 		return
 	}
@@ -671,6 +676,9 @@ type fexpr struct {
 	fn   func(*asm.Env) int64
 	lin  *asm.Affine
 	cond *asm.Cond
+	// node is the expression compiled from its source (fnode), taken
+	// before the others.
+	node *fnode
 }
 
 func (x *fexpr) eval(env *asm.Env) int64 {
@@ -687,6 +695,8 @@ func (x *fexpr) eval(env *asm.Env) int64 {
 //go:noinline
 func (x *fexpr) evalSlow(env *asm.Env) int64 {
 	switch {
+	case x.node != nil:
+		return x.node.eval(env)
 	case x.fn != nil:
 		return x.fn(env)
 	case x.lin != nil:
@@ -725,10 +735,23 @@ func coreEnv(nregs int, id asm.Env) asm.Env {
 }
 
 // compileExpr precomputes e for a kernel with nregs registers (a core's
-// registers hold the launch values after them: core.start).
-func compileExpr(e asm.CExpr, nregs int) fexpr {
+// registers hold the launch values after them: core.start); sc, when not
+// nil, is the kernel's scope for compiling e from its source.
+func compileExpr(e asm.CExpr, nregs int, sc *exprScope) fexpr {
 	if e.Fn == nil {
 		return fexpr{slot: 0, add: e.Val} // Regs[0]*0 + Val: eval's inlined path
+	}
+	if l := e.Lin; l != nil && l.N == 1 && !l.Masked && slotsIn(l, nregs) {
+		s := l.Slot[0]
+		if s < 0 {
+			s = builtinReg(s, nregs)
+		}
+		return fexpr{slot: s, mul: l.Mul[0], add: l.Add}
+	}
+	if sc != nil && e.Src != nil {
+		if n := sc.compile(e.Src); n != nil {
+			return fexpr{slot: -1, node: n}
+		}
 	}
 	if c := e.Cond; c != nil {
 		ok := true

@@ -10,8 +10,9 @@
 // ops' internal steps are modelled the way the A2/A3 library executes them
 // (machine-facts §2, kernels.md §0.3) so that observers see every hidden access.
 //
-// The engine is a discrete-event loop over a min-heap of (cycle, agent, seq)
-// wake-ups: idle pipes cost nothing, a scalar runs ahead of the global clock
+// The engine is a discrete-event loop over (cycle, agent, seq) wake-ups, which
+// the scheduler (sched.go: a timing wheel for the near future, a heap beyond
+// it) hands out in order: idle pipes cost nothing, a scalar runs ahead of the global clock
 // until it touches shared state, and same-cycle events run in a fixed order so
 // every run is deterministic. When the heap empties while something still waits,
 // the machine stops at once with a DeadlockError that explains every wait.

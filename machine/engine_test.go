@@ -167,37 +167,37 @@ func TestRemoteVisibilityDSB(t *testing.T) {
 	}
 }
 
-// TestWakeOrder drives the scheduler directly: whatever mix of heap, current
-// cycle list and parked front it uses, wake-ups come out in (cycle, agent,
-// seq) order, reschedules move a waker and cancel removes it.
+// TestWakeOrder drives the scheduler alone, without a machine: whatever mix
+// of heap, current cycle list and parked front it uses, wake-ups come out in
+// (cycle, agent, seq) order, reschedules move a waker and cancel removes it.
 func TestWakeOrder(t *testing.T) {
-	m := &Machine{}
+	s := &scheduler{}
 	var got []int
 	ws := make([]*waker, 8)
 	for i := range ws {
 		i := i
 		ws[i] = &waker{hidx: -1, fn: func() { got = append(got, i) }}
 	}
-	m.schedule(ws[3], 5, 3)
-	m.schedule(ws[1], 5, 1)
-	m.schedule(ws[2], 0, 2) // now
-	m.schedule(ws[0], 0, 0) // now, earlier agent
-	m.schedule(ws[4], 2, 4)
-	m.schedule(ws[5], 7, 5)
-	m.schedule(ws[5], 1, 5) // moved earlier
-	m.schedule(ws[6], 3, 6)
-	m.cancel(ws[6])
-	m.seq = seqMask - 1 // force a renumber on the next schedule
-	m.schedule(ws[7], 5, 0)
+	s.schedule(ws[3], 5, 3)
+	s.schedule(ws[1], 5, 1)
+	s.schedule(ws[2], 0, 2) // now
+	s.schedule(ws[0], 0, 0) // now, earlier agent
+	s.schedule(ws[4], 2, 4)
+	s.schedule(ws[5], 7, 5)
+	s.schedule(ws[5], 1, 5) // moved earlier
+	s.schedule(ws[6], 3, 6)
+	s.cancel(ws[6])
+	s.seq = seqMask - 1 // force a renumber on the next schedule
+	s.schedule(ws[7], 5, 0)
 	for {
-		w := m.next()
+		w := s.next()
 		if w == nil {
 			break
 		}
-		m.now = w.at
-		m.cur = w
+		s.now = w.at
+		s.cur = w
 		w.fn()
-		m.cur = nil
+		s.cur = nil
 	}
 	want := []int{0, 2, 5, 4, 7, 1, 3}
 	if len(got) != len(want) {

@@ -27,6 +27,7 @@ func TestCompileExprAgrees(t *testing.T) {
 			t.Fatalf("%s: %v", name, errs)
 		}
 		for _, k := range obj.Kernels {
+			sc := newExprScope(obj, k)
 			var xs []asm.CExpr
 			var walk func([]asm.CStmt)
 			walk = func(body []asm.CStmt) {
@@ -61,7 +62,7 @@ func TestCompileExprAgrees(t *testing.T) {
 					continue
 				}
 				total++
-				f := compileExpr(x, len(k.Regs))
+				f := compileExpr(x, len(k.Regs), sc)
 				if f.slot >= 0 || f.fn == nil {
 					fast++
 				}

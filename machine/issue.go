@@ -239,7 +239,7 @@ func (c *core) issue(op *asm.COp) bool {
 	switch op.Info.Op {
 	case asm.OpSetFlag, asm.OpWaitFlag:
 		var pl opPlan
-		planFlag(op, &pl, 0)
+		planFlag(op, &pl, 0, nil)
 		return c.issueFlag(op, &pl)
 	case asm.OpPipeBarrier:
 		p := argPipe(op, 0)
@@ -332,7 +332,7 @@ func (c *core) issue(op *asm.COp) bool {
 	// An op outside the kernel's plans (none in practice): planned afresh,
 	// without the operand list (reuse needs it, so resolve skips reuse).
 	var pl opPlan
-	planOp(op, &pl, 0)
+	planOp(op, &pl, 0, nil)
 	pl.data = c.m.dataOp(op)
 	return c.issueExec(op, &pl)
 }
@@ -386,8 +386,14 @@ type opPlan struct {
 	// the op's large Arg structs.
 	dyn []dynArg
 	// kernel says the plan is one of its kernel's (opPlans), planned once:
-	// only those have dyn.
+	// only those have dyn and tmpl.
 	kernel bool
+	// gmIdx, for the other ops (ocOther), is each GM operand's index
+	// expressions precomputed, by operand (gmElem).
+	gmIdx [][]fexpr
+	// tmpl is the operands a queue slot starts from when it last held
+	// another op (operandTemplate); resolve then fills in dyn.
+	tmpl []Operand
 	// data says the op's data effect runs (Machine.dataOp), looked up once
 	// instead of in the control slice's map at every completion.
 	data bool
@@ -449,18 +455,18 @@ type costMemo struct {
 }
 
 // planFlag fills pl for a set_flag or wait_flag.
-func planFlag(op *asm.COp, pl *opPlan, nregs int) {
+func planFlag(op *asm.COp, pl *opPlan, nregs int, sc *exprScope) {
 	pl.class = ocFlag
 	pl.src, pl.dst = argPipe(op, 0), argPipe(op, 1)
 	pl.set = op.Info.Op == asm.OpSetFlag
 	pl.kind = asm.CoreInvalid
 	if len(op.Args) > 2 {
-		pl.id, pl.hasID = compileExpr(op.Args[2].Val, nregs), true
+		pl.id, pl.hasID = compileExpr(op.Args[2].Val, nregs, sc), true
 	}
 }
 
 // planOp fills pl's operand facts for op, of a kernel with nregs registers.
-func planOp(op *asm.COp, pl *opPlan, nregs int) {
+func planOp(op *asm.COp, pl *opPlan, nregs int, sc *exprScope) {
 	pl.rows, pl.cols, pl.initAttr = 1, 1, -1
 	for i := range op.Args {
 		if op.Args[i].Kind == asm.ArgTile && op.Args[i].Tile != nil {
@@ -514,16 +520,19 @@ func planOp(op *asm.COp, pl *opPlan, nregs int) {
 		case a.Kind == asm.ArgTile && a.Tile != nil && a.Tile.Variable():
 			// resolved afresh: a view (sem_view.go)
 		case a.Kind == asm.ArgTile && a.Tile != nil:
-			d.kind, d.x, d.addr = dynTile, compileExpr(a.TileIdx, nregs), a.Tile.Addr
+			d.kind, d.x, d.addr = dynTile, compileExpr(a.TileIdx, nregs, sc), a.Tile.Addr
 		case a.Kind == asm.ArgScalar:
-			d.kind, d.x = dynScalar, compileExpr(a.Val, nregs)
+			d.kind, d.x = dynScalar, compileExpr(a.Val, nregs, sc)
 		case a.Kind == asm.ArgGM && a.GM != nil:
 			d.idx = make([]fexpr, len(a.Idx))
 			for j, x := range a.Idx {
-				d.idx[j] = compileExpr(x, nregs)
+				d.idx[j] = compileExpr(x, nregs, sc)
 			}
 		}
 		pl.dyn = append(pl.dyn, d)
+	}
+	if pl.kernel {
+		pl.tmpl = operandTemplate(op)
 	}
 	var args [maxArgs]Operand
 	for i := range op.Args {
@@ -540,8 +549,48 @@ func planOp(op *asm.COp, pl *opPlan, nregs int) {
 		}
 		if a.Key == "init" && pl.initAttr < 0 {
 			pl.initAttr = i
-			pl.initX = compileExpr(a.Val, nregs)
+			pl.initX = compileExpr(a.Val, nregs, sc)
 		}
+	}
+}
+
+// operandTemplate is op's operands as resolveArg fills them, but for what
+// differs per core or per instance: a tile's buffer (the core's), a tile
+// array's element, a register expression's value and GM windows, which
+// resolve fills in. nil when an operand would fault (a tile without
+// elements): resolveArg reports it.
+func operandTemplate(op *asm.COp) []Operand {
+	tmpl := make([]Operand, len(op.Args))
+	for i := range op.Args {
+		a, o := &op.Args[i], &tmpl[i]
+		o.Kind = a.Kind
+		switch a.Kind {
+		case asm.ArgTile:
+			if a.Tile == nil || len(a.Tile.Addr) == 0 {
+				return nil
+			}
+			o.Tile, o.Off = a.Tile, a.Tile.Addr[0]
+		case asm.ArgScalar:
+			o.Int = a.Val.Val // static ones only: a register expression is dynScalar
+		default:
+			o.setImmediate(a)
+		}
+	}
+	return tmpl
+}
+
+// setImmediate fills an operand that the instruction itself holds: a
+// register number, a float, a word or a pipe.
+func (o *Operand) setImmediate(a *asm.Arg) {
+	switch a.Kind {
+	case asm.ArgReg:
+		o.Int = int64(a.Slot)
+	case asm.ArgFloat:
+		o.F = a.F
+	case asm.ArgWord:
+		o.Word = a.Word
+	case asm.ArgPipe:
+		o.Pipe = a.Pipe
 	}
 }
 
@@ -551,18 +600,32 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 		return pl
 	}
 	pls := make([]opPlan, len(k.Ops))
+	sc := newExprScope(m.obj, k)
 	for i, op := range k.Ops {
 		pl := &pls[i]
 		pl.op = op
 		switch {
 		case op == nil || op.Info == nil:
 		case op.Info.Op == asm.OpSetFlag || op.Info.Op == asm.OpWaitFlag:
-			planFlag(op, pl, len(k.Regs))
+			planFlag(op, pl, len(k.Regs), sc)
 		case !specialOps[op.Info.Op]:
 			pl.class = ocExec
 			pl.kernel = true
-			planOp(op, pl, len(k.Regs))
+			planOp(op, pl, len(k.Regs), sc)
 			pl.data = m.dataOp(op)
+		default:
+			// The scalar's GM operands (ld, st, tnotify, twait: gmElem).
+			for i := range op.Args {
+				if a := &op.Args[i]; a.Kind == asm.ArgGM && len(a.Idx) > 0 {
+					if pl.gmIdx == nil {
+						pl.gmIdx = make([][]fexpr, len(op.Args))
+					}
+					pl.gmIdx[i] = make([]fexpr, len(a.Idx))
+					for j, x := range a.Idx {
+						pl.gmIdx[i][j] = compileExpr(x, len(k.Regs), sc)
+					}
+				}
+			}
 		}
 	}
 	if m.plans == nil {
@@ -786,6 +849,18 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	if !reuse || pl.initAttr >= 0 {
 		e.access = pl.access
 	}
+	if !pl.varShape && !reuse && pl.tmpl != nil {
+		// A slot that last held another op (a ring whose period is not the
+		// loop's: 19 MTE1 entries per K tile on a 16-deep queue) starts
+		// from the plan's operands and adds this core's buffers.
+		copy(e.args, pl.tmpl)
+		for i := range e.args {
+			if o := &e.args[i]; o.Kind == asm.ArgTile && o.Tile.Space < asm.NumSpaces {
+				o.Buf = c.bufs[o.Tile.Space]
+			}
+		}
+		reuse = true
+	}
 	if pl.varShape {
 		if !c.resolveVar(op, e) {
 			e.argsOf = nil
@@ -893,14 +968,8 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 		e.winR[i], e.winC[i] = int32(rows), int32(cols)
 	case asm.ArgScalar:
 		o.Int = a.Val.Eval(&c.env)
-	case asm.ArgReg:
-		o.Int = int64(a.Slot)
-	case asm.ArgFloat:
-		o.F = a.F
-	case asm.ArgWord:
-		o.Word = a.Word
-	case asm.ArgPipe:
-		o.Pipe = a.Pipe
+	default:
+		o.setImmediate(a)
 	}
 	return true
 }

@@ -126,19 +126,10 @@ type Machine struct {
 	// links is the interconnect's busy-until state (link.go).
 	links links
 
-	now   int64
-	wheel *wheel   // the near future (allocated on first use)
-	heap  wakeHeap // wake-ups beyond the wheel
-	seq   uint64
-	// cur is the waker whose event is being processed; front parks it when it
-	// rescheduled itself (see schedule).
-	cur, front *waker
-	nowq       []*waker // wake-ups at now, by descending (agent, seq)
-	// inline is a scalar resumed by its own pipe's wake-up that runs right
-	// after it, without a trip through nowq (see core.resume); batch says
-	// events, not Step, is processing the wake-ups.
-	inline *core
-	batch  bool
+	// scheduler is the event order: the clock (now) and every agent's
+	// pending wake-up (sched.go). Embedded, so the engine reads m.now and
+	// calls m.schedule as the machine's own.
+	scheduler
 
 	// current run
 	stepIdx  int

@@ -814,7 +814,7 @@ func (c *core) issueRegs(op *asm.COp) bool {
 	pl := st.plans[op]
 	if pl == nil {
 		pl = &opPlan{}
-		planOp(op, pl, 0)
+		planOp(op, pl, 0, nil)
 		pl.data = m.dataOp(op)
 		if st.plans == nil {
 			st.plans = map[*asm.COp]*opPlan{}

@@ -228,7 +228,11 @@ func (c *core) gmElem(op *asm.COp, i int, count int64) (*gmObj, int, int64, bool
 	if !ok {
 		return nil, 0, 0, false
 	}
-	off, ok := c.gmWindow(op, a, r, 1, count, 0, 0)
+	var fx []fexpr
+	if id := op.ID; id >= 0 && id < len(c.plan) && c.plan[id].op == op && i < len(c.plan[id].gmIdx) {
+		fx = c.plan[id].gmIdx[i]
+	}
+	off, ok := c.gmWindowX(op, a, r, 1, count, 0, 0, fx)
 	if !ok {
 		return nil, 0, 0, false
 	}

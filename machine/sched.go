@@ -1,0 +1,547 @@
+package machine
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"sort"
+)
+
+// scheduler orders the machine's events: it owns the simulated clock and
+// every agent's pending wake-up, and hands them out by (cycle, agent, seq),
+// the order that makes a run deterministic. An agent is a pipe, a core's
+// scalar or a callback (an SDMA transfer, a wave slot's next block); each
+// owns one waker, so rescheduling moves it in place and no queue holds
+// stale entries. Four places hold wake-ups (see schedule): front, the
+// waker of the event being processed when it rearms itself; nowq, the
+// current cycle; the wheel, the next wheelSize cycles; the heap, the far
+// future. The scheduler knows nothing of what agents do: Machine.events and
+// Machine.Step take the next waker and run it.
+type scheduler struct {
+	now   int64
+	wheel *wheel   // the near future (allocated on first use)
+	heap  wakeHeap // wake-ups beyond the wheel
+	seq   uint64
+	// cur is the waker whose event is being processed; front parks it when it
+	// rescheduled itself (see schedule).
+	cur, front *waker
+	nowq       []*waker // wake-ups at now, by descending (agent, seq)
+	// inline is a scalar resumed by its own pipe's wake-up that runs right
+	// after it, without a trip through nowq (see core.resume); batch says
+	// events, not Step, is processing the wake-ups.
+	inline *core
+	batch  bool
+}
+
+// waker is one agent's pending wake-up. Each agent owns one waker, so no
+// queue ever holds stale entries: rescheduling moves the waker in place.
+type waker struct {
+	at  int64
+	ord uint64 // (agent key+1)<<seqBits | seq: the same-cycle order
+	// hidx is the waker's heap index while loc == locHeap.
+	hidx  int32
+	loc   uint8 // locNone, locHeap, locWheel or locNow
+	armed bool
+	// The agent: a pipe or a core's scalar, called directly (no closure),
+	// or else fn (an SDMA transfer).
+	pipe   *pipeState
+	scalar *core
+	fn     func()
+	// prev and next link the waker into its wheel slot while loc == locWheel.
+	prev, next *waker
+}
+
+// seqBits is the width of the schedule sequence number inside waker.ord; the
+// agent key takes the bits above it (keys stay below 2^24: 4096 ranks × 72
+// cores × 10 pipes).
+const (
+	seqBits = 40
+	seqMask = 1<<seqBits - 1
+)
+
+type wakeItem struct {
+	at  int64
+	ord uint64
+	w   *waker
+}
+
+func (a *wakeItem) before(b *wakeItem) bool {
+	return a.at < b.at || (a.at == b.at && a.ord < b.ord)
+}
+
+// heapArity is the heap's fan-out: a 4-ary heap is half as deep as a binary
+// one, and the four children share a cache line or two.
+const heapArity = 4
+
+// wakeHeap is a 4-ary min-heap of wake-ups ordered by (cycle, agent, seq).
+// Items keep their keys inline so comparisons touch no other memory; each
+// move updates the waker's index so a reschedule can sift it in place.
+type wakeHeap []wakeItem
+
+func (h wakeHeap) up(i int) {
+	it := h[i]
+	for i > 0 {
+		p := (i - 1) / heapArity
+		if !it.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		h[i].w.hidx = int32(i)
+		i = p
+	}
+	h[i] = it
+	it.w.hidx = int32(i)
+}
+
+func (h wakeHeap) down(i int) {
+	n := len(h)
+	it := h[i]
+	for {
+		l := heapArity*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		for c, end := l+1, min(l+heapArity, n); c < end; c++ {
+			if h[c].before(&h[j]) {
+				j = c
+			}
+		}
+		if !h[j].before(&it) {
+			break
+		}
+		h[i] = h[j]
+		h[i].w.hidx = int32(i)
+		i = j
+	}
+	h[i] = it
+	it.w.hidx = int32(i)
+}
+
+func (h *wakeHeap) push(it wakeItem) {
+	*h = append(*h, it)
+	h.up(len(*h) - 1)
+}
+
+// remove takes the item at i out of the heap.
+func (h *wakeHeap) remove(i int) *waker {
+	s := *h
+	w := s[i].w
+	n := len(s) - 1
+	if i != n {
+		s[i] = s[n]
+		s[i].w.hidx = int32(i)
+	}
+	s[n] = wakeItem{}
+	s = s[:n]
+	*h = s
+	if i < n {
+		s.down(i)
+		s.up(i)
+	}
+	w.hidx = -1
+	return w
+}
+
+// Where a waker is queued.
+const (
+	locNone uint8 = iota
+	locHeap
+	locNow
+	locWheel
+)
+
+// The timing wheel holds the near future: one slot per cycle for the
+// wheelSize cycles after now. Almost every wake-up (an op's end, a queued
+// entry's ready time) lands there, so scheduling and taking the next one are
+// O(1) list operations plus a scan of two bitmap levels; only wake-ups further
+// out go to the heap.
+const (
+	wheelBits  = 12
+	wheelSize  = 1 << wheelBits
+	wheelMask  = wheelSize - 1
+	wheelWords = wheelSize / 64 // ≤ 64: one summary word covers them
+)
+
+// wheel is the near-future part of the schedule. A slot holds the wakers of
+// exactly one cycle in (now, now+wheelSize), unordered; taking a cycle sorts
+// them by (agent, seq).
+type wheel struct {
+	slots [wheelSize]*waker
+	bits  [wheelWords]uint64 // bit i%64 of word i/64: slot i is non-empty
+	sum   uint64             // bit j: bits[j] != 0
+	n     int
+}
+
+func (wh *wheel) add(w *waker) {
+	i := int(w.at) & wheelMask
+	w.prev, w.next = nil, wh.slots[i]
+	if w.next != nil {
+		w.next.prev = w
+	}
+	wh.slots[i] = w
+	wh.bits[i>>6] |= 1 << (i & 63)
+	wh.sum |= 1 << (i >> 6)
+	wh.n++
+}
+
+func (wh *wheel) del(w *waker) {
+	i := int(w.at) & wheelMask
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		wh.slots[i] = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	if wh.slots[i] == nil {
+		wh.clearBit(i)
+	}
+	wh.n--
+}
+
+func (wh *wheel) clearBit(i int) {
+	wh.bits[i>>6] &^= 1 << (i & 63)
+	if wh.bits[i>>6] == 0 {
+		wh.sum &^= 1 << (i >> 6)
+	}
+}
+
+// first returns the first non-empty slot at or after slot from, wrapping
+// around; -1 when the wheel is empty.
+func (wh *wheel) first(from int) int {
+	wi := from >> 6
+	if b := wh.bits[wi] >> (from & 63); b != 0 {
+		return from + bits.TrailingZeros64(b)
+	}
+	if s := wh.sum >> (wi + 1); s != 0 {
+		j := wi + 1 + bits.TrailingZeros64(s)
+		return j<<6 + bits.TrailingZeros64(wh.bits[j])
+	}
+	if wh.sum != 0 {
+		j := bits.TrailingZeros64(wh.sum)
+		return j<<6 + bits.TrailingZeros64(wh.bits[j])
+	}
+	return -1
+}
+
+// wheelNext is the earliest cycle in the wheel.
+func (s *scheduler) wheelNext() (int64, bool) {
+	wh := s.wheel
+	if wh == nil || wh.n == 0 {
+		return 0, false
+	}
+	i := wh.first(int(s.now+1) & wheelMask)
+	if i < 0 {
+		return 0, false
+	}
+	return s.now + 1 + int64((i-int(s.now+1))&wheelMask), true
+}
+
+// schedule (re)arms w to run at cycle at (never before now). Four places
+// hold wake-ups, and next takes the earliest of them by (cycle, agent, seq):
+//   - front parks the waker of the event being processed when it rearms
+//     itself (a pipe that finished an op and starts the next, a scalar that
+//     ran ahead): when it is still the earliest afterwards, the next Step
+//     takes it without any queue operation;
+//   - nowq holds wake-ups for the current cycle, sorted;
+//   - the wheel holds the next wheelSize cycles;
+//   - the heap holds the far future.
+func (s *scheduler) schedule(w *waker, at int64, key int) {
+	if at < s.now {
+		at = s.now
+	}
+	s.seq++
+	if s.seq > seqMask {
+		s.renumber()
+	}
+	if w == s.cur && w.loc == locNone {
+		w.at, w.ord, w.armed = at, uint64(key+1)<<seqBits|s.seq, true
+		s.front = w
+		return
+	}
+	s.unqueue(w)
+	w.at, w.ord, w.armed = at, uint64(key+1)<<seqBits|s.seq, true
+	s.place(w)
+}
+
+// unqueue takes w out of whatever queue holds it (not front).
+func (s *scheduler) unqueue(w *waker) {
+	switch w.loc {
+	case locHeap:
+		s.heap.remove(int(w.hidx))
+	case locWheel:
+		s.wheel.del(w)
+	case locNow:
+		s.removeNow(w)
+	}
+	w.loc = locNone
+}
+
+// place queues an armed waker that is in no queue.
+func (s *scheduler) place(w *waker) {
+	if d := w.at - s.now; d != 0 {
+		if d < wheelSize {
+			if s.wheel == nil {
+				s.wheel = new(wheel)
+			}
+			w.loc = locWheel
+			s.wheel.add(w)
+			return
+		}
+		w.loc = locHeap
+		s.heap.push(wakeItem{at: w.at, ord: w.ord, w: w})
+		return
+	}
+	s.insertNow(w)
+}
+
+// insertNow adds a waker for the current cycle to nowq, which is sorted by
+// descending ord so the earliest is last. A wake-up during the cycle usually
+// belongs after everything still queued (agents run in key order, and a
+// resumed scalar or kicked pipe follows the agent that woke it), so the scan
+// from the end is short.
+func (s *scheduler) insertNow(w *waker) {
+	w.loc = locNow
+	q := append(s.nowq, nil)
+	i := len(q) - 1
+	for i > 0 && q[i-1].ord < w.ord {
+		q[i] = q[i-1]
+		i--
+	}
+	q[i] = w
+	s.nowq = q
+}
+
+func (s *scheduler) removeNow(w *waker) {
+	q := s.nowq
+	for i := len(q) - 1; i >= 0; i-- {
+		if q[i] == w {
+			copy(q[i:], q[i+1:])
+			q[len(q)-1] = nil
+			s.nowq = q[:len(q)-1]
+			break
+		}
+	}
+	w.loc = locNone
+}
+
+// cancel disarms w.
+func (s *scheduler) cancel(w *waker) {
+	s.unqueue(w)
+	if s.front == w {
+		s.front = nil
+	}
+	w.armed = false
+}
+
+// earliest reports whether w comes before everything queued.
+func (s *scheduler) earliest(w *waker) bool {
+	if n := len(s.nowq); n > 0 && (w.at > s.now || s.nowq[n-1].ord < w.ord) {
+		return false // nowq items are at now <= w.at
+	}
+	if w.at > s.now {
+		// Anything else at w's cycle sends w through advance too, which moves
+		// the whole cycle to nowq: the wheel never holds the current cycle.
+		if at, ok := s.wheelNext(); ok && at <= w.at {
+			return false
+		}
+		if len(s.heap) > 0 && s.heap[0].at <= w.at {
+			return false
+		}
+	}
+	return true
+}
+
+// nextAt is the cycle of the earliest queued wake-up.
+func (s *scheduler) nextAt() (int64, bool) {
+	at, ok := int64(0), false
+	if f := s.front; f != nil {
+		at, ok = f.at, true
+	}
+	if len(s.nowq) > 0 && (!ok || s.now < at) {
+		at, ok = s.now, true
+	}
+	if t, wok := s.wheelNext(); wok && (!ok || t < at) {
+		at, ok = t, true
+	}
+	if len(s.heap) > 0 && (!ok || s.heap[0].at < at) {
+		at, ok = s.heap[0].at, true
+	}
+	return at, ok
+}
+
+// next takes the earliest wake-up, or nil. When the current cycle has nothing
+// left it moves every wake-up of the next cycle into nowq at once.
+func (s *scheduler) next() *waker {
+	if f := s.front; f != nil {
+		s.front = nil
+		if len(s.nowq) == 0 && f.at > s.now {
+			// The common case, a pipe's next op end: it is next unless
+			// something else is due by then (anything else at its cycle
+			// sends it through advance too, which sorts the whole cycle).
+			at, ok := s.wheelNext()
+			if (!ok || at > f.at) && (len(s.heap) == 0 || s.heap[0].at > f.at) {
+				return f
+			}
+			s.place(f)
+			// f went to the wheel or the heap, after at: the wheel's next
+			// cycle is still at.
+			return s.advanceFrom(at, ok)
+		}
+		// Usually the parked waker is a pipe's next op end, after wake-ups
+		// still due this cycle: it goes straight to the wheel.
+		if (len(s.nowq) == 0 || f.at == s.now) && s.earliest(f) {
+			return f
+		}
+		s.place(f)
+	}
+	if len(s.nowq) == 0 {
+		return s.advance()
+	}
+	n := len(s.nowq)
+	w := s.nowq[n-1]
+	s.nowq[n-1] = nil
+	s.nowq = s.nowq[:n-1]
+	w.loc = locNone
+	return w
+}
+
+// advance makes the next busy cycle current: it takes that cycle's earliest
+// wake-up and leaves the others in the empty nowq; nil when nothing is
+// scheduled. The caller sets now from the waker (Step, after its cycle
+// limit check).
+func (s *scheduler) advance() *waker {
+	at, ok := s.wheelNext()
+	return s.advanceFrom(at, ok)
+}
+
+// advanceFrom is advance given the wheel's next cycle (wheelNext).
+func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
+	if len(s.heap) > 0 && (!ok || s.heap[0].at < at) {
+		at, ok = s.heap[0].at, true
+	}
+	if !ok {
+		return nil
+	}
+	q := s.nowq[:0]
+	if s.wheel != nil && at-s.now < wheelSize {
+		i := int(at) & wheelMask
+		wh := s.wheel
+		// Most cycles wake a single agent: take it without going through nowq.
+		if w := wh.slots[i]; w != nil && w.next == nil && (len(s.heap) == 0 || s.heap[0].at != at) {
+			wh.slots[i] = nil
+			wh.clearBit(i)
+			wh.n--
+			w.loc = locNone
+			return w
+		}
+		// prev and next are stale from here on; add sets them again.
+		for w := wh.slots[i]; w != nil; {
+			nx := w.next
+			w.loc = locNow
+			q = append(q, w)
+			wh.n--
+			w = nx
+		}
+		if wh.slots[i] != nil {
+			wh.slots[i] = nil
+			wh.clearBit(i)
+		}
+	}
+	for len(s.heap) > 0 && s.heap[0].at == at {
+		w := s.heap.remove(0)
+		w.loc = locNow
+		q = append(q, w)
+	}
+	// Descending ord: the earliest is taken from the end. A cycle rarely
+	// wakes more than a few agents, so insertion sort beats a general sort.
+	if len(q) > 24 {
+		slices.SortFunc(q, func(a, b *waker) int { return cmp.Compare(b.ord, a.ord) })
+	} else {
+		for i := 1; i < len(q); i++ {
+			w := q[i]
+			j := i
+			for j > 0 && q[j-1].ord < w.ord {
+				q[j] = q[j-1]
+				j--
+			}
+			q[j] = w
+		}
+	}
+	n := len(q)
+	w := q[n-1]
+	q[n-1] = nil
+	s.nowq = q[:n-1]
+	w.loc = locNone
+	return w
+}
+
+// comesNext reports whether the agent with key, scheduled now at the
+// current cycle, would be the next event: nothing queued for this cycle
+// comes before it in (agent, seq) order.
+func (s *scheduler) comesNext(key int) bool {
+	ord := uint64(key+1)<<seqBits | (s.seq + 1)
+	if n := len(s.nowq); n > 0 && s.nowq[n-1].ord < ord {
+		return false
+	}
+	if f := s.front; f != nil && f.at == s.now && f.ord < ord {
+		return false
+	}
+	return true
+}
+
+// runNow makes w, whose agent comesNext, the event being processed at the
+// current cycle, as if schedule had queued it and next taken it: it
+// consumes the sequence number schedule would have, and queues the parked
+// front where next would have put it (w's agent may park itself). The
+// caller runs the agent and clears cur.
+func (s *scheduler) runNow(w *waker, key int) {
+	s.seq++
+	if s.seq > seqMask {
+		s.renumber()
+	}
+	if f := s.front; f != nil {
+		s.front = nil
+		s.place(f)
+	}
+	w.at, w.ord = s.now, uint64(key+1)<<seqBits|s.seq
+	s.cur = w
+}
+
+// renumber compacts the sequence numbers when they would overflow their
+// bits, keeping the order of every queued wake-up.
+func (s *scheduler) renumber() {
+	var all []*waker
+	if s.front != nil {
+		all = append(all, s.front)
+		s.front = nil
+	}
+	all = append(all, s.nowq...)
+	s.nowq = s.nowq[:0]
+	for _, it := range s.heap {
+		all = append(all, it.w)
+	}
+	s.heap = s.heap[:0]
+	if s.wheel != nil {
+		for i := range s.wheel.slots {
+			for w := s.wheel.slots[i]; w != nil; w = w.next {
+				all = append(all, w)
+			}
+		}
+		s.wheel = nil
+	}
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		return a.at < b.at || (a.at == b.at && a.ord < b.ord)
+	})
+	for i, w := range all {
+		w.ord = w.ord&^seqMask | uint64(i)
+		w.loc = locNone
+		w.prev, w.next = nil, nil
+		s.place(w)
+	}
+	s.seq = uint64(len(all))
+}
