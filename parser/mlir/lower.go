@@ -111,6 +111,10 @@ type tileVal struct {
 	bl, sl string
 	// validStatic: the type gives the valid shape (no `?`)
 	validStatic bool
+	// vrReg, vcReg hold a valid region known only at run time (a
+	// set_validshape target, or `?` dimensions given by computed
+	// operands): the tile is declared `valid [%vrReg, %vcReg]`.
+	vrReg, vcReg string
 	// index, when set, makes the tile an element of the array name: an
 	// alias at a computed address (a subset at a computed offset, an
 	// scf.if's tile result) is the element index of an array of aliases.

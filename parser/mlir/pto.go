@@ -86,6 +86,9 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 			tv.vrows, tv.vcols = d.VRows.(*asm.Num).Int, d.VCols.(*asm.Num).Int
 		}
 	}
+	if padCols == 0 && len(ti.dims) == 2 && (k.setValid[hint] || dynValid(ti.vrow, vr) || dynValid(ti.vcol, vc)) {
+		k.regValid(sp, tv, d, vr, vc)
+	}
 	for _, kv := range [][2]string{{"blayout", ti.bl}, {"slayout", ti.sl}} {
 		if kv[1] != "" {
 			d.Attrs = append(d.Attrs, &asm.Attr{Span: sp, Key: kv[0], Val: &asm.Name{Span: sp, Name: kv[1]}})
@@ -130,6 +133,49 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 	}
 	k.emit(d)
 	return &val{kind: vTile, tile: tv}
+}
+
+// dynValid says a valid dimension is `?` with an operand known only at run
+// time (a register): PTO-AS evaluates it into a register at the allocation.
+func dynValid(typ int64, dyn *val) bool {
+	return typ == -1 && dyn != nil && dyn.kind == vScalar && !dyn.static
+}
+
+// setValidTargets collects the values a pto.set_validshape in r updates.
+func setValidTargets(r *Region, out map[string]bool) {
+	if r == nil {
+		return
+	}
+	for _, b := range r.Blocks {
+		for _, op := range b.Ops {
+			if op.Name == "pto.set_validshape" && len(op.Toks) > 0 && op.Toks[0].Kind == KValue {
+				out[op.Toks[0].Text] = true
+			}
+			for _, sub := range op.Regions {
+				setValidTargets(sub, out)
+			}
+		}
+	}
+}
+
+// regValid gives tile tv a valid region in registers (docs/language.md
+// "Tile views"): `valid [%vr, %vc]`, each register set here from the
+// allocation's operand (the full dimension without one) and by every
+// pto.set_validshape of the tile, so each instruction naming the tile sees
+// the region last set on its path, as PTOAS's SetValidShape on the tile
+// object gives it.
+func (k *kctx) regValid(sp asm.Span, tv *tileVal, d *asm.TileDecl, vr, vc *val) {
+	tv.vrReg, tv.vcReg = k.reg(tv.name+"_vrow"), k.reg(tv.name+"_vcol")
+	init := func(dyn *val, full int64) asm.Expr {
+		if dyn != nil && dyn.kind == vScalar && dyn.x != nil {
+			return dyn.x
+		}
+		return num(sp, full)
+	}
+	k.emit(&asm.Let{Span: sp, Reg: tv.vrReg, X: init(vr, tv.rows)})
+	k.emit(&asm.Let{Span: sp, Reg: tv.vcReg, X: init(vc, tv.cols)})
+	d.VRows, d.VCols = &asm.Ref{Span: sp, Name: tv.vrReg}, &asm.Ref{Span: sp, Name: tv.vcReg}
+	tv.vrows, tv.vcols = tv.rows, tv.cols
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
@@ -454,6 +500,15 @@ func (k *kctx) pto(op *Op) {
 			// tassign gives the tile a new address.
 			t := *parent.tile
 			a := k.use(ts[2])
+			if a.kind == vScalar && !a.static && !parent.tile.skip {
+				// A run-time address (a loop's ring slot): the tile
+				// object is rebound in place, as PTOAS's EmitC does
+				// (TASSIGN on the same Tile), so the result is the
+				// tile itself and every later use sees the binding.
+				k.instr(op, "tassign", tileRef(parent, ts[0]), a.x)
+				k.define(op, parent)
+				return
+			}
 			if a.kind == vScalar && a.static {
 				t.addr, t.known, t.addrV = a.x, a.known, a.v
 			}
@@ -465,7 +520,26 @@ func (k *kctx) pto(op *Op) {
 		}
 		k.define(op, k.alias(op, parent, ti, nil))
 	case "set_validshape":
-		// valid shapes are static in PTO-AS; the tile keeps its declaration.
+		// SetValidShape updates the tile object in place: the tile's
+		// valid registers (regValid) take the new region.
+		if len(ts) < 5 || ts[0].Kind != KValue || ts[2].Kind != KValue || ts[4].Kind != KValue {
+			k.errf(op.Span, "pto.set_validshape: expected `%%tile, %%valid_row, %%valid_col`")
+			return
+		}
+		t, r, c := k.use(ts[0]), k.use(ts[2]), k.use(ts[4])
+		if t.kind != vTile || r.kind != vScalar || c.kind != vScalar {
+			k.errf(op.Span, "pto.set_validshape: expected a tile and two index values")
+			return
+		}
+		if t.tile.skip {
+			return
+		}
+		if t.tile.vrReg == "" {
+			k.errf(op.Span, "pto.set_validshape: %s is not a tile allocated with v_row=? and v_col=? in this function", ts[0].Text)
+			return
+		}
+		k.emit(&asm.Let{Span: op.Span, Reg: t.tile.vrReg, X: r.x})
+		k.emit(&asm.Let{Span: op.Span, Reg: t.tile.vcReg, X: c.x})
 	// ---- builtins ----
 	case "get_block_idx":
 		k.l.readsBlock = true
