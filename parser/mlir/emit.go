@@ -2,6 +2,7 @@ package mlir
 
 import (
 	"fmt"
+	"maps"
 
 	"sort"
 	"strconv"
@@ -403,7 +404,43 @@ func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
 		t.Loc, t.DType, rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
 }
 
-func elemType(t *asm.TileInfo) string { return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols) }
+func elemType(t *asm.TileInfo) string {
+	if t.DynValid() {
+		// PTOAS's dynamic valid shape: v_row=? and v_col=?, which
+		// set_validshape requires of both.
+		return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=?, v_col=?, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
+			t.Loc, t.DType, t.Rows, t.Cols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+	}
+	return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols)
+}
+
+// validShape prints a tile's valid region as index values: the registers'
+// current values for a region read from registers.
+func (f *fnEmitter) validShape(t *asm.TileInfo, sp asm.Span) (string, string) {
+	dim := func(c *asm.CExpr, v int) string {
+		if c == nil {
+			return f.constant(int64(v), "index")
+		}
+		return f.cexpr(*c, sp)
+	}
+	return dim(t.DynVRows, t.VRows), dim(t.DynVCols, t.VCols)
+}
+
+// setValid prints, before an instruction, pto.set_validshape of every tile
+// operand whose valid region reads registers: PTO-AS evaluates the region
+// when the instruction issues, so setting it just before gives the same
+// region (the reader keeps it in registers again).
+func (f *fnEmitter) setValid(op *asm.COp) {
+	done := map[*asm.TileInfo]bool{}
+	for _, a := range op.Args {
+		if a.Kind != asm.ArgTile || a.Tile == nil || !a.Tile.DynValid() || done[a.Tile] {
+			continue
+		}
+		done[a.Tile] = true
+		r, c := f.validShape(a.Tile, a.Span)
+		f.line("pto.set_validshape %s, %s, %s : %s", f.tiles[a.Tile], r, c, elemType(a.Tile))
+	}
+}
 
 // How a tile array's elements lie in the one parent tile printed for it.
 const (
@@ -505,8 +542,8 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 	for _, t := range k.Tiles {
 		sp := t.Decl.Span
 		typ := elemType(t)
-		if t.Variable() {
-			f.errf(sp, "--to mlir: tile %%%s: a valid region read from registers or a binding made at run time (tassign, tsubview, treshape) is not printed yet", t.Name)
+		if t.Variable() && t.Count > 1 {
+			f.errf(sp, "--to mlir: tile array %%%s: a valid region read from registers or a binding made at run time is printed for single tiles only", t.Name)
 			return
 		}
 		if t.Count > 1 {
@@ -522,7 +559,15 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 		}
 		name := "%" + t.Name
 		f.tiles[t] = name
-		f.line("%s = pto.alloc_tile addr = %s : %s", name, f.constant(t.Addr[0], "i64"), typ)
+		valid := ""
+		if t.DynValid() {
+			// The region the registers give is set before every
+			// instruction naming the tile (validShape).
+			valid = fmt.Sprintf(" valid_row = %s valid_col = %s", f.constant(int64(t.VRows), "index"), f.constant(int64(t.VCols), "index"))
+		}
+		// An unplaced tile (bound by tassign before any use) is
+		// allocated at 0: PTOAS's level3 tassign wants an address.
+		f.line("%s = pto.alloc_tile addr = %s%s : %s", name, f.constant(t.Addr[0], "i64"), valid, typ)
 	}
 	f.stmts(k.Body)
 }
@@ -623,6 +668,8 @@ func (f *fnEmitter) results(slots []int) string {
 }
 
 func (f *fnEmitter) stmts(ss []asm.CStmt) {
+	// A tassign's handle is an SSA value of this region only.
+	defer maps.Copy(f.tiles, maps.Clone(f.tiles))
 	for i, s := range ss {
 		if len(f.errs) > 0 {
 			return
@@ -1030,13 +1077,18 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 		offs[i] = f.cexpr(x, a.Span)
 	}
 	v := f.fresh("p")
-	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s, %s] : !pto.tensor_view<?x?x%s> -> !pto.partition_tensor_view<%dx%dx%s>",
-		v, f.views[a.GM.Name], strings.Join(offs, ", "), f.constant(int64(t.VRows), "index"), f.constant(int64(t.VCols), "index"),
-		a.GM.DType, t.VRows, t.VCols, a.GM.DType)
+	r, c := f.validShape(t, a.Span)
+	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s, %s] : !pto.tensor_view<?x?x%s> -> %s",
+		v, f.views[a.GM.Name], strings.Join(offs, ", "), r, c, a.GM.DType, ptType(t))
 	return v
 }
 
+// ptType is the partition a transfer of t moves: its valid shape, dynamic
+// when the region reads registers.
 func ptType(t *asm.TileInfo) string {
+	if t.DynValid() {
+		return fmt.Sprintf("!pto.partition_tensor_view<?x?x%s>", t.DType)
+	}
 	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, t.DType)
 }
 
@@ -1096,6 +1148,9 @@ func (f *fnEmitter) syncID(c asm.CExpr, sp asm.Span) string {
 
 func (f *fnEmitter) op(op *asm.COp) {
 	name, sp := op.Info.Name, op.Instr.Span
+	if name != "tassign" {
+		f.setValid(op)
+	}
 	switch name {
 	case "set_flag", "wait_flag":
 		p1, p2, ev := op.Args[0].Pipe, op.Args[1].Pipe, op.Args[2].Val
@@ -1129,6 +1184,22 @@ func (f *fnEmitter) op(op *asm.COp) {
 		return
 	case "pipe_barrier":
 		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)
+		return
+	case "tassign":
+		// PTOAS's tassign (level3) yields the rebound handle; later
+		// uses in this region name it (stmts restores the outer one
+		// after a region, where EmitC's in-place TASSIGN still holds
+		// and the reader's in-place rebinding too).
+		t := op.Args[0]
+		if t.Tile.Count > 1 {
+			f.errf(op.Instr.OpSpan, "--to mlir: tassign of a tile array element is not printed")
+			return
+		}
+		x := f.fresh("a")
+		f.line("%s = arith.index_cast %s : index to i64", x, f.cexpr(op.Args[1].Val, sp))
+		v := f.fresh(t.Tile.Name + "_at")
+		f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[t.Tile], x, elemType(t.Tile), elemType(t.Tile))
+		f.tiles[t.Tile] = v
 		return
 	case "ffts_set":
 		// PTOAS's sync.set (ffts_cross_core_sync on A3) with its mode.

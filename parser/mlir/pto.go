@@ -141,18 +141,41 @@ func dynValid(typ int64, dyn *val) bool {
 	return typ == -1 && dyn != nil && dyn.kind == vScalar && !dyn.static
 }
 
-// setValidTargets collects the values a pto.set_validshape in r updates.
+// setValidTargets collects the values a pto.set_validshape in r updates,
+// and the tiles a pto.tassign rebound into them: the rebinding is in place
+// (the tassign case of pto), so the allocation carries the registers.
 func setValidTargets(r *Region, out map[string]bool) {
-	if r == nil {
-		return
-	}
-	for _, b := range r.Blocks {
-		for _, op := range b.Ops {
-			if op.Name == "pto.set_validshape" && len(op.Toks) > 0 && op.Toks[0].Kind == KValue {
-				out[op.Toks[0].Text] = true
+	src := map[string]string{}
+	var targets []string
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		if r == nil {
+			return
+		}
+		for _, b := range r.Blocks {
+			for _, op := range b.Ops {
+				if len(op.Toks) > 0 && op.Toks[0].Kind == KValue {
+					switch op.Name {
+					case "pto.set_validshape":
+						targets = append(targets, op.Toks[0].Text)
+					case "pto.tassign":
+						if len(op.Results) == 1 {
+							src[op.Results[0].Name] = op.Toks[0].Text
+						}
+					}
+				}
+				for _, sub := range op.Regions {
+					walk(sub)
+				}
 			}
-			for _, sub := range op.Regions {
-				setValidTargets(sub, out)
+		}
+	}
+	walk(r)
+	for _, t := range targets {
+		for n := 0; n <= len(src) && !out[t]; n++ {
+			out[t] = true
+			if s, ok := src[t]; ok {
+				t = s
 			}
 		}
 	}
