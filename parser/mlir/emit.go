@@ -225,6 +225,36 @@ func (e *emitter) onlyLoaded(ts []*asm.TensorInfo) bool {
 	return true
 }
 
+// fillAttr is the argument attribute `{ptoasm.fill = v : i64}` of a tensor
+// an `ld` reads: its data steer the kernel, so the host's fill travels with
+// the MLIR (an attribute of no loaded dialect, which MLIR's verifier and
+// PTOAS leave alone; the reader fills the argument with it). Other tensors
+// get the reader's seeded random data, as any kernel argument does.
+func (e *emitter) fillAttr(t *asm.TensorInfo, ks []*asm.KernelInfo) string {
+	read := false
+	for _, k := range ks {
+		for _, op := range k.Ops {
+			if op.Info.Op == asm.OpLd && len(op.Args) > 1 && op.Args[1].GM == t {
+				read = true
+			}
+		}
+	}
+	if !read {
+		return ""
+	}
+	in := t.Decl.Init
+	switch {
+	case in == nil || in.Kind == "zero":
+		return " {ptoasm.fill = 0 : i64}"
+	case in.Kind == "fill" && in.X != nil:
+		if v, err := asm.EvalInt(in.X, e.obj.Const); err == nil {
+			return fmt.Sprintf(" {ptoasm.fill = %d : i64}", v)
+		}
+	}
+	e.errf(t.Decl.Span, "--to mlir: @%s: ld reads it, and only a constant fill (or zero) of such a tensor is carried (as ptoasm.fill); its init is %s", t.Name, in.Kind)
+	return ""
+}
+
 func (e *emitter) program() {
 	ks := e.launchKernels()
 	if ks == nil {
@@ -262,7 +292,7 @@ func (e *emitter) program() {
 	// A FIFO is a pipe over a GM slot buffer the host passes: an argument
 	// named after it (the reader names the FIFO after its buffer).
 	for _, t := range append(append([]*asm.TensorInfo(nil), tensors...), fifos...) {
-		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
+		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>%s", t.Name, t.DType, e.fillAttr(t, ks)))
 		args = append(args, "%"+t.Name)
 		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
 	}
@@ -1160,12 +1190,18 @@ func (f *fnEmitter) op(op *asm.COp) {
 			f.line("pto.%s_dyn[<PIPE_%s>, <PIPE_%s>, %s]", name, p1, p2, f.cexpr(ev, sp))
 		}
 		return
-	case "ld":
-		if a := op.Args[1]; a.Kind == asm.ArgGM && f.flags[a.GM] {
+	case "ld", "st":
+		a := op.Args[1]
+		if name == "st" {
+			a = op.Args[0]
+		}
+		if name == "ld" && a.Kind == asm.ArgGM && f.flags[a.GM] {
 			// an i1 argument, read as the reader reads it: 0 or 1
 			f.regs[op.Args[0].Slot] = f.toIndex("%" + a.GM.Name)
 			return
 		}
+		f.scalarGM(op, a)
+		return
 	case "tpush", "tpop":
 		fifo, tile := op.Args[0], op.Args[1]
 		if name == "tpop" {
@@ -1317,4 +1353,42 @@ func (f *fnEmitter) op(op *asm.COp) {
 	}
 	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
 		strings.Join(outs, ", "), strings.Join(outTy, ", "), tail)
+}
+
+// scalarGM prints `ld` / `st` as PTOAS's load_scalar / store_scalar
+// (include/PTO/IR/PTOOps.td at a56b18c3) of the element's linear offset in
+// the tensor's argument pointer; registers are index values, the element an
+// integer, converted by index_cast.
+func (f *fnEmitter) scalarGM(op *asm.COp, a asm.Arg) {
+	sp := op.Instr.Span
+	if a.Kind != asm.ArgGM || a.HasRank || a.GM.Class != asm.TensorGM || a.GM.DType.IsFloat() {
+		f.errf(a.Span, "--to mlir: %s of a non-integer or non-GM element has no PTOAS form printed here", op.Info.Name)
+		return
+	}
+	t := a.GM
+	off := f.constant(0, "index")
+	for d, x := range a.Idx {
+		v := f.cexpr(x, a.Span)
+		if d == 0 {
+			off = v
+			continue
+		}
+		m := f.fresh("x")
+		f.line("%s = arith.muli %s, %s : index", m, off, f.constant(t.Shape[d], "index"))
+		s := f.fresh("x")
+		f.line("%s = arith.addi %s, %s : index", s, m, v)
+		off = s
+	}
+	ty := t.DType.String()
+	if op.Info.Op == asm.OpLd {
+		v := f.fresh("s")
+		f.line("%s = pto.load_scalar %%%s[%s] : !pto.ptr<%s> -> %s", v, t.Name, off, ty, ty)
+		x := f.fresh("x")
+		f.line("%s = arith.index_cast %s : %s to index", x, v, ty)
+		f.regs[op.Args[0].Slot] = x
+		return
+	}
+	v := f.fresh("s")
+	f.line("%s = arith.index_cast %s : index to %s", v, f.cexpr(op.Args[1].Val, sp), ty)
+	f.line("pto.store_scalar %s, %%%s[%s] : !pto.ptr<%s>, %s", v, t.Name, off, ty, ty)
 }

@@ -75,6 +75,11 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 				k.vals[a.Name] = &val{}
 				continue
 			}
+			if f, ok := attrDict(a.Attrs)["ptoasm.fill"]; ok && len(f) > 0 && f[0].Kind == KInt {
+				if v, err := strconv.ParseInt(f[0].Text, 0, 64); err == nil {
+					td.fill = num(f[0].Span, v)
+				}
+			}
 			v := &val{kind: vView, view: &viewVal{tensor: td, lin: lit(a.Span, 0)}}
 			if ti.kind != "ptr" && len(ti.dims) > 0 {
 				k.shapeTensor(td, v.view, dimVals(a.Span, ti.dims), nil, "")

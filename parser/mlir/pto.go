@@ -733,8 +733,10 @@ func (k *kctx) pto(op *Op) {
 			x := binVal(op.Span, "+", binVal(op.Span, "*", hit, set), binVal(op.Span, "*", binVal(op.Span, "-", lit(op.Span, 1), hit), elem(i)))
 			k.emit(&asm.Let{Span: op.Span, Reg: arr.events + "_" + strconv.Itoa(i), X: x.x})
 		}
+	case "load_scalar", "store_scalar":
+		k.scalarGM(op, name, rname, rsp)
 	case "set_ffts", "tsync", "get_buf", "rls_buf", "print", "trap", "tgetval", "tsetval", "tget_scale_addr",
-		"load_scalar", "store_scalar", "tfree_from_aic", "tfree_from_aiv", "tfree":
+		"tfree_from_aic", "tfree_from_aiv", "tfree":
 		// No A2/A3 hazard effect the model tracks (S-pipe scalar work, FFTS base
 		// set-up, debug output); scalar results are opaque.
 		if len(op.Results) > 0 {
@@ -1313,4 +1315,53 @@ func (k *kctx) asyncCopy(op *Op, name, rname string, rsp asm.Span) {
 		Args:  []asm.Expr{k.gmRef(vs[0], toks[0], g), k.gmRef(vs[1], toks[1], g)},
 		Attrs: []*asm.Attr{{Span: op.Span, Key: "rows", Val: num(op.Span, 1)}, {Span: op.Span, Key: "cols", Val: num(op.Span, n)}}})
 	k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
+}
+
+// scalarGM lowers PTOAS's scalar GM access (LoadScalarOp, StoreScalarOp in
+// include/PTO/IR/PTOOps.td at a56b18c3: `%v = pto.load_scalar %ptr[%off] :
+// !pto.ptr<T> -> T`, `pto.store_scalar %v, %ptr[%off] : !pto.ptr<T>, T`) to
+// `ld` / `st` of the element, so the kernel's GM data steer it as they do
+// on the device and the detector sees the scalar's GM access. A float
+// element is S-pipe work on data the model does not track: dropped, its
+// result 0.
+func (k *kctx) scalarGM(op *Op, name, rname string, rsp asm.Span) {
+	ts := op.Toks
+	ptr, off := -1, -1
+	for i := 0; i+3 < len(ts); i++ {
+		if ts[i].Kind == KValue && ts[i+1].is("[") && ts[i+2].Kind == KValue && ts[i+3].is("]") {
+			ptr, off = i, i+2
+			break
+		}
+	}
+	if ptr < 0 || (name == "store_scalar" && (ptr < 2 || ts[0].Kind != KValue)) {
+		k.errf(op.Span, "pto.%s: expected %s", name, map[string]string{"load_scalar": "`%ptr[%offset] : T -> T`", "store_scalar": "`%value, %ptr[%offset] : T, T`"}[name])
+		return
+	}
+	p, o := k.use(ts[ptr]), k.use(ts[off])
+	if p.kind != vView || o.kind != vScalar || isFloatType(p.view.tensor.dtype) {
+		if len(op.Results) > 0 {
+			k.define(op, &val{kind: vScalar, x: num(rsp, 0), static: true, known: true})
+		}
+		return
+	}
+	g := &asm.GMRef{Span: ts[ptr].Span, Name: p.view.tensor.name}
+	td := p.view.tensor
+	lin := addVal(orZero(p.view.lin, op.Span), o)
+	td.scalars = append(td.scalars, gmUse{g: g, lin: lin})
+	if lin.known && lin.v >= 0 {
+		td.minExt = max(td.minExt, lin.v+1)
+	}
+	if name == "load_scalar" {
+		r := k.reg(rname)
+		in := k.instr(op, "ld", g)
+		in.Result = &asm.Ref{Span: rsp, Name: r}
+		k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
+		return
+	}
+	v := k.use(ts[0])
+	if v.kind != vScalar || v.x == nil {
+		k.errf(ts[0].Span, "pto.store_scalar: the value must be an integer")
+		return
+	}
+	k.instr(op, "st", g, v.x)
 }
