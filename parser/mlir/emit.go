@@ -279,8 +279,8 @@ func (e *emitter) program() {
 			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
 			continue
 		}
-		if len(t.Shape) > 2 || t.Layout == asm.LayoutNZ {
-			e.errf(t.Decl.Span, "--to mlir: @%s: only 1-D and 2-D nd or dn GM tensors are printed", t.Name)
+		if len(t.Shape) > 3 || len(t.Shape) == 3 && t.Layout != asm.LayoutND || t.Layout == asm.LayoutNZ {
+			e.errf(t.Decl.Span, "--to mlir: @%s: only 1-D and 2-D nd or dn GM tensors and 3-D nd ones are printed", t.Name)
 			continue
 		}
 		tensors = append(tensors, t)
@@ -548,6 +548,17 @@ func (e *emitter) fifoDir(t *asm.TensorInfo) int {
 // body declares the views, pipes and tiles, then prints the statements.
 func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 	for _, t := range tensors {
+		if len(t.Shape) == 3 {
+			// A 3-D tensor is a rank-3 view; a window is a [1, R, C]
+			// partition of it (window).
+			v := "%" + t.Name + "_view"
+			f.views[t.Name] = v
+			sh := t.Shape
+			f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s, %s], strides = [%s, %s, %s] : !pto.tensor_view<?x?x?x%s>", v, t.Name,
+				f.constant(sh[0], "index"), f.constant(sh[1], "index"), f.constant(sh[2], "index"),
+				f.constant(sh[1]*sh[2], "index"), f.constant(sh[2], "index"), f.constant(1, "index"), t.DType)
+			continue
+		}
 		// A 1-D tensor is a view of one row; its windows are one row.
 		r, c := int64(1), t.Shape[0]
 		if len(t.Shape) == 2 {
@@ -1097,6 +1108,11 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	if len(sh) == 1 {
 		sh, idx = []int64{1, sh[0]}, append([]asm.CExpr{{Const: true}}, idx...)
 	}
+	lead, view := "", "?x?"
+	if len(sh) == 3 {
+		// a window of the last two dimensions at one index of the first
+		lead, view, sh = f.constant(1, "index")+", ", "?x?x?", sh[1:]
+	}
 	if int64(t.VRows) > sh[0] || int64(t.VCols) > sh[1] {
 		// PTOAS's partition_view must lie inside its view.
 		f.errf(a.Span, "--to mlir: the window [%d x %d] does not fit @%s %v", t.VRows, t.VCols, a.GM.Name, sh)
@@ -1108,9 +1124,19 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	}
 	v := f.fresh("p")
 	r, c := f.validShape(t, a.Span)
-	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s, %s] : !pto.tensor_view<?x?x%s> -> %s",
-		v, f.views[a.GM.Name], strings.Join(offs, ", "), r, c, a.GM.DType, ptType(t))
+	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s%s, %s] : !pto.tensor_view<%sx%s> -> %s",
+		v, f.views[a.GM.Name], strings.Join(offs, ", "), lead, r, c, view, a.GM.DType, ptTypeOf(t, a.GM))
 	return v
+}
+
+// ptTypeOf is the partition type of a transfer of t to or from tensor g:
+// rank 3 for a 3-D tensor ([1, R, C]).
+func ptTypeOf(t *asm.TileInfo, g *asm.TensorInfo) string {
+	s := ptType(t)
+	if g != nil && len(g.Shape) == 3 {
+		s = strings.Replace(s, "<", "<1x", 1)
+	}
+	return s
 }
 
 // ptType is the partition a transfer of t moves: its valid shape, dynamic
@@ -1310,10 +1336,10 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case shLoad:
 		in0 := f.window(args[1], args[0].Tile)
 		out(args[0])
-		ins, inTy = []string{in0}, []string{ptType(args[0].Tile)}
+		ins, inTy = []string{in0}, []string{ptTypeOf(args[0].Tile, args[1].GM)}
 	case shStore:
 		in(args[1])
-		outs, outTy = []string{f.window(args[0], args[1].Tile)}, []string{ptType(args[1].Tile)}
+		outs, outTy = []string{f.window(args[0], args[1].Tile)}, []string{ptTypeOf(args[1].Tile, args[0].GM)}
 	case shMMAcc:
 		in(args[0])
 		in(args[1])

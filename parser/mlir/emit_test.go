@@ -441,3 +441,41 @@ func roundTripSource(t *testing.T, name, src string) *asm.Object {
 	}
 	return o
 }
+
+// A 3-D GM tensor is printed as a rank-3 view with [1, R, C] partitions,
+// which the reader folds into rows a last-dimension pitch apart; `st` and
+// `ld` are store_scalar and load_scalar, and the loaded value (the fill
+// travels as ptoasm.fill) still steers the loop.
+func TestRoundTripRank3Scalar(t *testing.T) {
+	const src = `gm A : f32 [4, 16, 64] = random(seed=1, lo=-1, hi=1)
+gm B : f32 [4, 16, 64] = zero
+gm N : i32 [2, 4] = fill(3)
+kernel k : aiv {
+    tile %x : vec f32 [8, 32]
+    %n = ld @N[1, 2]
+    for %i = 0 to %n {
+        tload %x, @A[%i, 8, 32]
+        set_flag MTE2, MTE3, 0
+        wait_flag MTE2, MTE3, 0
+        tstore @B[%i, 0, 0], %x
+        set_flag MTE3, MTE2, 0
+        wait_flag MTE3, MTE2, 0
+    }
+    st @N[0, 1], %n + 1
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	o := roundTripSource(t, "r3.pto", src)
+	_, m, err := translate("r3.pto", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"!pto.tensor_view<?x?x?xf32>", "!pto.partition_tensor_view<1x8x32xf32>", "{ptoasm.fill = 3 : i64}",
+		"pto.load_scalar %N[", "pto.store_scalar "} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the MLIR lacks %q:\n%s", want, m)
+		}
+	}
+}
