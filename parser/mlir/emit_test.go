@@ -278,7 +278,7 @@ func TestEmitErrors(t *testing.T) {
 		{"fifo slots", head + "fifo F : f32 [16, 16] slots=2 id=0\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
 			"e.pto:2:1: error: --to mlir: fifo @F has slots=2; PTOAS's pipes have 4 or 8"},
 		{"nz tensor", "gm X : f32 [16, 16] nz = zero\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
-			"e.pto:1:1: error: --to mlir: @X: only 1-D and 2-D nd or dn GM tensors are printed"},
+			"e.pto:1:1: error: --to mlir: @X: only 1-D and 2-D nd or dn GM tensors and 3-D nd ones are printed"},
 	} {
 		src := []byte(tt.src)
 		fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
