@@ -86,7 +86,10 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 			tv.vrows, tv.vcols = d.VRows.(*asm.Num).Int, d.VCols.(*asm.Num).Int
 		}
 	}
-	if padCols == 0 && len(ti.dims) == 2 && (k.setValid[hint] || dynValid(ti.vrow, vr) || dynValid(ti.vcol, vc)) {
+	// Only the tiles a set_validshape updates get register valid regions:
+	// a `?` dimension whose alloc operand is computed stays the full one
+	// (docs/mlir.md, approximations).
+	if padCols == 0 && len(ti.dims) == 2 && k.setValid[hint] {
 		k.regValid(sp, tv, d, vr, vc)
 	}
 	for _, kv := range [][2]string{{"blayout", ti.bl}, {"slayout", ti.sl}} {
@@ -133,12 +136,6 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 	}
 	k.emit(d)
 	return &val{kind: vTile, tile: tv}
-}
-
-// dynValid says a valid dimension is `?` with an operand known only at run
-// time (a register): PTO-AS evaluates it into a register at the allocation.
-func dynValid(typ int64, dyn *val) bool {
-	return typ == -1 && dyn != nil && dyn.kind == vScalar && !dyn.static
 }
 
 // setValidTargets collects the values a pto.set_validshape in r updates,
