@@ -2,6 +2,7 @@ package mlir
 
 import (
 	"fmt"
+	"maps"
 
 	"sort"
 	"strconv"
@@ -224,6 +225,36 @@ func (e *emitter) onlyLoaded(ts []*asm.TensorInfo) bool {
 	return true
 }
 
+// fillAttr is the argument attribute `{ptoasm.fill = v : i64}` of a tensor
+// an `ld` reads: its data steer the kernel, so the host's fill travels with
+// the MLIR (an attribute of no loaded dialect, which MLIR's verifier and
+// PTOAS leave alone; the reader fills the argument with it). Other tensors
+// get the reader's seeded random data, as any kernel argument does.
+func (e *emitter) fillAttr(t *asm.TensorInfo, ks []*asm.KernelInfo) string {
+	read := false
+	for _, k := range ks {
+		for _, op := range k.Ops {
+			if op.Info.Op == asm.OpLd && len(op.Args) > 1 && op.Args[1].GM == t {
+				read = true
+			}
+		}
+	}
+	if !read {
+		return ""
+	}
+	in := t.Decl.Init
+	switch {
+	case in == nil || in.Kind == "zero":
+		return " {ptoasm.fill = 0 : i64}"
+	case in.Kind == "fill" && in.X != nil:
+		if v, err := asm.EvalInt(in.X, e.obj.Const); err == nil {
+			return fmt.Sprintf(" {ptoasm.fill = %d : i64}", v)
+		}
+	}
+	e.errf(t.Decl.Span, "--to mlir: @%s: ld reads it, and only a constant fill (or zero) of such a tensor is carried (as ptoasm.fill); its init is %s", t.Name, in.Kind)
+	return ""
+}
+
 func (e *emitter) program() {
 	ks := e.launchKernels()
 	if ks == nil {
@@ -248,8 +279,8 @@ func (e *emitter) program() {
 			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
 			continue
 		}
-		if len(t.Shape) > 2 || t.Layout == asm.LayoutNZ {
-			e.errf(t.Decl.Span, "--to mlir: @%s: only 1-D and 2-D nd or dn GM tensors are printed", t.Name)
+		if len(t.Shape) > 3 || len(t.Shape) == 3 && t.Layout != asm.LayoutND || t.Layout == asm.LayoutNZ {
+			e.errf(t.Decl.Span, "--to mlir: @%s: only 1-D and 2-D nd or dn GM tensors and 3-D nd ones are printed", t.Name)
 			continue
 		}
 		tensors = append(tensors, t)
@@ -261,7 +292,7 @@ func (e *emitter) program() {
 	// A FIFO is a pipe over a GM slot buffer the host passes: an argument
 	// named after it (the reader names the FIFO after its buffer).
 	for _, t := range append(append([]*asm.TensorInfo(nil), tensors...), fifos...) {
-		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>", t.Name, t.DType))
+		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>%s", t.Name, t.DType, e.fillAttr(t, ks)))
 		args = append(args, "%"+t.Name)
 		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
 	}
@@ -403,7 +434,43 @@ func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
 		t.Loc, t.DType, rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
 }
 
-func elemType(t *asm.TileInfo) string { return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols) }
+func elemType(t *asm.TileInfo) string {
+	if t.DynValid() {
+		// PTOAS's dynamic valid shape: v_row=? and v_col=?, which
+		// set_validshape requires of both.
+		return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=?, v_col=?, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
+			t.Loc, t.DType, t.Rows, t.Cols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+	}
+	return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols)
+}
+
+// validShape prints a tile's valid region as index values: the registers'
+// current values for a region read from registers.
+func (f *fnEmitter) validShape(t *asm.TileInfo, sp asm.Span) (string, string) {
+	dim := func(c *asm.CExpr, v int) string {
+		if c == nil {
+			return f.constant(int64(v), "index")
+		}
+		return f.cexpr(*c, sp)
+	}
+	return dim(t.DynVRows, t.VRows), dim(t.DynVCols, t.VCols)
+}
+
+// setValid prints, before an instruction, pto.set_validshape of every tile
+// operand whose valid region reads registers: PTO-AS evaluates the region
+// when the instruction issues, so setting it just before gives the same
+// region (the reader keeps it in registers again).
+func (f *fnEmitter) setValid(op *asm.COp) {
+	done := map[*asm.TileInfo]bool{}
+	for _, a := range op.Args {
+		if a.Kind != asm.ArgTile || a.Tile == nil || !a.Tile.DynValid() || done[a.Tile] {
+			continue
+		}
+		done[a.Tile] = true
+		r, c := f.validShape(a.Tile, a.Span)
+		f.line("pto.set_validshape %s, %s, %s : %s", f.tiles[a.Tile], r, c, elemType(a.Tile))
+	}
+}
 
 // How a tile array's elements lie in the one parent tile printed for it.
 const (
@@ -481,6 +548,17 @@ func (e *emitter) fifoDir(t *asm.TensorInfo) int {
 // body declares the views, pipes and tiles, then prints the statements.
 func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 	for _, t := range tensors {
+		if len(t.Shape) == 3 {
+			// A 3-D tensor is a rank-3 view; a window is a [1, R, C]
+			// partition of it (window).
+			v := "%" + t.Name + "_view"
+			f.views[t.Name] = v
+			sh := t.Shape
+			f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s, %s], strides = [%s, %s, %s] : !pto.tensor_view<?x?x?x%s>", v, t.Name,
+				f.constant(sh[0], "index"), f.constant(sh[1], "index"), f.constant(sh[2], "index"),
+				f.constant(sh[1]*sh[2], "index"), f.constant(sh[2], "index"), f.constant(1, "index"), t.DType)
+			continue
+		}
 		// A 1-D tensor is a view of one row; its windows are one row.
 		r, c := int64(1), t.Shape[0]
 		if len(t.Shape) == 2 {
@@ -505,8 +583,8 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 	for _, t := range k.Tiles {
 		sp := t.Decl.Span
 		typ := elemType(t)
-		if t.Variable() {
-			f.errf(sp, "--to mlir: tile %%%s: a valid region read from registers or a binding made at run time (tassign, tsubview, treshape) is not printed yet", t.Name)
+		if t.Variable() && t.Count > 1 {
+			f.errf(sp, "--to mlir: tile array %%%s: a valid region read from registers or a binding made at run time is printed for single tiles only", t.Name)
 			return
 		}
 		if t.Count > 1 {
@@ -522,7 +600,15 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 		}
 		name := "%" + t.Name
 		f.tiles[t] = name
-		f.line("%s = pto.alloc_tile addr = %s : %s", name, f.constant(t.Addr[0], "i64"), typ)
+		valid := ""
+		if t.DynValid() {
+			// The region the registers give is set before every
+			// instruction naming the tile (validShape).
+			valid = fmt.Sprintf(" valid_row = %s valid_col = %s", f.constant(int64(t.VRows), "index"), f.constant(int64(t.VCols), "index"))
+		}
+		// An unplaced tile (bound by tassign before any use) is
+		// allocated at 0: PTOAS's level3 tassign wants an address.
+		f.line("%s = pto.alloc_tile addr = %s%s : %s", name, f.constant(t.Addr[0], "i64"), valid, typ)
 	}
 	f.stmts(k.Body)
 }
@@ -623,6 +709,8 @@ func (f *fnEmitter) results(slots []int) string {
 }
 
 func (f *fnEmitter) stmts(ss []asm.CStmt) {
+	// A tassign's handle is an SSA value of this region only.
+	defer maps.Copy(f.tiles, maps.Clone(f.tiles))
 	for i, s := range ss {
 		if len(f.errs) > 0 {
 			return
@@ -969,6 +1057,12 @@ func (f *fnEmitter) truth(x asm.Expr) string {
 
 // emitOps maps a PTO-AS mnemonic to the PTOAS op and operand shape the
 // reader lowers back to it (the inverse of tileOps, identity names only).
+// ptoasStandIns are PTOAS tile ops (include/PTO/IR/PTOOps.td at a56b18c3)
+// that ptoasm's ISA has too but the reader still lowers to stand-ins (their
+// operand forms are not read yet), so the printer cannot use them.
+var ptoasStandIns = map[string]bool{"tsort32": true, "tmrgsort": true, "tgather": true, "tci": true, "ttri": true,
+	"tfillpad": true, "tconcat": true, "tgatherb": true, "taxpy": true}
+
 var emitOps = func() map[string]opShape {
 	m := map[string]opShape{}
 	for name, row := range tileOps {
@@ -1020,6 +1114,11 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	if len(sh) == 1 {
 		sh, idx = []int64{1, sh[0]}, append([]asm.CExpr{{Const: true}}, idx...)
 	}
+	lead, view := "", "?x?"
+	if len(sh) == 3 {
+		// a window of the last two dimensions at one index of the first
+		lead, view, sh = f.constant(1, "index")+", ", "?x?x?", sh[1:]
+	}
 	if int64(t.VRows) > sh[0] || int64(t.VCols) > sh[1] {
 		// PTOAS's partition_view must lie inside its view.
 		f.errf(a.Span, "--to mlir: the window [%d x %d] does not fit @%s %v", t.VRows, t.VCols, a.GM.Name, sh)
@@ -1030,13 +1129,28 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 		offs[i] = f.cexpr(x, a.Span)
 	}
 	v := f.fresh("p")
-	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s, %s] : !pto.tensor_view<?x?x%s> -> !pto.partition_tensor_view<%dx%dx%s>",
-		v, f.views[a.GM.Name], strings.Join(offs, ", "), f.constant(int64(t.VRows), "index"), f.constant(int64(t.VCols), "index"),
-		a.GM.DType, t.VRows, t.VCols, a.GM.DType)
+	r, c := f.validShape(t, a.Span)
+	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s%s, %s] : !pto.tensor_view<%sx%s> -> %s",
+		v, f.views[a.GM.Name], strings.Join(offs, ", "), lead, r, c, view, a.GM.DType, ptTypeOf(t, a.GM))
 	return v
 }
 
+// ptTypeOf is the partition type of a transfer of t to or from tensor g:
+// rank 3 for a 3-D tensor ([1, R, C]).
+func ptTypeOf(t *asm.TileInfo, g *asm.TensorInfo) string {
+	s := ptType(t)
+	if g != nil && len(g.Shape) == 3 {
+		s = strings.Replace(s, "<", "<1x", 1)
+	}
+	return s
+}
+
+// ptType is the partition a transfer of t moves: its valid shape, dynamic
+// when the region reads registers.
 func ptType(t *asm.TileInfo) string {
+	if t.DynValid() {
+		return fmt.Sprintf("!pto.partition_tensor_view<?x?x%s>", t.DType)
+	}
 	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, t.DType)
 }
 
@@ -1096,6 +1210,9 @@ func (f *fnEmitter) syncID(c asm.CExpr, sp asm.Span) string {
 
 func (f *fnEmitter) op(op *asm.COp) {
 	name, sp := op.Info.Name, op.Instr.Span
+	if name != "tassign" {
+		f.setValid(op)
+	}
 	switch name {
 	case "set_flag", "wait_flag":
 		p1, p2, ev := op.Args[0].Pipe, op.Args[1].Pipe, op.Args[2].Val
@@ -1105,12 +1222,18 @@ func (f *fnEmitter) op(op *asm.COp) {
 			f.line("pto.%s_dyn[<PIPE_%s>, <PIPE_%s>, %s]", name, p1, p2, f.cexpr(ev, sp))
 		}
 		return
-	case "ld":
-		if a := op.Args[1]; a.Kind == asm.ArgGM && f.flags[a.GM] {
+	case "ld", "st":
+		a := op.Args[1]
+		if name == "st" {
+			a = op.Args[0]
+		}
+		if name == "ld" && a.Kind == asm.ArgGM && f.flags[a.GM] {
 			// an i1 argument, read as the reader reads it: 0 or 1
 			f.regs[op.Args[0].Slot] = f.toIndex("%" + a.GM.Name)
 			return
 		}
+		f.scalarGM(op, a)
+		return
 	case "tpush", "tpop":
 		fifo, tile := op.Args[0], op.Args[1]
 		if name == "tpop" {
@@ -1129,6 +1252,22 @@ func (f *fnEmitter) op(op *asm.COp) {
 		return
 	case "pipe_barrier":
 		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)
+		return
+	case "tassign":
+		// PTOAS's tassign (level3) yields the rebound handle; later
+		// uses in this region name it (stmts restores the outer one
+		// after a region, where EmitC's in-place TASSIGN still holds
+		// and the reader's in-place rebinding too).
+		t := op.Args[0]
+		if t.Tile.Count > 1 {
+			f.errf(op.Instr.OpSpan, "--to mlir: tassign of a tile array element is not printed")
+			return
+		}
+		x := f.fresh("a")
+		f.line("%s = arith.index_cast %s : index to i64", x, f.cexpr(op.Args[1].Val, sp))
+		v := f.fresh(t.Tile.Name + "_at")
+		f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[t.Tile], x, elemType(t.Tile), elemType(t.Tile))
+		f.tiles[t.Tile] = v
 		return
 	case "ffts_set":
 		// PTOAS's sync.set (ffts_cross_core_sync on A3) with its mode.
@@ -1151,6 +1290,10 @@ func (f *fnEmitter) op(op *asm.COp) {
 	}
 	sh, ok := emitOps[name]
 	if !ok {
+		if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
+			f.errf(op.Instr.OpSpan, "--to mlir: %s: PTOAS has pto.%s, but the reader lowers it to a V-pipe stand-in, so it would not read back as %s", name, base, name)
+			return
+		}
 		f.errf(op.Instr.OpSpan, "--to mlir: %s has no PTOAS equivalent that ptoasm reads back", name)
 		return
 	}
@@ -1203,10 +1346,10 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case shLoad:
 		in0 := f.window(args[1], args[0].Tile)
 		out(args[0])
-		ins, inTy = []string{in0}, []string{ptType(args[0].Tile)}
+		ins, inTy = []string{in0}, []string{ptTypeOf(args[0].Tile, args[1].GM)}
 	case shStore:
 		in(args[1])
-		outs, outTy = []string{f.window(args[0], args[1].Tile)}, []string{ptType(args[1].Tile)}
+		outs, outTy = []string{f.window(args[0], args[1].Tile)}, []string{ptTypeOf(args[1].Tile, args[0].GM)}
 	case shMMAcc:
 		in(args[0])
 		in(args[1])
@@ -1246,4 +1389,42 @@ func (f *fnEmitter) op(op *asm.COp) {
 	}
 	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
 		strings.Join(outs, ", "), strings.Join(outTy, ", "), tail)
+}
+
+// scalarGM prints `ld` / `st` as PTOAS's load_scalar / store_scalar
+// (include/PTO/IR/PTOOps.td at a56b18c3) of the element's linear offset in
+// the tensor's argument pointer; registers are index values, the element an
+// integer, converted by index_cast.
+func (f *fnEmitter) scalarGM(op *asm.COp, a asm.Arg) {
+	sp := op.Instr.Span
+	if a.Kind != asm.ArgGM || a.HasRank || a.GM.Class != asm.TensorGM || a.GM.DType.IsFloat() {
+		f.errf(a.Span, "--to mlir: %s of a non-integer or non-GM element has no PTOAS form printed here", op.Info.Name)
+		return
+	}
+	t := a.GM
+	off := f.constant(0, "index")
+	for d, x := range a.Idx {
+		v := f.cexpr(x, a.Span)
+		if d == 0 {
+			off = v
+			continue
+		}
+		m := f.fresh("x")
+		f.line("%s = arith.muli %s, %s : index", m, off, f.constant(t.Shape[d], "index"))
+		s := f.fresh("x")
+		f.line("%s = arith.addi %s, %s : index", s, m, v)
+		off = s
+	}
+	ty := t.DType.String()
+	if op.Info.Op == asm.OpLd {
+		v := f.fresh("s")
+		f.line("%s = pto.load_scalar %%%s[%s] : !pto.ptr<%s> -> %s", v, t.Name, off, ty, ty)
+		x := f.fresh("x")
+		f.line("%s = arith.index_cast %s : %s to index", x, v, ty)
+		f.regs[op.Args[0].Slot] = x
+		return
+	}
+	v := f.fresh("s")
+	f.line("%s = arith.index_cast %s : index to %s", v, f.cexpr(op.Args[1].Val, sp), ty)
+	f.line("pto.store_scalar %s, %%%s[%s] : !pto.ptr<%s>, %s", v, t.Name, off, ty, ty)
 }

@@ -278,7 +278,7 @@ func TestEmitErrors(t *testing.T) {
 		{"fifo slots", head + "fifo F : f32 [16, 16] slots=2 id=0\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
 			"e.pto:2:1: error: --to mlir: fifo @F has slots=2; PTOAS's pipes have 4 or 8"},
 		{"nz tensor", "gm X : f32 [16, 16] nz = zero\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n}\n" + launch,
-			"e.pto:1:1: error: --to mlir: @X: only 1-D and 2-D nd or dn GM tensors are printed"},
+			"e.pto:1:1: error: --to mlir: @X: only 1-D and 2-D nd or dn GM tensors and 3-D nd ones are printed"},
 	} {
 		src := []byte(tt.src)
 		fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr,
@@ -440,4 +440,42 @@ func roundTripSource(t *testing.T, name, src string) *asm.Object {
 		t.Fatal(why)
 	}
 	return o
+}
+
+// A 3-D GM tensor is printed as a rank-3 view with [1, R, C] partitions,
+// which the reader folds into rows a last-dimension pitch apart; `st` and
+// `ld` are store_scalar and load_scalar, and the loaded value (the fill
+// travels as ptoasm.fill) still steers the loop.
+func TestRoundTripRank3Scalar(t *testing.T) {
+	const src = `gm A : f32 [4, 16, 64] = random(seed=1, lo=-1, hi=1)
+gm B : f32 [4, 16, 64] = zero
+gm N : i32 [2, 4] = fill(3)
+kernel k : aiv {
+    tile %x : vec f32 [8, 32]
+    %n = ld @N[1, 2]
+    for %i = 0 to %n {
+        tload %x, @A[%i, 8, 32]
+        set_flag MTE2, MTE3, 0
+        wait_flag MTE2, MTE3, 0
+        tstore @B[%i, 0, 0], %x
+        set_flag MTE3, MTE2, 0
+        wait_flag MTE3, MTE2, 0
+    }
+    st @N[0, 1], %n + 1
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	o := roundTripSource(t, "r3.pto", src)
+	_, m, err := translate("r3.pto", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"!pto.tensor_view<?x?x?xf32>", "!pto.partition_tensor_view<1x8x32xf32>", "{ptoasm.fill = 3 : i64}",
+		"pto.load_scalar %N[", "pto.store_scalar "} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the MLIR lacks %q:\n%s", want, m)
+		}
+	}
 }

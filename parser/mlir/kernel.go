@@ -33,6 +33,9 @@ type kctx struct {
 	// reuseAll: the memories whose automatic buffers do not all fit, so
 	// every one is placed by liveness (overCapacity)
 	reuseAll map[asm.Space]bool
+	// setValid names the tiles a pto.set_validshape updates: their valid
+	// region lives in registers (setValidTargets).
+	setValid map[string]bool
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -43,6 +46,8 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	k.manualReserve = manualReserve(fi.body)
 	k.live = liveness(fi.body)
 	k.reuseAll = overCapacity(fi.body)
+	k.setValid = map[string]bool{}
+	setValidTargets(fi.body, k.setValid)
 	k.bindArgs(fi)
 	k.region(fi.body)
 	l.kernels = append(l.kernels, kd)
@@ -69,6 +74,11 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 			if td == nil {
 				k.vals[a.Name] = &val{}
 				continue
+			}
+			if f, ok := attrDict(a.Attrs)["ptoasm.fill"]; ok && len(f) > 0 && f[0].Kind == KInt {
+				if v, err := strconv.ParseInt(f[0].Text, 0, 64); err == nil {
+					td.fill = num(f[0].Span, v)
+				}
 			}
 			v := &val{kind: vView, view: &viewVal{tensor: td, lin: lit(a.Span, 0)}}
 			if ti.kind != "ptr" && len(ti.dims) > 0 {
@@ -489,6 +499,9 @@ func (k *kctx) call(op *Op) {
 	}
 	var rets []*val
 	k.ret = &rets
+	if k.setValid != nil {
+		setValidTargets(callee.body, k.setValid)
+	}
 	k.region(callee.body)
 	k.vals, k.ret = saved, savedRet
 	k.define(op, rets...)

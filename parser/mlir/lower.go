@@ -111,6 +111,10 @@ type tileVal struct {
 	bl, sl string
 	// validStatic: the type gives the valid shape (no `?`)
 	validStatic bool
+	// vrReg, vcReg hold a valid region known only at run time (a
+	// set_validshape target, or `?` dimensions given by computed
+	// operands): the tile is declared `valid [%vrReg, %vcReg]`.
+	vrReg, vcReg string
 	// index, when set, makes the tile an element of the array name: an
 	// alias at a computed address (a subset at a computed offset, an
 	// scf.if's tile result) is the element index of an array of aliases.
@@ -146,6 +150,13 @@ type tensorDecl struct {
 	// and every reference is rewritten to its linear offset.
 	refs []gmUse
 	flat bool
+	// scalars are the load_scalar/store_scalar references, indexed once
+	// the tensor's dimensions are final (tensorDecl).
+	scalars []gmUse
+	// fill is the argument's `ptoasm.fill` attribute: the value the host
+	// fills it with (fmt --to mlir prints it for a tensor whose data steer
+	// the kernel, read by ld); nil: seeded random data.
+	fill asm.Expr
 	// fifoBuf: a pipe's GM slot buffer (the FIFO is named after it)
 	fifoBuf bool
 	layout  string
@@ -470,6 +481,9 @@ func randomInit(sp asm.Span, seed int64, dtype string) *asm.Init {
 func (l *lowerer) tensorDecls(t *tensorDecl, i int) []*asm.Tensor {
 	if t.flat {
 		if ds := l.stridedDecls(t, i); ds != nil {
+			if len(t.scalars) > 0 {
+				l.errf(t.scalars[0].g.Span, "a scalar access of @%s, which strided or rank > 2 views read, is not supported", t.name)
+			}
 			return ds
 		}
 	}
@@ -514,6 +528,24 @@ func (l *lowerer) tensorDecl(t *tensorDecl, i int) *asm.Tensor {
 		}
 		grow(0, (t.minExt+inner-1)/inner)
 	}
+	for _, u := range t.scalars {
+		// the element at linear offset lin, row-major over the dims
+		switch len(dims) {
+		case 1:
+			u.g.Index = []asm.Expr{u.lin.x}
+		case 2:
+			c := &val{kind: vScalar, x: dims[1]}
+			if n, ok := dims[1].(*asm.Num); ok {
+				c = lit(sp, n.Int)
+			}
+			u.g.Index = []asm.Expr{binVal(sp, "/", u.lin, c).x, binVal(sp, "%", u.lin, c).x}
+		default:
+			l.errf(u.g.Span, "a scalar access of the rank-%d tensor @%s is not supported", len(dims), t.name)
+		}
+	}
+	if t.fill != nil {
+		init = &asm.Init{Span: sp, Kind: "fill", X: t.fill}
+	}
 	return &asm.Tensor{Span: sp, Class: asm.TensorGM, Name: t.name, DType: t.dtype, Shape: dims, Layout: t.layout, Init: init}
 }
 
@@ -553,11 +585,11 @@ func (l *lowerer) funcHeader(op *Op) *funcInfo {
 			return nil
 		}
 		ty := a[2:]
-		// argument attributes `{pto.xxx}` after the type are not needed
+		var attrs []Tok
 		if j := indexTok(ty, "{"); j > 0 {
-			ty = ty[:j]
+			ty, attrs = ty[:j], ty[j:]
 		}
-		fi.args = append(fi.args, Arg{Name: a[0].Text, Type: ty, Span: a[0].Span})
+		fi.args = append(fi.args, Arg{Name: a[0].Text, Type: ty, Span: a[0].Span, Attrs: attrs})
 	}
 	rest := ts[next:]
 	attrs := attrDict(rest)

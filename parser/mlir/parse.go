@@ -62,6 +62,9 @@ type Arg struct {
 	Name string
 	Type []Tok
 	Span asm.Span
+	// Attrs is the argument's attribute dictionary (`{...}` after the
+	// type), nil without one.
+	Attrs []Tok
 }
 
 // Module is a whole file: the top-level ops (a `module` op, or bare funcs).

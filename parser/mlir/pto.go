@@ -86,6 +86,12 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 			tv.vrows, tv.vcols = d.VRows.(*asm.Num).Int, d.VCols.(*asm.Num).Int
 		}
 	}
+	// Only the tiles a set_validshape updates get register valid regions:
+	// a `?` dimension whose alloc operand is computed stays the full one
+	// (docs/mlir.md, approximations).
+	if padCols == 0 && len(ti.dims) == 2 && k.setValid[hint] {
+		k.regValid(sp, tv, d, vr, vc)
+	}
 	for _, kv := range [][2]string{{"blayout", ti.bl}, {"slayout", ti.sl}} {
 		if kv[1] != "" {
 			d.Attrs = append(d.Attrs, &asm.Attr{Span: sp, Key: kv[0], Val: &asm.Name{Span: sp, Name: kv[1]}})
@@ -130,6 +136,66 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 	}
 	k.emit(d)
 	return &val{kind: vTile, tile: tv}
+}
+
+// setValidTargets collects the values a pto.set_validshape in r updates,
+// and the tiles a pto.tassign rebound into them: the rebinding is in place
+// (the tassign case of pto), so the allocation carries the registers.
+func setValidTargets(r *Region, out map[string]bool) {
+	src := map[string]string{}
+	var targets []string
+	var walk func(r *Region)
+	walk = func(r *Region) {
+		if r == nil {
+			return
+		}
+		for _, b := range r.Blocks {
+			for _, op := range b.Ops {
+				if len(op.Toks) > 0 && op.Toks[0].Kind == KValue {
+					switch op.Name {
+					case "pto.set_validshape":
+						targets = append(targets, op.Toks[0].Text)
+					case "pto.tassign":
+						if len(op.Results) == 1 {
+							src[op.Results[0].Name] = op.Toks[0].Text
+						}
+					}
+				}
+				for _, sub := range op.Regions {
+					walk(sub)
+				}
+			}
+		}
+	}
+	walk(r)
+	for _, t := range targets {
+		for n := 0; n <= len(src) && !out[t]; n++ {
+			out[t] = true
+			if s, ok := src[t]; ok {
+				t = s
+			}
+		}
+	}
+}
+
+// regValid gives tile tv a valid region in registers (docs/language.md
+// "Tile views"): `valid [%vr, %vc]`, each register set here from the
+// allocation's operand (the full dimension without one) and by every
+// pto.set_validshape of the tile, so each instruction naming the tile sees
+// the region last set on its path, as PTOAS's SetValidShape on the tile
+// object gives it.
+func (k *kctx) regValid(sp asm.Span, tv *tileVal, d *asm.TileDecl, vr, vc *val) {
+	tv.vrReg, tv.vcReg = k.reg(tv.name+"_vrow"), k.reg(tv.name+"_vcol")
+	init := func(dyn *val, full int64) asm.Expr {
+		if dyn != nil && dyn.kind == vScalar && dyn.x != nil {
+			return dyn.x
+		}
+		return num(sp, full)
+	}
+	k.emit(&asm.Let{Span: sp, Reg: tv.vrReg, X: init(vr, tv.rows)})
+	k.emit(&asm.Let{Span: sp, Reg: tv.vcReg, X: init(vc, tv.cols)})
+	d.VRows, d.VCols = &asm.Ref{Span: sp, Name: tv.vrReg}, &asm.Ref{Span: sp, Name: tv.vcReg}
+	tv.vrows, tv.vcols = tv.rows, tv.cols
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }
@@ -454,6 +520,15 @@ func (k *kctx) pto(op *Op) {
 			// tassign gives the tile a new address.
 			t := *parent.tile
 			a := k.use(ts[2])
+			if a.kind == vScalar && !a.static && !parent.tile.skip {
+				// A run-time address (a loop's ring slot): the tile
+				// object is rebound in place, as PTOAS's EmitC does
+				// (TASSIGN on the same Tile), so the result is the
+				// tile itself and every later use sees the binding.
+				k.instr(op, "tassign", tileRef(parent, ts[0]), a.x)
+				k.define(op, parent)
+				return
+			}
 			if a.kind == vScalar && a.static {
 				t.addr, t.known, t.addrV = a.x, a.known, a.v
 			}
@@ -465,7 +540,26 @@ func (k *kctx) pto(op *Op) {
 		}
 		k.define(op, k.alias(op, parent, ti, nil))
 	case "set_validshape":
-		// valid shapes are static in PTO-AS; the tile keeps its declaration.
+		// SetValidShape updates the tile object in place: the tile's
+		// valid registers (regValid) take the new region.
+		if len(ts) < 5 || ts[0].Kind != KValue || ts[2].Kind != KValue || ts[4].Kind != KValue {
+			k.errf(op.Span, "pto.set_validshape: expected `%%tile, %%valid_row, %%valid_col`")
+			return
+		}
+		t, r, c := k.use(ts[0]), k.use(ts[2]), k.use(ts[4])
+		if t.kind != vTile || r.kind != vScalar || c.kind != vScalar {
+			k.errf(op.Span, "pto.set_validshape: expected a tile and two index values")
+			return
+		}
+		if t.tile.skip {
+			return
+		}
+		if t.tile.vrReg == "" {
+			k.errf(op.Span, "pto.set_validshape: %s is not a tile allocated with v_row=? and v_col=? in this function", ts[0].Text)
+			return
+		}
+		k.emit(&asm.Let{Span: op.Span, Reg: t.tile.vrReg, X: r.x})
+		k.emit(&asm.Let{Span: op.Span, Reg: t.tile.vcReg, X: c.x})
 	// ---- builtins ----
 	case "get_block_idx":
 		k.l.readsBlock = true
@@ -636,8 +730,10 @@ func (k *kctx) pto(op *Op) {
 			x := binVal(op.Span, "+", binVal(op.Span, "*", hit, set), binVal(op.Span, "*", binVal(op.Span, "-", lit(op.Span, 1), hit), elem(i)))
 			k.emit(&asm.Let{Span: op.Span, Reg: arr.events + "_" + strconv.Itoa(i), X: x.x})
 		}
+	case "load_scalar", "store_scalar":
+		k.scalarGM(op, name, rname, rsp)
 	case "set_ffts", "tsync", "get_buf", "rls_buf", "print", "trap", "tgetval", "tsetval", "tget_scale_addr",
-		"load_scalar", "store_scalar", "tfree_from_aic", "tfree_from_aiv", "tfree":
+		"tfree_from_aic", "tfree_from_aiv", "tfree":
 		// No A2/A3 hazard effect the model tracks (S-pipe scalar work, FFTS base
 		// set-up, debug output); scalar results are opaque.
 		if len(op.Results) > 0 {
@@ -1216,4 +1312,53 @@ func (k *kctx) asyncCopy(op *Op, name, rname string, rsp asm.Span) {
 		Args:  []asm.Expr{k.gmRef(vs[0], toks[0], g), k.gmRef(vs[1], toks[1], g)},
 		Attrs: []*asm.Attr{{Span: op.Span, Key: "rows", Val: num(op.Span, 1)}, {Span: op.Span, Key: "cols", Val: num(op.Span, n)}}})
 	k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
+}
+
+// scalarGM lowers PTOAS's scalar GM access (LoadScalarOp, StoreScalarOp in
+// include/PTO/IR/PTOOps.td at a56b18c3: `%v = pto.load_scalar %ptr[%off] :
+// !pto.ptr<T> -> T`, `pto.store_scalar %v, %ptr[%off] : !pto.ptr<T>, T`) to
+// `ld` / `st` of the element, so the kernel's GM data steer it as they do
+// on the device and the detector sees the scalar's GM access. A float
+// element is S-pipe work on data the model does not track: dropped, its
+// result 0.
+func (k *kctx) scalarGM(op *Op, name, rname string, rsp asm.Span) {
+	ts := op.Toks
+	ptr, off := -1, -1
+	for i := 0; i+3 < len(ts); i++ {
+		if ts[i].Kind == KValue && ts[i+1].is("[") && ts[i+2].Kind == KValue && ts[i+3].is("]") {
+			ptr, off = i, i+2
+			break
+		}
+	}
+	if ptr < 0 || (name == "store_scalar" && (ptr < 2 || ts[0].Kind != KValue)) {
+		k.errf(op.Span, "pto.%s: expected %s", name, map[string]string{"load_scalar": "`%ptr[%offset] : T -> T`", "store_scalar": "`%value, %ptr[%offset] : T, T`"}[name])
+		return
+	}
+	p, o := k.use(ts[ptr]), k.use(ts[off])
+	if p.kind != vView || o.kind != vScalar || isFloatType(p.view.tensor.dtype) {
+		if len(op.Results) > 0 {
+			k.define(op, &val{kind: vScalar, x: num(rsp, 0), static: true, known: true})
+		}
+		return
+	}
+	g := &asm.GMRef{Span: ts[ptr].Span, Name: p.view.tensor.name}
+	td := p.view.tensor
+	lin := addVal(orZero(p.view.lin, op.Span), o)
+	td.scalars = append(td.scalars, gmUse{g: g, lin: lin})
+	if lin.known && lin.v >= 0 {
+		td.minExt = max(td.minExt, lin.v+1)
+	}
+	if name == "load_scalar" {
+		r := k.reg(rname)
+		in := k.instr(op, "ld", g)
+		in.Result = &asm.Ref{Span: rsp, Name: r}
+		k.define(op, &val{kind: vScalar, x: &asm.Ref{Span: rsp, Name: r}})
+		return
+	}
+	v := k.use(ts[0])
+	if v.kind != vScalar || v.x == nil {
+		k.errf(ts[0].Span, "pto.store_scalar: the value must be an integer")
+		return
+	}
+	k.instr(op, "st", g, v.x)
 }
