@@ -796,8 +796,9 @@ gives: the hazard detector records the op's accesses before the barrier, then mo
 clock as a `+"`pipe_barrier V`"+` does, then records the accesses after it, so the "after"
 operands are ordered after every earlier V op and every later V op after the "before"
 operands. The machine charges the barrier's flush of the V tail. Operands accessed on the
-other side of the barrier still need a manual one (`+"`hazards/composite_barrier`"+` and its
-buggy twin `+"`composite_barrier_missing`"+`). The `+"`VBar`"+` field of the op's row is the one
+other side of the barrier still need a manual one (`+"`hazards/composite_barrier`"+`,
+`+"`composite_barrier_select`"+` and their buggy twins `+"`composite_barrier_missing`"+`,
+`+"`composite_barrier_select_missing`"+`). The `+"`VBar`"+` field of the op's row is the one
 source; files are pto-isa's at 3186c381.
 
 | op | before the barrier | after the barrier | when | source |
