@@ -10,7 +10,6 @@ import (
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
-	"github.com/ptoasm/ptoasm/parser"
 )
 
 // vbarKernel is a one-core V kernel whose inputs are loaded and ordered
@@ -80,19 +79,11 @@ func TestInternalBarrierClasses(t *testing.T) {
 			if err := os.WriteFile(path, []byte(strings.Replace(vbarKernel, "BODY", body, 1)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr, ReadFile: os.ReadFile}
 			obj, errs := asm.Assemble(fe, path, nil)
 			if errs.HasErrors() {
 				t.Fatalf("assemble: %v", errs)
 			}
-			d := hazard.New(hazard.Options{})
-			m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := m.Run(); err != nil {
-				d.NoteError(err)
-			}
+			d := runDetector(t, obj, machine.Options{TimingOnly: true})
 			var got []string
 			for _, f := range d.Findings() {
 				if f.Severity != hazard.SevNote.String() {
