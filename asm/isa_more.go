@@ -1,6 +1,9 @@
 package asm
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The pto-isa tile instructions beyond the first table (pto-isa docs/isa at
 // 3186c381): each row cites the A2/A3 implementation it follows,
@@ -33,7 +36,10 @@ func defsMore() {
 	// Elementwise, tile-tile (TPow.hpp, TRem.hpp, TFmod.hpp, TSubRelu.hpp).
 	vecOp3("tpow", CostVLn, "a to the power b: exp(b·ln|a|), sign and integer exponents as pow (TPow.hpp: vln, vmul, vexp; charged as vln)").chk(chkSame)
 	vecOp3("trem", CostVDiv, "remainder with the divisor's sign: a - floor(a/b)·b (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSame)
-	vecOp3("tfmod", CostVDiv, "fmod: remainder with the dividend's sign, a - trunc(a/b)·b (TFmod.hpp; charged as vdiv)").chk(chkSame)
+	vecOp3("tfmod", CostVDiv, "fmod: remainder with the dividend's sign, a - trunc(a/b)·b (TFmod.hpp; charged as vdiv)").chk(chkSame).
+		// f32 only: per row vdiv, vconv, vmul, vsub, each followed by a
+		// barrier.
+		vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TFmod.hpp (FmodF32Instr)")
 	vecOp3("tsubrelu", CostVSub, "max(a - b, 0) (TSubRelu.hpp vsubrelu; no a2a3 cost entry, charged as vsub)").chk(chkSame)
 	// Tile-scalar (TBitwiseSOp.hpp, TPow.hpp, TRemS.hpp, TFmodS.hpp).
 	for _, v := range []struct {
@@ -50,7 +56,21 @@ func defsMore() {
 		{"trems", CostVDiv, "remainder by a scalar, with the scalar's sign (charged as vdiv)"},
 		{"tfmods", CostVDiv, "fmod by a scalar, with a's sign (charged as vdiv)"},
 	} {
-		vecOpS(v.name, v.cost, v.doc).chk(chkSame)
+		d := vecOpS(v.name, v.cost, v.doc).chk(chkSame)
+		switch v.name {
+		case "tands", "tors":
+			// TEXPANDS of the scalar into dst, barrier, then the tile op
+			// reads a and dst and writes dst.
+			d.vbar(0b001, 0b011, VBarAlways, "include/pto/npu/a2a3/TBitwiseSOp.hpp ("+strings.ToUpper(v.name)+"_IMPL)")
+		case "tfmods":
+			// f32 only: vector_dup of the scalar into dst, then vdiv,
+			// vconv, vmuls, vsub, a barrier after each.
+			d.vbar(0b011, 0, VBarAlways, "include/pto/npu/a2a3/TFmodS.hpp (FmodSF32Instr)")
+		case "txors":
+			// TORS into a scratch, barrier, TANDS into dst, barrier,
+			// TNOT, barrier, TAND with the scratch: as txor.
+			d.vbar(0b010, 0b001, VBarAlways, "include/pto/npu/a2a3/TBitwiseSOp.hpp (TXORS_IMPL)")
+		}
 	}
 	// Fused (TFusedMulAdd.hpp vmadd, TFusedMulAddRelu.hpp vmaddrelu,
 	// TMulAddDst.hpp vmla, TAxpy.hpp vaxpy). The result is rounded once.
@@ -67,15 +87,26 @@ func defsMore() {
 		"dst = s·a + dst; an f16 a accumulates into an f32 dst (vaxpy)").chk(chkCvt)
 	// Products (TRowProd.hpp, TColProd.hpp: vmul folds).
 	for _, n := range []string{"trowprod", "tcolprod"} {
-		def(n, FamVector, PipeV, CostVMul, aivOnly,
+		d := def(n, FamVector, PipeV, CostVMul, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 			"reduce "+n[1:4]+"s by product (vmul folds)").chk(chkSameDType)
+		if n == "tcolprod" {
+			// Like tcolmax: copy, barrier, a barrier after every fold.
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)")
+		} else {
+			// Per row: vector_dup into the scratch, barrier, vmul folds
+			// each followed by a barrier, then the scalar multiplies the
+			// scratch's lanes into dst between V→S and S→V flags.
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TRowProd.hpp (TRowProd)")
+		}
 	}
 	// exp(a - b) with b broadcast (TRowExpandExpdif.hpp, TColExpandExpdif.hpp).
 	for _, n := range []string{"trowexpandexpdif", "tcolexpandexpdif"} {
 		def(n, FamVector, PipeV, CostVExp, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
-			"exp(a - b) with b broadcast along "+n[1:4]+"s (vsub then vexp; charged as vexp)").chk(chkSameDType)
+			"exp(a - b) with b broadcast along "+n[1:4]+"s (vsub then vexp; charged as vexp)").chk(chkSameDType).
+			// The subtract, barrier, then vexp of dst in place.
+			vbar(0b111, 0b001, VBarAlways, "include/pto/npu/a2a3/T"+strings.ToUpper(n[1:2])+n[2:4]+"ExpandExpdif.hpp")
 	}
 	// Partial ops (TPartOp.hpp, TPartArgOp.hpp): where only one source's valid
 	// region covers an element, that source's element.

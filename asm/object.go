@@ -418,26 +418,33 @@ type VBarrierCond uint8
 
 const (
 	VBarAlways VBarrierCond = iota
-	// VBarFloat: only for a floating-point operand 0 (integer tiles take a
-	// scalar-assisted path with no final barrier).
-	VBarFloat
 	// VBarColB: only when operand 2 (the broadcast vector b) is
 	// column-major (blayout=col), where pto-isa broadcasts it with vbrcb into
 	// a scratch first; a row-major b is read in place, with no barrier.
 	VBarColB
+	// VBarCmpNE: only for #cmp=ne, which pto-isa computes as the eq compare,
+	// a barrier, then vnot of the mask in place (TCmp.hpp, TCmps.hpp).
+	VBarCmpNE
+	// VBarTmp: only when the optional scratch operand 2 is given (TCOLSUM's
+	// tmp form); the form without it skips the barrier for a single row.
+	VBarTmp
 )
 
-// Applies reports whether the op with these operands takes the path with
-// the barrier.
-func (v *VBarrier) Applies(args []Arg) bool {
-	if v == nil {
+// Applies reports whether the op with these operands and attributes takes
+// the path with the barrier.
+func (v *VBarrier) Applies(op *COp) bool {
+	if v == nil || op == nil {
 		return false
 	}
+	args := op.Args
 	switch v.When {
-	case VBarFloat:
-		return len(args) > 0 && args[0].Tile != nil && args[0].Tile.DType.IsFloat()
 	case VBarColB:
 		return len(args) > 2 && args[2].Tile != nil && args[2].Tile.BLayout == "col"
+	case VBarCmpNE:
+		a, ok := op.Attr("cmp")
+		return ok && a.Word == "ne"
+	case VBarTmp:
+		return len(args) > 2 && args[2].Tile != nil
 	}
 	return true
 }

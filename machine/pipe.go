@@ -440,7 +440,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	switch p.p {
 	case asm.PipeM, asm.PipeV:
-		if x := e.xop; p.p == asm.PipeV && x != nil && x.Info != nil && x.Info.VBar.Applies(x.Args) {
+		if x := e.xop; p.p == asm.PipeV && x != nil && x.Info != nil && x.Info.VBar.Applies(x) {
 			return p.barrierCost(e, pl, queueEmpty, qi, x.Info.VBar)
 		}
 		return p.vecCost(e, pl, queueEmpty, qi)

@@ -12,6 +12,22 @@ import (
 
 var fe = asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr, ReadFile: os.ReadFile}
 
+// runDetector runs obj with a detector attached and returns it; a run error
+// is the detector's to report.
+func runDetector(t *testing.T, obj *asm.Object, opt machine.Options) *hazard.Detector {
+	t.Helper()
+	d := hazard.New(hazard.Options{})
+	opt.Observers = append(opt.Observers, d)
+	m, err := machine.New(obj, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		d.NoteError(err)
+	}
+	return d
+}
+
 // End to end: assemble a program, run it on the machine with the detector
 // attached, and hold the verdict to the program's sync.
 func TestEndToEnd(t *testing.T) {
@@ -24,14 +40,7 @@ func TestEndToEnd(t *testing.T) {
 			if errs.HasErrors() {
 				t.Fatalf("assemble: %v", errs)
 			}
-			d := hazard.New(hazard.Options{})
-			m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{d}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := m.Run(); err != nil {
-				d.NoteError(err)
-			}
+			d := runDetector(t, obj, machine.Options{})
 			var got []string
 			for _, f := range d.Findings() {
 				got = append(got, f.Kind)
