@@ -371,6 +371,11 @@ type Detector struct {
 	pool    []vclock
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)
+
+	// racedWith holds the instance pairs (a read or write, then a write)
+	// whose race was counted, so a later write ordered after the second can
+	// take the race over (raceRead, raceWrite, noteRaced).
+	racedWith map[moveKey]struct{}
 	// apos holds each agent's position in clocks and pagent the agent at
 	// each position (-1: none); npos is the number of positions, miscFill
 	// the group the agents of no core fill (place).
