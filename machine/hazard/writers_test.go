@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
 
@@ -75,14 +76,9 @@ func TestReadRacesTwoWrites(t *testing.T) {
 							writes[i]()
 						}
 					}
-					var got []string
-					for _, f := range s.d.Findings() {
-						if f.Kind == KindUninitRead {
-							continue // the read before both writes read nothing written
-						}
-						got = append(got, fmt.Sprintf("%s %d->%d x%d", f.Kind, f.First.Line, f.Second.Line, f.Count))
-					}
-					if diff := cmp.Diff(tc.want, got); diff != "" {
+					// (The read before both writes read nothing written:
+					// raceLines leaves its uninit-read out.)
+					if diff := cmp.Diff(tc.want, raceLines(s.d.Findings())); diff != "" {
 						t.Errorf("read at %d, writes swapped %v: findings (-want +got):\n%s", readAt, writesSwapped, diff)
 					}
 				}
@@ -113,12 +109,7 @@ func TestRaceMovesOncePerInstance(t *testing.T) {
 		s.issue(0, 0, ld, MTE2)
 		s.exec(ag(0, 0, MTE2), ld, []int64{int64(k)}, half(0, true), half(1, true))
 	}
-	var got []string
-	for _, f := range s.d.Findings() {
-		if f.Kind != KindUninitRead {
-			got = append(got, fmt.Sprintf("%s %d->%d x%d", f.Kind, f.First.Line, f.Second.Line, f.Count))
-		}
-	}
+	got := raceLines(s.d.Findings())
 	// Issue order puts the store first: a WAR with the first load, which
 	// the later loads of the same op do not count again.
 	if diff := cmp.Diff([]string{"WAR 14->10 x1"}, got); diff != "" {
@@ -177,22 +168,16 @@ func TestOverlappingRacesIgnoreOrder(t *testing.T) {
 				continue // the move waits for the load's flag
 			}
 			s := newSim(Options{})
-			s.issue(0, 0, op, V)
-			s.issue(0, 0, ld, MTE2)
-			s.issue(0, 0, set, MTE2)
-			s.issue(0, 0, wt, MTE1)
-			s.issue(0, 0, mv, MTE1)
-			s.issue(0, 0, st, MTE3)
+			for _, o := range []struct {
+				op   *asm.COp
+				pipe asm.Pipe
+			}{{op, V}, {ld, MTE2}, {set, MTE2}, {wt, MTE1}, {mv, MTE1}, {st, MTE3}} {
+				s.issue(0, 0, o.op, o.pipe)
+			}
 			for _, i := range order {
 				steps[i](s)
 			}
-			var got []string
-			for _, f := range s.d.Findings() {
-				if f.Kind != KindUninitRead {
-					got = append(got, fmt.Sprintf("%s %d->%d x%d", f.Kind, f.First.Line, f.Second.Line, f.Count))
-				}
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
 				t.Errorf("in place %v, order %v: findings (-want +got):\n%s", inPlace, order, diff)
 			}
 		}
@@ -209,6 +194,18 @@ func permutations(n int) [][]int {
 		for i := 0; i <= len(p); i++ {
 			q := append(append(append([]int{}, p[:i]...), n-1), p[i:]...)
 			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// raceLines is each finding but the uninit-reads as "KIND first->second
+// xCOUNT", by source line.
+func raceLines(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Kind != KindUninitRead {
+			out = append(out, fmt.Sprintf("%s %d->%d x%d", f.Kind, f.First.Line, f.Second.Line, f.Count))
 		}
 	}
 	return out
