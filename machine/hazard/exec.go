@@ -320,9 +320,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				// to a later write too (raceRead), as one with the
 				// last write does.
 				raced = true
-				if !w.atomic {
-					d.noteRaced(r, w)
-				}
+				d.noteRaced(r, w)
 			}
 		}
 		if !c.written {
@@ -521,11 +519,9 @@ func (d *Detector) hbOrSame(prev, cur *rec) bool {
 // would no longer find that write, so the finding names w whichever order
 // the three ran in.
 func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access, lo, hi int64) {
-	if !w.atomic {
-		d.noteRaced(rd, w)
-	}
 	if !rd.raced {
 		d.race(rd, w, acc, lo, hi)
+		d.noteRaced(rd, w)
 		return
 	}
 	kw, okNew := d.raceKey(w, rd)
@@ -552,6 +548,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	}
 	if !counted {
 		d.race(rd, w, acc, lo, hi)
+		d.noteRaced(rd, w)
 	}
 }
 
@@ -587,9 +584,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 	}
 	if !warred && !counted {
 		d.race(w, r, acc, lo, hi)
-		if !w.atomic {
-			d.noteRaced(w, r)
-		}
+		d.noteRaced(w, r)
 	}
 }
 
@@ -603,13 +598,17 @@ func (d *Detector) racedPair(a, b *rec) bool {
 	return ok
 }
 
-// noteRaced records that read rd raced plain write w. Whether a read
-// raced a write cannot be asked later: FastTrack keeps the read's epoch,
-// not its clock, and the reader's clock may since have come to cover w
-// (a same-pipe round trip), which would hide the race from the move in
-// one order of the run and not in another. Only racing pairs are kept, a
-// few per race instance.
+// noteRaced records that access rd raced plain write w and the race was
+// counted (so a move takes back only what was counted, once). Whether an
+// access raced a write cannot be asked later: FastTrack keeps its epoch,
+// not its clock, and the agent's clock may since have come to cover w (a
+// same-pipe round trip), which would hide the race from the move in one
+// order of the run and not in another. Only racing pairs are kept, one per
+// race instance.
 func (d *Detector) noteRaced(rd, w *rec) {
+	if w.atomic {
+		return // atomic adds are not moved from
+	}
 	if d.racedWith == nil {
 		d.racedWith = map[moveKey]struct{}{}
 	}

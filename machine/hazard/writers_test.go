@@ -210,3 +210,48 @@ func raceLines(fs []Finding) []string {
 	}
 	return out
 }
+
+// TestMovedRaceCountsOnce: a store races two racing loads of one op (a
+// loop whose loads one pipe does not order) and a move ordered after both.
+// The store counts once, against the move, in every order (its race with
+// the second load shares the first's sites and is not counted twice).
+func TestMovedRaceCountsOnce(t *testing.T) {
+	p := &prog{}
+	ld := p.op("tload", 12, MTE2)
+	set := p.op("set_flag", 13, S)
+	wt := p.op("wait_flag", 14, S)
+	mv := p.op("tmov", 16, MTE1)
+	st := p.op("tstore", 18, MTE3)
+	load := func(k int64) func(s *sim) {
+		return func(s *sim) { s.exec(ag(0, 0, MTE2), ld, []int64{k}, tileAcc(ubX, 0, 0, 0, true)) }
+	}
+	steps := []func(s *sim){
+		load(0),
+		load(1),
+		func(s *sim) {
+			s.set(0, 0, MTE2, MTE1, 0, set)
+			s.wait(0, 0, MTE2, MTE1, 0, wt)
+			s.exec(ag(0, 0, MTE1), mv, nil, tileAcc(ubX, 0, 0, 0, true))
+		},
+		func(s *sim) { s.exec(ag(0, 0, MTE3), st, nil, tileAcc(ubX, 0, 0, 0, false)) },
+	}
+	want := []string{"WAW 12->12 x1", "RAW 16->18 x1"}
+	for _, order := range permutations(len(steps)) {
+		if slices.Index(order, 0) > slices.Index(order, 2) || slices.Index(order, 1) > slices.Index(order, 2) {
+			continue // the move waits for both loads
+		}
+		s := newSim(Options{})
+		for _, o := range []struct {
+			op   *asm.COp
+			pipe asm.Pipe
+		}{{ld, MTE2}, {ld, MTE2}, {set, MTE2}, {wt, MTE1}, {mv, MTE1}, {st, MTE3}} {
+			s.issue(0, 0, o.op, o.pipe)
+		}
+		for _, i := range order {
+			steps[i](s)
+		}
+		if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
+			t.Errorf("order %v: findings (-want +got):\n%s", order, diff)
+		}
+	}
+}
