@@ -363,10 +363,10 @@ type Detector struct {
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}
 	retractedGen uint32
-	// moved holds the (read, write) instance pairs whose race moved to a
-	// later write (moveRace), and unsaid how many counts each finding
+	// moved holds the (access instance, finding) pairs whose race moved to
+	// a later write (moveRace), and unsaid how many counts each finding
 	// lost that way.
-	moved   map[moveKey]struct{}
+	moved   map[movedKey]struct{}
 	unsaid  map[findKey]int
 	pool    []vclock
 	tmp     vclock

@@ -519,9 +519,9 @@ func (d *Detector) hbOrSame(prev, cur *rec) bool {
 // would no longer find that write, so the finding names w whichever order
 // the three ran in.
 func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access, lo, hi int64) {
+	d.noteRaced(rd, w)
 	if !rd.raced {
 		d.race(rd, w, acc, lo, hi)
-		d.noteRaced(rd, w)
 		return
 	}
 	kw, okNew := d.raceKey(w, rd)
@@ -548,7 +548,6 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	}
 	if !counted {
 		d.race(rd, w, acc, lo, hi)
-		d.noteRaced(rd, w)
 	}
 }
 
@@ -582,9 +581,11 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 			settle(old)
 		}
 	}
-	if !warred && !counted {
-		d.race(w, r, acc, lo, hi)
+	if !warred {
 		d.noteRaced(w, r)
+		if !counted {
+			d.race(w, r, acc, lo, hi)
+		}
 	}
 }
 
@@ -598,8 +599,9 @@ func (d *Detector) racedPair(a, b *rec) bool {
 	return ok
 }
 
-// noteRaced records that access rd raced plain write w and the race was
-// counted (so a move takes back only what was counted, once). Whether an
+// noteRaced records that access rd raced plain write w and the race is
+// counted, on its own or as one instance with an earlier write of the
+// same sites (moveRace takes it back once per instance). Whether an
 // access raced a write cannot be asked later: FastTrack keeps its epoch,
 // not its clock, and the agent's clock may since have come to cover w (a
 // same-pipe round trip), which would hide the race from the move in one
@@ -625,15 +627,25 @@ func racePair(rd, w *rec) moveKey {
 // ordered after old, and in another order of the run (old, that write,
 // then rd) rd would only have met the later one, so its race moves there.
 func (d *Detector) moveRace(old, rd *rec, ko findKey) {
-	mk := racePair(rd, old)
+	// Once per read instance and finding: an instance counts once under a
+	// pair of sites (flushNotes), however many writes of those sites it
+	// raced, and each of them may move on.
+	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
 	if _, done := d.moved[mk]; done {
 		return
 	}
 	if d.moved == nil {
-		d.moved, d.unsaid = map[moveKey]struct{}{}, map[findKey]int{}
+		d.moved, d.unsaid = map[movedKey]struct{}{}, map[findKey]int{}
 	}
 	d.moved[mk] = struct{}{}
 	d.unsaid[ko]++
+}
+
+// movedKey names an access instance and a finding it counted under.
+type movedKey struct {
+	ra     int32
+	re, rg uint32
+	ko     findKey
 }
 
 // moveKey names a pair of instances, a read and a write, by agent, epoch
