@@ -163,23 +163,38 @@ func TestOverlappingRacesIgnoreOrder(t *testing.T) {
 		if inPlace {
 			want[1] = "WAR 10->16 x1"
 		}
-		for _, order := range permutations(len(steps)) {
-			if slices.Index(order, 1) > slices.Index(order, 2) {
-				continue // the move waits for the load's flag
+		issued := []issue{{op, V}, {ld, MTE2}, {set, MTE2}, {wt, MTE1}, {mv, MTE1}, {st, MTE3}}
+		// The move waits for the load's flag.
+		checkOrders(t, fmt.Sprintf("in place %v", inPlace), issued, steps, [][2]int{{1, 2}}, want)
+	}
+}
+
+// issue is an op the scalar issues, and to which pipe.
+type issue struct {
+	op   *asm.COp
+	pipe asm.Pipe
+}
+
+// checkOrders issues ops and then runs steps in every order that keeps
+// each pair of after (step a before step b), requiring want of each.
+func checkOrders(t *testing.T, name string, ops []issue, steps []func(s *sim), after [][2]int, want []string) {
+	t.Helper()
+next:
+	for _, order := range permutations(len(steps)) {
+		for _, ab := range after {
+			if slices.Index(order, ab[0]) > slices.Index(order, ab[1]) {
+				continue next
 			}
-			s := newSim(Options{})
-			for _, o := range []struct {
-				op   *asm.COp
-				pipe asm.Pipe
-			}{{op, V}, {ld, MTE2}, {set, MTE2}, {wt, MTE1}, {mv, MTE1}, {st, MTE3}} {
-				s.issue(0, 0, o.op, o.pipe)
-			}
-			for _, i := range order {
-				steps[i](s)
-			}
-			if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
-				t.Errorf("in place %v, order %v: findings (-want +got):\n%s", inPlace, order, diff)
-			}
+		}
+		s := newSim(Options{})
+		for _, o := range ops {
+			s.issue(0, 0, o.op, o.pipe)
+		}
+		for _, i := range order {
+			steps[i](s)
+		}
+		if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
+			t.Errorf("%s, order %v: findings (-want +got):\n%s", name, order, diff)
 		}
 	}
 }
@@ -236,22 +251,7 @@ func TestMovedRaceCountsOnce(t *testing.T) {
 		func(s *sim) { s.exec(ag(0, 0, MTE3), st, nil, tileAcc(ubX, 0, 0, 0, false)) },
 	}
 	want := []string{"WAW 12->12 x1", "RAW 16->18 x1"}
-	for _, order := range permutations(len(steps)) {
-		if slices.Index(order, 0) > slices.Index(order, 2) || slices.Index(order, 1) > slices.Index(order, 2) {
-			continue // the move waits for both loads
-		}
-		s := newSim(Options{})
-		for _, o := range []struct {
-			op   *asm.COp
-			pipe asm.Pipe
-		}{{ld, MTE2}, {ld, MTE2}, {set, MTE2}, {wt, MTE1}, {mv, MTE1}, {st, MTE3}} {
-			s.issue(0, 0, o.op, o.pipe)
-		}
-		for _, i := range order {
-			steps[i](s)
-		}
-		if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
-			t.Errorf("order %v: findings (-want +got):\n%s", order, diff)
-		}
-	}
+	issued := []issue{{ld, MTE2}, {ld, MTE2}, {set, MTE2}, {wt, MTE1}, {mv, MTE1}, {st, MTE3}}
+	// The move waits for both loads.
+	checkOrders(t, "two loads", issued, steps, [][2]int{{0, 2}, {1, 2}}, want)
 }
