@@ -363,14 +363,19 @@ type Detector struct {
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}
 	retractedGen uint32
-	// moved holds the (read, write) instance pairs whose race moved to a
-	// later write (moveRace), and unsaid how many counts each finding
+	// moved holds the (access instance, finding) pairs whose race moved to
+	// a later write (moveRace), and unsaid how many counts each finding
 	// lost that way.
-	moved   map[moveKey]struct{}
+	moved   map[movedKey]struct{}
 	unsaid  map[findKey]int
 	pool    []vclock
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)
+
+	// racedWith holds the instance pairs (a read or write, then a write)
+	// whose race was counted, so a later write ordered after the second can
+	// take the race over (raceRead, raceWrite, noteRaced).
+	racedWith map[moveKey]struct{}
 	// apos holds each agent's position in clocks and pagent the agent at
 	// each position (-1: none); npos is the number of positions, miscFill
 	// the group the agents of no core fill (place).

@@ -311,10 +311,16 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		raced := c.hasW && !d.hbOrSame(&c.w, r)
 		if raced {
 			d.race(&c.w, r, acc, lo, hi)
+			d.noteRaced(r, &c.w)
 		}
 		for x := range c.adds {
-			if !d.hbOrSame(&c.adds[x], r) {
-				d.race(&c.adds[x], r, acc, lo, hi)
+			if w := &c.adds[x]; !d.hbOrSame(w, r) {
+				d.race(w, r, acc, lo, hi)
+				// A race with a write kept beside the last one moves
+				// to a later write too (raceRead), as one with the
+				// last write does.
+				raced = true
+				d.noteRaced(r, w)
 			}
 		}
 		if !c.written {
@@ -345,18 +351,29 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// whichever order the three ran in (moveRace).
 	after := c.hasW && !r.atomic && d.hbOrSame(&c.w, r)
 	keep0 := false
-	if c.hasR && !d.hbOrSame(&c.read0, r) {
-		d.raceRead(c, &c.read0, r, after, acc, lo, hi)
-		warred = warred || d.intendedBefore(&c.read0, r)
+	// An in-place op's own read (tmuls %x, %x) stays past its write: a
+	// later write racing the op races its read as well, a WAR, and must
+	// find it whether it landed between the op's read and write or after
+	// both (sameInstance).
+	if c.hasR && (sameInstance(&c.read0, r) && !r.atomic || !d.hbOrSame(&c.read0, r) || d.racesKept(c, &c.read0, r, after)) {
+		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) {
+			d.raceRead(c, &c.read0, r, after, acc, lo, hi)
+			warred = warred || d.intendedBefore(&c.read0, r)
+		}
 		keep0 = true
 	}
 	kept := 0
 	for x := range c.reads {
-		if rd := &c.reads[x]; !d.hbOrSame(rd, r) {
-			d.raceRead(c, rd, r, after, acc, lo, hi)
-			// A read meant to come after r (a RAW) did not read the
-			// previous value: the WAW stands beside it.
-			warred = warred || d.intendedBefore(rd, r)
+		rd := &c.reads[x]
+		own := sameInstance(rd, r)
+		ordered := own || d.hbOrSame(rd, r)
+		if !ordered || own || d.racesKept(c, rd, r, after) {
+			if !ordered {
+				d.raceRead(c, rd, r, after, acc, lo, hi)
+				// A read meant to come after r (a RAW) did not read the
+				// previous value: the WAW stands beside it.
+				warred = warred || d.intendedBefore(rd, r)
+			}
 			if !r.atomic { // an atomic add leaves the reads as they are
 				c.reads[kept] = *rd
 			}
@@ -366,8 +383,13 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if len(c.uninit) > 0 {
 		d.explainUninit(c, r)
 	}
-	if c.hasW && !warred && !d.hbOrSame(&c.w, r) {
-		d.race(&c.w, r, acc, lo, hi)
+	if c.hasW && !d.hbOrSame(&c.w, r) {
+		switch {
+		case !r.atomic:
+			d.raceWrite(c, &c.w, r, after, warred, acc, lo, hi)
+		case !warred:
+			d.race(&c.w, r, acc, lo, hi)
+		}
 	}
 	if acc.Atomic {
 		// Atomic adds commute with each other; they still race plain
@@ -386,9 +408,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	others := 0
 	for x := range c.adds {
 		if w := &c.adds[x]; !d.hbOrSame(w, r) {
-			if !warred {
-				d.race(w, r, acc, lo, hi)
-			}
+			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			c.adds[others] = *w
 			others++
 		}
@@ -491,23 +511,115 @@ func (d *Detector) hbOrSame(prev, cur *rec) bool {
 }
 
 // raceRead reports that write w races read rd, which is in cell c; after
-// says w is ordered after c's last write. A read that raced c's last write
-// (raced) and races w under the same two sites is already counted: a read
-// arriving after both writes would have been one instance too.
+// says w is ordered after c's last write. A read that raced a write still
+// in c (raced: the last write or one kept beside it) and races w under the
+// same two sites is already counted: a read arriving after both writes
+// would have been one instance too. Its race with each of those writes
+// that w is ordered after moves to w (moveRace): a read arriving after w
+// would no longer find that write, so the finding names w whichever order
+// the three ran in.
 func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access, lo, hi int64) {
+	d.noteRaced(rd, w)
 	if !rd.raced {
 		d.race(rd, w, acc, lo, hi)
 		return
 	}
-	ko, okOld := d.raceKey(&c.w, rd)
 	kw, okNew := d.raceKey(w, rd)
-	if okOld && okNew && ko == kw {
-		return
+	counted := false
+	settle := func(old *rec, later bool) {
+		if _, ok := d.racedWith[racePair(rd, old)]; !ok {
+			return // rd did not race old
+		}
+		ko, okOld := d.raceKey(old, rd)
+		switch {
+		case okOld && okNew && ko == kw:
+			counted = true
+		case later && okOld:
+			d.moveRace(old, rd, ko)
+		}
 	}
-	if after && okOld {
-		d.moveRace(&c.w, rd, ko)
+	if c.hasW {
+		settle(&c.w, after)
 	}
-	d.race(rd, w, acc, lo, hi)
+	for x := range c.adds {
+		if old := &c.adds[x]; !old.atomic {
+			settle(old, !w.atomic && d.hbOrSame(old, w))
+		}
+	}
+	if !counted {
+		d.race(rd, w, acc, lo, hi)
+	}
+}
+
+// raceWrite reports that plain write r races write w, one of cell c's
+// (its last, or one kept beside it); after says r is ordered after c's
+// last write, warred that r's race with a read stands for the WAW. As a
+// read's race does (raceRead), w's race with a write that r is ordered
+// after moves to r: had w run after both, it would have met r alone, the
+// earlier write being gone from the cell, so the finding names r whichever
+// order the three ran in.
+func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machine.Access, lo, hi int64) {
+	kw, okNew := d.raceKey(w, r)
+	counted := false
+	settle := func(old *rec) {
+		if old == w || !d.racedPair(w, old) {
+			return
+		}
+		ko, okOld := d.raceKey(old, w)
+		switch {
+		case okOld && okNew && ko == kw:
+			counted = true
+		case okOld:
+			d.moveRace(old, w, ko)
+		}
+	}
+	if c.hasW && after {
+		settle(&c.w)
+	}
+	for x := range c.adds {
+		if old := &c.adds[x]; !old.atomic && d.hbOrSame(old, r) {
+			settle(old)
+		}
+	}
+	if !warred {
+		d.noteRaced(w, r)
+		if !counted {
+			d.race(w, r, acc, lo, hi)
+		}
+	}
+}
+
+// racedPair reports whether writes a and b raced with the race counted
+// (noteRaced, either way round).
+func (d *Detector) racedPair(a, b *rec) bool {
+	if _, ok := d.racedWith[racePair(a, b)]; ok {
+		return true
+	}
+	_, ok := d.racedWith[racePair(b, a)]
+	return ok
+}
+
+// noteRaced records that access rd raced plain write w and the race is
+// counted, on its own or as one instance with an earlier write of the
+// same sites (moveRace takes it back once per instance). Whether an
+// access raced a write cannot be asked later: FastTrack keeps its epoch,
+// not its clock, and the agent's clock may since have come to cover w (a
+// same-pipe round trip), which would hide the race from the move in one
+// order of the run and not in another. Only racing pairs are kept, one per
+// race instance.
+func (d *Detector) noteRaced(rd, w *rec) {
+	if w.atomic {
+		return // atomic adds are not moved from
+	}
+	if d.racedWith == nil {
+		d.racedWith = map[moveKey]struct{}{}
+	}
+	d.racedWith[racePair(rd, w)] = struct{}{}
+}
+
+// racePair is the key of read rd and write w.
+func racePair(rd, w *rec) moveKey {
+	return moveKey{rd.agent, rd.epoch, rd.gen, w.agent, w.epoch, w.gen}
 }
 
 // moveRace takes back, at Findings, the count read rd's race with write
@@ -515,15 +627,25 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 // ordered after old, and in another order of the run (old, that write,
 // then rd) rd would only have met the later one, so its race moves there.
 func (d *Detector) moveRace(old, rd *rec, ko findKey) {
-	mk := moveKey{rd.agent, rd.epoch, rd.gen, old.agent, old.epoch, old.gen}
+	// Once per read instance and finding: an instance counts once under a
+	// pair of sites (flushNotes), however many writes of those sites it
+	// raced, and each of them may move on.
+	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
 	if _, done := d.moved[mk]; done {
 		return
 	}
 	if d.moved == nil {
-		d.moved, d.unsaid = map[moveKey]struct{}{}, map[findKey]int{}
+		d.moved, d.unsaid = map[movedKey]struct{}{}, map[findKey]int{}
 	}
 	d.moved[mk] = struct{}{}
 	d.unsaid[ko]++
+}
+
+// movedKey names an access instance and a finding it counted under.
+type movedKey struct {
+	ra     int32
+	re, rg uint32
+	ko     findKey
 }
 
 // moveKey names a pair of instances, a read and a write, by agent, epoch
@@ -766,4 +888,33 @@ func opPos(op *asm.COp) asm.Pos {
 		return asm.Pos{}
 	}
 	return op.Instr.Pos
+}
+
+// racesKept reports whether read rd, ordered before write r, raced a
+// write that stays in cell c past r (one r is not ordered after, kept
+// beside it). rd then stays too: a later write ordered after that one and
+// racing rd takes its race (raceRead), as it does when rd ran after r, and
+// dropping rd here would leave the earlier write named in one order of the
+// run and the later one in another.
+func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
+	if !rd.raced || r.atomic {
+		return false
+	}
+	if _, ok := d.racedWith[racePair(rd, &c.w)]; ok && c.hasW && !after {
+		return true
+	}
+	for x := range c.adds {
+		if w := &c.adds[x]; !w.atomic && !d.hbOrSame(w, r) {
+			if _, ok := d.racedWith[racePair(rd, w)]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameInstance reports whether a and b are one instance of one op (its read
+// and its write of a tile it updates in place).
+func sameInstance(a, b *rec) bool {
+	return a.agent == b.agent && a.epoch == b.epoch && a.gen == b.gen
 }
