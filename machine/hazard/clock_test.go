@@ -1,0 +1,96 @@
+package hazard
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestClockMatchesDense runs random sequences of clock operations on shared
+// (copy-on-write) clocks and on plain slices side by side: sharing blocks
+// must never let one clock's write show in another.
+func TestClockMatchesDense(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		width int32 // components in use: within one block, a few, many
+		seed  uint64
+	}{
+		{"one block", blk / 2, 1},
+		{"a few blocks", blk * 5, 2},
+		{"many blocks", blk*40 + 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(tc.seed, 0))
+			const nc = 6
+			var cs [nc]vclock
+			var ref [nc][]uint32
+			at := func(r []uint32, i int32) uint32 {
+				if int(i) < len(r) {
+					return r[i]
+				}
+				return 0
+			}
+			grow := func(r []uint32, n int32) []uint32 {
+				for int32(len(r)) < n {
+					r = append(r, 0)
+				}
+				return r
+			}
+			for step := range 20000 {
+				x, y := rng.IntN(nc), rng.IntN(nc)
+				i := rng.Int32N(tc.width)
+				v := rng.Uint32N(50)
+				var op string
+				switch rng.IntN(7) {
+				case 0, 1:
+					op = "raise"
+					raise(&cs[x], i, v)
+					if at(ref[x], i) < v {
+						ref[x] = grow(ref[x], i+1)
+						ref[x][i] = v
+					}
+				case 2:
+					op = "set"
+					cs[x].set(i, v)
+					if at(ref[x], i) != v {
+						ref[x] = grow(ref[x], i+1)
+						ref[x][i] = v
+					}
+				case 3, 4:
+					if x == y {
+						continue
+					}
+					op = "join"
+					changed := join(&cs[x], &cs[y])
+					want := false
+					ref[x] = grow(ref[x], int32(len(ref[y])))
+					for k, w := range ref[y] {
+						if w > ref[x][k] {
+							ref[x][k], want = w, true
+						}
+					}
+					if changed != want {
+						t.Fatalf("step %d: join reported changed=%v, want %v", step, changed, want)
+					}
+				case 5:
+					if x == y {
+						continue
+					}
+					op = "copy"
+					cs[x].copyFrom(&cs[y])
+					ref[x] = append([]uint32(nil), ref[y]...)
+				case 6:
+					op = "truncate"
+					cs[x].truncate()
+					ref[x] = nil
+				}
+				for c := range cs {
+					for k := range tc.width + 1 {
+						if g, w := get(cs[c], k), at(ref[c], k); g != w {
+							t.Fatalf("step %d (%s on clock %d from %d): clock %d component %d is %d, want %d", step, op, x, y, c, k, g, w)
+						}
+					}
+				}
+			}
+		})
+	}
+}
