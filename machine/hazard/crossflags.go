@@ -9,12 +9,10 @@ import (
 // ---- cross-core flags -----------------------------------------------------
 
 func (d *Detector) crossSet(e *machine.Event) {
-	if e.Agent.Core < 0 {
+	a, serial, ok := d.syncEvent(e)
+	if !ok {
 		return
 	}
-	a := d.agent(e.Agent)
-	d.enter(a)
-	serial, _ := d.takeIssueOf(a, e, false)
 	c := d.agents[a].coreIdx
 	if e.ID < 0 || e.ID >= numCrossIDs {
 		r := d.mkrec(a, e, serial)
@@ -51,12 +49,10 @@ func (d *Detector) crossSet(e *machine.Event) {
 }
 
 func (d *Detector) crossWait(e *machine.Event) {
-	if e.Agent.Core < 0 {
+	a, _, ok := d.syncEvent(e)
+	if !ok {
 		return
 	}
-	a := d.agent(e.Agent)
-	d.enter(a)
-	d.takeIssueOf(a, e, false)
 	c := d.agents[a].coreIdx
 	if e.ID >= 0 && e.ID < numCrossIDs {
 		d.cores[c].crossUsed |= 1 << e.ID

@@ -36,12 +36,10 @@ func chanKey(f machine.Flag) uint32 {
 func validPipe(p asm.Pipe) bool { return p > asm.PipeInvalid && p < asm.PipeALL }
 
 func (d *Detector) flagSet(e *machine.Event) {
-	if e.Agent.Core < 0 {
+	a, serial, ok := d.syncEvent(e)
+	if !ok {
 		return
 	}
-	a := d.agent(e.Agent)
-	d.enter(a)
-	serial, _ := d.takeIssueOf(a, e, false)
 	r := d.mkrec(a, e, serial)
 	c := d.agents[a].coreIdx
 	f := e.Flag
@@ -181,12 +179,10 @@ func (cs *coreState) listLocals() {
 }
 
 func (d *Detector) flagWait(e *machine.Event) {
-	if e.Agent.Core < 0 {
+	a, _, ok := d.syncEvent(e)
+	if !ok {
 		return
 	}
-	a := d.agent(e.Agent)
-	d.enter(a)
-	d.takeIssueOf(a, e, false)
 	f := e.Flag
 	if !validPipe(f.Src) || !validPipe(f.Dst) || f.ID < 0 || f.ID >= numFlagIDs {
 		r := d.mkrec(a, e, 0)
@@ -237,12 +233,10 @@ func (d *Detector) flagWait(e *machine.Event) {
 }
 
 func (d *Detector) barrier(e *machine.Event) {
-	if e.Agent.Core < 0 {
+	a, _, ok := d.syncEvent(e)
+	if !ok {
 		return
 	}
-	a := d.agent(e.Agent)
-	d.enter(a)
-	d.takeIssueOf(a, e, false)
 	c := d.agents[a].coreIdx
 	if e.Target != asm.PipeALL {
 		p := d.pipeOf(c, e.Target)
@@ -351,4 +345,18 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 		localJoins++
 		d.checkJoin(dst, want)
 	}
+}
+
+// syncEvent opens a core's synchronisation event (a flag set or wait, a
+// barrier, a cross-core set or wait): its agent, entered, and the serial of
+// the issue it completes. ok is false for the host, which synchronises
+// through none of these.
+func (d *Detector) syncEvent(e *machine.Event) (a int32, serial int64, ok bool) {
+	if e.Agent.Core < 0 {
+		return 0, 0, false
+	}
+	a = d.agent(e.Agent)
+	d.enter(a)
+	serial, _ = d.takeIssueOf(a, e, false)
+	return a, serial, true
 }
