@@ -448,7 +448,12 @@ func openQuant(op *asm.COp, args []Operand, fpArg int, s *ExecScratch) (q quantP
 // +offset rounds. An i32→f16 result saturates to ±65504; an f32→f16 one
 // saturates when finite (inf and NaN pass: the saturate-inf control bit is
 // clear by default). A NaN into an 8-bit integer gives 0 (the C++ cast is
-// undefined there). The pairs are GetScalarPreQuantMode's and
+// undefined there). i32→i16 (SHIFTS322S16, VSHIFTS322S16) ignores the scale:
+// x shifts right arithmetically by bits 32..35 plus one and saturates to
+// [-32768, 32767], as pto-isa's reference generator does
+// (tests/cpu/st/testcase/textract_quant/gen_data.py apply_quant_element:
+// np.clip); common.hpp casts to int16_t before its clamp, which wraps
+// instead, and is not followed. The pairs are GetScalarPreQuantMode's and
 // GetVectorPreQuantMode's; others are refused.
 func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, error) {
 	mode := ""
@@ -461,13 +466,19 @@ func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, err
 		mode = "f16"
 	case !vector && from == asm.F32 && to == asm.BF16:
 		mode = "bf16"
+	case from == asm.I32 && to == asm.I16:
+		mode = "shift"
 	}
 	if mode == "" {
 		kind := "scalar"
 		if vector {
 			kind = "vector"
 		}
-		return 0, fmt.Errorf("no %s quantisation from %v to %v on A2/A3 (pto-isa GetScalarPreQuantMode/GetVectorPreQuantMode; the i32→i16 shift modes are not modelled)", kind, from, to)
+		return 0, fmt.Errorf("no %s quantisation from %v to %v on A2/A3 (pto-isa a2a3/common.hpp GetScalarPreQuantMode/GetVectorPreQuantMode)", kind, from, to)
+	}
+	if mode == "shift" {
+		v := int64(x) >> ((w>>32)&0xF + 1)
+		return memory.EncodeInt(to, max(-32768, min(32767, v))), nil
 	}
 	scale := math.Float32frombits(uint32(w))
 	if vector {
@@ -534,6 +545,11 @@ func execStoreQuant(op *asm.COp, args []Operand, s *ExecScratch) error {
 	g, err := gmView(&args[0], src.rows, src.cols)
 	if err != nil {
 		return err
+	}
+	if src.dt == asm.I32 && g.dt == asm.I16 {
+		// GetScalarPreQuantMode names SHIFTS322S16 for a GM int16_t too, but
+		// TSTORE's check refuses it before the mode is used.
+		return fmt.Errorf("a quantised TSTORE from i32 writes int8, uint8 or half on A2/A3 (a2a3/TStore.hpp CheckAcc2gm at 3186c381); the i32→i16 shift is for moves into L1 (tmov.q, tmov.fp, textract.fp, tinsert.fp: a2a3/common.hpp CheckTMovAccToMat)")
 	}
 	atomic := false
 	if a, ok := op.Attr("atomic"); ok {
@@ -627,19 +643,61 @@ func quantCopy(d, src *view, q *quantParams, pc int, atomic bool) error {
 
 // ---- The engine's side ----
 
-// indexedGM runs mgather/mscatter as MGather.hpp/MScatter.hpp do on an
-// AIV: a scalar walk. The header first waits for V and MTE3 (Elem mode also
-// MTE2) on the scalar, and afterwards makes V, MTE2 and MTE3 wait for the
-// scalar and the row DMAs; here the scalar drains every pipe (so a Row
-// gather also waits for an MTE2 load still in flight, which the header does
-// not: the one difference), then does the whole walk itself, so every later
-// instruction is ordered after it. The detector sees the index tile read,
-// the data tile, and exactly the GM bytes the indices chose.
+// indexedWaits are the pipes whose earlier work the scalar waits for
+// (PtoSetWaitFlag<P, PIPE_S>, event 0) before it reads the first index, as
+// pto-isa's a2a3 headers do at 3186c381: MGatherRowImpl waits for V and
+// MTE3 only, since its row DMAs queue on MTE2 behind any load still in
+// flight, which must not be the index tile's (the scalar reads that
+// itself); MScatterRowImpl waits for V and MTE2, its DMAs queueing on MTE3;
+// the Elem forms move every element on the scalar and wait for all three.
+func indexedWaits(gather, elem bool) []asm.Pipe {
+	switch {
+	case elem:
+		return []asm.Pipe{asm.PipeV, asm.PipeMTE3, asm.PipeMTE2}
+	case gather:
+		return []asm.Pipe{asm.PipeV, asm.PipeMTE3}
+	}
+	return []asm.Pipe{asm.PipeV, asm.PipeMTE2}
+}
+
+// indexedSync appends PtoSetWaitFlag<src, dst>() (event 0) to the
+// expansion: the set on src's queue (at once when src is the scalar), the
+// wait on dst's (the scalar stops when dst is S).
+func (c *core) indexedSync(op *asm.COp, src, dst asm.Pipe) {
+	if src == asm.PipeS {
+		mc := c.addMicro(mSetS, asm.PipeS)
+		mc.e.op, mc.e.flag = op, Flag{Src: src, Dst: dst}
+	} else {
+		c.microFlag(op, true, src, dst, 0)
+	}
+	if dst == asm.PipeS {
+		mc := c.addMicro(mWaitS, asm.PipeS)
+		mc.e.op, mc.e.flag = op, Flag{Src: src, Dst: dst}
+	} else {
+		c.microFlag(op, false, src, dst, 0)
+	}
+}
+
+// indexedGM expands mgather/mscatter into the steps of pto-isa's a2a3
+// MGather.hpp/MScatter.hpp (3186c381) on an AIV, each with the header's own
+// event-0 flags, so that the detector sees exactly the waits the library
+// makes and no other:
+//
+//   - Row (MGatherRowImpl, MScatterRowImpl): the scalar waits for the pipes
+//     of indexedWaits, reads the indices (a scalar read of the index tile)
+//     and starts a DMA per row on MTE2 (gather: GM→UB) or MTE3 (scatter:
+//     UB→GM), modelled as one queue entry for all rows. Afterwards a gather
+//     makes V and MTE3 wait for MTE2 and for the scalar; a scatter waits
+//     for MTE3 on the scalar (after each row when plain, once when atomic;
+//     one entry, so once), and makes V and MTE2 wait for MTE3.
+//   - Elem (MGatherElemImpl, MScatterElemImpl): the scalar waits for V,
+//     MTE3 and MTE2, moves every element itself, then makes the three pipes
+//     wait for it.
+//
+// The detector sees the index tile read, the data tile, and exactly the GM
+// bytes the indices chose.
 func (c *core) indexedGM(op *asm.COp) bool {
 	m := c.m
-	if !c.drainAll(op) {
-		return false
-	}
 	gather := op.Info.Op == asm.OpMgather
 	gi, ti := 1, 0
 	if !gather {
@@ -649,35 +707,136 @@ func (c *core) indexedGM(op *asm.COp) bool {
 		m.fail(c.faultK(FaultBadOperand, op, asm.PipeS, "%s needs a tile, a GM table and an index tile", op.Info.Name))
 		return false
 	}
-	var e entry
-	e.reset(enExec, op, c.t, c.entryIter())
-	for i := range op.Args {
-		e.args = append(e.args, Operand{})
-		e.access[i] = op.Info.Operands[i].Access
-		if !c.resolveArg(op, &op.Args[i], &e.args[i], &e, i, 1, 1, nil) {
-			return false
-		}
-	}
-	e.access[gi] = asm.AccNone // reported below, byte for byte
-	st := &c.scratch.img
-	st.gm = st.gm[:0]
-	ran := m.dataOp(op)
-	if ran {
-		c.scratch.Env = &c.env
-		if err := Execute(op, e.args, c.scratch); err != nil {
-			m.fail(c.execErr(op, asm.PipeS, err))
-			return false
-		}
-	}
-	// Row: the scalar reads an index and starts a DMA of the row; Elem: a
-	// scalar UB read, a scalar GM access and a scalar UB write per element
-	// (docs/isa/MGATHER.md: DMA bursts cannot serve single elements).
-	t, g := op.Args[ti].Tile, op.Args[gi].GM
-	r := int(e.argRank[gi])
 	elem := false
 	if a, ok := op.Attr("coalesce"); ok {
 		elem = strings.EqualFold(a.Word, "elem")
 	}
+	atomic := false
+	if a, ok := op.Attr("atomic"); ok {
+		atomic = strings.EqualFold(a.Word, "add")
+	}
+	dma := asm.PipeMTE2
+	if !gather {
+		dma = asm.PipeMTE3
+	}
+	for _, p := range [...]asm.Pipe{asm.PipeV, asm.PipeMTE2, asm.PipeMTE3} {
+		if c.pipes[p] == nil {
+			m.fail(c.faultK(FaultUnsupported, op, asm.PipeS, "%s runs on an AIV: this %s core has no %s pipe", op.Info.Name, c.kind, p))
+			return false
+		}
+	}
+	// The steps hold pointers into their own entries (resolveArg's views):
+	// room for all of them first, so that no append moves the slice.
+	c.micro, c.mi = c.micro[:0], 0
+	if cap(c.micro) < 32 {
+		c.micro = make([]micro, 0, 32)
+	}
+	for _, p := range indexedWaits(gather, elem) {
+		c.indexedSync(op, p, asm.PipeS)
+	}
+	if !gather && !elem {
+		c.indexedSync(op, asm.PipeS, asm.PipeMTE3)
+	}
+	// The scalar's step: the whole walk (Elem) or the index reads (Row).
+	sc := c.addMicro(mIndexed, asm.PipeS)
+	if !c.indexedArgs(op, &sc.e, gi, elem) {
+		return false
+	}
+	switch {
+	case elem:
+		for _, p := range [...]asm.Pipe{asm.PipeV, asm.PipeMTE2, asm.PipeMTE3} {
+			c.indexedSync(op, asm.PipeS, p)
+		}
+	case gather:
+		dm := c.addMicro(mEntry, dma)
+		if !c.indexedDMA(op, &dm.e, gi, "mgather.rows") {
+			return false
+		}
+		c.indexedSync(op, asm.PipeS, asm.PipeMTE2)
+		c.indexedSync(op, asm.PipeMTE2, asm.PipeV)
+		c.indexedSync(op, asm.PipeMTE2, asm.PipeMTE3)
+		c.indexedSync(op, asm.PipeS, asm.PipeV)
+		c.indexedSync(op, asm.PipeS, asm.PipeMTE3)
+	default:
+		dm := c.addMicro(mEntry, dma)
+		if !c.indexedDMA(op, &dm.e, gi, "mscatter.rows") {
+			return false
+		}
+		c.indexedSync(op, asm.PipeMTE3, asm.PipeS)
+		if atomic {
+			c.indexedSync(op, asm.PipeS, asm.PipeV)
+			c.indexedSync(op, asm.PipeS, asm.PipeMTE2)
+		}
+		c.indexedSync(op, asm.PipeMTE3, asm.PipeV)
+		c.indexedSync(op, asm.PipeMTE3, asm.PipeMTE2)
+	}
+	return true
+}
+
+// indexedArgs resolves the operands of the scalar's step into e. The
+// scalar reads the index tile; in Elem mode it also moves the data itself
+// (the data tile and the GM bytes are its accesses), in Row mode the DMA
+// step does.
+func (c *core) indexedArgs(op *asm.COp, e *entry, gi int, elem bool) bool {
+	e.op, e.xop = op, op
+	e.args = e.args[:0]
+	for i := range op.Args {
+		e.args = append(e.args, Operand{})
+		e.access[i] = op.Info.Operands[i].Access
+		if !elem && i != 2 {
+			e.access[i] = asm.AccNone
+		}
+		if !c.resolveArg(op, &op.Args[i], &e.args[i], e, i, 1, 1, nil) {
+			return false
+		}
+	}
+	e.access[gi] = asm.AccNone // reported byte for byte (indexedSpans)
+	return true
+}
+
+// indexedDMA fills the row DMAs' queue entry: the data tile and the GM
+// bytes the indices choose; the index tile is the scalar's read. The data
+// effect runs when the entry completes and reads the indices then: in a
+// program that orders the index tile's writer before the scalar, as the
+// header requires, they are the values the scalar read (a program that does
+// not gets its RAW from the detector, not wrong rows).
+func (c *core) indexedDMA(op *asm.COp, e *entry, gi int, step string) bool {
+	if !c.indexedArgs(op, e, gi, true) {
+		return false
+	}
+	e.access[2] = asm.AccNone
+	e.eff, e.step = exIndexed, step
+	return true
+}
+
+// indexedScalar runs the scalar's step of an mgather/mscatter expansion:
+// in Elem mode the whole walk, element by element (a scalar UB read, a
+// scalar GM access and a scalar UB write per element; docs/isa/MGATHER.md:
+// DMA bursts cannot serve single elements); in Row mode the index reads
+// and the DMA starts, the rows themselves moving on the DMA step.
+func (c *core) indexedScalar(mc *micro) bool {
+	m := c.m
+	e := &mc.e
+	op := e.op
+	gather := op.Info.Op == asm.OpMgather
+	gi, ti := 1, 0
+	if !gather {
+		gi, ti = 0, 1
+	}
+	elem := e.access[ti] != asm.AccNone
+	ran := false
+	if elem {
+		c.scratch.img.gm = c.scratch.img.gm[:0]
+		if ran = m.dataOp(op); ran {
+			c.scratch.Env = &c.env
+			if err := Execute(op, e.args, c.scratch); err != nil {
+				m.fail(c.execErr(op, asm.PipeS, err))
+				return false
+			}
+		}
+	}
+	t := op.Args[ti].Tile
+	r := int(e.argRank[gi])
 	prof := m.prof
 	var d int64
 	if elem {
@@ -687,42 +846,72 @@ func (c *core) indexedGM(op *asm.COp) bool {
 		}
 		d = int64(t.VRows*t.VCols) * (prof.ScalarCycles(k, c.hops(r)) + 2*prof.ScalarCycles(pipes.ScalarOp, 0))
 	} else {
-		src, dst := asm.GM, asm.UB
-		if !gather {
-			src, dst = dst, src
-		}
-		path, _ := pipes.DMAPathFor(src, dst)
-		d = int64(t.VRows) * (prof.DMACycles(path, int64(t.VCols*t.DType.Size()), 1) + prof.ScalarCycles(pipes.ScalarOp, 0))
+		d = int64(t.VRows) * prof.ScalarCycles(pipes.ScalarOp, 0)
 	}
 	start := c.t
 	c.charge(max(d, 1))
-	if !gather && ran {
+	if elem && !gather && ran {
 		m.gmWritten(r)
 	}
 	if m.emitting {
 		ev := m.event(EvExec, c, asm.PipeS, op)
 		ev.Start, ev.End, ev.Cycle = start, c.t, start
 		ev.Issue = c.issued
-		ev.Accesses = c.accesses(&e, ev.Accesses[:0])
-		base := m.ranks[r].gm[g.Index].base
-		atomic := false
-		if a, ok := op.Attr("atomic"); ok {
-			atomic = strings.EqualFold(a.Word, "add")
-		}
-		x := Access{Space: asm.GM, Rank: int32(r), Core: -1, Tensor: g, Write: !gather, Atomic: !gather && atomic,
-			ReadOnly: gather && m.readOnly[g.Index]}
-		spans := st.gm
-		if !ran {
-			// Without data the indices are unknown: the table from its start.
-			spans = []gmSpan{{e.args[gi].Off, g.Bytes}}
-		}
-		for _, s := range spans {
-			x.Lo, x.Hi = base+s.lo, base+s.hi
-			ev.Accesses = append(ev.Accesses, x)
+		ev.Accesses = c.accesses(e, ev.Accesses[:0])
+		if elem {
+			ev.Accesses = c.indexedSpans(e, ev.Accesses, ran)
 		}
 		m.emit()
 	}
 	return true
+}
+
+// indexedSpans appends the GM accesses of an mgather/mscatter: exactly the
+// bytes its indices chose (imgState.gm, from the run of its data effect),
+// or without data, whose indices are unknown, the table from its start.
+func (c *core) indexedSpans(e *entry, out []Access, ran bool) []Access {
+	m := c.m
+	op := e.op
+	gather := op.Info.Op == asm.OpMgather
+	gi := 1
+	if !gather {
+		gi = 0
+	}
+	g := op.Args[gi].GM
+	r := int(e.argRank[gi])
+	base := m.ranks[r].gm[g.Index].base
+	atomic := false
+	if a, ok := op.Attr("atomic"); ok {
+		atomic = strings.EqualFold(a.Word, "add")
+	}
+	x := Access{Space: asm.GM, Rank: int32(r), Core: -1, Tensor: g, Write: !gather, Atomic: !gather && atomic,
+		ReadOnly: gather && m.readOnly[g.Index]}
+	spans := c.scratch.img.gm
+	if !ran {
+		spans = []gmSpan{{e.args[gi].Off, g.Bytes}}
+	}
+	for _, s := range spans {
+		x.Lo, x.Hi = base+s.lo, base+s.hi
+		out = append(out, x)
+	}
+	return out
+}
+
+// indexedCost is the row DMAs' time on their pipe: one transfer of a row
+// per index.
+func (p *pipeState) indexedCost(e *entry) int64 {
+	m := p.c.m
+	gather := e.op.Info.Op == asm.OpMgather
+	ti := 0
+	src, dst := asm.GM, asm.UB
+	if !gather {
+		ti, src, dst = 1, asm.UB, asm.GM
+	}
+	t := e.args[ti].Tile
+	path, _ := pipes.DMAPathFor(src, dst)
+	row := int64(t.VCols * t.DType.Size())
+	m.bytes[path] += int64(t.VRows) * row
+	return max(int64(t.VRows)*m.prof.DMACycles(path, row, 1), 1)
 }
 
 // setRegs runs a configuration write on the scalar: a new register
@@ -782,6 +971,9 @@ func (c *core) setRegs(op *asm.COp) bool {
 			w |= 1 << 46
 		case "u8":
 			w &^= 1 << 46
+		}
+		if a, ok := op.Attr("shift"); ok {
+			w |= uint64(a.Val.Eval(&c.env)&0xF) << 32
 		}
 		nr.quantSet, nr.quantPre = true, w
 	case asm.OpSetQuantVector:

@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -484,7 +485,16 @@ func TestFixQuantEdges(t *testing.T) {
 		{"scalar scale full precision", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), false, 65, ""},
 		{"vector scale truncated", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), true, 64, ""},
 		{"no vector f32 to f16", 1, asm.F32, asm.F16, sc(1, false), true, 0, "no vector quantisation"},
-		{"no i32 to i16", 1, asm.I32, asm.I16, sc(1, false), false, 0, "not modelled"},
+		{"no f32 to i16", 1, asm.F32, asm.I16, sc(1, false), false, 0, "no scalar quantisation"},
+		// i32→i16: the scale is not used; shift right by bits 32..35 plus one,
+		// arithmetic (floor), then saturate.
+		{"i32 to i16 shift 1", 1001, asm.I32, asm.I16, sc(7, false), false, 500, ""},
+		{"i32 to i16 negative floors", -1001, asm.I32, asm.I16, sc(1, false), false, -501, ""},
+		{"i32 to i16 field 15 shifts 16", 1<<20 + 5, asm.I32, asm.I16, sc(1, false) | 15<<32, false, 16, ""},
+		{"i32 to i16 saturates high", 1 << 30, asm.I32, asm.I16, sc(1, false) | 2<<32, false, 32767, ""},
+		{"i32 to i16 saturates low", -(1 << 30), asm.I32, asm.I16, sc(1, false) | 2<<32, true, -32768, ""},
+		{"i32 to i16 max int", math.MaxInt32, asm.I32, asm.I16, sc(1, false) | 15<<32, true, 32767, ""},
+		{"i32 to i16 min int", math.MinInt32, asm.I32, asm.I16, sc(1, false) | 15<<32, true, -32768, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := fixQuant(tc.x, tc.from, tc.to, tc.w, tc.vector)
@@ -505,6 +515,79 @@ func TestFixQuantEdges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFixQuantShift runs the i32→i16 shift modes end to end: an int8 GEMM's
+// accumulator (sums past ±2^15, both signs) moved into L1 through the scalar
+// register (#shift absent: field 0; #shift=9) and the scaling tile (field
+// j%16 for column j, with scale and offset bits that must not matter), each
+// checked against the sum computed here, shifted and clamped as pto-isa's
+// reference generator does (textract_quant/gen_data.py). A quantised tstore
+// to i16 is refused, as a2a3/TStore.hpp's CheckAcc2gm refuses it.
+func TestFixQuantShift(t *testing.T) {
+	obj := assembleFile(t, "testdata/quant_shift.pto")
+	m, err := New(obj, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pbuf, _ := m.TensorData("P", 0)
+	for n := 0; n < 32; n++ {
+		w := uint64(n%16)<<32 | uint64(math.Float32bits(3)) | uint64(n)<<37 | 1<<46
+		if err := pbuf.StoreBits(asm.U64, int64(n)*8, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := readGM(t, m, "S1")
+	s2, _ := readGM(t, m, "S2")
+	s3, _ := readGM(t, m, "S3")
+	a := func(i, k int) int64 { return int64((i*37+k*11)%255 - 127) }
+	b := func(k, j int) int64 { return int64((k*13+j*29)%255 - 127) }
+	shift := func(x int64, n uint) float64 {
+		v := x >> n // Go's >> on a signed integer is arithmetic
+		if v > 32767 {
+			v = 32767
+		}
+		if v < -32768 {
+			v = -32768
+		}
+		return float64(v)
+	}
+	sat := 0
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 32; j++ {
+			var acc int64
+			for k := 0; k < 32; k++ {
+				acc += a(i, k) * b(k, j)
+			}
+			if acc>>1 > 32767 || acc>>1 < -32768 {
+				sat++
+			}
+			k := i*32 + j
+			if want := shift(acc, 1); s1[k] != want {
+				t.Errorf("scalar shift 1 (%d, %d): %v, want %v (acc %d)", i, j, s1[k], want, acc)
+			}
+			if want := shift(acc, 10); s2[k] != want {
+				t.Errorf("scalar shift 10 (%d, %d): %v, want %v (acc %d)", i, j, s2[k], want, acc)
+			}
+			if want := shift(acc, uint(j%16)+1); s3[k] != want {
+				t.Errorf("vector shift %d (%d, %d): %v, want %v (acc %d)", j%16+1, i, j, s3[k], want, acc)
+			}
+		}
+	}
+	if sat == 0 {
+		t.Error("no accumulator saturates at shift 1: the case does not test saturation")
+	}
+	// tstore.q from i32 to an i16 tensor: refused.
+	src := strings.Replace(string(readTestdata(t, "testdata/quant_shift.pto")), "tmov.q %m1, %c", "tstore.q @S1[0, 0], %c", 1)
+	_, _, err = runObj(t, assemble(t, src), Options{})
+	if err == nil || !strings.Contains(err.Error(), "CheckAcc2gm") {
+		t.Errorf("tstore.q i32→i16: err %v, want the CheckAcc2gm refusal", err)
+	}
+	noteExecuted(asm.OpTmovQ)
+	noteExecuted(asm.OpTmovFp)
 }
 
 // TestImg2colDtypes reads timg2col's L0A tile back through a matmul by the
@@ -577,4 +660,13 @@ kernel k : aic {
 			}
 		})
 	}
+}
+
+func readTestdata(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
