@@ -67,7 +67,7 @@ func defsImg() {
 		"the value timg2col writes where the window falls in the padding")
 	def("set_img2col_rpt", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{scalar("stride"), scalar("time"), scalar("mode")},
-		"load3d repeat register (stride, time, mode); timg2col's extent comes from its destination's valid shape, and a repeat time above 1 is refused")
+		"load3d repeat register (stride, time, mode); timg2col's extent comes from its destination's valid shape, and a repeat time above 1 is refused: a2a3/TImg2col.hpp sizes one load by the destination and only A5's repeat word places later repeats (dstStride, dstMposition)")
 	// TImg2col.hpp: img2colv2_cbuf_to_ca, an MTE1 load from L1 to L0A.
 	def("timg2col", FamMove, PipeMTE1, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocLeft), tileR("src", LocMat), scalar("posm"), scalar("posk")},

@@ -319,7 +319,9 @@ func execImg2col(op *asm.COp, args []Operand, s *ExecScratch) error {
 		return fmt.Errorf("no setfmatrix before it (the FMATRIX register gives the map's height and width)")
 	}
 	if rg.rptTime > 1 {
-		return fmt.Errorf("set_img2col_rpt repeat time %d: repeated loads are not modelled (TImg2col.hpp sizes the load by the destination)", rg.rptTime)
+		// Refused, not guessed: no source ptoasm follows says where the
+		// repeats after the first land on A2/A3.
+		return fmt.Errorf("set_img2col_rpt repeat time %d: only 1 is modelled; pto-isa's A2/A3 TIMG2COL sizes its one load by the destination (a2a3/TImg2col.hpp at 3186c381: stepM and stepK from its valid shape), the A2/A3 repeat word has no destination stride or position (A5's SetRepeat adds dstStride and dstMposition, a5/TImg2col.hpp), and the CPU reference ignores the repeat (cpu/TImg2col.hpp), so where later repeats land is not defined", rg.rptTime)
 	}
 	switch d.dt {
 	case asm.I8, asm.F16, asm.BF16, asm.F32:

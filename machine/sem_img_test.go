@@ -670,3 +670,33 @@ func readTestdata(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestImg2colRepeatRefused: a set_img2col_rpt repeat time above 1 is
+// refused at the timg2col that would use it, with the sources that leave
+// the later repeats' placement undefined on A2/A3; 0 and 1 run.
+func TestImg2colRepeatRefused(t *testing.T) {
+	src := func(rpt int) string {
+		return fmt.Sprintf(`gm F : f16 [16, 16] = expr(i + j)
+kernel k : aic {
+    tile %%fm : mat f16 [16, 16]
+    tile %%a : left f16 [16, 16]
+    tload %%fm, @F[0, 0]
+    setfmatrix 4, 4, 0, 0, 0, 0
+    set_img2col_rpt 0, %d, 0
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    timg2col %%a, %%fm, 0, 0
+}
+launch ranks=1 { run k blocks=1 }
+`, rpt)
+	}
+	for _, rpt := range []int{0, 1, 2, 255} {
+		_, _, err := runObj(t, assemble(t, src(rpt)), Options{})
+		switch {
+		case rpt <= 1 && err != nil:
+			t.Errorf("repeat %d: %v", rpt, err)
+		case rpt > 1 && (err == nil || !strings.Contains(err.Error(), "a2a3/TImg2col.hpp") || !strings.Contains(err.Error(), "dstStride")):
+			t.Errorf("repeat %d: err %v, want the refusal citing its sources", rpt, err)
+		}
+	}
+}
