@@ -49,7 +49,7 @@ func defsImg() {
 	// loaded on MTE2 (or a Row scatter's written by MTE3) needs a flag to S.
 	def("mgather", FamTile, PipeS, CostScalar, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("table"), tileR("idx", LocVec)},
-		"dst[r, :] = table[idx[r], :] (#coalesce=row, idx [1, R]) or dst[r, c] = table[idx[r, c]] over the table flattened from its first element (#coalesce=elem); #oob remaps an index past the table (a2a3/MGather.hpp; the scalar first waits for V and MTE3, Elem also MTE2: an index tile loaded on MTE2 needs set_flag MTE2, S)").
+		"dst[r, :] = table[idx[r], :] (#coalesce=row, idx [1, R]) or dst[r, c] = table[idx[r, c]] over the table flattened from its first element (#coalesce=elem); an nz table takes an NZ tile; #oob remaps an index past the table (a2a3/MGather.hpp; the scalar first waits for V and MTE3, Elem also MTE2: an index tile loaded on MTE2 needs set_flag MTE2, S)").
 		with(attrCoalesce, attrGatherOOB)
 	def("mscatter", FamTile, PipeS, CostScalar, aivOnly,
 		[]OperandSpec{gmW("table"), tileR("src", LocVec), tileR("idx", LocVec)},

@@ -80,10 +80,17 @@ type gmIndexed struct {
 	t          *asm.TensorInfo
 	buf        *memory.Buffer
 	es         int64
-	start      int64 // the table's first element, in elements from the tensor's start
+	start      int64 // ND: the table's first element, in elements from the tensor's start
 	cols, rows int64 // the tensor as a matrix
 	capacity   int64 // rows from start (Row) or elements from start (Elem)
 	tileName   string
+	// nz: an NZ table (and NZ data tile), MGather.hpp's MGatherRowNzImpl /
+	// MGatherElemNzImpl: lay is its layout, r0 its first row (a whole
+	// fractal row, column 0), c0n its C0 (elements per 32 bytes).
+	nz  bool
+	lay memory.Layout2D
+	r0  int64
+	c0n int64
 }
 
 func openIndexed(op *asm.COp, args []Operand, gather bool) (g gmIndexed, err error) {
@@ -118,37 +125,154 @@ func openIndexed(op *asm.COp, args []Operand, gather bool) (g gmIndexed, err err
 	g.t, g.buf = o.GM, o.Buf
 	l := memory.GMLayout(g.t)
 	g.es = int64(g.t.DType.Size())
-	// MGather.hpp also takes NZ tables with NZ tiles; only ND is modelled.
-	if l.Kind != memory.ND {
-		return g, fmt.Errorf("@%s is %v: only ND tables are modelled", g.t.Name, l.Kind)
-	}
 	if g.t.DType != g.tile.dt {
 		return g, fmt.Errorf("@%s is %v but %%%s is %v (the table's and the tile's dtypes must match)", g.t.Name, g.t.DType, g.tileName, g.tile.dt)
 	}
 	if g.idx.dt != asm.I32 && g.idx.dt != asm.U32 {
 		return g, fmt.Errorf("the index tile %%%s is %v; A2/A3 takes int32 or uint32 indices", args[2].Tile.Name, g.idx.dt)
 	}
+	if g.idx.l.Kind != memory.ND {
+		return g, fmt.Errorf("the index tile %%%s is %v; A2/A3 takes a row-major (ND) index tile (MGather.hpp MGatherCheck)", args[2].Tile.Name, g.idx.l.Kind)
+	}
 	if g.tile.dt.Size() == 8 {
 		return g, fmt.Errorf("%v elements: A2/A3 moves 8-, 16- and 32-bit elements", g.tile.dt)
 	}
 	g.rows, g.cols = int64(l.Rows), int64(l.Cols)
+	// MGatherCheck pairs an ND table with an ND (row-major) tile and an NZ
+	// table with an NZ tile of 512-byte fractals.
+	tl := g.tile.l
+	switch {
+	case l.Kind == memory.ND && tl.Kind != memory.ND:
+		return g, fmt.Errorf("@%s is ND but %%%s is %v: A2/A3 pairs an ND table with a row-major tile, an NZ table with an NZ tile (MGather.hpp MGatherCheck)", g.t.Name, g.tileName, tl.Kind)
+	case l.Kind == memory.NZ:
+		if tl.Kind != memory.NZ || tl.Fractal != 0 && tl.Fractal != 512 {
+			return g, fmt.Errorf("@%s is NZ but %%%s is %v: A2/A3 pairs an NZ table with an NZ tile of 512-byte fractals (MGather.hpp MGatherCheck)", g.t.Name, g.tileName, tl.Kind)
+		}
+		return g, g.openNZ(o, l)
+	case l.Kind != memory.ND:
+		return g, fmt.Errorf("@%s is %v: A2/A3 takes ND or NZ tables (MGather.hpp MGatherCheck)", g.t.Name, l.Kind)
+	}
 	g.start = o.Off / g.es
 	if g.elem {
 		g.capacity = g.rows*g.cols - g.start
-		if g.idx.rows != g.tile.rows || g.idx.cols != g.tile.cols {
-			return g, fmt.Errorf("#coalesce=elem: index tile valid [%d, %d] must equal the data tile's [%d, %d]", g.idx.rows, g.idx.cols, g.tile.rows, g.tile.cols)
-		}
-		return g, nil
+		return g, g.elemShape()
 	}
 	r0, c0 := g.start/g.cols, g.start%g.cols
 	g.capacity = g.rows - r0
 	if c0+int64(g.tile.cols) > g.cols {
 		return g, fmt.Errorf("a row of %d elements from column %d passes @%s's %d columns", g.tile.cols, c0, g.t.Name, g.cols)
 	}
-	if g.idx.rows != 1 || g.idx.cols != g.tile.rows {
-		return g, fmt.Errorf("#coalesce=row: index tile valid [%d, %d] must be [1, %d], one index per row", g.idx.rows, g.idx.cols, g.tile.rows)
+	return g, g.rowShape()
+}
+
+func (g *gmIndexed) elemShape() error {
+	if g.idx.rows != g.tile.rows || g.idx.cols != g.tile.cols {
+		return fmt.Errorf("#coalesce=elem: index tile valid [%d, %d] must equal the data tile's [%d, %d]", g.idx.rows, g.idx.cols, g.tile.rows, g.tile.cols)
 	}
-	return g, nil
+	return nil
+}
+
+func (g *gmIndexed) rowShape() error {
+	if g.idx.rows != 1 || g.idx.cols != g.tile.rows {
+		return fmt.Errorf("#coalesce=row: index tile valid [%d, %d] must be [1, %d], one index per row", g.idx.rows, g.idx.cols, g.tile.rows)
+	}
+	return nil
+}
+
+// openNZ checks an NZ table against MGatherCheck's NZ rules (whole 16-row
+// fractals, C0 = 32 bytes of elements; the tile's rows a multiple of 16 and
+// its columns of C0) and finds its first row. The table is the tensor's
+// matrix from a fractal row boundary, column 0: pto-isa's NZ GlobalTensor
+// is whole fractals. A Row move copies whole table rows
+// (MGatherRowNzImpl's bursts cover every column block), so the tile's valid
+// columns are the table's.
+func (g *gmIndexed) openNZ(o *Operand, l memory.Layout2D) error {
+	g.nz, g.lay = true, l
+	g.c0n = 32 / g.es
+	tl := g.tile.l
+	if g.rows%16 != 0 || g.cols%g.c0n != 0 {
+		return fmt.Errorf("the NZ table @%s is [%d, %d]: A2/A3 takes whole fractals, rows a multiple of 16 and columns of %d (MGather.hpp MGatherCheck: staticShape[3] == 16, staticShape[4] == 32 / sizeof(T))", g.t.Name, g.rows, g.cols, g.c0n)
+	}
+	if tl.Rows%16 != 0 || int64(tl.Cols)%g.c0n != 0 {
+		return fmt.Errorf("the NZ tile %%%s is [%d, %d]: A2/A3 takes rows a multiple of 16 and columns of %d (MGather.hpp MGatherCheck)", g.tileName, tl.Rows, tl.Cols, g.c0n)
+	}
+	mb := l.Footprint()
+	if o.Off < 0 || o.Off >= mb || o.Off%g.es != 0 {
+		return fmt.Errorf("the NZ table @%s must start in its first matrix", g.t.Name)
+	}
+	br, bc := l.Box()
+	boxB := int64(br*bc) * g.es
+	in := (o.Off % boxB) / g.es
+	nbr := int64((l.Rows + br - 1) / br)
+	box := o.Off / boxB
+	r0, c0 := (box%nbr)*int64(br)+in/int64(bc), (box/nbr)*int64(bc)+in%int64(bc)
+	if c0 != 0 || r0%16 != 0 {
+		return fmt.Errorf("the NZ table @%s starts at [%d, %d]: it must start at column 0 on a fractal row (a multiple of 16)", g.t.Name, r0, c0)
+	}
+	g.r0 = r0
+	if g.elem {
+		g.capacity = (g.rows - r0) * g.cols
+		return g.elemShape()
+	}
+	g.capacity = g.rows - r0
+	if int64(g.tile.cols) != g.cols {
+		return fmt.Errorf("#coalesce=row on an NZ table moves whole rows (MGatherRowNzImpl): %%%s's valid columns are %d, @%s has %d", g.tileName, g.tile.cols, g.t.Name, g.cols)
+	}
+	return g.rowShape()
+}
+
+// runs calls f for each contiguous run of table elements unit k (a row in
+// Row mode, an element in Elem mode, k after remapping) covers: j is the
+// run's first column of the data tile's row (Row) or 0 (Elem), off its
+// byte offset in the tensor, n its length in elements. An ND row is one
+// run; an NZ row is a run per column block (MGatherRowMultiDma's bursts of
+// C0 elements).
+func (g *gmIndexed) runs(k int64, f func(j int, off, n int64) error) error {
+	switch {
+	case !g.nz && g.elem:
+		return f(0, (g.start+k)*g.es, 1)
+	case !g.nz:
+		return f(0, (g.start+k*g.cols)*g.es, int64(g.tile.cols))
+	case g.elem:
+		return f(0, g.lay.Offset(int(g.r0+k/g.cols), int(k%g.cols)), 1)
+	}
+	for cb := int64(0); cb < g.cols; cb += g.c0n {
+		if err := f(int(cb), g.lay.Offset(int(g.r0+k), int(cb)), g.c0n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// order calls f for each position (r, c) of the data tile the walk visits,
+// in the header's order: row-major, one position per row in Row mode; an
+// NZ Elem walk goes by column block, then row, then column in the block
+// (MGatherElemNzImpl, MScatterElemNzImpl), which decides the last write of
+// a scatter whose indices collide.
+func (g *gmIndexed) order(f func(r, c int) error) error {
+	d := &g.tile
+	if !g.elem {
+		for r := 0; r < d.rows; r++ {
+			if err := f(r, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	bw := d.cols
+	if g.nz {
+		bw = int(g.c0n)
+	}
+	for cb := 0; cb < d.cols; cb += bw {
+		for r := 0; r < d.rows; r++ {
+			for c := cb; c < min(cb+bw, d.cols); c++ {
+				if err := f(r, c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // remap applies #oob to index x: the element (or row) to access and whether
@@ -169,8 +293,12 @@ func (g *gmIndexed) remap(x int64, pos string) (int64, bool, error) {
 	if g.elem {
 		unit = "elements"
 	}
-	return 0, false, fmt.Errorf("index %d at %s is outside the table (@%s from element %d: %d %s); #oob=undefined requires every index in range",
-		x, pos, g.t.Name, g.start, g.capacity, unit)
+	from := fmt.Sprintf("element %d", g.start)
+	if g.nz {
+		from = fmt.Sprintf("row %d", g.r0)
+	}
+	return 0, false, fmt.Errorf("index %d at %s is outside the table (@%s from %s: %d %s); #oob=undefined requires every index in range",
+		x, pos, g.t.Name, from, g.capacity, unit)
 }
 
 // index reads the index at (r, c) as pto-isa does, a uint32: a negative
@@ -187,31 +315,42 @@ func execMGather(op *asm.COp, args []Operand, s *ExecScratch) error {
 		return fmt.Errorf("the table @%s is empty from element %d", g.t.Name, g.start)
 	}
 	d := &g.tile
-	for r := 0; r < d.rows; r++ {
-		for c := 0; c < d.cols; c++ {
-			if !g.elem && c > 0 {
-				break
+	if g.nz && !g.elem && g.oob == "zero" {
+		// MGatherRowNzImpl zeroes the tile first, then copies the rows in
+		// range (rows past the valid region, which it zeroes too, are not
+		// the op's to write here).
+		for r := 0; r < d.rows; r++ {
+			for c := 0; c < d.cols; c++ {
+				d.setBits(r, c, 0)
 			}
-			// Row: one index per row, idx[0, r]; Elem: idx[r, c].
-			k, ok, err := g.remap(g.index(pick(g.elem, r, 0), pick(g.elem, c, r)), idxPos(g.elem, r, c))
-			if err != nil {
-				return err
-			}
-			n, off := int64(1), (g.start+k)*g.es
+		}
+	}
+	err = g.order(func(r, c int) error {
+		// Row: one index per row, idx[0, r]; Elem: idx[r, c].
+		k, ok, err := g.remap(g.index(pick(g.elem, r, 0), pick(g.elem, c, r)), idxPos(g.elem, r, c))
+		if err != nil {
+			return err
+		}
+		if !ok { // #oob=zero
+			n := 1
 			if !g.elem {
-				n, off = int64(d.cols), (g.start+k*g.cols)*g.es
+				n = d.cols
 			}
-			if !ok { // #oob=zero
-				for j := 0; j < int(n); j++ {
-					d.setBits(r, c+j, 0)
-				}
-				continue
+			for j := 0; j < n; j++ {
+				d.setBits(r, c+j, 0)
 			}
-			if err := g.rowIO(off, n, func(j int, a int64) { d.setBits(r, c+j, loadBits(g.buf.Data, a, g.es)) }); err != nil {
+			return nil
+		}
+		return g.runs(k, func(j int, off, n int64) error {
+			if err := g.rowIO(off, n, func(i int, a int64) { d.setBits(r, c+j+i, loadBits(g.buf.Data, a, g.es)) }); err != nil {
 				return err
 			}
 			s.img.note(off, off+n*g.es)
-		}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
 	}
 	d.written()
 	return nil
@@ -241,32 +380,21 @@ func execMScatter(op *asm.COp, args []Operand, s *ExecScratch) error {
 			storeBits(g.buf.Data, a, g.es, memory.EncodeInt(g.t.DType, memory.DecodeInt(g.t.DType, old)+src.i(r, c)))
 		}
 	}
-	for r := 0; r < src.rows; r++ {
-		for c := 0; c < src.cols; c++ {
-			if !g.elem && c > 0 {
-				break
-			}
-			x := g.index(pick(g.elem, r, 0), pick(g.elem, c, r))
-			k, ok, err := g.remap(x, idxPos(g.elem, r, c))
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			n, off := int64(1), (g.start+k)*g.es
-			if !g.elem {
-				n, off = int64(src.cols), (g.start+k*g.cols)*g.es
-			}
-			row := r
-			if err := g.rowIO(off, n, func(j int, a int64) { put(row, c+j, a) }); err != nil {
+	return g.order(func(r, c int) error {
+		x := g.index(pick(g.elem, r, 0), pick(g.elem, c, r))
+		k, ok, err := g.remap(x, idxPos(g.elem, r, c))
+		if err != nil || !ok {
+			return err
+		}
+		return g.runs(k, func(j int, off, n int64) error {
+			if err := g.rowIO(off, n, func(i int, a int64) { put(r, c+j+i, a) }); err != nil {
 				return err
 			}
 			g.buf.Written(off, n*g.es)
 			s.img.note(off, off+n*g.es)
-		}
-	}
-	return nil
+			return nil
+		})
+	})
 }
 
 // rowIO touches n elements of the table from byte off (committing sparse
@@ -900,20 +1028,25 @@ func (c *core) indexedSpans(e *entry, out []Access, ran bool) []Access {
 }
 
 // indexedCost is the row DMAs' time on their pipe: one transfer of a row
-// per index.
+// per index, a burst per 32-byte column block from an NZ table
+// (MGatherRowMultiDma's nBurst).
 func (p *pipeState) indexedCost(e *entry) int64 {
 	m := p.c.m
 	gather := e.op.Info.Op == asm.OpMgather
-	ti := 0
+	ti, gi := 0, 1
 	src, dst := asm.GM, asm.UB
 	if !gather {
-		ti, src, dst = 1, asm.UB, asm.GM
+		ti, gi, src, dst = 1, 0, asm.UB, asm.GM
 	}
 	t := e.args[ti].Tile
 	path, _ := pipes.DMAPathFor(src, dst)
 	row := int64(t.VCols * t.DType.Size())
+	bursts := 1
+	if g := e.args[gi].GM; g != nil && g.Layout == asm.LayoutNZ {
+		bursts = int(max(row/32, 1))
+	}
 	m.bytes[path] += int64(t.VRows) * row
-	return max(int64(t.VRows)*m.prof.DMACycles(path, row, 1), 1)
+	return max(int64(t.VRows)*m.prof.DMACycles(path, row, bursts), 1)
 }
 
 // setRegs runs a configuration write on the scalar: a new register
