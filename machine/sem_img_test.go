@@ -917,6 +917,7 @@ func TestMGatherNZRefusals(t *testing.T) {
 		{"dn table", "dn", "", "[0, 0]", "takes ND or NZ tables"},
 		{"nz table from column 16", "nz", " layout(blayout=col, slayout=row)", "[0, 16]", "must start at column 0"},
 		{"nz row narrower than the table", "nz", " valid [16, 32] layout(blayout=col, slayout=row)", "[0, 0]", "moves whole rows"},
+		{"nz index tile", "nz", " layout(blayout=col, slayout=row)", "[0, 0] #coalesce=elem nzidx", "row-major (ND) index tile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fmt.Sprintf(`gm T : f16 [32, 64] %s = fill(1)
@@ -931,6 +932,11 @@ kernel k : aiv {
 }
 launch ranks=1 { run k blocks=1 }
 `, tc.table, tc.tile, tc.at)
+			if strings.HasSuffix(tc.at, " nzidx") {
+				// An Elem gather whose [16, 64] index tile is NZ.
+				src = strings.NewReplacer(" #coalesce=elem nzidx, %i", ", %i #coalesce=elem", "tile %i : vec i32 [1, 16]", "tile %i : vec i32 [16, 64] layout(blayout=col, slayout=row)",
+					"gm I : i32 [1, 16]", "gm I : i32 [16, 64] nz").Replace(src)
+			}
 			_, _, err := runObj(t, assemble(t, src), Options{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v, want %q", err, tc.want)
