@@ -29,23 +29,31 @@ var (
 	// the register's sign bit 46 (SetQuantScalar.hpp), which picks the
 	// saturation range [-128, 127] or [0, 255].
 	attrQuantOut = attrDomain{key: "out", kind: attrWord, words: []string{"i8", "u8", "f16", "bf16"}}
+	// attrQuantShift is the QUANT_PRE word's shift field, bits 32..35: an
+	// i32→i16 move (SHIFTS322S16) shifts right by the field plus one
+	// (include/pto/cpu/common.hpp quantize_element). pto-isa's TMOV with a
+	// preQuantScalar takes the whole word; SET_QUANT_SCALAR's float cannot
+	// hold the field, so here it is an attribute of set_quant_scalar.
+	attrQuantShift = attrDomain{key: "shift", kind: attrConst, lo: 0, hi: 15}
 	// attrQuant picks which fixpipe quantisation register a move applies.
 	attrQuant = attrDomain{key: "quant", kind: attrWord, words: []string{"scalar", "vector"}}
 )
 
 func defsImg() {
-	// MGather.hpp / MScatter.hpp (A2/A3 VEC-CORE): a scalar walk. The header
-	// waits for V and MTE3 (and MTE2 in Elem mode) on the scalar, reads the
-	// index tile on the scalar, moves a row per index with MTE2/MTE3 DMAs
-	// (Row) or an element per scalar load/store (Elem), then makes V, MTE2
-	// and MTE3 wait for it: no author barrier is needed around it.
+	// MGather.hpp / MScatter.hpp (A2/A3 VEC-CORE, 3186c381): a scalar walk.
+	// The header waits on the scalar for V and MTE3 (gather Row), V and MTE2
+	// (scatter Row) or all three (Elem), reads the index tile on the scalar,
+	// moves a row per index with MTE2/MTE3 DMAs (Row) or an element per
+	// scalar load/store (Elem), then makes V, MTE2 and MTE3 wait for it. So
+	// no author barrier is needed after it, but a Row gather's index tile
+	// loaded on MTE2 (or a Row scatter's written by MTE3) needs a flag to S.
 	def("mgather", FamTile, PipeS, CostScalar, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("table"), tileR("idx", LocVec)},
-		"dst[r, :] = table[idx[r], :] (#coalesce=row, idx [1, R]) or dst[r, c] = table[idx[r, c]] over the table flattened from its first element (#coalesce=elem); #oob remaps an index past the table (a2a3/MGather.hpp; the scalar drains the pipes first)").
+		"dst[r, :] = table[idx[r], :] (#coalesce=row, idx [1, R]) or dst[r, c] = table[idx[r, c]] over the table flattened from its first element (#coalesce=elem); an nz table takes an NZ tile; #oob remaps an index past the table (a2a3/MGather.hpp; the scalar first waits for V and MTE3, Elem also MTE2: an index tile loaded on MTE2 needs set_flag MTE2, S)").
 		with(attrCoalesce, attrGatherOOB)
 	def("mscatter", FamTile, PipeS, CostScalar, aivOnly,
 		[]OperandSpec{gmW("table"), tileR("src", LocVec), tileR("idx", LocVec)},
-		"table[idx[r], :] = src[r, :] (#coalesce=row) or table[idx[r, c]] = src[r, c] (#coalesce=elem), in row-major order so the last write wins; #atomic=add accumulates; #oob=skip drops an index past the table (a2a3/MScatter.hpp; the scalar drains the pipes first)").
+		"table[idx[r], :] = src[r, :] (#coalesce=row) or table[idx[r, c]] = src[r, c] (#coalesce=elem), in row-major order so the last write wins; #atomic=add accumulates; #oob=skip drops an index past the table (a2a3/MScatter.hpp; the scalar first waits for V and MTE2, Elem also MTE3)").
 		with(attrCoalesce, attrScatterOOB, attrAtomic)
 
 	// IMG2COL configuration: scalar writes of the FMATRIX, padding and repeat
@@ -59,7 +67,7 @@ func defsImg() {
 		"the value timg2col writes where the window falls in the padding")
 	def("set_img2col_rpt", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{scalar("stride"), scalar("time"), scalar("mode")},
-		"load3d repeat register (stride, time, mode); timg2col's extent comes from its destination's valid shape, and a repeat time above 1 is refused")
+		"load3d repeat register (stride, time, mode); timg2col's extent comes from its destination's valid shape, and a repeat time above 1 is refused: a2a3/TImg2col.hpp sizes one load by the destination and only A5's repeat word places later repeats (dstStride, dstMposition)")
 	// TImg2col.hpp: img2colv2_cbuf_to_ca, an MTE1 load from L1 to L0A.
 	def("timg2col", FamMove, PipeMTE1, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocLeft), tileR("src", LocMat), scalar("posm"), scalar("posk")},
@@ -70,8 +78,8 @@ func defsImg() {
 	// SetQuantVector.hpp set_fpc).
 	def("set_quant_scalar", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{floatImm("scale")},
-		"QUANT_PRE register: the f32 scale later #quant=scalar moves apply; #out=i8 (default) or u8 sets the saturation range of an 8-bit output").
-		with(attrQuantOut)
+		"QUANT_PRE register: the f32 scale later #quant=scalar moves apply; #out=i8 (default) or u8 sets the saturation range of an 8-bit output; #shift=N (bits 32..35) makes an i32→i16 move shift right by N+1").
+		with(attrQuantOut, attrQuantShift)
 	def("set_quant_vector", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{tileR("fp", LocScaling)},
 		"FPC register: the scaling tile (u64 per column) later #quant=vector moves apply")

@@ -28,7 +28,7 @@ func (m *Machine) deadlock() *DeadlockError {
 				d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p.p},
 					Op: e.op, Reason: describeUnitWait(e, p.p)})
 				d.Names = append(d.Names, c.vname)
-				links = append(links, waitLink{c: c, pipe: p.p, unit: true})
+				links = append(links, waitLink{c: c, pipe: p.p, head: e, unit: true})
 				continue
 			}
 			if e == nil || !p.waiting || e.kind != enWaitFlag {
@@ -63,8 +63,8 @@ type waitLink struct {
 	c    *core
 	pipe asm.Pipe
 	head *entry
-	// unit: the head is a mad or FIX read waiting on an L0C unit flag,
-	// which only the other of M and FIX can change.
+	// unit: the head is a mad or FIX read waiting on an L0C unit flag
+	// (head is that entry), which only the other of M and FIX can change.
 	unit bool
 }
 
@@ -74,10 +74,13 @@ type waitLink struct {
 // scalar with a full queue waits for that pipe; a scalar at kernel end or at
 // pipe_barrier ALL waits for its busy pipes; a wait whose set is not queued
 // waits for its scalar when that scalar still has instructions to issue
-// (stopped by a full queue). Everything else is a root: a wait no set will
-// ever satisfy (none queued and the scalar has nothing left to issue), a wait
-// whose only queued set was issued after it (nothing primes it: the set is
-// the next round's), or a wait on another core (ffts_wait, twait, syncall).
+// (stopped by a full queue). An L0C unit-flag wait (a FIX read before its
+// final mad, a mad before the final FIX read that frees its tile) is a wait
+// whose set is that entry on the other pipe (unitWait). Everything else is a
+// root: a wait no set will ever satisfy (none queued and the scalar has
+// nothing left to issue), a wait whose only queued set was issued after it
+// (nothing primes it: the set is the next round's), or a wait on another core
+// (ffts_wait, twait, syncall).
 // Entries are then ordered by their distance to a root, ties in the report's
 // core/pipe order; entries of a cycle that reaches no root stay last in that
 // order. Everything read here (queue contents, issue order, scalar state) is
@@ -125,16 +128,42 @@ func (d *DeadlockError) rootFirst(links []waitLink) {
 			add(i, c, asm.PipeS)
 		}
 	}
+	// unitWait is flagWait for an L0C unit flag (unitflag.go): a FIX read
+	// waits for a final mad of its tile to publish it, a mad for a final FIX
+	// read of its tile to release it. The hand-off is queued on the other
+	// pipe when an entry of that kind for the same tile is; one issued after
+	// the wait is the next round's (the wait reads a publication or release
+	// meant to come before it), so the wait is a root, as a flag wait whose
+	// only queued set was issued after it is.
+	unitWait := func(i int, c *core, head *entry, p asm.Pipe) {
+		other := asm.PipeFIX
+		if p == asm.PipeFIX {
+			other = asm.PipeM
+		}
+		key, _ := unitKey(head, p)
+		if op := c.pipes[other]; op != nil {
+			for k := 0; k < op.q.Len(); k++ {
+				e := op.q.At(k)
+				if e.kind != enExec || e.xop == nil || e.xop.Unit != asm.UnitFinal {
+					continue
+				}
+				if ek, t := unitKey(e, other); t == nil || ek != key {
+					continue
+				}
+				if head.seq == 0 || e.seq < head.seq {
+					add(i, c, other)
+				}
+				return
+			}
+		}
+		if c.state == scQueueFull && c.waitPipe != nil && c.waitPipe.p != p {
+			add(i, c, asm.PipeS)
+		}
+	}
 	for i, l := range links {
 		c := l.c
 		if l.unit {
-			other := asm.PipeFIX
-			if l.pipe == asm.PipeFIX {
-				other = asm.PipeM
-			}
-			if op := c.pipes[other]; op != nil && !op.idle() {
-				add(i, c, other)
-			}
+			unitWait(i, c, l.head, l.pipe)
 			continue
 		}
 		if l.head != nil {

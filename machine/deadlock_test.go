@@ -16,6 +16,9 @@ func TestDeadlockRootFirst(t *testing.T) {
 		body string
 		want []string // "PIPE:LINE" in report order, root first; "S:0" is any scalar line
 		root int      // how many leading entries are roots
+		// cube: the body runs on an AIC with %a, %b, %c (left, right,
+		// acc); else on an AIV with %x.
+		cube bool
 	}{
 		{
 			// V waits for a set queued behind MTE2's wait, whose set is
@@ -98,12 +101,51 @@ func TestDeadlockRootFirst(t *testing.T) {
 			want: []string{"MTE2:5", "S:7"},
 			root: 1,
 		},
+		// An L0C unit-flag wait is a wait like a flag's (unitWait): its
+		// "set" is the other pipe's final entry for the same acc tile, and
+		// one issued after the wait is the next round's, so the wait is the
+		// root and the flag wait blocked behind it is not. Before, a unit
+		// wait pointed at the other pipe whenever it was busy, and these
+		// cycles had no root.
+		{
+			// The store waits for a final mad issued after it, behind M's
+			// wait for a set queued behind the store.
+			name: "store before its final mad",
+			body: `
+    tmatmul %c, %a, %b #unit=partial
+    tstore @C[0, 0], %c #unit=final
+    set_flag FIX, M, 0
+    wait_flag FIX, M, 0
+    tmatmul.acc %c, %a, %b #unit=final`,
+			want: []string{"FIX:7", "M:9", "S:0"},
+			root: 1,
+			cube: true,
+		},
+		{
+			// The second mad waits for the final store that frees %c, which
+			// is issued after it, behind FIX's wait for a set queued behind
+			// the mad.
+			name: "mad before the release",
+			body: `
+    tmatmul %c, %a, %b #unit=final
+    tmatmul %c, %a, %b #unit=partial
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    tstore @C[0, 0], %c #unit=final`,
+			want: []string{"M:7", "FIX:9", "S:0"},
+			root: 1,
+			cube: true,
+		},
 	}
 	for _, tc := range tests {
 		for _, observe := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/observe=%v", tc.name, observe), func(t *testing.T) {
-				src := "gm X : f32 [16, 64] = zero\ngm Y : f32 [16, 64] = zero\nkernel k : aiv {\n    tile %x : vec f32 [16, 64]" +
-					tc.body + "\n}\nlaunch ranks=1 { run k blocks=1 }\n"
+				head := "gm X : f32 [16, 64] = zero\ngm Y : f32 [16, 64] = zero\nkernel k : aiv {\n    tile %x : vec f32 [16, 64]"
+				if tc.cube {
+					head = "gm C : f32 [16, 16] = zero\nkernel k : aic {\n    tile %a : left f16 [16, 16]\n" +
+						"    tile %b : right f16 [16, 16]\n    tile %c : acc f32 [16, 16]"
+				}
+				src := head + tc.body + "\n}\nlaunch ranks=1 { run k blocks=1 }\n"
 				opt := Options{}
 				if observe {
 					opt.Observers = []Observer{&recorder{kinds: map[EventKind]bool{EvDeadlock: true}}}

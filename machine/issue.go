@@ -11,6 +11,9 @@ const (
 	mEntry     microKind = iota // push e onto pipe's queue
 	mDrain                      // pipe_barrier ALL on the scalar
 	mCrossWait                  // ffts_wait e.id on the scalar
+	mSetS                       // set_flag e.flag from the scalar
+	mWaitS                      // wait_flag e.flag on the scalar
+	mIndexed                    // mgather/mscatter's scalar walk (sem_img.go)
 )
 
 // micro is one step a composite instruction (tput, tget, tpush, tpop, tnotify)
@@ -45,6 +48,18 @@ func (c *core) issueMicro() bool {
 		}
 	case mCrossWait:
 		if !c.crossWait(mc.e.op, int(mc.e.id)) {
+			return false
+		}
+	case mSetS:
+		if !c.scalarSetFlag(mc.e.op, mc.e.flag) {
+			return false
+		}
+	case mWaitS:
+		if !c.scalarWaitFlag(mc.e.op, mc.e.flag) {
+			return false
+		}
+	case mIndexed:
+		if !c.indexedScalar(mc) {
 			return false
 		}
 	case mEntry:
@@ -126,6 +141,12 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 		if m := c.m; m.plainIssues {
 			c.emitIssue(e.op, ps.p, false)
 		}
+	} else if x := e.xop; x != nil && x.Unit != asm.UnitNone {
+		// Numbered without observers too, as flags are (flagSeq): a
+		// deadlock report tells a unit wait's own hand-off from the next
+		// round's by it (rootFirst).
+		c.issued++
+		e.seq = c.issued
 	}
 	ps.kick(e.ready)
 	c.tick()
@@ -317,7 +338,7 @@ func (c *core) issue(op *asm.COp) bool {
 	case asm.OpTprint:
 		return c.tprint(op)
 	case asm.OpMgather, asm.OpMscatter:
-		return c.indexedGM(op)
+		return c.composite(op, c.indexedGM(op))
 	case asm.OpSetfmatrix, asm.OpSetImg2colPadding, asm.OpSetImg2colRpt, asm.OpSetQuantScalar, asm.OpSetQuantVector:
 		return c.setRegs(op)
 	case asm.OpTimg2col, asm.OpTstoreQ, asm.OpTmovQ:
@@ -700,14 +721,7 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 	f := Flag{Src: src, Dst: dst, ID: int32(id)}
 	if set {
 		if src == asm.PipeS {
-			if !c.syncTime() {
-				return false
-			}
-			var tmp entry
-			tmp.op, tmp.flag, tmp.iter = op, f, c.iter
-			c.fireFlag(&tmp, asm.PipeS, c.t)
-			c.tick()
-			return m.err == nil
+			return c.scalarSetFlag(op, f)
 		}
 		e := c.push(op, src, enSetFlag)
 		if e == nil {
@@ -719,30 +733,7 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 		return true
 	}
 	if dst == asm.PipeS {
-		if !c.syncTime() {
-			return false
-		}
-		if !c.flags.Test(src, dst, int(id)) {
-			if c.state != scFlag {
-				c.beginStall(op)
-			}
-			c.state = scFlag
-			c.flagWait = f
-			c.waitOp = op
-			return false
-		}
-		c.flags.Clear(src, dst, int(id))
-		if c.state == scFlag {
-			c.endStall("wait_flag")
-		}
-		c.state = scRunning
-		if m.emitting {
-			e := m.event(EvFlagWait, c, asm.PipeS, op)
-			e.Flag = f
-			m.emit()
-		}
-		c.tick()
-		return true
+		return c.scalarWaitFlag(op, f)
 	}
 	e := c.push(op, dst, enWaitFlag)
 	if e == nil {
@@ -751,6 +742,49 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 	e.flag = f
 	c.flagSeq(e)
 	c.pushed(c.pipes[dst], e)
+	return true
+}
+
+// scalarSetFlag is set_flag with source S: it fires at once, in program
+// order.
+func (c *core) scalarSetFlag(op *asm.COp, f Flag) bool {
+	if !c.syncTime() {
+		return false
+	}
+	var tmp entry
+	tmp.op, tmp.flag, tmp.iter = op, f, c.iter
+	c.fireFlag(&tmp, asm.PipeS, c.t)
+	c.tick()
+	return c.m.err == nil
+}
+
+// scalarWaitFlag is wait_flag with destination S: the scalar stops until
+// the flag is set (it is retried when fireFlag resumes it), then clears it.
+func (c *core) scalarWaitFlag(op *asm.COp, f Flag) bool {
+	m := c.m
+	if !c.syncTime() {
+		return false
+	}
+	if !c.flags.Test(f.Src, f.Dst, int(f.ID)) {
+		if c.state != scFlag {
+			c.beginStall(op)
+		}
+		c.state = scFlag
+		c.flagWait = f
+		c.waitOp = op
+		return false
+	}
+	c.flags.Clear(f.Src, f.Dst, int(f.ID))
+	if c.state == scFlag {
+		c.endStall("wait_flag")
+	}
+	c.state = scRunning
+	if m.emitting {
+		e := m.event(EvFlagWait, c, asm.PipeS, op)
+		e.Flag = f
+		m.emit()
+	}
+	c.tick()
 	return true
 }
 

@@ -27,6 +27,7 @@ const (
 	exLoad                  // LoadTile(args[0], args[1])
 	exStore                 // StoreTile(args[0], args[1], atomic)
 	exNone
+	exIndexed // Execute(xop, args): mgather/mscatter's row DMAs (sem_img.go)
 )
 
 // maxArgs bounds an instruction's operands (tmatmul.bias has 4, tsel 4).
@@ -372,7 +373,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		deferred := m.prof.RemoteVisibility == pipes.VisibleAtDSB && e.remote >= 0 && c.hideRemote(e)
 		var err error
 		switch e.eff {
-		case exExecute:
+		case exExecute, exIndexed:
 			c.scratch.Env = &c.env
 			c.scratch.img.op = e.regs
 			if e.hasEnv {
@@ -405,7 +406,13 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		ev.Step = e.step
 		ev.Iter = e.iter
 		ev.Accesses = c.accesses(e, ev.Accesses[:0])
+		if e.eff == exIndexed {
+			ev.Accesses = c.indexedSpans(e, ev.Accesses, pl == nil && m.dataOp(e.op))
+		}
 		m.emit()
+	}
+	if e.eff == exIndexed && e.op.Info.Op == asm.OpMscatter && m.dataOp(e.op) {
+		m.gmWritten(int(e.argRank[0]))
 	}
 	// A GM write may satisfy a spinning twait on the written rank.
 	if pl != nil {
@@ -447,6 +454,9 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	// #init can change an operand's access per instance, and with it the direction.
 	if pl == nil || pl.initAttr >= 0 || pl.varShape {
+		if e.eff == exIndexed {
+			return p.indexedCost(e)
+		}
 		src, dst, bytes, rows := dmaShape(e)
 		return p.dmaCost(e, start, src, dst, bytes, rows)
 	}

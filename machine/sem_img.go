@@ -80,10 +80,17 @@ type gmIndexed struct {
 	t          *asm.TensorInfo
 	buf        *memory.Buffer
 	es         int64
-	start      int64 // the table's first element, in elements from the tensor's start
+	start      int64 // ND: the table's first element, in elements from the tensor's start
 	cols, rows int64 // the tensor as a matrix
 	capacity   int64 // rows from start (Row) or elements from start (Elem)
 	tileName   string
+	// nz: an NZ table (and NZ data tile), MGather.hpp's MGatherRowNzImpl /
+	// MGatherElemNzImpl: lay is its layout, r0 its first row (a whole
+	// fractal row, column 0), c0n its C0 (elements per 32 bytes).
+	nz  bool
+	lay memory.Layout2D
+	r0  int64
+	c0n int64
 }
 
 func openIndexed(op *asm.COp, args []Operand, gather bool) (g gmIndexed, err error) {
@@ -118,37 +125,154 @@ func openIndexed(op *asm.COp, args []Operand, gather bool) (g gmIndexed, err err
 	g.t, g.buf = o.GM, o.Buf
 	l := memory.GMLayout(g.t)
 	g.es = int64(g.t.DType.Size())
-	// MGather.hpp also takes NZ tables with NZ tiles; only ND is modelled.
-	if l.Kind != memory.ND {
-		return g, fmt.Errorf("@%s is %v: only ND tables are modelled", g.t.Name, l.Kind)
-	}
 	if g.t.DType != g.tile.dt {
 		return g, fmt.Errorf("@%s is %v but %%%s is %v (the table's and the tile's dtypes must match)", g.t.Name, g.t.DType, g.tileName, g.tile.dt)
 	}
 	if g.idx.dt != asm.I32 && g.idx.dt != asm.U32 {
 		return g, fmt.Errorf("the index tile %%%s is %v; A2/A3 takes int32 or uint32 indices", args[2].Tile.Name, g.idx.dt)
 	}
+	if g.idx.l.Kind != memory.ND {
+		return g, fmt.Errorf("the index tile %%%s is %v; A2/A3 takes a row-major (ND) index tile (MGather.hpp MGatherCheck)", args[2].Tile.Name, g.idx.l.Kind)
+	}
 	if g.tile.dt.Size() == 8 {
 		return g, fmt.Errorf("%v elements: A2/A3 moves 8-, 16- and 32-bit elements", g.tile.dt)
 	}
 	g.rows, g.cols = int64(l.Rows), int64(l.Cols)
+	// MGatherCheck pairs an ND table with an ND (row-major) tile and an NZ
+	// table with an NZ tile of 512-byte fractals.
+	tl := g.tile.l
+	switch {
+	case l.Kind == memory.ND && tl.Kind != memory.ND:
+		return g, fmt.Errorf("@%s is ND but %%%s is %v: A2/A3 pairs an ND table with a row-major tile, an NZ table with an NZ tile (MGather.hpp MGatherCheck)", g.t.Name, g.tileName, tl.Kind)
+	case l.Kind == memory.NZ:
+		if tl.Kind != memory.NZ || tl.Fractal != 0 && tl.Fractal != 512 {
+			return g, fmt.Errorf("@%s is NZ but %%%s is %v: A2/A3 pairs an NZ table with an NZ tile of 512-byte fractals (MGather.hpp MGatherCheck)", g.t.Name, g.tileName, tl.Kind)
+		}
+		return g, g.openNZ(o, l)
+	case l.Kind != memory.ND:
+		return g, fmt.Errorf("@%s is %v: A2/A3 takes ND or NZ tables (MGather.hpp MGatherCheck)", g.t.Name, l.Kind)
+	}
 	g.start = o.Off / g.es
 	if g.elem {
 		g.capacity = g.rows*g.cols - g.start
-		if g.idx.rows != g.tile.rows || g.idx.cols != g.tile.cols {
-			return g, fmt.Errorf("#coalesce=elem: index tile valid [%d, %d] must equal the data tile's [%d, %d]", g.idx.rows, g.idx.cols, g.tile.rows, g.tile.cols)
-		}
-		return g, nil
+		return g, g.elemShape()
 	}
 	r0, c0 := g.start/g.cols, g.start%g.cols
 	g.capacity = g.rows - r0
 	if c0+int64(g.tile.cols) > g.cols {
 		return g, fmt.Errorf("a row of %d elements from column %d passes @%s's %d columns", g.tile.cols, c0, g.t.Name, g.cols)
 	}
-	if g.idx.rows != 1 || g.idx.cols != g.tile.rows {
-		return g, fmt.Errorf("#coalesce=row: index tile valid [%d, %d] must be [1, %d], one index per row", g.idx.rows, g.idx.cols, g.tile.rows)
+	return g, g.rowShape()
+}
+
+func (g *gmIndexed) elemShape() error {
+	if g.idx.rows != g.tile.rows || g.idx.cols != g.tile.cols {
+		return fmt.Errorf("#coalesce=elem: index tile valid [%d, %d] must equal the data tile's [%d, %d]", g.idx.rows, g.idx.cols, g.tile.rows, g.tile.cols)
 	}
-	return g, nil
+	return nil
+}
+
+func (g *gmIndexed) rowShape() error {
+	if g.idx.rows != 1 || g.idx.cols != g.tile.rows {
+		return fmt.Errorf("#coalesce=row: index tile valid [%d, %d] must be [1, %d], one index per row", g.idx.rows, g.idx.cols, g.tile.rows)
+	}
+	return nil
+}
+
+// openNZ checks an NZ table against MGatherCheck's NZ rules (whole 16-row
+// fractals, C0 = 32 bytes of elements; the tile's rows a multiple of 16 and
+// its columns of C0) and finds its first row. The table is the tensor's
+// matrix from a fractal row boundary, column 0: pto-isa's NZ GlobalTensor
+// is whole fractals. A Row move copies whole table rows
+// (MGatherRowNzImpl's bursts cover every column block), so the tile's valid
+// columns are the table's.
+func (g *gmIndexed) openNZ(o *Operand, l memory.Layout2D) error {
+	g.nz, g.lay = true, l
+	g.c0n = 32 / g.es
+	tl := g.tile.l
+	if g.rows%16 != 0 || g.cols%g.c0n != 0 {
+		return fmt.Errorf("the NZ table @%s is [%d, %d]: A2/A3 takes whole fractals, rows a multiple of 16 and columns of %d (MGather.hpp MGatherCheck: staticShape[3] == 16, staticShape[4] == 32 / sizeof(T))", g.t.Name, g.rows, g.cols, g.c0n)
+	}
+	if tl.Rows%16 != 0 || int64(tl.Cols)%g.c0n != 0 {
+		return fmt.Errorf("the NZ tile %%%s is [%d, %d]: A2/A3 takes rows a multiple of 16 and columns of %d (MGather.hpp MGatherCheck)", g.tileName, tl.Rows, tl.Cols, g.c0n)
+	}
+	mb := l.Footprint()
+	if o.Off < 0 || o.Off >= mb || o.Off%g.es != 0 {
+		return fmt.Errorf("the NZ table @%s must start in its first matrix", g.t.Name)
+	}
+	br, bc := l.Box()
+	boxB := int64(br*bc) * g.es
+	in := (o.Off % boxB) / g.es
+	nbr := int64((l.Rows + br - 1) / br)
+	box := o.Off / boxB
+	r0, c0 := (box%nbr)*int64(br)+in/int64(bc), (box/nbr)*int64(bc)+in%int64(bc)
+	if c0 != 0 || r0%16 != 0 {
+		return fmt.Errorf("the NZ table @%s starts at [%d, %d]: it must start at column 0 on a fractal row (a multiple of 16)", g.t.Name, r0, c0)
+	}
+	g.r0 = r0
+	if g.elem {
+		g.capacity = (g.rows - r0) * g.cols
+		return g.elemShape()
+	}
+	g.capacity = g.rows - r0
+	if int64(g.tile.cols) != g.cols {
+		return fmt.Errorf("#coalesce=row on an NZ table moves whole rows (MGatherRowNzImpl): %%%s's valid columns are %d, @%s has %d", g.tileName, g.tile.cols, g.t.Name, g.cols)
+	}
+	return g.rowShape()
+}
+
+// runs calls f for each contiguous run of table elements unit k (a row in
+// Row mode, an element in Elem mode, k after remapping) covers: j is the
+// run's first column of the data tile's row (Row) or 0 (Elem), off its
+// byte offset in the tensor, n its length in elements. An ND row is one
+// run; an NZ row is a run per column block (MGatherRowMultiDma's bursts of
+// C0 elements).
+func (g *gmIndexed) runs(k int64, f func(j int, off, n int64) error) error {
+	switch {
+	case !g.nz && g.elem:
+		return f(0, (g.start+k)*g.es, 1)
+	case !g.nz:
+		return f(0, (g.start+k*g.cols)*g.es, int64(g.tile.cols))
+	case g.elem:
+		return f(0, g.lay.Offset(int(g.r0+k/g.cols), int(k%g.cols)), 1)
+	}
+	for cb := int64(0); cb < g.cols; cb += g.c0n {
+		if err := f(int(cb), g.lay.Offset(int(g.r0+k), int(cb)), g.c0n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// order calls f for each position (r, c) of the data tile the walk visits,
+// in the header's order: row-major, one position per row in Row mode; an
+// NZ Elem walk goes by column block, then row, then column in the block
+// (MGatherElemNzImpl, MScatterElemNzImpl), which decides the last write of
+// a scatter whose indices collide.
+func (g *gmIndexed) order(f func(r, c int) error) error {
+	d := &g.tile
+	if !g.elem {
+		for r := 0; r < d.rows; r++ {
+			if err := f(r, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	bw := d.cols
+	if g.nz {
+		bw = int(g.c0n)
+	}
+	for cb := 0; cb < d.cols; cb += bw {
+		for r := 0; r < d.rows; r++ {
+			for c := cb; c < min(cb+bw, d.cols); c++ {
+				if err := f(r, c); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // remap applies #oob to index x: the element (or row) to access and whether
@@ -169,8 +293,12 @@ func (g *gmIndexed) remap(x int64, pos string) (int64, bool, error) {
 	if g.elem {
 		unit = "elements"
 	}
-	return 0, false, fmt.Errorf("index %d at %s is outside the table (@%s from element %d: %d %s); #oob=undefined requires every index in range",
-		x, pos, g.t.Name, g.start, g.capacity, unit)
+	from := fmt.Sprintf("element %d", g.start)
+	if g.nz {
+		from = fmt.Sprintf("row %d", g.r0)
+	}
+	return 0, false, fmt.Errorf("index %d at %s is outside the table (@%s from %s: %d %s); #oob=undefined requires every index in range",
+		x, pos, g.t.Name, from, g.capacity, unit)
 }
 
 // index reads the index at (r, c) as pto-isa does, a uint32: a negative
@@ -187,31 +315,42 @@ func execMGather(op *asm.COp, args []Operand, s *ExecScratch) error {
 		return fmt.Errorf("the table @%s is empty from element %d", g.t.Name, g.start)
 	}
 	d := &g.tile
-	for r := 0; r < d.rows; r++ {
-		for c := 0; c < d.cols; c++ {
-			if !g.elem && c > 0 {
-				break
+	if g.nz && !g.elem && g.oob == "zero" {
+		// MGatherRowNzImpl zeroes the tile first, then copies the rows in
+		// range (rows past the valid region, which it zeroes too, are not
+		// the op's to write here).
+		for r := 0; r < d.rows; r++ {
+			for c := 0; c < d.cols; c++ {
+				d.setBits(r, c, 0)
 			}
-			// Row: one index per row, idx[0, r]; Elem: idx[r, c].
-			k, ok, err := g.remap(g.index(pick(g.elem, r, 0), pick(g.elem, c, r)), idxPos(g.elem, r, c))
-			if err != nil {
-				return err
-			}
-			n, off := int64(1), (g.start+k)*g.es
+		}
+	}
+	err = g.order(func(r, c int) error {
+		// Row: one index per row, idx[0, r]; Elem: idx[r, c].
+		k, ok, err := g.remap(g.index(pick(g.elem, r, 0), pick(g.elem, c, r)), idxPos(g.elem, r, c))
+		if err != nil {
+			return err
+		}
+		if !ok { // #oob=zero
+			n := 1
 			if !g.elem {
-				n, off = int64(d.cols), (g.start+k*g.cols)*g.es
+				n = d.cols
 			}
-			if !ok { // #oob=zero
-				for j := 0; j < int(n); j++ {
-					d.setBits(r, c+j, 0)
-				}
-				continue
+			for j := 0; j < n; j++ {
+				d.setBits(r, c+j, 0)
 			}
-			if err := g.rowIO(off, n, func(j int, a int64) { d.setBits(r, c+j, loadBits(g.buf.Data, a, g.es)) }); err != nil {
+			return nil
+		}
+		return g.runs(k, func(j int, off, n int64) error {
+			if err := g.rowIO(off, n, func(i int, a int64) { d.setBits(r, c+j+i, loadBits(g.buf.Data, a, g.es)) }); err != nil {
 				return err
 			}
 			s.img.note(off, off+n*g.es)
-		}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
 	}
 	d.written()
 	return nil
@@ -241,32 +380,21 @@ func execMScatter(op *asm.COp, args []Operand, s *ExecScratch) error {
 			storeBits(g.buf.Data, a, g.es, memory.EncodeInt(g.t.DType, memory.DecodeInt(g.t.DType, old)+src.i(r, c)))
 		}
 	}
-	for r := 0; r < src.rows; r++ {
-		for c := 0; c < src.cols; c++ {
-			if !g.elem && c > 0 {
-				break
-			}
-			x := g.index(pick(g.elem, r, 0), pick(g.elem, c, r))
-			k, ok, err := g.remap(x, idxPos(g.elem, r, c))
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			n, off := int64(1), (g.start+k)*g.es
-			if !g.elem {
-				n, off = int64(src.cols), (g.start+k*g.cols)*g.es
-			}
-			row := r
-			if err := g.rowIO(off, n, func(j int, a int64) { put(row, c+j, a) }); err != nil {
+	return g.order(func(r, c int) error {
+		x := g.index(pick(g.elem, r, 0), pick(g.elem, c, r))
+		k, ok, err := g.remap(x, idxPos(g.elem, r, c))
+		if err != nil || !ok {
+			return err
+		}
+		return g.runs(k, func(j int, off, n int64) error {
+			if err := g.rowIO(off, n, func(i int, a int64) { put(r, c+j+i, a) }); err != nil {
 				return err
 			}
 			g.buf.Written(off, n*g.es)
 			s.img.note(off, off+n*g.es)
-		}
-	}
-	return nil
+			return nil
+		})
+	})
 }
 
 // rowIO touches n elements of the table from byte off (committing sparse
@@ -319,7 +447,9 @@ func execImg2col(op *asm.COp, args []Operand, s *ExecScratch) error {
 		return fmt.Errorf("no setfmatrix before it (the FMATRIX register gives the map's height and width)")
 	}
 	if rg.rptTime > 1 {
-		return fmt.Errorf("set_img2col_rpt repeat time %d: repeated loads are not modelled (TImg2col.hpp sizes the load by the destination)", rg.rptTime)
+		// Refused, not guessed: no source ptoasm follows says where the
+		// repeats after the first land on A2/A3.
+		return fmt.Errorf("set_img2col_rpt repeat time %d: only 1 is modelled; pto-isa's A2/A3 TIMG2COL sizes its one load by the destination (a2a3/TImg2col.hpp at 3186c381: stepM and stepK from its valid shape), the A2/A3 repeat word has no destination stride or position (A5's SetRepeat adds dstStride and dstMposition, a5/TImg2col.hpp), and the CPU reference ignores the repeat (cpu/TImg2col.hpp), so where later repeats land is not defined", rg.rptTime)
 	}
 	switch d.dt {
 	case asm.I8, asm.F16, asm.BF16, asm.F32:
@@ -448,7 +578,12 @@ func openQuant(op *asm.COp, args []Operand, fpArg int, s *ExecScratch) (q quantP
 // +offset rounds. An i32→f16 result saturates to ±65504; an f32→f16 one
 // saturates when finite (inf and NaN pass: the saturate-inf control bit is
 // clear by default). A NaN into an 8-bit integer gives 0 (the C++ cast is
-// undefined there). The pairs are GetScalarPreQuantMode's and
+// undefined there). i32→i16 (SHIFTS322S16, VSHIFTS322S16) ignores the scale:
+// x shifts right arithmetically by bits 32..35 plus one and saturates to
+// [-32768, 32767], as pto-isa's reference generator does
+// (tests/cpu/st/testcase/textract_quant/gen_data.py apply_quant_element:
+// np.clip); common.hpp casts to int16_t before its clamp, which wraps
+// instead, and is not followed. The pairs are GetScalarPreQuantMode's and
 // GetVectorPreQuantMode's; others are refused.
 func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, error) {
 	mode := ""
@@ -461,13 +596,19 @@ func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, err
 		mode = "f16"
 	case !vector && from == asm.F32 && to == asm.BF16:
 		mode = "bf16"
+	case from == asm.I32 && to == asm.I16:
+		mode = "shift"
 	}
 	if mode == "" {
 		kind := "scalar"
 		if vector {
 			kind = "vector"
 		}
-		return 0, fmt.Errorf("no %s quantisation from %v to %v on A2/A3 (pto-isa GetScalarPreQuantMode/GetVectorPreQuantMode; the i32→i16 shift modes are not modelled)", kind, from, to)
+		return 0, fmt.Errorf("no %s quantisation from %v to %v on A2/A3 (pto-isa a2a3/common.hpp GetScalarPreQuantMode/GetVectorPreQuantMode)", kind, from, to)
+	}
+	if mode == "shift" {
+		v := int64(x) >> ((w>>32)&0xF + 1)
+		return memory.EncodeInt(to, max(-32768, min(32767, v))), nil
 	}
 	scale := math.Float32frombits(uint32(w))
 	if vector {
@@ -534,6 +675,11 @@ func execStoreQuant(op *asm.COp, args []Operand, s *ExecScratch) error {
 	g, err := gmView(&args[0], src.rows, src.cols)
 	if err != nil {
 		return err
+	}
+	if src.dt == asm.I32 && g.dt == asm.I16 {
+		// GetScalarPreQuantMode names SHIFTS322S16 for a GM int16_t too, but
+		// TSTORE's check refuses it before the mode is used.
+		return fmt.Errorf("a quantised TSTORE from i32 writes int8, uint8 or half on A2/A3 (a2a3/TStore.hpp CheckAcc2gm at 3186c381); the i32→i16 shift is for moves into L1 (tmov.q, tmov.fp, textract.fp, tinsert.fp: a2a3/common.hpp CheckTMovAccToMat)")
 	}
 	atomic := false
 	if a, ok := op.Attr("atomic"); ok {
@@ -627,19 +773,61 @@ func quantCopy(d, src *view, q *quantParams, pc int, atomic bool) error {
 
 // ---- The engine's side ----
 
-// indexedGM runs mgather/mscatter as MGather.hpp/MScatter.hpp do on an
-// AIV: a scalar walk. The header first waits for V and MTE3 (Elem mode also
-// MTE2) on the scalar, and afterwards makes V, MTE2 and MTE3 wait for the
-// scalar and the row DMAs; here the scalar drains every pipe (so a Row
-// gather also waits for an MTE2 load still in flight, which the header does
-// not: the one difference), then does the whole walk itself, so every later
-// instruction is ordered after it. The detector sees the index tile read,
-// the data tile, and exactly the GM bytes the indices chose.
+// indexedWaits are the pipes whose earlier work the scalar waits for
+// (PtoSetWaitFlag<P, PIPE_S>, event 0) before it reads the first index, as
+// pto-isa's a2a3 headers do at 3186c381: MGatherRowImpl waits for V and
+// MTE3 only, since its row DMAs queue on MTE2 behind any load still in
+// flight, which must not be the index tile's (the scalar reads that
+// itself); MScatterRowImpl waits for V and MTE2, its DMAs queueing on MTE3;
+// the Elem forms move every element on the scalar and wait for all three.
+func indexedWaits(gather, elem bool) []asm.Pipe {
+	switch {
+	case elem:
+		return []asm.Pipe{asm.PipeV, asm.PipeMTE3, asm.PipeMTE2}
+	case gather:
+		return []asm.Pipe{asm.PipeV, asm.PipeMTE3}
+	}
+	return []asm.Pipe{asm.PipeV, asm.PipeMTE2}
+}
+
+// indexedSync appends PtoSetWaitFlag<src, dst>() (event 0) to the
+// expansion: the set on src's queue (at once when src is the scalar), the
+// wait on dst's (the scalar stops when dst is S).
+func (c *core) indexedSync(op *asm.COp, src, dst asm.Pipe) {
+	if src == asm.PipeS {
+		mc := c.addMicro(mSetS, asm.PipeS)
+		mc.e.op, mc.e.flag = op, Flag{Src: src, Dst: dst}
+	} else {
+		c.microFlag(op, true, src, dst, 0)
+	}
+	if dst == asm.PipeS {
+		mc := c.addMicro(mWaitS, asm.PipeS)
+		mc.e.op, mc.e.flag = op, Flag{Src: src, Dst: dst}
+	} else {
+		c.microFlag(op, false, src, dst, 0)
+	}
+}
+
+// indexedGM expands mgather/mscatter into the steps of pto-isa's a2a3
+// MGather.hpp/MScatter.hpp (3186c381) on an AIV, each with the header's own
+// event-0 flags, so that the detector sees exactly the waits the library
+// makes and no other:
+//
+//   - Row (MGatherRowImpl, MScatterRowImpl): the scalar waits for the pipes
+//     of indexedWaits, reads the indices (a scalar read of the index tile)
+//     and starts a DMA per row on MTE2 (gather: GM→UB) or MTE3 (scatter:
+//     UB→GM), modelled as one queue entry for all rows. Afterwards a gather
+//     makes V and MTE3 wait for MTE2 and for the scalar; a scatter waits
+//     for MTE3 on the scalar (after each row when plain, once when atomic;
+//     one entry, so once), and makes V and MTE2 wait for MTE3.
+//   - Elem (MGatherElemImpl, MScatterElemImpl): the scalar waits for V,
+//     MTE3 and MTE2, moves every element itself, then makes the three pipes
+//     wait for it.
+//
+// The detector sees the index tile read, the data tile, and exactly the GM
+// bytes the indices chose.
 func (c *core) indexedGM(op *asm.COp) bool {
 	m := c.m
-	if !c.drainAll(op) {
-		return false
-	}
 	gather := op.Info.Op == asm.OpMgather
 	gi, ti := 1, 0
 	if !gather {
@@ -649,35 +837,136 @@ func (c *core) indexedGM(op *asm.COp) bool {
 		m.fail(c.faultK(FaultBadOperand, op, asm.PipeS, "%s needs a tile, a GM table and an index tile", op.Info.Name))
 		return false
 	}
-	var e entry
-	e.reset(enExec, op, c.t, c.entryIter())
-	for i := range op.Args {
-		e.args = append(e.args, Operand{})
-		e.access[i] = op.Info.Operands[i].Access
-		if !c.resolveArg(op, &op.Args[i], &e.args[i], &e, i, 1, 1, nil) {
-			return false
-		}
-	}
-	e.access[gi] = asm.AccNone // reported below, byte for byte
-	st := &c.scratch.img
-	st.gm = st.gm[:0]
-	ran := m.dataOp(op)
-	if ran {
-		c.scratch.Env = &c.env
-		if err := Execute(op, e.args, c.scratch); err != nil {
-			m.fail(c.execErr(op, asm.PipeS, err))
-			return false
-		}
-	}
-	// Row: the scalar reads an index and starts a DMA of the row; Elem: a
-	// scalar UB read, a scalar GM access and a scalar UB write per element
-	// (docs/isa/MGATHER.md: DMA bursts cannot serve single elements).
-	t, g := op.Args[ti].Tile, op.Args[gi].GM
-	r := int(e.argRank[gi])
 	elem := false
 	if a, ok := op.Attr("coalesce"); ok {
 		elem = strings.EqualFold(a.Word, "elem")
 	}
+	atomic := false
+	if a, ok := op.Attr("atomic"); ok {
+		atomic = strings.EqualFold(a.Word, "add")
+	}
+	dma := asm.PipeMTE2
+	if !gather {
+		dma = asm.PipeMTE3
+	}
+	for _, p := range [...]asm.Pipe{asm.PipeV, asm.PipeMTE2, asm.PipeMTE3} {
+		if c.pipes[p] == nil {
+			m.fail(c.faultK(FaultUnsupported, op, asm.PipeS, "%s runs on an AIV: this %s core has no %s pipe", op.Info.Name, c.kind, p))
+			return false
+		}
+	}
+	// The steps hold pointers into their own entries (resolveArg's views):
+	// room for all of them first, so that no append moves the slice.
+	c.micro, c.mi = c.micro[:0], 0
+	if cap(c.micro) < 32 {
+		c.micro = make([]micro, 0, 32)
+	}
+	for _, p := range indexedWaits(gather, elem) {
+		c.indexedSync(op, p, asm.PipeS)
+	}
+	if !gather && !elem {
+		c.indexedSync(op, asm.PipeS, asm.PipeMTE3)
+	}
+	// The scalar's step: the whole walk (Elem) or the index reads (Row).
+	sc := c.addMicro(mIndexed, asm.PipeS)
+	if !c.indexedArgs(op, &sc.e, gi, elem) {
+		return false
+	}
+	switch {
+	case elem:
+		for _, p := range [...]asm.Pipe{asm.PipeV, asm.PipeMTE2, asm.PipeMTE3} {
+			c.indexedSync(op, asm.PipeS, p)
+		}
+	case gather:
+		dm := c.addMicro(mEntry, dma)
+		if !c.indexedDMA(op, &dm.e, gi, "mgather.rows") {
+			return false
+		}
+		c.indexedSync(op, asm.PipeS, asm.PipeMTE2)
+		c.indexedSync(op, asm.PipeMTE2, asm.PipeV)
+		c.indexedSync(op, asm.PipeMTE2, asm.PipeMTE3)
+		c.indexedSync(op, asm.PipeS, asm.PipeV)
+		c.indexedSync(op, asm.PipeS, asm.PipeMTE3)
+	default:
+		dm := c.addMicro(mEntry, dma)
+		if !c.indexedDMA(op, &dm.e, gi, "mscatter.rows") {
+			return false
+		}
+		c.indexedSync(op, asm.PipeMTE3, asm.PipeS)
+		if atomic {
+			c.indexedSync(op, asm.PipeS, asm.PipeV)
+			c.indexedSync(op, asm.PipeS, asm.PipeMTE2)
+		}
+		c.indexedSync(op, asm.PipeMTE3, asm.PipeV)
+		c.indexedSync(op, asm.PipeMTE3, asm.PipeMTE2)
+	}
+	return true
+}
+
+// indexedArgs resolves the operands of the scalar's step into e. The
+// scalar reads the index tile; in Elem mode it also moves the data itself
+// (the data tile and the GM bytes are its accesses), in Row mode the DMA
+// step does.
+func (c *core) indexedArgs(op *asm.COp, e *entry, gi int, elem bool) bool {
+	e.op, e.xop = op, op
+	e.args = e.args[:0]
+	for i := range op.Args {
+		e.args = append(e.args, Operand{})
+		e.access[i] = op.Info.Operands[i].Access
+		if !elem && i != 2 {
+			e.access[i] = asm.AccNone
+		}
+		if !c.resolveArg(op, &op.Args[i], &e.args[i], e, i, 1, 1, nil) {
+			return false
+		}
+	}
+	e.access[gi] = asm.AccNone // reported byte for byte (indexedSpans)
+	return true
+}
+
+// indexedDMA fills the row DMAs' queue entry: the data tile and the GM
+// bytes the indices choose; the index tile is the scalar's read. The data
+// effect runs when the entry completes and reads the indices then: in a
+// program that orders the index tile's writer before the scalar, as the
+// header requires, they are the values the scalar read (a program that does
+// not gets its RAW from the detector, not wrong rows).
+func (c *core) indexedDMA(op *asm.COp, e *entry, gi int, step string) bool {
+	if !c.indexedArgs(op, e, gi, true) {
+		return false
+	}
+	e.access[2] = asm.AccNone
+	e.eff, e.step = exIndexed, step
+	return true
+}
+
+// indexedScalar runs the scalar's step of an mgather/mscatter expansion:
+// in Elem mode the whole walk, element by element (a scalar UB read, a
+// scalar GM access and a scalar UB write per element; docs/isa/MGATHER.md:
+// DMA bursts cannot serve single elements); in Row mode the index reads
+// and the DMA starts, the rows themselves moving on the DMA step.
+func (c *core) indexedScalar(mc *micro) bool {
+	m := c.m
+	e := &mc.e
+	op := e.op
+	gather := op.Info.Op == asm.OpMgather
+	gi, ti := 1, 0
+	if !gather {
+		gi, ti = 0, 1
+	}
+	elem := e.access[ti] != asm.AccNone
+	ran := false
+	if elem {
+		c.scratch.img.gm = c.scratch.img.gm[:0]
+		if ran = m.dataOp(op); ran {
+			c.scratch.Env = &c.env
+			if err := Execute(op, e.args, c.scratch); err != nil {
+				m.fail(c.execErr(op, asm.PipeS, err))
+				return false
+			}
+		}
+	}
+	t := op.Args[ti].Tile
+	r := int(e.argRank[gi])
 	prof := m.prof
 	var d int64
 	if elem {
@@ -687,42 +976,77 @@ func (c *core) indexedGM(op *asm.COp) bool {
 		}
 		d = int64(t.VRows*t.VCols) * (prof.ScalarCycles(k, c.hops(r)) + 2*prof.ScalarCycles(pipes.ScalarOp, 0))
 	} else {
-		src, dst := asm.GM, asm.UB
-		if !gather {
-			src, dst = dst, src
-		}
-		path, _ := pipes.DMAPathFor(src, dst)
-		d = int64(t.VRows) * (prof.DMACycles(path, int64(t.VCols*t.DType.Size()), 1) + prof.ScalarCycles(pipes.ScalarOp, 0))
+		d = int64(t.VRows) * prof.ScalarCycles(pipes.ScalarOp, 0)
 	}
 	start := c.t
 	c.charge(max(d, 1))
-	if !gather && ran {
+	if elem && !gather && ran {
 		m.gmWritten(r)
 	}
 	if m.emitting {
 		ev := m.event(EvExec, c, asm.PipeS, op)
 		ev.Start, ev.End, ev.Cycle = start, c.t, start
 		ev.Issue = c.issued
-		ev.Accesses = c.accesses(&e, ev.Accesses[:0])
-		base := m.ranks[r].gm[g.Index].base
-		atomic := false
-		if a, ok := op.Attr("atomic"); ok {
-			atomic = strings.EqualFold(a.Word, "add")
-		}
-		x := Access{Space: asm.GM, Rank: int32(r), Core: -1, Tensor: g, Write: !gather, Atomic: !gather && atomic,
-			ReadOnly: gather && m.readOnly[g.Index]}
-		spans := st.gm
-		if !ran {
-			// Without data the indices are unknown: the table from its start.
-			spans = []gmSpan{{e.args[gi].Off, g.Bytes}}
-		}
-		for _, s := range spans {
-			x.Lo, x.Hi = base+s.lo, base+s.hi
-			ev.Accesses = append(ev.Accesses, x)
+		ev.Accesses = c.accesses(e, ev.Accesses[:0])
+		if elem {
+			ev.Accesses = c.indexedSpans(e, ev.Accesses, ran)
 		}
 		m.emit()
 	}
 	return true
+}
+
+// indexedSpans appends the GM accesses of an mgather/mscatter: exactly the
+// bytes its indices chose (imgState.gm, from the run of its data effect),
+// or without data, whose indices are unknown, the table from its start.
+func (c *core) indexedSpans(e *entry, out []Access, ran bool) []Access {
+	m := c.m
+	op := e.op
+	gather := op.Info.Op == asm.OpMgather
+	gi := 1
+	if !gather {
+		gi = 0
+	}
+	g := op.Args[gi].GM
+	r := int(e.argRank[gi])
+	base := m.ranks[r].gm[g.Index].base
+	atomic := false
+	if a, ok := op.Attr("atomic"); ok {
+		atomic = strings.EqualFold(a.Word, "add")
+	}
+	x := Access{Space: asm.GM, Rank: int32(r), Core: -1, Tensor: g, Write: !gather, Atomic: !gather && atomic,
+		ReadOnly: gather && m.readOnly[g.Index]}
+	spans := c.scratch.img.gm
+	if !ran {
+		spans = []gmSpan{{e.args[gi].Off, g.Bytes}}
+	}
+	for _, s := range spans {
+		x.Lo, x.Hi = base+s.lo, base+s.hi
+		out = append(out, x)
+	}
+	return out
+}
+
+// indexedCost is the row DMAs' time on their pipe: one transfer of a row
+// per index, a burst per 32-byte column block from an NZ table
+// (MGatherRowMultiDma's nBurst).
+func (p *pipeState) indexedCost(e *entry) int64 {
+	m := p.c.m
+	gather := e.op.Info.Op == asm.OpMgather
+	ti, gi := 0, 1
+	src, dst := asm.GM, asm.UB
+	if !gather {
+		ti, gi, src, dst = 1, 0, asm.UB, asm.GM
+	}
+	t := e.args[ti].Tile
+	path, _ := pipes.DMAPathFor(src, dst)
+	row := int64(t.VCols * t.DType.Size())
+	bursts := 1
+	if g := e.args[gi].GM; g != nil && g.Layout == asm.LayoutNZ {
+		bursts = int(max(row/32, 1))
+	}
+	m.bytes[path] += int64(t.VRows) * row
+	return max(int64(t.VRows)*m.prof.DMACycles(path, row, bursts), 1)
 }
 
 // setRegs runs a configuration write on the scalar: a new register
@@ -782,6 +1106,9 @@ func (c *core) setRegs(op *asm.COp) bool {
 			w |= 1 << 46
 		case "u8":
 			w &^= 1 << 46
+		}
+		if a, ok := op.Attr("shift"); ok {
+			w |= uint64(a.Val.Eval(&c.env)&0xF) << 32
 		}
 		nr.quantSet, nr.quantPre = true, w
 	case asm.OpSetQuantVector:

@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -484,7 +485,16 @@ func TestFixQuantEdges(t *testing.T) {
 		{"scalar scale full precision", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), false, 65, ""},
 		{"vector scale truncated", 64, asm.F32, asm.I8, sc(1+1.0/128+1.0/2048, true), true, 64, ""},
 		{"no vector f32 to f16", 1, asm.F32, asm.F16, sc(1, false), true, 0, "no vector quantisation"},
-		{"no i32 to i16", 1, asm.I32, asm.I16, sc(1, false), false, 0, "not modelled"},
+		{"no f32 to i16", 1, asm.F32, asm.I16, sc(1, false), false, 0, "no scalar quantisation"},
+		// i32→i16: the scale is not used; shift right by bits 32..35 plus one,
+		// arithmetic (floor), then saturate.
+		{"i32 to i16 shift 1", 1001, asm.I32, asm.I16, sc(7, false), false, 500, ""},
+		{"i32 to i16 negative floors", -1001, asm.I32, asm.I16, sc(1, false), false, -501, ""},
+		{"i32 to i16 field 15 shifts 16", 1<<20 + 5, asm.I32, asm.I16, sc(1, false) | 15<<32, false, 16, ""},
+		{"i32 to i16 saturates high", 1 << 30, asm.I32, asm.I16, sc(1, false) | 2<<32, false, 32767, ""},
+		{"i32 to i16 saturates low", -(1 << 30), asm.I32, asm.I16, sc(1, false) | 2<<32, true, -32768, ""},
+		{"i32 to i16 max int", math.MaxInt32, asm.I32, asm.I16, sc(1, false) | 15<<32, true, 32767, ""},
+		{"i32 to i16 min int", math.MinInt32, asm.I32, asm.I16, sc(1, false) | 15<<32, true, -32768, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := fixQuant(tc.x, tc.from, tc.to, tc.w, tc.vector)
@@ -505,6 +515,79 @@ func TestFixQuantEdges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFixQuantShift runs the i32→i16 shift modes end to end: an int8 GEMM's
+// accumulator (sums past ±2^15, both signs) moved into L1 through the scalar
+// register (#shift absent: field 0; #shift=9) and the scaling tile (field
+// j%16 for column j, with scale and offset bits that must not matter), each
+// checked against the sum computed here, shifted and clamped as pto-isa's
+// reference generator does (textract_quant/gen_data.py). A quantised tstore
+// to i16 is refused, as a2a3/TStore.hpp's CheckAcc2gm refuses it.
+func TestFixQuantShift(t *testing.T) {
+	obj := assembleFile(t, "testdata/quant_shift.pto")
+	m, err := New(obj, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pbuf, _ := m.TensorData("P", 0)
+	for n := 0; n < 32; n++ {
+		w := uint64(n%16)<<32 | uint64(math.Float32bits(3)) | uint64(n)<<37 | 1<<46
+		if err := pbuf.StoreBits(asm.U64, int64(n)*8, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := readGM(t, m, "S1")
+	s2, _ := readGM(t, m, "S2")
+	s3, _ := readGM(t, m, "S3")
+	a := func(i, k int) int64 { return int64((i*37+k*11)%255 - 127) }
+	b := func(k, j int) int64 { return int64((k*13+j*29)%255 - 127) }
+	shift := func(x int64, n uint) float64 {
+		v := x >> n // Go's >> on a signed integer is arithmetic
+		if v > 32767 {
+			v = 32767
+		}
+		if v < -32768 {
+			v = -32768
+		}
+		return float64(v)
+	}
+	sat := 0
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 32; j++ {
+			var acc int64
+			for k := 0; k < 32; k++ {
+				acc += a(i, k) * b(k, j)
+			}
+			if acc>>1 > 32767 || acc>>1 < -32768 {
+				sat++
+			}
+			k := i*32 + j
+			if want := shift(acc, 1); s1[k] != want {
+				t.Errorf("scalar shift 1 (%d, %d): %v, want %v (acc %d)", i, j, s1[k], want, acc)
+			}
+			if want := shift(acc, 10); s2[k] != want {
+				t.Errorf("scalar shift 10 (%d, %d): %v, want %v (acc %d)", i, j, s2[k], want, acc)
+			}
+			if want := shift(acc, uint(j%16)+1); s3[k] != want {
+				t.Errorf("vector shift %d (%d, %d): %v, want %v (acc %d)", j%16+1, i, j, s3[k], want, acc)
+			}
+		}
+	}
+	if sat == 0 {
+		t.Error("no accumulator saturates at shift 1: the case does not test saturation")
+	}
+	// tstore.q from i32 to an i16 tensor: refused.
+	src := strings.Replace(string(readTestdata(t, "testdata/quant_shift.pto")), "tmov.q %m1, %c", "tstore.q @S1[0, 0], %c", 1)
+	_, _, err = runObj(t, assemble(t, src), Options{})
+	if err == nil || !strings.Contains(err.Error(), "CheckAcc2gm") {
+		t.Errorf("tstore.q i32→i16: err %v, want the CheckAcc2gm refusal", err)
+	}
+	noteExecuted(asm.OpTmovQ)
+	noteExecuted(asm.OpTmovFp)
 }
 
 // TestImg2colDtypes reads timg2col's L0A tile back through a matmul by the
@@ -574,6 +657,289 @@ kernel k : aic {
 						t.Fatalf("dst[%d, %d] (m %d, k %d) = %v, want %v", r, c, mi, k, got, want)
 					}
 				}
+			}
+		})
+	}
+}
+
+func readTestdata(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestImg2colRepeatRefused: a set_img2col_rpt repeat time above 1 is
+// refused at the timg2col that would use it, with the sources that leave
+// the later repeats' placement undefined on A2/A3; 0 and 1 run.
+func TestImg2colRepeatRefused(t *testing.T) {
+	src := func(rpt int) string {
+		return fmt.Sprintf(`gm F : f16 [16, 16] = expr(i + j)
+kernel k : aic {
+    tile %%fm : mat f16 [16, 16]
+    tile %%a : left f16 [16, 16]
+    tload %%fm, @F[0, 0]
+    setfmatrix 4, 4, 0, 0, 0, 0
+    set_img2col_rpt 0, %d, 0
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    timg2col %%a, %%fm, 0, 0
+}
+launch ranks=1 { run k blocks=1 }
+`, rpt)
+	}
+	for _, rpt := range []int{0, 1, 2, 255} {
+		_, _, err := runObj(t, assemble(t, src(rpt)), Options{})
+		switch {
+		case rpt <= 1 && err != nil:
+			t.Errorf("repeat %d: %v", rpt, err)
+		case rpt > 1 && (err == nil || !strings.Contains(err.Error(), "a2a3/TImg2col.hpp") || !strings.Contains(err.Error(), "dstStride")):
+			t.Errorf("repeat %d: err %v, want the refusal citing its sources", rpt, err)
+		}
+	}
+}
+
+// TestMGatherMScatterNZ: NZ tables with NZ data tiles (MGatherRowNzImpl,
+// MGatherElemNzImpl and the MScatter twins), per dtype. The reference reads
+// and writes the table by logical (row, column), applies a scatter's writes
+// in the header's order (Elem: column block of C0, then row, then column,
+// which decides the survivor of colliding indices), and checks that the
+// detector's GM accesses are exactly the bytes of the chosen elements.
+func TestMGatherMScatterNZ(t *testing.T) {
+	const TR, TC, R = 32, 64, 16
+	for _, dt := range []string{"f32", "f16", "i8"} {
+		for _, tc := range []struct {
+			name          string
+			scatter, elem bool
+			oob           string
+			idx           func(r, c int) int64
+		}{
+			{name: "gather rows", idx: func(r, c int) int64 { return int64((r*5 + 3) % TR) }},
+			{name: "gather rows zero", oob: "zero", idx: func(r, c int) int64 { return int64(r*3 - 8) }},
+			{name: "gather elem wrap", elem: true, oob: "wrap", idx: func(r, c int) int64 { return int64((r*67 + c*29) % (TR*TC + 100)) }},
+			{name: "scatter rows", scatter: true, idx: func(r, c int) int64 { return int64((r*7 + 1) % TR) }},
+			{name: "scatter elem collide", scatter: true, elem: true, idx: func(r, c int) int64 { return int64((r + c) % 37 * 3) }},
+		} {
+			t.Run(dt+"/"+tc.name, func(t *testing.T) { runGSNZ(t, dt, tc.scatter, tc.elem, tc.oob, tc.idx) })
+		}
+	}
+}
+
+func runGSNZ(t *testing.T, dt string, scatter, elem bool, oob string, idxOf func(r, c int) int64) {
+	const TR, TC, R = 32, 64, 16
+	es := map[string]int{"f32": 4, "f16": 2, "i8": 1}[dt]
+	c0 := 32 / es
+	ir, ic := 1, R
+	if elem {
+		ir, ic = R, TC
+	}
+	attrs := ""
+	if elem {
+		attrs += " #coalesce=elem"
+	}
+	if oob != "" {
+		attrs += " #oob=" + oob
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "gm T : %s [%d, %d] nz = expr((i * 7 + j) %% 50)\n", dt, TR, TC)
+	fmt.Fprintf(&b, "gm S : %s [%d, %d] nz = expr((i * 3 + j) %% 60 + 60)\n", dt, R, TC)
+	fmt.Fprintf(&b, "gm O : %s [%d, %d] nz = fill(99)\n", dt, R, TC)
+	fmt.Fprintf(&b, "gm I : i32 [%d, %d] = fill(0)\n", ir, ic)
+	b.WriteString("kernel k : aiv {\n")
+	fmt.Fprintf(&b, "    tile %%i : vec i32 [%d, %d]\n", ir, ic)
+	fmt.Fprintf(&b, "    tile %%d : vec %s [%d, %d] layout(blayout=col, slayout=row)\n", dt, R, TC)
+	b.WriteString("    tload %i, @I[0, 0]\n    tload %d, @S[0, 0]\n    set_flag MTE2, S, 0\n    wait_flag MTE2, S, 0\n")
+	if scatter {
+		fmt.Fprintf(&b, "op: mscatter @T[0, 0], %%d, %%i%s\n", attrs)
+	} else {
+		fmt.Fprintf(&b, "op: mgather %%d, @T[0, 0], %%i%s\n", attrs)
+		b.WriteString("    tstore @O[0, 0], %d\n")
+	}
+	b.WriteString("}\nlaunch ranks=1 {\n    run k blocks=1\n}\n")
+	rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+	m, err := New(assemble(t, b.String()), Options{Observers: []Observer{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ibuf, _ := m.TensorData("I", 0)
+	idx := make([][]int64, ir)
+	for r := range idx {
+		for c := 0; c < ic; c++ {
+			x := idxOf(c, 0) // Row: idx[0, r] for data row r
+			if elem {
+				x = idxOf(r, c)
+			}
+			idx[r] = append(idx[r], x)
+			if err := ibuf.StoreI(asm.I32, int64(r*ic+c)*4, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// Logical views of the tensors through their layouts.
+	logical := func(name string) ([][]float64, func(r, c int) int64) {
+		buf, ti := m.TensorData(name, 0)
+		l := memory.GMLayout(ti)
+		out := make([][]float64, l.Rows)
+		for r := range out {
+			for c := 0; c < l.Cols; c++ {
+				bits, err := buf.LoadBits(ti.DType, l.Offset(r, c))
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := float64(memory.DecodeInt(ti.DType, bits))
+				if ti.DType.IsFloat() {
+					v = decodeF(ti.DType, bits)
+				}
+				out[r] = append(out[r], v)
+			}
+		}
+		return out, func(r, c int) int64 { return l.Offset(r, c) }
+	}
+	table := make([][]float64, TR)
+	for i := range table {
+		for j := 0; j < TC; j++ {
+			table[i] = append(table[i], float64((i*7+j)%50))
+		}
+	}
+	sv := func(r, c int) float64 { return float64((r*3+c)%60 + 60) }
+	got, off := logical("T")
+	base, _ := m.TensorBase("T", 0)
+	wantBytes := map[int64]bool{}
+	touch := func(r, c int) {
+		for k := int64(0); k < int64(es); k++ {
+			wantBytes[base+off(r, c)+k] = true
+		}
+	}
+	out := make([][]float64, R)
+	for r := range out {
+		out[r] = make([]float64, TC)
+	}
+	remap := func(x, capacity int64) (int64, bool) {
+		x = int64(uint32(x)) // pto-isa reads indices as uint32
+		switch {
+		case x < capacity:
+			return x, true
+		case oob == "wrap":
+			return x % capacity, true
+		}
+		return 0, false
+	}
+	// The header's order: Row by row; Elem by column block, row, column.
+	bw := TC
+	if elem {
+		bw = c0
+	}
+	for cb := 0; cb < TC; cb += bw {
+		for r := 0; r < R; r++ {
+			if elem {
+				for c := cb; c < cb+bw; c++ {
+					k, ok := remap(idx[r][c], TR*TC)
+					if !ok {
+						continue
+					}
+					tr, tcol := int(k/TC), int(k%TC)
+					touch(tr, tcol)
+					if scatter {
+						table[tr][tcol] = sv(r, c)
+					} else {
+						out[r][c] = table[tr][tcol]
+					}
+				}
+				continue
+			}
+			k, ok := remap(idx[0][r], TR)
+			for c := 0; c < TC; c++ {
+				switch {
+				case !ok:
+					out[r][c] = 0
+				case scatter:
+					table[k][c] = sv(r, c)
+					touch(int(k), c)
+				default:
+					out[r][c] = table[k][c]
+					touch(int(k), c)
+				}
+			}
+		}
+	}
+	if scatter {
+		for i := range table {
+			for j := range table[i] {
+				if got[i][j] != table[i][j] {
+					t.Fatalf("T[%d, %d] = %v, want %v", i, j, got[i][j], table[i][j])
+				}
+			}
+		}
+	} else {
+		o, _ := logical("O")
+		for r := range out {
+			for c := range out[r] {
+				if o[r][c] != out[r][c] {
+					t.Fatalf("O[%d, %d] = %v, want %v", r, c, o[r][c], out[r][c])
+				}
+			}
+		}
+	}
+	gotBytes := map[int64]bool{}
+	for _, e := range rec.evs {
+		if e.Op == nil || e.Op.Info == nil || (e.Op.Info.Op != asm.OpMgather && e.Op.Info.Op != asm.OpMscatter) {
+			continue
+		}
+		for _, a := range e.Accesses {
+			if a.Space == asm.GM && a.Tensor != nil && a.Tensor.Name == "T" {
+				for x := a.Lo; x < a.Hi; x++ {
+					gotBytes[x] = true
+				}
+			}
+		}
+	}
+	if len(gotBytes) != len(wantBytes) {
+		t.Errorf("detector sees %d table bytes, want %d", len(gotBytes), len(wantBytes))
+	}
+	for x := range wantBytes {
+		if !gotBytes[x] {
+			t.Fatalf("table byte %#x not among the detector's accesses", x)
+		}
+	}
+}
+
+// TestMGatherNZRefusals: MGatherCheck's layout rules for NZ tables, each
+// at the instruction.
+func TestMGatherNZRefusals(t *testing.T) {
+	for _, tc := range []struct{ name, table, tile, at, want string }{
+		{"nz table, nd tile", "nz", "", "[0, 0]", "pairs an NZ table with an NZ tile"},
+		{"nd table, nz tile", "", " layout(blayout=col, slayout=row)", "[0, 0]", "pairs an ND table with a row-major tile"},
+		{"dn table", "dn", "", "[0, 0]", "takes ND or NZ tables"},
+		{"nz table from column 16", "nz", " layout(blayout=col, slayout=row)", "[0, 16]", "must start at column 0"},
+		{"nz row narrower than the table", "nz", " valid [16, 32] layout(blayout=col, slayout=row)", "[0, 0]", "moves whole rows"},
+		{"nz index tile", "nz", " layout(blayout=col, slayout=row)", "[0, 0] #coalesce=elem nzidx", "row-major (ND) index tile"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := fmt.Sprintf(`gm T : f16 [32, 64] %s = fill(1)
+gm I : i32 [1, 16] = fill(0)
+kernel k : aiv {
+    tile %%i : vec i32 [1, 16]
+    tile %%d : vec f16 [16, 64]%s
+    tload %%i, @I[0, 0]
+    set_flag MTE2, S, 0
+    wait_flag MTE2, S, 0
+    mgather %%d, @T%s, %%i
+}
+launch ranks=1 { run k blocks=1 }
+`, tc.table, tc.tile, tc.at)
+			if strings.HasSuffix(tc.at, " nzidx") {
+				// An Elem gather whose [16, 64] index tile is NZ.
+				src = strings.NewReplacer(" #coalesce=elem nzidx, %i", ", %i #coalesce=elem", "tile %i : vec i32 [1, 16]", "tile %i : vec i32 [16, 64] layout(blayout=col, slayout=row)",
+					"gm I : i32 [1, 16]", "gm I : i32 [16, 64] nz").Replace(src)
+			}
+			_, _, err := runObj(t, assemble(t, src), Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want %q", err, tc.want)
 			}
 		})
 	}

@@ -41,6 +41,10 @@ func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
 			break
 		}
 	}
+	if strings.HasPrefix(bl[0].Reason, "#unit:") {
+		// The root is an L0C unit-flag wait (machine/unitflag.go).
+		hint = "a #unit hand-off in the wrong order: issue the FIX read with #unit=final after the tmatmul #unit=final of the same acc tile, and the next mad with #unit after that read"
+	}
 	// The machine lists the root wait first, so it is the finding's site; the
 	// second site is the first agent blocked behind it that has a position (a
 	// scalar waiting at kernel end has none, and a "?" site says nothing).
