@@ -676,10 +676,8 @@ func execStoreQuant(op *asm.COp, args []Operand, s *ExecScratch) error {
 	if err != nil {
 		return err
 	}
-	if src.dt == asm.I32 && g.dt == asm.I16 {
-		// GetScalarPreQuantMode names SHIFTS322S16 for a GM int16_t too, but
-		// TSTORE's check refuses it before the mode is used.
-		return fmt.Errorf("a quantised TSTORE from i32 writes int8, uint8 or half on A2/A3 (a2a3/TStore.hpp CheckAcc2gm at 3186c381); the i32→i16 shift is for moves into L1 (tmov.q, tmov.fp, textract.fp, tinsert.fp: a2a3/common.hpp CheckTMovAccToMat)")
+	if err := checkQuantPair(src.dt, g.dt, true); err != nil {
+		return err
 	}
 	atomic := false
 	if a, ok := op.Attr("atomic"); ok {
@@ -690,6 +688,33 @@ func execStoreQuant(op *asm.COp, args []Operand, s *ExecScratch) error {
 	}
 	g.written()
 	return nil
+}
+
+// checkQuantPair refuses the dtype pairs A2/A3's quantised FIX paths refuse
+// before any mode is chosen (at 3186c381): a store to GM
+// (a2a3/TStore.hpp CheckAcc2gm) writes int8/uint8 from f32 and int8, uint8
+// or half from i32; a move into L1 (a2a3/common.hpp CheckTMovAccToMat,
+// isCastQuant false, as tmov, textract and tinsert pass it for a scalar or
+// vector quant) writes int8 from f32 and int8, uint8, half or int16 from
+// i32. GetScalarPreQuantMode names modes for more pairs (QF322F16_PRE,
+// SHIFTS322S16 to GM), but no quantised op reaches them; an unscaled f32 to
+// half or bf16 is a plain tstore or tmov.
+func checkQuantPair(src, dst asm.DType, toGM bool) error {
+	ok := false
+	switch src {
+	case asm.F32:
+		ok = dst == asm.I8 || (toGM && dst == asm.U8)
+	case asm.I32:
+		ok = dst == asm.I8 || dst == asm.U8 || dst == asm.F16 || (!toGM && dst == asm.I16)
+	}
+	switch {
+	case ok:
+		return nil
+	case toGM:
+		return fmt.Errorf("a quantised TSTORE writes int8/uint8 from f32 and int8, uint8 or half from i32 on A2/A3, not %s from %s (a2a3/TStore.hpp CheckAcc2gm at 3186c381); the i32→i16 shift is for moves into L1, an unscaled f32→half a plain tstore", dst, src)
+	default:
+		return fmt.Errorf("a quantised move into L1 writes int8 from f32 and int8, uint8, half or int16 from i32 on A2/A3, not %s from %s (a2a3/common.hpp CheckTMovAccToMat at 3186c381); an unscaled f32→half is a plain tmov", dst, src)
+	}
 }
 
 // execMoveQuant is TMOV_FP, tmov.q, TEXTRACT_FP and TINSERT_FP (acc→mat on
@@ -711,6 +736,9 @@ func execMoveQuant(op *asm.COp, args []Operand, s *ExecScratch) error {
 			return err
 		}
 		row, col = int(args[3].Int), int(args[4].Int)
+	}
+	if err := checkQuantPair(src.dt, d.dt, false); err != nil {
+		return err
 	}
 	q, err := openQuant(op, args, fpArg, s)
 	if err != nil {
