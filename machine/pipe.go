@@ -482,7 +482,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 // pipe_barrier(PIPE_V) (asm.VBarrier), which flushes the pipe's tail as a
 // pipe_barrier op does: a barrier after the op's last access pays the op's
 // own tail, one in between the previous op's (the first part's short tail
-// is inside its busy time).
+// is inside its busy time); an op with both (vb.Tail) pays both.
 func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, vb *asm.VBarrier) int64 {
 	bar := p.c.m.prof.Sync.Barrier
 	if vb.Post == 0 {
@@ -492,7 +492,12 @@ func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, v
 	}
 	flush := p.tail + bar
 	p.tail = 0
-	return flush + p.vecCost(e, pl, queueEmpty, qi)
+	d := flush + p.vecCost(e, pl, queueEmpty, qi)
+	if vb.Tail {
+		d += p.tail + bar
+		p.tail = 0
+	}
+	return d
 }
 
 // vecCost is a cube or vector entry's duration, memoised in its plan when
