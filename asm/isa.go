@@ -827,7 +827,7 @@ source; files are pto-isa's at 3186c381.
 		VBarTmp:       "with tmp (without it a single row has no barrier)",
 		VBarDeq:       "i32 a to f16 dst (set_deqscale, barrier, vconv_deq); every other pair is one vconv",
 		VBarSameValid: "a and b of the same valid shape, known at assembly (otherwise the larger one's extra part is copied outside the barriers)",
-		VBarPairs:     "src with at least 2 valid columns, known at assembly (one column makes no vcpadd)"}
+		VBarPairs:     "dst with at least 2 valid columns, known at assembly (one column makes no vcpadd)"}
 	names := func(op *OpInfo, mask uint8, none string) string {
 		var parts []string
 		for i, o := range op.Operands {

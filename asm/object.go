@@ -441,9 +441,10 @@ const (
 	// the larger source's extra rows or columns, before its first barrier
 	// or after its last one.
 	VBarSameValid
-	// VBarPairs: only when operand 1 has at least two valid columns, known
+	// VBarPairs: only when dst (operand 0), whose valid columns both
+	// TPairReduceSum.hpp and tpairreducesum count, has at least two, known
 	// at assembly: every vcpadd is followed by a barrier, and a single
-	// column makes no vcpadd (TPairReduceSum.hpp).
+	// column makes no vcpadd.
 	VBarPairs
 )
 
@@ -474,7 +475,7 @@ func (v *VBarrier) Applies(op *COp) bool {
 		// barrier, the safe side.
 		return a != nil && b != nil && !a.DynValid() && !b.DynValid() && a.VRows == b.VRows && a.VCols == b.VCols
 	case VBarPairs:
-		return len(args) > 1 && args[1].Tile != nil && args[1].Tile.DynVCols == nil && args[1].Tile.VCols >= 2
+		return len(args) > 0 && args[0].Tile != nil && args[0].Tile.DynVCols == nil && args[0].Tile.VCols >= 2
 	}
 	return true
 }

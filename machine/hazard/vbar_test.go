@@ -101,7 +101,7 @@ func TestInternalBarrierClasses(t *testing.T) {
 		{"tpartargmax of different valid shapes: no barrier taken", "tadd %b, %a, %a\ntpartargmax %z, %d, %xh, %y, %ah, %b", []string{hazard.KindRAW}},
 		// tpairreducesum: a barrier after every vcpadd, none for one column.
 		{"tpairreducesum's result is ordered before a later reader", "tpairreducesum %z, %x\ntadds %y, %z, 1.0", nil},
-		{"tpairreducesum of one column has no barrier", "tpairreducesum %z, %x1\ntmuls %x1, %x1, 2.0", []string{hazard.KindWAR}},
+		{"tpairreducesum of one column has no barrier", "tpairreducesum %x1, %x\ntmuls %x, %x, 2.0", []string{hazard.KindWAR}},
 		// tfillpad: src and dst before the barrier, dst after it.
 		{"tfillpad's src read is ordered before a later write", "tfillpad %z, %xh #pad=zero\ntmuls %xh, %xh, 2.0", nil},
 		{"tfillpad's pad is not ordered before a later reader", "tfillpad %z, %xh #pad=zero\ntadds %y, %z, 1.0", []string{hazard.KindRAW}},
