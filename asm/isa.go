@@ -827,7 +827,8 @@ source; files are pto-isa's at 3186c381.
 		VBarTmp:       "with tmp (without it a single row has no barrier)",
 		VBarDeq:       "i32 a to f16 dst (set_deqscale, barrier, vconv_deq); every other pair is one vconv",
 		VBarSameValid: "a and b of the same valid shape, known at assembly (otherwise the larger one's extra part is copied outside the barriers)",
-		VBarPairs:     "dst with at least 2 valid columns, known at assembly (one column makes no vcpadd)"}
+		VBarPairs:     "dst with at least 2 valid columns, known at assembly (one column makes no vcpadd)",
+		VBarNarrowB:   "b with fewer valid columns than dst and no more rows, known at assembly (every other shape is one pass)"}
 	names := func(op *OpInfo, mask uint8, none string) string {
 		var parts []string
 		for i, o := range op.Operands {
@@ -851,9 +852,9 @@ source; files are pto-isa's at 3186c381.
 	}
 	fmt.Fprint(w, `
 43 files of pto-isa's `+"`include/pto/npu/a2a3`"+` contain `+"`pipe_barrier(PIPE_V)`"+` (3186c381). The rows above
-cover 36: TAddDeqRelu, TBitwiseSOp, TCmp, TCmps, TColExpandExpdif, TColReduceIdx, TColReduceOps
+cover 37: TAddDeqRelu, TBitwiseSOp, TCmp, TCmps, TColExpandExpdif, TColReduceIdx, TColReduceOps
 (TColMax, TColMin, TColProd), TColSum, TCvt, TDequant, TFillPad, TFmod, TFmodS, TGather,
-TMrgSort, TPairReduceSum, TPartArgOp, TPow, TPrelu, TQuant, TRem, TRemS, TRowExpandBinOp,
+TMrgSort, TPairReduceSum, TPartArgOp, TPartOp, TPow, TPrelu, TQuant, TRem, TRemS, TRowExpandBinOp,
 TRowExpandExpdif, TRowMax, TRowMin, TRowProd, TRowReduceIdxOps, TRowReduceOps, TRowSum, TSel,
 TSels, TSort32, TTrans, TTri and TXor. V→S and S→V flags around an op's scalar steps (TPow's
 fix-ups, TDequant's reads of offset and scale, TRowReduceIdxOps' index arithmetic, TTrans's
@@ -861,13 +862,15 @@ scalar path for strides the 16×16 blocks do not divide) order the pipe as a bar
 count as one. "then a barrier after every access" is an op that also ends with one, so later
 ops are ordered after its "after" operands too.
 
-Checked and left out, because the barrier is not on the path the op takes here (7):
+A condition on valid shapes holds only for shapes known at assembly: a valid region read from
+registers takes no barrier, the safe side.
+
+Checked and left out, because the barrier is not on the path the op takes here (6):
 TDivS (the float path has it only when dst and a differ, in place it is one vmuls: an alias
 condition), TUnaryOp (only the high-precision TRSQRT form with a tmp, which `+"`trsqrt`"+` does
-not take), TExtract (only the s8 UB→UB conversion through an f16 scratch), TPartOp (only
-when b's valid columns are fewer than dst's, a valid-region condition that may come from a
-register), TCI (only the `+"`TCI_IMPL`"+` overload with a tmp tile; `+"`tci`"+` has none and takes the
-scalar loop, with no barrier), TColArgMax and TColArgMin (not included by
+not take), TExtract (only the s8 UB→UB conversion through an f16 scratch), TCI (only the
+`+"`TCI_IMPL`"+` overload with a tmp tile; `+"`tci`"+` has none and takes the scalar loop, with no
+barrier), TColArgMax and TColArgMin (not included by
 `+"`include/pto/common/pto_instr_impl.hpp`"+`: `+"`tcolargmax`"+`/`+"`tcolargmin`"+` on a2a3 are TColReduceIdx.hpp's).
 Within covered files, paths ptoasm's form does not take have no row: TCvt's NonSatTorch
 conversions (the overload with a tmp tile, under EDGE_CASE_ALIGN_ENABLE). A missing row is the

@@ -128,7 +128,10 @@ func defsMore() {
 	// Partial ops (TPartOp.hpp, TPartArgOp.hpp): where only one source's valid
 	// region covers an element, that source's element.
 	for _, v := range []opCost{{"tpartadd", CostVAdd}, {"tpartmul", CostVMul}, {"tpartmax", CostVMax}, {"tpartmin", CostVMin}} {
-		vecOp3(v.name, v.cost, v.name[5:]+" where both sources are valid, else the valid one's element").chk(chkSameDType)
+		vecOp3(v.name, v.cost, v.name[5:]+" where both sources are valid, else the valid one's element").chk(chkSameDType).
+			// A b narrower than dst: a copied into dst, barrier, then the
+			// op of b and dst into dst (TPartInstr).
+			vbar(0b011, 0b101, VBarNarrowB, "include/pto/npu/a2a3/TPartOp.hpp (TPartInstr)")
 	}
 	for _, n := range []string{"tpartargmax", "tpartargmin"} {
 		def(n, FamVector, PipeV, CostVSel, aivOnly,

@@ -446,6 +446,11 @@ const (
 	// at assembly: every vcpadd is followed by a barrier, and a single
 	// column makes no vcpadd.
 	VBarPairs
+	// VBarNarrowB: only when b (operand 2) has fewer valid columns than dst
+	// and no more valid rows, known at assembly: TPartOp.hpp then copies a
+	// into dst, a barrier, and combines b into dst in place; every other
+	// shape is one pass without a barrier.
+	VBarNarrowB
 )
 
 // Applies reports whether the op with these operands and attributes takes
@@ -474,6 +479,12 @@ func (v *VBarrier) Applies(op *COp) bool {
 		// A valid region read from registers is known only at issue: no
 		// barrier, the safe side.
 		return a != nil && b != nil && !a.DynValid() && !b.DynValid() && a.VRows == b.VRows && a.VCols == b.VCols
+	case VBarNarrowB:
+		if len(args) < 3 {
+			return false
+		}
+		d, b := args[0].Tile, args[2].Tile
+		return d != nil && b != nil && !d.DynValid() && !b.DynValid() && b.VCols < d.VCols && b.VRows <= d.VRows
 	case VBarPairs:
 		return len(args) > 0 && args[0].Tile != nil && args[0].Tile.DynVCols == nil && args[0].Tile.VCols >= 2
 	}

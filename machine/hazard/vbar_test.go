@@ -61,9 +61,10 @@ launch ranks=1 {
 
 // The internal pipe_barrier(PIPE_V) of composite ops (asm.VBarrier, docs/isa.md
 // "Internal barriers") orders exactly the accesses on its far side: per class
-// of row (a barrier before every access, after every access, in between, and
-// one taken only on a condition) a dependence it covers needs no manual
-// barrier and one it does not cover is still reported.
+// of row (a barrier before every access, after every access, in between, in
+// between and at the end, and one taken only on a dtype, attribute or
+// valid-shape condition) a dependence it covers needs no manual barrier and
+// one it does not cover, or where the condition fails, is still reported.
 func TestInternalBarrierClasses(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
@@ -99,6 +100,9 @@ func TestInternalBarrierClasses(t *testing.T) {
 		// tpartargmax: only when a and b have the same valid shape.
 		{"tpartargmax reads the index tiles after its first barrier", "tadd %b, %a, %a\ntpartargmax %z, %d, %x, %y, %a, %b", nil},
 		{"tpartargmax of different valid shapes: no barrier taken", "tadd %b, %a, %a\ntpartargmax %z, %d, %xh, %y, %ah, %b", []string{hazard.KindRAW}},
+		// tpartadd: only for a b narrower than dst.
+		{"tpartadd reads a narrow b after its barrier", "tmuls %xh, %xh, 2.0\ntpartadd %z, %x, %xh", nil},
+		{"tpartadd with a narrow a: no barrier taken", "tmuls %xh, %xh, 2.0\ntpartadd %z, %xh, %x", []string{hazard.KindRAW}},
 		// tpairreducesum: a barrier after every vcpadd, none for one column.
 		{"tpairreducesum's result is ordered before a later reader", "tpairreducesum %z, %x\ntadds %y, %z, 1.0", nil},
 		{"tpairreducesum of one column has no barrier", "tpairreducesum %x1, %x\ntmuls %x, %x, 2.0", []string{hazard.KindWAR}},
