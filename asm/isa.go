@@ -248,6 +248,13 @@ func (d *opDef) vbar(pre, post uint8, when VBarrierCond, source string) *opDef {
 	d.info.VBar = &VBarrier{Pre: pre, Post: post, When: when, Source: source}
 	return d
 }
+
+// endBarrier marks the op's recorded barrier as followed by another after
+// its last access (VBarrier.Tail).
+func (d *opDef) endBarrier() *opDef {
+	d.info.VBar.Tail = true
+	return d
+}
 func (d *opDef) routed(desc string, f func([]Arg) Pipe) *opDef {
 	d.info.Route, d.route = f, desc
 	return d
@@ -371,7 +378,12 @@ func init() {
 		vbar(0b111, 0b011, VBarAlways, "include/pto/npu/a2a3/TPrelu.hpp (TPRELU_IMPL)")
 	def("tcvt", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...)},
-		"convert dtype with rounding #rnd").with(attrRnd).chk(chkCvt)
+		"convert dtype with rounding #rnd").with(attrRnd).chk(chkCvt).
+		// i32 → f16 only: per repeat group set_deqscale(1.0), barrier,
+		// vconv_deq, so every access comes after a barrier. The
+		// NonSatTorch paths' barriers are in the overload with a tmp
+		// tile (and EDGE_CASE_ALIGN_ENABLE), which tcvt does not take.
+		vbar(0, 0b11, VBarDeq, "include/pto/npu/a2a3/TCvt.hpp (GenCastCallSpecialCases)")
 	// Reductions and expansions. tcolsum folds rows with vadd: (rows-1) row-adds
 	// ≈ the tile's repeats; tcolmax/tcolmin likewise.
 	for _, v := range []opCost{
@@ -456,7 +468,12 @@ func init() {
 		"tile scatter by an index tile (with GM operands: the collective tscatter.comm)")
 	def("ttrans", FamVector, PipeV, CostVTrans, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
-		"transpose").chk(chkSameDType)
+		"transpose").chk(chkSameDType).
+		// vnchwconv of a into tmp, barrier, UB→UB copy of tmp into dst.
+		// Strides the 16×16 (32×32 for 8-bit) blocks do not divide take
+		// a scalar loop between V→S and S→V flags instead, which orders
+		// at least as much.
+		vbar(0b110, 0b101, VBarAlways, "include/pto/npu/a2a3/TTrans.hpp (TTransOperation, TransTailTiles)")
 
 	// Intra-core sync.
 	def("set_flag", FamSync, PipeS, CostSync, anyCore,
@@ -805,9 +822,13 @@ source; files are pto-isa's at 3186c381.
 |---|---|---|---|---|
 `)
 	when := map[VBarrierCond]string{VBarAlways: "always",
-		VBarColB:  "b column-major (`layout(blayout=col)`); a row-major b is read in place, no barrier",
-		VBarCmpNE: "`#cmp=ne` (eq, then vnot of the mask in place)",
-		VBarTmp:   "with tmp (without it a single row has no barrier)"}
+		VBarColB:      "b column-major (`layout(blayout=col)`); a row-major b is read in place, no barrier",
+		VBarCmpNE:     "`#cmp=ne` (eq, then vnot of the mask in place)",
+		VBarTmp:       "with tmp (without it a single row has no barrier)",
+		VBarDeq:       "i32 a to f16 dst (set_deqscale, barrier, vconv_deq); every other pair is one vconv",
+		VBarSameValid: "a and b of the same valid shape, known at assembly (otherwise the larger one's extra part is copied outside the barriers)",
+		VBarPairs:     "dst with at least 2 valid columns, known at assembly (one column makes no vcpadd)",
+		VBarNarrowB:   "b with fewer valid columns than dst and no more rows, known at assembly (every other shape is one pass)"}
 	names := func(op *OpInfo, mask uint8, none string) string {
 		var parts []string
 		for i, o := range op.Operands {
@@ -822,23 +843,43 @@ source; files are pto-isa's at 3186c381.
 	}
 	for _, op := range ISA {
 		if vb := op.VBar; vb != nil {
-			fmt.Fprintf(w, "| `%s` | %s | %s | %s | `%s` |\n", op.Name, names(op, vb.Pre, "- (a barrier before every access)"), names(op, vb.Post, "- (a barrier after every access)"), when[vb.When], vb.Source)
+			after := names(op, vb.Post, "- (a barrier after every access)")
+			if vb.Tail {
+				after += "; then a barrier after every access"
+			}
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | `%s` |\n", op.Name, names(op, vb.Pre, "- (a barrier before every access)"), after, when[vb.When], vb.Source)
 		}
 	}
 	fmt.Fprint(w, `
 43 files of pto-isa's `+"`include/pto/npu/a2a3`"+` contain `+"`pipe_barrier(PIPE_V)`"+` (3186c381). The rows above
-cover TBitwiseSOp, TCmp, TCmps, TColExpandExpdif, TColReduceOps (TColMax, TColMin,
-TColProd), TColSum, TFmod, TFmodS, TGather, TMrgSort, TPrelu, TRowExpandBinOp,
-TRowExpandExpdif, TRowMax, TRowMin, TRowProd, TRowReduceOps, TRowSum, TSel, TSels, TSort32
-and TXor. Checked and left out, because the barrier is not on the path the op takes here:
+cover 37: TAddDeqRelu, TBitwiseSOp, TCmp, TCmps, TColExpandExpdif, TColReduceIdx, TColReduceOps
+(TColMax, TColMin, TColProd), TColSum, TCvt, TDequant, TFillPad, TFmod, TFmodS, TGather,
+TMrgSort, TPairReduceSum, TPartArgOp, TPartOp, TPow, TPrelu, TQuant, TRem, TRemS, TRowExpandBinOp,
+TRowExpandExpdif, TRowMax, TRowMin, TRowProd, TRowReduceIdxOps, TRowReduceOps, TRowSum, TSel,
+TSels, TSort32, TTrans, TTri and TXor. V→S and S→V flags around an op's scalar steps (TPow's
+fix-ups, TDequant's reads of offset and scale, TRowReduceIdxOps' index arithmetic, TTrans's
+scalar path for strides the 16×16 blocks do not divide) order the pipe as a barrier does and
+count as one. "then a barrier after every access" is an op that also ends with one, so later
+ops are ordered after its "after" operands too.
+
+A condition on valid shapes holds only for shapes known at assembly: a valid region read from
+registers takes no barrier, the safe side.
+
+Checked and left out, because the barrier is not on the path the op takes here (6):
 TDivS (the float path has it only when dst and a differ, in place it is one vmuls: an alias
 condition), TUnaryOp (only the high-precision TRSQRT form with a tmp, which `+"`trsqrt`"+` does
-not take), TExtract (only the s8 UB→UB conversion through an f16 scratch) and TPartOp (only
-when b's valid columns are fewer than dst's, a valid-region condition that may come from a
-register). Not yet checked path by path: TAddDeqRelu, TCI, TColArgMax, TColArgMin,
-TColReduceIdx, TCvt, TDequant, TFillPad, TPairReduceSum, TPartArgOp, TPow, TQuant, TRem,
-TRemS, TRowReduceIdxOps, TTrans and TTri (dtype-, shape- or mode-specific paths, several with
-scalar steps). A missing row is the safe side: the detector then asks for the manual barrier.
+not take), TExtract (only the s8 UB→UB conversion through an f16 scratch), TCI (only the
+`+"`TCI_IMPL`"+` overload with a tmp tile; `+"`tci`"+` has none and takes the scalar loop, with no
+barrier), TColArgMax and TColArgMin (not included by
+`+"`include/pto/common/pto_instr_impl.hpp`"+`: `+"`tcolargmax`"+`/`+"`tcolargmin`"+` on a2a3 are TColReduceIdx.hpp's).
+Within covered files, paths ptoasm's form does not take have no row: TCvt's NonSatTorch
+conversions (the overload with a tmp tile, under EDGE_CASE_ALIGN_ENABLE). A missing row is the
+safe side: the detector then asks for the manual barrier.
+
+pto-isa's a2a3 code also writes operands that ptoasm's forms only read, noticed while checking
+these paths and not modelled: TAddDeqRelu keeps its f32 steps in a's and b's bytes, TRem and
+TRemS on i32 convert a (and TRem's b) to f32 and back in place, and TPOW, TREM and TREMS take a tmp
+tile that `+"`tpow`"+`, `+"`trem`"+` and `+"`trems`"+` do not have.
 `)
 }
 

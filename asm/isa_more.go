@@ -34,8 +34,16 @@ func vecOpS(name string, cost CostKey, doc string) *opDef {
 
 func defsMore() {
 	// Elementwise, tile-tile (TPow.hpp, TRem.hpp, TFmod.hpp, TSubRelu.hpp).
-	vecOp3("tpow", CostVLn, "a to the power b: exp(b·ln|a|), sign and integer exponents as pow (TPow.hpp: vln, vmul, vexp; charged as vln)").chk(chkSame)
-	vecOp3("trem", CostVDiv, "remainder with the divisor's sign: a - floor(a/b)·b (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSame)
+	vecOp3("tpow", CostVLn, "a to the power b: exp(b·ln|a|), sign and integer exponents as pow (TPow.hpp: vln, vmul, vexp; charged as vln)").chk(chkSame).
+		// Float: vabs of a into pto-isa's tmp, barrier, vln, vmul by b,
+		// vexp (a barrier between each), the same into dst, then the
+		// scalar fix-ups between V→S and S→V flags. Integer: only the
+		// scalar loop between those flags.
+		vbar(0b010, 0b111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier()
+	vecOp3("trem", CostVDiv, "remainder with the divisor's sign: a - floor(a/b)·b (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSame).
+		// Per row: f32 vdiv of a by b (i32: a and b converted to f32 in
+		// place), then every step followed by a barrier.
+		vbar(0b110, 0b111, VBarAlways, "include/pto/npu/a2a3/TRem.hpp (RemF32Instr, RemInt32Instr)").endBarrier()
 	vecOp3("tfmod", CostVDiv, "fmod: remainder with the dividend's sign, a - trunc(a/b)·b (TFmod.hpp; charged as vdiv)").chk(chkSame).
 		// f32 only: per row vdiv, vconv, vmul, vsub, each followed by a
 		// barrier.
@@ -66,6 +74,15 @@ func defsMore() {
 			// f32 only: vector_dup of the scalar into dst, then vdiv,
 			// vconv, vmuls, vsub, a barrier after each.
 			d.vbar(0b011, 0, VBarAlways, "include/pto/npu/a2a3/TFmodS.hpp (FmodSF32Instr)")
+		case "tpows":
+			// As tpow: vabs of a into the scratch first (TPowF), or the
+			// scalar loop between flags (TPowI).
+			d.vbar(0b10, 0b11, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier()
+		case "trems":
+			// Per row: f32 vector_dup of the scalar into the scratch,
+			// barrier, then every step followed by a barrier; i32 first
+			// converts a to f32 in place.
+			d.vbar(0b10, 0b11, VBarAlways, "include/pto/npu/a2a3/TRemS.hpp (RemSF32Instr, RemSInt32Instr)").endBarrier()
 		case "txors":
 			// TORS into a scratch, barrier, TANDS into dst, barrier,
 			// TNOT, barrier, TAND with the scratch: as txor.
@@ -111,13 +128,19 @@ func defsMore() {
 	// Partial ops (TPartOp.hpp, TPartArgOp.hpp): where only one source's valid
 	// region covers an element, that source's element.
 	for _, v := range []opCost{{"tpartadd", CostVAdd}, {"tpartmul", CostVMul}, {"tpartmax", CostVMax}, {"tpartmin", CostVMin}} {
-		vecOp3(v.name, v.cost, v.name[5:]+" where both sources are valid, else the valid one's element").chk(chkSameDType)
+		vecOp3(v.name, v.cost, v.name[5:]+" where both sources are valid, else the valid one's element").chk(chkSameDType).
+			// A b narrower than dst: a copied into dst, barrier, then the
+			// op of b and dst into dst (TPartInstr).
+			vbar(0b011, 0b101, VBarNarrowB, "include/pto/npu/a2a3/TPartOp.hpp (TPartInstr)")
 	}
 	for _, n := range []string{"tpartargmax", "tpartargmin"} {
 		def(n, FamVector, PipeV, CostVSel, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileW("dstidx", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...),
 				tileR("aidx", vecLocs...), tileR("bidx", vecLocs...)},
-			"partial "+n[5:]+": value and index of the "+map[string]string{"tpartargmax": "larger", "tpartargmin": "smaller"}[n]+" (b on a tie), or of the only valid source (charged as vsel)")
+			"partial "+n[5:]+": value and index of the "+map[string]string{"tpartargmax": "larger", "tpartargmin": "smaller"}[n]+" (b on a tie), or of the only valid source (charged as vsel)").
+			// Per row and repeat: vcmp of a and b, barrier, the two vsel,
+			// barrier (TPartArgOps).
+			vbar(0b001100, 0b111111, VBarSameValid, "include/pto/npu/a2a3/TPartArgOp.hpp (TPartArgOps)").endBarrier()
 	}
 	// Arg-reductions (TRowReduceIdxOps.hpp, TColReduceIdx.hpp).
 	for _, v := range []struct {
@@ -125,12 +148,30 @@ func defsMore() {
 		cost CostKey
 	}{{"trowargmax", CostVCMax}, {"trowargmin", CostVCMin}, {"tcolargmax", CostVMax}, {"tcolargmin", CostVMin}} {
 		axis := v.name[1:4]
-		def(v.name, FamVector, PipeV, v.cost, aivOnly,
+		idx := def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dstidx", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 			"index of the "+v.name[7:]+" of each "+axis+" (the first on a tie; NaN is never selected)")
-		def(v.name+".val", FamVector, PipeV, v.cost, aivOnly,
+		val := def(v.name+".val", FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileW("dstidx", vecLocs...), tileR("a", vecLocs...), opt(scratchW("tmp", vecLocs...))},
 			"value and index of the "+v.name[7:]+" of each "+axis)
+		if axis == "row" {
+			// Every vcmax/vcmin and vreducev2 is followed by a barrier,
+			// the scalar steps sit between V→S and S→V flags. The index
+			// form's first vcmax writes dstidx; the value form's writes
+			// only tmp, so its outputs come after a barrier.
+			const src = "include/pto/npu/a2a3/TRowReduceIdxOps.hpp (OneRepeatProcIdx, OneRepeatProcValIdx, ProcReduceIdxStage1/2)"
+			idx.vbar(0b111, 0, VBarAlways, src)
+			val.vbar(0b1100, 0b1111, VBarAlways, src).endBarrier()
+		} else {
+			// Per 256-byte column block: vector_dup of the running index
+			// (dstidx, or tmp for 16-bit without the value), copy of a's
+			// row 0 into tmp, barrier, then per row vcmp, barrier, vsel
+			// and vmax, barrier. pto_instr_impl.hpp includes this file, not
+			// TColArgMax.hpp/TColArgMin.hpp.
+			const src = "include/pto/npu/a2a3/TColReduceIdx.hpp (ProcessSingleBlock)"
+			idx.vbar(0b111, 0, VBarAlways, src)
+			val.vbar(0b1110, 0b1111, VBarAlways, src).endBarrier()
+		}
 	}
 	// Sorting (TSort32.hpp vbitsort, TMrgSort.hpp vmrgsort4). A sorted list
 	// is (value, index) pairs of 8 bytes: f32 [value, index bits], f16
@@ -151,24 +192,35 @@ func defsMore() {
 		// vmrgsort4 into tmp, then MovUb2Ub: pipe_barrier(PIPE_V) and a UB
 		// copy from tmp to dst.
 		vbar(0b111110, 0b000011, VBarAlways, "include/pto/npu/a2a3/TMrgSort.hpp (TMrgsort, MovUb2Ub)")
-	// Generators (TCI.hpp, TTri.hpp).
+	// Generators (TCI.hpp, TTri.hpp). tci has no VBar: its barriers are in
+	// TCI_IMPL's overload with a tmp tile, and tci takes the one without,
+	// a scalar loop.
 	def("tci", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},
 		"dst's valid elements, row-major, get start+k (start-k with #descending=1)").with(attrDesc)
 	def("ttri", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("diagonal")},
-		"triangular 0/1 mask: lower j ≤ i+d, or with #upper=1, j ≥ i+d").with(attrUpper)
+		"triangular 0/1 mask: lower j ≤ i+d, or with #upper=1, j ≥ i+d").with(attrUpper).
+		// Per row: vector_dup of the background, barrier, vector_dup of
+		// the triangle's part, barrier.
+		vbar(0b1, 0, VBarAlways, "include/pto/npu/a2a3/TTri.hpp (TTril, TTriu)")
 	// Layout (TFillPad.hpp, TConcat.hpp, TPairReduceSum.hpp, TGatherB.hpp).
 	def("tfillpad", FamVector, PipeV, CostVCopy, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
 		"dst's valid region gets src where src is valid, else the pad value (#pad=zero|max|min: ±inf for floats, the dtype's extreme for integers)").
-		alias("tfillpad_expand", "tfillpad_inplace").with(attrPad).chk(chkSameDType)
+		alias("tfillpad_expand", "tfillpad_inplace").with(attrPad).chk(chkSameDType).
+		// vcopy of src into dst (none in place), the 32-byte-aligned pad,
+		// then PadRightSingleRow's vector_dup and barrier; the other rows'
+		// pad is copied from row 0 and the bottom rows filled after it.
+		vbar(0b11, 0b01, VBarAlways, "include/pto/npu/a2a3/TFillPad.hpp (TFillPad, TFillPad_Inplace, PadRightSingleRow)")
 	def("tconcat", FamVector, PipeV, CostVCopy, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 		"each row of dst is a's valid columns then b's").chk(chkSameDType)
 	def("tpairreducesum", FamVector, PipeV, CostVCGAdd, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
-		"dst[i, k] = src[i, 2k] + src[i, 2k+1] for k < ⌈cols/2⌉, zero beyond (charged as vcgadd)").chk(chkSameDType)
+		"dst[i, k] = src[i, 2k] + src[i, 2k+1] for k < ⌈cols/2⌉, zero beyond (charged as vcgadd)").chk(chkSameDType).
+		// Every vcpadd is followed by a barrier.
+		vbar(0b11, 0, VBarPairs, "include/pto/npu/a2a3/TPairReduceSum.hpp (TPairReduceSum_1D/2D_NoPostUpdate)")
 	def("tgatherb", FamVector, PipeV, CostVGatherB, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("offsets", vecLocs...)},
 		"dst[i, j] = the element at byte offset offsets[i, j] from src's start")
@@ -183,14 +235,26 @@ func defsMore() {
 		"dst = convert(max(a + b, 0)), saturating, round to nearest even: f32→f16, f16→i8, i16→i8").chk(chkCvt)
 	def("tadddeqrelu", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...), floatImm("deqscale"), scratchW("tmp", vecLocs...)},
-		"f16 dst = max((a + b)·deqscale, 0) for i32 a, b: the int32 sum in tmp, then f32 steps ·2⁻¹⁷ ·deqscale ·2¹⁷, saturating to f16").chk(chkCvt)
+		"f16 dst = max((a + b)·deqscale, 0) for i32 a, b: the int32 sum in tmp, then f32 steps ·2⁻¹⁷ ·deqscale ·2¹⁷, saturating to f16").chk(chkCvt).
+		// Per row block: vadd of a and b into tmp, barrier, then the f32
+		// steps (in a's and b's own bytes) and the f16 conversion into
+		// dst, each followed by a barrier.
+		vbar(0b10110, 0b10111, VBarAlways, "include/pto/npu/a2a3/TAddDeqRelu.hpp (AddDeqReluComputeBlock)").endBarrier()
 	def("tquant", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileRW("src", vecLocs...), tileR("scale", vecLocs...), scratchW("tmp", vecLocs...), opt(tileR("offset", vecLocs...))},
-		"int8 quantisation of an f32 src, in place as A2/A3 does it: src = src·scale[i] (+ offset[i]), tmp = rint to i32, then f16 and a saturating i8 (or u8 with offset) dst").chk(chkCvt)
+		"int8 quantisation of an f32 src, in place as A2/A3 does it: src = src·scale[i] (+ offset[i]), tmp = rint to i32, then f16 and a saturating i8 (or u8 with offset) dst").chk(chkCvt).
+		// TROWEXPANDMUL of src by scale (in place, tmp as its scratch),
+		// barrier, then TROWEXPANDADD of offset and the three TCVT, each
+		// followed by a barrier.
+		vbar(0b01110, 0b11011, VBarAlways, "include/pto/npu/a2a3/TQuant.hpp (TQUANT_IMPL)").endBarrier()
 	// Quantisation (TDequant.hpp).
 	def("tdequant", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("scale", vecLocs...), tileR("offset", vecLocs...)},
-		"dst = (src - offset[i]) · scale[i], per-row f32 parameters (charged as vconv)")
+		"dst = (src - offset[i]) · scale[i], per-row f32 parameters (charged as vconv)").
+		// Per row a vconv of src into dst and a barrier; then per row the
+		// scalar reads offset and scale between V→S and S→V flags, and
+		// vadds and vmuls of dst, each followed by a barrier.
+		vbar(0b0011, 0b1111, VBarAlways, "include/pto/npu/a2a3/TDequant.hpp (ConvertForDequant, ApplyScaleAndOffset)").endBarrier()
 }
 
 // notOnA2A3 names the pto-isa instructions ptoasm knows but does not accept:

@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/internal/golden"
@@ -120,6 +121,37 @@ func TestISATableSane(t *testing.T) {
 		for j, s := range op.Operands {
 			if s.Optional && j+1 < len(op.Operands) && !op.Operands[j+1].Optional {
 				t.Errorf("%s: required operand after an optional one", op.Name)
+			}
+		}
+	}
+}
+
+// TestVBarRowsSane: an internal barrier's masks name tile operands of its
+// op only, every tile operand's access is placed on some side, a closing
+// barrier follows accesses after the first one, and the row cites its
+// pto-isa file. A slip here silently orders accesses the hardware does not.
+func TestVBarRowsSane(t *testing.T) {
+	for _, op := range ISA {
+		vb := op.VBar
+		if vb == nil {
+			continue
+		}
+		if vb.Source == "" {
+			t.Errorf("%s: VBar without a source", op.Name)
+		}
+		if vb.Tail && vb.Post == 0 {
+			t.Errorf("%s: a closing barrier with nothing after the first (Post is empty)", op.Name)
+		}
+		for i := 0; i < 8; i++ {
+			bit := uint8(1) << i
+			if (vb.Pre|vb.Post)&bit == 0 {
+				if i < len(op.Operands) && slices.Contains(op.Operands[i].Kinds, ArgTile) {
+					t.Errorf("%s: tile operand %s is on neither side of the barrier", op.Name, op.Operands[i].Name)
+				}
+				continue
+			}
+			if i >= len(op.Operands) || !slices.Contains(op.Operands[i].Kinds, ArgTile) {
+				t.Errorf("%s: VBar bit %d names no tile operand", op.Name, i)
 			}
 		}
 	}

@@ -405,9 +405,13 @@ type OpInfo struct {
 // after (a scratch written, then read, is in both); a barrier after every
 // access has an empty Post. The hazard detector orders Post's accesses after
 // every earlier op of the pipe and every later op after Pre's accesses; the
-// machine charges the barrier's flush.
+// machine charges the barrier's flush. Tail marks an op whose last access is
+// followed by a barrier too (or by V→S and S→V flags around scalar steps,
+// which order the pipe the same way): later ops are then ordered after
+// Post's accesses as well.
 type VBarrier struct {
 	Pre, Post uint8 // bit i: operand i
+	Tail      bool
 	When      VBarrierCond
 	Source    string // the pto-isa file (at 3186c381) whose code has the barrier
 }
@@ -428,6 +432,25 @@ const (
 	// VBarTmp: only when the optional scratch operand 2 is given (TCOLSUM's
 	// tmp form); the form without it skips the barrier for a single row.
 	VBarTmp
+	// VBarDeq: only for an i32 a converted to an f16 dst, which pto-isa
+	// converts with vconv_deq after set_deqscale(1.0) and a barrier
+	// (TCvt.hpp, GenCastCallSpecialCases); every other pair is one vconv.
+	VBarDeq
+	// VBarSameValid: only when a and b (operands 2 and 3) have the same
+	// valid shape, known at assembly. Otherwise TPartArgOp.hpp also copies
+	// the larger source's extra rows or columns, before its first barrier
+	// or after its last one.
+	VBarSameValid
+	// VBarPairs: only when dst (operand 0), whose valid columns both
+	// TPairReduceSum.hpp and tpairreducesum count, has at least two, known
+	// at assembly: every vcpadd is followed by a barrier, and a single
+	// column makes no vcpadd.
+	VBarPairs
+	// VBarNarrowB: only when b (operand 2) has fewer valid columns than dst
+	// and no more valid rows, known at assembly: TPartOp.hpp then copies a
+	// into dst, a barrier, and combines b into dst in place; every other
+	// shape is one pass without a barrier.
+	VBarNarrowB
 )
 
 // Applies reports whether the op with these operands and attributes takes
@@ -445,6 +468,25 @@ func (v *VBarrier) Applies(op *COp) bool {
 		return ok && a.Word == "ne"
 	case VBarTmp:
 		return len(args) > 2 && args[2].Tile != nil
+	case VBarDeq:
+		return len(args) > 1 && args[0].Tile != nil && args[1].Tile != nil &&
+			args[0].Tile.DType == F16 && args[1].Tile.DType == I32
+	case VBarSameValid:
+		if len(args) < 4 {
+			return false
+		}
+		a, b := args[2].Tile, args[3].Tile
+		// A valid region read from registers is known only at issue: no
+		// barrier, the safe side.
+		return a != nil && b != nil && !a.DynValid() && !b.DynValid() && a.VRows == b.VRows && a.VCols == b.VCols
+	case VBarNarrowB:
+		if len(args) < 3 {
+			return false
+		}
+		d, b := args[0].Tile, args[2].Tile
+		return d != nil && b != nil && !d.DynValid() && !b.DynValid() && b.VCols < d.VCols && b.VRows <= d.VRows
+	case VBarPairs:
+		return len(args) > 0 && args[0].Tile != nil && args[0].Tile.DynVCols == nil && args[0].Tile.VCols >= 2
 	}
 	return true
 }

@@ -142,6 +142,10 @@ type pipeState struct {
 	start   int64
 	end     int64
 	lastEnd int64 // when the previous op finished; an op starting then hides its head
+	// drained is set by an op that ends with an internal barrier
+	// (asm.VBarrier): the next op starts on an empty pipe and pays its
+	// head, as it would after a pipe_barrier entry.
+	drained bool
 	execs   int64
 	tail    int64 // pending vector tail, paid by the next flag or barrier on this pipe
 	waiting bool  // the head is a wait_flag whose flag is not set
@@ -439,7 +443,8 @@ func (c *core) execDone(p *pipeState, e *entry) {
 // that depends only on an ordinary instruction's static operands is
 // memoised in its plan.
 func (p *pipeState) cost(e *entry, start int64) int64 {
-	queueEmpty := p.execs == 0 || p.lastEnd < start
+	queueEmpty := p.execs == 0 || p.lastEnd < start || p.drained
+	p.drained = false
 	pl := e.plan
 	qi := 0
 	if queueEmpty {
@@ -490,19 +495,27 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 
 // barrierCost is the duration of a vector op with an internal
 // pipe_barrier(PIPE_V) (asm.VBarrier), which flushes the pipe's tail as a
-// pipe_barrier op does: a barrier after the op's last access pays the op's
-// own tail, one in between the previous op's (the first part's short tail
-// is inside its busy time).
+// pipe_barrier op does, and leaves the pipe empty, so what follows it pays
+// its head: a barrier after the op's last access pays the op's own tail and
+// the next op's head; one before or in between the previous op's tail (the
+// first part's short tail is inside its busy time) and this op's head; an
+// op with both (vb.Tail) pays both. That is what the same op costs between
+// manual pipe_barrier V entries (TestInternalBarrierCharge).
 func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, vb *asm.VBarrier) int64 {
 	bar := p.c.m.prof.Sync.Barrier
-	if vb.Post == 0 {
-		d := p.vecCost(e, pl, queueEmpty, qi) + p.tail + bar
+	var d int64
+	if vb.Post != 0 {
+		d = p.tail + bar
 		p.tail = 0
-		return d
+		queueEmpty, qi = true, 1
 	}
-	flush := p.tail + bar
-	p.tail = 0
-	return flush + p.vecCost(e, pl, queueEmpty, qi)
+	d += p.vecCost(e, pl, queueEmpty, qi)
+	if vb.Post == 0 || vb.Tail {
+		d += p.tail + bar
+		p.tail = 0
+		p.drained = true
+	}
+	return d
 }
 
 // vecCost is a cube or vector entry's duration, memoised in its plan when

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 

@@ -64,7 +64,8 @@ func internalBarrier(e *machine.Event) *asm.VBarrier {
 // the library executes them: those before the barrier at the op's epoch,
 // then the barrier (the pipe's own clock moves past every earlier op and
 // this op's first part, as pipe_barrier does), then those after it at a new
-// epoch, which later ops see only through their own barrier or flag.
+// epoch, which later ops see only through their own barrier or flag, or
+// through the op's closing barrier when it has one (vb.Tail).
 func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBarrier) {
 	ag := &d.agents[a]
 	phase := func(acc *machine.Access) uint8 {
@@ -112,6 +113,9 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 		if phase(&e.Accesses[i])&2 != 0 {
 			d.access(&r2, &e.Accesses[i])
 		}
+	}
+	if vb.Tail {
+		raise(&ag.clock, d.pos(a), ag.n)
 	}
 }
 
