@@ -105,32 +105,22 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		tv.addr, tv.known, tv.addrV = addr.x, addr.known, addr.v
 		if addr.known {
 			k.next[space] = max(k.next[space], alignUp(addr.v+bytes, asm.SpaceAlign(space)))
-			k.placed = append(k.placed, placed{space: space, lo: addr.v, hi: addr.v + bytes})
 		}
 	default:
-		a := alignUp(k.next[space], asm.SpaceAlign(space))
-		if r, ok := k.reuse(space, bytes); ok && k.reuseAll[space] {
-			// The function's buffers of this space do not all fit:
-			// PlanMemory places every one of them by liveness, first fit
-			// from address 0 (liveness.go).
-			a = r
-		} else if a+bytes > asm.SpaceCapacity(space) {
-			// Past the end: reuse the space of buffers dead by now, as
-			// PTOAS's PlanMemory does (liveness.go). Only when nothing
-			// fits does the placement wrap to 0 and alias (documented).
-			r, ok := k.reuse(space, bytes)
-			if !ok {
-				r = 0
+		a, planned := int64(0), false
+		if op := k.cur; op != nil && allocOps[op.Name] && k.plan != nil {
+			a, planned = k.plan.addr[op]
+		}
+		if !planned {
+			// Not a buffer PlanMemory places: after everything it
+			// placed, or at 0 when that runs past the end (documented).
+			a = alignUp(k.next[space], asm.SpaceAlign(space))
+			if a+bytes > asm.SpaceCapacity(space) {
+				a = 0
+			} else {
+				k.next[space] = a + bytes
 			}
-			a = r
-		} else {
-			k.next[space] = a + bytes
 		}
-		op := k.cur
-		if op == nil || !allocOps[op.Name] {
-			op = nil
-		}
-		k.placed = append(k.placed, placed{space: space, lo: a, hi: a + bytes, op: op})
 		d.Addr = num(sp, a)
 		tv.addr, tv.known, tv.addrV = d.Addr, true, a
 	}
