@@ -725,7 +725,7 @@ type pmRecord struct {
 
 type pmSpecInfo struct {
 	maxLevel, minLevel, specLevel, childIdx, specStartIdx, rollbackIdx int
-	rollbackAddr                                                      uint64
+	rollbackAddr                                                       uint64
 }
 
 func newSpecInfo() pmSpecInfo {
