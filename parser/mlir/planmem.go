@@ -1122,8 +1122,12 @@ func planMemory(body *Region) *memPlan {
 			bytes = uint64(v.buf.numel) * eb
 		}
 		stride := max((bytes+4095)/4096*4096, 4096)
-		mp.addr[v.buf.op] = int64(next)
-		mp.end[v.buf.space] = max(mp.end[v.buf.space], int64(next)+v.buf.size)
+		// Past the end of the A2/A3 memory (PTOAS's table is larger for
+		// BIAS and SCALING) the lowering places the tile itself.
+		if int64(next)+v.buf.size <= asm.SpaceCapacity(v.buf.space) {
+			mp.addr[v.buf.op] = int64(next)
+			mp.end[v.buf.space] = max(mp.end[v.buf.space], int64(next)+v.buf.size)
+		}
 		next += stride
 	}
 	return mp
