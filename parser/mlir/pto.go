@@ -86,10 +86,11 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 			tv.vrows, tv.vcols = d.VRows.(*asm.Num).Int, d.VCols.(*asm.Num).Int
 		}
 	}
-	// Only the tiles a set_validshape updates get register valid regions:
-	// a `?` dimension whose alloc operand is computed stays the full one
-	// (docs/mlir.md, approximations).
-	if padCols == 0 && len(ti.dims) == 2 && k.setValid[hint] {
+	// Register valid regions: the tiles a set_validshape updates, and a
+	// `?` dimension whose alloc operand is computed at run time (a loop's
+	// select), so every instruction naming the tile covers the region the
+	// path computed and the machine checks it against the tile.
+	if padCols == 0 && len(ti.dims) == 2 && (k.setValid[hint] || computedValid(ti.vrow, vr) || computedValid(ti.vcol, vc)) {
 		k.regValid(sp, tv, d, vr, vc)
 	}
 	for _, kv := range [][2]string{{"blayout", ti.bl}, {"slayout", ti.sl}} {
@@ -126,6 +127,12 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 	}
 	k.emit(d)
 	return &val{kind: vTile, tile: tv}
+}
+
+// computedValid is whether a `?` valid dimension takes a value computed at
+// run time (not a literal the tile type can hold).
+func computedValid(t int64, dyn *val) bool {
+	return t == -1 && dyn != nil && dyn.kind == vScalar && dyn.x != nil && !isLit(dyn)
 }
 
 // setValidTargets collects the values a pto.set_validshape in r updates,
