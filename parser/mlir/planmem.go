@@ -319,49 +319,77 @@ func (p *pmPlanner) liveIn(b *pmBlock) []int {
 // endOp is LivenessBlockInfo::getEndOperation (no value is live-out: every
 // block here ends its region).
 func (p *pmPlanner) endOp(v int, b *pmBlock, start *pmOp) *pmOp {
-	end := start
-	for _, u := range p.vals[v].users {
-		if a := p.ancestorIn(u, b); a != nil && end.idx < a.idx {
-			end = a
-		}
+	if last := p.lastUse(v, b); last != nil && start.idx < last.idx {
+		return last
 	}
-	return end
+	return start
 }
 
-// currentlyLive is LivenessBlockInfo::currentlyLiveValues(op).
+// lastUse is the last op of b that uses v or holds a use of it, nil when
+// none does; cached, since every kill asks for it again.
+func (p *pmPlanner) lastUse(v int, b *pmBlock) *pmOp {
+	m := p.uses[b]
+	if m == nil {
+		m = map[int]*pmOp{}
+		p.uses[b] = m
+	}
+	if last, ok := m[v]; ok {
+		return last
+	}
+	var last *pmOp
+	for _, u := range p.vals[v].users {
+		if a := p.ancestorIn(u, b); a != nil && (last == nil || last.idx < a.idx) {
+			last = a
+		}
+	}
+	m[v] = last
+	return last
+}
+
+// currentlyLive is LivenessBlockInfo::currentlyLiveValues(op): the block's
+// arguments and live-ins (live from its first op), then the results of its
+// ops up to op, each kept when op lies in its range in the block.
 func (p *pmPlanner) currentlyLive(op *pmOp) []int {
 	b := op.blk
-	var out []int
-	seen := map[int]bool{}
-	add := func(v int, fromStart bool) {
-		if seen[v] {
-			return
-		}
-		seen[v] = true
-		start := b.ops[0]
-		if !fromStart {
-			start = p.ancestorIn(p.vals[v].def, b)
-			if start == nil {
+	r := p.ranges[b]
+	if r == nil {
+		r = &pmRanges{}
+		seen := map[int]bool{}
+		add := func(v int, start *pmOp) {
+			if seen[v] || start == nil {
 				return
 			}
+			seen[v] = true
+			r.vals = append(r.vals, v)
+			r.lo = append(r.lo, start.idx)
+			r.hi = append(r.hi, p.endOp(v, b, start).idx)
 		}
-		end := p.endOp(v, b, start)
-		if !(op.idx < start.idx || end.idx < op.idx) {
+		for _, a := range b.args {
+			add(a, b.ops[0])
+		}
+		for _, v := range p.liveIn(b) {
+			add(v, b.ops[0])
+		}
+		for _, o := range b.ops {
+			for _, v := range o.results {
+				add(v, o)
+			}
+		}
+		p.ranges[b] = r
+	}
+	var out []int
+	for i, v := range r.vals {
+		if r.lo[i] <= op.idx && op.idx <= r.hi[i] {
 			out = append(out, v)
 		}
 	}
-	for _, a := range b.args {
-		add(a, true)
-	}
-	for _, v := range p.liveIn(b) {
-		add(v, true)
-	}
-	for _, o := range b.ops[:op.idx+1] {
-		for _, r := range o.results {
-			add(r, false)
-		}
-	}
 	return out
+}
+
+// pmRanges are the live ranges of a block's values, as op indices.
+type pmRanges struct {
+	vals   []int
+	lo, hi []int
 }
 
 func (p *pmPlanner) deadAfter(v int, op *pmOp) bool { return p.endOp(v, op.blk, op) == op }
@@ -384,6 +412,8 @@ type pmPlanner struct {
 	conflicts map[[2]int]bool
 	scalar    map[int]bool
 	split     bool
+	uses      map[*pmBlock]map[int]*pmOp
+	ranges    map[*pmBlock]*pmRanges
 }
 
 func (p *pmPlanner) aliasesWith(v int) []int {
@@ -1061,7 +1091,8 @@ func planMemory(body *Region) *memPlan {
 	}
 	b := &pmBuilder{scopes: []map[string]int{{}}}
 	blocks := b.region(body, nil, nil, nil)
-	p := &pmPlanner{vals: b.vals, alias: map[int][]int{}, status: map[int]int{}, conflicts: map[[2]int]bool{}, scalar: map[int]bool{}}
+	p := &pmPlanner{vals: b.vals, alias: map[int][]int{}, status: map[int]int{}, conflicts: map[[2]int]bool{}, scalar: map[int]bool{},
+		uses: map[*pmBlock]map[int]*pmOp{}, ranges: map[*pmBlock]*pmRanges{}}
 	p.blocks(blocks)
 	// GenerateBufferLife and GenerateStorageEntry.
 	lives := map[int]*pmLife{}
