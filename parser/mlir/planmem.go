@@ -518,7 +518,7 @@ var pmScratch = map[string]int{"tcolargmax": 1, "tcolargmin": 1, "tcolsum": 1, "
 	"trowsum": 1, "trowprod": 1, "trsqrt": 1, "tsel": 3, "tsels": 3, "tsort32": 2, "txors": 2, "txor": 2, "ttrans": 1}
 
 func (p *pmPlanner) groupVals(o *pmOp, kw string) []int {
-	inner, ok := keyGroup(o.op.Toks, kw)
+	inner, ok := keyGroup(dpsToks(o.op), kw)
 	if !ok {
 		return nil
 	}
@@ -532,6 +532,15 @@ func (p *pmPlanner) groupVals(o *pmOp, kw string) []int {
 		}
 	}
 	return out
+}
+
+// dpsToks are an op's tokens in the DPS form: the generic form of pto.tmov
+// reads as `ins(...) outs(%dst)`, as the lowering reads it.
+func dpsToks(op *Op) []Tok {
+	if op.Generic {
+		return genericDPS(op).Toks
+	}
+	return op.Toks
 }
 
 func (p *pmPlanner) recordConflict(a, b int) {
@@ -565,7 +574,7 @@ func (p *pmPlanner) visit(o *pmOp) {
 	}
 	t := p.linear()
 	short := strings.TrimPrefix(name, "pto.")
-	_, hasOuts := keyGroup(o.op.Toks, "outs")
+	_, hasOuts := keyGroup(dpsToks(o.op), "outs")
 	switch {
 	case allocOps[name]:
 		if len(o.results) == 0 {
