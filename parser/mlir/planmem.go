@@ -96,10 +96,9 @@ var pmOrder = []asm.Space{asm.UB, asm.L1, asm.L0A, asm.L0B, asm.L0C, asm.BT, asm
 // memPlan is the result for one function: the address of each buffer's
 // allocating op, and the overflow message when PTOAS would reject it.
 type memPlan struct {
-	addr     map[*Op]int64
-	end      map[asm.Space]int64 // past the last planned byte, per memory
-	err      string
-	reported bool
+	addr map[*Op]int64
+	end  map[asm.Space]int64 // past the last planned byte, per memory
+	err  string
 }
 
 // ---- the function as PlanMemory sees it ----
