@@ -25,14 +25,10 @@ type kctx struct {
 	ret *[]*val
 	// manualReserve: the function reserves a buffer with auto = false
 	manualReserve bool
-	// live, cur and placed serve placement by liveness (liveness.go): the
-	// body's buffer lifetimes, the op being lowered, the buffers placed.
-	live   *live
-	cur    *Op
-	placed []placed
-	// reuseAll: the memories whose automatic buffers do not all fit, so
-	// every one is placed by liveness (overCapacity)
-	reuseAll map[asm.Space]bool
+	// plan is PlanMemory's placement of the body being lowered (planmem.go);
+	// cur is the op being lowered, whose buffer the plan places.
+	plan *memPlan
+	cur  *Op
 	// setValid names the tiles a pto.set_validshape updates: their valid
 	// region lives in registers (setValidTargets).
 	setValid map[string]bool
@@ -44,8 +40,12 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	kd := &asm.Kernel{Span: fi.op.Span, Name: name, Kind: kind, KindSpan: fi.op.NameTok.Span}
 	k.out = &kd.Body
 	k.manualReserve = manualReserve(fi.body)
-	k.live = liveness(fi.body)
-	k.reuseAll = overCapacity(fi.body)
+	k.plan = l.memPlan(fi.body, fi.op.NameTok.Span)
+	// Tiles PlanMemory does not place (declare_tile, tpop results, local
+	// memref arguments) go past the planned bytes.
+	for sp, end := range k.plan.end {
+		k.next[sp] = end
+	}
 	k.setValid = map[string]bool{}
 	setValidTargets(fi.body, k.setValid)
 	k.bindArgs(fi)
@@ -502,7 +502,11 @@ func (k *kctx) call(op *Op) {
 	if k.setValid != nil {
 		setValidTargets(callee.body, k.setValid)
 	}
+	// PlanMemory plans the callee on its own, from address 0.
+	savedPlan := k.plan
+	k.plan = k.l.memPlan(callee.body, callee.op.NameTok.Span)
 	k.region(callee.body)
+	k.plan = savedPlan
 	k.vals, k.ret = saved, savedRet
 	k.define(op, rets...)
 }

@@ -221,11 +221,13 @@ type lowerer struct {
 	funcs      map[string]*funcInfo
 	order      []*funcInfo
 	used       map[string]bool // global names (consts, tensors)
+	// plans are PlanMemory's placements, per function body (planmem.go)
+	plans map[*Region]*memPlan
 }
 
 func newLowerer(name string, src []byte) *lowerer {
 	return &lowerer{file: name, constOK: map[string]bool{}, byName: map[string]*tensorDecl{}, funcs: map[string]*funcInfo{}, used: map[string]bool{},
-		fifoSpecs: map[string]fifoSpec{}, offsetArgs: map[string]bool{}, fifoDir: map[string]int64{}, frontFifo: map[int64]string{}}
+		fifoSpecs: map[string]fifoSpec{}, offsetArgs: map[string]bool{}, fifoDir: map[string]int64{}, frontFifo: map[int64]string{}, plans: map[*Region]*memPlan{}}
 }
 
 func (l *lowerer) errf(sp asm.Span, format string, args ...any) {

@@ -86,10 +86,11 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 			tv.vrows, tv.vcols = d.VRows.(*asm.Num).Int, d.VCols.(*asm.Num).Int
 		}
 	}
-	// Only the tiles a set_validshape updates get register valid regions:
-	// a `?` dimension whose alloc operand is computed stays the full one
-	// (docs/mlir.md, approximations).
-	if padCols == 0 && len(ti.dims) == 2 && k.setValid[hint] {
+	// Register valid regions: the tiles a set_validshape updates, and a
+	// `?` dimension whose alloc operand is computed at run time (a loop's
+	// select), so every instruction naming the tile covers the region the
+	// path computed and the machine checks it against the tile.
+	if padCols == 0 && len(ti.dims) == 2 && (k.setValid[hint] || computedValid(ti.vrow, vr) || computedValid(ti.vcol, vc)) {
 		k.regValid(sp, tv, d, vr, vc)
 	}
 	for _, kv := range [][2]string{{"blayout", ti.bl}, {"slayout", ti.sl}} {
@@ -105,37 +106,33 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		tv.addr, tv.known, tv.addrV = addr.x, addr.known, addr.v
 		if addr.known {
 			k.next[space] = max(k.next[space], alignUp(addr.v+bytes, asm.SpaceAlign(space)))
-			k.placed = append(k.placed, placed{space: space, lo: addr.v, hi: addr.v + bytes})
 		}
 	default:
-		a := alignUp(k.next[space], asm.SpaceAlign(space))
-		if r, ok := k.reuse(space, bytes); ok && k.reuseAll[space] {
-			// The function's buffers of this space do not all fit:
-			// PlanMemory places every one of them by liveness, first fit
-			// from address 0 (liveness.go).
-			a = r
-		} else if a+bytes > asm.SpaceCapacity(space) {
-			// Past the end: reuse the space of buffers dead by now, as
-			// PTOAS's PlanMemory does (liveness.go). Only when nothing
-			// fits does the placement wrap to 0 and alias (documented).
-			r, ok := k.reuse(space, bytes)
-			if !ok {
-				r = 0
+		a, planned := int64(0), false
+		if op := k.cur; op != nil && allocOps[op.Name] && k.plan != nil {
+			a, planned = k.plan.addr[op]
+		}
+		if !planned {
+			// Not a buffer PlanMemory places: after everything it
+			// placed, or at 0 when that runs past the end (documented).
+			a = alignUp(k.next[space], asm.SpaceAlign(space))
+			if a+bytes > asm.SpaceCapacity(space) {
+				a = 0
+			} else {
+				k.next[space] = a + bytes
 			}
-			a = r
-		} else {
-			k.next[space] = a + bytes
 		}
-		op := k.cur
-		if op == nil || !allocOps[op.Name] {
-			op = nil
-		}
-		k.placed = append(k.placed, placed{space: space, lo: a, hi: a + bytes, op: op})
 		d.Addr = num(sp, a)
 		tv.addr, tv.known, tv.addrV = d.Addr, true, a
 	}
 	k.emit(d)
 	return &val{kind: vTile, tile: tv}
+}
+
+// computedValid is whether a `?` valid dimension takes a value computed at
+// run time (not a literal the tile type can hold).
+func computedValid(t int64, dyn *val) bool {
+	return t == -1 && dyn != nil && dyn.kind == vScalar && dyn.x != nil && !isLit(dyn)
 }
 
 // setValidTargets collects the values a pto.set_validshape in r updates,
