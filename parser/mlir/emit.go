@@ -64,7 +64,7 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 				n, ok = &asm.Num{Int: v}, true
 			}
 			if !ok || n.Int != 1 {
-				e.errf(a.Span, "--to mlir: a launch on several ranks has no PTOAS equivalent (PTOAS kernels run on one device)")
+				e.errf(a.Span, "--to mlir: a launch on several ranks has no PTOAS form: PTOAS kernels run on one device (%s has no rank operand)", ptoOpsTd)
 				return nil
 			}
 		}
@@ -84,7 +84,7 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 		if len(runs) < len(l.Body) {
 			sp = l.Body[len(runs)].NodeSpan()
 		}
-		e.errf(sp, "--to mlir: a launch with resets or conditions has no PTOAS equivalent, other than the rounds the reader makes of i1 arguments")
+		e.errf(sp, "--to mlir: a launch with resets or conditions is not printed (a PTOAS module holds kernels, not the host's launch), other than the rounds the reader makes of i1 arguments")
 		return nil
 	}
 	var ks []*asm.KernelInfo
@@ -256,6 +256,9 @@ func (e *emitter) fillAttr(t *asm.TensorInfo, ks []*asm.KernelInfo) string {
 }
 
 func (e *emitter) program() {
+	if e.noForm() {
+		return
+	}
 	ks := e.launchKernels()
 	if ks == nil {
 		return
@@ -263,20 +266,11 @@ func (e *emitter) program() {
 	var tensors, fifos []*asm.TensorInfo
 	for _, t := range e.obj.Tensors {
 		if t.Class == asm.TensorFIFO {
-			// PTOAS's pipes have 4 or 8 slots (verifyPipeShape,
-			// lib/PTO/IR/PTO.cpp at a56b18c3).
-			if n := t.Attrs["slots"]; n != 4 && n != 8 {
-				e.errf(t.Decl.Span, "--to mlir: fifo @%s has slots=%d; PTOAS's pipes have 4 or 8 (slot_num, verifyPipeShape in lib/PTO/IR/PTO.cpp)", t.Name, n)
-				continue
-			}
+			// noForm refused other slot counts
 			fifos = append(fifos, t)
 			continue
 		}
 		if e.flags[t] {
-			continue
-		}
-		if t.Class != asm.TensorGM {
-			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
 			continue
 		}
 		if len(t.Shape) > 3 || len(t.Shape) == 3 && t.Layout != asm.LayoutND || t.Layout == asm.LayoutNZ {
@@ -1107,7 +1101,7 @@ func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 // window prints the partition of a GM operand that tile t moves.
 func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	if a.HasRank {
-		f.errf(a.Span, "--to mlir: a GM operand on another rank has no PTOAS equivalent")
+		f.errf(a.Span, "--to mlir: a GM operand on another rank has no PTOAS form")
 		return ""
 	}
 	sh, idx := a.GM.Shape, a.Idx
@@ -1294,7 +1288,7 @@ func (f *fnEmitter) op(op *asm.COp) {
 			f.errf(op.Instr.OpSpan, "--to mlir: %s: PTOAS has pto.%s, but the reader lowers it to a V-pipe stand-in, so it would not read back as %s", name, base, name)
 			return
 		}
-		f.errf(op.Instr.OpSpan, "--to mlir: %s has no PTOAS equivalent that ptoasm reads back", name)
+		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: ptoasm does not read a PTOAS form of it back yet", name)
 		return
 	}
 	// Attributes as PTOAS spells them (include/PTO/IR/PTOAttrs.td at
@@ -1313,7 +1307,7 @@ func (f *fnEmitter) op(op *asm.COp) {
 		case name == "tstore" && at.Key == "atomic" && at.IsWord && at.Word == "add":
 			dict = append(dict, "atomicType = #pto<atomic_type atomic_add>")
 		default:
-			f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s has no PTOAS equivalent printed here", at.Key, name)
+			f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s is not printed", at.Key, name)
 			return
 		}
 	}
