@@ -286,9 +286,9 @@ func (e *emitter) program() {
 	// A FIFO is a pipe over a GM slot buffer the host passes: an argument
 	// named after it (the reader names the FIFO after its buffer).
 	for _, t := range append(append([]*asm.TensorInfo(nil), tensors...), fifos...) {
-		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>%s", t.Name, t.DType, e.fillAttr(t, ks)))
+		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>%s", t.Name, mlirDType(t.DType), e.fillAttr(t, ks)))
 		args = append(args, "%"+t.Name)
-		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
+		types = append(types, fmt.Sprintf("!pto.ptr<%s>", mlirDType(t.DType)))
 	}
 	for _, t := range e.obj.Tensors {
 		if e.flags[t] {
@@ -425,7 +425,16 @@ var slayoutNames = map[string]string{"none": "none_box", "row": "row_major", "co
 
 func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
 	return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=%d, v_col=%d, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
-		t.Loc, t.DType, rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+		t.Loc, mlirDType(t.DType), rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+}
+
+// mlirDType is an element type as MLIR spells it: unsigned integers are
+// ui8..ui64 (u32 is not an MLIR type; PTOAS's tests write ui32).
+func mlirDType(d asm.DType) string {
+	if s := d.String(); s[0] == 'u' {
+		return "ui" + s[1:]
+	}
+	return d.String()
 }
 
 func elemType(t *asm.TileInfo) string {
@@ -433,7 +442,7 @@ func elemType(t *asm.TileInfo) string {
 		// PTOAS's dynamic valid shape: v_row=? and v_col=?, which
 		// set_validshape requires of both.
 		return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=?, v_col=?, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
-			t.Loc, t.DType, t.Rows, t.Cols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+			t.Loc, mlirDType(t.DType), t.Rows, t.Cols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
 	}
 	return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols)
 }
@@ -550,7 +559,7 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 			sh := t.Shape
 			f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s, %s], strides = [%s, %s, %s] : !pto.tensor_view<?x?x?x%s>", v, t.Name,
 				f.constant(sh[0], "index"), f.constant(sh[1], "index"), f.constant(sh[2], "index"),
-				f.constant(sh[1]*sh[2], "index"), f.constant(sh[2], "index"), f.constant(1, "index"), t.DType)
+				f.constant(sh[1]*sh[2], "index"), f.constant(sh[2], "index"), f.constant(1, "index"), mlirDType(t.DType))
 			continue
 		}
 		// A 1-D tensor is a view of one row; its windows are one row.
@@ -565,13 +574,13 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 			strides, attr = []int64{1, r}, " {layout = #pto.layout<dn>}"
 		}
 		f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s], strides = [%s, %s]%s : !pto.tensor_view<?x?x%s>", v, t.Name,
-			f.constant(r, "index"), f.constant(c, "index"), f.constant(strides[0], "index"), f.constant(strides[1], "index"), attr, t.DType)
+			f.constant(r, "index"), f.constant(c, "index"), f.constant(strides[0], "index"), f.constant(strides[1], "index"), attr, mlirDType(t.DType))
 	}
 	for _, t := range fifos {
 		// The pipe's local buffer is PTOAS's to place; the reader reads
 		// neither it nor the split (the popped tile's shape says it).
 		f.line("%%%s_pipe = pto.initialize_l2g2l_pipe {dir_mask = %d, slot_size = %d, slot_num = %d, flag_base = %d}(%%%s : !pto.ptr<%s>, %s : i32) -> !pto.pipe",
-			t.Name, f.fifoDir(t), t.Elems()*int64(t.DType.Size()), t.Attrs["slots"], t.Attrs["id"], t.Name, t.DType, f.constant(0, "i32"))
+			t.Name, f.fifoDir(t), t.Elems()*int64(t.DType.Size()), t.Attrs["slots"], t.Attrs["id"], t.Name, mlirDType(t.DType), f.constant(0, "i32"))
 	}
 	f.tiles = map[*asm.TileInfo]string{}
 	for _, t := range k.Tiles {
@@ -1054,7 +1063,7 @@ func (f *fnEmitter) truth(x asm.Expr) string {
 // ptoasStandIns are PTOAS tile ops (include/PTO/IR/PTOOps.td at a56b18c3)
 // that ptoasm's ISA has too but the reader still lowers to stand-ins (their
 // operand forms are not read yet), so the printer cannot use them.
-var ptoasStandIns = map[string]bool{"tsort32": true, "tmrgsort": true, "tgather": true, "tci": true, "ttri": true,
+var ptoasStandIns = map[string]bool{"tgather": true, "tci": true, "ttri": true,
 	"tfillpad": true, "tconcat": true, "tgatherb": true, "taxpy": true}
 
 var emitOps = func() map[string]opShape {
@@ -1125,7 +1134,7 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	v := f.fresh("p")
 	r, c := f.validShape(t, a.Span)
 	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s%s, %s] : !pto.tensor_view<%sx%s> -> %s",
-		v, f.views[a.GM.Name], strings.Join(offs, ", "), lead, r, c, view, a.GM.DType, ptTypeOf(t, a.GM))
+		v, f.views[a.GM.Name], strings.Join(offs, ", "), lead, r, c, view, mlirDType(a.GM.DType), ptTypeOf(t, a.GM))
 	return v
 }
 
@@ -1143,9 +1152,9 @@ func ptTypeOf(t *asm.TileInfo, g *asm.TensorInfo) string {
 // when the region reads registers.
 func ptType(t *asm.TileInfo) string {
 	if t.DynValid() {
-		return fmt.Sprintf("!pto.partition_tensor_view<?x?x%s>", t.DType)
+		return fmt.Sprintf("!pto.partition_tensor_view<?x?x%s>", mlirDType(t.DType))
 	}
-	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, t.DType)
+	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, mlirDType(t.DType))
 }
 
 func (f *fnEmitter) scalar(a asm.Arg, dt asm.DType) (string, string) {
@@ -1281,13 +1290,16 @@ func (f *fnEmitter) op(op *asm.COp) {
 		}
 		f.line("pto.sync.wait <PIPE_%s>, %s", p, f.syncID(op.Args[0].Val, sp))
 		return
+	case "tmrgsort.lists", "tgather.mask":
+		f.sortOp(op)
+		return
+	}
+	if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
+		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: PTOAS has pto.%s, but the reader lowers that form to a V-pipe stand-in, so it would not read back as %s", name, base, name)
+		return
 	}
 	sh, ok := emitOps[name]
 	if !ok {
-		if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
-			f.errf(op.Instr.OpSpan, "--to mlir: %s: PTOAS has pto.%s, but the reader lowers it to a V-pipe stand-in, so it would not read back as %s", name, base, name)
-			return
-		}
 		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: ptoasm does not read a PTOAS form of it back yet", name)
 		return
 	}
@@ -1356,6 +1368,11 @@ func (f *fnEmitter) op(op *asm.COp) {
 		}
 		s, ty := f.scalar(args[len(args)-1], args[0].Tile.DType)
 		ins, inTy = append(ins, s), append(inTy, ty)
+	case shMrgSort:
+		// format1: ins(src, blockLen : T, i32) outs(dst)
+		in(args[1])
+		ins, inTy = append(ins, f.cexprAs(args[2].Val, args[2].Span, "i32")), append(inTy, "i32")
+		out(args[0])
 	case shExtract:
 		in(args[1])
 		for _, a := range args[2:4] {
@@ -1369,7 +1386,7 @@ func (f *fnEmitter) op(op *asm.COp) {
 		s, ty := f.scalar(args[len(args)-1], args[1].Tile.DType)
 		ins, inTy = append(ins, s), append(inTy, ty)
 		out(args[0])
-	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx:
+	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx, shSort32:
 		for _, a := range args[1:] {
 			in(a)
 		}
@@ -1391,8 +1408,8 @@ func (f *fnEmitter) op(op *asm.COp) {
 // integer, converted by index_cast.
 func (f *fnEmitter) scalarGM(op *asm.COp, a asm.Arg) {
 	sp := op.Instr.Span
-	if a.Kind != asm.ArgGM || a.HasRank || a.GM.Class != asm.TensorGM || a.GM.DType.IsFloat() {
-		f.errf(a.Span, "--to mlir: %s of a non-integer or non-GM element has no PTOAS form printed here", op.Info.Name)
+	if a.Kind != asm.ArgGM || a.HasRank || a.GM.Class != asm.TensorGM || a.GM.DType.IsFloat() || mlirDType(a.GM.DType) != a.GM.DType.String() {
+		f.errf(a.Span, "--to mlir: %s of a float, unsigned or non-GM element is not printed", op.Info.Name)
 		return
 	}
 	t := a.GM
@@ -1421,4 +1438,46 @@ func (f *fnEmitter) scalarGM(op *asm.COp, a asm.Arg) {
 	v := f.fresh("s")
 	f.line("%s = arith.index_cast %s : index to %s", v, f.cexpr(op.Args[1].Val, sp), ty)
 	f.line("pto.store_scalar %s, %%%s[%s] : !pto.ptr<%s>, %s", v, t.Name, off, ty, ty)
+}
+
+// sortOp prints the forms PTOAS spells with another op's name:
+// `tmrgsort.lists d, tmp, s0, s1 [, s2, s3]` is tmrgsort's format2,
+// ins(s0, s1, ..., tmp {exhausted = false}) outs(d, executed), executed a
+// vector<4xi16> the op fills (a constant here, as in PTOAS's tests); and
+// `tgather.mask d, s #pattern=p` is tgather's mask form (TMrgSortOp::parse,
+// TGatherOp::parse in lib/PTO/IR/PTO.cpp at a56b18c3).
+func (f *fnEmitter) sortOp(op *asm.COp) {
+	var ins, tys []string
+	add := func(a asm.Arg) {
+		v, ty := f.tile(a)
+		ins, tys = append(ins, v), append(tys, ty)
+	}
+	d, dTy := f.tile(op.Args[0])
+	if op.Info.Name == "tgather.mask" {
+		at, _ := op.Attr("pattern")
+		add(op.Args[1])
+		f.line("pto.tgather ins(%s, {maskPattern = #pto.mask_pattern<%s>} : %s) outs(%s : %s)", ins[0], strings.ToUpper(at.Word), tys[0], d, dTy)
+		return
+	}
+	for _, a := range op.Args[2:] {
+		add(a)
+	}
+	add(op.Args[1])
+	ex, ok := f.consts["executed"]
+	if !ok {
+		ex = f.fresh("executed")
+		f.consts["executed"] = ex
+		fmt.Fprintf(&f.head, "    %s = arith.constant dense<0> : vector<4xi16>\n", ex)
+	}
+	f.line("pto.tmrgsort ins(%s {exhausted = false} : %s) outs(%s, %s : %s, vector<4xi16>)", strings.Join(ins, ", "), strings.Join(tys, ", "), d, ex, dTy)
+}
+
+// cexprAs prints an integer expression as a value of integer type ty.
+func (f *fnEmitter) cexprAs(c asm.CExpr, sp asm.Span, ty string) string {
+	if c.Const || c.Src == nil {
+		return f.constant(c.Val, ty)
+	}
+	x := f.fresh("x")
+	f.line("%s = arith.index_cast %s : index to %s", x, f.cexpr(c, sp), ty)
+	return x
 }

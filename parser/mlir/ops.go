@@ -37,6 +37,9 @@ const (
 	shSel                      // tsel %d, %mask, %a, %b
 	shSels                     // tsels %d, %mask, %a, s
 	shIdx                      // tgather/tscatter %d, %a, %idx
+	shSort32                   // tsort32 %d, %src, %idx [, %tmp]: ins(src, idx [, tmp]) outs(dst)
+	shMrgSort                  // tmrgsort: ins(src, blockLen) outs(dst), or ins(srcs..., tmp) outs(dst, executed)
+	shGather                   // tgather: the mask form is tgather.mask; the others stand in
 	shPrint                    // reads and writes src on V
 	shStandIn                  // no equivalent: V-pipe stand-in
 )
@@ -61,6 +64,7 @@ var tileOps = func() map[string]opRow {
 		"tcvt": {"tcvt", shCvt}, "tcmp": {"tcmp", shCmp}, "tcmps": {"tcmps", shCmps},
 		"tsel": {"tsel", shSel}, "tsels": {"tsels", shSels}, "texpands": {"texpands", shFill},
 		"tscatter": {"tscatter", shIdx}, "tprint": {"tmov", shPrint},
+		"tsort32": {"tsort32", shSort32}, "tmrgsort": {"tmrgsort", shMrgSort}, "tgather": {"tgather", shGather},
 		"tlrelu": {"tlrelu", shScalar}, "tprelu": {"tprelu", shBinary},
 	}
 	for _, n := range strings.Fields("tabs texp tlog tneg tnot trecip trelu tsqrt trsqrt trowexpand tcolexpand") {
@@ -269,6 +273,47 @@ func (k *kctx) tileOp(op *Op, name string) {
 		if len(insT) >= 2 && need(2, 1) {
 			k.instr(op, row.our, dst(), ref(0), ref(1))
 			return
+		}
+		k.standIn(op, insT, insTok, outT, outTok)
+	case shSort32:
+		if need(2, 1) {
+			args := []asm.Expr{dst(), ref(0), ref(1)}
+			if len(insT) > 2 {
+				args = append(args, ref(2))
+			}
+			k.instr(op, "tsort32", args...)
+		}
+	case shMrgSort:
+		// PTOAS's two formats (TMrgSortOp::parse, lib/PTO/IR/PTO.cpp at
+		// a56b18c3): format1 merges runs of blockLen of one source,
+		// format2 2-4 sorted lists through tmp.
+		if len(insT) == 1 && len(sc) == 1 && need(1, 1) {
+			k.instr(op, "tmrgsort", dst(), ref(0), sc[0].x)
+			return
+		}
+		if len(insT) >= 3 && len(insT) <= 5 && need(3, 1) {
+			args := []asm.Expr{dst(), ref(len(insT) - 1)}
+			for i := range insT[:len(insT)-1] {
+				args = append(args, ref(i))
+			}
+			in := k.instr(op, "tmrgsort.lists", args...)
+			for _, w := range words(d.attrs["exhausted"]) {
+				if w.Text == "true" {
+					k.note(in, "exhausted = true (stop at the first exhausted list) is not modelled: every element is merged")
+				}
+			}
+			return
+		}
+		k.standIn(op, insT, insTok, outT, outTok)
+	case shGather:
+		// The mask form, ins(src, {maskPattern = #pto.mask_pattern<P0101>}),
+		// is tgather.mask; the index and compare forms stand in.
+		for _, w := range words(d.attrs["maskPattern"]) {
+			if p := strings.ToLower(w.Text); len(insT) == 1 && len(outT) == 1 && len(p) == 5 && p[0] == 'p' && strings.Trim(p[1:], "01") == "" {
+				in := k.instr(op, "tgather.mask", dst(), ref(0))
+				in.Attrs = append(in.Attrs, &asm.Attr{Span: w.Span, Key: "pattern", Val: &asm.Name{Span: w.Span, Name: p}})
+				return
+			}
 		}
 		k.standIn(op, insT, insTok, outT, outTok)
 	case shStandIn:
