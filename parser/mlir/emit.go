@@ -1066,6 +1066,12 @@ func (f *fnEmitter) truth(x asm.Expr) string {
 var ptoasStandIns = map[string]bool{"tgather": true, "tci": true, "ttri": true,
 	"tfillpad": true, "tconcat": true, "tgatherb": true, "taxpy": true}
 
+// fpNames are the quantising moves PTOAS spells with an underscore.
+var fpNames = map[string]struct {
+	name string
+	sh   opShape
+}{"textract.fp": {"textract_fp", shExtractFP}, "tinsert.fp": {"tinsert_fp", shExtractFP}, "tstore.fp": {"tstore_fp", shStore}}
+
 var emitOps = func() map[string]opShape {
 	m := map[string]opShape{}
 	for name, row := range tileOps {
@@ -1299,6 +1305,10 @@ func (f *fnEmitter) op(op *asm.COp) {
 		return
 	}
 	sh, ok := emitOps[name]
+	ptoName := name
+	if ren, fp := fpNames[name]; fp {
+		sh, ok, ptoName = ren.sh, true, ren.name
+	}
 	if !ok {
 		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: ptoasm does not read a PTOAS form of it back yet", name)
 		return
@@ -1355,6 +1365,9 @@ func (f *fnEmitter) op(op *asm.COp) {
 		ins, inTy = []string{in0}, []string{ptTypeOf(args[0].Tile, args[1].GM)}
 	case shStore:
 		in(args[1])
+		if name == "tstore.fp" {
+			in(args[2]) // the scaling tile
+		}
 		outs, outTy = []string{f.window(args[0], args[1].Tile)}, []string{ptTypeOf(args[1].Tile, args[0].GM)}
 	case shMMAcc:
 		in(args[0])
@@ -1372,6 +1385,14 @@ func (f *fnEmitter) op(op *asm.COp) {
 		// format1: ins(src, blockLen : T, i32) outs(dst)
 		in(args[1])
 		ins, inTy = append(ins, f.cexprAs(args[2].Val, args[2].Span, "i32")), append(inTy, "i32")
+		out(args[0])
+	case shExtractFP:
+		// ins(src, fp, row, col): the scaling tile quantises
+		in(args[1])
+		in(args[2])
+		for _, a := range args[3:5] {
+			ins, inTy = append(ins, f.cexpr(a.Val, a.Span)), append(inTy, "index")
+		}
 		out(args[0])
 	case shExtract:
 		in(args[1])
@@ -1398,7 +1419,7 @@ func (f *fnEmitter) op(op *asm.COp) {
 	if len(f.errs) > 0 {
 		return
 	}
-	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
+	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", ptoName, strings.Join(ins, ", "), strings.Join(inTy, ", "),
 		strings.Join(outs, ", "), strings.Join(outTy, ", "), tail)
 }
 

@@ -547,3 +547,64 @@ launch ranks=1 {
 		}
 	}
 }
+
+// The fixpipe's quantising forms PTOAS has (tmov.fp, textract_fp,
+// tinsert_fp, tstore_fp: an ACC source and a scaling tile) print and read
+// back with their scaling tile (machine/testdata/quant.pto's paths).
+func TestRoundTripQuant(t *testing.T) {
+	const src = `gm A : f16 [16, 16] = expr((i * 5 + j * 3) % 17 - 8)
+gm P : u64 [1, 16] = fill(0)
+gm Q2 : i8 [16, 32] = fill(0)
+gm Q5 : i8 [16, 32] = fill(0)
+gm Q6 : i8 [16, 32] = fill(0)
+gm Q7 : i8 [16, 32] = fill(0)
+kernel q : aic {
+    tile %am : mat f16 [16, 16]
+    tile %pm : mat u64 [1, 16]
+    tile %fp : scaling u64 [1, 16]
+    tile %a : left f16 [16, 16]
+    tile %b : right f16 [16, 16]
+    tile %c : acc f32 [16, 16]
+    tile %m1 : mat i8 [16, 32] valid [16, 16]
+    tile %m2 : mat i8 [16, 32] valid [16, 8]
+    tile %m3 : mat i8 [16, 32]
+    tload %am, @A[0, 0]
+    tload %pm, @P[0, 0]
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    tmov %a, %am
+    tmov %b, %am
+    set_flag MTE2, FIX, 0
+    wait_flag MTE2, FIX, 0
+    tmov %fp, %pm
+    pipe_barrier FIX
+    set_flag MTE1, M, 0
+    wait_flag MTE1, M, 0
+    tmatmul %c, %a, %b
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    tstore.fp @Q2[0, 0], %c, %fp
+    tmov.fp %m1, %c, %fp
+    textract.fp %m2, %c, %fp, 0, 8
+    tinsert.fp %m3, %c, %fp, 0, 8
+    set_flag FIX, MTE3, 0
+    wait_flag FIX, MTE3, 0
+    tstore @Q5[0, 0], %m1
+    tstore @Q6[0, 0], %m2
+    tstore @Q7[0, 0], %m3
+}
+launch ranks=1 {
+    run q blocks=1
+}
+`
+	o := roundTripSource(t, "q.pto", src)
+	_, m, err := translate("q.pto", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pto.tstore_fp ins(%c, %fp :", "pto.tmov.fp ins(%c, %fp :", "pto.textract_fp ins(%c, %fp, %c0, %c8 :", "pto.tinsert_fp ins(%c, %fp, %c0, %c8 :", "dtype=ui64"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the MLIR lacks %q:\n%s", want, m)
+		}
+	}
+}

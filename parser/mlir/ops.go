@@ -51,10 +51,10 @@ type opRow struct {
 
 var tileOps = func() map[string]opRow {
 	m := map[string]opRow{
-		"tload": {"tload", shLoad}, "tprefetch": {"tprefetch", shLoad}, "tstore": {"tstore", shStore},
-		"tmov": {"tmov", shMove}, "tmov.fp": {"tmov", shMove},
+		"tload": {"tload", shLoad}, "tprefetch": {"tprefetch", shLoad}, "tstore": {"tstore", shStore}, "tstore_fp": {"tstore.fp", shStore},
+		"tmov": {"tmov", shMove}, "tmov.fp": {"tmov.fp", shMove},
 		"textract": {"textract", shExtract}, "tinsert": {"tinsert", shExtract},
-		"textract_fp": {"textract", shExtractFP}, "tinsert_fp": {"tinsert", shExtractFP},
+		"textract_fp": {"textract.fp", shExtractFP}, "tinsert_fp": {"tinsert.fp", shExtractFP},
 		"tmatmul": {"tmatmul", shMM}, "tgemv": {"tgemv", shMM},
 		"tmatmul.acc": {"tmatmul.acc", shMMAcc}, "tgemv.acc": {"tgemv.acc", shMMAcc},
 		"tmatmul.bias": {"tmatmul.bias", shMMBias}, "tgemv.bias": {"tgemv.bias", shMMBias},
@@ -151,6 +151,13 @@ func (k *kctx) tileOp(op *Op, name string) {
 			k.errf(op.Span, "%s: expected ins(tile) outs(view)", op.Name)
 			return
 		}
+		if row.our == "tstore.fp" {
+			// quantised by the scaling tile (ISA tstore.fp)
+			if need(2, 0) {
+				k.instr(op, "tstore.fp", k.gmRef(d.outs[0], d.outTok[0], insT[0].tile), ref(0), ref(1))
+			}
+			return
+		}
 		if _, atomic := d.attrs["atomicType"]; !atomic && k.splitTransfer(op, d.outs[0], d.outTok[0], insT[0], func(t *val, g asm.Expr) { k.instr(op, "tstore", g, tileRef(t, insTok[0])) }) {
 			return
 		}
@@ -163,7 +170,9 @@ func (k *kctx) tileOp(op *Op, name string) {
 			}
 		}
 	case shMove:
-		if need(1, 1) {
+		if row.our == "tmov.fp" && need(2, 1) {
+			k.instr(op, "tmov.fp", dst(), ref(0), ref(1)) // quantised by the scaling tile
+		} else if row.our == "tmov" && need(1, 1) {
 			k.instr(op, "tmov", dst(), ref(0))
 		}
 	case shPrint:
@@ -176,6 +185,13 @@ func (k *kctx) tileOp(op *Op, name string) {
 		}
 		if len(sc) < 2 {
 			k.errf(op.Span, "%s: expected a row and a column", op.Name)
+			return
+		}
+		if row.sh == shExtractFP {
+			// the scaling tile quantises (ISA textract.fp / tinsert.fp)
+			if need(2, 1) {
+				k.instr(op, row.our, dst(), ref(0), ref(1), sc[len(sc)-2].x, sc[len(sc)-1].x)
+			}
 			return
 		}
 		k.instr(op, row.our, dst(), ref(0), sc[len(sc)-2].x, sc[len(sc)-1].x)
