@@ -297,7 +297,7 @@ func (e *emitter) program() {
 	}
 	var funcs []string
 	for _, k := range ks {
-		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}}
+		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}, addrs: map[*asm.TileInfo]string{}}
 		for _, t := range tensors {
 			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
 		}
@@ -357,7 +357,10 @@ type fnEmitter struct {
 	regs   map[int]string // register slot -> SSA value
 	views  map[string]string
 	tiles  map[*asm.TileInfo]string
-	used   map[string]bool
+	// addrs are the i64 addresses tassign, tsubview and treshape gave
+	// tiles in the open regions ("" once the region that set one closed)
+	addrs map[*asm.TileInfo]string
+	used  map[string]bool
 	// loops is the enclosing loops, innermost last: true for a while
 	loops []bool
 }
@@ -714,6 +717,14 @@ func (f *fnEmitter) results(slots []int) string {
 func (f *fnEmitter) stmts(ss []asm.CStmt) {
 	// A tassign's handle is an SSA value of this region only.
 	defer maps.Copy(f.tiles, maps.Clone(f.tiles))
+	// An address set inside the region is not an SSA value after it.
+	defer func(before map[*asm.TileInfo]string) {
+		for t, a := range f.addrs {
+			if before[t] != a {
+				f.addrs[t] = ""
+			}
+		}
+	}(maps.Clone(f.addrs))
 	for i, s := range ss {
 		if len(f.errs) > 0 {
 			return
@@ -1219,8 +1230,8 @@ func (f *fnEmitter) syncID(c asm.CExpr, sp asm.Span) string {
 
 func (f *fnEmitter) op(op *asm.COp) {
 	name, sp := op.Info.Name, op.Instr.Span
-	if name != "tassign" {
-		f.setValid(op)
+	if name != "tassign" && name != "tsubview" && name != "treshape" {
+		f.setValid(op) // a rebinding reads no region
 	}
 	switch name {
 	case "set_flag", "wait_flag":
@@ -1262,21 +1273,8 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case "pipe_barrier":
 		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)
 		return
-	case "tassign":
-		// PTOAS's tassign (level3) yields the rebound handle; later
-		// uses in this region name it (stmts restores the outer one
-		// after a region, where EmitC's in-place TASSIGN still holds
-		// and the reader's in-place rebinding too).
-		t := op.Args[0]
-		if t.Tile.Count > 1 {
-			f.errf(op.Instr.OpSpan, "--to mlir: tassign of a tile array element is not printed")
-			return
-		}
-		x := f.fresh("a")
-		f.line("%s = arith.index_cast %s : index to i64", x, f.cexpr(op.Args[1].Val, sp))
-		v := f.fresh(t.Tile.Name + "_at")
-		f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[t.Tile], x, elemType(t.Tile), elemType(t.Tile))
-		f.tiles[t.Tile] = v
+	case "tassign", "tsubview", "treshape":
+		f.rebind(op)
 		return
 	case "ffts_set":
 		// PTOAS's sync.set (ffts_cross_core_sync on A3) with its mode.
@@ -1501,4 +1499,57 @@ func (f *fnEmitter) cexprAs(c asm.CExpr, sp asm.Span, ty string) string {
 	x := f.fresh("x")
 	f.line("%s = arith.index_cast %s : index to %s", x, f.cexpr(c, sp), ty)
 	return x
+}
+
+// rebind prints the three rebinding instructions as PTOAS's level3
+// tassign, which yields the rebound handle; later uses in this region name
+// it (stmts restores the outer one after a region, where EmitC's in-place
+// TASSIGN still holds and the reader's in-place rebinding too). tsubview
+// and treshape bind %d at an address computed from %s's current one: %s's
+// address plus (row·RowStride + col·ColStride) elements, or %s's address
+// (asm.RowColStride, as the machine computes it). PTOAS's own subset and
+// treshape are not used: a subset keeps its parent's row pitch, and both
+// are read back as static aliases, not run-time rebindings.
+func (f *fnEmitter) rebind(op *asm.COp) {
+	name, sp := op.Info.Name, op.Instr.Span
+	d := op.Args[0]
+	if d.Tile.Count > 1 || name != "tassign" && op.Args[1].Tile.Count > 1 {
+		f.errf(op.Instr.OpSpan, "--to mlir: %s of a tile array element is not printed", name)
+		return
+	}
+	var x string
+	if name == "tassign" {
+		x = f.fresh("a")
+		f.line("%s = arith.index_cast %s : index to i64", x, f.cexpr(op.Args[1].Val, sp))
+	} else {
+		s := op.Args[1].Tile
+		base, set := f.addrs[s]
+		if set && base == "" {
+			f.errf(op.Instr.OpSpan, "--to mlir: %s: %%%s was rebound inside a region that has closed, so its address is no SSA value here (not printed)", name, s.Name)
+			return
+		}
+		if !set {
+			base = f.constant(s.Addr[0], "i64")
+		}
+		x = base
+		if name == "tsubview" {
+			rs, cs := asm.RowColStride(s)
+			es := f.constant(int64(s.DType.Size()), "index")
+			r, c := f.cexpr(op.Args[2].Val, sp), f.cexpr(op.Args[3].Val, sp)
+			rr, cc, off, b, sum := f.fresh("x"), f.fresh("x"), f.fresh("x"), f.fresh("x"), f.fresh("x")
+			f.line("%s = arith.muli %s, %s : index", rr, r, f.constant(rs, "index"))
+			f.line("%s = arith.muli %s, %s : index", cc, c, f.constant(cs, "index"))
+			f.line("%s = arith.addi %s, %s : index", off, rr, cc)
+			f.line("%s = arith.muli %s, %s : index", b, off, es)
+			f.line("%s = arith.index_cast %s : i64 to index", sum, base)
+			idx := f.fresh("x")
+			f.line("%s = arith.addi %s, %s : index", idx, sum, b)
+			x = f.fresh("a")
+			f.line("%s = arith.index_cast %s : index to i64", x, idx)
+		}
+	}
+	v := f.fresh(d.Tile.Name + "_at")
+	f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[d.Tile], x, elemType(d.Tile), elemType(d.Tile))
+	f.tiles[d.Tile] = v
+	f.addrs[d.Tile] = x
 }

@@ -337,6 +337,8 @@ func TestEmitErrors(t *testing.T) {
 			"e.pto:4:5: error: --to mlir: dsb has no PTOAS form"},
 		{"rank operand", head + "window W : f32 [16, 16]\nkernel k : aiv {\n    tile %t : vec f32 [16, 16]\n    tload %t, @W[rank=1][0, 0]\n}\nlaunch ranks=2 {\n    run k blocks=1\n}\n",
 			"e.pto:5:15: error: --to mlir: tload has no PTOAS form: it addresses another rank's GM (@W[rank=...])"},
+		{"tsubview of a closed rebinding", head + "kernel k : aiv {\n    tile %r : vec f32 [16, 16]\n    tile %d : vec f32 [8, 8]\n    for %i = 0 to 2 {\n        tassign %r, %i * 1024\n    }\n    tsubview %d, %r, 0, 8\n}\n" + launch,
+			"e.pto:8:5: error: --to mlir: tsubview: %r was rebound inside a region that has closed"},
 		{"fifo of one slot", head + "fifo F : f32 [16, 16] slots=1 id=0\nkernel c : aic {\n    tile %m : mat f32 [16, 16]\n    tpop %m, @F\n}\nkernel v : aiv {\n    tile %t : vec f32 [16, 16]\n    tpush @F, %t\n}\nlaunch ranks=1 {\n    run c + v blocks=1\n}\n",
 			"e.pto:5:5: error: --to mlir: tpop has no PTOAS form: fifo @F has slots=1, and PTOAS's pipes have 4 or 8 (verifyPipeShape"},
 		{"break in a for", head + "kernel k : aiv {\n    tile %t : vec f32 [16, 16]\n    for %i = 0 to 4 {\n        break\n    }\n}\n" + launch,
@@ -606,5 +608,52 @@ launch ranks=1 {
 		if !strings.Contains(m, want) {
 			t.Errorf("the MLIR lacks %q:\n%s", want, m)
 		}
+	}
+}
+
+// tsubview and treshape rebind a tile at run time from another tile's
+// current address (a static one, one tassign gave, or inside a loop); they
+// print as PTOAS's level3 tassign of the address they compute, so every
+// instruction after them touches the bytes the original did.
+func TestRoundTripViews(t *testing.T) {
+	const src = `gm X : f32 [64, 64] = random(seed=1, lo=-1, hi=1)
+gm Y : f32 [64, 64] = zero
+kernel k : aiv {
+    tile %s : vec f32 [32, 64] @ 0
+    tile %r : vec f32 [32, 64]
+    tile %d : vec f32 [8, 16]
+    tile %w : vec f32 [64, 32]
+    tload %s, @X[0, 0]
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    for %i = 0 to 4 {
+        tsubview %d, %s, %i * 8, 16
+        tstore @Y[%i * 8, 0], %d
+    }
+    tassign %r, 8192
+    treshape %w, %s
+    tstore @Y[0, 32], %w
+    for %j = 0 to 2 {
+        tassign %r, 8192 * (%j + 1)
+        tsubview %d, %r, 4, %j * 8
+        set_flag MTE3, MTE2, 0
+        wait_flag MTE3, MTE2, 0
+        tload %d, @X[32, 0]
+        set_flag MTE2, MTE3, 1
+        wait_flag MTE2, MTE3, 1
+        tstore @Y[40 + %j * 8, 16], %d
+    }
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	o := roundTripSource(t, "v.pto", src)
+	_, m, err := translate("v.pto", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(m, "pto.tassign"); n != 5 {
+		t.Errorf("%d tassigns printed, want 5:\n%s", n, m)
 	}
 }
