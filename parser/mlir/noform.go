@@ -1,6 +1,11 @@
 package mlir
 
-import "github.com/ptoasm/ptoasm/asm"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptoasm/ptoasm/asm"
+)
 
 // ptoOpsTd is the op table every "no PTOAS form" refusal is checked against.
 const ptoOpsTd = "include/PTO/IR/PTOOps.td at a56b18c3"
@@ -48,6 +53,9 @@ func (e *emitter) noForm() bool {
 				// PTOAS's tstore has stPhase, but its mads have no
 				// AccPhase: the hand-off cannot be written on both sides.
 				return refuse(op.Instr.OpSpan, "%s #unit has no PTOAS form: the L0C unit flag is an attribute of no PTOAS mad (%s: tmatmul, tmatmul.acc, tgemv have no AccPhase; only tstore has stPhase)", name, ptoOpsTd)
+			}
+			if why := nzTransfer(op); why != "" {
+				return refuse(op.Instr.OpSpan, "%s has no PTOAS form: %s", name, why)
 			}
 			for _, a := range op.Args {
 				if a.Kind != asm.ArgGM || a.GM == nil {
@@ -119,4 +127,32 @@ func (e *emitter) launched() []*asm.KernelInfo {
 		}
 	}
 	return ks
+}
+
+// nzTransfer says why a tload or tstore between an nz GM tensor and a vec or
+// mat tile that is not itself NZ (col_major blocks of row_major boxes) has no
+// PTOAS form: PTOAS lowers them to pto-isa's TLOAD/TSTORE, which take NZ GM
+// only into or out of an NZ tile ("TLOAD(VecTile, GlobalTensor) only support
+// ND2ND/DN2DN/NZ2NZ", and the Mat rule, include/pto/common/arch/memory/
+// tload_common.hpp; tstore_common.hpp also lets a one-row or one-column tile
+// through; pto-isa at 3186c381). "" when the transfer is not such a one.
+func nzTransfer(op *asm.COp) string {
+	name := op.Info.Name
+	if (name != "tload" && name != "tstore") || len(op.Args) < 2 {
+		return ""
+	}
+	g, t := op.Args[1], op.Args[0]
+	if name == "tstore" {
+		g, t = t, g
+	}
+	if g.Kind != asm.ArgGM || g.GM == nil || g.GM.Layout != asm.LayoutNZ || t.Kind != asm.ArgTile || t.Tile == nil {
+		return ""
+	}
+	tt := t.Tile
+	if tt.Loc != asm.LocVec && tt.Loc != asm.LocMat || tt.BLayout == "col" && tt.SLayout == "row" ||
+		name == "tstore" && tt.Loc == asm.LocVec && (tt.Rows == 1 || tt.Cols == 1) {
+		return ""
+	}
+	return fmt.Sprintf("@%s is nz and %%%s is a %s tile of blayout=%s_major, slayout=%s; PTOAS (a56b18c3) lowers it to pto-isa's %s, which moves NZ GM only to or from an NZ tile (blayout=col_major, slayout=row_major: include/pto/common/arch/memory/%s_common.hpp at 3186c381)",
+		g.GM.Name, tt.Name, tt.Loc, tt.BLayout, slayoutNames[tt.SLayout], strings.ToUpper(name), name)
 }
