@@ -20,9 +20,10 @@ import (
 // initialize_l2g2l_pipe with tpush/tpop), plus func, arith and scf (while
 // loops as scf.while). It works from the Object, not the syntax tree, so
 // constants are evaluated (-D applies) and tiles sit at the addresses the
-// assembler chose. A construct PTOAS has no equivalent for (several ranks,
-// signals, windows, syncall, dsb) or that is not printed yet (scalar GM
-// access, rank > 2 or nz GM) is an error at its source position naming it.
+// assembler chose. A construct PTOAS has no form for (noForm: several ranks,
+// signals, windows, syncall, dsb, FIFOs of 1 or 2 slots, ...) or that is not
+// printed yet (SDMA copies, rank > 3 or nz GM, ...) is an error at its
+// source position naming it.
 func Emit(obj *asm.Object) (string, asm.ErrorList) {
 	e := &emitter{obj: obj, flags: map[*asm.TensorInfo]bool{}}
 	e.program()
