@@ -3,6 +3,7 @@ package mlir
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"sort"
 	"strconv"
@@ -296,9 +297,13 @@ func (e *emitter) program() {
 			params, args, types = append(params, fmt.Sprintf("%%%s: i1", t.Name)), append(args, "%"+t.Name), append(types, "i1")
 		}
 	}
+	if slices.ContainsFunc(ks, usesSDMA) && e.sdmaWorkspaceTensor() == nil {
+		// the async session's GM workspace (emit_sdma.go)
+		params, args, types = append(params, "%"+sdmaWorkspace+": !pto.ptr<i8>"), append(args, "%"+sdmaWorkspace), append(types, "!pto.ptr<i8>")
+	}
 	var funcs []string
 	for _, k := range ks {
-		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}, addrs: map[*asm.TileInfo]string{}}
+		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}, addrs: map[*asm.TileInfo]string{}, events: map[int]string{}}
 		for _, t := range tensors {
 			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
 		}
@@ -361,7 +366,11 @@ type fnEmitter struct {
 	// addrs are the i64 addresses tassign, tsubview and treshape gave
 	// tiles in the open regions ("" once the region that set one closed)
 	addrs map[*asm.TileInfo]string
-	used  map[string]bool
+	// events are the async_event values of the registers tput_async and
+	// tget_async set, and sdma the function's async session (emit_sdma.go)
+	events map[int]string
+	sdma   string
+	used   map[string]bool
 	// loops is the enclosing loops, innermost last: true for a while
 	loops []bool
 }
@@ -617,6 +626,9 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 		// allocated at 0: PTOAS's level3 tassign wants an address.
 		f.line("%s = pto.alloc_tile addr = %s%s : %s", name, f.constant(t.Addr[0], "i64"), valid, typ)
 	}
+	if usesSDMA(k) && !f.session() {
+		return
+	}
 	f.stmts(k.Body)
 }
 
@@ -718,14 +730,19 @@ func (f *fnEmitter) results(slots []int) string {
 func (f *fnEmitter) stmts(ss []asm.CStmt) {
 	// A tassign's handle is an SSA value of this region only.
 	defer maps.Copy(f.tiles, maps.Clone(f.tiles))
-	// An address set inside the region is not an SSA value after it.
-	defer func(before map[*asm.TileInfo]string) {
+	// An address or event set inside the region is not an SSA value after it.
+	defer func(addrs map[*asm.TileInfo]string, events map[int]string) {
 		for t, a := range f.addrs {
-			if before[t] != a {
+			if addrs[t] != a {
 				f.addrs[t] = ""
 			}
 		}
-	}(maps.Clone(f.addrs))
+		for r, e := range f.events {
+			if events[r] != e {
+				f.events[r] = ""
+			}
+		}
+	}(maps.Clone(f.addrs), maps.Clone(f.events))
 	for i, s := range ss {
 		if len(f.errs) > 0 {
 			return
@@ -1297,6 +1314,12 @@ func (f *fnEmitter) op(op *asm.COp) {
 		return
 	case "tmrgsort.lists", "tgather.mask":
 		f.sortOp(op)
+		return
+	case "tput_async", "tget_async":
+		f.asyncCopy(op)
+		return
+	case "wait_async":
+		f.waitAsync(op)
 		return
 	}
 	if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
