@@ -177,12 +177,14 @@ func roundTrip(t *testing.T, name string, o *asm.Object, mlirSource bool) (exclu
 	return ""
 }
 
-// noFormOps are, independently of the printer's own list, the instructions
-// PTOAS has no form for on A2/A3 (include/PTO/IR/PTOOps.td at a56b18c3 has
-// no rank operand, signal op, collective, grid barrier, dsb or IMG2COL, and
-// its mgather/mscatter verify only on A5).
+// testNoFormOps are, independently of the printer's own list, the
+// instructions PTOAS has no form for on A2/A3 (include/PTO/IR/PTOOps.td at
+// a56b18c3 has no rank operand, signal op, collective, grid barrier, dsb,
+// IMG2COL, fused add-relu converts, pair reduction or slot-form fifo ops,
+// and its mgather/mscatter verify only on A5).
 var testNoFormOps = strings.Fields("syncall dsb tnotify twait ttest tput tget tbroadcast tgather.comm tscatter.comm treduce tallgather " +
-	"mgather mscatter setfmatrix set_img2col_padding set_img2col_rpt timg2col")
+	"mgather mscatter setfmatrix set_img2col_padding set_img2col_rpt timg2col taddreluconv tadddeqrelu tpairreducesum " +
+	"talloc tpush.slot tpop.slot tfree")
 
 // needsNoForm says, from the object alone, whether o uses a construct PTOAS
 // has no form for: a launch on several ranks, a window or signal tensor, a

@@ -31,6 +31,14 @@ var noFormOps = func() map[string]string {
 	for _, n := range []string{"setfmatrix", "set_img2col_padding", "set_img2col_rpt", "timg2col"} {
 		m[n] = ptoOpsTd + " has no IMG2COL or FMATRIX op"
 	}
+	for _, n := range []string{"taddreluconv", "tadddeqrelu", "tpairreducesum"} {
+		m[n] = ptoOpsTd + " has no such op"
+	}
+	for _, n := range []string{"talloc", "tpush.slot", "tpop.slot", "tfree"} {
+		// pto-isa's GlobalData TPipe flow: the kernel stores into and
+		// loads from the slot itself
+		m[n] = "the fifo slot flow (a slot claimed, stored into and committed, or popped, loaded from and freed); PTOAS's tpush and tpop move a tile through the pipe, and " + ptoOpsTd + " has no talloc and no tile-less tpush or tpop"
+	}
 	return m
 }()
 
