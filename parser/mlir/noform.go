@@ -93,10 +93,11 @@ func (e *emitter) noForm() bool {
 
 // slotsWhy says why a FIFO of other than 4 or 8 slots has no PTOAS pipe: the
 // verifier takes no other slot_num, and slot_num is also the pipe's flow
-// control (pto-isa's TPipe waits for a free slot SLOT_SYNCT = SlotNum pushes
-// back; local_slot_num only places the consumer's local copies), so a pipe of
-// 4 or 8 would let the producer run further ahead into other GM slots.
-const slotsWhy = "and PTOAS's pipes have 4 or 8 (verifyPipeShape, lib/PTO/IR/PTO.cpp at a56b18c3); slot_num is also the pipe's flow control (pto-isa TPipe, include/pto/common/fifo.hpp at 3186c381), so a legal pipe would let the producer run further ahead into other slots"
+// control (pto-isa's TPUSH first waits for a free slot at the SlotNum-th push,
+// shouldWaitFree, and puts push k in slot k % SlotNum; local_slot_num only
+// places the consumer's local copies, TPush.hpp), so a pipe of 4 or 8 would
+// let the producer run further ahead into other GM slots.
+const slotsWhy = "and PTOAS's pipes have 4 or 8 (verifyPipeShape, lib/PTO/IR/PTO.cpp at a56b18c3); slot_num is also the pipe's flow control (pto-isa's TPUSH waits for a free slot only from the slot_num-th push on and writes push k to slot k % slot_num: shouldWaitFree, include/pto/npu/a2a3/TPush.hpp at 3186c381), so a legal pipe would let the producer run further ahead into other slots"
 
 func pipeSlots(t *asm.TensorInfo) bool {
 	n := t.Attrs["slots"]
