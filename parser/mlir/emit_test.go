@@ -511,6 +511,22 @@ func TestRoundTripTestdata(t *testing.T) {
 	}
 }
 
+// printedHas holds a PTO-AS program to the round trip and returns its
+// translation's reading back and its MLIR, which must contain each of wants.
+func printedHas(t *testing.T, name, src string, wants ...string) (*asm.Object, string) {
+	t.Helper()
+	back, m, err := translate(name, roundTripSource(t, name, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range wants {
+		if !strings.Contains(m, want) {
+			t.Errorf("the MLIR lacks %q:\n%s", want, m)
+		}
+	}
+	return back, m
+}
+
 // roundTripSource assembles a PTO-AS program and holds it to the round trip.
 func roundTripSource(t *testing.T, name, src string) *asm.Object {
 	t.Helper()
@@ -613,16 +629,8 @@ launch ranks=1 {
     run q blocks=1
 }
 `
-	o := roundTripSource(t, "q.pto", src)
-	_, m, err := translate("q.pto", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"pto.tstore_fp ins(%c, %fp :", "pto.tmov.fp ins(%c, %fp :", "pto.textract_fp ins(%c, %fp, %c0, %c8 :", "pto.tinsert_fp ins(%c, %fp, %c0, %c8 :", "dtype=ui64"} {
-		if !strings.Contains(m, want) {
-			t.Errorf("the MLIR lacks %q:\n%s", want, m)
-		}
-	}
+	printedHas(t, "q.pto", src, "pto.tstore_fp ins(%c, %fp :", "pto.tmov.fp ins(%c, %fp :", "pto.textract_fp ins(%c, %fp, %c0, %c8 :",
+		"pto.tinsert_fp ins(%c, %fp, %c0, %c8 :", "dtype=ui64")
 }
 
 // tsubview and treshape rebind a tile at run time from another tile's
@@ -662,11 +670,7 @@ launch ranks=1 {
     run k blocks=1
 }
 `
-	o := roundTripSource(t, "v.pto", src)
-	_, m, err := translate("v.pto", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := printedHas(t, "v.pto", src)
 	if n := strings.Count(m, "pto.tassign"); n != 5 {
 		t.Errorf("%d tassigns printed, want 5:\n%s", n, m)
 	}
@@ -693,17 +697,8 @@ launch ranks=1 {
     run k blocks=1
 }
 `
-	o := roundTripSource(t, "s.pto", src)
-	back, m, err := translate("s.pto", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"%sdma_workspace: !pto.ptr<i8>", "%sdma_scratch = pto.alloc_tile addr = %c512_i64", "pto.build_async_session(%sdma_scratch, %sdma_workspace",
-		"pto.tput_async(", "pto.tget_async(", "pto.wait_async_event("} {
-		if !strings.Contains(m, want) {
-			t.Errorf("the MLIR lacks %q:\n%s", want, m)
-		}
-	}
+	back, _ := printedHas(t, "s.pto", src, "%sdma_workspace: !pto.ptr<i8>", "%sdma_scratch = pto.alloc_tile addr = %c512_i64",
+		"pto.build_async_session(%sdma_scratch, %sdma_workspace", "pto.tput_async(", "pto.tget_async(", "pto.wait_async_event(")
 	_, m2, err := translate("s2.pto", back)
 	if err != nil {
 		t.Fatal(err)
