@@ -1092,8 +1092,7 @@ func (f *fnEmitter) truth(x asm.Expr) string {
 // ptoasStandIns are PTOAS tile ops (include/PTO/IR/PTOOps.td at a56b18c3)
 // that ptoasm's ISA has too but the reader still lowers to stand-ins (their
 // operand forms are not read yet), so the printer cannot use them.
-var ptoasStandIns = map[string]bool{"tgather": true, "tci": true, "ttri": true,
-	"tfillpad": true, "tconcat": true, "tgatherb": true, "taxpy": true}
+var ptoasStandIns = map[string]bool{"tgather": true, "tfillpad": true}
 
 // fpNames are the quantising moves PTOAS spells with an underscore.
 var fpNames = map[string]struct {
@@ -1350,6 +1349,11 @@ func (f *fnEmitter) op(op *asm.COp) {
 			dict = append(dict, "cmpMode = #pto<cmp "+at.Word+">")
 		case name == "tstore" && at.Key == "atomic" && at.IsWord && at.Word == "add":
 			dict = append(dict, "atomicType = #pto<atomic_type atomic_add>")
+		case name == "tci" && at.Key == "descending" || name == "ttri" && at.Key == "upper":
+			if !at.Val.Const {
+				f.errf(op.Instr.OpSpan, "--to mlir: a computed #%s of %s is not printed", at.Key, name)
+				return
+			} // printed inside ins (shGen)
 		default:
 			f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s is not printed", at.Key, name)
 			return
@@ -1416,6 +1420,22 @@ func (f *fnEmitter) op(op *asm.COp) {
 			ins, inTy = append(ins, f.cexpr(a.Val, a.Span)), append(inTy, "index")
 		}
 		out(args[0])
+	case shGen:
+		// ins(s {attr} : iN) outs(dst): tci's start has dst's element type
+		ty := "i32"
+		if name == "tci" {
+			if ty = mlirDType(args[0].Tile.DType); ty[0] != 'i' {
+				f.errf(op.Instr.OpSpan, "--to mlir: tci into %s is not printed (its start must have the element type, and arith has no unsigned constants)", ty)
+				return
+			}
+		}
+		attr := ""
+		if at, ok := op.Attr(map[string]string{"tci": "descending", "ttri": "upper"}[name]); ok && at.Val.Val != 0 {
+			attr = map[string]string{"tci": " {descending = true}", "ttri": " {upperOrLower = 1 : i32}"}[name]
+		}
+		out(args[0])
+		f.line("pto.%s ins(%s%s : %s) outs(%s : %s)", name, f.cexprAs(args[1].Val, args[1].Span, ty), attr, ty, outs[0], outTy[0])
+		return
 	case shExtract:
 		in(args[1])
 		for _, a := range args[2:4] {

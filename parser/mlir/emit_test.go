@@ -707,3 +707,41 @@ launch ranks=1 {
 		t.Errorf("the second translation added a session tile or workspace:\n%s", m2)
 	}
 }
+
+// The generators and the simple vector ops PTOAS spells as the ISA does
+// (tconcat, tgatherb, taxpy, tci with #descending, ttri with #upper) print
+// and read back as themselves.
+func TestRoundTripVectorForms(t *testing.T) {
+	const src = `gm X : f32 [1, 64] = random(seed=1, lo=-1, hi=1)
+gm Y : i32 [32, 32] = zero
+kernel k : aiv {
+    tile %a : vec f32 [1, 32]
+    tile %b : vec f32 [1, 32] @ 128
+    tile %c : vec f32 [1, 64] @ 256
+    tile %i : vec i32 [1, 32] @ 512
+    tile %g : vec f32 [1, 32] @ 640
+    tile %m : vec i32 [32, 32] @ 1024
+    tload %a, @X[0, 0]
+    tload %b, @X[0, 32]
+    set_flag MTE2, V, 0
+    wait_flag MTE2, V, 0
+    tconcat %c, %a, %b
+    tci %i, 3 #descending=1
+    pipe_barrier V
+    tmuls %i, %i, 4
+    pipe_barrier V
+    tgatherb %g, %a, %i
+    pipe_barrier V
+    taxpy %g, %b, 0.5
+    ttri %m, 2 #upper=1
+    set_flag V, MTE3, 0
+    wait_flag V, MTE3, 0
+    tstore @Y[0, 0], %m
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	printedHas(t, "g.pto", src, "pto.tconcat ins(%a, %b :", "pto.tci ins(%c3_i32 {descending = true} : i32)", "pto.tgatherb ins(%a, %i :",
+		"pto.taxpy ins(%b, %cst", "pto.ttri ins(%c2_i32 {upperOrLower = 1 : i32} : i32)")
+}

@@ -40,6 +40,7 @@ const (
 	shSort32                   // tsort32 %d, %src, %idx [, %tmp]: ins(src, idx [, tmp]) outs(dst)
 	shMrgSort                  // tmrgsort: ins(src, blockLen) outs(dst), or ins(srcs..., tmp) outs(dst, executed)
 	shGather                   // tgather: the mask form is tgather.mask; the others stand in
+	shGen                      // tci / ttri: ins(s {descending | upperOrLower}) outs(dst)
 	shPrint                    // reads and writes src on V
 	shStandIn                  // no equivalent: V-pipe stand-in
 )
@@ -65,6 +66,8 @@ var tileOps = func() map[string]opRow {
 		"tsel": {"tsel", shSel}, "tsels": {"tsels", shSels}, "texpands": {"texpands", shFill},
 		"tscatter": {"tscatter", shIdx}, "tprint": {"tmov", shPrint},
 		"tsort32": {"tsort32", shSort32}, "tmrgsort": {"tmrgsort", shMrgSort}, "tgather": {"tgather", shGather},
+		"tconcat": {"tconcat", shBinary}, "tgatherb": {"tgatherb", shBinary}, "taxpy": {"taxpy", shScalar},
+		"tci": {"tci", shGen}, "ttri": {"ttri", shGen},
 		"tlrelu": {"tlrelu", shScalar}, "tprelu": {"tprelu", shBinary},
 	}
 	for _, n := range strings.Fields("tabs texp tlog tneg tnot trecip trelu tsqrt trsqrt trowexpand tcolexpand") {
@@ -332,6 +335,21 @@ func (k *kctx) tileOp(op *Op, name string) {
 			}
 		}
 		k.standIn(op, insT, insTok, outT, outTok)
+	case shGen:
+		// generators: tci's start (descending = true counts down), ttri's
+		// diagonal (upperOrLower = 1 is the upper triangle)
+		if len(sc) < 1 || !need(0, 1) {
+			k.standIn(op, insT, insTok, outT, outTok)
+			return
+		}
+		in := k.instr(op, row.our, dst(), sc[0].x)
+		key, on := map[string][2]string{"tci": {"descending", "true"}, "ttri": {"upperOrLower", "1"}}[name], false
+		for _, t := range d.attrs[key[0]] {
+			on = on || t.Text == key[1]
+		}
+		if on {
+			in.Attrs = append(in.Attrs, &asm.Attr{Span: op.Span, Key: map[string]string{"tci": "descending", "ttri": "upper"}[name], Val: num(op.Span, 1)})
+		}
 	case shStandIn:
 		k.standIn(op, insT, insTok, outT, outTok)
 	}
