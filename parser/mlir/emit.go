@@ -1517,7 +1517,11 @@ func (f *fnEmitter) sortOp(op *asm.COp) {
 	}
 	d, dTy := f.tile(op.Args[0])
 	if op.Info.Name == "tgather.mask" {
-		at, _ := op.Attr("pattern")
+		at, ok := op.Attr("pattern")
+		if !ok || !at.IsWord {
+			f.errf(op.Instr.OpSpan, "--to mlir: tgather.mask without a #pattern word is not printed")
+			return
+		}
 		add(op.Args[1])
 		f.line("pto.tgather ins(%s, {maskPattern = #pto.mask_pattern<%s>} : %s) outs(%s : %s)", ins[0], strings.ToUpper(at.Word), tys[0], d, dTy)
 		return

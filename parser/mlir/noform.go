@@ -14,7 +14,8 @@ const ptoOpsTd = "include/PTO/IR/PTOOps.td at a56b18c3"
 // PTOAS kernels run on one device and its op table has no rank operand, no
 // signal op and no collective; nothing there orders the cores of a launch
 // (syncall) or the scalar's GM writes (dsb); it has no IMG2COL or FMATRIX
-// op; its mgather/mscatter are A5-only.
+// op, no fused add-relu converts, no pair reduction and no slot-form fifo
+// ops; its mgather/mscatter are A5-only.
 var noFormOps = func() map[string]string {
 	m := map[string]string{
 		"syncall":  "a barrier across the launch's blocks; " + ptoOpsTd + " has none (pto.barrier and barrier_sync order one core's pipes)",
