@@ -40,6 +40,11 @@ type emitter struct {
 	flags map[*asm.TensorInfo]bool
 	// multi: several kernels run one after another (no pto.entry)
 	multi bool
+	// names are the functions printed for the launch's kernels, in run
+	// order: a kernel run again (a warm-up run, then the timed one) is
+	// printed again under a new name, since the reader runs each function
+	// once
+	names []string
 	out   strings.Builder
 	errs  asm.ErrorList
 }
@@ -102,12 +107,6 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 		}
 		for _, n := range run.Streams[0].Kernels {
 			k := e.obj.Kernel(n)
-			for _, o := range ks {
-				if o == k {
-					e.errf(run.Span, "--to mlir: a kernel run twice is not printed (the reader runs each function once)")
-					return nil
-				}
-			}
 			ks = append(ks, k)
 			kinds[k.Kind.String()]++
 		}
@@ -121,11 +120,30 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 	case len(runs) == 1 && len(ks) == 1:
 	case !pair && len(ks) == len(runs) && (kinds["aic"] == 0 || kinds["aiv"] == 0):
 		e.multi = true
+		e.fnNames(ks)
 	default:
 		e.errf(runs[0].Span, "--to mlir: only runs of one kernel each (not cube and vector kernels apart), or one cube and one vector kernel launched together, are printed")
 		return nil
 	}
 	return ks
+}
+
+// fnNames names one function per run: a kernel's name, then name_runN for
+// its N-th run, skipping names the program already uses.
+func (e *emitter) fnNames(ks []*asm.KernelInfo) {
+	taken, seen := map[string]bool{}, map[*asm.KernelInfo]int{}
+	for _, k := range e.obj.Kernels {
+		taken[k.Name] = true
+	}
+	for _, k := range ks {
+		seen[k]++
+		name := k.Name
+		for n := seen[k]; n > 1 && (name == k.Name || taken[name]); n++ {
+			name = fmt.Sprintf("%s_run%d", k.Name, n)
+		}
+		taken[name] = true
+		e.names = append(e.names, name)
+	}
 }
 
 // flagLaunch recognises the launch the reader makes of i1 kernel arguments
@@ -302,7 +320,12 @@ func (e *emitter) program() {
 		params, args, types = append(params, "%"+sdmaWorkspace+": !pto.ptr<i8>"), append(args, "%"+sdmaWorkspace), append(types, "!pto.ptr<i8>")
 	}
 	var funcs []string
-	for _, k := range ks {
+	if e.names == nil {
+		for _, k := range ks {
+			e.names = append(e.names, k.Name)
+		}
+	}
+	for i, k := range ks {
 		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}, addrs: map[*asm.TileInfo]string{}, events: map[int]string{}}
 		for _, t := range tensors {
 			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
@@ -331,7 +354,7 @@ func (e *emitter) program() {
 		if len(attrs) > 0 {
 			at = " attributes {" + strings.Join(attrs, ", ") + "}"
 		}
-		funcs = append(funcs, fmt.Sprintf("  func.func @%s(%s)%s {\n%s%s    return\n  }\n", k.Name, strings.Join(params, ", "), at, f.head.String(), f.b.String()))
+		funcs = append(funcs, fmt.Sprintf("  func.func @%s(%s)%s {\n%s%s    return\n  }\n", e.names[i], strings.Join(params, ", "), at, f.head.String(), f.b.String()))
 	}
 	fmt.Fprintf(&e.out, "// PTOAS MLIR translation of %s (ptoasm fmt --to mlir; docs/mlir.md)\n", e.obj.Main)
 	e.out.WriteString("module {\n")

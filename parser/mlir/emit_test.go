@@ -745,3 +745,27 @@ launch ranks=1 {
 	printedHas(t, "g.pto", src, "pto.tconcat ins(%a, %b :", "pto.tci ins(%c3_i32 {descending = true} : i32)", "pto.tgatherb ins(%a, %i :",
 		"pto.taxpy ins(%b, %cst", "pto.ttri ins(%c2_i32 {upperOrLower = 1 : i32} : i32)")
 }
+
+// A kernel run twice (a warm-up run, then the timed one) prints as one
+// function per run, the second named k_run2: the reader runs each function
+// once, in order, so both runs come back.
+func TestRoundTripRunTwice(t *testing.T) {
+	const src = `gm X : f32 [16, 16] = random(seed=1, lo=-1, hi=1)
+gm Y : f32 [16, 16] = zero
+kernel k : aiv {
+    tile %a : vec f32 [16, 16]
+    tload %a, @X[0, 0]
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    tstore @Y[0, 0], %a #atomic=add
+}
+launch ranks=1 {
+    run k blocks=1
+    run k blocks=1
+}
+`
+	back, _ := printedHas(t, "twice.pto", src, "func.func @k(", "func.func @k_run2(")
+	if n := strings.Count(stream(t, "twice.pto", back), "tstore"); n != 2 {
+		t.Errorf("the read-back program stored %d times, want 2", n)
+	}
+}
