@@ -301,7 +301,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestRoundTripCorpus takes every corpus kernel through MLIR → PTO-AS →
-// MLIR → PTO-AS; the kernels the printer refuses are counted by reason.
+// MLIR → PTO-AS; the kernels the printer refuses are counted by reason, and
+// only a missing PTOAS form or a window outside its view may be one.
 func TestRoundTripCorpus(t *testing.T) {
 	files := corpusFiles(t)
 	why := map[string][]string{}
@@ -317,6 +318,12 @@ func TestRoundTripCorpus(t *testing.T) {
 		}
 		n++
 		if r := roundTrip(t, rel, o, true); r != "" {
+			// Only two refusals are allowed: no PTOAS form, and a window
+			// outside its view at the reader's default argument values
+			// (the file faults as read; PTOAS rejects such a partition).
+			if !strings.Contains(r, "has no PTOAS form") && !strings.Contains(r, "does not fit @") {
+				t.Errorf("%s: the printer refuses a corpus kernel: %s", rel, r)
+			}
 			if k := strings.Index(r, "--to mlir: "); k >= 0 {
 				r = r[k+len("--to mlir: "):]
 			}
