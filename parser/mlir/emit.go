@@ -3,6 +3,7 @@ package mlir
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"sort"
 	"strconv"
@@ -20,9 +21,10 @@ import (
 // initialize_l2g2l_pipe with tpush/tpop), plus func, arith and scf (while
 // loops as scf.while). It works from the Object, not the syntax tree, so
 // constants are evaluated (-D applies) and tiles sit at the addresses the
-// assembler chose. A construct PTOAS has no equivalent for (several ranks,
-// signals, windows, syncall, dsb) or that is not printed yet (scalar GM
-// access, rank > 2 or nz GM) is an error at its source position naming it.
+// assembler chose. A construct PTOAS has no form for (noForm: several ranks,
+// signals, windows, syncall, dsb, FIFOs of 1 or 2 slots, ...) or that is not
+// printed yet (SDMA copies, rank > 3 or nz GM, ...) is an error at its
+// source position naming it.
 func Emit(obj *asm.Object) (string, asm.ErrorList) {
 	e := &emitter{obj: obj, flags: map[*asm.TensorInfo]bool{}}
 	e.program()
@@ -38,6 +40,11 @@ type emitter struct {
 	flags map[*asm.TensorInfo]bool
 	// multi: several kernels run one after another (no pto.entry)
 	multi bool
+	// names are the functions printed for the launch's kernels, in run
+	// order: a kernel run again (a warm-up run, then the timed one) is
+	// printed again under a new name, since the reader runs each function
+	// once
+	names []string
 	out   strings.Builder
 	errs  asm.ErrorList
 }
@@ -64,7 +71,7 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 				n, ok = &asm.Num{Int: v}, true
 			}
 			if !ok || n.Int != 1 {
-				e.errf(a.Span, "--to mlir: a launch on several ranks has no PTOAS equivalent (PTOAS kernels run on one device)")
+				e.errf(a.Span, "--to mlir: a launch on several ranks has no PTOAS form: PTOAS kernels run on one device (%s has no rank operand)", ptoOpsTd)
 				return nil
 			}
 		}
@@ -84,7 +91,7 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 		if len(runs) < len(l.Body) {
 			sp = l.Body[len(runs)].NodeSpan()
 		}
-		e.errf(sp, "--to mlir: a launch with resets or conditions has no PTOAS equivalent, other than the rounds the reader makes of i1 arguments")
+		e.errf(sp, "--to mlir: a launch with resets or conditions is not printed (a PTOAS module holds kernels, not the host's launch), other than the rounds the reader makes of i1 arguments")
 		return nil
 	}
 	var ks []*asm.KernelInfo
@@ -100,12 +107,6 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 		}
 		for _, n := range run.Streams[0].Kernels {
 			k := e.obj.Kernel(n)
-			for _, o := range ks {
-				if o == k {
-					e.errf(run.Span, "--to mlir: a kernel run twice is not printed (the reader runs each function once)")
-					return nil
-				}
-			}
 			ks = append(ks, k)
 			kinds[k.Kind.String()]++
 		}
@@ -119,11 +120,30 @@ func (e *emitter) launchKernels() []*asm.KernelInfo {
 	case len(runs) == 1 && len(ks) == 1:
 	case !pair && len(ks) == len(runs) && (kinds["aic"] == 0 || kinds["aiv"] == 0):
 		e.multi = true
+		e.fnNames(ks)
 	default:
 		e.errf(runs[0].Span, "--to mlir: only runs of one kernel each (not cube and vector kernels apart), or one cube and one vector kernel launched together, are printed")
 		return nil
 	}
 	return ks
+}
+
+// fnNames names one function per run: a kernel's name, then name_runN for
+// its N-th run, skipping names the program already uses.
+func (e *emitter) fnNames(ks []*asm.KernelInfo) {
+	taken, seen := map[string]bool{}, map[*asm.KernelInfo]int{}
+	for _, k := range e.obj.Kernels {
+		taken[k.Name] = true
+	}
+	for _, k := range ks {
+		seen[k]++
+		name := k.Name
+		for n := seen[k]; n > 1 && (name == k.Name || taken[name]); n++ {
+			name = fmt.Sprintf("%s_run%d", k.Name, n)
+		}
+		taken[name] = true
+		e.names = append(e.names, name)
+	}
 }
 
 // flagLaunch recognises the launch the reader makes of i1 kernel arguments
@@ -256,6 +276,9 @@ func (e *emitter) fillAttr(t *asm.TensorInfo, ks []*asm.KernelInfo) string {
 }
 
 func (e *emitter) program() {
+	if e.noForm() {
+		return
+	}
 	ks := e.launchKernels()
 	if ks == nil {
 		return
@@ -263,20 +286,11 @@ func (e *emitter) program() {
 	var tensors, fifos []*asm.TensorInfo
 	for _, t := range e.obj.Tensors {
 		if t.Class == asm.TensorFIFO {
-			// PTOAS's pipes have 4 or 8 slots (verifyPipeShape,
-			// lib/PTO/IR/PTO.cpp at a56b18c3).
-			if n := t.Attrs["slots"]; n != 4 && n != 8 {
-				e.errf(t.Decl.Span, "--to mlir: fifo @%s has slots=%d; PTOAS's pipes have 4 or 8 (slot_num, verifyPipeShape in lib/PTO/IR/PTO.cpp)", t.Name, n)
-				continue
-			}
+			// noForm refused other slot counts
 			fifos = append(fifos, t)
 			continue
 		}
 		if e.flags[t] {
-			continue
-		}
-		if t.Class != asm.TensorGM {
-			e.errf(t.Decl.Span, "--to mlir: a %s tensor (@%s) has no PTOAS equivalent", t.Class, t.Name)
 			continue
 		}
 		if len(t.Shape) > 3 || len(t.Shape) == 3 && t.Layout != asm.LayoutND || t.Layout == asm.LayoutNZ {
@@ -292,18 +306,27 @@ func (e *emitter) program() {
 	// A FIFO is a pipe over a GM slot buffer the host passes: an argument
 	// named after it (the reader names the FIFO after its buffer).
 	for _, t := range append(append([]*asm.TensorInfo(nil), tensors...), fifos...) {
-		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>%s", t.Name, t.DType, e.fillAttr(t, ks)))
+		params = append(params, fmt.Sprintf("%%%s: !pto.ptr<%s>%s", t.Name, mlirDType(t.DType), e.fillAttr(t, ks)))
 		args = append(args, "%"+t.Name)
-		types = append(types, fmt.Sprintf("!pto.ptr<%s>", t.DType))
+		types = append(types, fmt.Sprintf("!pto.ptr<%s>", mlirDType(t.DType)))
 	}
 	for _, t := range e.obj.Tensors {
 		if e.flags[t] {
 			params, args, types = append(params, fmt.Sprintf("%%%s: i1", t.Name)), append(args, "%"+t.Name), append(types, "i1")
 		}
 	}
+	if slices.ContainsFunc(ks, usesSDMA) && e.sdmaWorkspaceTensor() == nil {
+		// the async session's GM workspace (emit_sdma.go)
+		params, args, types = append(params, "%"+sdmaWorkspace+": !pto.ptr<i8>"), append(args, "%"+sdmaWorkspace), append(types, "!pto.ptr<i8>")
+	}
 	var funcs []string
-	for _, k := range ks {
-		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}}
+	if e.names == nil {
+		for _, k := range ks {
+			e.names = append(e.names, k.Name)
+		}
+	}
+	for i, k := range ks {
+		f := &fnEmitter{emitter: e, k: k, consts: map[string]string{}, regs: map[int]string{}, views: map[string]string{}, used: map[string]bool{}, addrs: map[*asm.TileInfo]string{}, events: map[int]string{}}
 		for _, t := range tensors {
 			f.used["%"+t.Name], f.used["%"+t.Name+"_view"] = true, true
 		}
@@ -331,7 +354,7 @@ func (e *emitter) program() {
 		if len(attrs) > 0 {
 			at = " attributes {" + strings.Join(attrs, ", ") + "}"
 		}
-		funcs = append(funcs, fmt.Sprintf("  func.func @%s(%s)%s {\n%s%s    return\n  }\n", k.Name, strings.Join(params, ", "), at, f.head.String(), f.b.String()))
+		funcs = append(funcs, fmt.Sprintf("  func.func @%s(%s)%s {\n%s%s    return\n  }\n", e.names[i], strings.Join(params, ", "), at, f.head.String(), f.b.String()))
 	}
 	fmt.Fprintf(&e.out, "// PTOAS MLIR translation of %s (ptoasm fmt --to mlir; docs/mlir.md)\n", e.obj.Main)
 	e.out.WriteString("module {\n")
@@ -363,6 +386,13 @@ type fnEmitter struct {
 	regs   map[int]string // register slot -> SSA value
 	views  map[string]string
 	tiles  map[*asm.TileInfo]string
+	// addrs are the i64 addresses tassign, tsubview and treshape gave
+	// tiles in the open regions ("" once the region that set one closed)
+	addrs map[*asm.TileInfo]string
+	// events are the async_event values of the registers tput_async and
+	// tget_async set, and sdma the function's async session (emit_sdma.go)
+	events map[int]string
+	sdma   string
 	used   map[string]bool
 	// loops is the enclosing loops, innermost last: true for a while
 	loops []bool
@@ -431,7 +461,16 @@ var slayoutNames = map[string]string{"none": "none_box", "row": "row_major", "co
 
 func tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
 	return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=%d, v_col=%d, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
-		t.Loc, t.DType, rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+		t.Loc, mlirDType(t.DType), rows, cols, vrows, vcols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+}
+
+// mlirDType is an element type as MLIR spells it: unsigned integers are
+// ui8..ui64 (u32 is not an MLIR type; PTOAS's tests write ui32).
+func mlirDType(d asm.DType) string {
+	if s := d.String(); s[0] == 'u' {
+		return "ui" + s[1:]
+	}
+	return d.String()
 }
 
 func elemType(t *asm.TileInfo) string {
@@ -439,7 +478,7 @@ func elemType(t *asm.TileInfo) string {
 		// PTOAS's dynamic valid shape: v_row=? and v_col=?, which
 		// set_validshape requires of both.
 		return fmt.Sprintf("!pto.tile_buf<loc=%s, dtype=%s, rows=%d, cols=%d, v_row=?, v_col=?, blayout=%s_major, slayout=%s, fractal=%d, pad=0>",
-			t.Loc, t.DType, t.Rows, t.Cols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
+			t.Loc, mlirDType(t.DType), t.Rows, t.Cols, t.BLayout, slayoutNames[t.SLayout], t.Fractal)
 	}
 	return tileType(t, t.Rows, t.Cols, t.VRows, t.VCols)
 }
@@ -556,7 +595,7 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 			sh := t.Shape
 			f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s, %s], strides = [%s, %s, %s] : !pto.tensor_view<?x?x?x%s>", v, t.Name,
 				f.constant(sh[0], "index"), f.constant(sh[1], "index"), f.constant(sh[2], "index"),
-				f.constant(sh[1]*sh[2], "index"), f.constant(sh[2], "index"), f.constant(1, "index"), t.DType)
+				f.constant(sh[1]*sh[2], "index"), f.constant(sh[2], "index"), f.constant(1, "index"), mlirDType(t.DType))
 			continue
 		}
 		// A 1-D tensor is a view of one row; its windows are one row.
@@ -571,13 +610,13 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 			strides, attr = []int64{1, r}, " {layout = #pto.layout<dn>}"
 		}
 		f.line("%s = pto.make_tensor_view %%%s, shape = [%s, %s], strides = [%s, %s]%s : !pto.tensor_view<?x?x%s>", v, t.Name,
-			f.constant(r, "index"), f.constant(c, "index"), f.constant(strides[0], "index"), f.constant(strides[1], "index"), attr, t.DType)
+			f.constant(r, "index"), f.constant(c, "index"), f.constant(strides[0], "index"), f.constant(strides[1], "index"), attr, mlirDType(t.DType))
 	}
 	for _, t := range fifos {
 		// The pipe's local buffer is PTOAS's to place; the reader reads
 		// neither it nor the split (the popped tile's shape says it).
 		f.line("%%%s_pipe = pto.initialize_l2g2l_pipe {dir_mask = %d, slot_size = %d, slot_num = %d, flag_base = %d}(%%%s : !pto.ptr<%s>, %s : i32) -> !pto.pipe",
-			t.Name, f.fifoDir(t), t.Elems()*int64(t.DType.Size()), t.Attrs["slots"], t.Attrs["id"], t.Name, t.DType, f.constant(0, "i32"))
+			t.Name, f.fifoDir(t), t.Elems()*int64(t.DType.Size()), t.Attrs["slots"], t.Attrs["id"], t.Name, mlirDType(t.DType), f.constant(0, "i32"))
 	}
 	f.tiles = map[*asm.TileInfo]string{}
 	for _, t := range k.Tiles {
@@ -609,6 +648,9 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 		// An unplaced tile (bound by tassign before any use) is
 		// allocated at 0: PTOAS's level3 tassign wants an address.
 		f.line("%s = pto.alloc_tile addr = %s%s : %s", name, f.constant(t.Addr[0], "i64"), valid, typ)
+	}
+	if usesSDMA(k) && !f.session() {
+		return
 	}
 	f.stmts(k.Body)
 }
@@ -711,6 +753,19 @@ func (f *fnEmitter) results(slots []int) string {
 func (f *fnEmitter) stmts(ss []asm.CStmt) {
 	// A tassign's handle is an SSA value of this region only.
 	defer maps.Copy(f.tiles, maps.Clone(f.tiles))
+	// An address or event set inside the region is not an SSA value after it.
+	defer func(addrs map[*asm.TileInfo]string, events map[int]string) {
+		for t, a := range f.addrs {
+			if addrs[t] != a {
+				f.addrs[t] = ""
+			}
+		}
+		for r, e := range f.events {
+			if events[r] != e {
+				f.events[r] = ""
+			}
+		}
+	}(maps.Clone(f.addrs), maps.Clone(f.events))
 	for i, s := range ss {
 		if len(f.errs) > 0 {
 			return
@@ -1060,8 +1115,13 @@ func (f *fnEmitter) truth(x asm.Expr) string {
 // ptoasStandIns are PTOAS tile ops (include/PTO/IR/PTOOps.td at a56b18c3)
 // that ptoasm's ISA has too but the reader still lowers to stand-ins (their
 // operand forms are not read yet), so the printer cannot use them.
-var ptoasStandIns = map[string]bool{"tsort32": true, "tmrgsort": true, "tgather": true, "tci": true, "ttri": true,
-	"tfillpad": true, "tconcat": true, "tgatherb": true, "taxpy": true}
+var ptoasStandIns = map[string]bool{"tgather": true, "tfillpad": true}
+
+// fpNames are the quantising moves PTOAS spells with an underscore.
+var fpNames = map[string]struct {
+	name string
+	sh   opShape
+}{"textract.fp": {"textract_fp", shExtractFP}, "tinsert.fp": {"tinsert_fp", shExtractFP}, "tstore.fp": {"tstore_fp", shStore}}
 
 var emitOps = func() map[string]opShape {
 	m := map[string]opShape{}
@@ -1107,7 +1167,7 @@ func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 // window prints the partition of a GM operand that tile t moves.
 func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	if a.HasRank {
-		f.errf(a.Span, "--to mlir: a GM operand on another rank has no PTOAS equivalent")
+		f.errf(a.Span, "--to mlir: a GM operand on another rank has no PTOAS form")
 		return ""
 	}
 	sh, idx := a.GM.Shape, a.Idx
@@ -1131,7 +1191,7 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 	v := f.fresh("p")
 	r, c := f.validShape(t, a.Span)
 	f.line("%s = pto.partition_view %s, offsets = [%s], sizes = [%s%s, %s] : !pto.tensor_view<%sx%s> -> %s",
-		v, f.views[a.GM.Name], strings.Join(offs, ", "), lead, r, c, view, a.GM.DType, ptTypeOf(t, a.GM))
+		v, f.views[a.GM.Name], strings.Join(offs, ", "), lead, r, c, view, mlirDType(a.GM.DType), ptTypeOf(t, a.GM))
 	return v
 }
 
@@ -1149,9 +1209,9 @@ func ptTypeOf(t *asm.TileInfo, g *asm.TensorInfo) string {
 // when the region reads registers.
 func ptType(t *asm.TileInfo) string {
 	if t.DynValid() {
-		return fmt.Sprintf("!pto.partition_tensor_view<?x?x%s>", t.DType)
+		return fmt.Sprintf("!pto.partition_tensor_view<?x?x%s>", mlirDType(t.DType))
 	}
-	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, t.DType)
+	return fmt.Sprintf("!pto.partition_tensor_view<%dx%dx%s>", t.VRows, t.VCols, mlirDType(t.DType))
 }
 
 func (f *fnEmitter) scalar(a asm.Arg, dt asm.DType) (string, string) {
@@ -1210,8 +1270,8 @@ func (f *fnEmitter) syncID(c asm.CExpr, sp asm.Span) string {
 
 func (f *fnEmitter) op(op *asm.COp) {
 	name, sp := op.Info.Name, op.Instr.Span
-	if name != "tassign" {
-		f.setValid(op)
+	if name != "tassign" && name != "tsubview" && name != "treshape" {
+		f.setValid(op) // a rebinding reads no region
 	}
 	switch name {
 	case "set_flag", "wait_flag":
@@ -1253,21 +1313,8 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case "pipe_barrier":
 		f.line("pto.barrier <PIPE_%s>", op.Args[0].Pipe)
 		return
-	case "tassign":
-		// PTOAS's tassign (level3) yields the rebound handle; later
-		// uses in this region name it (stmts restores the outer one
-		// after a region, where EmitC's in-place TASSIGN still holds
-		// and the reader's in-place rebinding too).
-		t := op.Args[0]
-		if t.Tile.Count > 1 {
-			f.errf(op.Instr.OpSpan, "--to mlir: tassign of a tile array element is not printed")
-			return
-		}
-		x := f.fresh("a")
-		f.line("%s = arith.index_cast %s : index to i64", x, f.cexpr(op.Args[1].Val, sp))
-		v := f.fresh(t.Tile.Name + "_at")
-		f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[t.Tile], x, elemType(t.Tile), elemType(t.Tile))
-		f.tiles[t.Tile] = v
+	case "tassign", "tsubview", "treshape":
+		f.rebind(op)
 		return
 	case "ffts_set":
 		// PTOAS's sync.set (ffts_cross_core_sync on A3) with its mode.
@@ -1287,14 +1334,27 @@ func (f *fnEmitter) op(op *asm.COp) {
 		}
 		f.line("pto.sync.wait <PIPE_%s>, %s", p, f.syncID(op.Args[0].Val, sp))
 		return
+	case "tmrgsort.lists", "tgather.mask":
+		f.sortOp(op)
+		return
+	case "tput_async", "tget_async":
+		f.asyncCopy(op)
+		return
+	case "wait_async":
+		f.waitAsync(op)
+		return
+	}
+	if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
+		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: PTOAS has pto.%s, but the reader lowers that form to a V-pipe stand-in, so it would not read back as %s", name, base, name)
+		return
 	}
 	sh, ok := emitOps[name]
+	ptoName := name
+	if ren, fp := fpNames[name]; fp {
+		sh, ok, ptoName = ren.sh, true, ren.name
+	}
 	if !ok {
-		if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
-			f.errf(op.Instr.OpSpan, "--to mlir: %s: PTOAS has pto.%s, but the reader lowers it to a V-pipe stand-in, so it would not read back as %s", name, base, name)
-			return
-		}
-		f.errf(op.Instr.OpSpan, "--to mlir: %s has no PTOAS equivalent that ptoasm reads back", name)
+		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: ptoasm does not read a PTOAS form of it back yet", name)
 		return
 	}
 	// Attributes as PTOAS spells them (include/PTO/IR/PTOAttrs.td at
@@ -1312,8 +1372,13 @@ func (f *fnEmitter) op(op *asm.COp) {
 			dict = append(dict, "cmpMode = #pto<cmp "+at.Word+">")
 		case name == "tstore" && at.Key == "atomic" && at.IsWord && at.Word == "add":
 			dict = append(dict, "atomicType = #pto<atomic_type atomic_add>")
+		case name == "tci" && at.Key == "descending" || name == "ttri" && at.Key == "upper":
+			if !at.Val.Const {
+				f.errf(op.Instr.OpSpan, "--to mlir: a computed #%s of %s is not printed", at.Key, name)
+				return
+			} // printed inside ins (shGen)
 		default:
-			f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s has no PTOAS equivalent printed here", at.Key, name)
+			f.errf(op.Instr.OpSpan, "--to mlir: the attribute #%s of %s is not printed", at.Key, name)
 			return
 		}
 	}
@@ -1349,6 +1414,9 @@ func (f *fnEmitter) op(op *asm.COp) {
 		ins, inTy = []string{in0}, []string{ptTypeOf(args[0].Tile, args[1].GM)}
 	case shStore:
 		in(args[1])
+		if name == "tstore.fp" {
+			in(args[2]) // the scaling tile
+		}
 		outs, outTy = []string{f.window(args[0], args[1].Tile)}, []string{ptTypeOf(args[1].Tile, args[0].GM)}
 	case shMMAcc:
 		in(args[0])
@@ -1362,6 +1430,35 @@ func (f *fnEmitter) op(op *asm.COp) {
 		}
 		s, ty := f.scalar(args[len(args)-1], args[0].Tile.DType)
 		ins, inTy = append(ins, s), append(inTy, ty)
+	case shMrgSort:
+		// format1: ins(src, blockLen : T, i32) outs(dst)
+		in(args[1])
+		ins, inTy = append(ins, f.cexprAs(args[2].Val, args[2].Span, "i32")), append(inTy, "i32")
+		out(args[0])
+	case shExtractFP:
+		// ins(src, fp, row, col): the scaling tile quantises
+		in(args[1])
+		in(args[2])
+		for _, a := range args[3:5] {
+			ins, inTy = append(ins, f.cexpr(a.Val, a.Span)), append(inTy, "index")
+		}
+		out(args[0])
+	case shGen:
+		// ins(s {attr} : iN) outs(dst): tci's start has dst's element type
+		ty := "i32"
+		if name == "tci" {
+			if ty = mlirDType(args[0].Tile.DType); ty[0] != 'i' {
+				f.errf(op.Instr.OpSpan, "--to mlir: tci into %s is not printed (its start must have the element type, and arith has no unsigned constants)", ty)
+				return
+			}
+		}
+		attr := ""
+		if at, ok := op.Attr(map[string]string{"tci": "descending", "ttri": "upper"}[name]); ok && at.Val.Val != 0 {
+			attr = map[string]string{"tci": " {descending = true}", "ttri": " {upperOrLower = 1 : i32}"}[name]
+		}
+		out(args[0])
+		f.line("pto.%s ins(%s%s : %s) outs(%s : %s)", name, f.cexprAs(args[1].Val, args[1].Span, ty), attr, ty, outs[0], outTy[0])
+		return
 	case shExtract:
 		in(args[1])
 		for _, a := range args[2:4] {
@@ -1375,7 +1472,7 @@ func (f *fnEmitter) op(op *asm.COp) {
 		s, ty := f.scalar(args[len(args)-1], args[1].Tile.DType)
 		ins, inTy = append(ins, s), append(inTy, ty)
 		out(args[0])
-	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx:
+	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx, shSort32:
 		for _, a := range args[1:] {
 			in(a)
 		}
@@ -1387,7 +1484,7 @@ func (f *fnEmitter) op(op *asm.COp) {
 	if len(f.errs) > 0 {
 		return
 	}
-	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", name, strings.Join(ins, ", "), strings.Join(inTy, ", "),
+	f.line("pto.%s ins(%s : %s) outs(%s : %s)%s", ptoName, strings.Join(ins, ", "), strings.Join(inTy, ", "),
 		strings.Join(outs, ", "), strings.Join(outTy, ", "), tail)
 }
 
@@ -1397,8 +1494,8 @@ func (f *fnEmitter) op(op *asm.COp) {
 // integer, converted by index_cast.
 func (f *fnEmitter) scalarGM(op *asm.COp, a asm.Arg) {
 	sp := op.Instr.Span
-	if a.Kind != asm.ArgGM || a.HasRank || a.GM.Class != asm.TensorGM || a.GM.DType.IsFloat() {
-		f.errf(a.Span, "--to mlir: %s of a non-integer or non-GM element has no PTOAS form printed here", op.Info.Name)
+	if a.Kind != asm.ArgGM || a.HasRank || a.GM.Class != asm.TensorGM || a.GM.DType.IsFloat() || mlirDType(a.GM.DType) != a.GM.DType.String() {
+		f.errf(a.Span, "--to mlir: %s of a float, unsigned or non-GM element is not printed", op.Info.Name)
 		return
 	}
 	t := a.GM
@@ -1427,4 +1524,103 @@ func (f *fnEmitter) scalarGM(op *asm.COp, a asm.Arg) {
 	v := f.fresh("s")
 	f.line("%s = arith.index_cast %s : index to %s", v, f.cexpr(op.Args[1].Val, sp), ty)
 	f.line("pto.store_scalar %s, %%%s[%s] : !pto.ptr<%s>, %s", v, t.Name, off, ty, ty)
+}
+
+// sortOp prints the forms PTOAS spells with another op's name:
+// `tmrgsort.lists d, tmp, s0, s1 [, s2, s3]` is tmrgsort's format2,
+// ins(s0, s1, ..., tmp {exhausted = false}) outs(d, executed), executed a
+// vector<4xi16> the op fills (a constant here, as in PTOAS's tests); and
+// `tgather.mask d, s #pattern=p` is tgather's mask form (TMrgSortOp::parse,
+// TGatherOp::parse in lib/PTO/IR/PTO.cpp at a56b18c3).
+func (f *fnEmitter) sortOp(op *asm.COp) {
+	var ins, tys []string
+	add := func(a asm.Arg) {
+		v, ty := f.tile(a)
+		ins, tys = append(ins, v), append(tys, ty)
+	}
+	d, dTy := f.tile(op.Args[0])
+	if op.Info.Name == "tgather.mask" {
+		at, ok := op.Attr("pattern")
+		if !ok || !at.IsWord {
+			f.errf(op.Instr.OpSpan, "--to mlir: tgather.mask without a #pattern word is not printed")
+			return
+		}
+		add(op.Args[1])
+		f.line("pto.tgather ins(%s, {maskPattern = #pto.mask_pattern<%s>} : %s) outs(%s : %s)", ins[0], strings.ToUpper(at.Word), tys[0], d, dTy)
+		return
+	}
+	for _, a := range op.Args[2:] {
+		add(a)
+	}
+	add(op.Args[1])
+	ex, ok := f.consts["executed"]
+	if !ok {
+		ex = f.fresh("executed")
+		f.consts["executed"] = ex
+		fmt.Fprintf(&f.head, "    %s = arith.constant dense<0> : vector<4xi16>\n", ex)
+	}
+	f.line("pto.tmrgsort ins(%s {exhausted = false} : %s) outs(%s, %s : %s, vector<4xi16>)", strings.Join(ins, ", "), strings.Join(tys, ", "), d, ex, dTy)
+}
+
+// cexprAs prints an integer expression as a value of integer type ty.
+func (f *fnEmitter) cexprAs(c asm.CExpr, sp asm.Span, ty string) string {
+	if c.Const || c.Src == nil {
+		return f.constant(c.Val, ty)
+	}
+	x := f.fresh("x")
+	f.line("%s = arith.index_cast %s : index to %s", x, f.cexpr(c, sp), ty)
+	return x
+}
+
+// rebind prints the three rebinding instructions as PTOAS's level3
+// tassign, which yields the rebound handle; later uses in this region name
+// it (stmts restores the outer one after a region, where EmitC's in-place
+// TASSIGN still holds and the reader's in-place rebinding too). tsubview
+// and treshape bind %d at an address computed from %s's current one: %s's
+// address plus (row·RowStride + col·ColStride) elements, or %s's address
+// (asm.RowColStride, as the machine computes it). PTOAS's own subset and
+// treshape are not used: a subset keeps its parent's row pitch, and both
+// are read back as static aliases, not run-time rebindings.
+func (f *fnEmitter) rebind(op *asm.COp) {
+	name, sp := op.Info.Name, op.Instr.Span
+	d := op.Args[0]
+	if d.Tile.Count > 1 || name != "tassign" && op.Args[1].Tile.Count > 1 {
+		f.errf(op.Instr.OpSpan, "--to mlir: %s of a tile array element is not printed", name)
+		return
+	}
+	var x string
+	if name == "tassign" {
+		x = f.fresh("a")
+		f.line("%s = arith.index_cast %s : index to i64", x, f.cexpr(op.Args[1].Val, sp))
+	} else {
+		s := op.Args[1].Tile
+		base, set := f.addrs[s]
+		if set && base == "" {
+			f.errf(op.Instr.OpSpan, "--to mlir: %s: %%%s was rebound inside a region that has closed, so its address is no SSA value here (not printed)", name, s.Name)
+			return
+		}
+		if !set {
+			base = f.constant(s.Addr[0], "i64")
+		}
+		x = base
+		if name == "tsubview" {
+			rs, cs := asm.RowColStride(s)
+			es := f.constant(int64(s.DType.Size()), "index")
+			r, c := f.cexpr(op.Args[2].Val, sp), f.cexpr(op.Args[3].Val, sp)
+			rr, cc, off, b, sum := f.fresh("x"), f.fresh("x"), f.fresh("x"), f.fresh("x"), f.fresh("x")
+			f.line("%s = arith.muli %s, %s : index", rr, r, f.constant(rs, "index"))
+			f.line("%s = arith.muli %s, %s : index", cc, c, f.constant(cs, "index"))
+			f.line("%s = arith.addi %s, %s : index", off, rr, cc)
+			f.line("%s = arith.muli %s, %s : index", b, off, es)
+			f.line("%s = arith.index_cast %s : i64 to index", sum, base)
+			idx := f.fresh("x")
+			f.line("%s = arith.addi %s, %s : index", idx, sum, b)
+			x = f.fresh("a")
+			f.line("%s = arith.index_cast %s : index to i64", x, idx)
+		}
+	}
+	v := f.fresh(d.Tile.Name + "_at")
+	f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[d.Tile], x, elemType(d.Tile), elemType(d.Tile))
+	f.tiles[d.Tile] = v
+	f.addrs[d.Tile] = x
 }

@@ -37,6 +37,10 @@ const (
 	shSel                      // tsel %d, %mask, %a, %b
 	shSels                     // tsels %d, %mask, %a, s
 	shIdx                      // tgather/tscatter %d, %a, %idx
+	shSort32                   // tsort32 %d, %src, %idx [, %tmp]: ins(src, idx [, tmp]) outs(dst)
+	shMrgSort                  // tmrgsort: ins(src, blockLen) outs(dst), or ins(srcs..., tmp) outs(dst, executed)
+	shGather                   // tgather: the mask form is tgather.mask; the others stand in
+	shGen                      // tci / ttri: ins(s {descending | upperOrLower}) outs(dst)
 	shPrint                    // reads and writes src on V
 	shStandIn                  // no equivalent: V-pipe stand-in
 )
@@ -48,10 +52,10 @@ type opRow struct {
 
 var tileOps = func() map[string]opRow {
 	m := map[string]opRow{
-		"tload": {"tload", shLoad}, "tprefetch": {"tprefetch", shLoad}, "tstore": {"tstore", shStore},
-		"tmov": {"tmov", shMove}, "tmov.fp": {"tmov", shMove},
+		"tload": {"tload", shLoad}, "tprefetch": {"tprefetch", shLoad}, "tstore": {"tstore", shStore}, "tstore_fp": {"tstore.fp", shStore},
+		"tmov": {"tmov", shMove}, "tmov.fp": {"tmov.fp", shMove},
 		"textract": {"textract", shExtract}, "tinsert": {"tinsert", shExtract},
-		"textract_fp": {"textract", shExtractFP}, "tinsert_fp": {"tinsert", shExtractFP},
+		"textract_fp": {"textract.fp", shExtractFP}, "tinsert_fp": {"tinsert.fp", shExtractFP},
 		"tmatmul": {"tmatmul", shMM}, "tgemv": {"tgemv", shMM},
 		"tmatmul.acc": {"tmatmul.acc", shMMAcc}, "tgemv.acc": {"tgemv.acc", shMMAcc},
 		"tmatmul.bias": {"tmatmul.bias", shMMBias}, "tgemv.bias": {"tgemv.bias", shMMBias},
@@ -61,6 +65,9 @@ var tileOps = func() map[string]opRow {
 		"tcvt": {"tcvt", shCvt}, "tcmp": {"tcmp", shCmp}, "tcmps": {"tcmps", shCmps},
 		"tsel": {"tsel", shSel}, "tsels": {"tsels", shSels}, "texpands": {"texpands", shFill},
 		"tscatter": {"tscatter", shIdx}, "tprint": {"tmov", shPrint},
+		"tsort32": {"tsort32", shSort32}, "tmrgsort": {"tmrgsort", shMrgSort}, "tgather": {"tgather", shGather},
+		"tconcat": {"tconcat", shBinary}, "tgatherb": {"tgatherb", shBinary}, "taxpy": {"taxpy", shScalar},
+		"tci": {"tci", shGen}, "ttri": {"ttri", shGen},
 		"tlrelu": {"tlrelu", shScalar}, "tprelu": {"tprelu", shBinary},
 	}
 	for _, n := range strings.Fields("tabs texp tlog tneg tnot trecip trelu tsqrt trsqrt trowexpand tcolexpand") {
@@ -147,6 +154,13 @@ func (k *kctx) tileOp(op *Op, name string) {
 			k.errf(op.Span, "%s: expected ins(tile) outs(view)", op.Name)
 			return
 		}
+		if row.our == "tstore.fp" {
+			// quantised by the scaling tile (ISA tstore.fp)
+			if need(2, 0) {
+				k.instr(op, "tstore.fp", k.gmRef(d.outs[0], d.outTok[0], insT[0].tile), ref(0), ref(1))
+			}
+			return
+		}
 		if _, atomic := d.attrs["atomicType"]; !atomic && k.splitTransfer(op, d.outs[0], d.outTok[0], insT[0], func(t *val, g asm.Expr) { k.instr(op, "tstore", g, tileRef(t, insTok[0])) }) {
 			return
 		}
@@ -159,7 +173,9 @@ func (k *kctx) tileOp(op *Op, name string) {
 			}
 		}
 	case shMove:
-		if need(1, 1) {
+		if row.our == "tmov.fp" && need(2, 1) {
+			k.instr(op, "tmov.fp", dst(), ref(0), ref(1)) // quantised by the scaling tile
+		} else if row.our == "tmov" && need(1, 1) {
 			k.instr(op, "tmov", dst(), ref(0))
 		}
 	case shPrint:
@@ -172,6 +188,13 @@ func (k *kctx) tileOp(op *Op, name string) {
 		}
 		if len(sc) < 2 {
 			k.errf(op.Span, "%s: expected a row and a column", op.Name)
+			return
+		}
+		if row.sh == shExtractFP {
+			// the scaling tile quantises (ISA textract.fp / tinsert.fp)
+			if need(2, 1) {
+				k.instr(op, row.our, dst(), ref(0), ref(1), sc[len(sc)-2].x, sc[len(sc)-1].x)
+			}
 			return
 		}
 		k.instr(op, row.our, dst(), ref(0), sc[len(sc)-2].x, sc[len(sc)-1].x)
@@ -271,6 +294,62 @@ func (k *kctx) tileOp(op *Op, name string) {
 			return
 		}
 		k.standIn(op, insT, insTok, outT, outTok)
+	case shSort32:
+		if need(2, 1) {
+			args := []asm.Expr{dst(), ref(0), ref(1)}
+			if len(insT) > 2 {
+				args = append(args, ref(2))
+			}
+			k.instr(op, "tsort32", args...)
+		}
+	case shMrgSort:
+		// PTOAS's two formats (TMrgSortOp::parse, lib/PTO/IR/PTO.cpp at
+		// a56b18c3): format1 merges runs of blockLen of one source,
+		// format2 2-4 sorted lists through tmp.
+		if len(insT) == 1 && len(sc) == 1 && need(1, 1) {
+			k.instr(op, "tmrgsort", dst(), ref(0), sc[0].x)
+			return
+		}
+		if len(insT) >= 3 && len(insT) <= 5 && need(3, 1) {
+			args := []asm.Expr{dst(), ref(len(insT) - 1)}
+			for i := range insT[:len(insT)-1] {
+				args = append(args, ref(i))
+			}
+			in := k.instr(op, "tmrgsort.lists", args...)
+			for _, w := range words(d.attrs["exhausted"]) {
+				if w.Text == "true" {
+					k.note(in, "exhausted = true (stop at the first exhausted list) is not modelled: every element is merged")
+				}
+			}
+			return
+		}
+		k.standIn(op, insT, insTok, outT, outTok)
+	case shGather:
+		// The mask form, ins(src, {maskPattern = #pto.mask_pattern<P0101>}),
+		// is tgather.mask; the index and compare forms stand in.
+		for _, w := range words(d.attrs["maskPattern"]) {
+			if p := strings.ToLower(w.Text); len(insT) == 1 && len(outT) == 1 && len(p) == 5 && p[0] == 'p' && strings.Trim(p[1:], "01") == "" {
+				in := k.instr(op, "tgather.mask", dst(), ref(0))
+				in.Attrs = append(in.Attrs, &asm.Attr{Span: w.Span, Key: "pattern", Val: &asm.Name{Span: w.Span, Name: p}})
+				return
+			}
+		}
+		k.standIn(op, insT, insTok, outT, outTok)
+	case shGen:
+		// generators: tci's start (descending = true counts down), ttri's
+		// diagonal (upperOrLower = 1 is the upper triangle)
+		if len(sc) < 1 || !need(0, 1) {
+			k.standIn(op, insT, insTok, outT, outTok)
+			return
+		}
+		in := k.instr(op, row.our, dst(), sc[0].x)
+		key, on := map[string][2]string{"tci": {"descending", "true"}, "ttri": {"upperOrLower", "1"}}[name], false
+		for _, t := range d.attrs[key[0]] {
+			on = on || t.Text == key[1]
+		}
+		if on {
+			in.Attrs = append(in.Attrs, &asm.Attr{Span: op.Span, Key: map[string]string{"tci": "descending", "ttri": "upper"}[name], Val: num(op.Span, 1)})
+		}
 	case shStandIn:
 		k.standIn(op, insT, insTok, outT, outTok)
 	}

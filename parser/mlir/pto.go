@@ -1294,13 +1294,20 @@ func (k *kctx) asyncCopy(op *Op, name, rname string, rsp asm.Span) {
 	}
 	n := int64(0)
 	for i, side := range []string{"dst", "src"} {
+		// a 1-D GM memref, or a tensor or partition view of static shape
+		// [1, ..., 1, N] (verifyAsyncFlatContiguous1DGMViewLike)
 		ti, ok := parseType(tys[i])
-		if !ok || ti.kind != "memref" || ti.loc != "gm" || len(ti.dims) != 1 || ti.dims[0] <= 0 || vs[i].kind != vView {
-			k.errf(op.Span, "pto.%s: expects %s to be a static flat contiguous logical 1D GM memref", name, side)
+		flat := ok && vs[i].kind == vView && len(ti.dims) > 0 && (ti.kind == "memref" && ti.loc == "gm" && len(ti.dims) == 1 ||
+			ti.kind == "partition_tensor_view" || ti.kind == "tensor_view")
+		for j, d := range ti.dims {
+			flat = flat && d > 0 && (d == 1 || j == len(ti.dims)-1)
+		}
+		if !flat {
+			k.errf(op.Span, "pto.%s: expects %s to be a static flat contiguous logical 1D GM memref or view", name, side)
 			return
 		}
 		if i == 0 {
-			n = ti.dims[0]
+			n = ti.dims[len(ti.dims)-1]
 		}
 	}
 	g := &tileVal{vrows: 1, vcols: n}
