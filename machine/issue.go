@@ -176,8 +176,19 @@ func (c *core) push(op *asm.COp, p asm.Pipe, kind entryKind) *entry {
 		return nil
 	}
 	e := ps.q.PushSlot()
-	e.reset(kind, op, c.t, c.entryIter())
+	c.resetSlot(e, kind, op)
 	return e
+}
+
+// resetSlot starts queue slot e for op: its hot fields, and its iteration
+// vector while observers listen (without them every slot's stays empty).
+// A slot keeps its last operands (resolve overwrites them, or
+// resolveLean leaves them unread).
+func (c *core) resetSlot(e *entry, kind entryKind, op *asm.COp) {
+	e.resetHot(kind, op, c.t)
+	if c.m.emitting {
+		e.setIter(c.iter)
+	}
 }
 
 // issuePlanned issues op, whose plan the flat code holds (nil for none):
@@ -205,8 +216,8 @@ func (c *core) issuePlannedExec(op *asm.COp, pl *opPlan) bool {
 			}
 			// push's checks are done: fill the slot directly.
 			e := ps.q.PushSlot()
-			e.reset(enExec, op, c.t, c.entryIter())
-			if !c.resolve(op, pl, e) {
+			c.resetSlot(e, enExec, op)
+			if !c.resolveLean(pl, ps) && !c.resolve(op, pl, e) {
 				return false
 			}
 			e.plan = pl
@@ -419,6 +430,9 @@ type opPlan struct {
 	// dynCost says the duration depends on a register operand (a
 	// tmrgsort's blocklen from a register), so it is not memoised.
 	dynCost bool
+	// lean says an instance may skip resolve once the cost memo is filled
+	// (planLean, resolveLean).
+	lean bool
 }
 
 // dynArg is a non-static operand of a planned op.
@@ -613,6 +627,7 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			pl.kernel = true
 			planOp(op, pl, len(k.Regs), sc)
 			pl.data = m.dataOp(op)
+			pl.lean = planLean(op, pl)
 		default:
 			// The scalar's GM operands (ld, st, tnotify, twait: gmElem).
 			for i := range op.Args {
@@ -827,6 +842,59 @@ func (c *core) drainAll(op *asm.COp) bool {
 	return true
 }
 
+// resolveLean reports that an instance of pl's op needs no operands in its
+// queue slot, so resolve can be skipped: nothing observes the entry, the
+// op has no data effect, no GM operand and no unit flag, its duration is
+// memoised (for every queue state the pipe can meet), and its tile array
+// elements are in range (else resolve reports the fault). The slot keeps
+// the operands (and argsOf) it last had, which nothing reads. A queue slot
+// is out of cache by the time it is reused (576 cores interleave on 8
+// ranks), and the operands were most of the lines an issue wrote.
+func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
+	if !pl.lean || c.m.emitting {
+		return false
+	}
+	switch ps.p {
+	case asm.PipeM, asm.PipeV:
+		if !pl.memo[0].ok || !pl.memo[1].ok {
+			return false
+		}
+	default:
+		if !pl.memo[0].ok {
+			return false
+		}
+	}
+	for k := range pl.dyn {
+		if d := &pl.dyn[k]; d.kind == dynTile {
+			if idx := d.x.eval(&c.env); idx < 0 || idx >= int64(len(d.addr)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// planLean says whether instances of op may skip resolve (resolveLean):
+// what the pipe needs from it is in the plan.
+func planLean(op *asm.COp, pl *opPlan) bool {
+	if pl.data || !pl.kernel || pl.tooMany || pl.varShape || pl.dynCost || pl.tmpl == nil || pl.gmWrites != 0 ||
+		pl.atomic || op.Unit != asm.UnitNone {
+		return false
+	}
+	for i := range op.Args {
+		if op.Args[i].Kind == asm.ArgGM {
+			return false
+		}
+	}
+	for k := range pl.dyn {
+		if d := pl.dyn[k].kind; d != dynTile && d != dynScalar {
+			return false
+		}
+	}
+	// The DMA pipes cost an op with #init from its operands (pipeState.cost).
+	return op.Pipe == asm.PipeM || op.Pipe == asm.PipeV || pl.initAttr < 0
+}
+
 // resolve decodes op's operands for this dynamic instance into e. GM windows
 // are sized by the first tile operand (1×1 when there is none).
 func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
@@ -955,7 +1023,7 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 		}
 		e.argRank[i] = int32(r)
 		if r != c.rank.id {
-			e.remote = int32(r)
+			e.remote = int16(r)
 		}
 		off, ok := c.gmWindowX(op, a, r, rows, cols, 0, 0, idx)
 		if !ok {

@@ -52,25 +52,35 @@ type entry struct {
 
 // entryData is an entry's fields.
 type entryData struct {
-	// line 0
-	kind   entryKind
-	eff    effect
-	atomic bool
-	hasEnv bool
-	remote int32 // rank of a remote GM operand, -1 for none
-	// argsOf and argsGen say which op (and which kernel start of the core)
-	// args was last resolved for; reset keeps them (see core.resolve).
-	argsGen uint32
+	// The first 56 bytes are what a set_flag or wait_flag, and an
+	// instruction that skips its operands (resolveLean), touch: the scalar
+	// writes them at issue and the pipe reads them at begin and complete.
+	// With the ring's 8-byte malloc header they share one cache line, so a
+	// queued flag costs one line instead of two (issue 22, round 12).
+	kind    entryKind
+	eff     effect
+	atomic  bool
+	hasEnv  bool
+	hasStep bool  // step is set (reset leaves the string itself alone)
+	remote  int16 // rank of a remote GM operand, -1 for none (ranks ≤ 4096)
 	flag    Flag
 	ready   int64
 	op      *asm.COp // the user's instruction (positions, events)
 	xop     *asm.COp // what Execute runs (a synthetic tload/tstore for comm steps)
 	// plan is the issuing op's plan for an ordinary instruction (nil for the
 	// steps of composite instructions): the cost memo lives there.
-	plan   *opPlan
-	argsOf *asm.COp
-	// line 1
+	plan *opPlan
+	// seq is the op's issue number (core.issued): every op's while
+	// observers listen, every queued flag's otherwise (flagSeq).
+	seq int64
+	// argsOf and argsGen say which op (and which kernel start of the core)
+	// args was last resolved for; reset keeps them (see core.resolve).
+	argsGen uint32
+	argsOf  *asm.COp
+	// The rest is touched by the instructions that resolve their operands.
 	args []Operand
+	// iter is the loop iteration vector, kept only while observers listen
+	// (core.entryIter); without them it stays empty and reset leaves it.
 	iter []int64
 	step string
 	// cold: per operand, the access, and for a GM window its owner rank and
@@ -83,8 +93,6 @@ type entryData struct {
 	// instead of a heap array of its own that cost a cache miss per issue. iter points into it (the ring never moves its
 	// slots); a copied entry's iter must be re-pointed (copyEntry, async).
 	iterBuf [7]int64
-	// seq is the op's issue number (core.issued) when observers listen.
-	seq     int64
 	argRank [maxArgs]int32
 	winR    [maxArgs]int32
 	winC    [maxArgs]int32
@@ -108,12 +116,28 @@ const (
 	entryPad  = entrySize - unsafe.Sizeof(entryData{})
 )
 
+// reset starts a fresh entry: its hot fields, no operands, no step, the
+// iteration vector iter.
 func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
-	// Only the two hot lines are written: id and mode are set by every push
-	// of an ffts_set, access by resolve.
-	e.kind, e.eff, e.op, e.xop, e.step, e.ready = kind, exExecute, op, op, "", ready
-	e.flag, e.atomic, e.remote = Flag{}, false, -1
+	e.resetHot(kind, op, ready)
+	e.step = ""
 	e.args = e.args[:0]
+	e.setIter(iter)
+}
+
+// resetHot writes only the hot fields, for the queue's own pushes (push,
+// issuePlannedExec): a slot's args, step and iter stay as they were, so a
+// flag touches one line. Nothing reads a flag's args, step only when
+// hasStep says so, and iter is set by the caller while observers listen
+// (core.entryIter) and empty in every slot otherwise.
+func (e *entry) resetHot(kind entryKind, op *asm.COp, ready int64) {
+	e.kind, e.eff, e.op, e.xop, e.ready = kind, exExecute, op, op, ready
+	e.flag, e.atomic, e.remote, e.hasEnv, e.hasStep = Flag{}, false, -1, false, false
+	e.plan = nil
+}
+
+// setIter copies iter into the slot's own array.
+func (e *entry) setIter(iter []int64) {
 	if len(iter) <= len(e.iterBuf) {
 		// Loop nests are shallow: a plain copy beats memmove's call.
 		e.iter = e.iterBuf[:len(iter)]
@@ -125,8 +149,14 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 		e.iterSpill = append(e.iterSpill[:0], iter...)
 		e.iter = e.iterSpill
 	}
-	e.hasEnv = false
-	e.plan = nil
+}
+
+// stepName is the composite step the entry is, "" for none.
+func (e *entry) stepName() string {
+	if e.hasStep {
+		return e.step
+	}
+	return ""
 }
 
 // pipeState is one pipe of one core: its queue and the op in flight.
@@ -402,7 +432,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		ev := m.event(EvExec, c, p.p, e.op)
 		ev.Start, ev.End, ev.Cycle = p.start, p.end, p.start
 		ev.Issue = e.seq
-		ev.Step = e.step
+		ev.Step = e.stepName()
 		ev.Iter = e.iter
 		ev.Accesses = c.accesses(e, ev.Accesses[:0])
 		m.emit()
