@@ -720,7 +720,7 @@ func (c *core) issueFlag(op *asm.COp, pl *opPlan) bool {
 			}
 			var tmp entry
 			tmp.op, tmp.flag, tmp.iter = op, f, c.iter
-			c.fireFlag(&tmp, asm.PipeS, c.t)
+			c.fireFlag(m, &tmp, asm.PipeS, c.t)
 			c.tick()
 			return m.err == nil
 		}
@@ -780,8 +780,9 @@ func (c *core) flagSeq(e *entry) {
 }
 
 // fireFlag sets a flag whose set_flag reached the head of pipe p at cycle at.
-func (c *core) fireFlag(e *entry, p asm.Pipe, at int64) {
-	m := c.m
+// m is c.m, passed in so that a pipe's completion leaves the core's first
+// line cold.
+func (c *core) fireFlag(m *Machine, e *entry, p asm.Pipe, at int64) {
 	f := e.flag
 	double := !c.flags.Set(f.Src, f.Dst, int(f.ID))
 	if m.flagTimes {

@@ -169,7 +169,8 @@ func (e *entry) stepName() string {
 type pipeState struct {
 	c       *core
 	q       pipes.Ring[entry] // by value: one pointer less between a pipe and its queue
-	wkey    int               // the waker's agent key, c.order*NumPipes + p (the core's line stays cold)
+	m       *Machine          // c.m, without a trip to the core's first line
+	wkey    int32             // the waker's agent key, c.order*NumPipes + p (the core's line stays cold; keys < 2^24)
 	p       asm.Pipe
 	busy    bool
 	waiting bool // the head is a wait_flag whose flag is not set
@@ -195,12 +196,12 @@ func (p *pipeState) reset() {
 	p.q.Reset()
 	p.busy, p.waiting, p.stalled = false, false, false
 	p.tail = 0
-	p.c.m.cancel(&p.wake.w)
+	p.m.cancel(&p.wake.w)
 }
 
 func (p *pipeState) idle() bool { return !p.busy && p.q.Empty() }
 
-func (p *pipeState) key() int { return p.wkey }
+func (p *pipeState) key() int { return int(p.wkey) }
 
 // kick makes sure an idle pipe looks at its queue; called after a push or when
 // a flag it may wait for is set.
@@ -209,15 +210,15 @@ func (p *pipeState) kick(at int64) {
 		return
 	}
 	// Already due no later: one wake-up looks at the whole queue.
-	if w := &p.wake.w; w.armed && w.at <= at && w.at >= p.c.m.now {
+	if w := &p.wake.w; w.armed && w.at <= at && w.at >= p.m.now {
 		return
 	}
-	p.c.m.schedule(&p.wake.w, at, p.key())
+	p.m.schedule(&p.wake.w, at, p.key())
 }
 
 // run is the pipe's wake-up: complete the op in flight, then start what can start.
 func (p *pipeState) run() {
-	m := p.c.m
+	m := p.m
 	now := m.now
 	if p.busy {
 		if now < p.end {
@@ -251,7 +252,7 @@ func (p *pipeState) run() {
 // begin starts the head entry at now; zero-length entries complete at once.
 // It returns false when the head must wait (a wait_flag not yet set).
 func (p *pipeState) begin(e *entry) bool {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	now := m.now
 	var d int64
 	switch e.kind {
@@ -324,7 +325,7 @@ func (p *pipeState) begin(e *entry) bool {
 // are observed it returns the EvStall event, filled but for its reason, for
 // the caller to complete and emit.
 func (p *pipeState) resume(e *entry, now int64) *Event {
-	m := p.c.m
+	m := p.m
 	p.waiting = false
 	if !p.stalled {
 		return nil
@@ -351,10 +352,10 @@ func (p *pipeState) stallFrom(now int64) {
 // the wait is inside the op's duration, so it shows as a stall slice under
 // the op's own.
 func (p *pipeState) contention(e *entry, start, free int64, why string) {
-	ev := p.c.m.event(EvStall, p.c, p.p, e.op)
+	ev := p.m.event(EvStall, p.c, p.p, e.op)
 	ev.Start, ev.End = start, free
 	ev.Reason = why
-	p.c.m.emit()
+	p.m.emit()
 }
 
 func flagReason(f Flag) string {
@@ -366,7 +367,7 @@ func flagReason(f Flag) string {
 
 // complete finishes the op in flight at p.end: data effect, event, pop.
 func (p *pipeState) complete() {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	e := p.q.Head()
 	p.busy = false
 	switch e.kind {
@@ -381,7 +382,7 @@ func (p *pipeState) complete() {
 		}
 	case enSetFlag:
 		p.busyCycles += p.end - p.start
-		c.fireFlag(e, p.p, p.end)
+		c.fireFlag(m, e, p.p, p.end)
 	case enBarrier:
 		p.busyCycles += p.end - p.start
 		if m.emitting {
@@ -404,7 +405,7 @@ func (p *pipeState) complete() {
 
 // execDone applies an exec entry's data effect and reports it.
 func (c *core) execDone(p *pipeState, e *entry) {
-	m := c.m
+	m := p.m // not c.m: the core's first line stays cold
 	if pl := e.plan; pl != nil && pl.data || pl == nil && m.dataOp(e.op) {
 		deferred := m.prof.RemoteVisibility == pipes.VisibleAtDSB && e.remote >= 0 && c.hideRemote(e)
 		var err error
@@ -491,8 +492,8 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	if !mm.ok {
 		mm.src, mm.dst, mm.bytes, mm.rows = dmaShape(e)
 		mm.path, mm.pathOK = pipes.DMAPathFor(mm.src, mm.dst)
-		mm.d = p.c.m.prof.DMACycles(mm.path, mm.bytes, mm.rows)
-		mm.port = ceilDiv(mm.bytes, p.c.m.prof.GMBW)
+		mm.d = p.m.prof.DMACycles(mm.path, mm.bytes, mm.rows)
+		mm.port = ceilDiv(mm.bytes, p.m.prof.GMBW)
 		mm.gm = mm.src == asm.GM || mm.dst == asm.GM
 		mm.ok = true
 	}
@@ -500,7 +501,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 		return p.dmaCost(e, start, mm.src, mm.dst, mm.bytes, mm.rows)
 	}
 	// A local transfer: the memoised duration, then the rank's GM port.
-	m := p.c.m
+	m := p.m
 	m.bytes[mm.path] += mm.bytes
 	d := mm.d
 	if mm.gm {
@@ -521,7 +522,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 // own tail, one in between the previous op's (the first part's short tail
 // is inside its busy time).
 func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, vb *asm.VBarrier) int64 {
-	bar := p.c.m.prof.Sync.Barrier
+	bar := p.m.prof.Sync.Barrier
 	if vb.Post == 0 {
 		d := p.vecCost(e, pl, queueEmpty, qi) + p.tail + bar
 		p.tail = 0
@@ -555,7 +556,7 @@ func (p *pipeState) vecCost(e *entry, pl *opPlan, queueEmpty bool, qi int) int64
 
 // computeCost is the duration of a cube or vector entry.
 func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	prof := m.prof
 	if p.p == asm.PipeM {
 		if len(e.args) >= 3 && e.args[1].Tile != nil && e.args[2].Tile != nil {
@@ -584,7 +585,7 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 // its lists' pairs into tmp, then (after the barrier inside TMrgSort.hpp) a
 // UB→UB copy of dst's valid row, as pto-isa's MovUb2Ub does.
 func (p *pipeState) mergeCost(e *entry, queueEmpty bool) int64 {
-	prof := p.c.m.prof
+	prof := p.m.prof
 	if len(e.args) == 3 && e.args[1].Tile != nil {
 		src, group := e.args[1].Tile, 4*e.args[2].Int
 		if group <= 0 {
@@ -666,7 +667,7 @@ func dmaShape(e *entry) (src, dst asm.Space, bytes int64, rows int) {
 
 // dmaCost is the duration of a transfer of the given shape starting at start.
 func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int64, rows int) int64 {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	prof := m.prof
 	path, ok := pipes.DMAPathFor(src, dst)
 	if !ok {
@@ -721,7 +722,7 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 // report emits the waits as contention stalls, as dmaCost does for the
 // transfers it costs (the memoised local path never has).
 func (p *pipeState) gmPorts(e *entry, r *rankState, start, bytes, d int64, report bool) int64 {
-	m := p.c.m
+	m := p.m
 	prof := m.prof
 	gi := -1
 	for i := range e.args {
