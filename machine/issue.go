@@ -855,14 +855,23 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
 	if !pl.lean || c.m.emitting {
 		return false
 	}
+	// The memo the op will meet is not known until it begins (an M op
+	// after a wait_flag always finds its queue idle), so both are filled
+	// now from the plan's operands: a duration depends only on the static
+	// shapes, which the template holds (tile arrays by their declaration).
 	switch ps.p {
 	case asm.PipeM, asm.PipeV:
 		if !pl.memo[0].ok || !pl.memo[1].ok {
-			return false
+			e := pl.tmplEntry()
+			for qi := range pl.memo {
+				if !pl.memo[qi].ok {
+					ps.vecMemo(&pl.memo[qi], e, qi == 1)
+				}
+			}
 		}
 	default:
 		if !pl.memo[0].ok {
-			return false
+			ps.dmaMemo(&pl.memo[0], pl.tmplEntry())
 		}
 	}
 	for k := range pl.dyn {
@@ -873,6 +882,15 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
 		}
 	}
 	return true
+}
+
+// tmplEntry is an entry holding the plan's operand template, to cost the
+// op from (resolveLean).
+func (pl *opPlan) tmplEntry() *entry {
+	e := &entry{}
+	e.kind, e.eff, e.op, e.xop, e.remote = enExec, exExecute, pl.op, pl.op, -1
+	e.args, e.access, e.plan = pl.tmpl, pl.access, pl
+	return e
 }
 
 // planLean says whether instances of op may skip resolve (resolveLean):

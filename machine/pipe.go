@@ -502,12 +502,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	mm := &pl.memo[0]
 	if !mm.ok {
-		mm.src, mm.dst, mm.bytes, mm.rows = dmaShape(e)
-		mm.path, mm.pathOK = pipes.DMAPathFor(mm.src, mm.dst)
-		mm.d = p.m.prof.DMACycles(mm.path, mm.bytes, mm.rows)
-		mm.port = ceilDiv(mm.bytes, p.m.prof.GMBW)
-		mm.gm = mm.src == asm.GM || mm.dst == asm.GM
-		mm.ok = true
+		p.dmaMemo(mm, e)
 	}
 	if !mm.pathOK || e.remote >= 0 {
 		return p.dmaCost(e, start, mm.src, mm.dst, mm.bytes, mm.rows)
@@ -526,6 +521,16 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 		}
 	}
 	return max(d, 1)
+}
+
+// dmaMemo fills a DMA op's cost memo from entry e's operands.
+func (p *pipeState) dmaMemo(mm *costMemo, e *entry) {
+	mm.src, mm.dst, mm.bytes, mm.rows = dmaShape(e)
+	mm.path, mm.pathOK = pipes.DMAPathFor(mm.src, mm.dst)
+	mm.d = p.m.prof.DMACycles(mm.path, mm.bytes, mm.rows)
+	mm.port = ceilDiv(mm.bytes, p.m.prof.GMBW)
+	mm.gm = mm.src == asm.GM || mm.dst == asm.GM
+	mm.ok = true
 }
 
 // barrierCost is the duration of a vector op with an internal
@@ -553,17 +558,22 @@ func (p *pipeState) vecCost(e *entry, pl *opPlan, queueEmpty bool, qi int) int64
 	}
 	mm := &pl.memo[qi]
 	if !mm.ok {
-		t0 := p.tail
-		p.tail = -1
-		mm.d = p.computeCost(e, queueEmpty)
-		mm.tail, mm.setTail = p.tail, p.tail != -1
-		mm.ok = true
-		p.tail = t0
+		p.vecMemo(mm, e, queueEmpty)
 	}
 	if mm.setTail {
 		p.tail = mm.tail
 	}
 	return mm.d
+}
+
+// vecMemo fills a cube or vector op's cost memo from entry e's operands.
+func (p *pipeState) vecMemo(mm *costMemo, e *entry, queueEmpty bool) {
+	t0 := p.tail
+	p.tail = -1
+	mm.d = p.computeCost(e, queueEmpty)
+	mm.tail, mm.setTail = p.tail, p.tail != -1
+	mm.ok = true
+	p.tail = t0
 }
 
 // computeCost is the duration of a cube or vector entry.
