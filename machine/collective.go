@@ -229,7 +229,7 @@ func (c *core) expandReduce(op *asm.COp, dst, src *asm.Arg, acc *asm.TileInfo, a
 			c.flagPair(op, asm.PipeMTE2, asm.PipeV, 0)
 			mc := c.addMicro(mEntry, asm.PipeV)
 			e := &mc.e
-			e.op, e.xop, e.step = op, xop, step
+			e.op, e.xop, e.step, e.hasStep = op, xop, step, step != ""
 			e.args = append(e.args, at, at, rt)
 			e.access[0], e.access[1], e.access[2] = asm.AccWrite, asm.AccRead, asm.AccRead
 			c.flagPair(op, asm.PipeV, asm.PipeMTE2, 0)

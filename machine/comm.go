@@ -22,7 +22,7 @@ func (c *core) stepEntry(op *asm.COp, p asm.Pipe, step string, load bool, gm *as
 	}
 	mc := c.addMicro(mEntry, p)
 	e := &mc.e
-	e.op, e.step, e.atomic = op, step, atomic
+	e.op, e.step, e.hasStep, e.atomic = op, step, step != "", atomic
 	g := Operand{Kind: asm.ArgGM, GM: gm.GM, Off: off, Buf: m.ranks[r].gm[gm.GM.Index].buf,
 		RowStride: lastDim(gm.GM) * int64(gm.GM.DType.Size())}
 	t := Operand{Kind: asm.ArgTile, Tile: tile, Off: tile.Addr[tileIdx]}
@@ -49,7 +49,7 @@ func (c *core) stepEntry(op *asm.COp, p asm.Pipe, step string, load bool, gm *as
 	e.argRank[gi] = int32(r)
 	e.winR[gi], e.winC[gi] = int32(rows), int32(cols)
 	if r != c.rank.id {
-		e.remote = int32(r)
+		e.remote = int16(r)
 	}
 	return true
 }

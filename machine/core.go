@@ -33,22 +33,25 @@ type core struct {
 	// mostly out of L1 by the time its next event comes.
 	m *Machine
 	// scalar: the kernel's flat code, the next instruction, the active loops
-	code     []inst
-	pc       int
-	micro    []micro
-	mi       int
-	t        int64 // scalar local time; may run ahead of Machine.now
-	state    scalarState
-	kind     asm.CoreKind
-	gen      uint32 // which kernel start this is, machine-wide (entry.argsGen)
+	code  []inst
+	pc    int
+	micro []micro
+	mi    int
+	t     int64 // scalar local time; may run ahead of Machine.now
+	state scalarState
+	kind  asm.CoreKind
+	gen   uint32 // which kernel start this is, machine-wide (entry.argsGen)
+	// waitPipe and flags follow state: a pipe's wake-up reads the three
+	// (pipeChanged, the flag ops), and on 8 ranks each line it touches is a
+	// cache miss (issue 22, round 12).
+	waitPipe *pipeState
+	flags    pipes.FlagBits
+	pipes    [asm.NumPipes]*pipeState // after flags: fireFlag kicks the pipe a flag releases
 	env      asm.Env
 	iter     []int64
 	plan     []opPlan // issue plan of each kernel op, by COp.ID
-	pipes    [asm.NumPipes]*pipeState
-	waitPipe *pipeState
-	flags    pipes.FlagBits
-	order    int   // global agent order: (rank, core)
-	stall0   int64 // when the current stall began
+	order    int      // global agent order: (rank, core)
+	stall0   int64    // when the current stall began
 	waitOp   *asm.COp
 	// units holds the L0C unit flags (unitflag.go), by the acc tile's offset.
 	units map[int64]*unitHold
@@ -144,7 +147,7 @@ func (m *Machine) coreAt(r, idx int, kind asm.CoreKind) *core {
 			if depth < 1 {
 				depth = 16
 			}
-			c.pipes[p] = &pipeState{c: c, p: p, wkey: c.order*int(asm.NumPipes) + int(p), q: *pipes.NewRing[entry](depth)}
+			c.pipes[p] = &pipeState{c: c, m: m, p: p, wkey: int32(c.order*int(asm.NumPipes) + int(p)), q: *pipes.NewRing[entry](depth)}
 			c.pipes[p].wake.w.hidx = -1
 			c.pipes[p].wake.w.pipe = c.pipes[p]
 		}

@@ -129,7 +129,7 @@ func (c *core) view() CoreView {
 		pv := PipeView{Pipe: p.p, Cap: p.q.Cap(), Busy: p.busy, Start: p.start, End: p.end}
 		for i := 0; i < p.q.Len(); i++ {
 			e := p.q.At(i)
-			qe := QueueEntry{Kind: entryKindNames[e.kind], Op: e.op, Step: e.step, Iter: append([]int64(nil), e.iter...),
+			qe := QueueEntry{Kind: entryKindNames[e.kind], Op: e.op, Step: e.stepName(), Iter: append([]int64(nil), e.iter...),
 				Ready: e.ready, Flag: e.flag}
 			if e.kind == enExec {
 				qe.Accesses = c.accesses(e, nil)
@@ -269,6 +269,6 @@ func (m *Machine) LastStarted() (Started, bool) {
 	if e == nil || e.kind != enExec {
 		return Started{}, false
 	}
-	return Started{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: pipe}, Op: e.op, Step: e.step,
+	return Started{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: pipe}, Op: e.op, Step: e.stepName(),
 		Iter: e.iter, Start: p.start, End: p.end, Accesses: c.accesses(e, nil)}, true
 }

@@ -197,8 +197,19 @@ func (c *core) push(op *asm.COp, p asm.Pipe, kind entryKind) *entry {
 		return nil
 	}
 	e := ps.q.PushSlot()
-	e.reset(kind, op, c.t, c.entryIter())
+	c.resetSlot(e, kind, op)
 	return e
+}
+
+// resetSlot starts queue slot e for op: its hot fields, and its iteration
+// vector while observers listen (without them every slot's stays empty).
+// A slot keeps its last operands (resolve overwrites them, or
+// resolveLean leaves them unread).
+func (c *core) resetSlot(e *entry, kind entryKind, op *asm.COp) {
+	e.resetHot(kind, op, c.t)
+	if c.m.emitting {
+		e.setIter(c.iter)
+	}
 }
 
 // issuePlanned issues op, whose plan the flat code holds (nil for none):
@@ -226,8 +237,8 @@ func (c *core) issuePlannedExec(op *asm.COp, pl *opPlan) bool {
 			}
 			// push's checks are done: fill the slot directly.
 			e := ps.q.PushSlot()
-			e.reset(enExec, op, c.t, c.entryIter())
-			if !c.resolve(op, pl, e) {
+			c.resetSlot(e, enExec, op)
+			if !c.resolveLean(pl, ps) && !c.resolve(op, pl, e) {
 				return false
 			}
 			e.plan = pl
@@ -440,6 +451,9 @@ type opPlan struct {
 	// dynCost says the duration depends on a register operand (a
 	// tmrgsort's blocklen from a register), so it is not memoised.
 	dynCost bool
+	// lean says an instance may skip resolve once the cost memo is filled
+	// (planLean, resolveLean).
+	lean bool
 }
 
 // dynArg is a non-static operand of a planned op.
@@ -634,6 +648,7 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			pl.kernel = true
 			planOp(op, pl, len(k.Regs), sc)
 			pl.data = m.dataOp(op)
+			pl.lean = planLean(op, pl)
 		default:
 			// The scalar's GM operands (ld, st, tnotify, twait: gmElem).
 			for i := range op.Args {
@@ -753,7 +768,7 @@ func (c *core) scalarSetFlag(op *asm.COp, f Flag) bool {
 	}
 	var tmp entry
 	tmp.op, tmp.flag, tmp.iter = op, f, c.iter
-	c.fireFlag(&tmp, asm.PipeS, c.t)
+	c.fireFlag(c.m, &tmp, asm.PipeS, c.t)
 	c.tick()
 	return c.m.err == nil
 }
@@ -799,8 +814,9 @@ func (c *core) flagSeq(e *entry) {
 }
 
 // fireFlag sets a flag whose set_flag reached the head of pipe p at cycle at.
-func (c *core) fireFlag(e *entry, p asm.Pipe, at int64) {
-	m := c.m
+// m is c.m, passed in so that a pipe's completion leaves the core's first
+// line cold.
+func (c *core) fireFlag(m *Machine, e *entry, p asm.Pipe, at int64) {
 	f := e.flag
 	double := !c.flags.Set(f.Src, f.Dst, int(f.ID))
 	if m.flagTimes {
@@ -859,6 +875,77 @@ func (c *core) drainAll(op *asm.COp) bool {
 		m.emit()
 	}
 	return true
+}
+
+// resolveLean reports that an instance of pl's op needs no operands in its
+// queue slot, so resolve can be skipped: nothing observes the entry, the
+// op has no data effect, no GM operand and no unit flag, its duration is
+// memoised (for every queue state the pipe can meet), and its tile array
+// elements are in range (else resolve reports the fault). The slot keeps
+// the operands (and argsOf) it last had, which nothing reads. A queue slot
+// is out of cache by the time it is reused (576 cores interleave on 8
+// ranks), and the operands were most of the lines an issue wrote.
+func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
+	if !pl.lean || c.m.emitting {
+		return false
+	}
+	// The memo the op will meet is not known until it begins (an M op
+	// after a wait_flag always finds its queue idle), so both are filled
+	// now from the plan's operands: a duration depends only on the static
+	// shapes, which the template holds (tile arrays by their declaration).
+	switch ps.p {
+	case asm.PipeM, asm.PipeV:
+		if !pl.memo[0].ok || !pl.memo[1].ok {
+			e := pl.tmplEntry()
+			for qi := range pl.memo {
+				if !pl.memo[qi].ok {
+					ps.vecMemo(&pl.memo[qi], e, qi == 1)
+				}
+			}
+		}
+	default:
+		if !pl.memo[0].ok {
+			ps.dmaMemo(&pl.memo[0], pl.tmplEntry())
+		}
+	}
+	for k := range pl.dyn {
+		if d := &pl.dyn[k]; d.kind == dynTile {
+			if idx := d.x.eval(&c.env); idx < 0 || idx >= int64(len(d.addr)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// tmplEntry is an entry holding the plan's operand template, to cost the
+// op from (resolveLean).
+func (pl *opPlan) tmplEntry() *entry {
+	e := &entry{}
+	e.kind, e.eff, e.op, e.xop, e.remote = enExec, exExecute, pl.op, pl.op, -1
+	e.args, e.access, e.plan = pl.tmpl, pl.access, pl
+	return e
+}
+
+// planLean says whether instances of op may skip resolve (resolveLean):
+// what the pipe needs from it is in the plan.
+func planLean(op *asm.COp, pl *opPlan) bool {
+	if pl.data || !pl.kernel || pl.tooMany || pl.varShape || pl.dynCost || pl.tmpl == nil || pl.gmWrites != 0 ||
+		pl.atomic || op.Unit != asm.UnitNone {
+		return false
+	}
+	for i := range op.Args {
+		if op.Args[i].Kind == asm.ArgGM {
+			return false
+		}
+	}
+	for k := range pl.dyn {
+		if d := pl.dyn[k].kind; d != dynTile && d != dynScalar {
+			return false
+		}
+	}
+	// The DMA pipes cost an op with #init from its operands (pipeState.cost).
+	return op.Pipe == asm.PipeM || op.Pipe == asm.PipeV || pl.initAttr < 0
 }
 
 // resolve decodes op's operands for this dynamic instance into e. GM windows
@@ -989,7 +1076,7 @@ func (c *core) resolveArg(op *asm.COp, a *asm.Arg, o *Operand, e *entry, i int, 
 		}
 		e.argRank[i] = int32(r)
 		if r != c.rank.id {
-			e.remote = int32(r)
+			e.remote = int16(r)
 		}
 		off, ok := c.gmWindowX(op, a, r, rows, cols, 0, 0, idx)
 		if !ok {

@@ -53,25 +53,35 @@ type entry struct {
 
 // entryData is an entry's fields.
 type entryData struct {
-	// line 0
-	kind   entryKind
-	eff    effect
-	atomic bool
-	hasEnv bool
-	remote int32 // rank of a remote GM operand, -1 for none
-	// argsOf and argsGen say which op (and which kernel start of the core)
-	// args was last resolved for; reset keeps them (see core.resolve).
-	argsGen uint32
+	// The first 56 bytes are what a set_flag or wait_flag, and an
+	// instruction that skips its operands (resolveLean), touch: the scalar
+	// writes them at issue and the pipe reads them at begin and complete.
+	// With the ring's 8-byte malloc header they share one cache line, so a
+	// queued flag costs one line instead of two (issue 22, round 12).
+	kind    entryKind
+	eff     effect
+	atomic  bool
+	hasEnv  bool
+	hasStep bool  // step is set (reset leaves the string itself alone)
+	remote  int16 // rank of a remote GM operand, -1 for none (ranks ≤ 4096)
 	flag    Flag
 	ready   int64
 	op      *asm.COp // the user's instruction (positions, events)
 	xop     *asm.COp // what Execute runs (a synthetic tload/tstore for comm steps)
 	// plan is the issuing op's plan for an ordinary instruction (nil for the
 	// steps of composite instructions): the cost memo lives there.
-	plan   *opPlan
-	argsOf *asm.COp
-	// line 1
+	plan *opPlan
+	// seq is the op's issue number (core.issued): every op's while
+	// observers listen, every queued flag's otherwise (flagSeq).
+	seq int64
+	// argsOf and argsGen say which op (and which kernel start of the core)
+	// args was last resolved for; reset keeps them (see core.resolve).
+	argsGen uint32
+	argsOf  *asm.COp
+	// The rest is touched by the instructions that resolve their operands.
 	args []Operand
+	// iter is the loop iteration vector, kept only while observers listen
+	// (core.entryIter); without them it stays empty and reset leaves it.
 	iter []int64
 	step string
 	// cold: per operand, the access, and for a GM window its owner rank and
@@ -84,8 +94,6 @@ type entryData struct {
 	// instead of a heap array of its own that cost a cache miss per issue. iter points into it (the ring never moves its
 	// slots); a copied entry's iter must be re-pointed (copyEntry, async).
 	iterBuf [7]int64
-	// seq is the op's issue number (core.issued) when observers listen.
-	seq     int64
 	argRank [maxArgs]int32
 	winR    [maxArgs]int32
 	winC    [maxArgs]int32
@@ -109,12 +117,28 @@ const (
 	entryPad  = entrySize - unsafe.Sizeof(entryData{})
 )
 
+// reset starts a fresh entry: its hot fields, no operands, no step, the
+// iteration vector iter.
 func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
-	// Only the two hot lines are written: id and mode are set by every push
-	// of an ffts_set, access by resolve.
-	e.kind, e.eff, e.op, e.xop, e.step, e.ready = kind, exExecute, op, op, "", ready
-	e.flag, e.atomic, e.remote = Flag{}, false, -1
+	e.resetHot(kind, op, ready)
+	e.step = ""
 	e.args = e.args[:0]
+	e.setIter(iter)
+}
+
+// resetHot writes only the hot fields, for the queue's own pushes (push,
+// issuePlannedExec): a slot's args, step and iter stay as they were, so a
+// flag touches one line. Nothing reads a flag's args, step only when
+// hasStep says so, and iter is set by the caller while observers listen
+// (core.entryIter) and empty in every slot otherwise.
+func (e *entry) resetHot(kind entryKind, op *asm.COp, ready int64) {
+	e.kind, e.eff, e.op, e.xop, e.ready = kind, exExecute, op, op, ready
+	e.flag, e.atomic, e.remote, e.hasEnv, e.hasStep = Flag{}, false, -1, false, false
+	e.plan = nil
+}
+
+// setIter copies iter into the slot's own array.
+func (e *entry) setIter(iter []int64) {
 	if len(iter) <= len(e.iterBuf) {
 		// Loop nests are shallow: a plain copy beats memmove's call.
 		e.iter = e.iterBuf[:len(iter)]
@@ -126,30 +150,45 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 		e.iterSpill = append(e.iterSpill[:0], iter...)
 		e.iter = e.iterSpill
 	}
-	e.hasEnv = false
-	e.plan = nil
+}
+
+// stepName is the composite step the entry is, "" for none.
+func (e *entry) stepName() string {
+	if e.hasStep {
+		return e.step
+	}
+	return ""
 }
 
 // pipeState is one pipe of one core: its queue and the op in flight.
+//
+// Its fields fill exactly three cache lines (192 bytes, TestPipeStateSize):
+// a pipe's wake-up touches most of them, and Go allocates a 192-byte object
+// on a 64-byte boundary, where the 208 bytes it had spread over four or
+// five lines (issue 22, round 12). Line 0: the core, the queue, the flags;
+// line 1: the waker; line 2: the op in flight and the statistics.
 type pipeState struct {
-	c    *core
-	p    asm.Pipe
-	wkey int               // the waker's agent key, c.order*NumPipes + p (the core's line stays cold)
-	q    pipes.Ring[entry] // by value: one pointer less between a pipe and its queue
+	c       *core
+	q       pipes.Ring[entry] // by value: one pointer less between a pipe and its queue
+	m       *Machine          // c.m, without a trip to the core's first line
+	wkey    int32             // the waker's agent key, c.order*NumPipes + p (the core's line stays cold; keys < 2^24)
+	p       asm.Pipe
+	busy    bool
+	waiting bool // the head is a wait_flag whose flag is not set
+	stalled bool // the head wait_flag has been blocked since stall0
+
 	wake pipeWake
 
-	busy    bool
 	start   int64
 	end     int64
 	lastEnd int64 // when the previous op finished; an op starting then hides its head
+	ran     bool  // an op has run: before it, every op starts on an empty pipe
 	// drained is set by an op that ends with an internal barrier
 	// (asm.VBarrier): the next op starts on an empty pipe and pays its
-	// head, as it would after a pipe_barrier entry.
+	// head, as it would after a pipe_barrier entry. (Two bools, not a
+	// count, keep pipeState at three cache lines: TestHotLayout.)
 	drained bool
-	execs   int64
 	tail    int64 // pending vector tail, paid by the next flag or barrier on this pipe
-	waiting bool  // the head is a wait_flag whose flag is not set
-	stalled bool  // the head wait_flag has been blocked since stall0
 	stall0  int64
 
 	busyCycles int64
@@ -163,12 +202,12 @@ func (p *pipeState) reset() {
 	p.q.Reset()
 	p.busy, p.waiting, p.stalled = false, false, false
 	p.tail = 0
-	p.c.m.cancel(&p.wake.w)
+	p.m.cancel(&p.wake.w)
 }
 
 func (p *pipeState) idle() bool { return !p.busy && p.q.Empty() }
 
-func (p *pipeState) key() int { return p.wkey }
+func (p *pipeState) key() int { return int(p.wkey) }
 
 // kick makes sure an idle pipe looks at its queue; called after a push or when
 // a flag it may wait for is set.
@@ -177,15 +216,27 @@ func (p *pipeState) kick(at int64) {
 		return
 	}
 	// Already due no later: one wake-up looks at the whole queue.
-	if w := &p.wake.w; w.armed && w.at <= at && w.at >= p.c.m.now {
+	if w := &p.wake.w; w.armed && w.at <= at && w.at >= p.m.now {
 		return
 	}
-	p.c.m.schedule(&p.wake.w, at, p.key())
+	p.m.schedule(&p.wake.w, at, p.key())
+}
+
+// warmSink keeps warm's loads from being optimised away.
+var warmSink int64
+
+// warm loads the head entry's first line, which run reads first: the
+// scheduler calls it for every pipe of a busy cycle before running any, so
+// that their cache misses overlap. It changes nothing.
+func (p *pipeState) warm() {
+	if e := p.q.Head(); e != nil {
+		warmSink ^= e.ready
+	}
 }
 
 // run is the pipe's wake-up: complete the op in flight, then start what can start.
 func (p *pipeState) run() {
-	m := p.c.m
+	m := p.m
 	now := m.now
 	if p.busy {
 		if now < p.end {
@@ -219,7 +270,7 @@ func (p *pipeState) run() {
 // begin starts the head entry at now; zero-length entries complete at once.
 // It returns false when the head must wait (a wait_flag not yet set).
 func (p *pipeState) begin(e *entry) bool {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	now := m.now
 	var d int64
 	switch e.kind {
@@ -292,7 +343,7 @@ func (p *pipeState) begin(e *entry) bool {
 // are observed it returns the EvStall event, filled but for its reason, for
 // the caller to complete and emit.
 func (p *pipeState) resume(e *entry, now int64) *Event {
-	m := p.c.m
+	m := p.m
 	p.waiting = false
 	if !p.stalled {
 		return nil
@@ -319,10 +370,10 @@ func (p *pipeState) stallFrom(now int64) {
 // the wait is inside the op's duration, so it shows as a stall slice under
 // the op's own.
 func (p *pipeState) contention(e *entry, start, free int64, why string) {
-	ev := p.c.m.event(EvStall, p.c, p.p, e.op)
+	ev := p.m.event(EvStall, p.c, p.p, e.op)
 	ev.Start, ev.End = start, free
 	ev.Reason = why
-	p.c.m.emit()
+	p.m.emit()
 }
 
 func flagReason(f Flag) string {
@@ -334,14 +385,14 @@ func flagReason(f Flag) string {
 
 // complete finishes the op in flight at p.end: data effect, event, pop.
 func (p *pipeState) complete() {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	e := p.q.Head()
 	p.busy = false
 	switch e.kind {
 	case enExec:
 		p.busyCycles += p.end - p.start
 		p.instrs++
-		p.execs++
+		p.ran = true
 		p.lastEnd = p.end
 		c.execDone(p, e)
 		if e.xop != nil && e.xop.Unit != asm.UnitNone {
@@ -349,7 +400,7 @@ func (p *pipeState) complete() {
 		}
 	case enSetFlag:
 		p.busyCycles += p.end - p.start
-		c.fireFlag(e, p.p, p.end)
+		c.fireFlag(m, e, p.p, p.end)
 	case enBarrier:
 		p.busyCycles += p.end - p.start
 		if m.emitting {
@@ -372,7 +423,7 @@ func (p *pipeState) complete() {
 
 // execDone applies an exec entry's data effect and reports it.
 func (c *core) execDone(p *pipeState, e *entry) {
-	m := c.m
+	m := p.m // not c.m: the core's first line stays cold
 	if pl := e.plan; pl != nil && pl.data || pl == nil && m.dataOp(e.op) {
 		deferred := m.prof.RemoteVisibility == pipes.VisibleAtDSB && e.remote >= 0 && c.hideRemote(e)
 		var err error
@@ -407,7 +458,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		ev := m.event(EvExec, c, p.p, e.op)
 		ev.Start, ev.End, ev.Cycle = p.start, p.end, p.start
 		ev.Issue = e.seq
-		ev.Step = e.step
+		ev.Step = e.stepName()
 		ev.Iter = e.iter
 		ev.Accesses = c.accesses(e, ev.Accesses[:0])
 		if e.eff == exIndexed {
@@ -443,7 +494,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 // that depends only on an ordinary instruction's static operands is
 // memoised in its plan.
 func (p *pipeState) cost(e *entry, start int64) int64 {
-	queueEmpty := p.execs == 0 || p.lastEnd < start || p.drained
+	queueEmpty := !p.ran || p.lastEnd < start || p.drained
 	p.drained = false
 	pl := e.plan
 	qi := 0
@@ -467,18 +518,13 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	}
 	mm := &pl.memo[0]
 	if !mm.ok {
-		mm.src, mm.dst, mm.bytes, mm.rows = dmaShape(e)
-		mm.path, mm.pathOK = pipes.DMAPathFor(mm.src, mm.dst)
-		mm.d = p.c.m.prof.DMACycles(mm.path, mm.bytes, mm.rows)
-		mm.port = ceilDiv(mm.bytes, p.c.m.prof.GMBW)
-		mm.gm = mm.src == asm.GM || mm.dst == asm.GM
-		mm.ok = true
+		p.dmaMemo(mm, e)
 	}
 	if !mm.pathOK || e.remote >= 0 {
 		return p.dmaCost(e, start, mm.src, mm.dst, mm.bytes, mm.rows)
 	}
 	// A local transfer: the memoised duration, then the rank's GM port.
-	m := p.c.m
+	m := p.m
 	m.bytes[mm.path] += mm.bytes
 	d := mm.d
 	if mm.gm {
@@ -493,6 +539,16 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	return max(d, 1)
 }
 
+// dmaMemo fills a DMA op's cost memo from entry e's operands.
+func (p *pipeState) dmaMemo(mm *costMemo, e *entry) {
+	mm.src, mm.dst, mm.bytes, mm.rows = dmaShape(e)
+	mm.path, mm.pathOK = pipes.DMAPathFor(mm.src, mm.dst)
+	mm.d = p.m.prof.DMACycles(mm.path, mm.bytes, mm.rows)
+	mm.port = ceilDiv(mm.bytes, p.m.prof.GMBW)
+	mm.gm = mm.src == asm.GM || mm.dst == asm.GM
+	mm.ok = true
+}
+
 // barrierCost is the duration of a vector op with an internal
 // pipe_barrier(PIPE_V) (asm.VBarrier), which flushes the pipe's tail as a
 // pipe_barrier op does, and leaves the pipe empty, so what follows it pays
@@ -502,7 +558,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 // op with both (vb.Tail) pays both. That is what the same op costs between
 // manual pipe_barrier V entries (TestInternalBarrierCharge).
 func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, vb *asm.VBarrier) int64 {
-	bar := p.c.m.prof.Sync.Barrier
+	bar := p.m.prof.Sync.Barrier
 	var d int64
 	if vb.Post != 0 {
 		d = p.tail + bar
@@ -526,12 +582,7 @@ func (p *pipeState) vecCost(e *entry, pl *opPlan, queueEmpty bool, qi int) int64
 	}
 	mm := &pl.memo[qi]
 	if !mm.ok {
-		t0 := p.tail
-		p.tail = -1
-		mm.d = p.computeCost(e, queueEmpty)
-		mm.tail, mm.setTail = p.tail, p.tail != -1
-		mm.ok = true
-		p.tail = t0
+		p.vecMemo(mm, e, queueEmpty)
 	}
 	if mm.setTail {
 		p.tail = mm.tail
@@ -539,9 +590,19 @@ func (p *pipeState) vecCost(e *entry, pl *opPlan, queueEmpty bool, qi int) int64
 	return mm.d
 }
 
+// vecMemo fills a cube or vector op's cost memo from entry e's operands.
+func (p *pipeState) vecMemo(mm *costMemo, e *entry, queueEmpty bool) {
+	t0 := p.tail
+	p.tail = -1
+	mm.d = p.computeCost(e, queueEmpty)
+	mm.tail, mm.setTail = p.tail, p.tail != -1
+	mm.ok = true
+	p.tail = t0
+}
+
 // computeCost is the duration of a cube or vector entry.
 func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	prof := m.prof
 	if p.p == asm.PipeM {
 		if len(e.args) >= 3 && e.args[1].Tile != nil && e.args[2].Tile != nil {
@@ -570,7 +631,7 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 // its lists' pairs into tmp, then (after the barrier inside TMrgSort.hpp) a
 // UB→UB copy of dst's valid row, as pto-isa's MovUb2Ub does.
 func (p *pipeState) mergeCost(e *entry, queueEmpty bool) int64 {
-	prof := p.c.m.prof
+	prof := p.m.prof
 	if len(e.args) == 3 && e.args[1].Tile != nil {
 		src, group := e.args[1].Tile, 4*e.args[2].Int
 		if group <= 0 {
@@ -652,7 +713,7 @@ func dmaShape(e *entry) (src, dst asm.Space, bytes int64, rows int) {
 
 // dmaCost is the duration of a transfer of the given shape starting at start.
 func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int64, rows int) int64 {
-	c, m := p.c, p.c.m
+	c, m := p.c, p.m
 	prof := m.prof
 	path, ok := pipes.DMAPathFor(src, dst)
 	if !ok {
@@ -707,7 +768,7 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 // report emits the waits as contention stalls, as dmaCost does for the
 // transfers it costs (the memoised local path never has).
 func (p *pipeState) gmPorts(e *entry, r *rankState, start, bytes, d int64, report bool) int64 {
-	m := p.c.m
+	m := p.m
 	prof := m.prof
 	gi := -1
 	for i := range e.args {

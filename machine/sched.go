@@ -456,6 +456,14 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 		w.loc = locNow
 		q = append(q, w)
 	}
+	// Each pipe about to run reads its head entry first, and on many cores
+	// that line is out of cache: load them all now, so that the misses
+	// overlap instead of coming one per event (issue 22, round 12).
+	for _, w := range q {
+		if p := w.pipe; p != nil {
+			p.warm()
+		}
+	}
 	// Descending ord: the earliest is taken from the end. A cycle rarely
 	// wakes more than a few agents, so insertion sort beats a general sort.
 	if len(q) > 24 {

@@ -85,7 +85,7 @@ func (p *pipeState) unitBegin(e *entry, now int64) (d int64, ok bool) {
 	}
 	if first := u.start + (u.end-u.start)/u.fractals; first > now {
 		p.stallFrom(now)
-		p.c.m.schedule(&p.wake.w, first, p.key())
+		p.m.schedule(&p.wake.w, first, p.key())
 		return 0, false
 	}
 	d = p.cost(e, now)
@@ -100,7 +100,7 @@ func (p *pipeState) unitDone(e *entry) {
 	if key, t := unitKey(e, p.p); t != nil {
 		p.c.unit(key).held = false
 		if mp := p.c.pipes[asm.PipeM]; mp != nil {
-			mp.kick(p.c.m.now)
+			mp.kick(p.m.now)
 		}
 	}
 }
