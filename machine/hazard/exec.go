@@ -696,8 +696,16 @@ func putRec(list []rec, r *rec) []rec {
 func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	sm := d.shadowFor(acc)
 	a := r.agent
+	var rel *vclock
 	if write {
-		d.tmp = d.release(a, d.tmp)
+		// A scalar's clock holds its own count already (enter): it is its
+		// release, and the words take it without a scratch copy first.
+		if ag := &d.agents[a]; get(ag.clock, d.pos(a)) >= ag.n {
+			rel = &ag.clock
+		} else {
+			d.tmp = d.release(a, d.tmp)
+			rel = &d.tmp
+		}
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	for n := range acc.NumRows() { // several: a column of a signal matrix
@@ -706,7 +714,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 			i, j := m.span(lo, hi)
 			lo = hi
 			for k := i; k < j; k++ {
-				d.signalCell(r, acc, m.cells[k], write, &uninitLo, &uninitHi)
+				d.signalCell(r, acc, m.cells[k], rel, &uninitLo, &uninitHi)
 			}
 		}
 	}
@@ -715,8 +723,10 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	}
 }
 
-func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, uninitLo, uninitHi *int64) {
-	a := r.agent
+// signalCell handles signal access r to word c; rel is the writer's
+// release, nil for a read.
+func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock, uninitLo, uninitHi *int64) {
+	a, write := r.agent, rel != nil
 	if c.sigGen != d.gen {
 		c.sig.truncate()
 		c.sigFrom = 0
@@ -756,9 +766,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 			c.sigFrom = 0
 		}
 		if empty {
-			c.sig.copyFrom(&d.tmp) // the join of nothing and the release
+			c.sig.copyFrom(rel) // the join of nothing and the release
 		} else {
-			join(&c.sig, &d.tmp)
+			join(&c.sig, rel)
 		}
 		c.sigVer++
 		c.written = true
@@ -770,7 +780,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		}
 		c.adds = c.adds[:0]
 		c.w, c.hasW, c.written = *r, true, true
-		c.sig.copyFrom(&d.tmp)
+		c.sig.copyFrom(rel)
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
