@@ -70,7 +70,20 @@ func (d *Detector) flagSet(e *machine.Event) {
 		// set's do: raising the setter's own in the copy would copy the
 		// block the copy shares with the setter, four times a round at
 		// every rank of a ring.
-		ch.clock.copyFrom(&ag.clock)
+		if ch.shared {
+			ch.clock, ch.shared = vclock{}, false
+		}
+		if snap, ok := d.remoteSnap(c, ag.remote()); ok {
+			// The setter's other-core components are those of its
+			// scalar's current issue snapshot, and loc holds the rest:
+			// the snapshot, never written, serves as the copy. Copying
+			// the setter's table instead cost one pointer per 32 agents
+			// at every set after news from another core, and froze the
+			// setter, whose next raise then copied a block.
+			ch.clock, ch.shared = snap, true
+		} else {
+			ch.clock.copyFrom(&ag.clock)
+		}
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
 		ch.rem = ag.remote()
@@ -85,6 +98,21 @@ func (d *Detector) flagSet(e *machine.Event) {
 	ch.locMask = cs.mask
 	ch.locOnly = true
 	ch.set, ch.last, ch.hasLast = true, r, true
+}
+
+// remoteSnap returns the issue snapshot of core c's scalar that other-core
+// part r names, when it is the scalar's current one (the only one kept
+// whole).
+func (d *Detector) remoteSnap(c int32, r remPart) (vclock, bool) {
+	s := d.cores[c].scalar
+	if !r.known || r.snap == 0 || s < 0 {
+		return vclock{}, false
+	}
+	sa := &d.agents[s]
+	if sa.snapID != r.snap || sa.gen != d.gen {
+		return vclock{}, false
+	}
+	return sa.snap, true
 }
 
 // doubleSet decides whether set r (agent a), the (k+1)-th of channel ch,
@@ -226,7 +254,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 	if len(ch.queue) > 0 {
 		q := ch.queue[0]
 		ch.queue = slices.Delete(ch.queue, 0, 1)
-		ch.locOnly = false
+		ch.locOnly, ch.shared = false, false
 		ch.clock = q.clock
 		ch.snapID = 0 // a release copy no source version names
 		ch.rem = q.rem
@@ -338,65 +366,15 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 		want = d.agents[dst].clock.clone()
 		join(&want, &full)
 	}
-	if !d.joinLocalBlock(dst, cs, &src, p) {
-		for i, l := range cs.locals[:cs.nlocals] {
-			if v := p.at(src, cs.lpos[i], cs.slots[i]); v > get(d.agents[dst].clock, cs.lpos[i]) {
-				d.raiseIn(dst, l, v)
-			}
+	for i, l := range cs.locals[:cs.nlocals] {
+		if v := p.at(src, cs.lpos[i], cs.slots[i]); v > get(d.agents[dst].clock, cs.lpos[i]) {
+			d.raiseIn(dst, l, v)
 		}
 	}
 	if checkLocalJoins {
 		localJoins++
 		d.checkJoin(dst, want)
 	}
-}
-
-// joinLocalBlock is joinLocalPart's loop for the usual core, whose agents
-// sit in one clock block inside both clocks: it reads that block of each
-// clock once instead of looking up every component twice, and skips a
-// block the two clocks share. Drains, flag waits and issue snapshots join
-// a core's own components at nearly every event. It reports false, having
-// done nothing, for a core whose agents span blocks.
-func (d *Detector) joinLocalBlock(dst int32, cs *coreState, src *vclock, p localPart) bool {
-	n := int(cs.nlocals)
-	if n == 0 {
-		return true
-	}
-	ag := &d.agents[dst]
-	bi := cs.lpos[0] >> blkBits
-	for _, l := range cs.lpos[1:n] {
-		if l>>blkBits != bi {
-			return false
-		}
-	}
-	// Components past a clock's length are zero, as get reads them; the
-	// block's are then too (a clock grows before it takes a block).
-	lim := int32(bi+1) << blkBits
-	if lim > src.n || lim > ag.clock.n {
-		return false
-	}
-	sb, db := src.b[bi], ag.clock.b[bi]
-	if sb == db && p.mask == 0 {
-		return true
-	}
-	for i, l := range cs.locals[:n] {
-		off, s := cs.lpos[i]&blkMask, cs.slots[i]
-		var v, cur uint32
-		switch {
-		case p.mask&(1<<s) != 0:
-			v = p.vals[s]
-		case sb != nil:
-			v = sb.v[off]
-		}
-		if db != nil {
-			cur = db.v[off]
-		}
-		if v > cur {
-			d.raiseIn(dst, l, v)
-			db = ag.clock.b[bi]
-		}
-	}
-	return true
 }
 
 // syncEvent opens a core's synchronisation event (a flag set or wait, a
