@@ -181,28 +181,27 @@ func (d *Detector) acquire(a int32, src *vclock) {
 // without c's agents are src's, taken unread.
 func (d *Detector) acquireAbove(a, c int32, src *vclock) {
 	cs := &d.cores[c]
-	var keep [asm.NumPipes + 1]int32
-	n := 0
+	ct := cert{kind: certAllBut}
 	for _, l := range cs.lpos[:cs.nlocals] {
-		if b := l >> blkBits; !slices.Contains(keep[:n], b) {
-			keep[n] = b
-			n++
+		if b := l >> blkBits; !slices.Contains(ct.keep[:ct.nkeep], b) {
+			ct.keep[ct.nkeep] = b
+			ct.nkeep++
 		}
 	}
-	d.acquireCert(a, src, func(bi int, _ *vblock) bool { return !slices.Contains(keep[:n], int32(bi)) })
+	d.acquireCert(a, src, &ct)
 }
 
 // acquireCert is acquire from a src that holds at least agent a's value of
-// every component of the blocks above accepts, which it takes unread
+// every component of the blocks ct vouches for, which it takes unread
 // (adoptAbove); checkLocalJoins checks the result against the full join.
-func (d *Detector) acquireCert(a int32, src *vclock, above func(bi int, db *vblock) bool) {
+func (d *Detector) acquireCert(a int32, src *vclock, ct *cert) {
 	ag := &d.agents[a]
 	var want vclock
 	if checkLocalJoins {
 		want = ag.clock.clone()
 		join(&want, src)
 	}
-	changed, remote := adoptAbove(&ag.clock, src, above, func(i int32) bool { return d.localPos(a, i) })
+	changed, remote := adoptAbove(&ag.clock, src, ct, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 	}

@@ -127,6 +127,7 @@ type flagChan struct {
 	set      bool
 	hasLast  bool
 	locOnly  bool
+	shared   bool // clock is a scalar's issue snapshot, which nothing writes (flagSet)
 	locMask  uint16
 	id       int32
 	snapGen  uint32
@@ -173,6 +174,9 @@ type queuedSet struct {
 // settle writes the local part kept in loc back into clock.
 func (ch *flagChan) settle(cs *coreState) {
 	if ch.locOnly {
+		if ch.shared {
+			ch.clock, ch.shared = ch.clock.clone(), false
+		}
 		ch.local(cs).into(&ch.clock, cs)
 		ch.locOnly = false
 	}

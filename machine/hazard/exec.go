@@ -700,8 +700,16 @@ func putRec(list []rec, r *rec) []rec {
 func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	sm := d.shadowFor(acc)
 	a := r.agent
+	var rel *vclock
 	if write {
-		d.tmp = d.release(a, d.tmp)
+		// A scalar's clock holds its own count already (enter): it is its
+		// release, and the words take it without a scratch copy first.
+		if ag := &d.agents[a]; get(ag.clock, d.pos(a)) >= ag.n {
+			rel = &ag.clock
+		} else {
+			d.tmp = d.release(a, d.tmp)
+			rel = &d.tmp
+		}
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	for n := range acc.NumRows() { // several: a column of a signal matrix
@@ -710,7 +718,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 			i, j := m.span(lo, hi)
 			lo = hi
 			for k := i; k < j; k++ {
-				d.signalCell(r, acc, m.cells[k], write, &uninitLo, &uninitHi)
+				d.signalCell(r, acc, m.cells[k], rel, &uninitLo, &uninitHi)
 			}
 		}
 	}
@@ -719,8 +727,10 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	}
 }
 
-func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, uninitLo, uninitHi *int64) {
-	a := r.agent
+// signalCell handles signal access r to word c; rel is the writer's
+// release, nil for a read.
+func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock, uninitLo, uninitHi *int64) {
+	a, write := r.agent, rel != nil
 	if c.sigGen != d.gen {
 		c.sig.truncate()
 		c.sigFrom = 0
@@ -750,7 +760,8 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		c.adds = putRec(c.adds, r)
-		if c.sig.size() == 0 || c.sigFrom == a+1 {
+		empty := c.sig.size() == 0
+		if empty || c.sigFrom == a+1 {
 			// Alone or after its own earlier releases, a's release is
 			// the word's whole clock (a's clock only grows).
 			d.relSeq++
@@ -758,7 +769,11 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		} else {
 			c.sigFrom = 0
 		}
-		join(&c.sig, &d.tmp)
+		if empty {
+			c.sig.copyFrom(rel) // the join of nothing and the release
+		} else {
+			join(&c.sig, rel)
+		}
 		c.sigVer++
 		c.written = true
 	default:
@@ -769,7 +784,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 		}
 		c.adds = c.adds[:0]
 		c.w, c.hasW, c.written = *r, true, true
-		c.sig.copyFrom(&d.tmp)
+		c.sig.copyFrom(rel)
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
@@ -778,13 +793,27 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, write bool, 
 
 // relSeen is the last release of one agent that an agent joined from a
 // signal word: from (agent+1, 0: none) recorded at at (Detector.relSeq),
-// generation gen, with its blocks as they were (tab, a private copy of the
-// table).
+// generation gen, in word c.
 type relSeen struct {
-	tab  []*vblock
+	c    *cell
 	at   uint64
 	from int32
 	gen  uint32
+}
+
+// table returns the blocks of the release m names, or nil when its word no
+// longer holds it. A word changes its clock in place only after recording
+// a new release (a new sigAt, unique in the run) or dropping the claim
+// (sigFrom 0: another agent's add, a host write, a new run, a recycled
+// cell), so a word that still names m's release holds its blocks as they
+// were. Referring to them instead of keeping a copy saves copying a block
+// table per wait: one pointer per 32 agents, the whole clock's table at
+// every step of a 384-rank ring.
+func (m *relSeen) table(gen uint32) []*vblock {
+	if c := m.c; c != nil && c.sigFrom == m.from && c.sigAt == m.at && c.sigGen == gen {
+		return c.sig.b
+	}
+	return nil
 }
 
 // acquireSig joins signal word c's clock into agent a. A word whose clock is
@@ -798,16 +827,18 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 		d.relSeen = append(d.relSeen, make([]relSeen, int(a)+1-len(d.relSeen))...)
 	}
 	m := &d.relSeen[a]
+	var prev []*vblock
 	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
-		prev := m.tab
-		d.acquireCert(a, &c.sig, func(bi int, db *vblock) bool { return bi < len(prev) && db == prev[bi] && db != nil })
+		prev = m.table(d.gen)
+	}
+	if prev != nil {
+		d.acquireCert(a, &c.sig, &cert{kind: certShared, prev: prev})
 	} else {
 		d.acquire(a, &c.sig)
 	}
 	if c.sigFrom != 0 {
 		m = &d.relSeen[a]
-		m.tab = append(m.tab[:0], c.sig.b...)
-		m.from, m.at, m.gen = c.sigFrom, c.sigAt, d.gen
+		m.c, m.from, m.at, m.gen = c, c.sigFrom, c.sigAt, d.gen
 	}
 }
 

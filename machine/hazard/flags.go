@@ -62,27 +62,57 @@ func (d *Detector) flagSet(e *machine.Event) {
 		return
 	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && ch.clock.size() >= ag.clock.size():
 		// Only this core's components can have moved since the copy.
-		cs := &d.cores[c]
-		for i, l := range cs.lpos[:cs.nlocals] {
-			ch.loc[cs.slots[i]] = get(ag.clock, l)
-		}
-		if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
-			ch.loc[s] = ag.n
-		}
-		ch.locMask = cs.mask
-		ch.locOnly = true
 		if r := ag.remote(); r.known {
 			ch.rem = r // the same part as the copy's, maybe by a later name
 		}
 	default:
-		ch.locOnly = false
-		ch.clock.copyFrom(&ag.clock)
-		raise(&ch.clock, d.pos(a), ag.n)
+		// A full copy. The core's components go to loc below, as a later
+		// set's do: raising the setter's own in the copy would copy the
+		// block the copy shares with the setter, four times a round at
+		// every rank of a ring.
+		if ch.shared {
+			ch.clock, ch.shared = vclock{}, false
+		}
+		if snap, ok := d.remoteSnap(c, ag.remote()); ok {
+			// The setter's other-core components are those of its
+			// scalar's current issue snapshot, and loc holds the rest:
+			// the snapshot, never written, serves as the copy. Copying
+			// the setter's table instead cost one pointer per 32 agents
+			// at every set after news from another core, and froze the
+			// setter, whose next raise then copied a block.
+			ch.clock, ch.shared = snap, true
+		} else {
+			ch.clock.copyFrom(&ag.clock)
+		}
 		d.snapSeq++
 		ch.snapID, ch.snapRver, ch.snapGen = d.snapSeq, ag.rver, d.gen
 		ch.rem = ag.remote()
 	}
+	cs := &d.cores[c]
+	for i, l := range cs.lpos[:cs.nlocals] {
+		ch.loc[cs.slots[i]] = get(ag.clock, l)
+	}
+	if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
+		ch.loc[s] = ag.n
+	}
+	ch.locMask = cs.mask
+	ch.locOnly = true
 	ch.set, ch.last, ch.hasLast = true, r, true
+}
+
+// remoteSnap returns the issue snapshot of core c's scalar that other-core
+// part r names, when it is the scalar's current one (the only one kept
+// whole).
+func (d *Detector) remoteSnap(c int32, r remPart) (vclock, bool) {
+	s := d.cores[c].scalar
+	if !r.known || r.snap == 0 || s < 0 {
+		return vclock{}, false
+	}
+	sa := &d.agents[s]
+	if sa.snapID != r.snap || sa.gen != d.gen {
+		return vclock{}, false
+	}
+	return sa.snap, true
 }
 
 // doubleSet decides whether set r (agent a), the (k+1)-th of channel ch,
@@ -224,7 +254,7 @@ func (d *Detector) flagWait(e *machine.Event) {
 	if len(ch.queue) > 0 {
 		q := ch.queue[0]
 		ch.queue = slices.Delete(ch.queue, 0, 1)
-		ch.locOnly = false
+		ch.locOnly, ch.shared = false, false
 		ch.clock = q.clock
 		ch.snapID = 0 // a release copy no source version names
 		ch.rem = q.rem
