@@ -1340,6 +1340,12 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case "tquant":
 		f.quantOp(op)
 		return
+	case "tprint":
+		// TPrintOp: ins(src) and no outs (include/PTO/IR/PTOOps.td at
+		// a56b18c3)
+		v, ty := f.tile(op.Args[0])
+		f.line("pto.tprint ins(%s : %s)", v, ty)
+		return
 	case "tput_async", "tget_async":
 		f.asyncCopy(op)
 		return

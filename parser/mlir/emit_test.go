@@ -852,3 +852,24 @@ launch ranks=1 {
 		}
 	}
 }
+
+// tprint is PTOAS's tprint ins(src) both ways (a2a3 TPRINT_IMPL drains every
+// pipe, then prints from the scalar), no longer a V-pipe stand-in.
+func TestRoundTripTprint(t *testing.T) {
+	const src = `gm X : f32 [16, 16] = random(seed=1, lo=-1, hi=1)
+kernel k : aiv {
+    tile %x : vec f32 [16, 16]
+    tload %x, @X[0, 0]
+    tprint %x
+    tadds %x, %x, 1.0
+    tprint %x
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	back, _ := printedHas(t, "p.pto", src, "pto.tprint ins(%x : !pto.tile_buf<loc=vec, dtype=f32")
+	if n := strings.Count(stream(t, "p.pto", back), "tprint"); n != 2 {
+		t.Errorf("the read-back program printed %d times, want 2", n)
+	}
+}

@@ -41,7 +41,7 @@ const (
 	shMrgSort                  // tmrgsort: ins(src, blockLen) outs(dst), or ins(srcs..., tmp) outs(dst, executed)
 	shGather                   // tgather: the mask form is tgather.mask; the others stand in
 	shGen                      // tci / ttri: ins(s {descending | upperOrLower}) outs(dst)
-	shPrint                    // reads and writes src on V
+	shPrint                    // tprint %src: ins(src), no outs
 	shQuant                    // tquant: ins(src, fp [, offset]) outs(dst) {quant_type}
 	shDequant                  // tdequant: ins(src, scale, offset) outs(dst)
 	shStandIn                  // no equivalent: V-pipe stand-in
@@ -66,7 +66,7 @@ var tileOps = func() map[string]opRow {
 		"tmatmul.mx.bias": {"tmatmul.bias", shMXBias}, "tgemv.mx.bias": {"tgemv.bias", shMXBias},
 		"tcvt": {"tcvt", shCvt}, "tcmp": {"tcmp", shCmp}, "tcmps": {"tcmps", shCmps},
 		"tsel": {"tsel", shSel}, "tsels": {"tsels", shSels}, "texpands": {"texpands", shFill},
-		"tscatter": {"tscatter", shIdx}, "tprint": {"tmov", shPrint},
+		"tscatter": {"tscatter", shIdx}, "tprint": {"tprint", shPrint},
 		"tsort32": {"tsort32", shSort32}, "tmrgsort": {"tmrgsort", shMrgSort}, "tgather": {"tgather", shGather},
 		"tconcat": {"tconcat", shBinary}, "tgatherb": {"tgatherb", shBinary}, "taxpy": {"taxpy", shScalar},
 		"tci": {"tci", shGen}, "ttri": {"ttri", shGen},
@@ -182,7 +182,12 @@ func (k *kctx) tileOp(op *Op, name string) {
 			k.instr(op, "tmov", dst(), ref(0))
 		}
 	case shPrint:
-		if need(1, 0) {
+		// pto-isa's a2a3 TPRINT_IMPL drains every pipe (pipe_barrier
+		// (PIPE_ALL)) and prints from the scalar (TPrint.hpp): the ISA's
+		// tprint, which takes a vec tile; other tiles keep the stand-in.
+		if need(1, 0) && insT[0].tile.loc == "vec" {
+			k.instr(op, "tprint", ref(0))
+		} else if len(insT) > 0 {
 			k.note(k.instr(op, "tmov", ref(0), ref(0)), "stand-in for pto.tprint: reads and writes the tile on V")
 		}
 	case shQuant:
