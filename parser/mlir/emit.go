@@ -1337,6 +1337,15 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case "tmrgsort.lists", "tgather.mask":
 		f.sortOp(op)
 		return
+	case "tquant":
+		f.quantOp(op)
+		return
+	case "tprint":
+		// TPrintOp: ins(src) and no outs (include/PTO/IR/PTOOps.td at
+		// a56b18c3)
+		v, ty := f.tile(op.Args[0])
+		f.line("pto.tprint ins(%s : %s)", v, ty)
+		return
 	case "tput_async", "tget_async":
 		f.asyncCopy(op)
 		return
@@ -1472,7 +1481,7 @@ func (f *fnEmitter) op(op *asm.COp) {
 		s, ty := f.scalar(args[len(args)-1], args[1].Tile.DType)
 		ins, inTy = append(ins, s), append(inTy, ty)
 		out(args[0])
-	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx, shSort32:
+	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx, shSort32, shDequant:
 		for _, a := range args[1:] {
 			in(a)
 		}
@@ -1533,11 +1542,6 @@ func (f *fnEmitter) scalarGM(op *asm.COp, a asm.Arg) {
 // `tgather.mask d, s #pattern=p` is tgather's mask form (TMrgSortOp::parse,
 // TGatherOp::parse in lib/PTO/IR/PTO.cpp at a56b18c3).
 func (f *fnEmitter) sortOp(op *asm.COp) {
-	var ins, tys []string
-	add := func(a asm.Arg) {
-		v, ty := f.tile(a)
-		ins, tys = append(ins, v), append(tys, ty)
-	}
 	d, dTy := f.tile(op.Args[0])
 	if op.Info.Name == "tgather.mask" {
 		at, ok := op.Attr("pattern")
@@ -1545,14 +1549,11 @@ func (f *fnEmitter) sortOp(op *asm.COp) {
 			f.errf(op.Instr.OpSpan, "--to mlir: tgather.mask without a #pattern word is not printed")
 			return
 		}
-		add(op.Args[1])
+		ins, tys := f.tileOperands(op.Args[1])
 		f.line("pto.tgather ins(%s, {maskPattern = #pto.mask_pattern<%s>} : %s) outs(%s : %s)", ins[0], strings.ToUpper(at.Word), tys[0], d, dTy)
 		return
 	}
-	for _, a := range op.Args[2:] {
-		add(a)
-	}
-	add(op.Args[1])
+	ins, tys := f.tileOperands(append(slices.Clone(op.Args[2:]), op.Args[1])...)
 	ex, ok := f.consts["executed"]
 	if !ok {
 		ex = f.fresh("executed")
@@ -1560,6 +1561,46 @@ func (f *fnEmitter) sortOp(op *asm.COp) {
 		fmt.Fprintf(&f.head, "    %s = arith.constant dense<0> : vector<4xi16>\n", ex)
 	}
 	f.line("pto.tmrgsort ins(%s {exhausted = false} : %s) outs(%s, %s : %s, vector<4xi16>)", strings.Join(ins, ", "), strings.Join(tys, ", "), d, ex, dTy)
+}
+
+// tileOperands prints tile operands, in order: their values and types.
+func (f *fnEmitter) tileOperands(args ...asm.Arg) (vs, tys []string) {
+	for _, a := range args {
+		v, ty := f.tile(a)
+		vs, tys = append(vs, v), append(tys, ty)
+	}
+	return vs, tys
+}
+
+// quantOp prints `tquant dst, src, scale, tmp [, offset]` as PTOAS's
+// pto.tquant ins(src, scale [, offset]) outs(dst): INT8_ASYM with the
+// offset, INT8_SYM without (TQuantOp::verify, lib/PTO/IR/PTO.cpp at
+// a56b18c3). PTOAS's op has no tmp (the reader makes it src, the in-place
+// TQUANT PTOAS emits); a tmp of its own is named by `ptoasm.tmp`, an
+// attribute of no loaded dialect that MLIR's verifier and ptoas leave
+// alone, holding the tile's SSA name (an attribute holds no operand).
+func (f *fnEmitter) quantOp(op *asm.COp) {
+	d, dTy := f.tile(op.Args[0])
+	srcs, qt := []asm.Arg{op.Args[1], op.Args[2]}, "INT8_SYM"
+	if len(op.Args) > 4 {
+		srcs, qt = append(srcs, op.Args[4]), "INT8_ASYM"
+	}
+	ins, tys := f.tileOperands(srcs...)
+	attrs := "quant_type = #pto<quant_type " + qt + ">"
+	if s, t := op.Args[1], op.Args[3]; t.Tile != s.Tile || t.Tile.Count > 1 && !sameIndex(t.TileIdx, s.TileIdx) {
+		tmp, _ := f.tile(t)
+		attrs += fmt.Sprintf(", ptoasm.tmp = %q", tmp)
+	}
+	f.line("pto.tquant ins(%s : %s) outs(%s : %s) {%s}", strings.Join(ins, ", "), strings.Join(tys, ", "), d, dTy, attrs)
+}
+
+// sameIndex says whether two array indices are certainly the same: equal
+// constants, or the same expression.
+func sameIndex(a, b asm.CExpr) bool {
+	if a.Src == nil || b.Src == nil {
+		return a.Src == nil && b.Src == nil && a.Val == b.Val
+	}
+	return asm.ExprString(a.Src) == asm.ExprString(b.Src)
 }
 
 // cexprAs prints an integer expression as a value of integer type ty.

@@ -776,3 +776,100 @@ launch ranks=1 {
 		t.Errorf("the read-back program stored %d times, want 2", n)
 	}
 }
+
+// tquant and tdequant both ways: PTOAS's tquant has no tmp, so a tquant in
+// place (tmp = src, the form PTOAS emits) prints plain, and one with a tmp
+// of its own (here an element of a tile array) names it by ptoasm.tmp; the
+// offset makes INT8_ASYM. A PTOAS tquant without ptoasm.tmp reads back in
+// place.
+func TestRoundTripTquant(t *testing.T) {
+	const src = `gm X : f32 [16, 64] = random(seed=1, lo=-1, hi=1)
+gm S : f32 [16, 1] = random(seed=2, lo=1, hi=2)
+gm Q : i8 [16, 64] = zero
+gm U : u8 [16, 64] = zero
+gm Y : f32 [16, 64] = zero
+kernel k : aiv {
+    tile %x : vec f32 [16, 64]
+    tile %x2 : vec f32 [16, 64]
+    tile %t[2] : vec i32 [16, 64]
+    tile %q : vec i8 [16, 64]
+    tile %u : vec u8 [16, 64]
+    tile %y : vec f32 [16, 64]
+    tile %s : vec f32 [16, 1] layout(blayout=col)
+    tile %o : vec f32 [16, 1] layout(blayout=col)
+    tload %x, @X[0, 0]
+    tload %x2, @X[0, 0]
+    tload %s, @S[0, 0]
+    set_flag MTE2, V, 0
+    wait_flag MTE2, V, 0
+    texpands %o, 3.0
+    pipe_barrier V
+    tquant %q, %x, %s, %x
+    tquant %u, %x2, %s, %t[1], %o
+    tdequant %y, %q, %s, %o
+    set_flag V, MTE3, 0
+    wait_flag V, MTE3, 0
+    tstore @Q[0, 0], %q
+    tstore @U[0, 0], %u
+    tstore @Y[0, 0], %y
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	_, m := printedHas(t, "q.pto", src, "{quant_type = #pto<quant_type INT8_SYM>}\n",
+		"pto.tquant ins(%x2, %s, %o :", `{quant_type = #pto<quant_type INT8_ASYM>, ptoasm.tmp = "%e`, "pto.tdequant ins(%q, %s, %o :")
+	if strings.Count(m, "ptoasm.tmp") != 1 {
+		t.Errorf("ptoasm.tmp printed %d times, want once (for the tmp of its own):\n%s", strings.Count(m, "ptoasm.tmp"), m)
+	}
+	// PTOAS's own form (test/basic/tquant.pto): no tmp, so src is.
+	const ptoas = `func.func @k() attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+  %src = memref.alloc() : memref<16x16xf32, #pto.address_space<vec>>
+  %fp = memref.alloc() : memref<16x16xf32, #pto.address_space<vec>>
+  %offset = memref.alloc() : memref<16x16xf32, #pto.address_space<vec>>
+  %dst = memref.alloc() : memref<16x16xui8, #pto.address_space<vec>>
+  pto.tquant ins(%src, %fp, %offset : memref<16x16xf32, #pto.address_space<vec>>, memref<16x16xf32, #pto.address_space<vec>>, memref<16x16xf32, #pto.address_space<vec>>) outs(%dst : memref<16x16xui8, #pto.address_space<vec>>) {quant_type = #pto<quant_type INT8_ASYM>}
+  return
+}
+`
+	f, errs := ParseFile("q.mlir", []byte(ptoas))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	var b strings.Builder
+	asm.Fprint(&b, f)
+	if want := "tquant %dst, %src, %fp, %src, %offset"; !strings.Contains(b.String(), want) {
+		t.Errorf("PTOAS's tquant lowers without %q:\n%s", want, b.String())
+	}
+	for _, c := range []struct{ attr, want string }{
+		{`ptoasm.tmp = 3`, `q.mlir:6:282: error: ptoasm.tmp: expected the tmp tile's SSA name as a string ("%v")`},
+		{`ptoasm.tmp = "%nope"`, "q.mlir:6:282: error: undefined value %nope"},
+	} {
+		bad := strings.Replace(ptoas, "INT8_ASYM>}", "INT8_ASYM>, "+c.attr+"}", 1)
+		_, errs := ParseFile("q.mlir", []byte(bad))
+		if len(errs) == 0 || errs[0].Error() != c.want {
+			t.Errorf("%s: got %v, want %s", c.attr, errs, c.want)
+		}
+	}
+}
+
+// tprint is PTOAS's tprint ins(src) both ways (a2a3 TPRINT_IMPL drains every
+// pipe, then prints from the scalar), no longer a V-pipe stand-in.
+func TestRoundTripTprint(t *testing.T) {
+	const src = `gm X : f32 [16, 16] = random(seed=1, lo=-1, hi=1)
+kernel k : aiv {
+    tile %x : vec f32 [16, 16]
+    tload %x, @X[0, 0]
+    tprint %x
+    tadds %x, %x, 1.0
+    tprint %x
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	back, _ := printedHas(t, "p.pto", src, "pto.tprint ins(%x : !pto.tile_buf<loc=vec, dtype=f32")
+	if n := strings.Count(stream(t, "p.pto", back), "tprint"); n != 2 {
+		t.Errorf("the read-back program printed %d times, want 2", n)
+	}
+}

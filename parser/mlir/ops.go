@@ -41,7 +41,9 @@ const (
 	shMrgSort                  // tmrgsort: ins(src, blockLen) outs(dst), or ins(srcs..., tmp) outs(dst, executed)
 	shGather                   // tgather: the mask form is tgather.mask; the others stand in
 	shGen                      // tci / ttri: ins(s {descending | upperOrLower}) outs(dst)
-	shPrint                    // reads and writes src on V
+	shPrint                    // tprint %src: ins(src), no outs
+	shQuant                    // tquant: ins(src, fp [, offset]) outs(dst) {quant_type}
+	shDequant                  // tdequant: ins(src, scale, offset) outs(dst)
 	shStandIn                  // no equivalent: V-pipe stand-in
 )
 
@@ -64,11 +66,12 @@ var tileOps = func() map[string]opRow {
 		"tmatmul.mx.bias": {"tmatmul.bias", shMXBias}, "tgemv.mx.bias": {"tgemv.bias", shMXBias},
 		"tcvt": {"tcvt", shCvt}, "tcmp": {"tcmp", shCmp}, "tcmps": {"tcmps", shCmps},
 		"tsel": {"tsel", shSel}, "tsels": {"tsels", shSels}, "texpands": {"texpands", shFill},
-		"tscatter": {"tscatter", shIdx}, "tprint": {"tmov", shPrint},
+		"tscatter": {"tscatter", shIdx}, "tprint": {"tprint", shPrint},
 		"tsort32": {"tsort32", shSort32}, "tmrgsort": {"tmrgsort", shMrgSort}, "tgather": {"tgather", shGather},
 		"tconcat": {"tconcat", shBinary}, "tgatherb": {"tgatherb", shBinary}, "taxpy": {"taxpy", shScalar},
 		"tci": {"tci", shGen}, "ttri": {"ttri", shGen},
 		"tlrelu": {"tlrelu", shScalar}, "tprelu": {"tprelu", shBinary},
+		"tquant": {"tquant", shQuant}, "tdequant": {"tdequant", shDequant},
 	}
 	for _, n := range strings.Fields("tabs texp tlog tneg tnot trecip trelu tsqrt trsqrt trowexpand tcolexpand") {
 		m[n] = opRow{n, shUnary}
@@ -179,8 +182,37 @@ func (k *kctx) tileOp(op *Op, name string) {
 			k.instr(op, "tmov", dst(), ref(0))
 		}
 	case shPrint:
-		if need(1, 0) {
+		// pto-isa's a2a3 TPRINT_IMPL drains every pipe (pipe_barrier
+		// (PIPE_ALL)) and prints from the scalar (TPrint.hpp): the ISA's
+		// tprint, which takes a vec tile; other tiles keep the stand-in.
+		if need(1, 0) && insT[0].tile.loc == "vec" {
+			k.instr(op, "tprint", ref(0))
+		} else if len(insT) > 0 {
 			k.note(k.instr(op, "tmov", ref(0), ref(0)), "stand-in for pto.tprint: reads and writes the tile on V")
+		}
+	case shQuant:
+		// TQUANT(dst, src, fp[, &offset]) (PTOQuantToEmitC): INT8_ASYM has
+		// the offset (the verifier holds quant_type to it), so the ISA's
+		// tquant needs no attribute. PTOAS's op has no tmp: at a56b18c3 it
+		// emits the in-place TQUANT of pto-isa before 6506f9ec, which wrote
+		// the i32 and f16 steps into src's own bytes (TQuant.hpp), so the
+		// tmp is src. A tmp of its own (pto-isa 3186c381's tmp-aware
+		// overload) is named by `ptoasm.tmp = "%v"`, which fmt --to mlir
+		// prints and ptoas ignores (quantTmp).
+		if need(2, 1) {
+			tmp := ref(0)
+			if v, tok, ok := k.quantTmp(op, d); ok {
+				tmp = tileRef(v, tok)
+			}
+			args := []asm.Expr{dst(), ref(0), ref(1), tmp}
+			if len(insT) > 2 {
+				args = append(args, ref(2))
+			}
+			k.instr(op, "tquant", args...)
+		}
+	case shDequant:
+		if need(3, 1) {
+			k.instr(op, "tdequant", dst(), ref(0), ref(1), ref(2))
 		}
 	case shExtract, shExtractFP:
 		if !need(1, 1) {
@@ -353,6 +385,33 @@ func (k *kctx) tileOp(op *Op, name string) {
 	case shStandIn:
 		k.standIn(op, insT, insTok, outT, outTok)
 	}
+}
+
+// quantTmp resolves a tquant's `ptoasm.tmp = "%v"`: the tile value %v,
+// named as a string because an attribute holds no SSA operand. ok is false
+// without the attribute (or after an error).
+func (k *kctx) quantTmp(op *Op, d dps) (*val, Tok, bool) {
+	a, ok := d.attrs["ptoasm.tmp"]
+	if !ok {
+		return nil, Tok{}, false
+	}
+	if len(a) != 1 || a[0].Kind != KString {
+		k.errf(spanOf(a), "ptoasm.tmp: expected the tmp tile's SSA name as a string (\"%%v\")")
+		return nil, Tok{}, false
+	}
+	t := Tok{Kind: KValue, Text: strings.Trim(a[0].Text, `"`), Span: a[0].Span}
+	if !strings.HasPrefix(t.Text, "%") {
+		k.errf(t.Span, "ptoasm.tmp: expected the tmp tile's SSA name as a string (\"%%v\"), found %s", a[0].Text)
+		return nil, Tok{}, false
+	}
+	v := k.use(t) // reports an undefined value
+	if v.kind != vTile {
+		if k.vals[t.Text] != nil {
+			k.errf(t.Span, "ptoasm.tmp: %s is not a tile", t.Text)
+		}
+		return nil, Tok{}, false
+	}
+	return v, t, true
 }
 
 // standIn lowers an op our ISA lacks to V-pipe instructions with its effects:
