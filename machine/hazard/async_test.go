@@ -224,3 +224,26 @@ func TestBatchRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfRacedAllPipesOff runs every shipped program with every pipe's
+// same-pipe races off, so each pipe's accesses race themselves unreported
+// the way the cube's TMATMUL.ACC chain does by default, and requires each
+// such race told from the two accesses (selfRaced) to be one noteRaced
+// recorded (checkSelfRaced panics otherwise).
+func TestSelfRacedAllPipesOff(t *testing.T) {
+	checkShortcuts, shortcuts = true, 0
+	defer func() { checkShortcuts = false }()
+	off := SamePipe{V: SevOff, MTE3: SevOff, MTE2: SevOff, MTE1: SevOff, M: SevOff, FIX: SevOff, SDMA: SevOff}
+	eachProgram(t, func(name string, obj *asm.Object) {
+		d := New(Options{SamePipe: off, Serial: true})
+		m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(); err != nil {
+			d.NoteError(err)
+		}
+		d.Findings()
+	})
+	t.Logf("%d shortcuts checked", shortcuts)
+}

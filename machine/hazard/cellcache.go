@@ -55,8 +55,11 @@ func (cc *cellCache) slot(k shadowKey, lo, hi int64) *cellSlot {
 func (cc *cellCache) reset() { clear(cc.slots) }
 
 // checkShortcuts makes the detector verify, in tests, that each cached cell
-// is the one the page's own lookup finds, and that each signal word an agent
-// skips joining would not change its clock; shortcuts counts the checks.
+// is the one the page's own lookup finds, that each signal word an agent
+// skips joining would not change its clock, that each read-only tensor
+// kept as initialised has no unwritten byte, and that each race of one
+// agent with itself told from its accesses (selfRaced) is one noteRaced
+// saw; shortcuts counts the checks.
 var (
 	checkShortcuts = false
 	shortcuts      int
@@ -78,4 +81,20 @@ func (d *Detector) checkJoinedSig(a int32, c *cell) {
 			panic(fmt.Sprintf("hazard: agent %d skipped joining a signal word it lacks component %d of (%d > %d)", a, i, v, get(clk, i)))
 		}
 	})
+}
+
+func (d *Detector) checkSelfRaced(rd, w *rec, told, kept bool) {
+	shortcuts++
+	if told != kept {
+		panic(fmt.Sprintf("hazard: agent %d's read at epoch %d and write at epoch %d: selfRaced says %v, noteRaced %v", rd.agent, rd.epoch, w.epoch, told, kept))
+	}
+}
+
+func (d *Detector) checkInitialised(acc *machine.Access, s *shadow2D) {
+	shortcuts++
+	for _, q := range s.rects(acc, nil) {
+		if lo, hi, found := s.unwritten(q); found {
+			panic(fmt.Sprintf("hazard: a read of %s found [%d, %d) unwritten in a tensor kept as initialised", acc.Tensor.Name, lo, hi))
+		}
+	}
 }

@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -148,6 +149,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 	d.checkBounds(r, acc)
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
+	r.lag = d.selfLag(r)
 	if isSignal(acc) {
 		d.signalAccess(r, acc, acc.Write)
 		return
@@ -478,6 +480,15 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
 
 // access2d is access on a 2-D tensor shadow, rectangle by rectangle.
 func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
+	if acc.ReadOnly && !acc.Write && s.initialised() {
+		if checkShortcuts {
+			d.checkInitialised(acc, s)
+		}
+		return // nothing to record, and every byte is initialised
+	}
+	if acc.Write {
+		s.wrote(false)
+	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	d.rects = s.rects(acc, d.rects[:0])
 	for _, q := range d.rects {
@@ -527,7 +538,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	kw, okNew := d.raceKey(w, rd)
 	counted := false
 	settle := func(old *rec, later bool) {
-		if _, ok := d.racedWith[racePair(rd, old)]; !ok {
+		if !d.hasRaced(rd, old) {
 			return // rd did not race old
 		}
 		ko, okOld := d.raceKey(old, rd)
@@ -592,11 +603,70 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 // racedPair reports whether writes a and b raced with the race counted
 // (noteRaced, either way round).
 func (d *Detector) racedPair(a, b *rec) bool {
-	if _, ok := d.racedWith[racePair(a, b)]; ok {
-		return true
+	return d.hasRaced(a, b) || d.hasRaced(b, a)
+}
+
+// hasRaced reports whether noteRaced(rd, w) was called: looked up, or for
+// two accesses of one agent whose same-pipe races are off, told from the
+// accesses themselves (selfRaced).
+func (d *Detector) hasRaced(rd, w *rec) bool {
+	_, ok := d.racedWith[racePair(rd, w)]
+	if d.selfOff(rd, w) {
+		if raced, told := selfRaced(rd, w); told {
+			if checkShortcuts && !rd.write {
+				// noteRaced kept the pair all the same: compare.
+				d.checkSelfRaced(rd, w, raced, ok)
+			}
+			return raced
+		}
 	}
-	_, ok := d.racedWith[racePair(b, a)]
 	return ok
+}
+
+// selfOff reports whether a and b are accesses of one agent whose
+// same-pipe races are not reported: the cube's in-place TMATMUL.ACC chain
+// races itself once per mad (SamePipe.M), and a pair per race kept in
+// racedWith was most of a linted GEMM's memory and a tenth of its time.
+func (d *Detector) selfOff(a, b *rec) bool {
+	if a.agent != b.agent {
+		return false
+	}
+	ag := &d.agents[a.agent]
+	return d.opt.SamePipe.level(ag.pipe, ag.kind == akSDMA) == SevOff
+}
+
+// selfLag is rec.lag for r now.
+func (d *Detector) selfLag(r *rec) uint16 {
+	own := get(d.agents[r.agent].clock, d.pos(r.agent))
+	if own >= r.epoch {
+		return 0
+	}
+	return uint16(min(r.epoch-own, math.MaxUint16))
+}
+
+// selfRaced reports whether accesses x and y of one agent raced, that is
+// whether noteRaced saw them: whichever of the two came later (an agent's
+// epochs only grow) was checked against the earlier one, still in its cell,
+// and raced it if the agent's own component, its epoch less its lag, was
+// below the earlier one's epoch (hb). Accesses of one instance, or of
+// different run generations, never race. ok is false when a saturated lag
+// cannot tell.
+func selfRaced(x, y *rec) (raced, ok bool) {
+	if x.gen != y.gen || x.epoch == y.epoch {
+		return false, true
+	}
+	early, late := x, y
+	if early.epoch > late.epoch {
+		early, late = late, early
+	}
+	gap := late.epoch - early.epoch
+	switch {
+	case late.lag < math.MaxUint16:
+		return late.lag > uint16(min(gap, math.MaxUint16)), true
+	case gap < math.MaxUint16:
+		return true, true
+	}
+	return false, false
 }
 
 // noteRaced records that access rd raced plain write w and the race is
@@ -610,6 +680,11 @@ func (d *Detector) racedPair(a, b *rec) bool {
 func (d *Detector) noteRaced(rd, w *rec) {
 	if w.atomic {
 		return // atomic adds are not moved from
+	}
+	if d.selfOff(rd, w) && !checkShortcuts {
+		if _, ok := selfRaced(rd, w); ok {
+			return // hasRaced tells it from rd and w
+		}
 	}
 	if d.racedWith == nil {
 		d.racedWith = map[moveKey]struct{}{}
@@ -900,14 +975,12 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 	if !rd.raced || r.atomic {
 		return false
 	}
-	if _, ok := d.racedWith[racePair(rd, &c.w)]; ok && c.hasW && !after {
+	if c.hasW && !after && d.hasRaced(rd, &c.w) {
 		return true
 	}
 	for x := range c.adds {
-		if w := &c.adds[x]; !w.atomic && !d.hbOrSame(w, r) {
-			if _, ok := d.racedWith[racePair(rd, w)]; ok {
-				return true
-			}
+		if w := &c.adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+			return true
 		}
 	}
 	return false
