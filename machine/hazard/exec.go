@@ -159,17 +159,23 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		return
 	}
 	strided := acc.NumRows() > 1
-	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && acc.Lo>>pageShift == (acc.Hi-1)>>pageShift
+	// A range on one page, or across one page boundary (a 128 KiB L0C
+	// tile fills two pages), is cacheable.
+	pages := (acc.Hi-1)>>pageShift - acc.Lo>>pageShift + 1
+	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && pages <= 2
 	var slot *cellSlot
 	key := keyOf(acc)
 	if cacheable {
 		slot = d.cells.slot(key, acc.Lo, acc.Hi)
-		if c := slot.c; c != nil && c.lo == acc.Lo && c.hi == acc.Hi && slot.key == key {
+		if slot.key == key && slot.covers(acc.Lo, acc.Hi) {
 			if checkShortcuts {
-				d.checkCachedCell(acc, c)
+				d.checkCachedCell(acc, slot)
 			}
 			uninitLo, uninitHi := int64(-1), int64(-1)
-			d.accessCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+			d.accessCell(r, acc, slot.c, geo{}, &uninitLo, &uninitHi)
+			if slot.c2 != nil {
+				d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
+			}
 			d.noteUninit(r, acc, uninitLo, uninitHi)
 			return
 		}
@@ -183,6 +189,9 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		return
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
+	// found collects the cells of a cacheable range, one per page.
+	var found [2]*cell
+	nfound := 0
 	// A strided access with no 2-D shadow (a GM tensor that is not plain
 	// row-major) goes run by run.
 	for k := range acc.NumRows() {
@@ -202,11 +211,21 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			}
 			i, j := m.span(lo, hi)
 			lo = hi
-			if slot != nil && j == i+1 {
-				*slot = cellSlot{key: key, c: m.cells[i]}
+			if slot != nil {
+				if j == i+1 && nfound < len(found) {
+					found[nfound] = m.cells[i]
+					nfound++
+				} else {
+					slot = nil // more cells than the slot holds
+				}
 			}
 			d.accessCells(r, acc, m, i, j, geo{}, &uninitLo, &uninitHi)
 		}
+	}
+	if slot != nil && nfound > 0 {
+		// accessCells splits and merges nothing for a single cell, so
+		// the cells are still those of the range.
+		*slot = cellSlot{key: key, c: found[0], c2: found[1]}
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
@@ -257,6 +276,10 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 					}
 				}
 			}
+			// A cache slot of a range across two pages is filed under
+			// the range, not under either cell's: the old cell must
+			// not match it any more (cellSlot.covers).
+			c.lo, c.hi = 0, 0
 		}
 	}
 	for _, m := range sm.dense {
@@ -490,7 +513,25 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 		s.wrote(false)
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
+	var slot *gridSlot
+	if !acc.ReadOnly || acc.Write {
+		slot = d.grids.slot(s, acc)
+		if slot.holds(s, acc) {
+			if checkShortcuts {
+				d.checkGridSlot(acc, s, slot)
+			}
+			g := geo{s.base, s.pitch, slot.b.lo, slot.b.hi}
+			for _, c := range slot.cells[:slot.n] {
+				d.accessCell(r, acc, c, g, &uninitLo, &uninitHi)
+			}
+			d.noteUninit(r, acc, uninitLo, uninitHi)
+			return
+		}
+	}
 	d.rects = s.rects(acc, d.rects[:0])
+	if len(d.rects) != 1 {
+		slot = nil
+	}
 	for _, q := range d.rects {
 		if acc.ReadOnly && !acc.Write {
 			if lo, hi, ok := s.unwritten(q); ok {
@@ -502,14 +543,18 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 			continue
 		}
 		i, j := s.span(q.r0, q.r1)
+		if slot != nil && j == i+1 {
+			// Filed before accessCells, which may merge the cells of
+			// a write (then the slot no longer holds).
+			b := s.bands[i]
+			slot.fill(s, acc, b, &b.cols, q)
+		}
 		for _, b := range s.bands[i:j] {
 			ci, cj := b.cols.span(q.c0, q.c1)
 			d.accessCells(r, acc, &b.cols, ci, cj, geo{s.base, s.pitch, b.lo, b.hi}, &uninitLo, &uninitHi)
 		}
 	}
-	if uninitLo >= 0 {
-		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
-	}
+	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
 
 // hbOrSame is hb, except that an op never races itself (an in-place tadd

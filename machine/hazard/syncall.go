@@ -131,6 +131,7 @@ func (d *Detector) runBoundary(start bool) {
 		clear(d.shadow.odd)
 		d.lastMem = nil
 		d.cells.reset()
+		d.grids.reset()
 	}
 }
 
