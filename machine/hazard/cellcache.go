@@ -126,10 +126,10 @@ func (d *Detector) checkInitialised(acc *machine.Access, s *shadow2D) {
 }
 
 // gridCache is cellCache for 2-D shadows (GM tensors, local buffers read in
-// column windows): for a recent access, the band and the cells in a row it
-// covered. A K loop reads the same windows of the same L1 tiles and GM
-// blocks over and over, and each read otherwise cut its rectangle out of
-// the shadow (rects, the band search, the column search) again.
+// column windows): for a recent access, the bands and cells it covered. A K
+// loop reads the same windows of the same L1 tiles and GM blocks over and
+// over, and each read otherwise cut its rectangle out of the shadow (rects,
+// the band search, the column search) again.
 //
 // An entry needs no invalidation, as a cellCache entry: a band that splits
 // changes its rows, cells of a band are only ever in its own list, and the
@@ -144,19 +144,25 @@ type gridCache struct {
 const gridCells = keepSplits
 
 // gridSlot is one entry: an access (its buffer's shadow and its geometry),
-// the band it covered, with that band's rows then, and its cells.
+// its rectangle, and the cells covering it, band by band, each with its band.
 type gridSlot struct {
 	s                   *shadow2D
 	tensor              *asm.TensorInfo
 	lo, hi, rows, pitch int64
-	b                   *band
-	r0, r1, c0, c1      int64 // the rectangle
+	r0, r1, c0, c1      int64
 	n                   int
-	cells               [gridCells]*cell
+	cells               [gridCells]bandCell
 }
 
-// gridCacheBits sizes the cache: 2^12 slots of 152 bytes.
-const gridCacheBits = 12
+type bandCell struct {
+	b *band
+	c *cell
+}
+
+// gridCacheBits sizes the cache: 2^14 slots of 168 bytes. The 192 AICs of
+// the 8-rank allgather_gemm each read a few dozen windows of their L1
+// tiles; at 2^12 slots most lookups found another access's entry.
+const gridCacheBits = 14
 
 // slot returns the entry acc of shadow s hashes to.
 func (gc *gridCache) slot(s *shadow2D, acc *machine.Access) *gridSlot {
@@ -171,37 +177,49 @@ func (gc *gridCache) slot(s *shadow2D, acc *machine.Access) *gridSlot {
 
 func (gc *gridCache) reset() { clear(gc.slots) }
 
-// holds reports whether the entry is acc's and its band and cells still
-// cover acc's rectangle exactly.
+// holds reports whether the entry is acc's and its bands and cells still
+// cover acc's rectangle exactly: bands meeting from r0 to r1, and in each
+// band cells meeting from c0 to c1.
 func (e *gridSlot) holds(s *shadow2D, acc *machine.Access) bool {
 	if e.s != s || e.n == 0 || e.lo != acc.Lo || e.hi != acc.Hi || e.rows != acc.Rows || e.pitch != acc.Pitch || e.tensor != acc.Tensor {
 		return false
 	}
-	if e.b.lo != e.r0 || e.b.hi != e.r1 {
-		return false
-	}
-	at := e.c0
-	for _, c := range e.cells[:e.n] {
-		if c.lo != at {
+	var b *band
+	col := e.c1
+	for _, bc := range e.cells[:e.n] {
+		if bc.b != b {
+			// A new band: the last one's cells ended at c1, and it
+			// starts where the last one ended.
+			if col != e.c1 || b == nil && bc.b.lo != e.r0 || b != nil && bc.b.lo != b.hi {
+				return false
+			}
+			b, col = bc.b, e.c0
+		}
+		if bc.c.lo != col {
 			return false
 		}
-		at = c.hi
+		col = bc.c.hi
 	}
-	return at == e.c1
+	return col == e.c1 && b.hi == e.r1
 }
 
-// fill files acc's rectangle q, which band b covers exactly, with the
-// cells of b's list cols that cover its columns, if there are few enough
-// (cols.span makes them cover it exactly).
-func (e *gridSlot) fill(s *shadow2D, acc *machine.Access, b *band, cols *imap, q rect) {
-	ci, cj := cols.span(q.c0, q.c1)
-	if cj-ci > gridCells || cj <= ci {
-		e.n = 0
-		return
-	}
+// fill files acc's rectangle q, which bands [i, j) of s cover exactly, with
+// their cells covering its columns, if there are few enough (span makes
+// them cover it exactly).
+func (e *gridSlot) fill(s *shadow2D, acc *machine.Access, i, j int, q rect) {
 	*e = gridSlot{s: s, tensor: acc.Tensor, lo: acc.Lo, hi: acc.Hi, rows: acc.Rows, pitch: acc.Pitch,
-		b: b, r0: q.r0, r1: q.r1, c0: q.c0, c1: q.c1, n: cj - ci}
-	copy(e.cells[:], cols.cells[ci:cj])
+		r0: q.r0, r1: q.r1, c0: q.c0, c1: q.c1}
+	for _, b := range s.bands[i:j] {
+		ci, cj := b.cols.span(q.c0, q.c1)
+		if cj <= ci || e.n+cj-ci > gridCells {
+			e.n = 0
+			return
+		}
+		for _, c := range b.cols.cells[ci:cj] {
+			e.cells[e.n] = bandCell{b, c}
+			e.n++
+		}
+	}
 }
 
 func (d *Detector) checkGridSlot(acc *machine.Access, s *shadow2D, e *gridSlot) {
@@ -210,9 +228,15 @@ func (d *Detector) checkGridSlot(acc *machine.Access, s *shadow2D, e *gridSlot) 
 	if len(q) != 1 {
 		panic(fmt.Sprintf("hazard: a cached 2-D access of %s covers %d rectangles", acc.Space, len(q)))
 	}
+	var want []bandCell
 	i, j := s.span(q[0].r0, q[0].r1)
-	ci, cj := e.b.cols.span(q[0].c0, q[0].c1)
-	if j != i+1 || s.bands[i] != e.b || cj-ci != e.n || !slices.Equal(e.b.cols.cells[ci:cj], e.cells[:e.n]) {
+	for _, b := range s.bands[i:j] {
+		ci, cj := b.cols.span(q[0].c0, q[0].c1)
+		for _, c := range b.cols.cells[ci:cj] {
+			want = append(want, bandCell{b, c})
+		}
+	}
+	if !slices.Equal(want, e.cells[:e.n]) {
 		panic(fmt.Sprintf("hazard: the cells cached for a 2-D access of %s [%d, %d) x %d are not the shadow's", acc.Space, acc.Lo, acc.Hi, acc.Rows))
 	}
 }

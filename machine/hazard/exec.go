@@ -520,9 +520,8 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 			if checkShortcuts {
 				d.checkGridSlot(acc, s, slot)
 			}
-			g := geo{s.base, s.pitch, slot.b.lo, slot.b.hi}
-			for _, c := range slot.cells[:slot.n] {
-				d.accessCell(r, acc, c, g, &uninitLo, &uninitHi)
+			for _, bc := range slot.cells[:slot.n] {
+				d.accessCell(r, acc, bc.c, geo{s.base, s.pitch, bc.b.lo, bc.b.hi}, &uninitLo, &uninitHi)
 			}
 			d.noteUninit(r, acc, uninitLo, uninitHi)
 			return
@@ -543,11 +542,10 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 			continue
 		}
 		i, j := s.span(q.r0, q.r1)
-		if slot != nil && j == i+1 {
+		if slot != nil {
 			// Filed before accessCells, which may merge the cells of
 			// a write (then the slot no longer holds).
-			b := s.bands[i]
-			slot.fill(s, acc, b, &b.cols, q)
+			slot.fill(s, acc, i, j, q)
 		}
 		for _, b := range s.bands[i:j] {
 			ci, cj := b.cols.span(q.c0, q.c1)
