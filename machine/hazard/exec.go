@@ -778,10 +778,10 @@ type moveKey struct {
 // raceKey is the finding key race(prev, cur) counts under, and false when
 // race does not report it (a same-pipe race turned off).
 func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
-	kind, first, second := d.raceKind(prev, cur)
-	if prev.agent == cur.agent && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
+	if d.selfOff(prev, cur) {
 		return findKey{}, false
 	}
+	kind, first, second := d.raceKind(prev, cur)
 	return findKey{kind: kind, first: siteKey(d.site(first)), second: siteKey(d.site(second))}, true
 }
 
@@ -954,11 +954,11 @@ func (d *Detector) resetRace(plain, add *rec, acc *machine.Access, lo, hi int64)
 // race queues a conflict between an earlier-seen access prev and cur; the
 // kind comes from their intended order, not from which one ran first.
 func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
-	kind, first, second := d.raceKind(prev, cur)
-	same := prev.agent == cur.agent
-	if same && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
+	if d.selfOff(prev, cur) {
 		return
 	}
+	kind, first, second := d.raceKind(prev, cur)
+	same := prev.agent == cur.agent
 	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same})
 }
 
