@@ -374,7 +374,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// that raced that write and races r moves its race to r: a read
 	// arriving after both would find r alone, so the finding names r
 	// whichever order the three ran in (moveRace).
-	after := c.hasW && !r.atomic && d.hbOrSame(&c.w, r)
+	// Each ordering is looked up once: nothing below changes a clock.
+	wOrdered := c.hasW && d.hbOrSame(&c.w, r)
+	after := wOrdered && !r.atomic
 	keep0 := false
 	// An in-place op's own read (tmuls %x, %x) stays past its write: a
 	// later write racing the op races its read as well, a WAR, and must
@@ -408,7 +410,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if len(c.uninit) > 0 {
 		d.explainUninit(c, r)
 	}
-	if c.hasW && !d.hbOrSame(&c.w, r) {
+	if c.hasW && !wOrdered {
 		switch {
 		case !r.atomic:
 			d.raceWrite(c, &c.w, r, after, warred, acc, lo, hi)
