@@ -2,7 +2,6 @@ package hazard
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -72,8 +71,7 @@ func (cc *cellCache) slot(k shadowKey, lo, hi int64) *cellSlot {
 func (cc *cellCache) reset() { clear(cc.slots) }
 
 // checkShortcuts makes the detector verify, in tests, that each cached cell
-// is the one the page's own lookup finds (and each cached 2-D access's
-// band and cells the shadow's), that each signal word an agent
+// is the one the page's own lookup finds, that each signal word an agent
 // skips joining would not change its clock, that each read-only tensor
 // kept as initialised has no unwritten byte, and that each race of one
 // agent with itself told from its accesses (selfRaced) is one noteRaced
@@ -122,121 +120,5 @@ func (d *Detector) checkInitialised(acc *machine.Access, s *shadow2D) {
 		if lo, hi, found := s.unwritten(q); found {
 			panic(fmt.Sprintf("hazard: a read of %s found [%d, %d) unwritten in a tensor kept as initialised", acc.Tensor.Name, lo, hi))
 		}
-	}
-}
-
-// gridCache is cellCache for 2-D shadows (GM tensors, local buffers read in
-// column windows): for a recent access, the bands and cells it covered. A K
-// loop reads the same windows of the same L1 tiles and GM blocks over and
-// over, and each read otherwise cut its rectangle out of the shadow (rects,
-// the band search, the column search) again.
-//
-// An entry needs no invalidation, as a cellCache entry: a band that splits
-// changes its rows, cells of a band are only ever in its own list, and the
-// entry holds its shadow, which a new launch or a new tensor base replaces
-// (the entry holding the old one keeps it from being reused).
-type gridCache struct {
-	slots []gridSlot
-}
-
-// gridCells is how many cells an entry holds: keepSplits, so a write
-// through an entry never merges them.
-const gridCells = keepSplits
-
-// gridSlot is one entry: an access (its buffer's shadow and its geometry),
-// its rectangle, and the cells covering it, band by band, each with its band.
-type gridSlot struct {
-	s                   *shadow2D
-	tensor              *asm.TensorInfo
-	lo, hi, rows, pitch int64
-	r0, r1, c0, c1      int64
-	n                   int
-	cells               [gridCells]bandCell
-}
-
-type bandCell struct {
-	b *band
-	c *cell
-}
-
-// gridCacheBits sizes the cache: 2^14 slots of 168 bytes. The 192 AICs of
-// the 8-rank allgather_gemm each read a few dozen windows of their L1
-// tiles; at 2^12 slots most lookups found another access's entry.
-const gridCacheBits = 14
-
-// slot returns the entry acc of shadow s hashes to.
-func (gc *gridCache) slot(s *shadow2D, acc *machine.Access) *gridSlot {
-	if gc.slots == nil {
-		gc.slots = make([]gridSlot, 1<<gridCacheBits)
-	}
-	k := keyOf(acc)
-	h := uint64(acc.Lo)*0x9E3779B97F4A7C15 ^ uint64(acc.Hi)*0xC2B2AE3D27D4EB4F ^ uint64(acc.Rows)*0xD6E8FEB86659FD93 ^
-		(uint64(uint32(k.rank))<<32|uint64(uint32(k.core)))*0x165667B19E3779F9 ^ uint64(k.space)
-	return &gc.slots[h>>(64-gridCacheBits)]
-}
-
-func (gc *gridCache) reset() { clear(gc.slots) }
-
-// holds reports whether the entry is acc's and its bands and cells still
-// cover acc's rectangle exactly: bands meeting from r0 to r1, and in each
-// band cells meeting from c0 to c1.
-func (e *gridSlot) holds(s *shadow2D, acc *machine.Access) bool {
-	if e.s != s || e.n == 0 || e.lo != acc.Lo || e.hi != acc.Hi || e.rows != acc.Rows || e.pitch != acc.Pitch || e.tensor != acc.Tensor {
-		return false
-	}
-	var b *band
-	col := e.c1
-	for _, bc := range e.cells[:e.n] {
-		if bc.b != b {
-			// A new band: the last one's cells ended at c1, and it
-			// starts where the last one ended.
-			if col != e.c1 || b == nil && bc.b.lo != e.r0 || b != nil && bc.b.lo != b.hi {
-				return false
-			}
-			b, col = bc.b, e.c0
-		}
-		if bc.c.lo != col {
-			return false
-		}
-		col = bc.c.hi
-	}
-	return col == e.c1 && b.hi == e.r1
-}
-
-// fill files acc's rectangle q, which bands [i, j) of s cover exactly, with
-// their cells covering its columns, if there are few enough (span makes
-// them cover it exactly).
-func (e *gridSlot) fill(s *shadow2D, acc *machine.Access, i, j int, q rect) {
-	*e = gridSlot{s: s, tensor: acc.Tensor, lo: acc.Lo, hi: acc.Hi, rows: acc.Rows, pitch: acc.Pitch,
-		r0: q.r0, r1: q.r1, c0: q.c0, c1: q.c1}
-	for _, b := range s.bands[i:j] {
-		ci, cj := b.cols.span(q.c0, q.c1)
-		if cj <= ci || e.n+cj-ci > gridCells {
-			e.n = 0
-			return
-		}
-		for _, c := range b.cols.cells[ci:cj] {
-			e.cells[e.n] = bandCell{b, c}
-			e.n++
-		}
-	}
-}
-
-func (d *Detector) checkGridSlot(acc *machine.Access, s *shadow2D, e *gridSlot) {
-	shortcuts++
-	q := s.rects(acc, nil)
-	if len(q) != 1 {
-		panic(fmt.Sprintf("hazard: a cached 2-D access of %s covers %d rectangles", acc.Space, len(q)))
-	}
-	var want []bandCell
-	i, j := s.span(q[0].r0, q[0].r1)
-	for _, b := range s.bands[i:j] {
-		ci, cj := b.cols.span(q[0].c0, q[0].c1)
-		for _, c := range b.cols.cells[ci:cj] {
-			want = append(want, bandCell{b, c})
-		}
-	}
-	if !slices.Equal(want, e.cells[:e.n]) {
-		panic(fmt.Sprintf("hazard: the cells cached for a 2-D access of %s [%d, %d) x %d are not the shadow's", acc.Space, acc.Lo, acc.Hi, acc.Rows))
 	}
 }

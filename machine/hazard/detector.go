@@ -345,8 +345,6 @@ type Detector struct {
 	lastMem *shadowMem
 	// cells remembers the cell each recent byte range landed on.
 	cells cellCache
-	// grids remembers the cells recent accesses of 2-D shadows landed on.
-	grids gridCache
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
 	tensorBase table[tensorAt]

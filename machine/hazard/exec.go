@@ -515,24 +515,7 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 		s.wrote(false)
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
-	var slot *gridSlot
-	if !acc.ReadOnly || acc.Write {
-		slot = d.grids.slot(s, acc)
-		if slot.holds(s, acc) {
-			if checkShortcuts {
-				d.checkGridSlot(acc, s, slot)
-			}
-			for _, bc := range slot.cells[:slot.n] {
-				d.accessCell(r, acc, bc.c, geo{s.base, s.pitch, bc.b.lo, bc.b.hi}, &uninitLo, &uninitHi)
-			}
-			d.noteUninit(r, acc, uninitLo, uninitHi)
-			return
-		}
-	}
 	d.rects = s.rects(acc, d.rects[:0])
-	if len(d.rects) != 1 {
-		slot = nil
-	}
 	for _, q := range d.rects {
 		if acc.ReadOnly && !acc.Write {
 			if lo, hi, ok := s.unwritten(q); ok {
@@ -544,11 +527,6 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 			continue
 		}
 		i, j := s.span(q.r0, q.r1)
-		if slot != nil {
-			// Filed before accessCells, which may merge the cells of
-			// a write (then the slot no longer holds).
-			slot.fill(s, acc, i, j, q)
-		}
 		for _, b := range s.bands[i:j] {
 			ci, cj := b.cols.span(q.c0, q.c1)
 			d.accessCells(r, acc, &b.cols, ci, cj, geo{s.base, s.pitch, b.lo, b.hi}, &uninitLo, &uninitHi)

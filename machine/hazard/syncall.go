@@ -131,7 +131,6 @@ func (d *Detector) runBoundary(start bool) {
 		clear(d.shadow.odd)
 		d.lastMem = nil
 		d.cells.reset()
-		d.grids.reset()
 	}
 }
 
