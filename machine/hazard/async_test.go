@@ -3,6 +3,7 @@ package hazard
 import (
 	"encoding/json"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"testing"
 	"unsafe"
@@ -231,7 +232,7 @@ func TestBatchRoundTrip(t *testing.T) {
 // such race told from the two accesses (selfRaced) to be one noteRaced
 // recorded (checkSelfRaced panics otherwise).
 func TestSelfRacedAllPipesOff(t *testing.T) {
-	checkShortcuts, shortcuts = true, 0
+	checkShortcuts, selfRaceChecks = true, 0
 	defer func() { checkShortcuts = false }()
 	off := SamePipe{V: SevOff, MTE3: SevOff, MTE2: SevOff, MTE1: SevOff, M: SevOff, FIX: SevOff, SDMA: SevOff}
 	eachProgram(t, func(name string, obj *asm.Object) {
@@ -245,5 +246,38 @@ func TestSelfRacedAllPipesOff(t *testing.T) {
 		}
 		d.Findings()
 	})
-	t.Logf("%d shortcuts checked", shortcuts)
+	t.Logf("%d races of an agent with itself checked", selfRaceChecks)
+	if selfRaceChecks == 0 {
+		t.Error("no race of an agent with itself was checked: the programs no longer exercise selfRaced")
+	}
+}
+
+// selfRaced tells a race from the later access's lag behind its own
+// epoch, and says when a saturated lag cannot tell.
+func TestSelfRacedLag(t *testing.T) {
+	sat := uint16(math.MaxUint16)
+	for _, tc := range []struct {
+		name                 string
+		early, late          rec
+		raced, told, swapped bool
+	}{
+		{"own clock covers the earlier", rec{epoch: 10, gen: 1}, rec{epoch: 20, lag: 5, gen: 1}, false, true, false},
+		{"own clock just covers it", rec{epoch: 10, gen: 1}, rec{epoch: 20, lag: 10, gen: 1}, false, true, false},
+		{"own clock below it", rec{epoch: 10, gen: 1}, rec{epoch: 20, lag: 11, gen: 1}, true, true, false},
+		{"either order", rec{epoch: 10, gen: 1}, rec{epoch: 20, lag: 11, gen: 1}, true, true, true},
+		{"saturated, near", rec{epoch: 10, gen: 1}, rec{epoch: 20, lag: sat, gen: 1}, true, true, false},
+		{"saturated, far", rec{epoch: 1, gen: 1}, rec{epoch: 70000, lag: sat, gen: 1}, false, false, false},
+		{"far, not saturated", rec{epoch: 1, gen: 1}, rec{epoch: 70000, lag: 100, gen: 1}, false, true, false},
+		{"one instance", rec{epoch: 7, gen: 1}, rec{epoch: 7, lag: 3, gen: 1}, false, true, false},
+		{"another run", rec{epoch: 10, gen: 1}, rec{epoch: 20, lag: 20, gen: 2}, false, true, false},
+	} {
+		x, y := &tc.early, &tc.late
+		if tc.swapped {
+			x, y = y, x
+		}
+		raced, told := selfRaced(x, y)
+		if raced != tc.raced || told != tc.told {
+			t.Errorf("%s: selfRaced = %v, %v; want %v, %v", tc.name, raced, told, tc.raced, tc.told)
+		}
+	}
 }

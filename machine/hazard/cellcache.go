@@ -107,8 +107,12 @@ func (d *Detector) checkJoinedSig(a int32, c *cell) {
 	})
 }
 
+// selfRaceChecks counts checkSelfRaced's comparisons.
+var selfRaceChecks int
+
 func (d *Detector) checkSelfRaced(rd, w *rec, told, kept bool) {
 	shortcuts++
+	selfRaceChecks++
 	if told != kept {
 		panic(fmt.Sprintf("hazard: agent %d's read at epoch %d and write at epoch %d: selfRaced says %v, noteRaced %v", rd.agent, rd.epoch, w.epoch, told, kept))
 	}

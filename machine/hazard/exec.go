@@ -633,16 +633,17 @@ func (d *Detector) racedPair(a, b *rec) bool {
 // two accesses of one agent whose same-pipe races are off, told from the
 // accesses themselves (selfRaced).
 func (d *Detector) hasRaced(rd, w *rec) bool {
-	_, ok := d.racedWith[racePair(rd, w)]
 	if d.selfOff(rd, w) {
 		if raced, told := selfRaced(rd, w); told {
 			if checkShortcuts && !rd.write {
 				// noteRaced kept the pair all the same: compare.
-				d.checkSelfRaced(rd, w, raced, ok)
+				_, kept := d.racedWith[racePair(rd, w)]
+				d.checkSelfRaced(rd, w, raced, kept)
 			}
 			return raced
 		}
 	}
+	_, ok := d.racedWith[racePair(rd, w)]
 	return ok
 }
 
