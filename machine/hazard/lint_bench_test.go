@@ -119,10 +119,7 @@ func BenchmarkLintRanks(b *testing.B) {
 				t2 := cpuTime()
 				plain, linted, peak = plain+t1-t0, linted+t2-t1, max(peak, p)
 			}
-			b.ReportMetric(plain.Seconds()/float64(b.N), "timing-cpu-s")
-			b.ReportMetric(linted.Seconds()/float64(b.N), "lint-cpu-s")
-			b.ReportMetric(float64(linted)/float64(plain), "lint/timing")
-			b.ReportMetric(float64(peak)/(1<<20), "lint-heap-MiB")
+			reportLintCost(b, plain, linted, peak)
 		})
 	}
 }
@@ -179,12 +176,18 @@ func BenchmarkLintAllgatherGEMM8(b *testing.B) {
 				t3 := cpuTime()
 				plain, linted, peak = plain+t1-t0, linted+t3-t2, max(peak, p)
 			}
-			b.ReportMetric(plain.Seconds()/float64(b.N), "timing-cpu-s")
-			b.ReportMetric(linted.Seconds()/float64(b.N), "lint-cpu-s")
-			b.ReportMetric(float64(linted)/float64(plain), "lint/timing")
-			b.ReportMetric(float64(peak)/(1<<20), "lint-heap-MiB")
+			reportLintCost(b, plain, linted, peak)
 		})
 	}
+}
+
+// reportLintCost reports the CPU of b.N timing-only runs and of as many
+// lints, their ratio (the budgets) and lint's peak heap.
+func reportLintCost(b *testing.B, plain, linted time.Duration, peak uint64) {
+	b.ReportMetric(plain.Seconds()/float64(b.N), "timing-cpu-s")
+	b.ReportMetric(linted.Seconds()/float64(b.N), "lint-cpu-s")
+	b.ReportMetric(float64(linted)/float64(plain), "lint/timing")
+	b.ReportMetric(float64(peak)/(1<<20), "lint-heap-MiB")
 }
 
 // cpuTime is the process's user+system CPU time: the machine is shared, so
