@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -152,6 +153,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 	d.checkBounds(r, acc)
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
+	r.lag = d.selfLag(r)
 	if isSignal(acc) {
 		d.signalAccess(r, acc, acc.Write)
 		return
@@ -161,17 +163,23 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		return
 	}
 	strided := acc.NumRows() > 1
-	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && acc.Lo>>pageShift == (acc.Hi-1)>>pageShift
+	// A range on one page, or across one page boundary (a 128 KiB L0C
+	// tile fills two pages), is cacheable.
+	pages := (acc.Hi-1)>>pageShift - acc.Lo>>pageShift + 1
+	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && pages <= 2
 	var slot *cellSlot
 	key := keyOf(acc)
 	if cacheable {
 		slot = d.cells.slot(key, acc.Lo, acc.Hi)
-		if c := slot.c; c != nil && c.lo == acc.Lo && c.hi == acc.Hi && slot.key == key {
+		if slot.key == key && slot.covers(acc.Lo, acc.Hi) {
 			if checkShortcuts {
-				d.checkCachedCell(acc, c)
+				d.checkCachedCell(acc, slot)
 			}
 			uninitLo, uninitHi := int64(-1), int64(-1)
-			d.accessCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+			d.accessCell(r, acc, slot.c, geo{}, &uninitLo, &uninitHi)
+			if slot.c2 != nil {
+				d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
+			}
 			d.noteUninit(r, acc, uninitLo, uninitHi)
 			return
 		}
@@ -185,6 +193,9 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		return
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
+	// found collects the cells of a cacheable range, one per page.
+	var found [2]*cell
+	nfound := 0
 	// A strided access with no 2-D shadow (a GM tensor that is not plain
 	// row-major) goes run by run.
 	for k := range acc.NumRows() {
@@ -204,11 +215,21 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			}
 			i, j := m.span(lo, hi)
 			lo = hi
-			if slot != nil && j == i+1 {
-				*slot = cellSlot{key: key, c: m.cells[i]}
+			if slot != nil {
+				if j == i+1 && nfound < len(found) {
+					found[nfound] = m.cells[i]
+					nfound++
+				} else {
+					slot = nil // more cells than the slot holds
+				}
 			}
 			d.accessCells(r, acc, m, i, j, geo{}, &uninitLo, &uninitHi)
 		}
+	}
+	if slot != nil && nfound > 0 {
+		// accessCells splits and merges nothing for a single cell, so
+		// the cells are still those of the range.
+		*slot = cellSlot{key: key, c: found[0], c2: found[1]}
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
@@ -259,6 +280,10 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 					}
 				}
 			}
+			// A cache slot of a range across two pages is filed under
+			// the range, not under either cell's: the old cell must
+			// not match it any more (cellSlot.covers).
+			c.lo, c.hi = 0, 0
 		}
 	}
 	for _, m := range sm.dense {
@@ -353,7 +378,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// that raced that write and races r moves its race to r: a read
 	// arriving after both would find r alone, so the finding names r
 	// whichever order the three ran in (moveRace).
-	after := c.hasW && !r.atomic && d.hbOrSame(&c.w, r)
+	// Each ordering is looked up once: nothing below changes a clock.
+	wOrdered := c.hasW && d.hbOrSame(&c.w, r)
+	after := wOrdered && !r.atomic
 	keep0 := false
 	// An in-place op's own read (tmuls %x, %x) stays past its write: a
 	// later write racing the op races its read as well, a WAR, and must
@@ -387,7 +414,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if len(c.uninit) > 0 {
 		d.explainUninit(c, r)
 	}
-	if c.hasW && !d.hbOrSame(&c.w, r) {
+	if c.hasW && !wOrdered {
 		switch {
 		case !r.atomic:
 			d.raceWrite(c, &c.w, r, after, warred, acc, lo, hi)
@@ -482,6 +509,15 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
 
 // access2d is access on a 2-D tensor shadow, rectangle by rectangle.
 func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
+	if acc.ReadOnly && !acc.Write && s.initialised() {
+		if checkShortcuts {
+			d.checkInitialised(acc, s)
+		}
+		return // nothing to record, and every byte is initialised
+	}
+	if acc.Write {
+		s.wrote(false)
+	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	d.rects = s.rects(acc, d.rects[:0])
 	for _, q := range d.rects {
@@ -500,9 +536,7 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 			d.accessCells(r, acc, &b.cols, ci, cj, geo{s.base, s.pitch, b.lo, b.hi}, &uninitLo, &uninitHi)
 		}
 	}
-	if uninitLo >= 0 {
-		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
-	}
+	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
 
 // hbOrSame is hb, except that an op never races itself (an in-place tadd
@@ -531,7 +565,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	kw, okNew := d.raceKey(w, rd)
 	counted := false
 	settle := func(old *rec, later bool) {
-		if _, ok := d.racedWith[racePair(rd, old)]; !ok {
+		if !d.hasRaced(rd, old) {
 			return // rd did not race old
 		}
 		ko, okOld := d.raceKey(old, rd)
@@ -596,11 +630,71 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 // racedPair reports whether writes a and b raced with the race counted
 // (noteRaced, either way round).
 func (d *Detector) racedPair(a, b *rec) bool {
-	if _, ok := d.racedWith[racePair(a, b)]; ok {
-		return true
+	return d.hasRaced(a, b) || d.hasRaced(b, a)
+}
+
+// hasRaced reports whether noteRaced(rd, w) was called: looked up, or for
+// two accesses of one agent whose same-pipe races are off, told from the
+// accesses themselves (selfRaced).
+func (d *Detector) hasRaced(rd, w *rec) bool {
+	if d.selfOff(rd, w) {
+		if raced, told := selfRaced(rd, w); told {
+			if checkShortcuts && !rd.write {
+				// noteRaced kept the pair all the same: compare.
+				_, kept := d.racedWith[racePair(rd, w)]
+				d.checkSelfRaced(rd, w, raced, kept)
+			}
+			return raced
+		}
 	}
-	_, ok := d.racedWith[racePair(b, a)]
+	_, ok := d.racedWith[racePair(rd, w)]
 	return ok
+}
+
+// selfOff reports whether a and b are accesses of one agent whose
+// same-pipe races are not reported: the cube's in-place TMATMUL.ACC chain
+// races itself once per mad (SamePipe.M), and a pair per race kept in
+// racedWith was most of a linted GEMM's memory and a tenth of its time.
+func (d *Detector) selfOff(a, b *rec) bool {
+	if a.agent != b.agent {
+		return false
+	}
+	ag := &d.agents[a.agent]
+	return d.opt.SamePipe.level(ag.pipe, ag.kind == akSDMA) == SevOff
+}
+
+// selfLag is rec.lag for r now.
+func (d *Detector) selfLag(r *rec) uint16 {
+	own := get(d.agents[r.agent].clock, d.pos(r.agent))
+	if own >= r.epoch {
+		return 0
+	}
+	return uint16(min(r.epoch-own, math.MaxUint16))
+}
+
+// selfRaced reports whether accesses x and y of one agent raced, that is
+// whether noteRaced saw them: whichever of the two came later (an agent's
+// epochs only grow) was checked against the earlier one, still in its cell,
+// and raced it if the agent's own component, its epoch less its lag, was
+// below the earlier one's epoch (hb). Accesses of one instance, or of
+// different run generations, never race. ok is false when a saturated lag
+// cannot tell.
+func selfRaced(x, y *rec) (raced, ok bool) {
+	if x.gen != y.gen || x.epoch == y.epoch {
+		return false, true
+	}
+	early, late := x, y
+	if early.epoch > late.epoch {
+		early, late = late, early
+	}
+	gap := late.epoch - early.epoch
+	switch {
+	case late.lag < math.MaxUint16:
+		return late.lag > uint16(min(gap, math.MaxUint16)), true
+	case gap < math.MaxUint16:
+		return true, true
+	}
+	return false, false
 }
 
 // noteRaced records that access rd raced plain write w and the race is
@@ -614,6 +708,11 @@ func (d *Detector) racedPair(a, b *rec) bool {
 func (d *Detector) noteRaced(rd, w *rec) {
 	if w.atomic {
 		return // atomic adds are not moved from
+	}
+	if d.selfOff(rd, w) && !checkShortcuts {
+		if _, ok := selfRaced(rd, w); ok {
+			return // hasRaced tells it from rd and w
+		}
 	}
 	if d.racedWith == nil {
 		d.racedWith = map[moveKey]struct{}{}
@@ -664,10 +763,10 @@ type moveKey struct {
 // raceKey is the finding key race(prev, cur) counts under, and false when
 // race does not report it (a same-pipe race turned off).
 func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
-	kind, first, second := d.raceKind(prev, cur)
-	if prev.agent == cur.agent && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
+	if d.selfOff(prev, cur) {
 		return findKey{}, false
 	}
+	kind, first, second := d.raceKind(prev, cur)
 	return findKey{kind: kind, first: siteKey(d.site(first)), second: siteKey(d.site(second))}, true
 }
 
@@ -871,11 +970,11 @@ func (d *Detector) resetRace(plain, add *rec, acc *machine.Access, lo, hi int64)
 // race queues a conflict between an earlier-seen access prev and cur; the
 // kind comes from their intended order, not from which one ran first.
 func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
-	kind, first, second := d.raceKind(prev, cur)
-	same := prev.agent == cur.agent
-	if same && d.opt.SamePipe.level(d.agents[cur.agent].pipe, d.agents[cur.agent].kind == akSDMA) == SevOff {
+	if d.selfOff(prev, cur) {
 		return
 	}
+	kind, first, second := d.raceKind(prev, cur)
+	same := prev.agent == cur.agent
 	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same})
 }
 
@@ -935,14 +1034,12 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 	if !rd.raced || r.atomic {
 		return false
 	}
-	if _, ok := d.racedWith[racePair(rd, &c.w)]; ok && c.hasW && !after {
+	if c.hasW && !after && d.hasRaced(rd, &c.w) {
 		return true
 	}
 	for x := range c.adds {
-		if w := &c.adds[x]; !w.atomic && !d.hbOrSame(w, r) {
-			if _, ok := d.racedWith[racePair(rd, w)]; ok {
-				return true
-			}
+		if w := &c.adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+			return true
 		}
 	}
 	return false

@@ -119,12 +119,75 @@ func BenchmarkLintRanks(b *testing.B) {
 				t2 := cpuTime()
 				plain, linted, peak = plain+t1-t0, linted+t2-t1, max(peak, p)
 			}
-			b.ReportMetric(plain.Seconds()/float64(b.N), "timing-cpu-s")
-			b.ReportMetric(linted.Seconds()/float64(b.N), "lint-cpu-s")
-			b.ReportMetric(float64(linted)/float64(plain), "lint/timing")
-			b.ReportMetric(float64(peak)/(1<<20), "lint-heap-MiB")
+			reportLintCost(b, plain, linted, peak)
 		})
 	}
+}
+
+// BenchmarkLintAllgatherGEMM8 is issue 28's second lint budget: `ptoasm
+// lint` of the 8-rank allgather_gemm (pipelined, BASE_M=128, 24 compute and
+// 48 comm blocks, K=N=4096) at most 2.5x the CPU of its timing-only run.
+// Each iteration runs the program timing-only, then as lint does (the
+// detector attached, then the static pass), and reports both CPU times,
+// their ratio and lint's peak heap. M=16384 is the issue's shape; M=4096
+// runs the same loops a quarter as often, for quicker comparisons.
+//
+//	go test ./machine/hazard -run '^$' -bench LintAllgatherGEMM8 -benchtime 1x
+func BenchmarkLintAllgatherGEMM8(b *testing.B) {
+	for _, m := range []int{4096, 16384} {
+		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
+			path, _ := programs.Find("allgather_gemm")
+			var defs []asm.Define
+			for _, kv := range [][2]string{{"RANKS", "8"}, {"M", fmt.Sprint(m)}, {"K", "4096"}, {"N", "4096"},
+				{"BASE_M", "128"}, {"COMPUTE_BLOCKS", "24"}, {"COMM_BLOCKS", "48"}, {"MODE", "pipelined"}} {
+				defs = append(defs, asm.Define{Name: kv[0], Value: kv[1]})
+			}
+			obj, errs := asm.Assemble(embedFE, path, defs)
+			if errs.HasErrors() {
+				b.Fatal(errs)
+			}
+			run := func(det *hazard.Detector) {
+				opt := machine.Options{TimingOnly: true}
+				if det != nil {
+					opt.Observers = []machine.Observer{det}
+				}
+				mc, err := machine.New(obj, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := mc.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var plain, linted time.Duration
+			var peak uint64
+			for b.Loop() {
+				runtime.GC()
+				t0 := cpuTime()
+				run(nil)
+				t1 := cpuTime()
+				runtime.GC()
+				t2 := cpuTime()
+				p := heapPeak(func() {
+					det := hazard.New(hazard.Options{})
+					run(det)
+					hazard.Merge(det.Findings(), hazard.CheckObject(obj))
+				})
+				t3 := cpuTime()
+				plain, linted, peak = plain+t1-t0, linted+t3-t2, max(peak, p)
+			}
+			reportLintCost(b, plain, linted, peak)
+		})
+	}
+}
+
+// reportLintCost reports the CPU of b.N timing-only runs and of as many
+// lints, their ratio (the issue's budgets) and lint's peak heap.
+func reportLintCost(b *testing.B, plain, linted time.Duration, peak uint64) {
+	b.ReportMetric(plain.Seconds()/float64(b.N), "timing-cpu-s")
+	b.ReportMetric(linted.Seconds()/float64(b.N), "lint-cpu-s")
+	b.ReportMetric(float64(linted)/float64(plain), "lint/timing")
+	b.ReportMetric(float64(peak)/(1<<20), "lint-heap-MiB")
 }
 
 // cpuTime is the process's user+system CPU time: the machine is shared, so

@@ -33,6 +33,11 @@ type rec struct {
 	// raced marks a read kept in a cell that races the cell's last write
 	// (exec.go, accessCell).
 	raced bool
+	// lag is epoch less the agent's own component of its clock when the
+	// access was checked against the cell, saturated: whether an earlier
+	// access of the same agent raced it can then be told later (selfRaced)
+	// instead of being recorded as a pair.
+	lag uint16
 }
 
 func (r *rec) iters() []int64 {

@@ -16,6 +16,40 @@ type shadow2D struct {
 	base, pitch, rows int64
 	bands             []*band
 	hint              int // the band span returned last
+	// init says whether every byte is initialised (initAll), or not
+	// (initSome), or nobody looked since the last write (initUnknown). A
+	// tensor only the host writes (a GEMM's inputs) is read once per tile
+	// and K step, and each read walked its bands for unwritten bytes
+	// (initialised).
+	init initState
+}
+
+type initState uint8
+
+const (
+	initUnknown initState = iota
+	initAll
+	initSome
+)
+
+// initialised reports whether every byte of the shadow is initialised, so
+// no read of it finds unwritten bytes.
+func (s *shadow2D) initialised() bool {
+	if s.init == initUnknown {
+		s.init = initAll
+		if _, _, found := s.unwritten(rect{0, s.rows, 0, s.pitch}); found {
+			s.init = initSome
+		}
+	}
+	return s.init == initAll
+}
+
+// wrote notes a write to the shadow: a poisoning host write may leave bytes
+// uninitialised, and any write may complete what was not.
+func (s *shadow2D) wrote(poison bool) {
+	if poison || s.init == initSome {
+		s.init = initUnknown
+	}
 }
 
 // band is rows [lo, hi) of a tensor; cols holds its cells (byte columns).

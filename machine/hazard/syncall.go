@@ -67,6 +67,7 @@ func (d *Detector) hostWrite(e *machine.Event) {
 		}
 		poison := e.Word == "poison"
 		if g := d.gmShadowFor(acc); g != nil {
+			g.wrote(poison)
 			d.rects = g.rects(acc, d.rects[:0])
 			for _, q := range d.rects {
 				i, j := g.span(q.r0, q.r1)
