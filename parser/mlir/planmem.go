@@ -508,14 +508,6 @@ var pmGenAll = map[string]bool{"pto.tgetval": true, "func.call": true, "pto.tpus
 	"pto.initialize_l2l_pipe": true, "pto.initialize_l2g2l_pipe": true, "pto.build_async_session": true,
 	"pto.tput_async": true, "pto.tget_async": true}
 
-// pmScratch gives, for the ops whose getEffects write a `tmp` operand
-// besides the destination (PTO.cpp at a56b18c3), how many ins operands come
-// before it: a further ins operand is the scratch tile.
-var pmScratch = map[string]int{"tcolargmax": 1, "tcolargmin": 1, "tcolsum": 1, "tcvt": 1, "tprelu": 2,
-	"trem": 2, "trems": 2, "trowexpanddiv": 2, "trowexpandmul": 2, "trowexpandsub": 2, "trowexpandexpdif": 2,
-	"trowexpandmax": 2, "trowexpandmin": 2, "trowmax": 1, "trowargmax": 1, "trowmin": 1, "trowargmin": 1,
-	"trowsum": 1, "trowprod": 1, "trsqrt": 1, "tsel": 3, "tsels": 3, "tsort32": 2, "txors": 2, "txor": 2, "ttrans": 1}
-
 func (p *pmPlanner) groupVals(o *pmOp, kw string) []int {
 	inner, ok := keyGroup(dpsToks(o.op), kw)
 	if !ok {
@@ -623,7 +615,7 @@ func (p *pmPlanner) visit(o *pmOp) {
 		outs := p.groupVals(o, "outs")
 		gens := append([]int(nil), outs...)
 		var scratch []int
-		if base, ok := pmScratch[short]; ok {
+		if base, ok := scratchIns[short]; ok {
 			if ins := p.groupVals(o, "ins"); len(ins) > base {
 				scratch = ins[len(ins)-1:]
 			}
