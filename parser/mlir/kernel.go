@@ -32,6 +32,9 @@ type kctx struct {
 	// setValid names the tiles a pto.set_validshape updates: their valid
 	// region lives in registers (setValidTargets).
 	setValid map[string]bool
+	// rings are the slots this kernel's pops of each FIFO land in
+	// (slotRing).
+	rings map[string]*slotRing
 }
 
 // kernel lowers fi into a kernel of the given kind.
