@@ -68,6 +68,12 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 		}
 		ti, ok := parseType(a.Type)
 		if !ok {
+			if len(a.Type) > 0 && strings.HasPrefix(a.Type[0].Text, "!pto.tile_buf") {
+				// PTOAS's TileBufType::parse reads `loc=...` keys or
+				// the compact `<loc, RxCxT>`; anything else (the old
+				// `<32x64xf32, #pto.address_space<vec>>`) it rejects.
+				k.errf(a.Span, "%s: unreadable !pto.tile_buf type; PTOAS takes `loc=..., dtype=..., rows=...` keys or the compact `<loc, RxCxT>` form (TileBufType::parse)", a.Name)
+			}
 			k.vals[a.Name] = &val{}
 			continue
 		}
