@@ -269,3 +269,55 @@ func TestEntryFunctions(t *testing.T) {
 		})
 	}
 }
+
+// TestReserveSlots: a pipe fed by a reserve_buffer places each popped tile
+// in its slot, base + n % L * S (pto-isa's TPOP), with the base PlanMemory
+// gives the reserve after planning. Worked by hand: %v (1 KiB, written by
+// its tload) is planned at 0 and %w (512 B, written by the tneg) at 1024;
+// they occupy [0, 1024) and [1024, 1536) on the 256-byte grid, so the
+// reserve starts at 1536, and with local_slot_num = 2 and slot_size = 2048
+// the loop's pops go to 1536 and 3584.
+func TestReserveSlots(t *testing.T) {
+	const tv = "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+	const th = "!pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=16, v_row=8, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+	src := `module {
+  func.func @vec(%gm: !pto.ptr<f32>, %a: memref<16x16xf32, #pto.address_space<gm>>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %buf = pto.reserve_buffer {name = "c2v", size = 4096, location = #pto.address_space<vec>, auto = true} -> i32
+    %pipe = pto.initialize_l2g2l_pipe {dir_mask = 1, slot_size = 2048, slot_num = 4, local_slot_num = 2, flag_base = 0}(%gm : !pto.ptr<f32>, %buf : i32) -> !pto.pipe
+    %v = pto.alloc_tile : ` + tv + `
+    %w = pto.alloc_tile : ` + th + `
+    pto.tload ins(%a : memref<16x16xf32, #pto.address_space<gm>>) outs(%v : ` + tv + `)
+    pto.tadd ins(%v, %v : ` + tv + `, ` + tv + `) outs(%v : ` + tv + `)
+    scf.for %i = %c0 to %c2 step %c1 {
+      %p = pto.declare_tile -> ` + th + `
+      pto.tpop(%p, %pipe : ` + th + `, !pto.pipe) {split = 0}
+      pto.tneg ins(%p : ` + th + `) outs(%w : ` + th + `)
+    }
+    return
+  }
+}
+`
+	f, errs := ParseFile("r.pto", []byte(src))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	var b bytes.Buffer
+	asm.Fprint(&b, f)
+	for _, want := range []string{
+		"tile %v : vec f32 [16, 16] layout(blayout=row_major, slayout=none_box) @ 0",
+		"tile %w : vec f32 [8, 16] layout(blayout=row_major, slayout=none_box) @ 1024",
+		"tassign %p, 1536 + %",
+		"% 2 * 2048",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lowered program lacks %q:\n%s", want, b.String())
+		}
+	}
+	obj, errs := assembleFile("r.pto", []byte(src))
+	if obj == nil || errs.HasErrors() {
+		t.Fatalf("assemble: %v", errs)
+	}
+}

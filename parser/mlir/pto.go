@@ -798,9 +798,15 @@ func (k *kctx) pto(op *Op) {
 				buf = vs[0]
 			}
 		}
+		// The operands, with types between them or after them all:
+		// `(%gm : T, %local : i32)` or `(%gm, %local : T, i32)`.
 		var vs []*val
-		if v, _, _, ok := k.parenValues(ts[afterDict(ts):]); ok {
-			vs = v
+		if g, ok := groupAt(ts, afterDict(ts)); ok {
+			for _, it := range splitTop(g, ",") {
+				if len(it) > 0 && it[0].Kind == KValue {
+					vs = append(vs, k.use(it[0]))
+				}
+			}
 		}
 		if op.Name == "pto.initialize_l2g2l_pipe" && len(vs) > 0 {
 			vs = vs[1:] // the GM slot buffer; the local addresses follow
