@@ -45,7 +45,9 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	k.manualReserve = manualReserve(fi.body)
 	k.plan = l.memPlan(fi.body, fi.op.NameTok.Span)
 	// Tiles PlanMemory does not place (declare_tile, tpop results, local
-	// memref arguments) go past the planned bytes.
+	// memref arguments) go past the planned bytes; a pop through a pipe
+	// fed by a reserve_buffer then rebinds its tile to the reserve's slot
+	// (slotRing).
 	for sp, end := range k.plan.end {
 		k.next[sp] = end
 	}
