@@ -113,13 +113,7 @@ const vadd = `module {
 // TestLower checks the lowered program text (the printer's canonical form).
 func TestLower(t *testing.T) {
 	src := strings.Replace(vadd, "scf.for", "%cst = arith.constant 2.5 : f32\n    scf.for", 1)
-	f, errs := ParseFile("v.pto", []byte(src))
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
-	var b bytes.Buffer
-	asm.Fprint(&b, f)
-	for _, want := range []string{
+	f := lowerHas(t, "v.pto", src,
 		"const n = 16",
 		"gm arg0 : f32 [16, 16]",
 		"kernel vadd : aiv {",
@@ -130,21 +124,33 @@ func TestLower(t *testing.T) {
 		"wait_flag MTE2, V, 0",
 		"tadds %t, %t, 2.5",
 		"pipe_barrier V",
-		"run vadd blocks=BLOCKS",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("lowered program lacks %q:\n%s", want, b.String())
-		}
-	}
+		"run vadd blocks=BLOCKS")
 	// Spans point into the MLIR source.
 	k := f.Decls[len(f.Decls)-2].(*asm.Kernel)
 	if p := k.Body[0].NodeSpan().Pos; p.File != "v.pto" || p.Line != 8 {
 		t.Errorf("tile decl at %v, want v.pto:8", p)
 	}
-	obj, errs := assembleFile("v.pto", []byte(src))
-	if obj == nil || errs.HasErrors() {
+}
+
+// lowerHas lowers src, requires each of wants in its PTO-AS and that it
+// assembles, and returns the lowered tree.
+func lowerHas(t *testing.T, name, src string, wants ...string) *asm.File {
+	t.Helper()
+	f, errs := ParseFile(name, []byte(src))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	var b bytes.Buffer
+	asm.Fprint(&b, f)
+	for _, want := range wants {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lowered program lacks %q:\n%s", want, b.String())
+		}
+	}
+	if obj, errs := assembleFile(name, []byte(src)); obj == nil || errs.HasErrors() {
 		t.Fatalf("assemble: %v", errs)
 	}
+	return f
 }
 
 func FuzzParseFile(f *testing.F) {
@@ -300,24 +306,9 @@ func TestReserveSlots(t *testing.T) {
   }
 }
 `
-	f, errs := ParseFile("r.pto", []byte(src))
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
-	var b bytes.Buffer
-	asm.Fprint(&b, f)
-	for _, want := range []string{
+	lowerHas(t, "r.pto", src,
 		"tile %v : vec f32 [16, 16] layout(blayout=row_major, slayout=none_box) @ 0",
 		"tile %w : vec f32 [8, 16] layout(blayout=row_major, slayout=none_box) @ 1024",
 		"tassign %p, 1536 + %",
-		"% 2 * 2048",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("lowered program lacks %q:\n%s", want, b.String())
-		}
-	}
-	obj, errs := assembleFile("r.pto", []byte(src))
-	if obj == nil || errs.HasErrors() {
-		t.Fatalf("assemble: %v", errs)
-	}
+		"% 2 * 2048")
 }
