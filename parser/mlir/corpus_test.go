@@ -404,7 +404,52 @@ func BenchmarkParseLower(b *testing.B) {
 var (
 	checkConst = regexp.MustCompile(`CHECK(?:-DAG)?:\s*%(?:\[\[)?(\w+?)(?::\.\*\]\])?\s*=\s*arith\.constant\s+(\d+)\s*:\s*i64`)
 	checkCast  = regexp.MustCompile(`CHECK(?:-DAG)?:.*pto\.pointer_cast\(%(?:\[\[)?(\w+?)(?:\]\])?\)`)
+	// checkReserve is a reserve_buffer as PlanMemory left it: its name and base.
+	checkReserve = regexp.MustCompile(`CHECK(?:-DAG)?:.*pto\.reserve_buffer\s*\{name = "(\w+)".*base = (\d+)\}`)
 )
+
+// TestReserveCorpus holds reserve_buffer placement to the bases the
+// corpus's CHECK lines give (pto.reserve_buffer{..., base = N} after
+// PlanMemory).
+func TestReserveCorpus(t *testing.T) {
+	checked := 0
+	for _, rel := range corpusFiles(t) {
+		src, err := os.ReadFile(filepath.Join(corpusDir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{}
+		for _, m := range checkReserve.FindAllStringSubmatch(string(src), -1) {
+			want[m[1]], _ = strconv.ParseInt(m[2], 10, 64)
+		}
+		if len(want) == 0 {
+			continue
+		}
+		m, errs := Parse(rel, src)
+		if errs.HasErrors() {
+			t.Fatalf("%s: %v", rel, errs)
+		}
+		got := map[string]int64{}
+		for _, op := range m.Ops {
+			visitTop(op, func(fn *Op) {
+				plan := planMemory(fn.Regions[0])
+				for r, base := range plan.reserve {
+					got[attrString(attrDict(r.Toks)["name"])] = base
+				}
+			})
+		}
+		for n, b := range want {
+			checked++
+			if g, ok := got[n]; !ok || g != b {
+				t.Errorf("%s: reserve_buffer %q at %d (placed: %v), its CHECK line says %d", rel, n, g, ok, b)
+			}
+		}
+	}
+	t.Logf("%d reserve_buffer bases in CHECK lines", checked)
+	if checked == 0 {
+		t.Skip("no CHECKed reserve_buffer base in the corpus")
+	}
+}
 
 // TestPlanMemoryCorpus holds automatic placement to PTOAS's PlanMemory where
 // the corpus's plan_memory tests give addresses: each FileCheck line

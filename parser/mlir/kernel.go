@@ -32,6 +32,9 @@ type kctx struct {
 	// setValid names the tiles a pto.set_validshape updates: their valid
 	// region lives in registers (setValidTargets).
 	setValid map[string]bool
+	// rings are the slots this kernel's pops of each FIFO land in
+	// (slotRing).
+	rings map[string]*slotRing
 }
 
 // kernel lowers fi into a kernel of the given kind.
@@ -42,7 +45,9 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 	k.manualReserve = manualReserve(fi.body)
 	k.plan = l.memPlan(fi.body, fi.op.NameTok.Span)
 	// Tiles PlanMemory does not place (declare_tile, tpop results, local
-	// memref arguments) go past the planned bytes.
+	// memref arguments) go past the planned bytes; a pop through a pipe
+	// fed by a reserve_buffer then rebinds its tile to the reserve's slot
+	// (slotRing).
 	for sp, end := range k.plan.end {
 		k.next[sp] = end
 	}
@@ -65,6 +70,12 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 		}
 		ti, ok := parseType(a.Type)
 		if !ok {
+			if len(a.Type) > 0 && strings.HasPrefix(a.Type[0].Text, "!pto.tile_buf") {
+				// PTOAS's TileBufType::parse reads `loc=...` keys or
+				// the compact `<loc, RxCxT>`; anything else (the old
+				// `<32x64xf32, #pto.address_space<vec>>`) it rejects.
+				k.errf(a.Span, "%s: unreadable !pto.tile_buf type; PTOAS takes `loc=..., dtype=..., rows=...` keys or the compact `<loc, RxCxT>` form (TileBufType::parse)", a.Name)
+			}
 			k.vals[a.Name] = &val{}
 			continue
 		}

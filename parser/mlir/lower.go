@@ -92,6 +92,9 @@ type val struct {
 	// eventid arrays: register name prefix
 	events string
 	nev    int
+	// reserved: a local address from pto.reserve_buffer or
+	// pto.import_reserved_buffer (pipes place popped tiles in its slots)
+	reserved bool
 }
 
 type tileVal struct {

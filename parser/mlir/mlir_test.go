@@ -113,13 +113,7 @@ const vadd = `module {
 // TestLower checks the lowered program text (the printer's canonical form).
 func TestLower(t *testing.T) {
 	src := strings.Replace(vadd, "scf.for", "%cst = arith.constant 2.5 : f32\n    scf.for", 1)
-	f, errs := ParseFile("v.pto", []byte(src))
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
-	var b bytes.Buffer
-	asm.Fprint(&b, f)
-	for _, want := range []string{
+	f := lowerHas(t, "v.pto", src,
 		"const n = 16",
 		"gm arg0 : f32 [16, 16]",
 		"kernel vadd : aiv {",
@@ -130,21 +124,33 @@ func TestLower(t *testing.T) {
 		"wait_flag MTE2, V, 0",
 		"tadds %t, %t, 2.5",
 		"pipe_barrier V",
-		"run vadd blocks=BLOCKS",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("lowered program lacks %q:\n%s", want, b.String())
-		}
-	}
+		"run vadd blocks=BLOCKS")
 	// Spans point into the MLIR source.
 	k := f.Decls[len(f.Decls)-2].(*asm.Kernel)
 	if p := k.Body[0].NodeSpan().Pos; p.File != "v.pto" || p.Line != 8 {
 		t.Errorf("tile decl at %v, want v.pto:8", p)
 	}
-	obj, errs := assembleFile("v.pto", []byte(src))
-	if obj == nil || errs.HasErrors() {
+}
+
+// lowerHas lowers src, requires each of wants in its PTO-AS and that it
+// assembles, and returns the lowered tree.
+func lowerHas(t *testing.T, name, src string, wants ...string) *asm.File {
+	t.Helper()
+	f, errs := ParseFile(name, []byte(src))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	var b bytes.Buffer
+	asm.Fprint(&b, f)
+	for _, want := range wants {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lowered program lacks %q:\n%s", want, b.String())
+		}
+	}
+	if obj, errs := assembleFile(name, []byte(src)); obj == nil || errs.HasErrors() {
 		t.Fatalf("assemble: %v", errs)
 	}
+	return f
 }
 
 func FuzzParseFile(f *testing.F) {
@@ -268,4 +274,41 @@ func TestEntryFunctions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReserveSlots: a pipe fed by a reserve_buffer places each popped tile
+// in its slot, base + n % L * S (pto-isa's TPOP), with the base PlanMemory
+// gives the reserve after planning. Worked by hand: %v (1 KiB, written by
+// its tload) is planned at 0 and %w (512 B, written by the tneg) at 1024;
+// they occupy [0, 1024) and [1024, 1536) on the 256-byte grid, so the
+// reserve starts at 1536, and with local_slot_num = 2 and slot_size = 2048
+// the loop's pops go to 1536 and 3584.
+func TestReserveSlots(t *testing.T) {
+	const tv = "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+	const th = "!pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=16, v_row=8, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+	src := `module {
+  func.func @vec(%gm: !pto.ptr<f32>, %a: memref<16x16xf32, #pto.address_space<gm>>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %buf = pto.reserve_buffer {name = "c2v", size = 4096, location = #pto.address_space<vec>, auto = true} -> i32
+    %pipe = pto.initialize_l2g2l_pipe {dir_mask = 1, slot_size = 2048, slot_num = 4, local_slot_num = 2, flag_base = 0}(%gm : !pto.ptr<f32>, %buf : i32) -> !pto.pipe
+    %v = pto.alloc_tile : ` + tv + `
+    %w = pto.alloc_tile : ` + th + `
+    pto.tload ins(%a : memref<16x16xf32, #pto.address_space<gm>>) outs(%v : ` + tv + `)
+    pto.tadd ins(%v, %v : ` + tv + `, ` + tv + `) outs(%v : ` + tv + `)
+    scf.for %i = %c0 to %c2 step %c1 {
+      %p = pto.declare_tile -> ` + th + `
+      pto.tpop(%p, %pipe : ` + th + `, !pto.pipe) {split = 0}
+      pto.tneg ins(%p : ` + th + `) outs(%w : ` + th + `)
+    }
+    return
+  }
+}
+`
+	lowerHas(t, "r.pto", src,
+		"tile %v : vec f32 [16, 16] layout(blayout=row_major, slayout=none_box) @ 0",
+		"tile %w : vec f32 [8, 16] layout(blayout=row_major, slayout=none_box) @ 1024",
+		"tassign %p, 1536 + %",
+		"% 2 * 2048")
 }

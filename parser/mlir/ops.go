@@ -90,6 +90,19 @@ var tileOps = func() map[string]opRow {
 	return m
 }()
 
+// scratchIns gives, for the ops whose getEffects write an ins operand besides
+// the outs (lib/PTO/IR/PTO.cpp at a56b18c3: the `tmp` of the reductions,
+// row expands, tsel, tsort32, tmrgsort's format 2, ...), how many ins
+// operands (tiles and scalars) come before it: a further ins operand is the
+// written scratch tile. Every outs operand is written too (getDpsInits:
+// tgather's cdst, tmrgsort's dst and executed); tgather's tmp is read.
+// PlanMemory starts a scratch buffer's life there, and a stand-in writes it.
+var scratchIns = map[string]int{"tcolargmax": 1, "tcolargmin": 1, "tcolsum": 1, "tcvt": 1, "tprelu": 2,
+	"trem": 2, "trems": 2, "trowexpanddiv": 2, "trowexpandmul": 2, "trowexpandsub": 2, "trowexpandexpdif": 2,
+	"trowexpandmax": 2, "trowexpandmin": 2, "trowmax": 1, "trowargmax": 1, "trowmin": 1, "trowargmin": 1,
+	"trowsum": 1, "trowprod": 1, "trsqrt": 1, "tsel": 3, "tsels": 3, "tsort32": 2, "tmrgsort": 2,
+	"txors": 2, "txor": 2, "ttrans": 1}
+
 var cmpWords = map[string]string{"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 
 var rndWords = map[string]string{"rint": "rint", "round": "round", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
@@ -325,7 +338,7 @@ func (k *kctx) tileOp(op *Op, name string) {
 			k.instr(op, row.our, dst(), ref(0), ref(1))
 			return
 		}
-		k.standIn(op, insT, insTok, outT, outTok)
+		k.standIn(op, name, d, insT, insTok, outT, outTok)
 	case shSort32:
 		if need(2, 1) {
 			args := []asm.Expr{dst(), ref(0), ref(1)}
@@ -355,7 +368,7 @@ func (k *kctx) tileOp(op *Op, name string) {
 			}
 			return
 		}
-		k.standIn(op, insT, insTok, outT, outTok)
+		k.standIn(op, name, d, insT, insTok, outT, outTok)
 	case shGather:
 		// The mask form, ins(src, {maskPattern = #pto.mask_pattern<P0101>}),
 		// is tgather.mask; the index and compare forms stand in.
@@ -366,12 +379,12 @@ func (k *kctx) tileOp(op *Op, name string) {
 				return
 			}
 		}
-		k.standIn(op, insT, insTok, outT, outTok)
+		k.standIn(op, name, d, insT, insTok, outT, outTok)
 	case shGen:
 		// generators: tci's start (descending = true counts down), ttri's
 		// diagonal (upperOrLower = 1 is the upper triangle)
 		if len(sc) < 1 || !need(0, 1) {
-			k.standIn(op, insT, insTok, outT, outTok)
+			k.standIn(op, name, d, insT, insTok, outT, outTok)
 			return
 		}
 		in := k.instr(op, row.our, dst(), sc[0].x)
@@ -383,7 +396,7 @@ func (k *kctx) tileOp(op *Op, name string) {
 			in.Attrs = append(in.Attrs, &asm.Attr{Span: op.Span, Key: map[string]string{"tci": "descending", "ttri": "upper"}[name], Val: num(op.Span, 1)})
 		}
 	case shStandIn:
-		k.standIn(op, insT, insTok, outT, outTok)
+		k.standIn(op, name, d, insT, insTok, outT, outTok)
 	}
 }
 
@@ -414,11 +427,33 @@ func (k *kctx) quantTmp(op *Op, d dps) (*val, Tok, bool) {
 	return v, t, true
 }
 
-// standIn lowers an op our ISA lacks to V-pipe instructions with its effects:
-// every tile it reads is read and its destination written, so hazards are
-// found as PTOAS would see them. A vec→vec tmov keeps dtypes, a tcvt changes
-// them; a binary stand-in uses tadd when shapes and dtypes agree.
-func (k *kctx) standIn(op *Op, insT []*val, insTok []Tok, outT []*val, outTok []Tok) {
+// standIn lowers an op our ISA lacks to V-pipe instructions with its effects
+// (PTO.cpp's getEffects): every tile it reads is read and every tile it
+// writes written, so hazards are found as PTOAS would see them. A vec→vec
+// tmov keeps dtypes, a tcvt changes them; a binary stand-in uses tadd when
+// shapes and dtypes agree. The written scratch operand (scratchIns) and the
+// outputs after the first (tgather's cdst) are written by a texpands each:
+// reading them, as a plain source would be, reported the op's own output as
+// an uninitialised read.
+func (k *kctx) standIn(op *Op, name string, d dps, insT []*val, insTok []Tok, outT []*val, outTok []Tok) {
+	var written []*val
+	var writtenTok []Tok
+	if base, ok := scratchIns[name]; ok && len(d.ins) > base && len(insT) > 0 && d.ins[len(d.ins)-1] == insT[len(insT)-1] {
+		written, writtenTok = append(written, insT[len(insT)-1]), append(writtenTok, insTok[len(insT)-1])
+		insT, insTok = insT[:len(insT)-1], insTok[:len(insTok)-1]
+	}
+	if len(outT) > 1 {
+		written, writtenTok = append(written, outT[1:]...), append(writtenTok, outTok[1:]...)
+	}
+	k.standInMain(op, insT, insTok, outT, outTok)
+	for i, t := range written {
+		if t.tile.loc == "vec" && len(outT) > 0 {
+			k.note(k.instr(op, "texpands", tileRef(t, writtenTok[i]), fnum(op.Span, 0)), "stand-in for %s: the %%%s it writes", op.Name, t.tile.name)
+		}
+	}
+}
+
+func (k *kctx) standInMain(op *Op, insT []*val, insTok []Tok, outT []*val, outTok []Tok) {
 	if len(outT) == 0 || len(insT) == 0 {
 		if len(outT) > 0 && len(insT) == 0 {
 			k.note(k.instr(op, "texpands", tileRef(outT[0], outTok[0]), fnum(op.Span, 0)), "stand-in for %s", op.Name)

@@ -99,6 +99,9 @@ type memPlan struct {
 	addr map[*Op]int64
 	end  map[asm.Space]int64 // past the last planned byte, per memory
 	err  string
+	// reserve is the base of the function's pto.reserve_buffer {auto =
+	// true} (reserveHole).
+	reserve map[*Op]int64
 }
 
 // ---- the function as PlanMemory sees it ----
@@ -508,14 +511,6 @@ var pmGenAll = map[string]bool{"pto.tgetval": true, "func.call": true, "pto.tpus
 	"pto.initialize_l2l_pipe": true, "pto.initialize_l2g2l_pipe": true, "pto.build_async_session": true,
 	"pto.tput_async": true, "pto.tget_async": true}
 
-// pmScratch gives, for the ops whose getEffects write a `tmp` operand
-// besides the destination (PTO.cpp at a56b18c3), how many ins operands come
-// before it: a further ins operand is the scratch tile.
-var pmScratch = map[string]int{"tcolargmax": 1, "tcolargmin": 1, "tcolsum": 1, "tcvt": 1, "tprelu": 2,
-	"trem": 2, "trems": 2, "trowexpanddiv": 2, "trowexpandmul": 2, "trowexpandsub": 2, "trowexpandexpdif": 2,
-	"trowexpandmax": 2, "trowexpandmin": 2, "trowmax": 1, "trowargmax": 1, "trowmin": 1, "trowargmin": 1,
-	"trowsum": 1, "trowprod": 1, "trsqrt": 1, "tsel": 3, "tsels": 3, "tsort32": 2, "txors": 2, "txor": 2, "ttrans": 1}
-
 func (p *pmPlanner) groupVals(o *pmOp, kw string) []int {
 	inner, ok := keyGroup(dpsToks(o.op), kw)
 	if !ok {
@@ -623,7 +618,7 @@ func (p *pmPlanner) visit(o *pmOp) {
 		outs := p.groupVals(o, "outs")
 		gens := append([]int(nil), outs...)
 		var scratch []int
-		if base, ok := pmScratch[short]; ok {
+		if base, ok := scratchIns[short]; ok {
 			if ins := p.groupVals(o, "ins"); len(ins) > base {
 				scratch = ins[len(ins)-1:]
 			}
@@ -1093,7 +1088,7 @@ func (p *pmPlanner) run(es []*pmEntry, capacity, align uint64, si pmSpecInfo, re
 
 // planMemory plans one function body.
 func planMemory(body *Region) *memPlan {
-	mp := &memPlan{addr: map[*Op]int64{}, end: map[asm.Space]int64{}}
+	mp := &memPlan{addr: map[*Op]int64{}, end: map[asm.Space]int64{}, reserve: map[*Op]int64{}}
 	if body == nil {
 		return mp
 	}
@@ -1144,6 +1139,9 @@ func planMemory(body *Region) *memPlan {
 			mp.end[sp] = max(mp.end[sp], int64(e.off+e.aligned))
 			maxOff = max(maxOff, e.off)
 		}
+	}
+	if mp.err == "" {
+		mp.reserveHole(body, byScope)
 	}
 	// AllocToPointerCast's fallback for buffers nothing writes: 4 KiB
 	// strides past the highest planned offset, the last alloc first.
@@ -1207,4 +1205,102 @@ func pmScopeName(s asm.Space) string {
 		return "SCALING"
 	}
 	return s.String()
+}
+
+// reserveHole places the function's pto.reserve_buffer {auto = true} as
+// PTOAS does after planning (assignAutoReserveBufferBase and
+// analyzeReserveBufferPlan, PTOPlanMemory.cpp at a56b18c3): every planned
+// buffer of the reserve's memory occupies [offset, offset + size rounded up
+// to 256 bytes) whatever its life; the ranges are merged and the reserve
+// takes the first 256-byte-aligned hole from 0 that holds its size. The
+// memories are getLocalMemSpec's: vec 192 KiB, mat 512 KiB (A2/A3), both at
+// 256 bytes; any other location, a second reserve in the function or no hole
+// is PTOAS's error. Buffers AllocToPointerCast places later (never written)
+// are not in the plan and do not count.
+func (mp *memPlan) reserveHole(body *Region, byScope map[asm.Space][]*pmEntry) {
+	rs := opsNamed(body, "pto.reserve_buffer")
+	if len(rs) == 0 {
+		return
+	}
+	if len(rs) > 1 {
+		mp.err = "expects at most one pto.reserve_buffer per function (PTOAS PlanMemory)"
+		return
+	}
+	r := rs[0]
+	d := attrDict(r.Toks)
+	if a, ok := d["auto"]; !ok || len(a) == 0 || a[0].Text != "true" {
+		return // a fixed base: the lowering reads it
+	}
+	var space asm.Space
+	var capacity int64
+	switch loc := reserveLoc(d["location"]); loc {
+	case "vec":
+		space, capacity = asm.UB, 196608
+	case "mat":
+		space, capacity = asm.L1, 524288
+	default:
+		mp.err = "pto.reserve_buffer: unsupported reserve_buffer location " + loc + " (PTOAS PlanMemory)"
+		return
+	}
+	const align = 256
+	size := intAttr(r.Toks, "size", 0)
+	type rng struct{ b, e int64 }
+	var occ []rng
+	for _, e := range byScope[space] {
+		occ = append(occ, rng{int64(e.off), int64(e.off) + alignUp(e.b.size, align)})
+	}
+	sort.Slice(occ, func(i, j int) bool { return occ[i].b < occ[j].b })
+	var merged []rng
+	for _, o := range occ {
+		if len(merged) == 0 || o.b > merged[len(merged)-1].e {
+			merged = append(merged, o)
+			continue
+		}
+		merged[len(merged)-1].e = max(merged[len(merged)-1].e, o.e)
+	}
+	base := int64(0)
+	for _, o := range merged {
+		base = alignUp(base, align)
+		if base+size <= o.b {
+			break
+		}
+		base = max(base, o.e)
+	}
+	base = alignUp(base, align)
+	if base+size > capacity {
+		mp.err = "pto.reserve_buffer: failed to allocate local memory hole for reserve_buffer (PTOAS PlanMemory)"
+		return
+	}
+	mp.reserve[r] = base
+}
+
+// reserveLoc is the address space word of a `location = #pto.address_space<vec>`
+// attribute (or its short form `<vec>`).
+func reserveLoc(ts []Tok) string {
+	for _, t := range ts {
+		switch t.Text {
+		case "vec", "mat", "acc", "left", "right", "bias", "scaling", "gm":
+			return t.Text
+		}
+	}
+	return "?"
+}
+
+// opsNamed lists the ops called name in r, at any depth, in pre-order.
+func opsNamed(r *Region, name string) []*Op {
+	var out []*Op
+	if r == nil {
+		return nil
+	}
+	for _, b := range r.Blocks {
+		for _, op := range b.Ops {
+			if op.Name == name {
+				out = append(out, op)
+			}
+			for _, sub := range op.Regions {
+				out = append(out, opsNamed(sub, name)...)
+			}
+		}
+	}
+	return out
 }

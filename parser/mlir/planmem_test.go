@@ -64,8 +64,30 @@ func TestPlanMemory(t *testing.T) {
 		name: "overflow after rollback",
 		body: "%a = m\n%b = m\nld a\nld b\nst a\n%c = l\nld c\nst b\nst c",
 		err:  "VEC overflow, requires 2097152 bits while 1572864 bits avaliable! (PTOAS PlanMemory)",
+	}, {
+		// `rv N` is a pto.reserve_buffer {auto = true} of N bytes in vec,
+		// placed after planning (assignAutoReserveBufferBase): %a holds
+		// [0, 1024), so the reserve takes 1024, as
+		// plan_memory_reserve_buffer_prefix.pto CHECKs it (8192 there).
+		name: "reserve after the planned bytes",
+		body: "rv 8192\n%a = k\nld a\nst a",
+		want: map[string]int64{"a": 0, "fifo": 1024},
+	}, {
+		// 384-byte buffers side by side at 0 and 384 (32-byte plan):
+		// each occupies its size rounded up to 256, [0, 512) and
+		// [384, 896), merged; the base rounds 896 up to 1024.
+		name: "reserve on a 256-byte grid",
+		body: "rv 256\n%a = q\n%b = q\nld a\nld b\nst a\nst b",
+		want: map[string]int64{"a": 0, "b": 384, "fifo": 1024},
+	}, {
+		// Lives do not matter: %t1 and %t2 share 0, %t3 is at 80 KiB, so
+		// [0, 160 KiB) is taken whatever is live, and 40000 more bytes
+		// do not fit in 192 KiB.
+		name: "reserve without a hole",
+		body: "rv 40000\n%t1 = s\n%t2 = s\nld t2\nst t2\n%t3 = s\nld t1\nld t3\nst t1\nst t3",
+		err:  "pto.reserve_buffer: failed to allocate local memory hole for reserve_buffer (PTOAS PlanMemory)",
 	}}
-	types := map[string]string{"s": "128x160xf32", "m": "128x128xf32", "l": "256x128xf32", "k": "16x16xf32"}
+	types := map[string]string{"s": "128x160xf32", "m": "128x128xf32", "l": "256x128xf32", "k": "16x16xf32", "q": "12x8xf32"}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ty := map[string]string{}
@@ -80,6 +102,8 @@ func TestPlanMemory(t *testing.T) {
 					fmt.Fprintf(&b, "%s = memref.alloc() : memref<%s, #pto.address_space<vec>>\n", f[0], types[f[2]])
 				case len(f) == 2 && f[0] == "ld":
 					fmt.Fprintf(&b, "pto.tload ins(%%g : memref<256x160xf32, #pto.address_space<gm>>) outs(%%%s : memref<%s, #pto.address_space<vec>>)\n", f[1], ty[f[1]])
+				case len(f) == 2 && f[0] == "rv":
+					fmt.Fprintf(&b, "%%fifo = pto.reserve_buffer {name = \"fifo\", size = %s, location = #pto.address_space<vec>, auto = true} -> i32\n", f[1])
 				case len(f) == 2 && f[0] == "st":
 					fmt.Fprintf(&b, "pto.tstore ins(%%%s : memref<%s, #pto.address_space<vec>>) outs(%%g : memref<256x160xf32, #pto.address_space<gm>>)\n", f[1], ty[f[1]])
 				default:
@@ -98,7 +122,7 @@ func TestPlanMemory(t *testing.T) {
 					plan = planMemory(fn.Regions[0])
 					names = map[*Op]string{}
 					visit(fn.Regions[0], func(o *Op) {
-						if allocOps[o.Name] {
+						if allocOps[o.Name] || o.Name == "pto.reserve_buffer" {
 							names[o] = strings.TrimPrefix(o.Results[0].Name, "%")
 						}
 					})
@@ -116,6 +140,9 @@ func TestPlanMemory(t *testing.T) {
 			got := map[string]int64{}
 			for op, n := range names {
 				if a, ok := plan.addr[op]; ok {
+					got[n] = a
+				}
+				if a, ok := plan.reserve[op]; ok {
 					got[n] = a
 				}
 			}

@@ -756,7 +756,7 @@ func (k *kctx) pto(op *Op) {
 		k.define(op, lit(rsp, 0))
 	// ---- cube <-> vector FIFO ----
 	case "reserve_buffer", "import_reserved_buffer":
-		k.define(op, lit(rsp, 0))
+		k.define(op, k.reservedBase(op, name))
 	case "aic_initialize_pipe", "aiv_initialize_pipe":
 		// PTOAS lowers a frontend pipe to an l2g2l pipe of 8 slots, or 4
 		// when one pipe carries both directions
@@ -768,16 +768,26 @@ func (k *kctx) pto(op *Op) {
 			slots = 4
 		}
 		var buf *val
+		cons := map[int64]*val{}
 		if g, ok := groupAt(ts, afterDict(ts)); ok {
 			for _, it := range splitTop(g, ",") {
-				if len(it) >= 3 && it[0].Text == "gm_slot_buffer" && it[1].is("=") && it[2].Kind == KValue {
+				if len(it) < 3 || !it[1].is("=") || it[2].Kind != KValue {
+					continue
+				}
+				switch it[0].Text {
+				case "gm_slot_buffer":
 					buf = k.use(it[2])
+				case "c2v_consumer_buf":
+					cons[1] = k.use(it[2])
+				case "v2c_consumer_buf":
+					cons[2] = k.use(it[2])
 				}
 			}
 		}
 		for _, d := range []int64{1, 2} {
 			if dir&d != 0 {
 				k.l.frontFifo[d] = k.l.pipeFifo(d, slots, -1, buf)
+				k.popSlots(op, k.l.frontFifo[d], cons[d], slots, intAttr(ts, "slot_size", 0))
 			}
 		}
 	case "initialize_l2g2l_pipe", "initialize_l2l_pipe":
@@ -788,11 +798,42 @@ func (k *kctx) pto(op *Op) {
 				buf = vs[0]
 			}
 		}
+		// The operands, with types between them or after them all:
+		// `(%gm : T, %local : i32)` or `(%gm, %local : T, i32)`.
+		var vs []*val
+		if g, ok := groupAt(ts, afterDict(ts)); ok {
+			for _, it := range splitTop(g, ",") {
+				if len(it) > 0 && it[0].Kind == KValue {
+					vs = append(vs, k.use(it[0]))
+				}
+			}
+		}
+		if op.Name == "pto.initialize_l2g2l_pipe" && len(vs) > 0 {
+			vs = vs[1:] // the GM slot buffer; the local addresses follow
+		}
 		d := dir
 		if d == 3 {
 			d = 1 // one handle for both directions: its pushes go c2v
 		}
-		k.define(op, &val{kind: vFifo, fifo: k.l.pipeFifo(d, intAttr(ts, "slot_num", 8), intAttr(ts, "flag_base", -1), buf)})
+		f := k.l.pipeFifo(d, intAttr(ts, "slot_num", 8), intAttr(ts, "flag_base", -1), buf)
+		k.define(op, &val{kind: vFifo, fifo: f})
+		// The consumer's local slots: local_addr serves the direction of
+		// dir_mask 1 or 2; with 3 it is c2v's and peer_local_addr v2c's
+		// (PTOResolveReservedBuffersPass.cpp at a56b18c3). One handle
+		// carries both directions, so its pops are this kernel's side.
+		local := int64(intAttr(ts, "slot_num", 8))
+		if op.Name == "pto.initialize_l2g2l_pipe" {
+			local = intAttr(ts, "local_slot_num", local)
+		} else {
+			local = 2 // EmitC's TPipe for l2l pipes
+		}
+		if len(vs) > 0 {
+			c := vs[0]
+			if dir == 3 && len(vs) > 1 && k.kind == "aic" {
+				c = vs[1] // the cube consumes v2c
+			}
+			k.popSlots(op, f, c, local, intAttr(ts, "slot_size", 0))
+		}
 	case "tpush_to_aiv", "tpush_to_aic", "tpush":
 		vs, vt, _, ok := k.parenValues(ts)
 		if !ok {
@@ -829,7 +870,9 @@ func (k *kctx) pto(op *Op) {
 		}
 		if t.kind == vTile && !t.tile.skip {
 			k.fifo(f, t.tile, op.Span)
+			k.popSlot(op, f, t, rsp)
 			k.instr(op, "tpop", &asm.Ref{Span: rsp, Name: t.tile.name}, &asm.GMRef{Span: op.NameTok.Span, Name: f})
+			k.popNext(op, f)
 		}
 	case "tpop":
 		vs, vt, _, ok := k.parenValues(ts)
@@ -843,7 +886,9 @@ func (k *kctx) pto(op *Op) {
 		}
 		if !vs[0].tile.skip {
 			k.fifo(vs[1].fifo, vs[0].tile, op.Span)
+			k.popSlot(op, vs[1].fifo, vs[0], vt[0].Span)
 			k.instr(op, "tpop", tileRef(vs[0], vt[0]), &asm.GMRef{Span: vt[1].Span, Name: vs[1].fifo})
+			k.popNext(op, vs[1].fifo)
 		}
 	default:
 		k.tileOp(op, name)
@@ -1365,4 +1410,106 @@ func (k *kctx) scalarGM(op *Op, name, rname string, rsp asm.Span) {
 		return
 	}
 	k.instr(op, "st", g, v.x)
+}
+
+// reservedBase is the local address a pto.reserve_buffer or
+// pto.import_reserved_buffer stands for after PTOResolveReservedBuffers: the
+// base PlanMemory gave the reserve (memPlan.reserveHole), its fixed `base`
+// with auto = false, and for an import the base of the peer function's
+// reserve of that name. The value is marked as a reserved buffer, so the
+// pipes it feeds place their popped tiles in its slots (popSlots).
+func (k *kctx) reservedBase(op *Op, name string) *val {
+	sp := op.Span
+	if len(op.Results) > 0 {
+		sp = op.Results[0].Span
+	}
+	v := lit(sp, 0)
+	v.reserved = true
+	body, rop := k.fn.body, op
+	if name == "import_reserved_buffer" {
+		d := attrDict(op.Toks)
+		peer := ""
+		if p, ok := d["peer_func"]; ok && len(p) > 0 {
+			peer = strings.Trim(strings.TrimPrefix(p[0].Text, "@"), `"`)
+		}
+		fi := k.l.funcs[peer]
+		if fi == nil {
+			k.errf(op.Span, "pto.import_reserved_buffer: expects 'peer_func' to reference an existing func.func")
+			return v
+		}
+		rop = nil
+		want := attrString(d["name"])
+		for _, r := range opsNamed(fi.body, "pto.reserve_buffer") {
+			if attrString(attrDict(r.Toks)["name"]) == want {
+				rop = r
+			}
+		}
+		if rop == nil {
+			k.errf(op.Span, "pto.import_reserved_buffer: expects matching peer reserve_buffer to exist")
+			return v
+		}
+		body = fi.body
+		k.l.memPlan(fi.body, fi.op.NameTok.Span)
+	}
+	if base, ok := k.l.plans[body].reserve[rop]; ok {
+		v.v, v.x = base, num(sp, base)
+	} else if b := intAttr(rop.Toks, "base", -1); b >= 0 {
+		v.v, v.x = b, num(sp, b)
+	}
+	return v
+}
+
+func attrString(ts []Tok) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	return strings.Trim(ts[0].Text, `"`)
+}
+
+// slotRing is where a pipe puts the tiles this kernel pops: pto-isa's TPOP
+// assigns the popped tile to consumer_buf + (tileIndex % LocalSlotNum) *
+// SlotSize before loading it (popVecTileFromGMFiFo / popMatTileFromGMFiFo,
+// include/pto/npu/a2a3/TPush.hpp at 3186c381). cnt is the register counting
+// this kernel's pops.
+type slotRing struct {
+	base        int64
+	slots, size int64
+	cnt         string
+}
+
+// popSlots records the slot ring of FIFO f when its consumer buffer comes
+// from a reserve_buffer or import_reserved_buffer (a base PlanMemory and
+// PTOResolveReservedBuffers fix). A local address given any other way (a
+// constant, a kernel argument) is left alone: the popped tile keeps the place
+// the lowering gives it.
+func (k *kctx) popSlots(op *Op, f string, cons *val, slots, size int64) {
+	if cons == nil || !cons.reserved || slots <= 0 || size <= 0 {
+		return
+	}
+	if k.rings == nil {
+		k.rings = map[string]*slotRing{}
+	}
+	r := &slotRing{base: cons.v, slots: slots, size: size, cnt: k.reg(f + "_popped")}
+	k.rings[f] = r
+	k.emit(&asm.Let{Span: op.Span, Reg: r.cnt, X: num(op.Span, 0)})
+}
+
+// popSlot binds tile t to its slot before a pop of FIFO f: `tassign %t,
+// base + (n % slots) * size`, evaluated when it issues, so a pop in a loop
+// moves through the ring as on the device.
+func (k *kctx) popSlot(op *Op, f string, t *val, sp asm.Span) {
+	r := k.rings[f]
+	if r == nil || t.kind != vTile {
+		return
+	}
+	n := &asm.Ref{Span: sp, Name: r.cnt}
+	slot := &asm.Binary{Span: sp, Op: "%", X: n, Y: num(sp, r.slots)}
+	addr := &asm.Binary{Span: sp, Op: "+", X: num(sp, r.base), Y: &asm.Binary{Span: sp, Op: "*", X: slot, Y: num(sp, r.size)}}
+	k.instr(op, "tassign", &asm.Ref{Span: sp, Name: t.tile.name}, addr)
+}
+
+func (k *kctx) popNext(op *Op, f string) {
+	if r := k.rings[f]; r != nil {
+		k.emit(&asm.Let{Span: op.Span, Reg: r.cnt, X: &asm.Binary{Span: op.Span, Op: "+", X: &asm.Ref{Span: op.Span, Name: r.cnt}, Y: num(op.Span, 1)}})
+	}
 }
