@@ -137,6 +137,9 @@ func regW(name string) OperandSpec {
 }
 func opt(s OperandSpec) OperandSpec { s.Optional = true; return s }
 
+// rwIf is a tile operand read, and written too only when its dtype is dt.
+func rwIf(dt DType, s OperandSpec) OperandSpec { s.Access, s.WriteDType = AccRW, dt; return s }
+
 // routeMove routes tmov/textract/tinsert by (src, dst) location. Pairs that are not
 // legal on A2/A3 (machine-facts §3.2) give PipeInvalid.
 func routeMove(dst, src Loc) Pipe {
@@ -695,6 +698,9 @@ func (s OperandSpec) String() string {
 		b.WriteString(" w")
 	case AccRW:
 		b.WriteString(" rw")
+		if s.WriteDType != DTInvalid {
+			b.WriteString("(" + s.WriteDType.String() + ")")
+		}
 	}
 	if s.Optional {
 		return "[" + b.String() + "]"

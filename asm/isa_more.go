@@ -43,7 +43,7 @@ func defsMore() {
 		// loop between those flags.
 		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier()
 	def("trem", FamVector, PipeV, CostVDiv, aivOnly,
-		[]OperandSpec{tileW("dst", vecLocs...), tileRW("a", vecLocs...), tileRW("b", vecLocs...), scratchW("tmp", vecLocs...)},
+		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), rwIf(I32, tileR("b", vecLocs...)), scratchW("tmp", vecLocs...)},
 		"remainder with the divisor's sign, f32 steps: r = a - floor(a/b)·b, plus b where r·b < 0; i32 converts a and b to f32 in place (a keeps rint(f32(a)), b ends as f32 bits), tmp holds a row of scratch and a compare mask at dst's row stride (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSameTmp).
 		// Per row: f32 vdiv of a by b into tmp (i32: a and b converted
 		// to f32 in place first), then every step followed by a barrier.
@@ -91,7 +91,7 @@ func defsMore() {
 		// between flags (TPowI).
 		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier()
 	def("trems", FamVector, PipeV, CostVDiv, aivOnly,
-		[]OperandSpec{tileW("dst", vecLocs...), tileRW("a", vecLocs...), floatImm("s"), scratchW("tmp", vecLocs...)},
+		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), floatImm("s"), scratchW("tmp", vecLocs...)},
 		"remainder by a scalar with the scalar's sign, f32 steps as trem; i32 converts a to f32 and back in place (a keeps rint(f32(a))); tmp's first row is scratch (charged as vdiv)").chk(chkSameTmp).
 		// Per row: f32 vector_dup of the scalar into tmp, barrier, then
 		// every step followed by a barrier; i32 first converts a to f32
