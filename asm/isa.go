@@ -906,6 +906,8 @@ device; where `+"`docs/isa`"+` says otherwise, the code is followed (tests: `+"`
   (MinInt32 rem -1 is -1, the f32 → i32 `+"`vconv`"+` taken to saturate as `+"`tcvt`"+`'s does). A divisor of 0 gives a back (f32: NaN), not a fault. trem's tmp holds
   a 256-byte compare mask at dst's row stride (a `+"`vector_dup`"+` of 64 u32), more than the
   `+"`Cols + 2·⌈Cols/64⌉`"+` columns `+"`docs/isa/TREM.md`"+` asks for: a smaller tmp is an error here.
+- `+"`tfmod`"+`/`+"`tfmods`"+`: `+"`TFmod.hpp`"+`/`+"`TFmodS.hpp`"+` are f32 only, and their vdiv, trunc, vmul, vsub chain
+  rounds each step, so fmod(1e10, 3) is 0 and b = ±inf gives NaN (C's fmod: 1 and a).
 - `+"`tpow`"+`/`+"`tpows`"+`: the a2a3 path is f32 and the integer dtypes (`+"`PowCheckType`"+`), not f16; the
   float result is `+"`exp(b·ln a)`"+` with `+"`SwitchPowFResult`"+`'s fix-ups, so 1 to the power NaN is NaN (not
   C's 1). `+"`tpow`"+`, `+"`tpows`"+`, `+"`trem`"+` and `+"`trems`"+` take pto-isa's tmp operand.

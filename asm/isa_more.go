@@ -48,7 +48,7 @@ func defsMore() {
 		// Per row: f32 vdiv of a by b into tmp (i32: a and b converted
 		// to f32 in place first), then every step followed by a barrier.
 		vbar(0b1110, 0b1111, VBarAlways, "include/pto/npu/a2a3/TRem.hpp (RemF32Instr, RemInt32Instr)").endBarrier()
-	vecOp3("tfmod", CostVDiv, "fmod: remainder with the dividend's sign, a - trunc(a/b)·b (TFmod.hpp; charged as vdiv)").chk(chkSame).
+	vecOp3("tfmod", CostVDiv, "fmod, f32 only: f32(a - f32(trunc(f32(a/b))·b)), each step rounded, so b = 0 or ±inf gives NaN (TFmod.hpp; charged as vdiv)").chk(chkSame).
 		// f32 only: per row vdiv, vconv, vmul, vsub, each followed by a
 		// barrier.
 		vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TFmod.hpp (FmodF32Instr)")
@@ -64,7 +64,7 @@ func defsMore() {
 		{"txors", CostVXor, "bitwise xor with a scalar"},
 		{"tshls", CostVShl, "shift left by a scalar"},
 		{"tshrs", CostVShr, "shift right by a scalar (arithmetic for signed dtypes)"},
-		{"tfmods", CostVDiv, "fmod by a scalar, with a's sign (charged as vdiv)"},
+		{"tfmods", CostVDiv, "fmod by a scalar, f32 only, the steps of tfmod (charged as vdiv)"},
 	} {
 		d := vecOpS(v.name, v.cost, v.doc).chk(chkSame)
 		switch v.name {

@@ -49,14 +49,9 @@ func dstSrcs(args []Operand, n int, names ...string) (d view, src [3]esrc, err e
 
 // initSemMore adds their rows to the table.
 func initSemMore(t *[asm.NumOpcodes]semantics) {
-	for o, v := range map[asm.Opcode]vop{
-		asm.OpTfmod: vFmod, asm.OpTsubrelu: vSubRelu,
-	} {
-		t[o] = vBin(v, srcTile)
-	}
+	t[asm.OpTsubrelu] = vBin(vSubRelu, srcTile)
 	for o, v := range map[asm.Opcode]vop{
 		asm.OpTands: vAnd, asm.OpTors: vOr, asm.OpTxors: vXor, asm.OpTshls: vShl, asm.OpTshrs: vShr,
-		asm.OpTfmods: vFmod,
 	} {
 		t[o] = vBin(v, srcScalar)
 	}
@@ -65,6 +60,9 @@ func initSemMore(t *[asm.NumOpcodes]semantics) {
 	}
 	for o, k := range map[asm.Opcode]srcKind{asm.OpTrem: srcTile, asm.OpTrems: srcScalar} {
 		t[o] = sem(argsOnly(func(a []Operand) error { return vecRem(a, k) }), flopDst)
+	}
+	for o, k := range map[asm.Opcode]srcKind{asm.OpTfmod: srcTile, asm.OpTfmods: srcScalar} {
+		t[o] = sem(argsOnly(func(a []Operand) error { return vecFmod(a, k) }), flopDst)
 	}
 	t[asm.OpTrowexpandexpdif] = vBin(vExpDif, srcRow)
 	t[asm.OpTcolexpandexpdif] = vBin(vExpDif, srcCol)
@@ -289,31 +287,6 @@ func vecGatherMask(op *asm.COp, args []Operand) error {
 	d.cols = n
 	d.written()
 	return nil
-}
-
-// intPow is x**y wrapping in int64; a negative exponent truncates 1/x**|y|
-// towards zero as integer division does.
-func intPow(x, y int64) int64 {
-	if y < 0 {
-		switch x {
-		case 1:
-			return 1
-		case -1:
-			if y&1 != 0 {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	}
-	r := int64(1)
-	for ; y > 0; y >>= 1 {
-		if y&1 != 0 {
-			r *= x
-		}
-		x *= x
-	}
-	return r
 }
 
 // fusedKind says which operands a fused multiply-add multiplies.

@@ -42,7 +42,6 @@ func TestMoreElementwise(t *testing.T) {
 	for _, tc := range []vcase{
 		{name: "fmod f32", op: "tfmod", dst: asm.F32, ins: []in{a, b}, want: ref(fmodRef, av, bv, asm.F32)},
 		{name: "subrelu f32", op: "tsubrelu", dst: asm.F32, ins: []in{a, b}, want: [][]float64{{0, 10, 2, nan}, {0, 0, 3.5, nan}}},
-		{name: "fmod i16", op: "tfmod", dst: asm.I16, ins: []in{T(asm.I16, grid(-7, 7, -32768)), T(asm.I16, grid(3, -3, -1))}, want: [][]float64{{-1, 1, 0}}},
 		{name: "subrelu i16", op: "tsubrelu", dst: asm.I16, ins: []in{T(asm.I16, grid(5, 1)), T(asm.I16, grid(2, 9))}, want: [][]float64{{3, 0}}},
 		{name: "ands i16", op: "tands", dst: asm.I16, ins: []in{T(asm.I16, grid(0x0ff0, -1)), I(0x00ff)}, want: [][]float64{{0x00f0, 0x00ff}}},
 		{name: "ors i16", op: "tors", dst: asm.I16, ins: []in{T(asm.I16, grid(0x0ff0, 0)), I(0x000f)}, want: [][]float64{{0x0fff, 0x000f}}},

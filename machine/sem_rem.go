@@ -288,3 +288,36 @@ func remMask(tmp *view, at int64, cols int) {
 	}
 	tmp.buf.Written(at, 256)
 }
+
+// vecFmod: tfmod dst, a, b and tfmods dst, a, s as TFmod.hpp's FmodF32Instr
+// and TFmodS.hpp's FmodSF32Instr compute them, f32 only: dst =
+// f32(a - f32(trunc(f32(a/b))·b)), each step rounded (so b = 0 gives NaN,
+// and a quotient past 2^24 leaves the f32 product's error in dst).
+func vecFmod(args []Operand, kind srcKind) error {
+	if err := need(args, 3); err != nil {
+		return err
+	}
+	d, err := tileView(&args[0], "dst")
+	if err != nil {
+		return err
+	}
+	a, err := tileSrc(&args[1], "a", srcTile, &d)
+	if err != nil {
+		return err
+	}
+	b, err := secondSrc(&args[2], kind, a.dt, &d)
+	if err != nil {
+		return err
+	}
+	if d.dt != asm.F32 || a.dt != asm.F32 {
+		return fmt.Errorf("a2a3 TFMOD takes f32 only (TFmod.hpp), not %v", d.dt)
+	}
+	for r := 0; r < d.rows; r++ {
+		for c := 0; c < d.cols; c++ {
+			x, y := a.F(r, c), b.F(r, c)
+			d.setF(r, c, f32r(x-f32r(math.Trunc(f32r(x/y))*y)), memory.RoundRint)
+		}
+	}
+	d.written()
+	return nil
+}

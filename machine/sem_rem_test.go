@@ -325,3 +325,21 @@ func roundF32(xs []float64) []float64 {
 	}
 	return out
 }
+
+// TestFmodDevice: tfmod and tfmods as TFmod.hpp's f32 chain: fmod(1e10, 3)
+// is 0 (the quotient rounds to f32, its product back to 1e10), and b = ±inf
+// gives NaN (0·inf), not a; only f32 has a path.
+func TestFmodDevice(t *testing.T) {
+	inf := math.Inf(1)
+	ref := func(a, b float32) float64 { return float64(a - float32(float32(math.Trunc(float64(float32(a/b))))*b)) }
+	a, b := grid(1e10, -7, 7.5, 1, nan, 5, -0.5), grid(3, 2, -2, 0, 1, inf, 0.25)
+	hand := grid(0, -1, 1.5, nan, nan, nan, -0)
+	var want []float64
+	for i := range a {
+		want = append(want, ref(float32(a[i]), float32(b[i])))
+	}
+	runVec(t, vcase{name: "ref", op: "tfmod", dst: asm.F32, ins: []in{T(asm.F32, a), T(asm.F32, b)}, want: [][]float64{want}})
+	runVec(t, vcase{name: "by hand", op: "tfmod", dst: asm.F32, ins: []in{T(asm.F32, a), T(asm.F32, b)}, want: [][]float64{hand}})
+	runVec(t, vcase{name: "fmods", op: "tfmods", dst: asm.F32, ins: []in{T(asm.F32, grid(1e10, -7, 7.5)), F(3)}, want: [][]float64{{0, -1, 1.5}}})
+	runVec(t, vcase{name: "i16", op: "tfmod", dst: asm.I16, ins: []in{T(asm.I16, grid(7)), T(asm.I16, grid(3))}, want: [][]float64{{1}}, err: "f32 only"})
+}
