@@ -177,22 +177,28 @@ func scalarSrc(o *Operand, dt asm.DType) (esrc, error) {
 }
 
 func vecBinary(args []Operand, o vop, kind srcKind) error {
-	if err := need(args, 3); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
-	if err != nil {
-		return err
-	}
-	a, err := tileSrc(&args[1], "a", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	b, err := secondSrc(&args[2], kind, a.dt, &d)
+	d, a, b, err := binSrcs(args, 3, kind)
 	if err != nil {
 		return err
 	}
 	return ewise(&d, &a, &b, o)
+}
+
+// binSrcs checks that args has n operands and opens dst, a (a tile
+// covering dst) and b (a tile or an immediate, by kind): the start of every
+// binary op.
+func binSrcs(args []Operand, n int, kind srcKind) (d view, a, b esrc, err error) {
+	if err = need(args, n); err != nil {
+		return
+	}
+	if d, err = tileView(&args[0], "dst"); err != nil {
+		return
+	}
+	if a, err = tileSrc(&args[1], "a", srcTile, &d); err != nil {
+		return
+	}
+	b, err = secondSrc(&args[2], kind, a.dt, &d)
+	return
 }
 
 func vecUnary(args []Operand, o vop) error {

@@ -81,18 +81,7 @@ func powInt(a, b int64) int64 {
 // vecPow: tpow dst, a, b, tmp and tpows dst, a, s, tmp. pto-isa's a2a3 TPOW
 // takes f32 and the integer dtypes (PowCheckType); f16 has no path.
 func vecPow(args []Operand, kind srcKind) error {
-	d, err := tileView(&args[0], "dst")
-	if err != nil {
-		return err
-	}
-	if err := need(args, 4); err != nil {
-		return err
-	}
-	a, err := tileSrc(&args[1], "a", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	b, err := secondSrc(&args[2], kind, a.dt, &d)
+	d, a, b, err := binSrcs(args, 4, kind)
 	if err != nil {
 		return err
 	}
@@ -185,18 +174,7 @@ func remI32(a, b int64, scalar bool) (res, a2 int64, tb float64) {
 // bytes, then one bit per element of tmp's first row (< 0), 8 bytes per
 // 64 elements.
 func vecRem(args []Operand, kind srcKind) error {
-	if err := need(args, 4); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
-	if err != nil {
-		return err
-	}
-	a, err := tileSrc(&args[1], "a", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	b, err := secondSrc(&args[2], kind, a.dt, &d)
+	d, a, b, err := binSrcs(args, 4, kind)
 	if err != nil {
 		return err
 	}
@@ -294,18 +272,7 @@ func remMask(tmp *view, at int64, cols int) {
 // f32(a - f32(trunc(f32(a/b))·b)), each step rounded (so b = 0 gives NaN,
 // and a quotient past 2^24 leaves the f32 product's error in dst).
 func vecFmod(args []Operand, kind srcKind) error {
-	if err := need(args, 3); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
-	if err != nil {
-		return err
-	}
-	a, err := tileSrc(&args[1], "a", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	b, err := secondSrc(&args[2], kind, a.dt, &d)
+	d, a, b, err := binSrcs(args, 3, kind)
 	if err != nil {
 		return err
 	}

@@ -51,24 +51,31 @@ launch ranks=1 {
 		{"i32", "f16", "tadddeqrelu %d, %a, %b, 0.5, %w", []string{hazard.KindWAR}},
 	} {
 		t.Run(tc.dt+" "+tc.op, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "k.pto")
-			if err := os.WriteFile(path, []byte(fmt.Sprintf(kernel, tc.dt, tc.dst, tc.op)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			obj, errs := asm.Assemble(fe, path, nil)
-			if errs.HasErrors() {
-				t.Fatalf("assemble: %v", errs)
-			}
-			d := runDetector(t, obj, machine.Options{TimingOnly: true})
-			var got []string
-			for _, f := range d.Findings() {
-				if f.Severity != hazard.SevNote.String() {
-					got = append(got, f.Kind)
-				}
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("findings %v, want %v\n%+v", got, tc.want, d.Findings())
-			}
+			checkKinds(t, fmt.Sprintf(kernel, tc.dt, tc.dst, tc.op), tc.want)
 		})
+	}
+}
+
+// checkKinds lints src timing-only and compares the kinds of its findings
+// above note severity, in order, with want.
+func checkKinds(t *testing.T, src string, want []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "k.pto")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj, errs := asm.Assemble(fe, path, nil)
+	if errs.HasErrors() {
+		t.Fatalf("assemble: %v", errs)
+	}
+	d := runDetector(t, obj, machine.Options{TimingOnly: true})
+	var got []string
+	for _, f := range d.Findings() {
+		if f.Severity != hazard.SevNote.String() {
+			got = append(got, f.Kind)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %v, want %v\n%+v", got, want, d.Findings())
 	}
 }

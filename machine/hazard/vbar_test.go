@@ -1,14 +1,9 @@
 package hazard_test
 
 import (
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/ptoasm/ptoasm/asm"
-	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
 )
 
@@ -136,24 +131,7 @@ func TestInternalBarrierClasses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := "    " + strings.ReplaceAll(tc.body, "\n", "\n    ")
-			path := filepath.Join(t.TempDir(), "k.pto")
-			if err := os.WriteFile(path, []byte(strings.Replace(vbarKernel, "BODY", body, 1)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			obj, errs := asm.Assemble(fe, path, nil)
-			if errs.HasErrors() {
-				t.Fatalf("assemble: %v", errs)
-			}
-			d := runDetector(t, obj, machine.Options{TimingOnly: true})
-			var got []string
-			for _, f := range d.Findings() {
-				if f.Severity != hazard.SevNote.String() {
-					got = append(got, f.Kind)
-				}
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("findings %v, want %v\n%+v", got, tc.want, d.Findings())
-			}
+			checkKinds(t, strings.Replace(vbarKernel, "BODY", body, 1), tc.want)
 		})
 	}
 }
