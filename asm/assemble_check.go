@@ -104,6 +104,11 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 			sameDType(0, i)
 			sameShape(0, i)
 		}
+	case chkSameTmp:
+		for i := 1; i < len(args)-1; i++ {
+			sameDType(0, i)
+			sameShape(0, i)
+		}
 	case chkSameDType:
 		for i := 1; i < len(args); i++ {
 			sameDType(0, i)

@@ -72,6 +72,7 @@ type checkKind uint8
 const (
 	chkNone      checkKind = iota
 	chkSame                // every tile operand has the destination's dtype and valid shape
+	chkSameTmp             // as chkSame but for the last operand, a scratch the machine sizes (trem, trems)
 	chkSameDType           // same dtype, shapes free (reductions, expands)
 	chkCvt                 // same valid shape, any dtypes
 	chkCmp                 // sources agree; the mask destination is free
@@ -135,6 +136,9 @@ func regW(name string) OperandSpec {
 	return OperandSpec{Name: name, Kinds: []ArgKind{ArgReg}, Access: AccWrite}
 }
 func opt(s OperandSpec) OperandSpec { s.Optional = true; return s }
+
+// rwIf is a tile operand read, and written too only when its dtype is dt.
+func rwIf(dt DType, s OperandSpec) OperandSpec { s.Access, s.WriteDType = AccRW, dt; return s }
 
 // routeMove routes tmov/textract/tinsert by (src, dst) location. Pairs that are not
 // legal on A2/A3 (machine-facts §3.2) give PipeInvalid.
@@ -694,6 +698,9 @@ func (s OperandSpec) String() string {
 		b.WriteString(" w")
 	case AccRW:
 		b.WriteString(" rw")
+		if s.WriteDType != DTInvalid {
+			b.WriteString("(" + s.WriteDType.String() + ")")
+		}
 	}
 	if s.Optional {
 		return "[" + b.String() + "]"
@@ -876,10 +883,34 @@ Within covered files, paths ptoasm's form does not take have no row: TCvt's NonS
 conversions (the overload with a tmp tile, under EDGE_CASE_ALIGN_ENABLE). A missing row is the
 safe side: the detector then asks for the manual barrier.
 
-pto-isa's a2a3 code also writes operands that ptoasm's forms only read, noticed while checking
-these paths and not modelled: TAddDeqRelu keeps its f32 steps in a's and b's bytes, TRem and
-TRemS on i32 convert a (and TRem's b) to f32 and back in place, and TPOW, TREM and TREMS take a tmp
-tile that `+"`tpow`"+`, `+"`trem`"+` and `+"`trems`"+` do not have.
+### Where pto-isa's docs and its a2a3 code differ
+
+The machine computes what `+"`include/pto/npu/a2a3`"+` (3186c381) computes, which is what runs on the
+device; where `+"`docs/isa`"+` says otherwise, the code is followed (tests: `+"`machine/sem_rem_test.go`"+`):
+
+- `+"`tpartargmax`/`tpartargmin`"+`: `+"`docs/isa/TPARTARGMAX.md`"+` takes src1 when src1 ≥ src0 (b on a tie);
+  `+"`TPartArgOp.hpp`"+` compares with `+"`vcmp_ge`"+` (`+"`vcmp_le`"+`) and selects src0 where it holds: a on
+  a tie, b where either value is NaN.
+- `+"`tpairreducesum`"+`: `+"`docs/isa/TPairReduceSum.md`"+` writes ⌈C/2⌉ sums (the last with an implicit 0)
+  and zeros after them; `+"`TPairReduceSum.hpp`"+` runs `+"`vcpadd`"+` over the full repeats and the even
+  part of the rest, so it writes ⌊C/2⌋ sums, drops an odd last column and leaves dst's other
+  columns as they were.
+- `+"`tdequant`"+`: `+"`docs/isa/TDEQUANT.md`"+` describes a broadcast `+"`vsub`"+`/`+"`vmul`"+` of M×1 parameters;
+  `+"`TDequant.hpp`"+` reads offset and scale as scalars at row i's start (column 0, whatever the
+  parameter tile's width) and runs `+"`vadds`"+` then `+"`vmuls`"+`, each rounded to f32.
+- `+"`tadddeqrelu`"+`: `+"`docs/isa/TAddDeqRelu.md`"+` names tmp only; `+"`TAddDeqRelu.hpp`"+` keeps the f32 steps
+  in a's bytes and the relu in b's and ends with zeros in tmp, so a and b are written (rw above).
+- `+"`trem`"+`/`+"`trems`"+` on i32: `+"`TRem.hpp`"+`/`+"`TRemS.hpp`"+` convert a (and trem's b) to f32 in place, divide in
+  f32 and floor, so above 2²⁴ the result is that of a and b rounded to f32 (16777217 rem 2 is
+  0); a keeps rint(f32(a)), trem's b ends as the bits of f32(b), and the quotient saturates
+  (MinInt32 rem -1 is -1, the f32 → i32 `+"`vconv`"+` taken to saturate as `+"`tcvt`"+`'s does). A divisor of 0 gives a back (f32: NaN), not a fault. trem's tmp holds
+  a 256-byte compare mask at dst's row stride (a `+"`vector_dup`"+` of 64 u32), more than the
+  `+"`Cols + 2·⌈Cols/64⌉`"+` columns `+"`docs/isa/TREM.md`"+` asks for: a smaller tmp is an error here.
+- `+"`tfmod`"+`/`+"`tfmods`"+`: `+"`TFmod.hpp`"+`/`+"`TFmodS.hpp`"+` are f32 only, and their vdiv, trunc, vmul, vsub chain
+  rounds each step, so fmod(1e10, 3) is 0 and b = ±inf gives NaN (C's fmod: 1 and a).
+- `+"`tpow`"+`/`+"`tpows`"+`: the a2a3 path is f32 and the integer dtypes (`+"`PowCheckType`"+`), not f16; the
+  float result is `+"`exp(b·ln a)`"+` with `+"`SwitchPowFResult`"+`'s fix-ups, so 1 to the power NaN is NaN (not
+  C's 1). `+"`tpow`"+`, `+"`tpows`"+`, `+"`trem`"+` and `+"`trems`"+` take pto-isa's tmp operand.
 `)
 }
 

@@ -34,17 +34,21 @@ func vecOpS(name string, cost CostKey, doc string) *opDef {
 
 func defsMore() {
 	// Elementwise, tile-tile (TPow.hpp, TRem.hpp, TFmod.hpp, TSubRelu.hpp).
-	vecOp3("tpow", CostVLn, "a to the power b: exp(b·ln|a|), sign and integer exponents as pow (TPow.hpp: vln, vmul, vexp; charged as vln)").chk(chkSame).
-		// Float: vabs of a into pto-isa's tmp, barrier, vln, vmul by b,
-		// vexp (a barrier between each), the same into dst, then the
-		// scalar fix-ups between V→S and S→V flags. Integer: only the
-		// scalar loop between those flags.
-		vbar(0b010, 0b111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier()
-	vecOp3("trem", CostVDiv, "remainder with the divisor's sign: a - floor(a/b)·b (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSame).
-		// Per row: f32 vdiv of a by b (i32: a and b converted to f32 in
-		// place), then every step followed by a barrier.
-		vbar(0b110, 0b111, VBarAlways, "include/pto/npu/a2a3/TRem.hpp (RemF32Instr, RemInt32Instr)").endBarrier()
-	vecOp3("tfmod", CostVDiv, "fmod: remainder with the dividend's sign, a - trunc(a/b)·b (TFmod.hpp; charged as vdiv)").chk(chkSame).
+	def("tpow", FamVector, PipeV, CostVLn, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...), scratchW("tmp", vecLocs...)},
+		"a to the power b; f32 (no f16 path on a2a3): exp(b·ln a) with exp(b·ln|a|) in tmp, then 1 for b = 0, 0 or +inf for a = 0, 1 for a = -1 and b = ±inf, ±tmp for an integer b (else exp(b·ln a), NaN for a < 0); integers by squaring (TPow.hpp: vabs, vln, vmul, vexp; charged as vln)").chk(chkSame).
+		// Float: vabs of a into tmp, barrier, vln, vmul by b, vexp (a
+		// barrier between each), the same into dst, then the scalar
+		// fix-ups between V→S and S→V flags. Integer: only the scalar
+		// loop between those flags.
+		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier()
+	def("trem", FamVector, PipeV, CostVDiv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), rwIf(I32, tileR("b", vecLocs...)), scratchW("tmp", vecLocs...)},
+		"remainder with the divisor's sign, f32 steps: r = a - floor(a/b)·b, plus b where r·b < 0; i32 converts a and b to f32 in place (a keeps rint(f32(a)), b ends as f32 bits), tmp holds a row of scratch and a compare mask at dst's row stride (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSameTmp).
+		// Per row: f32 vdiv of a by b into tmp (i32: a and b converted
+		// to f32 in place first), then every step followed by a barrier.
+		vbar(0b1110, 0b1111, VBarAlways, "include/pto/npu/a2a3/TRem.hpp (RemF32Instr, RemInt32Instr)").endBarrier()
+	vecOp3("tfmod", CostVDiv, "fmod, f32 only: f32(a - f32(trunc(f32(a/b))·b)), each step rounded, so b = 0 or ±inf gives NaN (TFmod.hpp; charged as vdiv)").chk(chkSame).
 		// f32 only: per row vdiv, vconv, vmul, vsub, each followed by a
 		// barrier.
 		vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TFmod.hpp (FmodF32Instr)")
@@ -60,9 +64,7 @@ func defsMore() {
 		{"txors", CostVXor, "bitwise xor with a scalar"},
 		{"tshls", CostVShl, "shift left by a scalar"},
 		{"tshrs", CostVShr, "shift right by a scalar (arithmetic for signed dtypes)"},
-		{"tpows", CostVLn, "a to the power of a scalar (charged as vln)"},
-		{"trems", CostVDiv, "remainder by a scalar, with the scalar's sign (charged as vdiv)"},
-		{"tfmods", CostVDiv, "fmod by a scalar, with a's sign (charged as vdiv)"},
+		{"tfmods", CostVDiv, "fmod by a scalar, f32 only, the steps of tfmod (charged as vdiv)"},
 	} {
 		d := vecOpS(v.name, v.cost, v.doc).chk(chkSame)
 		switch v.name {
@@ -74,21 +76,27 @@ func defsMore() {
 			// f32 only: vector_dup of the scalar into dst, then vdiv,
 			// vconv, vmuls, vsub, a barrier after each.
 			d.vbar(0b011, 0, VBarAlways, "include/pto/npu/a2a3/TFmodS.hpp (FmodSF32Instr)")
-		case "tpows":
-			// As tpow: vabs of a into the scratch first (TPowF), or the
-			// scalar loop between flags (TPowI).
-			d.vbar(0b10, 0b11, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier()
-		case "trems":
-			// Per row: f32 vector_dup of the scalar into the scratch,
-			// barrier, then every step followed by a barrier; i32 first
-			// converts a to f32 in place.
-			d.vbar(0b10, 0b11, VBarAlways, "include/pto/npu/a2a3/TRemS.hpp (RemSF32Instr, RemSInt32Instr)").endBarrier()
 		case "txors":
 			// TORS into a scratch, barrier, TANDS into dst, barrier,
 			// TNOT, barrier, TAND with the scratch: as txor.
 			d.vbar(0b010, 0b001, VBarAlways, "include/pto/npu/a2a3/TBitwiseSOp.hpp (TXORS_IMPL)")
 		}
 	}
+	// tpows and trems take pto-isa's tmp after the scalar (TPOWS_IMPL,
+	// TREMS_IMPL).
+	def("tpows", FamVector, PipeV, CostVLn, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s"), scratchW("tmp", vecLocs...)},
+		"a to the power of a scalar, as tpow (charged as vln)").chk(chkSame).
+		// As tpow: vabs of a into tmp first (TPowF), or the scalar loop
+		// between flags (TPowI).
+		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier()
+	def("trems", FamVector, PipeV, CostVDiv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), floatImm("s"), scratchW("tmp", vecLocs...)},
+		"remainder by a scalar with the scalar's sign, f32 steps as trem; i32 converts a to f32 and back in place (a keeps rint(f32(a))); tmp's first row is scratch (charged as vdiv)").chk(chkSameTmp).
+		// Per row: f32 vector_dup of the scalar into tmp, barrier, then
+		// every step followed by a barrier; i32 first converts a to f32
+		// in place.
+		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TRemS.hpp (RemSF32Instr, RemSInt32Instr)").endBarrier()
 	// Fused (TFusedMulAdd.hpp vmadd, TFusedMulAddRelu.hpp vmaddrelu,
 	// TMulAddDst.hpp vmla, TAxpy.hpp vaxpy). The result is rounded once.
 	fused := func(name, doc string) {
@@ -137,7 +145,7 @@ func defsMore() {
 		def(n, FamVector, PipeV, CostVSel, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileW("dstidx", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...),
 				tileR("aidx", vecLocs...), tileR("bidx", vecLocs...)},
-			"partial "+n[5:]+": value and index of the "+map[string]string{"tpartargmax": "larger", "tpartargmin": "smaller"}[n]+" (b on a tie), or of the only valid source (charged as vsel)").
+			"partial "+n[5:]+": value and index of a where a "+map[string]string{"tpartargmax": "≥", "tpartargmin": "≤"}[n]+" b (so a on a tie, b where either is NaN), or of the only valid source (charged as vsel)").
 			// Per row and repeat: vcmp of a and b, barrier, the two vsel,
 			// barrier (TPartArgOps).
 			vbar(0b001100, 0b111111, VBarSameValid, "include/pto/npu/a2a3/TPartArgOp.hpp (TPartArgOps)").endBarrier()
@@ -218,7 +226,7 @@ func defsMore() {
 		"each row of dst is a's valid columns then b's").chk(chkSameDType)
 	def("tpairreducesum", FamVector, PipeV, CostVCGAdd, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...)},
-		"dst[i, k] = src[i, 2k] + src[i, 2k+1] for k < ⌈cols/2⌉, zero beyond (charged as vcgadd)").chk(chkSameDType).
+		"dst[i, k] = src[i, 2k] + src[i, 2k+1] for k < ⌊cols/2⌋; an odd last column is dropped and dst's other columns keep their contents (charged as vcgadd)").chk(chkSameDType).
 		// Every vcpadd is followed by a barrier.
 		vbar(0b11, 0, VBarPairs, "include/pto/npu/a2a3/TPairReduceSum.hpp (TPairReduceSum_1D/2D_NoPostUpdate)")
 	def("tgatherb", FamVector, PipeV, CostVGatherB, aivOnly,
@@ -234,8 +242,8 @@ func defsMore() {
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...)},
 		"dst = convert(max(a + b, 0)), saturating, round to nearest even: f32→f16, f16→i8, i16→i8").chk(chkCvt)
 	def("tadddeqrelu", FamVector, PipeV, CostVConv, aivOnly,
-		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...), floatImm("deqscale"), scratchW("tmp", vecLocs...)},
-		"f16 dst = max((a + b)·deqscale, 0) for i32 a, b: the int32 sum in tmp, then f32 steps ·2⁻¹⁷ ·deqscale ·2¹⁷, saturating to f16").chk(chkCvt).
+		[]OperandSpec{tileW("dst", vecLocs...), tileRW("a", vecLocs...), tileRW("b", vecLocs...), floatImm("deqscale"), scratchW("tmp", vecLocs...)},
+		"f16 dst = max((a + b)·deqscale, 0) for i32 a, b: the int32 sum in tmp, then f32 steps ·2⁻¹⁷ ·deqscale ·2¹⁷ in a's bytes, relu in b's, saturating to f16; a and b end as f32 bits, tmp as zeros").chk(chkCvt).
 		// Per row block: vadd of a and b into tmp, barrier, then the f32
 		// steps (in a's and b's own bytes) and the f16 conversion into
 		// dst, each followed by a barrier.
@@ -250,7 +258,7 @@ func defsMore() {
 	// Quantisation (TDequant.hpp).
 	def("tdequant", FamVector, PipeV, CostVConv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("src", vecLocs...), tileR("scale", vecLocs...), tileR("offset", vecLocs...)},
-		"dst = (src - offset[i]) · scale[i], per-row f32 parameters (charged as vconv)").
+		"dst = f32(f32(src - offset[i, 0]) · scale[i, 0]): one f32 parameter per row, column 0 of scale and offset, each step rounded (charged as vconv)").
 		// Per row a vconv of src into dst and a barrier; then per row the
 		// scalar reads offset and scale between V→S and S→V flags, and
 		// vadds and vmuls of dst, each followed by a barrier.

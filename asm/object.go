@@ -348,6 +348,18 @@ type OperandSpec struct {
 	Optional bool
 	// Variadic marks the last slot as repeating.
 	Variadic bool
+	// WriteDType, with Access AccRW, limits the write to a tile of that
+	// dtype (trem's i32 path converts a and b in place, its f32 path only
+	// reads them); DTInvalid writes for every dtype.
+	WriteDType DType
+}
+
+// AccessFor is the access of an operand whose tile has dtype dt.
+func (s *OperandSpec) AccessFor(dt DType) Access {
+	if s.Access == AccRW && s.WriteDType != DTInvalid && dt != s.WriteDType {
+		return AccRead
+	}
+	return s.Access
 }
 
 // Family groups instructions by what they act on; the machine and the linter

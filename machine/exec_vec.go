@@ -45,10 +45,8 @@ const (
 	vNeg
 	vRelu
 	vNot
-	// binary, added with the pto-isa set (sem_more.go)
-	vPow
-	vRem     // remainder with the divisor's sign
-	vFmod    // remainder with the dividend's sign
+	// binary, added with the pto-isa set (sem_more.go; tpow, trem and
+	// tfmod follow their a2a3 f32 chains in sem_rem.go)
 	vSubRelu // max(x - y, 0)
 	vExpDif  // exp(x - y)
 	vProd    // reductions only
@@ -179,22 +177,28 @@ func scalarSrc(o *Operand, dt asm.DType) (esrc, error) {
 }
 
 func vecBinary(args []Operand, o vop, kind srcKind) error {
-	if err := need(args, 3); err != nil {
-		return err
-	}
-	d, err := tileView(&args[0], "dst")
-	if err != nil {
-		return err
-	}
-	a, err := tileSrc(&args[1], "a", srcTile, &d)
-	if err != nil {
-		return err
-	}
-	b, err := secondSrc(&args[2], kind, a.dt, &d)
+	d, a, b, err := binSrcs(args, 3, kind)
 	if err != nil {
 		return err
 	}
 	return ewise(&d, &a, &b, o)
+}
+
+// binSrcs checks that args has n operands and opens dst, a (a tile
+// covering dst) and b (a tile or an immediate, by kind): the start of every
+// binary op.
+func binSrcs(args []Operand, n int, kind srcKind) (d view, a, b esrc, err error) {
+	if err = need(args, n); err != nil {
+		return
+	}
+	if d, err = tileView(&args[0], "dst"); err != nil {
+		return
+	}
+	if a, err = tileSrc(&args[1], "a", srcTile, &d); err != nil {
+		return
+	}
+	b, err = secondSrc(&args[2], kind, a.dt, &d)
+	return
 }
 
 func vecUnary(args []Operand, o vop) error {
@@ -354,16 +358,6 @@ func floatOp(o vop, x, y float64) float64 {
 			return x
 		}
 		return 0
-	case vPow:
-		return math.Pow(x, y)
-	case vRem:
-		r := math.Mod(x, y)
-		if r != 0 && (r < 0) != (y < 0) {
-			r += y
-		}
-		return r
-	case vFmod:
-		return math.Mod(x, y)
 	case vSubRelu:
 		return floatOp(vRelu, x-y, 0)
 	case vExpDif:
@@ -424,20 +418,6 @@ func intOp(o vop, x, y int64) (int64, error) {
 		return max(x, 0), nil
 	case vSubRelu:
 		return max(x-y, 0), nil
-	case vRem, vFmod:
-		if y == 0 {
-			return 0, fmt.Errorf("integer division by zero")
-		}
-		if y == -1 {
-			return 0, nil // MinInt64 % -1 would trap
-		}
-		r := x % y
-		if o == vRem && r != 0 && (r < 0) != (y < 0) {
-			r += y
-		}
-		return r, nil
-	case vPow:
-		return intPow(x, y), nil
 	}
 	return 0, fmt.Errorf("unsupported integer op")
 }

@@ -517,7 +517,11 @@ func planOp(op *asm.COp, pl *opPlan, nregs int, sc *exprScope) {
 		acc := asm.AccRead
 		if op.Info != nil {
 			if specs := op.Info.Operands; len(specs) > 0 {
-				acc = specs[min(i, len(specs)-1)].Access
+				var dt asm.DType
+				if t := op.Args[i].Tile; op.Args[i].Kind == asm.ArgTile && t != nil {
+					dt = t.DType
+				}
+				acc = specs[min(i, len(specs)-1)].AccessFor(dt)
 			}
 		}
 		pl.access[i] = acc

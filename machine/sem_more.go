@@ -49,16 +49,20 @@ func dstSrcs(args []Operand, n int, names ...string) (d view, src [3]esrc, err e
 
 // initSemMore adds their rows to the table.
 func initSemMore(t *[asm.NumOpcodes]semantics) {
-	for o, v := range map[asm.Opcode]vop{
-		asm.OpTpow: vPow, asm.OpTrem: vRem, asm.OpTfmod: vFmod, asm.OpTsubrelu: vSubRelu,
-	} {
-		t[o] = vBin(v, srcTile)
-	}
+	t[asm.OpTsubrelu] = vBin(vSubRelu, srcTile)
 	for o, v := range map[asm.Opcode]vop{
 		asm.OpTands: vAnd, asm.OpTors: vOr, asm.OpTxors: vXor, asm.OpTshls: vShl, asm.OpTshrs: vShr,
-		asm.OpTpows: vPow, asm.OpTrems: vRem, asm.OpTfmods: vFmod,
 	} {
 		t[o] = vBin(v, srcScalar)
+	}
+	for o, k := range map[asm.Opcode]srcKind{asm.OpTpow: srcTile, asm.OpTpows: srcScalar} {
+		t[o] = sem(argsOnly(func(a []Operand) error { return vecPow(a, k) }), flopDst)
+	}
+	for o, k := range map[asm.Opcode]srcKind{asm.OpTrem: srcTile, asm.OpTrems: srcScalar} {
+		t[o] = sem(argsOnly(func(a []Operand) error { return vecRem(a, k) }), flopDst)
+	}
+	for o, k := range map[asm.Opcode]srcKind{asm.OpTfmod: srcTile, asm.OpTfmods: srcScalar} {
+		t[o] = sem(argsOnly(func(a []Operand) error { return vecFmod(a, k) }), flopDst)
 	}
 	t[asm.OpTrowexpandexpdif] = vBin(vExpDif, srcRow)
 	t[asm.OpTcolexpandexpdif] = vBin(vExpDif, srcCol)
@@ -133,8 +137,11 @@ func vecAddReluConv(args []Operand) error {
 	return nil
 }
 
-// vecAddDeqRelu follows TAddDeqRelu.hpp's steps: an int32 sum into tmp, then
-// f32 ·2⁻¹⁷ ·deqscale ·2¹⁷, relu, and a saturating f16.
+// vecAddDeqRelu follows TAddDeqRelu.hpp's AddDeqReluComputeBlock: vadd of
+// a and b into tmp (i32, wrapping), vconv to f32 into a's bytes, ·2⁻¹⁷
+// ·deqscale ·2¹⁷ there, a vector_dup of 0.0 into tmp, vmax with it into b's
+// bytes, and a saturating f16 into dst. a and b are left holding f32 bits,
+// tmp zeros: the hardware uses them as its scratch.
 func vecAddDeqRelu(args []Operand) error {
 	d, src, err := dstSrcs(args, 5, "a", "b")
 	if err != nil {
@@ -155,17 +162,22 @@ func vecAddDeqRelu(args []Operand) error {
 	if args[3].Kind != asm.ArgFloat {
 		deq = float64(args[3].Int)
 	}
-	f32 := func(x float64) float64 { return float64(float32(x)) }
 	for r := 0; r < d.rows; r++ {
 		for c := 0; c < d.cols; c++ {
 			sum := int64(int32(a.I(r, c) + b.I(r, c)))
-			tmp.setI(r, c, sum)
-			x := f32(f32(f32(float64(sum))*0x1p-17)*deq) * 0x1p17
-			setSat(&d, r, c, floatOp(vRelu, f32(x), 0))
+			x := f32r(f32r(f32r(float64(sum))*0x1p-17)*deq) * 0x1p17
+			x = f32r(x)
+			relu := floatOp(vRelu, x, 0)
+			tmp.setI(r, c, 0)
+			a.v.setBits(r, c, f32Bits(x))
+			b.v.setBits(r, c, f32Bits(relu))
+			setSat(&d, r, c, relu)
 		}
 	}
-	tmp.rows, tmp.cols = d.rows, d.cols
-	tmp.written()
+	for _, v := range []*view{&tmp, &a.v, &b.v} {
+		v.rows, v.cols = d.rows, d.cols
+		v.written()
+	}
 	d.written()
 	return nil
 }
@@ -275,31 +287,6 @@ func vecGatherMask(op *asm.COp, args []Operand) error {
 	d.cols = n
 	d.written()
 	return nil
-}
-
-// intPow is x**y wrapping in int64; a negative exponent truncates 1/x**|y|
-// towards zero as integer division does.
-func intPow(x, y int64) int64 {
-	if y < 0 {
-		switch x {
-		case 1:
-			return 1
-		case -1:
-			if y&1 != 0 {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	}
-	r := int64(1)
-	for ; y > 0; y >>= 1 {
-		if y&1 != 0 {
-			r *= x
-		}
-		x *= x
-	}
-	return r
 }
 
 // fusedKind says which operands a fused multiply-add multiplies.
@@ -468,12 +455,15 @@ func vecPartArg(args []Operand, isMax bool) error {
 			inA, inB := a.covers(r, c), b.covers(r, c)
 			takeA := inA && !inB
 			if inA && inB {
-				x, y := a.f(r, c), b.f(r, c)
+				// TPartArgOps: vcmp_ge (vcmp_le for min) of a and b, then
+				// vsel takes a where the compare holds: a on a tie, b
+				// where either is NaN (an unordered compare is false).
 				if !d.dt.IsFloat() {
 					xi, yi := a.i(r, c), b.i(r, c)
-					takeA = (isMax && xi > yi) || (!isMax && xi < yi)
+					takeA = (isMax && xi >= yi) || (!isMax && xi <= yi)
 				} else {
-					takeA = (isMax && x > y) || (!isMax && x < y)
+					x, y := a.f(r, c), b.f(r, c)
+					takeA = (isMax && x >= y) || (!isMax && x <= y)
 				}
 			}
 			if takeA {
@@ -970,8 +960,10 @@ func vecConcat(args []Operand) error {
 	return nil
 }
 
-// vecPairReduceSum: dst[i, k] = src[i, 2k] + src[i, 2k+1] (0 past src's valid
-// columns) for k < ⌈C/2⌉, and 0 for the rest of dst's C valid columns.
+// vecPairReduceSum: dst[i, k] = src[i, 2k] + src[i, 2k+1] for k < ⌊C/2⌋ of
+// dst's C valid columns. TPairReduceSum.hpp's vcpadd covers the full
+// repeats and the even part of the rest (evenRemain), so an odd last column
+// is dropped and dst[i, k] for k ≥ ⌊C/2⌋ keeps its contents.
 func vecPairReduceSum(args []Operand) error {
 	vs, err := views(args, "dst", "src")
 	if err != nil {
@@ -981,19 +973,13 @@ func vecPairReduceSum(args []Operand) error {
 	if s.rows < d.rows || s.cols < d.cols || s.dt != d.dt || !d.dt.IsFloat() {
 		return fmt.Errorf("src must be a float tile of dst's dtype covering its valid region")
 	}
-	half := (d.cols + 1) / 2
+	half := d.cols / 2
 	for r := 0; r < d.rows; r++ {
-		for k := 0; k < d.cols; k++ {
-			v := 0.0
-			if k < half {
-				v = s.f(r, 2*k)
-				if 2*k+1 < d.cols {
-					v += s.f(r, 2*k+1)
-				}
-			}
-			d.setF(r, k, v, memory.RoundRint)
+		for k := 0; k < half; k++ {
+			d.setF(r, k, s.f(r, 2*k)+s.f(r, 2*k+1), memory.RoundRint)
 		}
 	}
+	d.cols = half
 	d.written()
 	return nil
 }
@@ -1036,8 +1022,10 @@ func vecGatherB(args []Operand) error {
 	return nil
 }
 
-// vecDequant: dst = (src - offset[i, pc]) · scale[i, pc] with pc = min(j,
-// paraCols-1): per-row parameters, clamped to the parameter tiles' columns.
+// vecDequant follows TDequant.hpp: a vconv of src into dst (exact: i8 via
+// f16, i16 to f32), then per row the scalar reads offset[i, 0] and
+// scale[i, 0] (the parameter tile's row stride, its first column) and dst =
+// f32(f32(dst - offset) · scale), vadds then vmuls, each rounded.
 func vecDequant(args []Operand) error {
 	vs, err := views(args, "dst", "src", "scale", "offset")
 	if err != nil {
@@ -1051,13 +1039,16 @@ func vecDequant(args []Operand) error {
 	if s.dt != asm.I8 && s.dt != asm.I16 {
 		return fmt.Errorf("src must be int8 or int16, not %v", s.dt)
 	}
+	if d.dt != asm.F32 || sc.dt != asm.F32 || of.dt != asm.F32 {
+		return fmt.Errorf("dst, scale and offset must be f32 (TDequantCheck)")
+	}
 	if sc.rows < d.rows || of.rows < d.rows || sc.cols < 1 || of.cols < 1 {
 		return fmt.Errorf("scale and offset need a value for each of dst's %d rows", d.rows)
 	}
 	for r := 0; r < d.rows; r++ {
+		off, scale := of.f(r, 0), sc.f(r, 0)
 		for c := 0; c < d.cols; c++ {
-			ps, po := min(c, sc.cols-1), min(c, of.cols-1)
-			d.setF(r, c, (s.F(r, c)-of.f(r, po))*sc.f(r, ps), memory.RoundRint)
+			d.setF(r, c, f32r(f32r(s.F(r, c)-off)*scale), memory.RoundRint)
 		}
 	}
 	d.written()

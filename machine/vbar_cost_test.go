@@ -23,6 +23,7 @@ kernel k : aiv {
     tile %%z : vec f32 [R, C]
     tile %%i : vec i32 [R, C]
     tile %%h : vec f16 [R, C]
+    tile %%w : vec f32 [R, C]
     tload %%x, @X[0, 0]
     tload %%i, @I[0, 0]
     set_flag MTE2, V, 0
@@ -41,7 +42,7 @@ launch ranks=1 {
 		{"barrier after every access", "tcolmax %z, %x"},
 		{"barrier before every access", "tcvt %h, %i #rnd=rint"},
 		{"barrier in between", "tgather %z, %x, %i"},
-		{"barrier in between and at the end", "tpow %z, %x, %y"},
+		{"barrier in between and at the end", "tpow %z, %x, %y, %w"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			busyV := func(body string, strip bool) int64 {
