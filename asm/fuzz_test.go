@@ -32,6 +32,13 @@ func FuzzAssemble(f *testing.F) {
 			return parse(name, src)
 		}
 		obj, errs := asm.Assemble(fe, "main.pto", []asm.Define{{Name: "INC", Value: "2"}})
+		// Every diagnostic has a position (a file and a line), so that the
+		// CLI prints it as FILE:LINE:COL: error:.
+		for _, d := range errs {
+			if p := d.Span.Pos; p.File == "" || p.Line < 1 && p.File != "<command line>" {
+				t.Fatalf("diagnostic without a position: %q at %v", d.Msg, d.Span.Pos)
+			}
+		}
 		var b bytes.Buffer
 		errs.Fprint(&b, asm.Sources{"main.pto": src})
 		if obj == nil {

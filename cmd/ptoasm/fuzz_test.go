@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/internal/fuzzseed"
+	"github.com/ptoasm/ptoasm/memory"
 )
 
 // FuzzRunLint drives the whole command line on arbitrary program text: run
@@ -112,6 +114,63 @@ func FuzzFmt(f *testing.F) {
 			os.WriteFile(m, []byte(out), 0o644)
 			if code, _, errOut := cli("asm", m); code != 0 {
 				t.Fatalf("the MLIR fmt --to mlir printed does not assemble: %s\n%s", errOut, out)
+			}
+		}
+	})
+}
+
+// FuzzInput is `run --input X=FILE` with any bytes as a .npy or .bin file:
+// exit 0 with the data read (written back by --output as it was read, in
+// the tensor's dtype) or exit 2 naming the input, never a panic or a
+// silent misreading.
+func FuzzInput(f *testing.F) {
+	var npy bytes.Buffer
+	memory.WriteArrayNPY(&npy, &memory.Array{Shape: []int{2, 8}, Data: make([]float64, 16)}, asm.F32)
+	f.Add(npy.Bytes(), true)
+	f.Add(make([]byte, 64), false)
+	f.Add(npy.Bytes()[:40], true)
+	f.Add([]byte("\x93NUMPY\x01\x00\x76\x00{'descr': '<f8', 'fortran_order': True, 'shape': (8, 2), }"), true)
+	const prog = "gm X : f32 [2, 8] = zero\n\nkernel k : aiv {\n    tile %t : vec f32 [2, 8]\n    tload %t, @X[0, 0]\n}\n\nlaunch ranks=1 {\n    run k\n}\n"
+	f.Fuzz(func(t *testing.T, data []byte, isNPY bool) {
+		dir := t.TempDir()
+		src, in, out := filepath.Join(dir, "p.pto"), filepath.Join(dir, "x.bin"), filepath.Join(dir, "o.npy")
+		if isNPY {
+			in = filepath.Join(dir, "x.npy")
+		}
+		os.WriteFile(src, []byte(prog), 0o644)
+		os.WriteFile(in, data, 0o644)
+		var o, e bytes.Buffer
+		code := realMain([]string{"run", src, "--no-lint", "--input", "X=" + in, "--output", "X=" + out, "--max-memory", "32MiB"}, &o, &e)
+		switch code {
+		case 2:
+			if first, _, _ := strings.Cut(e.String(), "\n"); !strings.HasPrefix(first, "ptoasm: ") || !strings.Contains(first, in) {
+				t.Fatalf("exit 2 without a message naming the input:\n%s", e.String())
+			}
+			return
+		case 0:
+		default:
+			t.Fatalf("exit %d\n%s", code, e.String())
+		}
+		want, err := memory.ReadDataFile(in, data, asm.F32)
+		if err != nil {
+			t.Fatalf("run took an input ReadDataFile refuses: %v", err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := memory.ReadNPY(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := n.Array()
+		if len(got.Data) != 16 || len(want.Data) != 16 {
+			t.Fatalf("read %d values, wrote %d, for a [2, 8] tensor", len(want.Data), len(got.Data))
+		}
+		for i, w := range want.Data {
+			w32, g32 := float32(w), float32(got.Data[i])
+			if w32 != g32 && (w32 == w32 || g32 == g32) {
+				t.Fatalf("element %d: read %v, written back as %v", i, w32, g32)
 			}
 		}
 	})
