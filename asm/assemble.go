@@ -313,7 +313,13 @@ func (a *assembler) tensor(t *Tensor) {
 			continue
 		}
 		if v <= 0 || v > 1<<40 || elems > (1<<42)/v {
-			a.errs.Add(d.NodeSpan(), "tensor dimension %d out of range%s: dimensions are 1 to 2^40", v, evaluates(d, v))
+			if v > 0 && v <= 1<<40 {
+				// Each dimension is in range; their product is not. Saying
+				// the dimension is out of 1..2^40 would contradict itself.
+				a.errs.Add(d.NodeSpan(), "@%s has too many elements: dimension %d%s brings it past 2^42 elements", t.Name, v, evaluates(d, v))
+			} else {
+				a.errs.Add(d.NodeSpan(), "tensor dimension %d out of range%s: dimensions are 1 to 2^40", v, evaluates(d, v))
+			}
 			ok = false
 			// Keep the rank, so indexing @T does not add errors of its own.
 			ti.Shape = append(ti.Shape, 1)

@@ -232,7 +232,10 @@ func (a *assembler) checkTransfer(op *COp, bad func(int, string, ...any) *Diagno
 			bad(i, "%s: @%s is %s but %%%s is %s", op.Info.Name, g.Name, g.DType, t.Name, t.DType).Note(g.Decl.Span, "declared here")
 			continue
 		}
-		if len(op.Args[i].Idx) == 0 || len(g.Shape) == 0 {
+		if len(op.Args[i].Idx) == 0 || len(g.Shape) == 0 || g.Bytes == 0 {
+			// Bytes == 0: the declaration was refused and its shape is a
+			// placeholder; a window outside it would be a second error
+			// for the same mistake.
 			continue
 		}
 		start := make([]int64, len(op.Args[i].Idx))

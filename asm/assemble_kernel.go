@@ -23,7 +23,12 @@ type kernelScope struct {
 func (a *assembler) kernel(ki *KernelInfo) {
 	k := ki.Decl
 	kind, ok := ParseCoreKind(k.Kind)
-	if !ok {
+	switch {
+	case !ok && k.Kind == "":
+		// A kernel line cut before its kind (`kernel k`) has no span for
+		// the kind: the error goes at the kernel, so it has a position.
+		a.errs.Add(k.Span, "kernel %s has no core kind (have aic, aiv, unified)", k.Name)
+	case !ok:
 		a.errs.Add(k.KindSpan, "unknown core kind %q (have aic, aiv, unified)", k.Kind)
 	}
 	ki.Kind = kind

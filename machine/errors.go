@@ -144,6 +144,30 @@ type LimitError struct {
 	Waiting []string
 }
 
+// Raise names the command-line flag that raises the limit the run hit
+// (run, lint, step and sweep share the guard flags, docs/cli.md "Run
+// guards"), for the first line of the message that reports the stop.
+func (e *LimitError) Raise() string {
+	switch e.Kind {
+	case LimitIdle:
+		return fmt.Sprintf("raise it with --max-idle-cycles=N (now %d; -1: no limit)", e.MaxIdleCycles)
+	case LimitTime:
+		return fmt.Sprintf("raise it with --max-time=DURATION (now %s; 0: no limit)", e.MaxTime)
+	default:
+		return fmt.Sprintf("raise it with --max-cycles=N (now %d)", e.MaxCycles)
+	}
+}
+
+// WithRaise is the error's message with Raise appended to its first line.
+func (e *LimitError) WithRaise() string {
+	first, rest, _ := strings.Cut(e.Error(), "\n")
+	s := first + "; " + e.Raise()
+	if rest != "" {
+		s += "\n" + rest
+	}
+	return s
+}
+
 func (e *LimitError) Error() string {
 	var s string
 	switch e.Kind {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/fuzzseed"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
 	"github.com/ptoasm/ptoasm/parser"
@@ -27,6 +28,13 @@ func FuzzRun(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		f.Add(string(src))
+	}
+	// The small PTO-AS files of the repository: the recent instructions and
+	// features (gathers through index tiles, im2col, quantised stores, tile
+	// views, fifos, #unit, sorts, waves of blocks) in a run.
+	for _, src := range fuzzseed.Files(f, 12<<10, fuzzseed.Bool(false), "programs/hazards", "programs/gemm_unit",
+		"programs/vec_ring", "programs/conv", "machine/testdata", "asm/testdata/ok") {
 		f.Add(string(src))
 	}
 	prof := pipes.DefaultProfile()

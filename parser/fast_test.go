@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/ptoasm/ptoasm/internal/fuzzseed"
 )
 
 // grammarTrees compares grammar trees field by field, positions included;
@@ -90,6 +92,9 @@ func FuzzFastParse(f *testing.F) {
 		if src, err := os.ReadFile(name); err == nil {
 			f.Add(src)
 		}
+	}
+	for _, src := range fuzzseed.Files(f, 64<<10, fuzzseed.Bool(false), fuzzseed.Dirs...) {
+		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) { checkFast(t, "fuzz.pto", src) })
 }

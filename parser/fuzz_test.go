@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/fuzzseed"
 )
 
 // FuzzParse: parsing never panics, printing whatever was parsed never panics,
@@ -22,6 +23,11 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte("kernel k : aic {\n    tadd %d, %a, %b\n}\n"))
+	// Every PTO-AS file of the repository: new instructions and syntax
+	// (tile views, register valid regions, #unit, fifos) reach the corpus.
+	for _, src := range fuzzseed.Files(f, 64<<10, fuzzseed.Bool(false), fuzzseed.Dirs...) {
+		f.Add(src)
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, errs := ParseFile("fuzz.pto", src)
 		if file == nil {

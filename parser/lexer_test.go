@@ -8,6 +8,8 @@ import (
 
 	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptoasm/ptoasm/internal/fuzzseed"
 )
 
 // tokNames maps token types back to rule names for readable expectations.
@@ -139,6 +141,9 @@ func TestScanMatchesLexDef(t *testing.T) {
 func FuzzScan(f *testing.F) {
 	for _, s := range scanSamples {
 		f.Add(s)
+	}
+	for _, src := range fuzzseed.Files(f, 16<<10, nil, fuzzseed.Dirs...) {
+		f.Add(string(src))
 	}
 	f.Fuzz(func(t *testing.T, src string) { checkScan(t, src) })
 }

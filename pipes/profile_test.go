@@ -305,5 +305,51 @@ func FuzzParseProfile(f *testing.F) {
 		if err == nil && p == nil {
 			t.Fatal("nil profile without error")
 		}
+		if err != nil {
+			return
+		}
+		// What was read prints to a profile that reads back the same.
+		var b1, b2 bytes.Buffer
+		if err := p.Fprint(&b1); err != nil {
+			t.Fatal(err)
+		}
+		q, err := ParseProfile("f.txt", b1.Bytes())
+		if err != nil {
+			t.Fatalf("the printed profile does not read back: %v\n%s", err, b1.String())
+		}
+		q.Fprint(&b2)
+		if !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+			t.Fatalf("the profile does not round-trip:\n%s\n---\n%s", b1.String(), b2.String())
+		}
+	})
+}
+
+// FuzzProfileSet is `--set KEY=VALUE`: a value Set accepts is printed by Get
+// in a form Set accepts again, to the same value; a refusal names the key.
+func FuzzProfileSet(f *testing.F) {
+	keys := DefaultProfile().Keys()
+	for i, v := range []string{"6", "1e9", "-1", "ring", "0x10", "1.5", "", "NaN", "Inf", "4.6e18", "1_000", "0.001"} {
+		f.Add(uint16(i*7), v)
+	}
+	f.Fuzz(func(t *testing.T, k uint16, value string) {
+		key := keys[int(k)%len(keys)]
+		p := DefaultProfile()
+		if err := p.Set(key, value); err != nil {
+			if !strings.Contains(err.Error(), key) {
+				t.Fatalf("--set %s=%q: the error does not name the key: %v", key, value, err)
+			}
+			return
+		}
+		got, ok := p.Get(key)
+		if !ok {
+			t.Fatalf("Get(%s) after a Set", key)
+		}
+		q := DefaultProfile()
+		if err := q.Set(key, got); err != nil {
+			t.Fatalf("--set %s=%q gives %q, which Set refuses: %v", key, value, got, err)
+		}
+		if again, _ := q.Get(key); again != got {
+			t.Fatalf("--set %s=%q: %q, then %q", key, value, got, again)
+		}
 	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ptoasm/ptoasm/machine"
@@ -50,20 +49,5 @@ func limitError(err error) error {
 	if !errors.As(err, &le) {
 		return nil
 	}
-	var raise string
-	switch le.Kind {
-	case machine.LimitIdle:
-		raise = fmt.Sprintf("raise it with --max-idle-cycles=N (now %d; -1: no limit)", le.MaxIdleCycles)
-	case machine.LimitTime:
-		raise = fmt.Sprintf("raise it with --max-time=DURATION (now %s; 0: no limit)", le.MaxTime)
-	default:
-		raise = fmt.Sprintf("raise it with --max-cycles=N (now %d)", le.MaxCycles)
-	}
-	msg := le.Error()
-	first, rest, _ := strings.Cut(msg, "\n")
-	s := first + "; " + raise
-	if rest != "" {
-		s += "\n" + rest
-	}
-	return errors.New(s)
+	return errors.New(le.WithRaise())
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -115,5 +117,23 @@ func TestRunGuardFlags(t *testing.T) {
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("ptoasm %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, errOut, tc.code, tc.want)
 		}
+	}
+}
+
+// sweep (a failing point's row) and step (its stop message) name the flag
+// that raises the guard they hit, as run and lint do.
+func TestGuardFlagNamedInSweepAndStep(t *testing.T) {
+	code, out, _ := runCLI("sweep", "testdata/spin_forever.pto", "--max-idle-cycles", "100000", "--set", "cube.head=1,2")
+	if code != 1 || !strings.Contains(out, "the run exceeded the idle limit 100000") ||
+		!strings.Contains(out, "raise it with --max-idle-cycles=N (now 100000; -1: no limit)") {
+		t.Errorf("sweep: exit %d, a stopped point does not name its flag:\n%s", code, out)
+	}
+	script := filepath.Join(t.TempDir(), "s.cmd")
+	if err := os.WriteFile(script, []byte("continue\nquit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI("step", "testdata/spin_forever.pto", "--script", script, "--max-cycles", "1000000", "--max-idle-cycles=-1")
+	if code != 0 || !strings.Contains(out, "raise it with --max-cycles=N (now 1000000)") {
+		t.Errorf("step: exit %d, the stop does not name its flag:\n%s\n%s", code, out, errOut)
 	}
 }

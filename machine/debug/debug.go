@@ -20,6 +20,7 @@
 package debug
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -346,7 +347,11 @@ func (d *Debugger) finish(w io.Writer) {
 	}
 	d.ended = true
 	if d.err != nil {
-		fmt.Fprintf(w, "the program stopped at cycle %d (event #%d): %v\n", d.cycle, d.count, d.err)
+		msg := d.err.Error()
+		if le := (*machine.LimitError)(nil); errors.As(d.err, &le) {
+			msg = le.WithRaise() // which step flag raises the limit it hit
+		}
+		fmt.Fprintf(w, "the program stopped at cycle %d (event #%d): %s\n", d.cycle, d.count, msg)
 		return
 	}
 	// Run on a finished machine only collects the result and runs the checks.

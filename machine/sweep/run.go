@@ -187,6 +187,11 @@ func (c *Config) point(grid []string, values [][]string, idx int, maxMemory int6
 	}
 	if err != nil {
 		pt.Error, pt.overBudget = err.Error(), errors.As(err, &be)
+		if le := (*machine.LimitError)(nil); errors.As(err, &le) {
+			// A point stopped by a guard names the flag that raises it,
+			// as run and lint do.
+			pt.Error = le.WithRaise()
+		}
 		return pt, false
 	}
 	if res == nil {

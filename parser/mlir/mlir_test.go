@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/internal/fuzzseed"
+	"github.com/ptoasm/ptoasm/parser"
 )
 
 func TestIsMLIR(t *testing.T) {
@@ -156,8 +158,38 @@ func lowerHas(t *testing.T, name, src string, wants ...string) *asm.File {
 func FuzzParseFile(f *testing.F) {
 	f.Add([]byte(vadd))
 	f.Add([]byte("module { func.func @k() { scf.while (%a = %b) : (i1) -> i1 { scf.condition(%a) %a : i1 } do { ^bb0(%x: i1): scf.yield %x : i1 } return } }"))
+	// Every MLIR file of the repository: scf.while, set_validshape, tile
+	// views, the shapes PlanMemory places.
+	for _, src := range fuzzseed.Files(f, 32<<10, fuzzseed.Bool(true), fuzzseed.Dirs...) {
+		f.Add(src)
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		ParseFile("f.pto", src) // must not panic
+		file, errs := ParseFile("f.pto", src)
+		// Every error points into the file, so the CLI prints it as
+		// f.pto:LINE:COL: error:.
+		for _, d := range errs {
+			if p := d.Span.Pos; p.File != "f.pto" || p.Line < 1 || p.Col < 1 {
+				t.Fatalf("error without a position in the file: %v (%q)", p, d.Msg)
+			}
+		}
+		if file == nil || errs.HasErrors() {
+			return
+		}
+		// The translation `ptoasm fmt` prints is a canonical PTO-AS program:
+		// it parses cleanly and is its own fmt.
+		var b bytes.Buffer
+		if err := asm.Fprint(&b, file); err != nil {
+			t.Fatal(err)
+		}
+		again, errs2 := parser.ParseFile("t.pto", b.Bytes())
+		if errs2.HasErrors() {
+			t.Fatalf("the translation does not parse: %v\n%s", errs2, b.String())
+		}
+		var b2 bytes.Buffer
+		asm.Fprint(&b2, again)
+		if !bytes.Equal(b.Bytes(), b2.Bytes()) {
+			t.Fatalf("the translation is not a fmt fixed point:\n%s\n---\n%s", b.String(), b2.String())
+		}
 	})
 }
 
