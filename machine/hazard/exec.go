@@ -331,11 +331,16 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// precede and is not ordered after: had the run's timing let the
 		// read go first, it would have read poison, so it is an
 		// uninitialised read either way (beside the WAR).
+		//
+		// The read waits in c.uninit either way, so that a later write
+		// meant to come before it and racing it takes its uninit-read
+		// back in every order the run meets them in (explainUninit).
 		if !c.written || c.firstW && !d.hbOrSame(&c.w, r) && d.intendedBefore(r, &c.w) {
 			if *uninitLo < 0 {
 				*uninitLo = lo
 			}
 			*uninitHi = hi
+			c.uninit = putUninit(c.uninit, r, acc)
 		}
 		raced := c.hasW && !d.hbOrSame(&c.w, r)
 		if raced {
@@ -351,9 +356,6 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				raced = true
 				d.noteRaced(r, w)
 			}
-		}
-		if !c.written {
-			c.uninit = putUninit(c.uninit, r, acc)
 		}
 		if raced {
 			rr := *r
@@ -412,7 +414,11 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 	}
 	if len(c.uninit) > 0 {
-		d.explainUninit(c, r)
+		if r.atomic {
+			d.explainUninit(c, r, c.hasR, c.reads)
+		} else {
+			d.explainUninit(c, r, keep0, c.reads[:kept])
+		}
 	}
 	if c.hasW && !wOrdered {
 		switch {
@@ -481,21 +487,47 @@ func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
 	return append(list, uninitRead{r: *r, tile: acc.Tile, tensor: acc.Tensor})
 }
 
-// explainUninit settles the uninitialised reads of c at its first write w.
+// explainUninit settles the uninitialised reads of c at write w.
 // A read w races and was meant to come after w (the intended order: issue
 // order on a core, else iteration and source line) read poison only
 // because this run's timing let it overtake w: the race is the report, and
 // its fix (order w first) is the read's fix, so its uninit-read is
 // retracted (docs/hazards.md, uninit-read). A read ordered before w, or
-// meant to come first (a WAR), did read bytes nothing was meant to write
-// before it, and keeps its finding.
-func (d *Detector) explainUninit(c *cell, w *rec) {
+// meant to come first (a WAR), keeps its finding for now.
+//
+// w need not be the cell's first write: tquant reads its src and rewrites
+// it in place, so when its read overtakes the tload meant to fill src, the
+// first write the cell meets is tquant's own, ordered after the read, and
+// the tload's comes later. A read stays a candidate for as long as the cell
+// keeps a read of its agent past w (keep0: read0, and reads; an op's own
+// read, or one that raced): a later write racing that read takes the race
+// (raceRead) as the first write would have. Once the cell keeps none, no
+// later write can name the race, and the uninit-read stands, as it does
+// when the read runs first and nothing races it.
+func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec) {
+	n := 0
 	for i := range c.uninit {
-		if u := &c.uninit[i]; !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
+		u := &c.uninit[i]
+		if !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
 			d.retractUninit(u)
+			continue
+		}
+		if keep0 && c.read0.agent == u.r.agent || keptReader(reads, u.r.agent) {
+			c.uninit[n] = *u
+			n++
 		}
 	}
-	c.uninit = c.uninit[:0]
+	c.uninit = c.uninit[:n]
+}
+
+// keptReader reports whether reads holds a read of agent a.
+func keptReader(reads []rec, a int32) bool {
+	for x := range reads {
+		if reads[x].agent == a {
+			return true
+		}
+	}
+	return false
 }
 
 // gmShadowFor returns the 2-D shadow of the GM tensor acc touches, or nil

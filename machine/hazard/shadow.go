@@ -84,11 +84,12 @@ type cell struct {
 	// slice's array is one more cache miss on every access of a cold cell.
 	read0 rec
 	reads []rec
-	// uninit holds the reads that found the cell unwritten, until its
-	// first write: a write meant to come before one of them (it races the
-	// read and the intended order puts it first) retracts that read's
-	// uninit-read, since the race is the report and the read only came
-	// first by timing (Detector.explainUninit). At most maxUninit, one per
+	// uninit holds the reads that found the cell unwritten (or written only
+	// by a write they were meant to precede), for as long as the cell keeps
+	// a read of their agent: a write meant to come before one of them (it
+	// races the read and the intended order puts it first) retracts that
+	// read's uninit-read, since the race is the report and the read only
+	// came first by timing (Detector.explainUninit). At most maxUninit, one per
 	// instance; unlike reads, not one per agent, so an agent's earlier
 	// uninitialised reads are still there to retract.
 	uninit []uninitRead
