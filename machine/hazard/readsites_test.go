@@ -11,27 +11,9 @@ import (
 	"github.com/ptoasm/ptoasm/pipes"
 )
 
-// readsBeforeProbe counts the instances of the op at one source line that
-// started before the op at another line finished.
-type readsBeforeProbe struct {
-	writer, reader int
-	writerEnd      int64
-	readerStarts   []int64
-}
-
-func (p *readsBeforeProbe) Observe(e *machine.Event) {
-	if e.Kind != machine.EvExec || e.Op == nil || e.Op.Instr == nil {
-		return
-	}
-	switch e.Op.Instr.Pos.Line {
-	case p.writer:
-		p.writerEnd = max(p.writerEnd, e.End)
-	case p.reader:
-		p.readerStarts = append(p.readerStarts, e.Start)
-	}
-}
-
-func (p *readsBeforeProbe) before() int {
+// before counts the reader's instances that started before the writer
+// finished.
+func (p *lineProbe) before() int {
 	n := 0
 	for _, s := range p.readerStarts {
 		if s < p.writerEnd {
@@ -63,25 +45,8 @@ func TestLateWriteMeetsEveryReadSite(t *testing.T) {
 		{"scalar op 40", [][2]string{{"scalar.op", "40"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, errs := asm.Assemble(embedFE, prog, nil)
-			if errs.HasErrors() {
-				t.Fatalf("assemble: %v", errs)
-			}
-			prof := pipes.DefaultProfile()
-			for _, kv := range tc.set {
-				if err := prof.Set(kv[0], kv[1]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			probe := &readsBeforeProbe{writer: ld, reader: a}
-			det := hazard.New(hazard.Options{})
-			m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det, probe}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := m.Run(); err != nil {
-				t.Fatal(err)
-			}
+			probe := &lineProbe{writer: ld, reader: a}
+			det := lintProfile(t, prog, tc.set, probe)
 			seen[probe.before()] = true
 			var got []string
 			for _, f := range det.Findings() {
@@ -97,4 +62,30 @@ func TestLateWriteMeetsEveryReadSite(t *testing.T) {
 	if !seen[3] || len(seen) < 2 {
 		t.Errorf("reads started before the load ended, per profile: %v; want all 3 in one and fewer in another", seen)
 	}
+}
+
+// lintProfile runs program prog under the default profile with the
+// overrides set, the detector and probe observing, and returns the
+// detector.
+func lintProfile(t *testing.T, prog string, set [][2]string, probe machine.Observer) *hazard.Detector {
+	t.Helper()
+	obj, errs := asm.Assemble(embedFE, prog, nil)
+	if errs.HasErrors() {
+		t.Fatalf("assemble: %v", errs)
+	}
+	prof := pipes.DefaultProfile()
+	for _, kv := range set {
+		if err := prof.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	det := hazard.New(hazard.Options{})
+	m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det, probe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return det
 }
