@@ -293,6 +293,9 @@ type finding struct {
 	// secondCore is the second access's core for cross-core hints.
 	secondCore int32
 	seq        int
+	// canon says whether the instance add last counted is the one the
+	// finding names (add).
+	canon bool
 }
 
 type findKey struct {

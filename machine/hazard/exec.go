@@ -365,10 +365,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		switch {
 		case !c.hasR:
 			c.read0, c.hasR = *r, true
-		case c.read0.agent == r.agent:
+		case sameReader(&c.read0, r):
 			c.read0 = *r
 		default:
-			c.reads = putRec(c.reads, r)
+			c.reads = putRead(c.reads, r)
 		}
 		return
 	}
@@ -389,7 +389,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// find it whether it landed between the op's read and write or after
 	// both (sameInstance).
 	if c.hasR && (sameInstance(&c.read0, r) && !r.atomic || !d.hbOrSame(&c.read0, r) || d.racesKept(c, &c.read0, r, after)) {
-		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) {
+		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !superseded(c, &c.read0, r) {
 			d.raceRead(c, &c.read0, r, after, acc, lo, hi)
 			warred = warred || d.intendedBefore(&c.read0, r)
 		}
@@ -401,7 +401,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		own := sameInstance(rd, r)
 		ordered := own || d.hbOrSame(rd, r)
 		if !ordered || own || d.racesKept(c, rd, r, after) {
-			if !ordered {
+			if !ordered && !superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
 				// A read meant to come after r (a RAW) did not read the
 				// previous value: the WAW stands beside it.
@@ -812,6 +812,50 @@ func putW(list []rec, r *rec) []rec {
 		}
 	}
 	return append(list, *r)
+}
+
+// superseded reports whether read rd, kept in cell c, is of write r's own
+// agent and a later read of that agent is kept too. r then meets only the
+// agent's latest read, as it did when a cell kept one read per agent: the
+// agent's accesses reach the detector in issue order, so that pair does not
+// depend on timing, and the earlier reads are kept for other agents' writes
+// that land late (sameReader).
+func superseded(c *cell, rd, r *rec) bool {
+	if rd.agent != r.agent {
+		return false
+	}
+	later := func(o *rec) bool { return o.agent == rd.agent && o.gen == rd.gen && o.epoch > rd.epoch }
+	if c.hasR && later(&c.read0) {
+		return true
+	}
+	for x := range c.reads {
+		if later(&c.reads[x]) {
+			return true
+		}
+	}
+	return false
+}
+
+// putRead adds read r to a cell's other reads, replacing the earlier read
+// of the same agent and op (sameReader).
+func putRead(list []rec, r *rec) []rec {
+	for i := range list {
+		if sameReader(&list[i], r) {
+			list[i] = *r
+			return list
+		}
+	}
+	return append(list, *r)
+}
+
+// sameReader reports whether reads a and b are of one agent and one op
+// site. A cell keeps an agent's latest read per site, not per agent: a
+// write that lands after several of the agent's reads races each site's
+// latest one, as it would have raced each of them had it landed first, so
+// the pairs of sites reported do not depend on when it landed (FastTrack's
+// one read per agent finds that a race exists, not every site it has).
+func sameReader(a, b *rec) bool {
+	return a.agent == b.agent && a.op == b.op && a.step == b.step
 }
 
 func putRec(list []rec, r *rec) []rec {

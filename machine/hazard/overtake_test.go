@@ -5,10 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
-	"github.com/ptoasm/ptoasm/machine/hazard"
-	"github.com/ptoasm/ptoasm/pipes"
 )
 
 // lineProbe records when the op at one source line started, and when the op
@@ -16,6 +13,8 @@ import (
 type lineProbe struct {
 	writer, reader     int // source lines
 	writerEnd, readerT int64
+	// readerStarts holds every instance's start, in run order.
+	readerStarts []int64
 }
 
 func (p *lineProbe) Observe(e *machine.Event) {
@@ -29,6 +28,7 @@ func (p *lineProbe) Observe(e *machine.Event) {
 		if p.readerT == 0 || e.Start < p.readerT {
 			p.readerT = e.Start
 		}
+		p.readerStarts = append(p.readerStarts, e.Start)
 	}
 }
 
@@ -58,25 +58,8 @@ func TestOvertakingReadRetractedByLaterWrite(t *testing.T) {
 		{"flag hand-off 100000", [][2]string{{"sync.flag_handoff", "100000"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, errs := asm.Assemble(embedFE, prog, nil)
-			if errs.HasErrors() {
-				t.Fatalf("assemble: %v", errs)
-			}
-			prof := pipes.DefaultProfile()
-			for _, kv := range tc.set {
-				if err := prof.Set(kv[0], kv[1]); err != nil {
-					t.Fatal(err)
-				}
-			}
 			probe := &lineProbe{writer: ld, reader: q}
-			det := hazard.New(hazard.Options{})
-			m, err := machine.New(obj, machine.Options{Profile: prof, Observers: []machine.Observer{det, probe}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := m.Run(); err != nil {
-				t.Fatal(err)
-			}
+			det := lintProfile(t, prog, tc.set, probe)
 			readFirst := probe.readerT < probe.writerEnd
 			if readFirst != tc.readFirst {
 				t.Errorf("tquant started at %d, the load ended at %d: want read first %v", probe.readerT, probe.writerEnd, tc.readFirst)

@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,23 +46,23 @@ func (d *Detector) recordNote(n *raceNote) {
 		f := d.single(n.kind, SevError, &n.cur,
 			fmt.Sprintf("uninitialised read of %s (%s): %s reads it before anything in this launch wrote it", buf, rng, d.site(&n.cur).where()),
 			"initialise it (a tensor init such as `= zero`, a host `reset`, or a store/load that fills it) before this read; reading poison gives garbage on hardware")
-		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
+		f.setBuffer(buf, n.lo, n.hi)
 	case n.kind == KindOutOfBounds:
 		f := d.single(n.kind, SevError, &n.cur, fmt.Sprintf("out-of-bounds access to %s: %s %s", buf, d.site(&n.cur).where(), n.msg),
 			"keep the access inside the declared tile or tensor: check the window offset and shape, or enlarge the declaration")
-		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
+		f.setBuffer(buf, n.lo, n.hi)
 	case n.kind == KindResetRacesAtomic:
 		f := d.pair(n.kind, SevError, &n.prev, &n.cur,
 			fmt.Sprintf("plain store to signal %s (%s) races an atomic add: %s overwrites it and %s adds to it with nothing ordering the two, so the add can be erased and its waiter spins forever (lost wakeup)",
 				buf, rng, d.site(&n.prev).where(), d.site(&n.cur).where()),
 			"never reset a signal a peer may still add to: use one word per round, or cumulative generations with `twait ... #cmp=ge`, or reset it from the host between runs")
-		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
+		f.setBuffer(buf, n.lo, n.hi)
 	case n.kind == KindStaleSignal:
 		f := d.pair(n.kind, SevError, &n.prev, &n.cur,
 			fmt.Sprintf("stale signal %s (%s): %s is satisfied by what earlier runs left in it (last written by %s in an earlier run), whatever this run's notifies do; signals keep their values across launches and the host did not reset this one, so the wait passes before its producers have run",
 				buf, rng, d.site(&n.cur).where(), d.site(&n.prev).where()),
 			"re-initialise the signal between launches (`reset @SIG = zero` in the launch section, before the run), or make the wait count per launch (an epoch that grows every launch, `twait ... #cmp=ge`)")
-		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
+		f.setBuffer(buf, n.lo, n.hi)
 	default:
 		d.recordRace(n, buf, rng)
 	}
@@ -107,7 +108,7 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 		return
 	}
 	f := d.add(n.kind, sev, sf, ss, msg, "")
-	if f.Count == 1 {
+	if f.canon {
 		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
 		f.scope, f.src, f.dst, f.coreIdx = scope, fa.pipe, sa.pipe, fa.coreIdx
 		f.secondCore = sa.coreIdx
@@ -132,13 +133,17 @@ func siteKey(s Site) string {
 }
 
 // add counts a finding, deduplicated by kind and the pair of source sites as
-// in compute-sanitizer's analysis mode; the first instance's details stay.
+// in compute-sanitizer's analysis mode. The finding names one instance of
+// the pair: the worst in severity, and among those the first by instLess,
+// so which instance the run met first does not show in the report.
+// f.canon says whether this call's instance is the one named.
 func (d *Detector) add(kind string, sev Severity, first, second Site, msg, hint string) *finding {
 	k := findKey{kind: kind, first: siteKey(first), second: siteKey(second)}
 	if f := d.byKey[k]; f != nil {
 		f.Count++
-		if sev > f.sev {
-			// Instances of one pair may differ in severity (double-set);
+		f.canon = sev > f.sev || sev == f.sev && instLess(first, second, msg, &f.Finding)
+		if f.canon {
+			// Instances of one pair may differ in severity (double-set):
 			// the pair takes the worst, whichever instance came first.
 			f.sev, f.Severity, f.Message, f.Hint = sev, sev.String(), msg, hint
 			f.First, f.Second = first, second
@@ -146,10 +151,53 @@ func (d *Detector) add(kind string, sev Severity, first, second Site, msg, hint 
 		return f
 	}
 	f := &finding{Finding: Finding{Kind: kind, Severity: sev.String(), Message: msg, First: first, Second: second, Count: 1, Hint: hint},
-		sev: sev, coreIdx: -1, secondCore: -1, seq: len(d.findings)}
+		sev: sev, coreIdx: -1, secondCore: -1, seq: len(d.findings), canon: true}
 	d.findings = append(d.findings, f)
 	d.byKey[k] = f
 	return f
+}
+
+// instLess orders the instances of one pair of sites, the one a finding
+// names first: the latest iteration of the first access, then of the
+// second, then the least rank and core, and last the message (the buffer
+// element and byte range an instance names). The latest iteration, not the
+// first met or the least: a cell keeps each agent's latest access per site
+// (putRead, putW), so an access that lands late meets the latest instance
+// of the other side and may have missed earlier ones, while one that lands
+// early meets them all; the latest is met in every order of the run.
+func instLess(first, second Site, msg string, f *Finding) bool {
+	if c := slices.Compare(first.Iter, f.First.Iter); c != 0 {
+		return c > 0
+	}
+	if c := slices.Compare(second.Iter, f.Second.Iter); c != 0 {
+		return c > 0
+	}
+	for _, p := range [2][2]Site{{first, f.First}, {second, f.Second}} {
+		if p[0].Rank != p[1].Rank {
+			return p[0].Rank < p[1].Rank
+		}
+		if c := coreCompare(p[0].Core, p[1].Core); c != 0 {
+			return c < 0
+		}
+	}
+	return msg < f.Message
+}
+
+// coreCompare orders core names so that r0.aiv2 comes before r0.aiv10: the
+// names of one machine differ in their trailing number.
+func coreCompare(a, b string) int {
+	if len(a) != len(b) {
+		return cmpInt(len(a), len(b))
+	}
+	return strings.Compare(a, b)
+}
+
+// setBuffer names the buffer and byte range of the instance the finding
+// names (canon).
+func (f *finding) setBuffer(buf string, lo, hi int64) {
+	if f.canon {
+		f.Buffer, f.Range = buf, [2]int64{lo, hi}
+	}
 }
 
 func (d *Detector) site(r *rec) Site {

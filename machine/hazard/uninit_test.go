@@ -40,9 +40,15 @@ func TestUninitBesideRace(t *testing.T) {
 		{"write meant first, an agent's reads of two iterations run first",
 			[]step{rd(20, 0, 0, 0x400), rd(20, 1, 0, 0x400), wr(10, 0, 0x400)},
 			[]string{"RAW 10>20 x1"}},
+		// A cell keeps an agent's latest read per site: the write that
+		// lands after reads at two sites races both, as it does when it
+		// lands first.
 		{"write meant first, reads at two sites run first",
 			[]step{rd(20, 0, 0, 0x400), rd(21, 0, 0, 0x400), wr(10, 0, 0x400)},
-			[]string{"RAW 10>21 x1"}},
+			[]string{"RAW 10>20 x1", "RAW 10>21 x1"}},
+		{"write meant first, runs before reads at two sites",
+			[]step{wr(10, 0, 0x400), rd(20, 0, 0, 0x400), rd(21, 0, 0, 0x400)},
+			[]string{"RAW 10>20 x1", "RAW 10>21 x1"}},
 		{"read meant first, runs first",
 			[]step{rd(10, 0, 0, 0x400), wr(20, 0, 0x400)},
 			[]string{"WAR 10>20 x1", "uninit-read 10 x1"}},
