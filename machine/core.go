@@ -638,6 +638,25 @@ func (c *core) resume() {
 	c.sleep()
 }
 
+// stallIn puts the scalar in wait state st at op. The stall starts on the
+// first try only, so a wait retried on every wake-up keeps its start.
+func (c *core) stallIn(st scalarState, op *asm.COp) {
+	if c.state != st {
+		c.beginStall(op)
+	}
+	c.state = st
+	c.waitOp = op
+}
+
+// leave ends wait state st: a stall the scalar entered is reported with
+// reason (a wait satisfied on its first try had none).
+func (c *core) leave(st scalarState, reason string) {
+	if c.state == st {
+		c.endStall(reason)
+	}
+	c.state = scRunning
+}
+
 func (c *core) beginStall(op *asm.COp) {
 	c.stall0 = max(c.t, c.m.now)
 	c.waitOp = op

@@ -785,19 +785,12 @@ func (c *core) scalarWaitFlag(op *asm.COp, f Flag) bool {
 		return false
 	}
 	if !c.flags.Test(f.Src, f.Dst, int(f.ID)) {
-		if c.state != scFlag {
-			c.beginStall(op)
-		}
-		c.state = scFlag
+		c.stallIn(scFlag, op)
 		c.flagWait = f
-		c.waitOp = op
 		return false
 	}
 	c.flags.Clear(f.Src, f.Dst, int(f.ID))
-	if c.state == scFlag {
-		c.endStall("wait_flag")
-	}
-	c.state = scRunning
+	c.leave(scFlag, "wait_flag")
 	if m.emitting {
 		e := m.event(EvFlagWait, c, asm.PipeS, op)
 		e.Flag = f
@@ -859,10 +852,7 @@ func (c *core) fireFlag(m *Machine, e *entry, p asm.Pipe, at int64) {
 func (c *core) drainAll(op *asm.COp) bool {
 	m := c.m
 	if !c.drained() {
-		if c.state != scDrain {
-			c.beginStall(op)
-		}
-		c.state = scDrain
+		c.stallIn(scDrain, op)
 		return false
 	}
 	c.state = scRunning

@@ -16,18 +16,11 @@ func (c *core) crossWait(op *asm.COp, id int) bool {
 		return false
 	}
 	if !c.cross.TryDec(id) {
-		if c.state != scCross {
-			c.beginStall(op)
-		}
-		c.state = scCross
+		c.stallIn(scCross, op)
 		c.crossID = id
-		c.waitOp = op
 		return false
 	}
-	if c.state == scCross {
-		c.endStall("ffts_wait")
-	}
-	c.state = scRunning
+	c.leave(scCross, "ffts_wait")
 	if m.emitting {
 		e := m.event(EvCrossWait, c, asm.PipeS, op)
 		e.ID = int32(id)
@@ -435,20 +428,13 @@ func (c *core) signalWait(op *asm.COp) bool {
 		return true
 	}
 	if !sat {
-		if c.state != scSignal {
-			c.beginStall(op)
-		}
-		c.state = scSignal
-		c.waitOp = op
+		c.stallIn(scSignal, op)
 		c.sigRank = r
 		rs := m.ranks[r]
 		rs.watchers = append(rs.watchers, c)
 		return false
 	}
-	if c.state == scSignal {
-		c.endStall("twait")
-	}
-	c.state = scRunning
+	c.leave(scSignal, "twait")
 	c.signalEvent(op, o, r, off, count, cur, want)
 	c.charge(poll)
 	return true
@@ -856,11 +842,7 @@ func (c *core) waitAsync(op *asm.COp) bool {
 		return false
 	}
 	if m.now < c.asyncDone {
-		if c.state != scAsync {
-			c.beginStall(op)
-		}
-		c.state = scAsync
-		c.waitOp = op
+		c.stallIn(scAsync, op)
 		return false
 	}
 	c.state = scRunning
