@@ -64,7 +64,14 @@ type agentState struct {
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	_       [7]byte
+	// gaps counts, modulo 256, the places where the agent's queued ops
+	// skip an issue number of their core: another agent's op was issued
+	// there, so a write of that agent may be meant to come between the
+	// agent's reads on either side (rec.gap, keepPrior). lastIssue is the
+	// issue number of its last op, truncated.
+	gaps      uint8
+	_         [2]byte
+	lastIssue uint32
 }
 
 // remPart says what the other-core components of a pipe's clock are: those
@@ -314,6 +321,9 @@ type raceNote struct {
 	samePipe bool
 	single   bool   // one site: uninit-read, out-of-bounds
 	msg      string // set for single-site notes
+	// named offers an instance of a pair whose race is already counted
+	// (raceRead): the finding may name it (instLess), its count stays.
+	named bool
 }
 
 // Detector is the dynamic happens-before hazard detector; it implements

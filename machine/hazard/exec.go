@@ -17,6 +17,15 @@ func (d *Detector) exec(e *machine.Event) {
 	serial, p := d.takeIssueOf(a, e, e.Step != "")
 	ag := &d.agents[a]
 	ag.n++
+	// A skipped issue number is an op of another agent of the core
+	// issued between this agent's last op and this one (rec.gap); an
+	// unknown number may hide one. A composite's steps share a number.
+	if iss := uint32(e.Issue); iss == 0 || iss != ag.lastIssue+1 && iss != ag.lastIssue {
+		ag.gaps++
+		ag.lastIssue = iss
+	} else {
+		ag.lastIssue = iss
+	}
 	if ag.kind == akScalar {
 		raise(&ag.clock, d.pos(a), ag.n)
 	}
@@ -365,10 +374,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		switch {
 		case !c.hasR:
 			c.read0, c.hasR = *r, true
-		case sameReader(&c.read0, r):
+		case sameReader(&c.read0, r) && !keepPrior(&c.read0, r, acc):
 			c.read0 = *r
 		default:
-			c.reads = putRead(c.reads, r)
+			c.reads = putRead(c.reads, r, acc)
 		}
 		return
 	}
@@ -389,7 +398,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// find it whether it landed between the op's read and write or after
 	// both (sameInstance).
 	if c.hasR && (sameInstance(&c.read0, r) && !r.atomic || !d.hbOrSame(&c.read0, r) || d.racesKept(c, &c.read0, r, after)) {
-		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !superseded(c, &c.read0, r) {
+		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !d.superseded(c, &c.read0, r) {
 			d.raceRead(c, &c.read0, r, after, acc, lo, hi)
 			warred = warred || d.intendedBefore(&c.read0, r)
 		}
@@ -401,7 +410,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		own := sameInstance(rd, r)
 		ordered := own || d.hbOrSame(rd, r)
 		if !ordered || own || d.racesKept(c, rd, r, after) {
-			if !ordered && !superseded(c, rd, r) {
+			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
 				// A read meant to come after r (a RAW) did not read the
 				// previous value: the WAW stands beside it.
@@ -618,6 +627,11 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	}
 	if !counted {
 		d.race(rd, w, acc, lo, hi)
+	} else if !d.selfOff(rd, w) {
+		// Counted with an earlier write of w's site, and named all
+		// the same: which of the two a read met first follows timing.
+		d.race(rd, w, acc, lo, hi)
+		d.notes[len(d.notes)-1].named = true
 	}
 }
 
@@ -820,9 +834,14 @@ func putW(list []rec, r *rec) []rec {
 // agent's accesses reach the detector in issue order, so that pair does not
 // depend on timing, and the earlier reads are kept for other agents' writes
 // that land late (sameReader).
-func superseded(c *cell, rd, r *rec) bool {
+func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 	if rd.agent != r.agent {
 		return false
+	}
+	if checkShortcuts && d.selfOff(rd, r) && !d.hbOrSame(rd, r) {
+		// selfRaced tells this pair raced from the accesses alone;
+		// the self-check compares it with the pairs noted.
+		d.noteRaced(rd, r)
 	}
 	later := func(o *rec) bool { return o.agent == rd.agent && o.gen == rd.gen && o.epoch > rd.epoch }
 	if c.hasR && later(&c.read0) {
@@ -837,15 +856,46 @@ func superseded(c *cell, rd, r *rec) bool {
 }
 
 // putRead adds read r to a cell's other reads, replacing the earlier read
-// of the same agent and op (sameReader).
-func putRead(list []rec, r *rec) []rec {
+// of the same agent and op (sameReader) unless a write could be meant to
+// come between the two (keepPrior): then both stay, up to maxPrior
+// earlier reads of the site, the oldest dropped first.
+func putRead(list []rec, r *rec, acc *machine.Access) []rec {
+	n, oldest := 0, -1
 	for i := range list {
-		if sameReader(&list[i], r) {
+		if !sameReader(&list[i], r) {
+			continue
+		}
+		if !keepPrior(&list[i], r, acc) {
 			list[i] = *r
 			return list
 		}
+		if n++; oldest < 0 || list[i].epoch < list[oldest].epoch {
+			oldest = i
+		}
+	}
+	if n > maxPrior {
+		list = slices.Delete(list, oldest, oldest+1)
 	}
 	return append(list, *r)
+}
+
+// maxPrior bounds how many earlier reads of one agent and site a cell
+// keeps beside the latest (keepPrior): a write landing more than that
+// many foreign ops late misses the oldest.
+const maxPrior = 4
+
+// keepPrior reports whether read prior of a cell must stay when a later
+// read r of the same agent and site arrives. A write of another agent
+// meant to come between the two (issued between them on the core; on
+// another core, by iteration, which any later iteration may be) races
+// prior as a WAR and r as a RAW. Landing before r it meets prior in the
+// cell; landing after r, with prior replaced, it met r alone and the WAR
+// with the earlier iteration's read came and went with its latency
+// (corpus control_flow_nested_vec). Reads with no other op of the core
+// issued between them (rec.gap) fall on one side of every same-core
+// write, and the latest stands for both.
+func keepPrior(prior, r *rec, acc *machine.Access) bool {
+	return prior.gen == r.gen && prior.epoch != r.epoch && (prior.gap != r.gap || acc.Space == asm.GM)
 }
 
 // sameReader reports whether reads a and b are of one agent and one op

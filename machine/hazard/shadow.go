@@ -33,6 +33,10 @@ type rec struct {
 	// raced marks a read kept in a cell that races the cell's last write
 	// (exec.go, accessCell).
 	raced bool
+	// gap is the agent's gaps when it made the access: two reads of one
+	// site with the same gap have no other agent's op of their core
+	// issued between them (keepPrior).
+	gap uint8
 	// lag is epoch less the agent's own component of its clock when the
 	// access was checked against the cell, saturated: whether an earlier
 	// access of the same agent raced it can then be told later (selfRaced)
