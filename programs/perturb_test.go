@@ -150,27 +150,31 @@ func path(res *machine.Result) string {
 // returns what moved, "" when nothing did.
 func sameReport(base, got []hazard.Finding, basePath, gotPath string) string {
 	if w, g := verdict(base), verdict(got); !slices.Equal(w, g) {
-		return fmt.Sprintf("the findings moved:\n  default: %q\n  perturbed: %q", w, g)
+		return "the findings moved (- default, + perturbed):" + diffLines(w, g)
 	}
 	if basePath != gotPath {
 		return ""
 	}
-	w, g := named(base), named(got)
-	if slices.Equal(w, g) {
-		return ""
+	if w, g := named(base), named(got); !slices.Equal(w, g) {
+		return "on the same path the named instances moved (- default, + perturbed):" + diffLines(w, g)
 	}
-	var diff []string
+	return ""
+}
+
+// diffLines lists the lines only w has (-) and those only g has (+).
+func diffLines(w, g []string) string {
+	var b strings.Builder
 	for _, x := range w {
 		if !slices.Contains(g, x) {
-			diff = append(diff, "- "+x)
+			b.WriteString("\n  - " + x)
 		}
 	}
 	for _, x := range g {
 		if !slices.Contains(w, x) {
-			diff = append(diff, "+ "+x)
+			b.WriteString("\n  + " + x)
 		}
 	}
-	return "on the same path the named instances moved (- default, + perturbed):\n  " + strings.Join(diff, "\n  ")
+	return b.String()
 }
 
 // lintWith is `ptoasm lint` (timing-only run, detector, static pass) under

@@ -445,7 +445,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				d.race(w, r, acc, lo, hi)
 			}
 		}
-		c.adds = putW(c.adds, r)
+		c.adds = putW(c.adds, r, acc)
 		c.written = true
 		return
 	}
@@ -461,7 +461,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	c.adds = c.adds[:others]
 	if c.hasW && !after {
-		c.adds = putW(c.adds, &c.w)
+		c.adds = putW(c.adds, &c.w, acc)
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
@@ -816,16 +816,25 @@ func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
 	return findKey{kind: kind, first: siteKey(d.site(first)), second: siteKey(d.site(second))}, true
 }
 
-// putW adds write r to a cell's other writes, replacing the same agent's
-// earlier write of the same kind (program order puts r after it).
-func putW(list []rec, r *rec) []rec {
-	for i := range list {
-		if list[i].agent == r.agent && list[i].atomic == r.atomic {
-			list[i] = *r
-			return list
+// putW adds write r to a cell's other writes. An atomic add replaces the
+// same agent's earlier add (they commute, and program order puts r after
+// it). A plain write replaces the same agent's earlier plain write of the
+// same op site (sameReader), unless a read could be meant to come between
+// the two (keepPrior), as putRead keeps reads: the writes of one pipe with
+// no barrier between them are not ordered, so a read that lands after all
+// of them races each site, and the RAW with each came and went with the
+// read's latency when the cell kept one write per agent.
+func putW(list []rec, r *rec, acc *machine.Access) []rec {
+	if r.atomic {
+		for i := range list {
+			if list[i].agent == r.agent && list[i].atomic {
+				list[i] = *r
+				return list
+			}
 		}
+		return append(list, *r)
 	}
-	return append(list, *r)
+	return putSite(list, r, acc)
 }
 
 // superseded reports whether read rd, kept in cell c, is of write r's own
@@ -855,14 +864,19 @@ func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 	return false
 }
 
-// putRead adds read r to a cell's other reads, replacing the earlier read
-// of the same agent and op (sameReader) unless a write could be meant to
-// come between the two (keepPrior): then both stay, up to maxPrior
-// earlier reads of the site, the oldest dropped first.
+// putRead adds read r to a cell's other reads (putSite).
 func putRead(list []rec, r *rec, acc *machine.Access) []rec {
+	return putSite(list, r, acc)
+}
+
+// putSite adds access r to list, replacing the earlier access of the same
+// agent, op and direction (sameReader) unless another agent's access could
+// be meant to come between the two (keepPrior): then both stay, up to
+// maxPrior earlier ones of the site, the oldest dropped first.
+func putSite(list []rec, r *rec, acc *machine.Access) []rec {
 	n, oldest := 0, -1
 	for i := range list {
-		if !sameReader(&list[i], r) {
+		if !sameReader(&list[i], r) || list[i].write != r.write || list[i].atomic {
 			continue
 		}
 		if !keepPrior(&list[i], r, acc) {
@@ -884,16 +898,18 @@ func putRead(list []rec, r *rec, acc *machine.Access) []rec {
 // many foreign ops late misses the oldest.
 const maxPrior = 4
 
-// keepPrior reports whether read prior of a cell must stay when a later
-// read r of the same agent and site arrives. A write of another agent
-// meant to come between the two (issued between them on the core; on
-// another core, by iteration, which any later iteration may be) races
-// prior as a WAR and r as a RAW. Landing before r it meets prior in the
-// cell; landing after r, with prior replaced, it met r alone and the WAR
-// with the earlier iteration's read came and went with its latency
-// (corpus control_flow_nested_vec). Reads with no other op of the core
-// issued between them (rec.gap) fall on one side of every same-core
-// write, and the latest stands for both.
+// keepPrior reports whether access prior of a cell must stay when a later
+// access r of the same agent, site and direction arrives. An access of
+// another agent meant to come between the two (issued between them on the
+// core; on another core, by iteration, which any later iteration may be)
+// races prior one way round and r the other: a write between two reads
+// races the first as a WAR and the second as a RAW. Arriving before r it
+// meets prior in the cell; arriving after r, with prior replaced, it met r
+// alone, and the WAR with the earlier iteration's read came and went with
+// its latency (corpus control_flow_nested_vec). Accesses with no other op
+// of the core issued between them (rec.gap) fall on one side of every
+// same-core access, and the latest stands for both; a GM cell is also
+// reached from other cores, whose intended order is by iteration.
 func keepPrior(prior, r *rec, acc *machine.Access) bool {
 	return prior.gen == r.gen && prior.epoch != r.epoch && (prior.gap != r.gap || acc.Space == asm.GM)
 }
