@@ -324,6 +324,9 @@ type raceNote struct {
 	// named offers an instance of a pair whose race is already counted
 	// (raceRead): the finding may name it (instLess), its count stays.
 	named bool
+	// accFirst says acc is the first access's (it arrived after the
+	// second): the buffer is named from the second's operand (raceBuffer).
+	accFirst bool
 }
 
 // Detector is the dynamic happens-before hazard detector; it implements

@@ -1117,7 +1117,7 @@ func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
 	}
 	kind, first, second := d.raceKind(prev, cur)
 	same := prev.agent == cur.agent
-	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same})
+	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur})
 }
 
 // raceKind orders a racing pair the way the program means it and names the

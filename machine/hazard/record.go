@@ -82,8 +82,42 @@ func (d *Detector) recordNote(n *raceNote) {
 			"re-initialise the signal between launches (`reset @SIG = zero` in the launch section, before the run), or make the wait count per launch (an epoch that grows every launch, `twait ... #cmp=ge`)")
 		f.setBuffer(buf, n.lo, n.hi)
 	default:
-		d.recordRace(n, buf, rng)
+		d.recordRace(n, d.raceBuffer(n, buf), rng)
 	}
+}
+
+// raceBuffer names the buffer of race note n: as the second access's
+// operand names it. Two tiles may share bytes (a tload into one, an op
+// writing the other), and the access that arrived last, whose operand buf
+// names, follows the run's timing; the finding and the WAR that stands for
+// a WAW (Findings) must not. When the first access arrived last, the
+// second's operand is looked up in its op; a rebound tile, whose address
+// is known only at run time, keeps buf.
+func (d *Detector) raceBuffer(n *raceNote, buf string) string {
+	if !n.accFirst || n.acc.Tile == nil || n.cur.op == nil || n.cur.op.Info == nil {
+		return buf
+	}
+	op := n.cur.op
+	want := asm.AccRead
+	if n.cur.write {
+		want = asm.AccWrite
+	}
+	specs := op.Info.Operands
+	for i := range op.Args {
+		a := &op.Args[i]
+		if a.Kind != asm.ArgTile || a.Tile == nil || a.Tile.Space != n.acc.Space || a.Tile.Variable() {
+			continue
+		}
+		if len(specs) > 0 && specs[min(i, len(specs)-1)].Access&want == 0 {
+			continue
+		}
+		for el, base := range a.Tile.Addr {
+			if base < n.hi && n.lo < base+a.Tile.Bytes {
+				return elemName(a.Tile, el)
+			}
+		}
+	}
+	return buf
 }
 
 func (d *Detector) recordRace(n *raceNote, buf, rng string) {
