@@ -424,9 +424,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	if len(c.uninit) > 0 {
 		if r.atomic {
-			d.explainUninit(c, r, c.hasR, c.reads)
+			d.explainUninit(c, r, c.hasR, c.reads, acc, lo, hi)
 		} else {
-			d.explainUninit(c, r, keep0, c.reads[:kept])
+			d.explainUninit(c, r, keep0, c.reads[:kept], acc, lo, hi)
 		}
 	}
 	if c.hasW && !wOrdered {
@@ -507,32 +507,37 @@ func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
 // w need not be the cell's first write: tquant reads its src and rewrites
 // it in place, so when its read overtakes the tload meant to fill src, the
 // first write the cell meets is tquant's own, ordered after the read, and
-// the tload's comes later. A read stays a candidate for as long as the cell
-// keeps a read of its agent past w (keep0: read0, and reads; an op's own
-// read, or one that raced): a later write racing that read takes the race
-// (raceRead) as the first write would have. Once the cell keeps none, no
-// later write can name the race, and the uninit-read stands, as it does
-// when the read runs first and nothing races it.
-func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec) {
+// the tload's comes later. The read stays a candidate after its agent's
+// own later write has taken it out of the cell's reads (an op after a
+// barrier, or a trowmax writing the tile as scratch after its internal
+// one): the load meant to fill the bytes still races it, and when it
+// lands later, it takes the uninit-read back and reports the RAW it would
+// have met had it landed first (corpus PyPTOIRParser
+// paged_attention_example_kernel_softmax_prepare). A candidate leaves when
+// it is settled; maxUninit bounds how many wait.
+func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec, acc *machine.Access, lo, hi int64) {
 	n := 0
 	for i := range c.uninit {
 		u := &c.uninit[i]
 		if !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
+			if !(keep0 && sameInstance(&c.read0, &u.r)) && !keptInstance(reads, &u.r) {
+				// Out of the cell's reads, so raceRead did not
+				// meet it.
+				d.race(&u.r, w, acc, lo, hi)
+			}
 			d.retractUninit(u)
 			continue
 		}
-		if keep0 && c.read0.agent == u.r.agent || keptReader(reads, u.r.agent) {
-			c.uninit[n] = *u
-			n++
-		}
+		c.uninit[n] = *u
+		n++
 	}
 	c.uninit = c.uninit[:n]
 }
 
-// keptReader reports whether reads holds a read of agent a.
-func keptReader(reads []rec, a int32) bool {
+// keptInstance reports whether reads holds access instance r.
+func keptInstance(reads []rec, r *rec) bool {
 	for x := range reads {
-		if reads[x].agent == a {
+		if sameInstance(&reads[x], r) {
 			return true
 		}
 	}
