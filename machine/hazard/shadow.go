@@ -120,8 +120,12 @@ type uninitRead struct {
 }
 
 // maxUninit bounds cell.uninit: a loop polling never-written bytes reads
-// them once per iteration, and only a few readers race the first write.
-const maxUninit = 8
+// them once per iteration. A candidate waits until a write settles it
+// (explainUninit), so a slow load meant to fill a tile that a loop of fast
+// readers has read more often than this keeps the later reads' findings
+// (corpus issue428_cube_sync_regression, where a slow cube's first
+// TMATMUL fills an L0C tile FIX had read 9 times, needed more than 8).
+const maxUninit = 64
 
 // sigHist is the write history of a signal word since the last host write.
 type sigHist struct {
