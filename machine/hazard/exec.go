@@ -397,19 +397,32 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// later write racing the op races its read as well, a WAR, and must
 	// find it whether it landed between the op's read and write or after
 	// both (sameInstance).
+	//
+	// A read ordered before r by its own agent (r is that agent's write
+	// after a barrier) stays as well, unmarked (shadowed): another agent's
+	// write racing the read may land after r, and must meet it as it does
+	// when it lands before r; FastTrack drops the read and reports only
+	// the WAW with r, the WAR (a late tload of the next iteration against
+	// this one's reads) or RAW came and went with the latency
+	// (hazards/late_load_outer_loop). A write ordered after the read, by
+	// any agent other than the reader's, drops it.
+	shadow0 := false
 	if c.hasR && (sameInstance(&c.read0, r) && !r.atomic || !d.hbOrSame(&c.read0, r) || d.racesKept(c, &c.read0, r, after)) {
 		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !d.superseded(c, &c.read0, r) {
 			d.raceRead(c, &c.read0, r, after, acc, lo, hi)
 			warred = warred || d.intendedBefore(&c.read0, r)
 		}
 		keep0 = true
+	} else if c.hasR && c.read0.agent == r.agent && !r.atomic {
+		keep0, shadow0 = true, true
 	}
 	kept := 0
 	for x := range c.reads {
 		rd := &c.reads[x]
 		own := sameInstance(rd, r)
 		ordered := own || d.hbOrSame(rd, r)
-		if !ordered || own || d.racesKept(c, rd, r, after) {
+		keepRaced := !ordered || own || d.racesKept(c, rd, r, after)
+		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
 				// A read meant to come after r (a RAW) did not read the
@@ -418,6 +431,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			}
 			if !r.atomic { // an atomic add leaves the reads as they are
 				c.reads[kept] = *rd
+				c.reads[kept].raced = rd.raced || keepRaced
 			}
 			kept++
 		}
@@ -465,14 +479,12 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
-	// Keep the reads r races, in their order, read0 first.
+	// Keep the reads r races (marked raced) and the shadowed ones, in
+	// their order, read0 first.
 	c.reads = c.reads[:kept]
-	for x := range c.reads {
-		c.reads[x].raced = true
-	}
 	switch {
 	case keep0:
-		c.read0.raced = true
+		c.read0.raced = c.read0.raced || !shadow0
 	case kept > 0:
 		c.read0, c.hasR = c.reads[0], true
 		c.reads = c.reads[:copy(c.reads, c.reads[1:])]
@@ -630,14 +642,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 			settle(old, !w.atomic && d.hbOrSame(old, w))
 		}
 	}
-	if !counted {
-		d.race(rd, w, acc, lo, hi)
-	} else if !d.selfOff(rd, w) {
-		// Counted with an earlier write of w's site, and named all
-		// the same: which of the two a read met first follows timing.
-		d.race(rd, w, acc, lo, hi)
-		d.notes[len(d.notes)-1].named = true
-	}
+	d.raceNamed(rd, w, counted, acc, lo, hi)
 }
 
 // raceWrite reports that plain write r races write w, one of cell c's
@@ -670,11 +675,28 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 			settle(old)
 		}
 	}
-	if !warred {
+	// warred stands for the WAW in which r overwrites w (w meant to come
+	// first): the read r races saw w's value or an earlier one. A WAW in
+	// which r is meant to come first (w landed before it, an in-place op
+	// of a later iteration) is another pair, reported whichever arrived
+	// first.
+	if !warred || d.intendedBefore(r, w) {
 		d.noteRaced(w, r)
-		if !counted {
-			d.race(w, r, acc, lo, hi)
-		}
+		d.raceNamed(w, r, counted, acc, lo, hi)
+	}
+}
+
+// raceNamed is race for a pair not yet counted; a pair counted already
+// under the same two sites (with an earlier write of one of them) is
+// offered for the finding's name only: which of the two instances an
+// access met first follows timing, the one a finding names must not.
+func (d *Detector) raceNamed(prev, cur *rec, counted bool, acc *machine.Access, lo, hi int64) {
+	if counted && d.selfOff(prev, cur) {
+		return
+	}
+	d.race(prev, cur, acc, lo, hi)
+	if counted {
+		d.notes[len(d.notes)-1].named = true
 	}
 }
 
