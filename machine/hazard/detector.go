@@ -388,6 +388,13 @@ type Detector struct {
 	// lost that way.
 	moved   map[movedKey]struct{}
 	unsaid  map[findKey]int
+	// counted holds the (access instance, finding) pairs a race note added
+	// a count for, either side: a move takes back only such a count. One
+	// note stands for every instance of its two sites that one access
+	// met (flushNotes), so moving each of them took back counts never
+	// added, and a finding whose instances a late write met together
+	// vanished in one order of the run and not in another.
+	counted map[movedKey]struct{}
 	pool    []vclock
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)

@@ -810,6 +810,9 @@ func (d *Detector) moveRace(old, rd *rec, ko findKey) {
 	if _, done := d.moved[mk]; done {
 		return
 	}
+	if _, ok := d.counted[mk]; !ok {
+		return // counted under another instance of its site (counted)
+	}
 	if d.moved == nil {
 		d.moved, d.unsaid = map[movedKey]struct{}{}, map[findKey]int{}
 	}

@@ -166,6 +166,12 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 		}
 	} else {
 		f = d.add(n.kind, sev, sf, ss, msg, "")
+		if d.counted == nil {
+			d.counted = map[movedKey]struct{}{}
+		}
+		k := findKey{kind: n.kind, first: siteKey(sf), second: siteKey(ss)}
+		d.counted[movedKey{first.agent, first.epoch, first.gen, k}] = struct{}{}
+		d.counted[movedKey{second.agent, second.epoch, second.gen, k}] = struct{}{}
 	}
 	if f.canon {
 		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
