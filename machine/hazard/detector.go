@@ -386,8 +386,8 @@ type Detector struct {
 	// moved holds the (access instance, finding) pairs whose race moved to
 	// a later write (moveRace), and unsaid how many counts each finding
 	// lost that way.
-	moved   map[movedKey]struct{}
-	unsaid  map[findKey]int
+	moved  map[movedKey]struct{}
+	unsaid map[findKey]int
 	// counted holds the (access instance, finding) pairs a race note added
 	// a count for, either side: a move takes back only such a count. One
 	// note stands for every instance of its two sites that one access
