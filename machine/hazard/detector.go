@@ -64,7 +64,14 @@ type agentState struct {
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	_       [7]byte
+	// gaps counts, modulo 256, the places where the agent's queued ops
+	// skip an issue number of their core: another agent's op was issued
+	// there, so a write of that agent may be meant to come between the
+	// agent's reads on either side (rec.gap, keepPrior). lastIssue is the
+	// issue number of its last op, truncated.
+	gaps      uint8
+	_         [2]byte
+	lastIssue uint32
 }
 
 // remPart says what the other-core components of a pipe's clock are: those
@@ -314,6 +321,12 @@ type raceNote struct {
 	samePipe bool
 	single   bool   // one site: uninit-read, out-of-bounds
 	msg      string // set for single-site notes
+	// named offers an instance of a pair whose race is already counted
+	// (raceRead): the finding may name it (instLess), its count stays.
+	named bool
+	// accFirst says acc is the first access's (it arrived after the
+	// second): the buffer is named from the second's operand (raceBuffer).
+	accFirst bool
 }
 
 // Detector is the dynamic happens-before hazard detector; it implements
@@ -373,8 +386,15 @@ type Detector struct {
 	// moved holds the (access instance, finding) pairs whose race moved to
 	// a later write (moveRace), and unsaid how many counts each finding
 	// lost that way.
-	moved   map[movedKey]struct{}
-	unsaid  map[findKey]int
+	moved  map[movedKey]struct{}
+	unsaid map[findKey]int
+	// counted holds the (access instance, finding) pairs a race note added
+	// a count for, either side: a move takes back only such a count. One
+	// note stands for every instance of its two sites that one access
+	// met (flushNotes), so moving each of them took back counts never
+	// added, and a finding whose instances a late write met together
+	// vanished in one order of the run and not in another.
+	counted map[movedKey]struct{}
 	pool    []vclock
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)

@@ -17,6 +17,15 @@ func (d *Detector) exec(e *machine.Event) {
 	serial, p := d.takeIssueOf(a, e, e.Step != "")
 	ag := &d.agents[a]
 	ag.n++
+	// A skipped issue number is an op of another agent of the core
+	// issued between this agent's last op and this one (rec.gap); an
+	// unknown number may hide one. A composite's steps share a number.
+	if iss := uint32(e.Issue); iss == 0 || iss != ag.lastIssue+1 && iss != ag.lastIssue {
+		ag.gaps++
+		ag.lastIssue = iss
+	} else {
+		ag.lastIssue = iss
+	}
 	if ag.kind == akScalar {
 		raise(&ag.clock, d.pos(a), ag.n)
 	}
@@ -365,10 +374,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		switch {
 		case !c.hasR:
 			c.read0, c.hasR = *r, true
-		case sameReader(&c.read0, r):
+		case sameReader(&c.read0, r) && !keepPrior(&c.read0, r, acc):
 			c.read0 = *r
 		default:
-			c.reads = putRead(c.reads, r)
+			c.reads = putRead(c.reads, r, acc)
 		}
 		return
 	}
@@ -388,20 +397,33 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// later write racing the op races its read as well, a WAR, and must
 	// find it whether it landed between the op's read and write or after
 	// both (sameInstance).
+	//
+	// A read ordered before r by its own agent (r is that agent's write
+	// after a barrier) stays as well, unmarked (shadowed): another agent's
+	// write racing the read may land after r, and must meet it as it does
+	// when it lands before r; FastTrack drops the read and reports only
+	// the WAW with r, the WAR (a late tload of the next iteration against
+	// this one's reads) or RAW came and went with the latency
+	// (hazards/late_load_outer_loop). A write ordered after the read, by
+	// any agent other than the reader's, drops it.
+	shadow0 := false
 	if c.hasR && (sameInstance(&c.read0, r) && !r.atomic || !d.hbOrSame(&c.read0, r) || d.racesKept(c, &c.read0, r, after)) {
-		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !superseded(c, &c.read0, r) {
+		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !d.superseded(c, &c.read0, r) {
 			d.raceRead(c, &c.read0, r, after, acc, lo, hi)
 			warred = warred || d.intendedBefore(&c.read0, r)
 		}
 		keep0 = true
+	} else if c.hasR && c.read0.agent == r.agent && !r.atomic {
+		keep0, shadow0 = true, true
 	}
 	kept := 0
 	for x := range c.reads {
 		rd := &c.reads[x]
 		own := sameInstance(rd, r)
 		ordered := own || d.hbOrSame(rd, r)
-		if !ordered || own || d.racesKept(c, rd, r, after) {
-			if !ordered && !superseded(c, rd, r) {
+		keepRaced := !ordered || own || d.racesKept(c, rd, r, after)
+		if keepRaced || rd.agent == r.agent {
+			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
 				// A read meant to come after r (a RAW) did not read the
 				// previous value: the WAW stands beside it.
@@ -409,15 +431,16 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			}
 			if !r.atomic { // an atomic add leaves the reads as they are
 				c.reads[kept] = *rd
+				c.reads[kept].raced = rd.raced || keepRaced
 			}
 			kept++
 		}
 	}
 	if len(c.uninit) > 0 {
 		if r.atomic {
-			d.explainUninit(c, r, c.hasR, c.reads)
+			d.explainUninit(c, r, c.hasR, c.reads, acc, lo, hi)
 		} else {
-			d.explainUninit(c, r, keep0, c.reads[:kept])
+			d.explainUninit(c, r, keep0, c.reads[:kept], acc, lo, hi)
 		}
 	}
 	if c.hasW && !wOrdered {
@@ -436,7 +459,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				d.race(w, r, acc, lo, hi)
 			}
 		}
-		c.adds = putW(c.adds, r)
+		c.adds = putW(c.adds, r, acc)
 		c.written = true
 		return
 	}
@@ -452,18 +475,16 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	c.adds = c.adds[:others]
 	if c.hasW && !after {
-		c.adds = putW(c.adds, &c.w)
+		c.adds = putW(c.adds, &c.w, acc)
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
-	// Keep the reads r races, in their order, read0 first.
+	// Keep the reads r races (marked raced) and the shadowed ones, in
+	// their order, read0 first.
 	c.reads = c.reads[:kept]
-	for x := range c.reads {
-		c.reads[x].raced = true
-	}
 	switch {
 	case keep0:
-		c.read0.raced = true
+		c.read0.raced = c.read0.raced || !shadow0
 	case kept > 0:
 		c.read0, c.hasR = c.reads[0], true
 		c.reads = c.reads[:copy(c.reads, c.reads[1:])]
@@ -498,32 +519,37 @@ func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
 // w need not be the cell's first write: tquant reads its src and rewrites
 // it in place, so when its read overtakes the tload meant to fill src, the
 // first write the cell meets is tquant's own, ordered after the read, and
-// the tload's comes later. A read stays a candidate for as long as the cell
-// keeps a read of its agent past w (keep0: read0, and reads; an op's own
-// read, or one that raced): a later write racing that read takes the race
-// (raceRead) as the first write would have. Once the cell keeps none, no
-// later write can name the race, and the uninit-read stands, as it does
-// when the read runs first and nothing races it.
-func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec) {
+// the tload's comes later. The read stays a candidate after its agent's
+// own later write has taken it out of the cell's reads (an op after a
+// barrier, or a trowmax writing the tile as scratch after its internal
+// one): the load meant to fill the bytes still races it, and when it
+// lands later, it takes the uninit-read back and reports the RAW it would
+// have met had it landed first (corpus PyPTOIRParser
+// paged_attention_example_kernel_softmax_prepare). A candidate leaves when
+// it is settled; maxUninit bounds how many wait.
+func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec, acc *machine.Access, lo, hi int64) {
 	n := 0
 	for i := range c.uninit {
 		u := &c.uninit[i]
 		if !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
+			if !(keep0 && sameInstance(&c.read0, &u.r)) && !keptInstance(reads, &u.r) {
+				// Out of the cell's reads, so raceRead did not
+				// meet it.
+				d.race(&u.r, w, acc, lo, hi)
+			}
 			d.retractUninit(u)
 			continue
 		}
-		if keep0 && c.read0.agent == u.r.agent || keptReader(reads, u.r.agent) {
-			c.uninit[n] = *u
-			n++
-		}
+		c.uninit[n] = *u
+		n++
 	}
 	c.uninit = c.uninit[:n]
 }
 
-// keptReader reports whether reads holds a read of agent a.
-func keptReader(reads []rec, a int32) bool {
+// keptInstance reports whether reads holds access instance r.
+func keptInstance(reads []rec, r *rec) bool {
 	for x := range reads {
-		if reads[x].agent == a {
+		if sameInstance(&reads[x], r) {
 			return true
 		}
 	}
@@ -616,9 +642,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 			settle(old, !w.atomic && d.hbOrSame(old, w))
 		}
 	}
-	if !counted {
-		d.race(rd, w, acc, lo, hi)
-	}
+	d.raceNamed(rd, w, counted, acc, lo, hi)
 }
 
 // raceWrite reports that plain write r races write w, one of cell c's
@@ -651,11 +675,28 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 			settle(old)
 		}
 	}
-	if !warred {
+	// warred stands for the WAW in which r overwrites w (w meant to come
+	// first): the read r races saw w's value or an earlier one. A WAW in
+	// which r is meant to come first (w landed before it, an in-place op
+	// of a later iteration) is another pair, reported whichever arrived
+	// first.
+	if !warred || d.intendedBefore(r, w) {
 		d.noteRaced(w, r)
-		if !counted {
-			d.race(w, r, acc, lo, hi)
-		}
+		d.raceNamed(w, r, counted, acc, lo, hi)
+	}
+}
+
+// raceNamed is race for a pair not yet counted; a pair counted already
+// under the same two sites (with an earlier write of one of them) is
+// offered for the finding's name only: which of the two instances an
+// access met first follows timing, the one a finding names must not.
+func (d *Detector) raceNamed(prev, cur *rec, counted bool, acc *machine.Access, lo, hi int64) {
+	if counted && d.selfOff(prev, cur) {
+		return
+	}
+	d.race(prev, cur, acc, lo, hi)
+	if counted {
+		d.notes[len(d.notes)-1].named = true
 	}
 }
 
@@ -769,6 +810,9 @@ func (d *Detector) moveRace(old, rd *rec, ko findKey) {
 	if _, done := d.moved[mk]; done {
 		return
 	}
+	if _, ok := d.counted[mk]; !ok {
+		return // counted under another instance of its site (counted)
+	}
 	if d.moved == nil {
 		d.moved, d.unsaid = map[movedKey]struct{}{}, map[findKey]int{}
 	}
@@ -802,16 +846,25 @@ func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
 	return findKey{kind: kind, first: siteKey(d.site(first)), second: siteKey(d.site(second))}, true
 }
 
-// putW adds write r to a cell's other writes, replacing the same agent's
-// earlier write of the same kind (program order puts r after it).
-func putW(list []rec, r *rec) []rec {
-	for i := range list {
-		if list[i].agent == r.agent && list[i].atomic == r.atomic {
-			list[i] = *r
-			return list
+// putW adds write r to a cell's other writes. An atomic add replaces the
+// same agent's earlier add (they commute, and program order puts r after
+// it). A plain write replaces the same agent's earlier plain write of the
+// same op site (sameReader), unless a read could be meant to come between
+// the two (keepPrior), as putRead keeps reads: the writes of one pipe with
+// no barrier between them are not ordered, so a read that lands after all
+// of them races each site, and the RAW with each came and went with the
+// read's latency when the cell kept one write per agent.
+func putW(list []rec, r *rec, acc *machine.Access) []rec {
+	if r.atomic {
+		for i := range list {
+			if list[i].agent == r.agent && list[i].atomic {
+				list[i] = *r
+				return list
+			}
 		}
+		return append(list, *r)
 	}
-	return append(list, *r)
+	return putSite(list, r, acc)
 }
 
 // superseded reports whether read rd, kept in cell c, is of write r's own
@@ -820,9 +873,14 @@ func putW(list []rec, r *rec) []rec {
 // agent's accesses reach the detector in issue order, so that pair does not
 // depend on timing, and the earlier reads are kept for other agents' writes
 // that land late (sameReader).
-func superseded(c *cell, rd, r *rec) bool {
+func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 	if rd.agent != r.agent {
 		return false
+	}
+	if checkShortcuts && d.selfOff(rd, r) && !d.hbOrSame(rd, r) {
+		// selfRaced tells this pair raced from the accesses alone;
+		// the self-check compares it with the pairs noted.
+		d.noteRaced(rd, r)
 	}
 	later := func(o *rec) bool { return o.agent == rd.agent && o.gen == rd.gen && o.epoch > rd.epoch }
 	if c.hasR && later(&c.read0) {
@@ -836,16 +894,54 @@ func superseded(c *cell, rd, r *rec) bool {
 	return false
 }
 
-// putRead adds read r to a cell's other reads, replacing the earlier read
-// of the same agent and op (sameReader).
-func putRead(list []rec, r *rec) []rec {
+// putRead adds read r to a cell's other reads (putSite).
+func putRead(list []rec, r *rec, acc *machine.Access) []rec {
+	return putSite(list, r, acc)
+}
+
+// putSite adds access r to list, replacing the earlier access of the same
+// agent, op and direction (sameReader) unless another agent's access could
+// be meant to come between the two (keepPrior): then both stay, up to
+// maxPrior earlier ones of the site, the oldest dropped first.
+func putSite(list []rec, r *rec, acc *machine.Access) []rec {
+	n, oldest := 0, -1
 	for i := range list {
-		if sameReader(&list[i], r) {
+		if !sameReader(&list[i], r) || list[i].write != r.write || list[i].atomic {
+			continue
+		}
+		if !keepPrior(&list[i], r, acc) {
 			list[i] = *r
 			return list
 		}
+		if n++; oldest < 0 || list[i].epoch < list[oldest].epoch {
+			oldest = i
+		}
+	}
+	if n > maxPrior {
+		list = slices.Delete(list, oldest, oldest+1)
 	}
 	return append(list, *r)
+}
+
+// maxPrior bounds how many earlier reads of one agent and site a cell
+// keeps beside the latest (keepPrior): a write landing more than that
+// many foreign ops late misses the oldest.
+const maxPrior = 4
+
+// keepPrior reports whether access prior of a cell must stay when a later
+// access r of the same agent, site and direction arrives. An access of
+// another agent meant to come between the two (issued between them on the
+// core; on another core, by iteration, which any later iteration may be)
+// races prior one way round and r the other: a write between two reads
+// races the first as a WAR and the second as a RAW. Arriving before r it
+// meets prior in the cell; arriving after r, with prior replaced, it met r
+// alone, and the WAR with the earlier iteration's read came and went with
+// its latency (corpus control_flow_nested_vec). Accesses with no other op
+// of the core issued between them (rec.gap) fall on one side of every
+// same-core access, and the latest stands for both; a GM cell is also
+// reached from other cores, whose intended order is by iteration.
+func keepPrior(prior, r *rec, acc *machine.Access) bool {
+	return prior.gen == r.gen && prior.epoch != r.epoch && (prior.gap != r.gap || acc.Space == asm.GM)
 }
 
 // sameReader reports whether reads a and b are of one agent and one op
@@ -1051,7 +1147,7 @@ func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
 	}
 	kind, first, second := d.raceKind(prev, cur)
 	same := prev.agent == cur.agent
-	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same})
+	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur})
 }
 
 // raceKind orders a racing pair the way the program means it and names the

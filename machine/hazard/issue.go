@@ -291,7 +291,7 @@ func (d *Detector) stepIndex(s string) uint8 {
 }
 
 func (d *Detector) mkrec(a int32, e *machine.Event, serial int64) rec {
-	r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, serial: serial, op: e.Op}
+	r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, serial: serial, op: e.Op, gap: d.agents[a].gaps}
 	if e.Step != "" {
 		r.step = d.stepIndex(e.Step)
 	}

@@ -26,12 +26,30 @@ func (d *Detector) flushNotes() {
 			if m.kind == n.kind && m.single == n.single && sameSite(&m.prev, &n.prev) && sameSite(&m.cur, &n.cur) &&
 				m.acc.Space == n.acc.Space && m.acc.Tile == n.acc.Tile && m.acc.Tensor == n.acc.Tensor {
 				n.lo, n.hi = min(n.lo, m.lo), max(n.hi, m.hi)
+				// The merged note names the instance a finding would
+				// (instLess: the latest iterations), not the one the
+				// cell listed first: which reads a cell lists, and in
+				// which order, follows the run's timing.
+				if laterPair(&m.prev, &m.cur, &n.prev, &n.cur) {
+					n.prev, n.cur = m.prev, m.cur
+				}
+				n.named = n.named && m.named
 				m.kind = ""
 			}
 		}
 		d.recordNote(n)
 	}
 	d.notes = d.notes[:0]
+}
+
+// laterPair reports whether the instance pair (a1, a2) comes after
+// (b1, b2) as instLess orders a finding's instances: the first access's
+// iteration, then the second's.
+func laterPair(a1, a2, b1, b2 *rec) bool {
+	if c := slices.Compare(a1.iter[:a1.niter], b1.iter[:b1.niter]); c != 0 {
+		return c > 0
+	}
+	return slices.Compare(a2.iter[:a2.niter], b2.iter[:b2.niter]) > 0
 }
 
 func sameSite(a, b *rec) bool {
@@ -64,8 +82,42 @@ func (d *Detector) recordNote(n *raceNote) {
 			"re-initialise the signal between launches (`reset @SIG = zero` in the launch section, before the run), or make the wait count per launch (an epoch that grows every launch, `twait ... #cmp=ge`)")
 		f.setBuffer(buf, n.lo, n.hi)
 	default:
-		d.recordRace(n, buf, rng)
+		d.recordRace(n, d.raceBuffer(n, buf), rng)
 	}
+}
+
+// raceBuffer names the buffer of race note n: as the second access's
+// operand names it. Two tiles may share bytes (a tload into one, an op
+// writing the other), and the access that arrived last, whose operand buf
+// names, follows the run's timing; the finding and the WAR that stands for
+// a WAW (Findings) must not. When the first access arrived last, the
+// second's operand is looked up in its op; a rebound tile, whose address
+// is known only at run time, keeps buf.
+func (d *Detector) raceBuffer(n *raceNote, buf string) string {
+	if !n.accFirst || n.acc.Tile == nil || n.cur.op == nil || n.cur.op.Info == nil {
+		return buf
+	}
+	op := n.cur.op
+	want := asm.AccRead
+	if n.cur.write {
+		want = asm.AccWrite
+	}
+	specs := op.Info.Operands
+	for i := range op.Args {
+		a := &op.Args[i]
+		if a.Kind != asm.ArgTile || a.Tile == nil || a.Tile.Space != n.acc.Space || a.Tile.Variable() {
+			continue
+		}
+		if len(specs) > 0 && specs[min(i, len(specs)-1)].Access&want == 0 {
+			continue
+		}
+		for el, base := range a.Tile.Addr {
+			if base < n.hi && n.lo < base+a.Tile.Bytes {
+				return elemName(a.Tile, el)
+			}
+		}
+	}
+	return buf
 }
 
 func (d *Detector) recordRace(n *raceNote, buf, rng string) {
@@ -107,7 +159,20 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 	if sev == SevOff {
 		return
 	}
-	f := d.add(n.kind, sev, sf, ss, msg, "")
+	var f *finding
+	if n.named {
+		if f = d.offer(n.kind, sev, sf, ss, msg); f == nil {
+			return
+		}
+	} else {
+		f = d.add(n.kind, sev, sf, ss, msg, "")
+		if d.counted == nil {
+			d.counted = map[movedKey]struct{}{}
+		}
+		k := findKey{kind: n.kind, first: siteKey(sf), second: siteKey(ss)}
+		d.counted[movedKey{first.agent, first.epoch, first.gen, k}] = struct{}{}
+		d.counted[movedKey{second.agent, second.epoch, second.gen, k}] = struct{}{}
+	}
 	if f.canon {
 		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
 		f.scope, f.src, f.dst, f.coreIdx = scope, fa.pipe, sa.pipe, fa.coreIdx
@@ -154,6 +219,21 @@ func (d *Detector) add(kind string, sev Severity, first, second Site, msg, hint 
 		sev: sev, coreIdx: -1, secondCore: -1, seq: len(d.findings), canon: true}
 	d.findings = append(d.findings, f)
 	d.byKey[k] = f
+	return f
+}
+
+// offer is add for an instance of a pair already counted: the finding
+// names it if instLess prefers it, and its count stays. Nil when the pair
+// has no finding.
+func (d *Detector) offer(kind string, sev Severity, first, second Site, msg string) *finding {
+	f := d.byKey[findKey{kind: kind, first: siteKey(first), second: siteKey(second)}]
+	if f == nil {
+		return nil
+	}
+	f.canon = sev == f.sev && instLess(first, second, msg, &f.Finding)
+	if f.canon {
+		f.Message, f.First, f.Second = msg, first, second
+	}
 	return f
 }
 

@@ -33,6 +33,10 @@ type rec struct {
 	// raced marks a read kept in a cell that races the cell's last write
 	// (exec.go, accessCell).
 	raced bool
+	// gap is the agent's gaps when it made the access: two reads of one
+	// site with the same gap have no other agent's op of their core
+	// issued between them (keepPrior).
+	gap uint8
 	// lag is epoch less the agent's own component of its clock when the
 	// access was checked against the cell, saturated: whether an earlier
 	// access of the same agent raced it can then be told later (selfRaced)
@@ -116,8 +120,12 @@ type uninitRead struct {
 }
 
 // maxUninit bounds cell.uninit: a loop polling never-written bytes reads
-// them once per iteration, and only a few readers race the first write.
-const maxUninit = 8
+// them once per iteration. A candidate waits until a write settles it
+// (explainUninit), so a slow load meant to fill a tile that a loop of fast
+// readers has read more often than this keeps the later reads' findings
+// (corpus issue428_cube_sync_regression, where a slow cube's first
+// TMATMUL fills an L0C tile FIX had read 9 times, needed more than 8).
+const maxUninit = 64
 
 // sigHist is the write history of a signal word since the last host write.
 type sigHist struct {
