@@ -476,10 +476,21 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 // are the schedule's sequence number), so any sort gives the one order. A
 // cycle usually wakes a few agents (insertion sort), but the cores of 8
 // ranks in lockstep make a tenth of the busy cycles wake 25 to hundreds:
-// those are quicksorted here, with the comparison inline, where
-// slices.SortFunc called a closure per comparison (2 % of the 8-rank
-// allgather_gemm's instructions; issue 22, round 13).
+// those are checked for order, then quicksorted here with the comparison
+// inline, where slices.SortFunc called a closure per comparison (3 % of the
+// 8-rank allgather_gemm's instructions; issue 22, round 13).
 func sortWakers(q []*waker) {
+	if len(q) > 12 {
+		// Lockstep cores reschedule in the order they ran, and the wheel's
+		// slot lists are LIFO, so a large cycle often comes out sorted.
+		i := 1
+		for i < len(q) && q[i-1].ord > q[i].ord {
+			i++
+		}
+		if i == len(q) {
+			return
+		}
+	}
 	for len(q) > 12 {
 		// Median of three: the largest to the front and the median to the
 		// end, where it is the pivot; the two bound the scans below.
