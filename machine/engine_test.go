@@ -1,7 +1,10 @@
 package machine
 
 import (
+	"cmp"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,6 +209,40 @@ func TestWakeOrder(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+}
+
+// sortWakers orders any mix of ords as a general sort does: descending,
+// whatever the length (insertion sort and quicksort alike), with runs,
+// sorted and reversed input.
+func TestSortWakers(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 400; n += 1 + n/8 {
+		for trial := range 6 {
+			q := make([]*waker, n)
+			for i := range q {
+				var ord uint64
+				switch trial {
+				case 0:
+					ord = r.Uint64()
+				case 1:
+					ord = uint64(i) // ascending: worst case for a naive pivot
+				case 2:
+					ord = uint64(n - i)
+				default:
+					ord = uint64(r.IntN(4))<<seqBits | uint64(i) // few agents, many seqs
+				}
+				q[i] = &waker{ord: ord}
+			}
+			want := slices.Clone(q)
+			slices.SortFunc(want, func(a, b *waker) int { return cmp.Compare(b.ord, a.ord) })
+			sortWakers(q)
+			for i := range q {
+				if q[i] != want[i] {
+					t.Fatalf("n=%d trial %d: position %d has ord %d, want %d", n, trial, i, q[i].ord, want[i].ord)
+				}
+			}
 		}
 	}
 }

@@ -1,9 +1,7 @@
 package machine
 
 import (
-	"cmp"
 	"math/bits"
-	"slices"
 	"sort"
 )
 
@@ -464,27 +462,80 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 			p.warm()
 		}
 	}
-	// Descending ord: the earliest is taken from the end. A cycle rarely
-	// wakes more than a few agents, so insertion sort beats a general sort.
-	if len(q) > 24 {
-		slices.SortFunc(q, func(a, b *waker) int { return cmp.Compare(b.ord, a.ord) })
-	} else {
-		for i := 1; i < len(q); i++ {
-			w := q[i]
-			j := i
-			for j > 0 && q[j-1].ord < w.ord {
-				q[j] = q[j-1]
-				j--
-			}
-			q[j] = w
-		}
-	}
+	// Descending ord: the earliest is taken from the end.
+	sortWakers(q)
 	n := len(q)
 	w := q[n-1]
 	q[n-1] = nil
 	s.nowq = q[:n-1]
 	w.loc = locNone
 	return w
+}
+
+// sortWakers sorts q by descending ord. Every ord is distinct (its low bits
+// are the schedule's sequence number), so any sort gives the one order. A
+// cycle usually wakes a few agents (insertion sort), but the cores of 8
+// ranks in lockstep make a tenth of the busy cycles wake 25 to hundreds:
+// those are checked for order, then quicksorted here with the comparison
+// inline, where slices.SortFunc called a closure per comparison (3 % of the
+// 8-rank allgather_gemm's instructions; issue 22, round 13).
+func sortWakers(q []*waker) {
+	if len(q) > 12 {
+		// Lockstep cores reschedule in the order they ran, and the wheel's
+		// slot lists are LIFO, so a large cycle often comes out sorted.
+		i := 1
+		for i < len(q) && q[i-1].ord > q[i].ord {
+			i++
+		}
+		if i == len(q) {
+			return
+		}
+	}
+	for len(q) > 12 {
+		// Median of three: the largest to the front and the median to the
+		// end, where it is the pivot; the two bound the scans below.
+		m, l := len(q)/2, len(q)-1
+		if q[m].ord > q[0].ord {
+			q[m], q[0] = q[0], q[m]
+		}
+		if q[l].ord > q[0].ord {
+			q[l], q[0] = q[0], q[l]
+		}
+		if q[m].ord > q[l].ord {
+			q[m], q[l] = q[l], q[m]
+		}
+		// Partition: ords above the pivot before it, below after it.
+		pivot := q[l].ord
+		i, j := 0, l
+		for {
+			for i++; q[i].ord > pivot; i++ {
+			}
+			for j--; q[j].ord < pivot; j-- {
+			}
+			if i >= j {
+				break
+			}
+			q[i], q[j] = q[j], q[i]
+		}
+		q[i], q[l] = q[l], q[i]
+		// Recurse into the smaller side, loop on the larger.
+		if i < len(q)-1-i {
+			sortWakers(q[:i])
+			q = q[i+1:]
+		} else {
+			sortWakers(q[i+1:])
+			q = q[:i]
+		}
+	}
+	for i := 1; i < len(q); i++ {
+		w := q[i]
+		j := i
+		for j > 0 && q[j-1].ord < w.ord {
+			q[j] = q[j-1]
+			j--
+		}
+		q[j] = w
+	}
 }
 
 // comesNext reports whether the agent with key, scheduled now at the
