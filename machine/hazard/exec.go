@@ -159,24 +159,30 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		return
 	}
 	if g := d.gmShadowFor(acc); g != nil {
-		d.access2d(r, acc, g)
+		d.access2d(r, acc, g, nil)
 		return
 	}
 	strided := acc.NumRows() > 1
 	// A range on one page, or across one page boundary (a 128 KiB L0C
-	// tile fills two pages), is cacheable.
+	// tile fills two pages), is cacheable, and so is any access of a
+	// local buffer, which may be in its 2-D view.
 	pages := (acc.Hi-1)>>pageShift - acc.Lo>>pageShift + 1
-	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && pages <= 2
+	cacheable := !(acc.ReadOnly && !acc.Write) && (!strided && pages <= 2 || acc.Space != asm.GM)
 	var slot *cellSlot
 	key := keyOf(acc)
 	if cacheable {
-		slot = d.cells.slot(key, acc.Lo, acc.Hi)
-		if slot.key == key && slot.covers(acc.Lo, acc.Hi) {
+		rows, pitch := shape(acc)
+		slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+		if slot.matches(key, acc, rows, pitch) && slot.valid() {
 			if checkShortcuts {
 				d.checkCachedCell(acc, slot)
 			}
 			uninitLo, uninitHi := int64(-1), int64(-1)
-			d.accessCell(r, acc, slot.c, geo{}, &uninitLo, &uninitHi)
+			g := geo{}
+			if slot.w > 0 {
+				g = exactGeo(slot.c, acc.Lo, acc.Hi+(rows-1)*pitch)
+			}
+			d.accessCell(r, acc, slot.c, g, &uninitLo, &uninitHi)
 			if slot.c2 != nil {
 				d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
 			}
@@ -189,8 +195,11 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.toGrid(sm, key, acc)
 	}
 	if sm.grid != nil {
-		d.access2d(r, acc, sm.grid)
+		d.access2d(r, acc, sm.grid, slot)
 		return
+	}
+	if strided || pages > 2 {
+		slot = nil // a byte-range entry holds one run over at most two pages
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	// found collects the cells of a cacheable range, one per page.
@@ -229,7 +238,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	if slot != nil && nfound > 0 {
 		// accessCells splits and merges nothing for a single cell, so
 		// the cells are still those of the range.
-		*slot = cellSlot{key: key, c: found[0], c2: found[1]}
+		*slot = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: found[0], c2: found[1]}
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
@@ -262,10 +271,10 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 			}
 		}
 	}
-	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch}
+	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch, cached: true}
 	move := func(m *imap) {
 		for _, c := range m.cells {
-			if slot := d.cells.slot(k, c.lo, c.hi); slot.c == c {
+			if slot := d.cells.slot(k, c.lo, c.hi, 1, 0); slot.c == c {
 				*slot = cellSlot{}
 			}
 			d.rects = g.linear(d.rects[:0], c.lo-g.base, c.hi-g.base)
@@ -539,8 +548,10 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
 	return d.gm2d.get(acc.Rank, acc.Tensor.Index)
 }
 
-// access2d is access on a 2-D tensor shadow, rectangle by rectangle.
-func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
+// access2d is access on a 2-D tensor shadow, rectangle by rectangle. slot,
+// when not nil, is the cache entry of acc, filled when acc lands on exactly
+// one cell of one band (a column window of an L1 tile).
+func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, slot *cellSlot) {
 	if acc.ReadOnly && !acc.Write && s.initialised() {
 		if checkShortcuts {
 			d.checkInitialised(acc, s)
@@ -552,6 +563,9 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	d.rects = s.rects(acc, d.rects[:0])
+	if len(d.rects) != 1 {
+		slot = nil
+	}
 	for _, q := range d.rects {
 		if acc.ReadOnly && !acc.Write {
 			if lo, hi, ok := s.unwritten(q); ok {
@@ -565,10 +579,25 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 		i, j := s.span(q.r0, q.r1)
 		for _, b := range s.bands[i:j] {
 			ci, cj := b.cols.span(q.c0, q.c1)
-			d.accessCells(r, acc, &b.cols, ci, cj, geo{s.base, s.pitch, b.lo, b.hi}, &uninitLo, &uninitHi)
+			g := geo{s.base, s.pitch, b.lo, b.hi}
+			if slot != nil && j == i+1 && cj == ci+1 {
+				d.fillGrid(slot, acc, b.cols.cells[ci], g)
+			}
+			d.accessCells(r, acc, &b.cols, ci, cj, g, &uninitLo, &uninitHi)
 		}
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
+}
+
+// fillGrid makes slot the cache entry of acc, which covers exactly cell c
+// of a band of geometry g (access2d).
+func (d *Detector) fillGrid(slot *cellSlot, acc *machine.Access, c *cell, g geo) {
+	rows, pitch := shape(acc)
+	lo, hi := g.bytes(c.lo, c.hi)
+	if lo != acc.Lo || hi != acc.Hi+(rows-1)*pitch || c.lo < 0 || c.hi > math.MaxInt32 {
+		return // not one rectangle after all: leave it to the view
+	}
+	*slot = cellSlot{key: keyOf(acc), rows: int32(rows), lo: acc.Lo, hi: acc.Hi, pitch: pitch, c: c, c0: int32(c.lo), w: int32(c.hi - c.lo)}
 }
 
 // hbOrSame is hb, except that an op never races itself (an in-place tadd
