@@ -132,7 +132,7 @@ func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
 	slot := d.shadow.at(k.rank, int(k.core+1)*int(asm.NumSpaces)+int(k.space))
 	m := *slot
 	if m == nil {
-		m = newShadowMem()
+		m = newShadowMem(pageShiftOf(k.space))
 		*slot = m
 	}
 	d.lastKey, d.lastMem = k, m
@@ -163,10 +163,11 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		return
 	}
 	strided := acc.NumRows() > 1
-	// A range on one page, or across one page boundary (a 128 KiB L0C
-	// tile fills two pages), is cacheable, and so is any access of a
-	// local buffer, which may be in its 2-D view.
-	pages := (acc.Hi-1)>>pageShift - acc.Lo>>pageShift + 1
+	// A range on one page, or across one page boundary (a 192 KiB UB
+	// tile may fill two), is cacheable, and so is any access of a local
+	// buffer, which may be in its 2-D view.
+	shift := pageShiftOf(acc.Space)
+	pages := (acc.Hi-1)>>shift - acc.Lo>>shift + 1
 	cacheable := !(acc.ReadOnly && !acc.Write) && (!strided && pages <= 2 || acc.Space != asm.GM)
 	var slot *cellSlot
 	key := keyOf(acc)
@@ -305,7 +306,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	for _, p := range slices.Sorted(maps.Keys(sm.sparse)) {
 		move(sm.sparse[p])
 	}
-	*sm = shadowMem{last: -1, grid: g}
+	*sm = shadowMem{last: -1, grid: g, shift: sm.shift}
 }
 
 // noteUninit notes an uninitialised read of [lo, hi) (lo < 0: none).

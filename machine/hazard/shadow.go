@@ -333,6 +333,20 @@ func (m *imap) collapse(i, j int) {
 // K=65536 took 92 s against 33 ms without the detector).
 const pageShift = 16
 
+// localPageShift sizes the pages of local buffers (UB, L1, L0*), which
+// are at most a few hundred KiB: a 128 KiB L0C accumulator is then one
+// cell, not one per 64 KiB page, and each mad reads and writes it once
+// (a GEMM's K step visited six cells, now four).
+const localPageShift = 17
+
+// pageShiftOf is the page size of the buffers of space s.
+func pageShiftOf(s asm.Space) uint8 {
+	if s == asm.GM {
+		return pageShift
+	}
+	return localPageShift
+}
+
 // densePages is how many pages (4 GiB of addresses) shadowMem indexes
 // directly; pages beyond, only seen with huge shapes, go to a map.
 const densePages = 1 << 16
@@ -347,9 +361,11 @@ type shadowMem struct {
 	// grid, once set, holds the whole buffer instead of the pages: a local
 	// buffer read in column windows switches to it (Detector.toGrid).
 	grid *shadow2D
+	// shift is the page size (pageShiftOf).
+	shift uint8
 }
 
-func newShadowMem() *shadowMem { return &shadowMem{last: -1} }
+func newShadowMem(shift uint8) *shadowMem { return &shadowMem{last: -1, shift: shift} }
 
 // page returns the cells of the page holding lo and where the part of
 // [lo, hi) on that page ends.
@@ -357,8 +373,8 @@ func (s *shadowMem) page(lo, hi int64) (*imap, int64) {
 	if lo < 0 {
 		return &s.negative, min(hi, 0)
 	}
-	p := lo >> pageShift
-	end := min(hi, (p+1)<<pageShift)
+	p := lo >> s.shift
+	end := min(hi, (p+1)<<s.shift)
 	if p == s.last {
 		return s.lastMap, end
 	}
