@@ -83,6 +83,13 @@ func keyOf(acc *machine.Access) shadowKey {
 	return k
 }
 
+// gmKey files a row-major GM tensor's 2-D cells under the tensor (core
+// -2 less its index), apart from the rank's byte ranges (core -1) and any
+// other tensor's: two declarations may alias one range.
+func gmKey(acc *machine.Access) shadowKey {
+	return shadowKey{space: asm.GM, rank: acc.Rank, core: -2 - int32(acc.Tensor.Index)}
+}
+
 // shape is the row count and pitch that, with Lo and Hi, say which bytes
 // acc touches: (1, 0) for a contiguous range.
 func shape(acc *machine.Access) (rows, pitch int64) {
@@ -131,10 +138,12 @@ var (
 
 func (d *Detector) checkCachedCell(acc *machine.Access, slot *cellSlot) {
 	shortcuts++
-	sm := d.shadowFor(acc)
 	if slot.w > 0 {
 		gridShortcuts++
-		g := sm.grid
+		g := d.gmShadowFor(acc)
+		if acc.Space != asm.GM {
+			g = d.shadowFor(acc).grid
+		}
 		var rs []rect
 		if g != nil {
 			rs = g.rects(acc, nil)
@@ -157,6 +166,7 @@ func (d *Detector) checkCachedCell(acc *machine.Access, slot *cellSlot) {
 		}
 		return
 	}
+	sm := d.shadowFor(acc)
 	for n, lo := 0, acc.Lo; lo < acc.Hi; n++ {
 		m, hi := sm.page(lo, acc.Hi)
 		want := slot.c

@@ -158,9 +158,24 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.signalAccess(r, acc, acc.Write)
 		return
 	}
-	if g := d.gmShadowFor(acc); g != nil {
-		d.access2d(r, acc, g, nil)
-		return
+	if acc.Space == asm.GM && acc.Tensor != nil {
+		// A read of a row-major GM tensor that instructions write (a
+		// GEMM's gathered A) may hit its cell: filed under the tensor,
+		// since two tensors may alias one range. Writes take the view
+		// (shadow2D.wrote).
+		var slot *cellSlot
+		key := gmKey(acc)
+		if !acc.Write && !acc.ReadOnly {
+			rows, pitch := shape(acc)
+			slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+			if d.hitCached(r, acc, key, slot, rows, pitch) {
+				return
+			}
+		}
+		if g := d.gmShadowFor(acc); g != nil {
+			d.access2d(r, acc, g, key, slot)
+			return
+		}
 	}
 	strided := acc.NumRows() > 1
 	// A range on one page, or across one page boundary (a 192 KiB UB
@@ -174,20 +189,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	if cacheable {
 		rows, pitch := shape(acc)
 		slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
-		if slot.matches(key, acc, rows, pitch) && slot.valid() {
-			if checkShortcuts {
-				d.checkCachedCell(acc, slot)
-			}
-			uninitLo, uninitHi := int64(-1), int64(-1)
-			g := geo{}
-			if slot.w > 0 {
-				g = exactGeo(slot.c, acc.Lo, acc.Hi+(rows-1)*pitch)
-			}
-			d.accessCell(r, acc, slot.c, g, &uninitLo, &uninitHi)
-			if slot.c2 != nil {
-				d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
-			}
-			d.noteUninit(r, acc, uninitLo, uninitHi)
+		if d.hitCached(r, acc, key, slot, rows, pitch) {
 			return
 		}
 	}
@@ -196,7 +198,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.toGrid(sm, key, acc)
 	}
 	if sm.grid != nil {
-		d.access2d(r, acc, sm.grid, slot)
+		d.access2d(r, acc, sm.grid, key, slot)
 		return
 	}
 	if strided || pages > 2 {
@@ -244,6 +246,29 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
 
+// hitCached does access on the cells of slot, the cache entry of acc's
+// bytes in buffer key, when they are still exactly acc's, and reports
+// whether it did.
+func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
+	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
+		return false
+	}
+	if checkShortcuts {
+		d.checkCachedCell(acc, slot)
+	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	g := geo{}
+	if slot.w > 0 {
+		g = exactGeo(slot.c, acc.Lo, acc.Hi+(rows-1)*pitch)
+	}
+	d.accessCell(r, acc, slot.c, g, &uninitLo, &uninitHi)
+	if slot.c2 != nil {
+		d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
+	}
+	d.noteUninit(r, acc, uninitLo, uninitHi)
+	return true
+}
+
 // maxRuns bounds a strided access's row count: a window narrower than its
 // tile leaves at least two columns of 2-byte elements per row, so a tile in
 // 1 MiB has at most 2^18 rows.
@@ -272,7 +297,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 			}
 		}
 	}
-	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch, cached: true}
+	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch}
 	move := func(m *imap) {
 		for _, c := range m.cells {
 			if slot := d.cells.slot(k, c.lo, c.hi, 1, 0); slot.c == c {
@@ -342,7 +367,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// read go first, it would have read poison, so it is an
 		// uninitialised read either way (beside the WAR).
 		//
-		// The read waits in c.uninit either way, so that a later write
+		// The read waits in c.uninit() either way, so that a later write
 		// meant to come before it and racing it takes its uninit-read
 		// back in every order the run meets them in (explainUninit).
 		if !c.written || c.firstW && !d.hbOrSame(&c.w, r) && d.intendedBefore(r, &c.w) {
@@ -350,15 +375,15 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				*uninitLo = lo
 			}
 			*uninitHi = hi
-			c.uninit = putUninit(c.uninit, r, acc)
+			c.setUninit(putUninit(c.uninit(), r, acc))
 		}
 		raced := c.hasW && !d.hbOrSame(&c.w, r)
 		if raced {
 			d.race(&c.w, r, acc, lo, hi)
 			d.noteRaced(r, &c.w)
 		}
-		for x := range c.adds {
-			if w := &c.adds[x]; !d.hbOrSame(w, r) {
+		for x, adds := 0, c.adds(); x < len(adds); x++ {
+			if w := &adds[x]; !d.hbOrSame(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
 				// to a later write too (raceRead), as one with the
@@ -423,7 +448,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			kept++
 		}
 	}
-	if len(c.uninit) > 0 {
+	if len(c.uninit()) > 0 {
 		if r.atomic {
 			d.explainUninit(c, r, c.hasR, c.reads)
 		} else {
@@ -441,28 +466,29 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if acc.Atomic {
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
-		for x := range c.adds {
-			if w := &c.adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
+		for x, adds := 0, c.adds(); x < len(adds); x++ {
+			if w := &adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
 				d.race(w, r, acc, lo, hi)
 			}
 		}
-		c.adds = putW(c.adds, r)
+		c.setAdds(putW(c.adds(), r))
 		c.written = true
 		return
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.
 	others := 0
-	for x := range c.adds {
-		if w := &c.adds[x]; !d.hbOrSame(w, r) {
+	adds := c.adds()
+	for x := range adds {
+		if w := &adds[x]; !d.hbOrSame(w, r) {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
-			c.adds[others] = *w
+			adds[others] = *w
 			others++
 		}
 	}
-	c.adds = c.adds[:others]
+	c.setAdds(adds[:others])
 	if c.hasW && !after {
-		c.adds = putW(c.adds, &c.w)
+		c.setAdds(putW(c.adds(), &c.w))
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
@@ -516,18 +542,19 @@ func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
 // when the read runs first and nothing races it.
 func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec) {
 	n := 0
-	for i := range c.uninit {
-		u := &c.uninit[i]
+	uninit := c.uninit()
+	for i := range uninit {
+		u := &uninit[i]
 		if !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
 			d.retractUninit(u)
 			continue
 		}
 		if keep0 && c.read0.agent == u.r.agent || keptReader(reads, u.r.agent) {
-			c.uninit[n] = *u
+			uninit[n] = *u
 			n++
 		}
 	}
-	c.uninit = c.uninit[:n]
+	c.setUninit(uninit[:n])
 }
 
 // keptReader reports whether reads holds a read of agent a.
@@ -550,9 +577,9 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
 }
 
 // access2d is access on a 2-D tensor shadow, rectangle by rectangle. slot,
-// when not nil, is the cache entry of acc, filled when acc lands on exactly
-// one cell of one band (a column window of an L1 tile).
-func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, slot *cellSlot) {
+// when not nil, is the cache entry of acc in buffer key, filled when acc
+// lands on exactly one cell of one band (a column window of an L1 tile).
+func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, key shadowKey, slot *cellSlot) {
 	if acc.ReadOnly && !acc.Write && s.initialised() {
 		if checkShortcuts {
 			d.checkInitialised(acc, s)
@@ -582,7 +609,7 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, slot *cell
 			ci, cj := b.cols.span(q.c0, q.c1)
 			g := geo{s.base, s.pitch, b.lo, b.hi}
 			if slot != nil && j == i+1 && cj == ci+1 {
-				d.fillGrid(slot, acc, b.cols.cells[ci], g)
+				d.fillGrid(slot, key, acc, s, b.cols.cells[ci], g)
 			}
 			d.accessCells(r, acc, &b.cols, ci, cj, g, &uninitLo, &uninitHi)
 		}
@@ -590,15 +617,16 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, slot *cell
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
 
-// fillGrid makes slot the cache entry of acc, which covers exactly cell c
-// of a band of geometry g (access2d).
-func (d *Detector) fillGrid(slot *cellSlot, acc *machine.Access, c *cell, g geo) {
+// fillGrid makes slot the cache entry of acc in buffer key, which covers
+// exactly cell c of a band of view s of geometry g (access2d).
+func (d *Detector) fillGrid(slot *cellSlot, key shadowKey, acc *machine.Access, s *shadow2D, c *cell, g geo) {
 	rows, pitch := shape(acc)
 	lo, hi := g.bytes(c.lo, c.hi)
 	if lo != acc.Lo || hi != acc.Hi+(rows-1)*pitch || c.lo < 0 || c.hi > math.MaxInt32 {
 		return // not one rectangle after all: leave it to the view
 	}
-	*slot = cellSlot{key: keyOf(acc), rows: int32(rows), lo: acc.Lo, hi: acc.Hi, pitch: pitch, c: c, c0: int32(c.lo), w: int32(c.hi - c.lo)}
+	s.cached = true
+	*slot = cellSlot{key: key, rows: int32(rows), lo: acc.Lo, hi: acc.Hi, pitch: pitch, c: c, c0: int32(c.lo), w: int32(c.hi - c.lo)}
 }
 
 // hbOrSame is hb, except that an op never races itself (an in-place tadd
@@ -641,8 +669,8 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	if c.hasW {
 		settle(&c.w, after)
 	}
-	for x := range c.adds {
-		if old := &c.adds[x]; !old.atomic {
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if old := &adds[x]; !old.atomic {
 			settle(old, !w.atomic && d.hbOrSame(old, w))
 		}
 	}
@@ -676,8 +704,8 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 	if c.hasW && after {
 		settle(&c.w)
 	}
-	for x := range c.adds {
-		if old := &c.adds[x]; !old.atomic && d.hbOrSame(old, r) {
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if old := &adds[x]; !old.atomic && d.hbOrSame(old, r) {
 			settle(old)
 		}
 	}
@@ -964,7 +992,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
-		c.adds = putRec(c.adds, r)
+		c.setAdds(putRec(c.adds(), r))
 		empty := c.sig.size() == 0
 		if empty || c.sigFrom == a+1 {
 			// Alone or after its own earlier releases, a's release is
@@ -982,12 +1010,12 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.sigVer++
 		c.written = true
 	default:
-		for x := range c.adds {
-			if !d.hbOrSame(&c.adds[x], r) {
-				d.resetRace(r, &c.adds[x], acc, c.lo, c.hi)
+		for x, adds := 0, c.adds(); x < len(adds); x++ {
+			if !d.hbOrSame(&adds[x], r) {
+				d.resetRace(r, &adds[x], acc, c.lo, c.hi)
 			}
 		}
-		c.adds = c.adds[:0]
+		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
 		c.sig.copyFrom(rel)
 		d.relSeq++
@@ -1143,8 +1171,8 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 	if c.hasW && !after && d.hasRaced(rd, &c.w) {
 		return true
 	}
-	for x := range c.adds {
-		if w := &c.adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
 			return true
 		}
 	}

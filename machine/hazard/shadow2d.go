@@ -20,9 +20,9 @@ type shadow2D struct {
 	// probe was a cache miss on a tensor of many bands, imap.bs likewise).
 	rs   [][2]int64
 	hint int // the band span returned last
-	// cached says the cell cache holds cells of this view (a local
-	// buffer's: Detector.toGrid), so a band split must not keep a cell
-	// under new rows.
+	// cached says the cell cache may hold cells of this view
+	// (Detector.fillGrid), so a band split must not keep a cell under new
+	// rows.
 	cached bool
 	// init says whether every byte is initialised (initAll), or not
 	// (initSome), or nobody looked since the last write (initUnknown). A
