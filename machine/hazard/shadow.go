@@ -109,23 +109,10 @@ type cell struct {
 // Keeping only w would make a later read race whichever of two racing
 // writes ran last, a report that followed the run's timing. The list
 // aliases the cell's: writing an element writes the cell's.
-func (c *cell) adds() []rec {
-	if c.addp == nil {
-		return nil
-	}
-	return *c.addp
-}
+func (c *cell) adds() []rec { return unbox(c.addp) }
 
 // setAdds makes l the cell's other writes.
-func (c *cell) setAdds(l []rec) {
-	if c.addp == nil {
-		if len(l) == 0 {
-			return
-		}
-		c.addp = new([]rec)
-	}
-	*c.addp = l
-}
+func (c *cell) setAdds(l []rec) { setBox(&c.addp, l) }
 
 // uninit returns the reads that found the cell unwritten (or written only
 // by a write they were meant to precede), for as long as the cell keeps a
@@ -135,22 +122,28 @@ func (c *cell) setAdds(l []rec) {
 // by timing (Detector.explainUninit). At most maxUninit, one per instance;
 // unlike reads, not one per agent, so an agent's earlier uninitialised
 // reads are still there to retract. The list aliases the cell's.
-func (c *cell) uninit() []uninitRead {
-	if c.unp == nil {
-		return nil
-	}
-	return *c.unp
-}
+func (c *cell) uninit() []uninitRead { return unbox(c.unp) }
 
 // setUninit makes l the cell's uninitialised reads.
-func (c *cell) setUninit(l []uninitRead) {
-	if c.unp == nil {
+func (c *cell) setUninit(l []uninitRead) { setBox(&c.unp, l) }
+
+// unbox is the list box holds, none while box is nil.
+func unbox[T any](box *[]T) []T {
+	if box == nil {
+		return nil
+	}
+	return *box
+}
+
+// setBox makes l the list *box holds, making the box on first need.
+func setBox[T any](box **[]T, l []T) {
+	if *box == nil {
 		if len(l) == 0 {
 			return
 		}
-		c.unp = new([]uninitRead)
+		*box = new([]T)
 	}
-	*c.unp = l
+	**box = l
 }
 
 // uninitRead is a read that found unwritten bytes, with what it read
