@@ -14,37 +14,62 @@ import (
 // cold on almost every access (576 cores take turns), and the lookup was
 // about a sixth of the detector's time in a CPU profile.
 //
+// A local buffer in its 2-D view (Detector.toGrid: an L1 tile read in
+// column windows) is cached the same way when an access lands on exactly
+// one cell of one band: the window's own cell, found without the shadow,
+// its band search and the band's cell search, each a cache miss of its own
+// (an L1 window took about ten misses where a byte-range tile took four).
+//
 // An entry needs no invalidation: a cell is only ever in its own page's
-// list, and every change to the list (split, merge, fill) changes the lo or
-// hi of the cells it drops or cuts (a merged cell is zeroed before it is
-// recycled), so a cell still spanning [lo, hi) is still the one for it.
-// Dropping a whole buffer (a launch boundary) resets the cache.
+// list (or its band's), and every change to the list (split, merge, fill)
+// changes the lo or hi of the cells it drops or cuts (a merged cell is
+// zeroed before it is recycled), so a cell still spanning [lo, hi) is
+// still the one for it. A band's rows never change under its cells: a band
+// split gives both halves new cells and zeroes the old ones
+// (shadow2D.split). Dropping a whole buffer (a launch boundary) resets the
+// cache.
 type cellCache struct {
 	slots []cellSlot
 }
 
-// cellSlot is one entry: the buffer and the cell, or for a range across a
-// page boundary the cell on each side (c2 nil for one page). The range is
-// the cells'.
+// cellSlot is one entry, one cache line: the access (buffer, bytes, and
+// for a strided one its rows and pitch) and the cell, or for a range across
+// a page boundary the cell on each side (c2 nil for one page). A byte-range
+// entry (w 0) is valid while the cells still span the range; a 2-D entry
+// while its cell still spans columns [c0, c0+w) of its band.
 type cellSlot struct {
-	key   shadowKey
-	c, c2 *cell
+	key    shadowKey
+	rows   int32 // NumRows
+	lo, hi int64
+	pitch  int64 // 0 unless rows > 1
+	c, c2  *cell
+	c0, w  int32
 }
 
-// covers reports whether the slot's cells are still exactly [lo, hi). A
-// cell never spans a page boundary, so c and c2 meeting means they meet
+// matches reports whether the slot was filled by an access of the same
+// bytes of the same buffer as acc.
+func (s *cellSlot) matches(k shadowKey, acc *machine.Access, rows, pitch int64) bool {
+	return s.key == k && s.lo == acc.Lo && s.hi == acc.Hi && int64(s.rows) == rows && s.pitch == pitch
+}
+
+// valid reports whether the slot's cells are still exactly the access's.
+// A cell never spans a page boundary, so c and c2 meeting means they meet
 // at one.
-func (s *cellSlot) covers(lo, hi int64) bool {
+func (s *cellSlot) valid() bool {
 	switch {
-	case s.c == nil || s.c.lo != lo:
+	case s.c == nil:
+		return false
+	case s.w > 0:
+		return s.c.lo == int64(s.c0) && s.c.hi == int64(s.c0)+int64(s.w)
+	case s.c.lo != s.lo:
 		return false
 	case s.c2 == nil:
-		return s.c.hi == hi
+		return s.c.hi == s.hi
 	}
-	return s.c.hi == s.c2.lo && s.c2.hi == hi
+	return s.c.hi == s.c2.lo && s.c2.hi == s.hi
 }
 
-// cellCacheBits sizes the cache: 2^14 slots of 32 bytes (512 KiB); on the
+// cellCacheBits sizes the cache: 2^14 slots of 64 bytes (1 MiB); on the
 // 8-rank allgather_gemm 76% of lookups hit, 85% since ranges across two
 // pages (L0C tiles) are cached too.
 const cellCacheBits = 14
@@ -58,17 +83,45 @@ func keyOf(acc *machine.Access) shadowKey {
 	return k
 }
 
-// slot returns the entry that range [lo, hi) of buffer k hashes to.
-func (cc *cellCache) slot(k shadowKey, lo, hi int64) *cellSlot {
+// gmKey files a row-major GM tensor's 2-D cells under the tensor (core
+// -2 less its index), apart from the rank's byte ranges (core -1) and any
+// other tensor's: two declarations may alias one range.
+func gmKey(acc *machine.Access) shadowKey {
+	return shadowKey{space: asm.GM, rank: acc.Rank, core: -2 - int32(acc.Tensor.Index)}
+}
+
+// shape is the row count and pitch that, with Lo and Hi, say which bytes
+// acc touches: (1, 0) for a contiguous range.
+func shape(acc *machine.Access) (rows, pitch int64) {
+	if rows = acc.NumRows(); rows > 1 {
+		return rows, acc.Pitch
+	}
+	return 1, 0
+}
+
+// slot returns the entry that the access of [lo, hi) in rows runs pitch
+// bytes apart, of buffer k, hashes to.
+func (cc *cellCache) slot(k shadowKey, lo, hi, rows, pitch int64) *cellSlot {
 	if cc.slots == nil {
 		cc.slots = make([]cellSlot, 1<<cellCacheBits)
 	}
 	h := uint64(lo)*0x9E3779B97F4A7C15 ^ uint64(hi)*0xC2B2AE3D27D4EB4F ^
-		(uint64(uint32(k.rank))<<32|uint64(uint32(k.core)))*0x165667B19E3779F9 ^ uint64(k.space)
+		(uint64(uint32(k.rank))<<32|uint64(uint32(k.core)))*0x165667B19E3779F9 ^ uint64(k.space) ^
+		uint64(rows)*0x27D4EB2F165667C5 ^ uint64(pitch)
 	return &cc.slots[h>>(64-cellCacheBits)]
 }
 
 func (cc *cellCache) reset() { clear(cc.slots) }
+
+// exactGeo is a geo that maps cell c's columns to bytes [lo, hi): a 2-D
+// cell hit through the cache is exactly the access's rectangle, whose bytes
+// are the access's bounds, and accessCell reports them from its geo.
+func exactGeo(c *cell, lo, hi int64) geo {
+	if d := (hi - lo) - (c.hi - c.lo); d != 0 {
+		return geo{base: lo - c.lo, pitch: d, r0: 0, r1: 2}
+	}
+	return geo{base: lo - c.lo, pitch: 1, r0: 0, r1: 1}
+}
 
 // checkShortcuts makes the detector verify, in tests, that each cached cell
 // is the one the page's own lookup finds, that each signal word an agent
@@ -79,10 +132,40 @@ func (cc *cellCache) reset() { clear(cc.slots) }
 var (
 	checkShortcuts = false
 	shortcuts      int
+	// gridShortcuts counts the checks of 2-D cells hit through the cache.
+	gridShortcuts int
 )
 
 func (d *Detector) checkCachedCell(acc *machine.Access, slot *cellSlot) {
 	shortcuts++
+	if slot.w > 0 {
+		gridShortcuts++
+		g := d.gmShadowFor(acc)
+		if acc.Space != asm.GM {
+			g = d.shadowFor(acc).grid
+		}
+		var rs []rect
+		if g != nil {
+			rs = g.rects(acc, nil)
+		}
+		if len(rs) != 1 {
+			panic(fmt.Sprintf("hazard: the 2-D cell cached for %s [%d, %d) is not one rectangle of the view", acc.Space, acc.Lo, acc.Hi))
+		}
+		q := rs[0]
+		i, j := g.span(q.r0, q.r1)
+		ci, cj := g.bands[i].cols.span(q.c0, q.c1)
+		if j != i+1 || cj != ci+1 || g.bands[i].cols.cells[ci] != slot.c {
+			panic(fmt.Sprintf("hazard: the 2-D cell cached for %s [%d, %d) is not the view's (bands %d-%d, cells %d-%d)", acc.Space, acc.Lo, acc.Hi, i, j, ci, cj))
+		}
+		b := g.bands[i]
+		blo, bhi := acc.Bounds()
+		lo, hi := (geo{g.base, g.pitch, b.lo, b.hi}).bytes(slot.c.lo, slot.c.hi)
+		elo, ehi := exactGeo(slot.c, blo, bhi).bytes(slot.c.lo, slot.c.hi)
+		if lo != blo || hi != bhi || elo != blo || ehi != bhi {
+			panic(fmt.Sprintf("hazard: the 2-D cell cached for %s [%d, %d) reports [%d, %d), the view [%d, %d)", acc.Space, blo, bhi, elo, ehi, lo, hi))
+		}
+		return
+	}
 	sm := d.shadowFor(acc)
 	for n, lo := 0, acc.Lo; lo < acc.Hi; n++ {
 		m, hi := sm.page(lo, acc.Hi)

@@ -141,7 +141,7 @@ func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
 	slot := d.shadow.at(k.rank, int(k.core+1)*int(asm.NumSpaces)+int(k.space))
 	m := *slot
 	if m == nil {
-		m = newShadowMem()
+		m = newShadowMem(pageShiftOf(k.space))
 		*slot = m
 	}
 	d.lastKey, d.lastMem = k, m
@@ -167,29 +167,38 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.signalAccess(r, acc, acc.Write)
 		return
 	}
-	if g := d.gmShadowFor(acc); g != nil {
-		d.access2d(r, acc, g)
-		return
+	if acc.Space == asm.GM && acc.Tensor != nil {
+		// A read of a row-major GM tensor that instructions write (a
+		// GEMM's gathered A) may hit its cell: filed under the tensor,
+		// since two tensors may alias one range. Writes take the view
+		// (shadow2D.wrote).
+		var slot *cellSlot
+		key := gmKey(acc)
+		if !acc.Write && !acc.ReadOnly {
+			rows, pitch := shape(acc)
+			slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+			if d.hitCached(r, acc, key, slot, rows, pitch) {
+				return
+			}
+		}
+		if g := d.gmShadowFor(acc); g != nil {
+			d.access2d(r, acc, g, key, slot)
+			return
+		}
 	}
 	strided := acc.NumRows() > 1
-	// A range on one page, or across one page boundary (a 128 KiB L0C
-	// tile fills two pages), is cacheable.
-	pages := (acc.Hi-1)>>pageShift - acc.Lo>>pageShift + 1
-	cacheable := !strided && !(acc.ReadOnly && !acc.Write) && pages <= 2
+	// A range on one page, or across one page boundary (a 192 KiB UB
+	// tile may fill two), is cacheable, and so is any access of a local
+	// buffer, which may be in its 2-D view.
+	shift := pageShiftOf(acc.Space)
+	pages := (acc.Hi-1)>>shift - acc.Lo>>shift + 1
+	cacheable := !(acc.ReadOnly && !acc.Write) && (!strided && pages <= 2 || acc.Space != asm.GM)
 	var slot *cellSlot
 	key := keyOf(acc)
 	if cacheable {
-		slot = d.cells.slot(key, acc.Lo, acc.Hi)
-		if slot.key == key && slot.covers(acc.Lo, acc.Hi) {
-			if checkShortcuts {
-				d.checkCachedCell(acc, slot)
-			}
-			uninitLo, uninitHi := int64(-1), int64(-1)
-			d.accessCell(r, acc, slot.c, geo{}, &uninitLo, &uninitHi)
-			if slot.c2 != nil {
-				d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
-			}
-			d.noteUninit(r, acc, uninitLo, uninitHi)
+		rows, pitch := shape(acc)
+		slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+		if d.hitCached(r, acc, key, slot, rows, pitch) {
 			return
 		}
 	}
@@ -198,8 +207,11 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.toGrid(sm, key, acc)
 	}
 	if sm.grid != nil {
-		d.access2d(r, acc, sm.grid)
+		d.access2d(r, acc, sm.grid, key, slot)
 		return
+	}
+	if strided || pages > 2 {
+		slot = nil // a byte-range entry holds one run over at most two pages
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	// found collects the cells of a cacheable range, one per page.
@@ -238,9 +250,32 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	if slot != nil && nfound > 0 {
 		// accessCells splits and merges nothing for a single cell, so
 		// the cells are still those of the range.
-		*slot = cellSlot{key: key, c: found[0], c2: found[1]}
+		*slot = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: found[0], c2: found[1]}
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
+}
+
+// hitCached does access on the cells of slot, the cache entry of acc's
+// bytes in buffer key, when they are still exactly acc's, and reports
+// whether it did.
+func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
+	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
+		return false
+	}
+	if checkShortcuts {
+		d.checkCachedCell(acc, slot)
+	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	g := geo{}
+	if slot.w > 0 {
+		g = exactGeo(slot.c, acc.Lo, acc.Hi+(rows-1)*pitch)
+	}
+	d.accessCell(r, acc, slot.c, g, &uninitLo, &uninitHi)
+	if slot.c2 != nil {
+		d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
+	}
+	d.noteUninit(r, acc, uninitLo, uninitHi)
+	return true
 }
 
 // maxRuns bounds a strided access's row count: a window narrower than its
@@ -274,7 +309,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch}
 	move := func(m *imap) {
 		for _, c := range m.cells {
-			if slot := d.cells.slot(k, c.lo, c.hi); slot.c == c {
+			if slot := d.cells.slot(k, c.lo, c.hi, 1, 0); slot.c == c {
 				*slot = cellSlot{}
 			}
 			d.rects = g.linear(d.rects[:0], c.lo-g.base, c.hi-g.base)
@@ -305,7 +340,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	for _, p := range slices.Sorted(maps.Keys(sm.sparse)) {
 		move(sm.sparse[p])
 	}
-	*sm = shadowMem{last: -1, grid: g}
+	*sm = shadowMem{last: -1, grid: g, shift: sm.shift}
 }
 
 // noteUninit notes an uninitialised read of [lo, hi) (lo < 0: none).
@@ -341,7 +376,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// read go first, it would have read poison, so it is an
 		// uninitialised read either way (beside the WAR).
 		//
-		// The read waits in c.uninit either way, so that a later write
+		// The read waits in c.uninit() either way, so that a later write
 		// meant to come before it and racing it takes its uninit-read
 		// back in every order the run meets them in (explainUninit).
 		if !c.written || c.firstW && !d.hbOrSame(&c.w, r) && d.intendedBefore(r, &c.w) {
@@ -349,15 +384,15 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				*uninitLo = lo
 			}
 			*uninitHi = hi
-			c.uninit = putUninit(c.uninit, r, acc)
+			c.setUninit(putUninit(c.uninit(), r, acc))
 		}
 		raced := c.hasW && !d.hbOrSame(&c.w, r)
 		if raced {
 			d.race(&c.w, r, acc, lo, hi)
 			d.noteRaced(r, &c.w)
 		}
-		for x := range c.adds {
-			if w := &c.adds[x]; !d.hbOrSame(w, r) {
+		for x, adds := 0, c.adds(); x < len(adds); x++ {
+			if w := &adds[x]; !d.hbOrSame(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
 				// to a later write too (raceRead), as one with the
@@ -436,7 +471,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			kept++
 		}
 	}
-	if len(c.uninit) > 0 {
+	if len(c.uninit()) > 0 {
 		if r.atomic {
 			d.explainUninit(c, r, c.hasR, c.reads, acc, lo, hi)
 		} else {
@@ -454,28 +489,29 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if acc.Atomic {
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
-		for x := range c.adds {
-			if w := &c.adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
+		for x, adds := 0, c.adds(); x < len(adds); x++ {
+			if w := &adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
 				d.race(w, r, acc, lo, hi)
 			}
 		}
-		c.adds = putW(c.adds, r, acc)
+		c.setAdds(putW(c.adds(), r, acc))
 		c.written = true
 		return
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.
 	others := 0
-	for x := range c.adds {
-		if w := &c.adds[x]; !d.hbOrSame(w, r) {
+	adds := c.adds()
+	for x := range adds {
+		if w := &adds[x]; !d.hbOrSame(w, r) {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
-			c.adds[others] = *w
+			adds[others] = *w
 			others++
 		}
 	}
-	c.adds = c.adds[:others]
+	c.setAdds(adds[:others])
 	if c.hasW && !after {
-		c.adds = putW(c.adds, &c.w, acc)
+		c.setAdds(putW(c.adds(), &c.w, acc))
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
@@ -529,8 +565,9 @@ func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
 // it is settled; maxUninit bounds how many wait.
 func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec, acc *machine.Access, lo, hi int64) {
 	n := 0
-	for i := range c.uninit {
-		u := &c.uninit[i]
+	uninit := c.uninit()
+	for i := range uninit {
+		u := &uninit[i]
 		if !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
 			if !(keep0 && sameInstance(&c.read0, &u.r)) && !keptInstance(reads, &u.r) {
 				// Out of the cell's reads, so raceRead did not
@@ -540,10 +577,10 @@ func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec, acc *
 			d.retractUninit(u)
 			continue
 		}
-		c.uninit[n] = *u
+		uninit[n] = *u
 		n++
 	}
-	c.uninit = c.uninit[:n]
+	c.setUninit(uninit[:n])
 }
 
 // keptInstance reports whether reads holds access instance r.
@@ -565,8 +602,10 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
 	return d.gm2d.get(acc.Rank, acc.Tensor.Index)
 }
 
-// access2d is access on a 2-D tensor shadow, rectangle by rectangle.
-func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
+// access2d is access on a 2-D tensor shadow, rectangle by rectangle. slot,
+// when not nil, is the cache entry of acc in buffer key, filled when acc
+// lands on exactly one cell of one band (a column window of an L1 tile).
+func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, key shadowKey, slot *cellSlot) {
 	if acc.ReadOnly && !acc.Write && s.initialised() {
 		if checkShortcuts {
 			d.checkInitialised(acc, s)
@@ -578,6 +617,9 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	d.rects = s.rects(acc, d.rects[:0])
+	if len(d.rects) != 1 {
+		slot = nil
+	}
 	for _, q := range d.rects {
 		if acc.ReadOnly && !acc.Write {
 			if lo, hi, ok := s.unwritten(q); ok {
@@ -591,10 +633,26 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D) {
 		i, j := s.span(q.r0, q.r1)
 		for _, b := range s.bands[i:j] {
 			ci, cj := b.cols.span(q.c0, q.c1)
-			d.accessCells(r, acc, &b.cols, ci, cj, geo{s.base, s.pitch, b.lo, b.hi}, &uninitLo, &uninitHi)
+			g := geo{s.base, s.pitch, b.lo, b.hi}
+			if slot != nil && j == i+1 && cj == ci+1 {
+				d.fillGrid(slot, key, acc, s, b.cols.cells[ci], g)
+			}
+			d.accessCells(r, acc, &b.cols, ci, cj, g, &uninitLo, &uninitHi)
 		}
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
+}
+
+// fillGrid makes slot the cache entry of acc in buffer key, which covers
+// exactly cell c of a band of view s of geometry g (access2d).
+func (d *Detector) fillGrid(slot *cellSlot, key shadowKey, acc *machine.Access, s *shadow2D, c *cell, g geo) {
+	rows, pitch := shape(acc)
+	lo, hi := g.bytes(c.lo, c.hi)
+	if lo != acc.Lo || hi != acc.Hi+(rows-1)*pitch || c.lo < 0 || c.hi > math.MaxInt32 {
+		return // not one rectangle after all: leave it to the view
+	}
+	s.cached = true
+	*slot = cellSlot{key: key, rows: int32(rows), lo: acc.Lo, hi: acc.Hi, pitch: pitch, c: c, c0: int32(c.lo), w: int32(c.hi - c.lo)}
 }
 
 // hbOrSame is hb, except that an op never races itself (an in-place tadd
@@ -637,8 +695,8 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	if c.hasW {
 		settle(&c.w, after)
 	}
-	for x := range c.adds {
-		if old := &c.adds[x]; !old.atomic {
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if old := &adds[x]; !old.atomic {
 			settle(old, !w.atomic && d.hbOrSame(old, w))
 		}
 	}
@@ -670,8 +728,8 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 	if c.hasW && after {
 		settle(&c.w)
 	}
-	for x := range c.adds {
-		if old := &c.adds[x]; !old.atomic && d.hbOrSame(old, r) {
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if old := &adds[x]; !old.atomic && d.hbOrSame(old, r) {
 			settle(old)
 		}
 	}
@@ -1030,7 +1088,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
-		c.adds = putRec(c.adds, r)
+		c.setAdds(putRec(c.adds(), r))
 		empty := c.sig.size() == 0
 		if empty || c.sigFrom == a+1 {
 			// Alone or after its own earlier releases, a's release is
@@ -1048,12 +1106,12 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.sigVer++
 		c.written = true
 	default:
-		for x := range c.adds {
-			if !d.hbOrSame(&c.adds[x], r) {
-				d.resetRace(r, &c.adds[x], acc, c.lo, c.hi)
+		for x, adds := 0, c.adds(); x < len(adds); x++ {
+			if !d.hbOrSame(&adds[x], r) {
+				d.resetRace(r, &adds[x], acc, c.lo, c.hi)
 			}
 		}
-		c.adds = c.adds[:0]
+		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
 		c.sig.copyFrom(rel)
 		d.relSeq++
@@ -1209,8 +1267,8 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 	if c.hasW && !after && d.hasRaced(rd, &c.w) {
 		return true
 	}
-	for x := range c.adds {
-		if w := &c.adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
 			return true
 		}
 	}

@@ -199,4 +199,24 @@ func TestWindowedL1StaysSmall(t *testing.T) {
 	t.Logf("%d L1 buffers in 2-D, at most %d cells in a list", grids, most)
 }
 
+// TestWindowCellsCached runs allgather_gemm's column windows with the
+// shortcuts checked: an L1 window that hits its cell through the cell cache
+// must be the cell the 2-D view's own lookup finds, and report the bytes
+// the view would (checkCachedCell). The default BASE_M=64 splits the L1
+// bands between the loads and the windows, so stale cells are met too.
+func TestWindowCellsCached(t *testing.T) {
+	checkShortcuts, gridShortcuts = true, 0
+	defer func() { checkShortcuts = false }()
+	for _, defs := range [][]asm.Define{
+		{{Name: "RANKS", Value: "2"}, {Name: "MODE", Value: "pipelined"}},
+		{{Name: "RANKS", Value: "2"}, {Name: "MODE", Value: "pipelined"}, {Name: "BASE_M", Value: "128"}},
+	} {
+		runLint(t, assembleProgram(t, "allgather_gemm", defs...), true)
+	}
+	if gridShortcuts < 100 {
+		t.Errorf("only %d L1 windows hit the cell cache: the test no longer covers it", gridShortcuts)
+	}
+	t.Logf("%d L1 windows hit the cell cache", gridShortcuts)
+}
+
 func ptr[T any](v T) *T { return &v }

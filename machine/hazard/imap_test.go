@@ -49,3 +49,20 @@ func TestRecSize(t *testing.T) {
 		t.Errorf("rec is %d bytes, want at most 64", n)
 	}
 }
+
+// A data cell's access reads its first line (bounds, flags, the lists'
+// headers), w and read0: three lines only if the cell is four whole lines
+// (a size class whose objects start on a line) with w and read0 on lines
+// of their own.
+func TestCellLayout(t *testing.T) {
+	var c cell
+	if n := unsafe.Sizeof(c); n != 256 {
+		t.Errorf("cell is %d bytes, want 256", n)
+	}
+	if o := unsafe.Offsetof(c.unp) + unsafe.Sizeof(c.unp); o > 64 {
+		t.Errorf("the first line ends at %d, want 64", o)
+	}
+	if unsafe.Offsetof(c.w) != 64 || unsafe.Offsetof(c.read0) != 128 {
+		t.Errorf("w at %d and read0 at %d, want 64 and 128", unsafe.Offsetof(c.w), unsafe.Offsetof(c.read0))
+	}
+}

@@ -63,8 +63,13 @@ func (r *rec) setIter(it []int64) {
 
 // cell is the shadow state of one byte range of one buffer.
 type cell struct {
-	// The fields are laid out so that a cell is 288 bytes, a size class
-	// of its own (304 bytes took 320): a 384-rank lint holds 560 000.
+	// The fields are laid out in four cache lines (256 bytes, a size class
+	// whose objects start on a line): what every access reads first (the
+	// bounds, the flags and the lists' headers), then w, then read0, then
+	// what only signal words use. An access of a data cell touches three
+	// lines; at 288 bytes, its hot fields spread over 224 bytes starting
+	// half a line in, it touched four or five (a 384-rank lint holds
+	// 560 000 cells).
 	lo, hi  int64
 	written bool // initialised in this launch (host write or any store)
 	hasW    bool
@@ -74,29 +79,21 @@ type cell struct {
 	hasR   bool // read0 holds a read
 	// sigGen is the run generation sig belongs to.
 	sigGen uint32
-	w      rec // last plain write
-	// adds holds the other writes not ordered before w, one per agent and
-	// kind: the atomic adds since w, and earlier plain writes that race w.
-	// Keeping only w would make a later read race whichever of two racing
-	// writes ran last, a report that followed the run's timing.
-	adds []rec
 	// The reads since the last write, one per agent, in the order each
 	// agent first read: read0 (when hasR), then reads. A read that races a
 	// write stays past it (marked raced), so a later write it also races
 	// finds it whether the read ran before or after the first write. Most
 	// cells have one reader (a tile and the pipe that consumes it), and a
 	// slice's array is one more cache miss on every access of a cold cell.
-	read0 rec
 	reads []rec
-	// uninit holds the reads that found the cell unwritten (or written only
-	// by a write they were meant to precede), for as long as the cell keeps
-	// a read of their agent: a write meant to come before one of them (it
-	// races the read and the intended order puts it first) retracts that
-	// read's uninit-read, since the race is the report and the read only
-	// came first by timing (Detector.explainUninit). At most maxUninit, one per
-	// instance; unlike reads, not one per agent, so an agent's earlier
-	// uninitialised reads are still there to retract.
-	uninit []uninitRead
+	// addp holds the other writes not ordered before w (adds), nil until
+	// the cell first has one: most cells never do, and a slice header
+	// inline took the room of the first line.
+	addp *[]rec
+	// unp holds the uninitialised reads (uninit), nil until the first.
+	unp   *[]uninitRead
+	w     rec // last plain write
+	read0 rec
 	// sig is the release clock of a signal word (join of the notifies since
 	// the last plain store), valid while sigGen is the current run generation.
 	sig vclock
@@ -109,6 +106,48 @@ type cell struct {
 	// hist is what a signal word remembers across runs, for stale-signal;
 	// nil for data cells.
 	hist *sigHist
+}
+
+// adds returns the other writes not ordered before w, one per agent and
+// kind: the atomic adds since w, and earlier plain writes that race w.
+// Keeping only w would make a later read race whichever of two racing
+// writes ran last, a report that followed the run's timing. The list
+// aliases the cell's: writing an element writes the cell's.
+func (c *cell) adds() []rec { return unbox(c.addp) }
+
+// setAdds makes l the cell's other writes.
+func (c *cell) setAdds(l []rec) { setBox(&c.addp, l) }
+
+// uninit returns the reads that found the cell unwritten (or written only
+// by a write they were meant to precede), for as long as the cell keeps a
+// read of their agent: a write meant to come before one of them (it races
+// the read and the intended order puts it first) retracts that read's
+// uninit-read, since the race is the report and the read only came first
+// by timing (Detector.explainUninit). At most maxUninit, one per instance;
+// unlike reads, not one per agent, so an agent's earlier uninitialised
+// reads are still there to retract. The list aliases the cell's.
+func (c *cell) uninit() []uninitRead { return unbox(c.unp) }
+
+// setUninit makes l the cell's uninitialised reads.
+func (c *cell) setUninit(l []uninitRead) { setBox(&c.unp, l) }
+
+// unbox is the list box holds, none while box is nil.
+func unbox[T any](box *[]T) []T {
+	if box == nil {
+		return nil
+	}
+	return *box
+}
+
+// setBox makes l the list *box holds, making the box on first need.
+func setBox[T any](box **[]T, l []T) {
+	if *box == nil {
+		if len(l) == 0 {
+			return
+		}
+		*box = new([]T)
+	}
+	**box = l
 }
 
 // uninitRead is a read that found unwritten bytes, with what it read
@@ -164,7 +203,9 @@ func (h *sigHist) stale(gen uint32) (*rec, bool) {
 // input) leaves: written by r, or poisoned, and nothing else.
 func (c *cell) hostWrite(r *rec, poison bool) {
 	c.w, c.hasW, c.written, c.firstW = *r, true, !poison, false
-	c.adds, c.reads, c.uninit, c.hasR = c.adds[:0], c.reads[:0], c.uninit[:0], false
+	c.reads, c.hasR = c.reads[:0], false
+	c.setAdds(c.adds()[:0])
+	c.setUninit(c.uninit()[:0])
 	c.sig.truncate()
 	c.sigFrom = 0
 	c.sigVer++
@@ -174,11 +215,13 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 // copyTo gives n c's state, reusing n's slices (n comes from the free
 // list, so a split allocates nothing in the steady state).
 func (c *cell) copyTo(n *cell) {
-	adds, reads, uninit, sig := n.adds[:0], n.reads[:0], n.uninit[:0], n.sig
+	addp, reads, unp, sig := n.addp, n.reads[:0], n.unp, n.sig
 	*n = *c
-	n.adds = append(adds, c.adds...)
+	// n keeps its own lists: c's would be shared.
+	n.addp, n.unp = addp, unp
+	n.setAdds(append(n.adds()[:0], c.adds()...))
 	n.reads = append(reads, c.reads...)
-	n.uninit = append(uninit, c.uninit...)
+	n.setUninit(append(n.uninit()[:0], c.uninit()...))
 	sig.copyFrom(&c.sig)
 	n.sig = sig
 	if c.hist != nil {
@@ -324,7 +367,9 @@ func (m *imap) collapse(i, j int) {
 	m.bs[i][1] = m.bs[j-1][1]
 	for _, c := range m.cells[i+1 : j] {
 		c.sig.truncate()
-		*c = cell{adds: c.adds[:0], reads: c.reads[:0], uninit: c.uninit[:0], sig: c.sig}
+		c.setAdds(c.adds()[:0])
+		c.setUninit(c.uninit()[:0])
+		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sig: c.sig}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])
@@ -341,6 +386,20 @@ func (m *imap) collapse(i, j int) {
 // K=65536 took 92 s against 33 ms without the detector).
 const pageShift = 16
 
+// localPageShift sizes the pages of local buffers (UB, L1, L0*), which
+// are at most a few hundred KiB: a 128 KiB L0C accumulator is then one
+// cell, not one per 64 KiB page, and each mad reads and writes it once
+// (a GEMM's K step visited six cells, now four).
+const localPageShift = 17
+
+// pageShiftOf is the page size of the buffers of space s.
+func pageShiftOf(s asm.Space) uint8 {
+	if s == asm.GM {
+		return pageShift
+	}
+	return localPageShift
+}
+
 // densePages is how many pages (4 GiB of addresses) shadowMem indexes
 // directly; pages beyond, only seen with huge shapes, go to a map.
 const densePages = 1 << 16
@@ -355,9 +414,11 @@ type shadowMem struct {
 	// grid, once set, holds the whole buffer instead of the pages: a local
 	// buffer read in column windows switches to it (Detector.toGrid).
 	grid *shadow2D
+	// shift is the page size (pageShiftOf).
+	shift uint8
 }
 
-func newShadowMem() *shadowMem { return &shadowMem{last: -1} }
+func newShadowMem(shift uint8) *shadowMem { return &shadowMem{last: -1, shift: shift} }
 
 // page returns the cells of the page holding lo and where the part of
 // [lo, hi) on that page ends.
@@ -365,8 +426,8 @@ func (s *shadowMem) page(lo, hi int64) (*imap, int64) {
 	if lo < 0 {
 		return &s.negative, min(hi, 0)
 	}
-	p := lo >> pageShift
-	end := min(hi, (p+1)<<pageShift)
+	p := lo >> s.shift
+	end := min(hi, (p+1)<<s.shift)
 	if p == s.last {
 		return s.lastMap, end
 	}

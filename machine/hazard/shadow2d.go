@@ -15,7 +15,15 @@ import (
 type shadow2D struct {
 	base, pitch, rows int64
 	bands             []*band
-	hint              int // the band span returned last
+	// rs holds each band's rows [lo, hi), in step with bands: span's
+	// search then reads one contiguous array, not a band per probe (each
+	// probe was a cache miss on a tensor of many bands, imap.bs likewise).
+	rs   [][2]int64
+	hint int // the band span returned last
+	// cached says the cell cache may hold cells of this view
+	// (Detector.fillGrid), so a band split must not keep a cell under new
+	// rows.
+	cached bool
 	// init says whether every byte is initialised (initAll), or not
 	// (initSome), or nobody looked since the last write (initUnknown). A
 	// tensor only the host writes (a GEMM's inputs) is read once per tile
@@ -162,32 +170,32 @@ func (s *shadow2D) clip(out []rect, r rect) []rect {
 func (s *shadow2D) span(lo, hi int64) (int, int) {
 	// Most accesses cover exactly the band the last one did (a tile's
 	// rows): check it before searching.
-	if h := s.hint; h < len(s.bands) && s.bands[h].lo == lo && s.bands[h].hi == hi {
+	if h := s.hint; h < len(s.rs) && s.rs[h] == [2]int64{lo, hi} {
 		return h, h + 1
 	}
 	i := s.search(lo)
-	if i < len(s.bands) && s.bands[i].lo == lo && s.bands[i].hi == hi {
+	if i < len(s.rs) && s.rs[i] == [2]int64{lo, hi} {
 		s.hint = i
 		return i, i + 1
 	}
 	pos, idx := lo, i
 	for pos < hi {
-		if idx < len(s.bands) && s.bands[idx].lo <= pos {
-			if s.bands[idx].lo < pos {
+		if idx < len(s.rs) && s.rs[idx][0] <= pos {
+			if s.rs[idx][0] < pos {
 				s.split(idx, pos)
 				idx++
 				i = idx
 			}
-			if s.bands[idx].hi > hi {
+			if s.rs[idx][1] > hi {
 				s.split(idx, hi)
 			}
-			pos = s.bands[idx].hi
+			pos = s.rs[idx][1]
 			idx++
 			continue
 		}
 		end := hi
-		if idx < len(s.bands) && s.bands[idx].lo < hi {
-			end = s.bands[idx].lo
+		if idx < len(s.rs) && s.rs[idx][0] < hi {
+			end = s.rs[idx][0]
 		}
 		s.insert(idx, &band{lo: pos, hi: end})
 		pos = end
@@ -198,10 +206,10 @@ func (s *shadow2D) span(lo, hi int64) (int, int) {
 
 // search returns the first band ending after row lo.
 func (s *shadow2D) search(lo int64) int {
-	i, j := 0, len(s.bands)
+	i, j := 0, len(s.rs)
 	for i < j {
 		h := int(uint(i+j) >> 1)
-		if s.bands[h].hi > lo {
+		if s.rs[h][1] > lo {
 			j = h
 		} else {
 			i = h + 1
@@ -214,13 +222,23 @@ func (s *shadow2D) split(k int, x int64) {
 	b := s.bands[k]
 	right := &band{lo: x, hi: b.hi}
 	right.cols.cells = make([]*cell, 0, len(b.cols.cells))
-	for _, c := range b.cols.cells {
+	for i, c := range b.cols.cells {
 		n := &cell{}
 		c.copyTo(n)
 		right.cols.cells = append(right.cols.cells, n)
+		if s.cached {
+			// The cell cache knows a 2-D cell by its columns alone
+			// (cellSlot.valid): the left half gets new cells too, and
+			// the old ones match no entry.
+			l := &cell{}
+			c.copyTo(l)
+			b.cols.cells[i] = l
+			c.lo, c.hi = 0, 0
+		}
 	}
 	right.cols.bs = append([][2]int64(nil), b.cols.bs...)
 	b.hi = x
+	s.rs[k][1] = x
 	s.insert(k+1, right)
 }
 
@@ -228,6 +246,9 @@ func (s *shadow2D) insert(k int, b *band) {
 	s.bands = append(s.bands, nil)
 	copy(s.bands[k+1:], s.bands[k:])
 	s.bands[k] = b
+	s.rs = append(s.rs, [2]int64{})
+	copy(s.rs[k+1:], s.rs[k:])
+	s.rs[k] = [2]int64{b.lo, b.hi}
 }
 
 // unwritten is imap.unwritten over a rectangle, without splitting: a read

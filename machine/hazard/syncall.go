@@ -61,6 +61,9 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			*d.tensorBase.at(acc.Rank, acc.Tensor.Index) = tensorAt{acc.Lo, true}
 			if g := d.gm2d.at(acc.Rank, acc.Tensor.Index); *g == nil || (*g).base != acc.Lo {
 				if ng := newGMShadow(acc.Tensor, acc.Lo); ng != nil {
+					if *g != nil && (*g).cached {
+						d.cells.reset() // the old view's cells must match no entry
+					}
 					*g = ng
 				}
 			}
