@@ -23,7 +23,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		return i - 1
 	}
 	st := agentState{rank: a.Rank, core: a.Core, pipe: a.Pipe, coreIdx: -1, gen: d.gen}
-	st.setRemote(remPart{known: true}) // no clock yet: no news of other cores
+	st.setRemote(knownRem(0)) // no clock yet: no news of other cores
 	switch {
 	case a.Core < 0:
 		st.kind = akSDMA
@@ -137,11 +137,12 @@ func (d *Detector) enter(a int32) *agentState {
 	ag := &d.agents[a]
 	if ag.gen != d.gen {
 		ag.clock.reset()
+		ag.lc = pipeVals{}
 		ag.gen = d.gen
 		ag.ver++
 		ag.rver++
 		ag.lastSnap, ag.lastSnapRver = 0, 0
-		ag.setRemote(remPart{known: true})
+		ag.setRemote(knownRem(0))
 	}
 	if ag.coreIdx >= 0 {
 		if cs := &d.cores[ag.coreIdx]; !cs.live {
@@ -149,9 +150,51 @@ func (d *Detector) enter(a int32) *agentState {
 		}
 	}
 	if ag.kind == akScalar {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
+	}
+	if checkLocalJoins {
+		d.checkMirror(a)
 	}
 	return ag
+}
+
+// raiseOwn raises agent a's own component to its op count: every earlier
+// op of a is then known complete (a barrier, or any op of the scalar).
+func (d *Detector) raiseOwn(a int32) {
+	ag := &d.agents[a]
+	raise(&ag.clock, d.pos(a), ag.n)
+	if ag.coreIdx >= 0 && ag.lc[ag.pipe] < ag.n {
+		ag.lc[ag.pipe] = ag.n
+	}
+}
+
+// syncLocal reloads agent a's lc from its clock after a join changed it.
+func (d *Detector) syncLocal(a int32) {
+	ag := &d.agents[a]
+	if ag.coreIdx < 0 {
+		return
+	}
+	cs := &d.cores[ag.coreIdx]
+	for i, l := range cs.lpos[:cs.nlocals] {
+		ag.lc[cs.slots[i]] = get(ag.clock, l)
+	}
+}
+
+// checkMirror panics unless agent a's lc is its clock's components of its
+// core's agents, and 0 in the slots no agent fills (checkLocalJoins).
+func (d *Detector) checkMirror(a int32) {
+	ag := &d.agents[a]
+	if ag.coreIdx < 0 {
+		return
+	}
+	cs := &d.cores[ag.coreIdx]
+	var want pipeVals
+	for i, l := range cs.lpos[:cs.nlocals] {
+		want[cs.slots[i]] = get(ag.clock, l)
+	}
+	if want != ag.lc {
+		panic(fmt.Sprintf("hazard: agent %d's local components %v, its clock holds %v", a, ag.lc, want))
+	}
 }
 
 // release returns a scratch copy of a's clock with its own component set to
@@ -170,6 +213,7 @@ func (d *Detector) acquire(a int32, src *vclock) {
 	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
+		d.syncLocal(a)
 	}
 	if remote {
 		ag.rver++
@@ -204,6 +248,7 @@ func (d *Detector) acquireCert(a int32, src *vclock, ct *cert) {
 	changed, remote := adoptAbove(&ag.clock, src, ct, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
+		d.syncLocal(a)
 	}
 	if remote {
 		ag.rver++
@@ -232,6 +277,10 @@ func (d *Detector) local(a, i int32) bool {
 
 // raiseIn is raise on agent a's clock, keeping its versions.
 func (d *Detector) raiseIn(a, i int32, v uint32) {
+	if d.local(a, i) {
+		d.raiseLocal(a, i, d.agents[i].pipe, v)
+		return
+	}
 	ag := &d.agents[a]
 	if get(ag.clock, d.pos(i)) >= v {
 		return
@@ -239,9 +288,23 @@ func (d *Detector) raiseIn(a, i int32, v uint32) {
 	raise(&ag.clock, d.pos(i), v)
 	if i != a {
 		ag.ver++
-		if !d.local(a, i) {
-			ag.rver++
-		}
+		ag.rver++
+	}
+}
+
+// raiseLocal is raiseIn for agent i of a's own core, in pipe slot s: a
+// look at a's lc, and nothing more when it already holds v, the case of
+// nearly every op of a pipe (its scalar's epoch at issue) and every flag
+// between a core's pipes that brings nothing new.
+func (d *Detector) raiseLocal(a, i int32, s asm.Pipe, v uint32) {
+	ag := &d.agents[a]
+	if ag.lc[s] >= v {
+		return
+	}
+	ag.lc[s] = v
+	raise(&ag.clock, d.pos(i), v)
+	if i != a {
+		ag.ver++
 	}
 }
 

@@ -26,46 +26,60 @@ const (
 // barrier or when a round trip through another pipe proves completion, which
 // is how same-pipe dependences without pipe_barrier become visible.
 type agentState struct {
-	// Every event of the agent reads the first two cache lines (the
-	// struct is padded to four, so each agent starts on a line of its own);
-	// the scalar's snapshot and the signal memo come after.
-	rank, core int32
-	pipe       asm.Pipe
-	kind       agentKind
-	coreIdx    int32 // -1 for SDMA and the host
-	clock      vclock
-	n          uint32 // ops so far (the agent's epoch counter)
-	gen        uint32
-	// ver counts changes to clock other than the agent's own component;
-	// a scalar's issue snapshot (snap, taken at version snapVer) is shared
-	// by every op it issues until then, so issuing costs no clock copy.
-	ver uint64
+	// Every event of a pipe reads the first two cache lines (the struct
+	// is padded to whole lines, so each agent starts on a line of its
+	// own); a scalar's issue snapshot comes in the third, the signal memo
+	// after.
+	pipe    asm.Pipe
+	kind    agentKind
+	coreIdx int32 // -1 for SDMA and the host
+	n       uint32 // ops so far (the agent's epoch counter)
+	gen     uint32
+	// lc mirrors clock's components of the agent's own core's agents, by
+	// pipe slot (coreState.slots; 0 where the core has no such agent):
+	// the components that flag sets and waits between the core's pipes,
+	// and each op's issue state, read and raise millions of times. In
+	// clock they sit in a block behind a table pointer, two more lines
+	// per read. Every write to clock keeps it (raiseOwn, raiseIn,
+	// acquire, enter); checkMirror verifies it in the self-checks.
+	lc pipeVals
 	// rver counts changes to the components of agents on other cores (or
 	// none): a flag set whose source's rver is unchanged since the channel's
 	// last full copy refreshes only the core's own few components.
 	rver uint64
+	// rem names the other-core part of a pipe's clock, while remRver is
+	// rver+1 (see remote).
+	remRver uint64
+	clock   vclock
 	// lastSnap is the issue snapshot this agent joined last: joining it
 	// again changes nothing (clocks only grow within a run). lastSnapRver
 	// is its scalar's rver+1 then, and snapRver, for a scalar, its own
 	// rver+1 when it took snap: a later snapshot with the same rver differs
 	// only in its core's own components (joinState).
-	lastSnap     uint64
-	lastSnapRver uint64
-	// rem names the other-core part of a pipe's clock, while remRver is
-	// rver+1 (see remote).
+	lastSnap uint64
 	rem      remPart
-	remRver  uint64
-	snapID   uint64
-	snapVer  uint64
-	snapRver uint64
-	snap     vclock
+	// ver counts changes to clock other than the agent's own component;
+	// a scalar's issue snapshot (snap, taken at version snapVer) is shared
+	// by every op it issues until then, so issuing costs no clock copy.
+	snapID       uint64
+	snapVer      uint64
+	ver          uint64
+	snapRver     uint64
+	lastSnapRver uint64
+	rank, core   int32
+	snap         vclock
 	// sigs remembers the signal words (and their versions, in run
 	// generations) the agent joined last: a waiter polling words nobody
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	_       [7]byte
+	_       [39]byte
 }
+
+// pipeVals holds one component per pipe slot (a pipe's number; S for the
+// scalar) of one core's agents. An agent's pipe is any number below
+// NumPipes (agent), so every one has a slot.
+type pipeVals [asm.NumPipes]uint32
 
 // remPart says what the other-core components of a pipe's clock are: those
 // of its scalar's issue snapshot snap (0: none at all). A pipe learns of
@@ -75,9 +89,15 @@ type agentState struct {
 // a core, every flag between its pipes otherwise copied and joined the whole
 // clock (one component per agent of the system) until the next one.
 type remPart struct {
-	snap  uint64
-	known bool
+	v uint64 // 0: unknown; else the snapshot's id + 1 (1: no news at all)
 }
+
+// knownRem is the part named by snapshot snap (0: none).
+func knownRem(snap uint64) remPart { return remPart{snap + 1} }
+
+// known reports whether the part is named; snap is its snapshot.
+func (r remPart) known() bool  { return r.v != 0 }
+func (r remPart) snap() uint64 { return r.v - 1 }
 
 // remote returns the agent's remPart, unknown once anything else changed
 // its other-core components (rver moved).
@@ -92,7 +112,7 @@ func (ag *agentState) remote() remPart {
 func (ag *agentState) setRemote(r remPart) { ag.rem, ag.remRver = r, ag.rver+1 }
 
 // within reports whether part r is contained in part o (both known).
-func (r remPart) within(o remPart) bool { return r.known && o.known && r.snap <= o.snap }
+func (r remPart) within(o remPart) bool { return r.known() && o.known() && r.v <= o.v }
 
 // joined is the part of a clock joining r and o, when one contains the other.
 func (r remPart) joined(o remPart) remPart {
@@ -147,7 +167,7 @@ type flagChan struct {
 	// the copy's writes only these few words of one line, not a scattered
 	// component per local agent in clock, which stays valid for the rest
 	// (settle writes loc back before anything reads clock whole).
-	loc  [asm.NumPipes + 1]uint32
+	loc  pipeVals
 	last rec // the latest set_flag on this channel
 	// queue holds the sets that fired while the flag was already set,
 	// oldest first: the machine counts them (pipes.FlagBits), so the k-th
@@ -155,14 +175,25 @@ type flagChan struct {
 	// timing. Empty unless the program double-sets.
 	queue []queuedSet
 	// wait is the wait_flag that consumed the latest consumed set and wait0
-	// the one before it (flagSet's double-set rule).
-	wait, wait0       rec
-	hasWait, hasWait0 bool
+	// the one before it (flagSet's double-set rule), each as far as that
+	// rule reads them: a whole rec (its iteration vector copied at every
+	// wait) took two more lines per wait.
+	wait, wait0 waitMark
 	// ds memoises the double-set finding of the last pair of set ops: a
 	// loop repeats one pair thousands of times, and each instance is a
 	// count, not a new message to format.
 	dsFirst, dsSecond *asm.COp
 	ds                *finding
+}
+
+// waitMark is a wait_flag as the double-set rule sees it: the waiter's
+// epoch after the wait, in run generation gen, and its pipe slot on the
+// channel's core, whose agents' components the setter (on that core too)
+// keeps in agentState.lc. ok is false until the channel has such a wait.
+type waitMark struct {
+	epoch, gen uint32
+	slot       uint8
+	ok         bool
 }
 
 // queuedSet is a set waiting behind the channel's pending one.
@@ -193,7 +224,7 @@ func (ch *flagChan) local(cs *coreState) localPart {
 // localPart is a core's own components by pipe slot (coreState.slots), for
 // the slots in mask, taking the place of a clock's (flagChan.loc).
 type localPart struct {
-	vals *[asm.NumPipes + 1]uint32
+	vals *pipeVals
 	mask uint16
 }
 

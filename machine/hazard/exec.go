@@ -18,7 +18,7 @@ func (d *Detector) exec(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
 	}
 	uk, unit := d.unitAcquire(a, e)
 	r := d.mkrec(a, e, serial)
@@ -104,7 +104,7 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 			d.access(r, &e.Accesses[i])
 		}
 	}
-	raise(&ag.clock, d.pos(a), ag.n)
+	d.raiseOwn(a)
 	if vb.Post == 0 {
 		return
 	}
@@ -116,7 +116,7 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 		}
 	}
 	if vb.Tail {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
 	}
 }
 

@@ -62,7 +62,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 		return
 	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && ch.clock.size() >= ag.clock.size():
 		// Only this core's components can have moved since the copy.
-		if r := ag.remote(); r.known {
+		if r := ag.remote(); r.known() {
 			ch.rem = r // the same part as the copy's, maybe by a later name
 		}
 	default:
@@ -89,10 +89,8 @@ func (d *Detector) flagSet(e *machine.Event) {
 		ch.rem = ag.remote()
 	}
 	cs := &d.cores[c]
-	for i, l := range cs.lpos[:cs.nlocals] {
-		ch.loc[cs.slots[i]] = get(ag.clock, l)
-	}
-	if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
+	ch.loc = ag.lc
+	if s := ag.pipe; ch.loc[s] < ag.n {
 		ch.loc[s] = ag.n
 	}
 	ch.locMask = cs.mask
@@ -105,11 +103,11 @@ func (d *Detector) flagSet(e *machine.Event) {
 // whole).
 func (d *Detector) remoteSnap(c int32, r remPart) (vclock, bool) {
 	s := d.cores[c].scalar
-	if !r.known || r.snap == 0 || s < 0 {
+	if !r.known() || r.snap() == 0 || s < 0 {
 		return vclock{}, false
 	}
 	sa := &d.agents[s]
-	if sa.snapID != r.snap || sa.gen != d.gen {
+	if sa.snapID != r.snap() || sa.gen != d.gen {
 		return vclock{}, false
 	}
 	return sa.snap, true
@@ -144,26 +142,26 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 	// that has not run yet is not ordered before r; one that has is judged
 	// by the clocks. With p sets pending, the latest consumed wait (wait) is
 	// W(k-p) and the one before it (wait0) W(k-p-1).
-	var errWait, noteWait *rec // W(k-1) and W(k), when they have run
+	var errWait, noteWait *waitMark // W(k-1) and W(k), when they have run
 	switch pending {
 	case 0:
-		if ch.hasWait0 {
+		if ch.wait0.ok {
 			errWait = &ch.wait0
 		}
-		if ch.hasWait {
+		if ch.wait.ok {
 			noteWait = &ch.wait
 		}
 	case 1:
-		if ch.hasWait {
+		if ch.wait.ok {
 			errWait = &ch.wait
 		}
 	}
 	var sev Severity
 	switch {
-	case pending >= 2 || (errWait != nil && !d.hb(errWait, a)):
+	case pending >= 2 || (errWait != nil && !d.waitedFor(errWait, a)):
 		// W(k-1) has not run yet, or ran unordered with r.
 		sev = SevError
-	case pending == 1 || (noteWait != nil && !d.hb(noteWait, a)):
+	case pending == 1 || (noteWait != nil && !d.waitedFor(noteWait, a)):
 		// W(k) has not run yet, or ran unordered with r.
 		sev = SevNote
 	default:
@@ -184,6 +182,12 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 	ch.ds = d.pair(KindDoubleSet, SevNote, &ch.last, r,
 		fmt.Sprintf("set_flag %s, %s, %d may fire again before %s's wait_flag consumes the previous set: %s is held back only up to the wait before it, so the flag (one bit) relies on %s reaching its queued wait before %s reaches this set", src, dst, id, dst, src, dst, src),
 		fmt.Sprintf("to remove the slack, order this set after `wait_flag %s, %s, %d` (a reverse flag from %s), or alternate two event ids", src, dst, id, dst))
+}
+
+// waitedFor is hb for wait w of a channel of agent a's core: whether a's
+// next op happens after it.
+func (d *Detector) waitedFor(w *waitMark, a int32) bool {
+	return w.gen != d.gen || d.agents[a].lc[w.slot] >= w.epoch
 }
 
 // listLocals refreshes cs.locals after an agent of the core appeared: flag
@@ -246,10 +250,10 @@ func (d *Detector) flagWait(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
 	}
-	ch.wait0, ch.hasWait0 = ch.wait, ch.hasWait
-	ch.wait, ch.hasWait = d.mkrec(a, e, 0), true
+	ch.wait0 = ch.wait
+	ch.wait = waitMark{epoch: ag.n, gen: d.gen, slot: uint8(ag.pipe), ok: true}
 	ch.set = false
 	if len(ch.queue) > 0 {
 		q := ch.queue[0]
@@ -273,11 +277,11 @@ func (d *Detector) barrier(e *machine.Event) {
 		if p < 0 {
 			return
 		}
-		ag := d.enter(p)
+		d.enter(p)
 		if p != a {
 			d.acquire(p, &d.agents[a].clock)
 		}
-		raise(&ag.clock, d.pos(p), ag.n)
+		d.raiseOwn(p)
 		return
 	}
 	d.drainCore(c, vclock{})
@@ -304,7 +308,7 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
 			d.joinAgent(p, s, c, &d.cores[c].fed[i])
-			raise(&d.agents[p].clock, d.pos(p), d.agents[p].n)
+			d.raiseOwn(p)
 		}
 	}
 }
@@ -323,17 +327,19 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	sa := &d.agents[src]
 	s := d.cores[c].scalar
+	// src's own core's components are its lc: the joins read no block.
+	own := localPart{vals: &sa.lc, mask: d.cores[c].mask}
 	switch {
 	case *seen == sa.rver+1:
-		d.joinLocal(dst, c, sa.clock)
+		d.joinLocalPart(dst, c, sa.clock, own)
 		return
-	case dst == s && sa.remote().known:
-		d.joinLocal(dst, c, sa.clock)
-	case src == s && d.agents[dst].remote().known:
+	case dst == s && sa.remote().known():
+		d.joinLocalPart(dst, c, sa.clock, own)
+	case src == s && d.agents[dst].remote().known():
 		d.acquireAbove(dst, c, &sa.clock)
 		// Name the pipe's other-core part: the scalar's now.
 		_, id := d.issueSnapshot(s)
-		d.agents[dst].setRemote(remPart{snap: id, known: true})
+		d.agents[dst].setRemote(knownRem(id))
 	default:
 		d.acquire(dst, &sa.clock)
 	}
@@ -366,9 +372,12 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 		want = d.agents[dst].clock.clone()
 		join(&want, &full)
 	}
+	// dst is an agent of core c: its lc holds the components compared.
+	lc := &d.agents[dst].lc
 	for i, l := range cs.locals[:cs.nlocals] {
-		if v := p.at(src, cs.lpos[i], cs.slots[i]); v > get(d.agents[dst].clock, cs.lpos[i]) {
-			d.raiseIn(dst, l, v)
+		s := cs.slots[i]
+		if v := p.at(src, cs.lpos[i], s); v > lc[s] {
+			d.raiseLocal(dst, l, asm.Pipe(s), v)
 		}
 	}
 	if checkLocalJoins {
