@@ -49,6 +49,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		d.place(i, &d.miscFill)
 	}
 	d.agents = append(d.agents, st)
+	d.aloc = append(d.aloc, uint32(st.coreIdx+1)<<4|uint32(st.pipe))
 	*d.agentIdx.at(a.Rank, key) = i + 1
 	return i
 }
@@ -271,14 +272,24 @@ func (d *Detector) checkJoin(a int32, want vclock) {
 
 // local reports whether agent i runs on agent a's core.
 func (d *Detector) local(a, i int32) bool {
-	c := d.agents[a].coreIdx
-	return c >= 0 && int(i) < len(d.agents) && d.agents[i].coreIdx == c
+	_, ok := d.mate(a, i)
+	return ok
+}
+
+// mate returns agent i's pipe slot when it runs on agent a's core.
+func (d *Detector) mate(a, i int32) (asm.Pipe, bool) {
+	la := d.aloc[a]
+	if la < 1<<4 || int(i) >= len(d.aloc) {
+		return 0, false
+	}
+	li := d.aloc[i]
+	return asm.Pipe(li & 15), li>>4 == la>>4
 }
 
 // raiseIn is raise on agent a's clock, keeping its versions.
 func (d *Detector) raiseIn(a, i int32, v uint32) {
-	if d.local(a, i) {
-		d.raiseLocal(a, i, d.agents[i].pipe, v)
+	if s, ok := d.mate(a, i); ok {
+		d.raiseLocal(a, i, s, v)
 		return
 	}
 	ag := &d.agents[a]
@@ -353,6 +364,11 @@ func (d *Detector) putBuf(b vclock) {
 func (d *Detector) hb(r *rec, a int32) bool {
 	if r.gen != d.gen || r.agent == d.host {
 		return true
+	}
+	if s, ok := d.mate(a, r.agent); ok {
+		// A core-mate's component (most accesses race only the pipes of
+		// their own core): the agent's first line, not its clock's block.
+		return d.agents[a].lc[s] >= r.epoch
 	}
 	return get(d.agents[a].clock, d.pos(r.agent)) >= r.epoch
 }

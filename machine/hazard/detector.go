@@ -32,7 +32,7 @@ type agentState struct {
 	// after.
 	pipe    asm.Pipe
 	kind    agentKind
-	coreIdx int32 // -1 for SDMA and the host
+	coreIdx int32  // -1 for SDMA and the host
 	n       uint32 // ops so far (the agent's epoch counter)
 	gen     uint32
 	// lc mirrors clock's components of the agent's own core's agents, by
@@ -417,9 +417,13 @@ type Detector struct {
 	// apos holds each agent's position in clocks and pagent the agent at
 	// each position (-1: none); npos is the number of positions, miscFill
 	// the group the agents of no core fill (place).
-	apos     []int32
-	pagent   []int32
-	npos     int32
+	apos   []int32
+	pagent []int32
+	npos   int32
+	// aloc is each agent's core index + 1 (0: none) and pipe slot, as
+	// coreIdx<<4 | slot: whether an agent is another's core-mate, and
+	// where the other's lc keeps it, read without the agent's own lines.
+	aloc     []uint32
 	miscFill posFill
 	cfill    []posFill // by core
 	relSeq   uint64    // releases recorded in signal words (cell.sigAt)
@@ -438,6 +442,7 @@ func New(opt Options) *Detector {
 	d.host = int32(len(d.agents))
 	d.agents = append(d.agents, agentState{rank: -1, core: -1, pipe: asm.PipeInvalid, kind: akHost, coreIdx: -1, gen: d.gen})
 	d.place(d.host, &d.miscFill)
+	d.aloc = append(d.aloc, 0)
 	return d
 }
 
