@@ -140,18 +140,19 @@ type pending struct {
 }
 
 type flagChan struct {
-	// Every set and wait reads the first two lines (what they need to
-	// decide how much of a clock moves, and the local part); last, written
-	// by every set for a double-set report, comes after them.
+	// 256 bytes, so that every channel starts on a line: the first two
+	// lines hold what every set and wait reads to decide how much of a
+	// clock moves (and the wait marks the double-set rule reads); clock and
+	// queue come next, last, written by every set, after them.
 	src, dst asm.Pipe
 	set      bool
 	hasLast  bool
 	locOnly  bool
 	shared   bool // clock is a scalar's issue snapshot, which nothing writes (flagSet)
+	used     bool // counted in coreState.used (never cleared there either)
 	locMask  uint16
 	id       int32
 	snapGen  uint32
-	clock    vclock
 	// snapID names the other-core part of clock: a full copy of the
 	// source's clock at its rver snapRver gets a new id; seenID is the id
 	// the destination pipe last joined in full. Flags ping-pong between
@@ -162,28 +163,35 @@ type flagChan struct {
 	snapRver       uint64
 	// rem names clock's other-core part while set (agentState.rem).
 	rem remPart
-	// loc holds the core's own components, by pipe slot (coreState.slots),
-	// for the slots in locMask, when locOnly: a set whose other-core part is
-	// the copy's writes only these few words of one line, not a scattered
-	// component per local agent in clock, which stays valid for the rest
-	// (settle writes loc back before anything reads clock whole).
-	loc  pipeVals
-	last rec // the latest set_flag on this channel
-	// queue holds the sets that fired while the flag was already set,
-	// oldest first: the machine counts them (pipes.FlagBits), so the k-th
-	// wait consumes the k-th set's release and the pairing never depends on
-	// timing. Empty unless the program double-sets.
-	queue []queuedSet
 	// wait is the wait_flag that consumed the latest consumed set and wait0
 	// the one before it (flagSet's double-set rule), each as far as that
 	// rule reads them: a whole rec (its iteration vector copied at every
 	// wait) took two more lines per wait.
 	wait, wait0 waitMark
+	// loc holds the core's own components, by pipe slot (coreState.slots),
+	// for the slots in locMask, when locOnly: a set whose other-core part is
+	// the copy's writes only these few words of one line, not a scattered
+	// component per local agent in clock, which stays valid for the rest
+	// (settle writes loc back before anything reads clock whole).
+	loc   pipeVals
+	clock vclock
+	// queue holds the sets that fired while the flag was already set,
+	// oldest first: the machine counts them (pipes.FlagBits), so the k-th
+	// wait consumes the k-th set's release and the pairing never depends on
+	// timing. Empty unless the program double-sets.
+	queue []queuedSet
+	last  rec // the latest set_flag on this channel
 	// ds memoises the double-set finding of the last pair of set ops: a
 	// loop repeats one pair thousands of times, and each instance is a
 	// count, not a new message to format.
-	dsFirst, dsSecond *asm.COp
-	ds                *finding
+	ds *dsMemo
+}
+
+// dsMemo is a channel's last double-set finding, f, and the set ops of the
+// pair it was for.
+type dsMemo struct {
+	first, second *asm.COp
+	f             *finding
 }
 
 // waitMark is a wait_flag as the double-set rule sees it: the waiter's
@@ -228,15 +236,6 @@ type localPart struct {
 	mask uint16
 }
 
-// at is component l (a position, Detector.pos), the agent in slot s, of
-// clock with p in place.
-func (p localPart) at(clock vclock, l int32, s uint8) uint32 {
-	if p.mask&(1<<s) != 0 {
-		return p.vals[s]
-	}
-	return get(clock, l)
-}
-
 // into writes p into clock.
 func (p localPart) into(clock *vclock, cs *coreState) {
 	for i, l := range cs.lpos[:cs.nlocals] {
@@ -251,30 +250,32 @@ func (p localPart) into(clock *vclock, cs *coreState) {
 }
 
 type coreState struct {
-	// The fields flag events and issue lookups read come first, in the
-	// first three cache lines (the struct is padded to whole lines).
+	// The fields every event of the core reads (enter, an op's issue
+	// state) fill the first cache line, those flag events read the first
+	// three (the struct is padded to whole lines).
 	//
-	// locals lists the core's agents that exist, scalar first;
-	// slots[i] is locals[i]'s pipe, fixed once the agent exists; mask has
-	// a bit per slot in use.
-	locals   [asm.NumPipes + 1]int32
-	slots    [asm.NumPipes + 1]uint8
-	mask     uint16
+	// locals lists the core's agents that exist, scalar first (the scalar
+	// and a pipe for every other number: at most NumPipes); slots[i] is
+	// locals[i]'s pipe, fixed once the agent exists; mask has a bit per
+	// slot in use.
+	locals   [asm.NumPipes]int32
+	slots    [asm.NumPipes]uint8
 	nlocals  uint8
+	mask     uint16
 	live     bool
 	sawIssue bool // false until the engine emits EvIssue for this core; until then pipe ops take the scalar's current clock (see takeIssue)
 	scalar   int32
-	rank     int32
-	core     int32
-	chans    []*flagChan
-	chanKeys []uint32 // chanKey of chans[i]
 	// log holds the scalar's states by issue number (mark), marked the
 	// highest number logged.
-	log    []issueState
-	marked int64
-	serial int64
-	used   [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
-	pipes  [asm.NumPipes]int32
+	marked   int64
+	chans    []*flagChan
+	chanKeys []uint32 // chanKey of chans[i]
+	serial   int64
+	rank     int32
+	core     int32
+	log      []issueState
+	used     [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
+	pipes    [asm.NumPipes]int32
 	// pending holds the ordinary ops issued and not yet run, oldest first,
 	// for a producer that sends EvIssue without issue numbers (the machine
 	// numbers its issues, so this stays empty in its runs); comp the
@@ -291,8 +292,8 @@ type coreState struct {
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
 	// lpos[i] is locals[i]'s component in clocks (Detector.pos).
-	lpos [asm.NumPipes + 1]int32
-	_    [40]byte
+	lpos [asm.NumPipes]int32
+	_    [56]byte
 }
 
 type crossKey struct{ rank, core, id int32 }

@@ -27,6 +27,16 @@ func (d *Detector) chanOf(c int32, f machine.Flag) *flagChan {
 	return ch
 }
 
+// useChan records that core c's program sets or waits on channel ch (flag
+// f), once per channel: the core's used table is a line the flag events
+// need not touch again.
+func (d *Detector) useChan(c int32, ch *flagChan, f machine.Flag) {
+	if !ch.used {
+		ch.used = true
+		d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
+	}
+}
+
 // chanKey packs a flag's pipes and id (validated by the callers) into the
 // key of cs.chanKeys.
 func chanKey(f machine.Flag) uint32 {
@@ -48,8 +58,8 @@ func (d *Detector) flagSet(e *machine.Event) {
 			fmt.Sprintf("use an id in 0-%d for %s->%s", numFlagIDs-1, f.Src, f.Dst))
 		return
 	}
-	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
+	d.useChan(c, ch, f)
 	ag := &d.agents[a]
 	if ch.hasLast {
 		d.doubleSet(ch, &r, a)
@@ -167,19 +177,24 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 	default:
 		return
 	}
-	if f := ch.ds; f != nil && ch.dsFirst == ch.last.op && ch.dsSecond == r.op && sev <= f.sev {
-		f.Count++
+	m := ch.ds
+	if m != nil && m.f != nil && m.first == ch.last.op && m.second == r.op && sev <= m.f.sev {
+		m.f.Count++
 		return
 	}
+	if m == nil {
+		m = &dsMemo{}
+		ch.ds = m
+	}
 	src, dst, id := ch.src, ch.dst, ch.id
-	ch.dsFirst, ch.dsSecond = ch.last.op, r.op
+	m.first, m.second = ch.last.op, r.op
 	if sev == SevError {
-		ch.ds = d.pair(KindDoubleSet, SevError, &ch.last, r,
+		m.f = d.pair(KindDoubleSet, SevError, &ch.last, r,
 			fmt.Sprintf("set_flag %s, %s, %d can fire again while the flag is still set: nothing %s does orders it after the wait_flag that consumed the set before the previous one, so %s can run sets ahead of %s and, the flag being one bit, on some timing a set is lost and a wait_flag hangs or passes early", src, dst, id, dst, src, dst),
 			fmt.Sprintf("hold %s back with a reverse flag: `set_flag %s, %s, N` after %s's `wait_flag %s, %s, %d` (and its use of the data), `wait_flag %s, %s, N` before this set; or use a different event id for the second", src, dst, src, dst, src, dst, id, dst, src))
 		return
 	}
-	ch.ds = d.pair(KindDoubleSet, SevNote, &ch.last, r,
+	m.f = d.pair(KindDoubleSet, SevNote, &ch.last, r,
 		fmt.Sprintf("set_flag %s, %s, %d may fire again before %s's wait_flag consumes the previous set: %s is held back only up to the wait before it, so the flag (one bit) relies on %s reaching its queued wait before %s reaches this set", src, dst, id, dst, src, dst, src),
 		fmt.Sprintf("to remove the slack, order this set after `wait_flag %s, %s, %d` (a reverse flag from %s), or alternate two event ids", src, dst, id, dst))
 }
@@ -224,8 +239,8 @@ func (d *Detector) flagWait(e *machine.Event) {
 		return
 	}
 	c := d.agents[a].coreIdx
-	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
+	d.useChan(c, ch, f)
 	if ch.set {
 		w := d.agents[a].remote()
 		switch {
@@ -376,7 +391,13 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 	lc := &d.agents[dst].lc
 	for i, l := range cs.locals[:cs.nlocals] {
 		s := cs.slots[i]
-		if v := p.at(src, cs.lpos[i], s); v > lc[s] {
+		var v uint32
+		if p.mask&(1<<s) != 0 {
+			v = p.vals[s]
+		} else {
+			v = get(src, cs.lpos[i]) // lpos is a line flag events need not read
+		}
+		if v > lc[s] {
 			d.raiseLocal(dst, l, asm.Pipe(s), v)
 		}
 	}
