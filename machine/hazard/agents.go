@@ -169,6 +169,16 @@ func (d *Detector) raiseOwn(a int32) {
 	}
 }
 
+// ownComp is agent a's own component of its clock: from lc for an agent of a
+// core (every access asks, and the block behind the clock's table was two
+// more lines per access).
+func (d *Detector) ownComp(a int32) uint32 {
+	if ag := &d.agents[a]; ag.coreIdx >= 0 {
+		return ag.lc[ag.pipe]
+	}
+	return get(d.agents[a].clock, d.pos(a))
+}
+
 // syncLocal reloads agent a's lc from its clock after a join changed it.
 func (d *Detector) syncLocal(a int32) {
 	ag := &d.agents[a]

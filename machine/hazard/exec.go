@@ -697,7 +697,7 @@ func (d *Detector) selfOff(a, b *rec) bool {
 
 // selfLag is rec.lag for r now.
 func (d *Detector) selfLag(r *rec) uint16 {
-	own := get(d.agents[r.agent].clock, d.pos(r.agent))
+	own := d.ownComp(r.agent)
 	if own >= r.epoch {
 		return 0
 	}
