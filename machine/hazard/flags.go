@@ -246,11 +246,11 @@ func (d *Detector) flagWait(e *machine.Event) {
 		switch {
 		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen:
 			// The other-core part is the copy this pipe joined last time.
-			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
+			d.joinLocalPart(a, c, &ch.clock, ch.local(&d.cores[c]))
 		case ch.rem.within(w):
 			// The setter's news of other cores came from a snapshot of
 			// the scalar no later than the one this pipe has.
-			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
+			d.joinLocalPart(a, c, &ch.clock, ch.local(&d.cores[c]))
 		default:
 			ch.settle(&d.cores[c])
 			d.acquire(a, &ch.clock)
@@ -346,10 +346,10 @@ func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	own := localPart{vals: &sa.lc, mask: d.cores[c].mask}
 	switch {
 	case *seen == sa.rver+1:
-		d.joinLocalPart(dst, c, sa.clock, own)
+		d.joinLocalPart(dst, c, &sa.clock, own)
 		return
 	case dst == s && sa.remote().known():
-		d.joinLocalPart(dst, c, sa.clock, own)
+		d.joinLocalPart(dst, c, &sa.clock, own)
 	case src == s && d.agents[dst].remote().known():
 		d.acquireAbove(dst, c, &sa.clock)
 		// Name the pipe's other-core part: the scalar's now.
@@ -372,17 +372,18 @@ var (
 // joinLocal joins the components of core c's agents from src into agent
 // dst: the full join when dst is known to hold src's other components
 // (drains and issue snapshots by rver, flag waits by the channel's copy).
-func (d *Detector) joinLocal(dst, c int32, src vclock) {
+func (d *Detector) joinLocal(dst, c int32, src *vclock) {
 	d.joinLocalPart(dst, c, src, localPart{})
 }
 
 // joinLocalPart is joinLocal from src with the local part p in place of
 // src's own (a flag channel's loc).
-func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
+func (d *Detector) joinLocalPart(dst, c int32, src *vclock, p localPart) {
 	cs := &d.cores[c]
 	var want vclock
 	if checkLocalJoins {
-		full := src.clone()
+		cp := *src // cloning freezes the clone's source: not src itself
+		full := cp.clone()
 		p.into(&full, cs)
 		want = d.agents[dst].clock.clone()
 		join(&want, &full)
@@ -395,7 +396,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
 		if p.mask&(1<<s) != 0 {
 			v = p.vals[s]
 		} else {
-			v = get(src, cs.lpos[i]) // lpos is a line flag events need not read
+			v = get(*src, cs.lpos[i]) // lpos is a line flag events need not read
 		}
 		if v > lc[s] {
 			d.raiseLocal(dst, l, asm.Pipe(s), v)

@@ -217,7 +217,7 @@ func (d *Detector) joinState(a, c int32, st issueState) {
 			// snapshot joined last (its rver has not moved): only its
 			// core's own can differ. On 8 ranks each new snapshot otherwise
 			// joined ≈2 900 components into every pipe.
-			d.joinLocal(a, c, st.clock)
+			d.joinLocal(a, c, &st.clock)
 		case ag.coreIdx == c && was.within(knownRem(st.snapID)):
 			// The pipe's news of other cores is an earlier snapshot's of
 			// the same scalar, which this one contains.
