@@ -142,8 +142,9 @@ type pending struct {
 type flagChan struct {
 	// 256 bytes, so that every channel starts on a line: the first two
 	// lines hold what every set and wait reads to decide how much of a
-	// clock moves (and the wait marks the double-set rule reads); clock and
-	// queue come next, last, written by every set, after them.
+	// clock moves (and the wait marks the double-set rule reads, and the
+	// queue's length); clock comes next, last, written by every set, fills
+	// the fourth.
 	src, dst asm.Pipe
 	set      bool
 	hasLast  bool
@@ -152,7 +153,6 @@ type flagChan struct {
 	used     bool // counted in coreState.used (never cleared there either)
 	locMask  uint16
 	id       int32
-	snapGen  uint32
 	// snapID names the other-core part of clock: a full copy of the
 	// source's clock at its rver snapRver gets a new id; seenID is the id
 	// the destination pipe last joined in full. Flags ping-pong between
@@ -173,18 +173,21 @@ type flagChan struct {
 	// the copy's writes only these few words of one line, not a scattered
 	// component per local agent in clock, which stays valid for the rest
 	// (settle writes loc back before anything reads clock whole).
-	loc   pipeVals
-	clock vclock
+	loc     pipeVals
+	snapGen uint32 // the run generation of snapID
 	// queue holds the sets that fired while the flag was already set,
 	// oldest first: the machine counts them (pipes.FlagBits), so the k-th
 	// wait consumes the k-th set's release and the pairing never depends on
-	// timing. Empty unless the program double-sets.
+	// timing. Empty unless the program double-sets. (Its length, which
+	// every wait reads, ends the second line.)
 	queue []queuedSet
-	last  rec // the latest set_flag on this channel
+	clock vclock
 	// ds memoises the double-set finding of the last pair of set ops: a
 	// loop repeats one pair thousands of times, and each instance is a
 	// count, not a new message to format.
-	ds *dsMemo
+	ds   *dsMemo
+	_    [8]byte
+	last rec // the latest set_flag on this channel, in the last line
 }
 
 // dsMemo is a channel's last double-set finding, f, and the set ops of the

@@ -99,8 +99,11 @@ func TestSyncLayout(t *testing.T) {
 	if n := unsafe.Sizeof(flagChan{}); n > 256 {
 		t.Errorf("flagChan is %d bytes, want at most 256", n)
 	}
-	if end := unsafe.Offsetof(flagChan{}.loc) + unsafe.Sizeof(pipeVals{}); end > 128 {
-		t.Errorf("flagChan.loc ends at %d, want it in the first two lines", end)
+	if end := unsafe.Offsetof(flagChan{}.queue) + 16; end > 128 {
+		t.Errorf("flagChan.queue's length ends at %d, want it (and loc before it) in the first two lines", end)
+	}
+	if off := unsafe.Offsetof(flagChan{}.last); off%64 != 0 {
+		t.Errorf("flagChan.last is at %d, want it on a line of its own", off)
 	}
 	if end := unsafe.Offsetof(coreState{}.marked) + 8; end > 64 {
 		t.Errorf("coreState.marked ends at %d, want it in the first line", end)
