@@ -23,7 +23,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		return i - 1
 	}
 	st := agentState{rank: a.Rank, core: a.Core, pipe: a.Pipe, coreIdx: -1, gen: d.gen}
-	st.setRemote(remPart{known: true}) // no clock yet: no news of other cores
+	st.setRemote(knownRem(0)) // no clock yet: no news of other cores
 	switch {
 	case a.Core < 0:
 		st.kind = akSDMA
@@ -49,6 +49,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 		d.place(i, &d.miscFill)
 	}
 	d.agents = append(d.agents, st)
+	d.aloc = append(d.aloc, uint32(st.coreIdx+1)<<4|uint32(st.pipe))
 	*d.agentIdx.at(a.Rank, key) = i + 1
 	return i
 }
@@ -137,11 +138,12 @@ func (d *Detector) enter(a int32) *agentState {
 	ag := &d.agents[a]
 	if ag.gen != d.gen {
 		ag.clock.reset()
+		ag.lc = pipeVals{}
 		ag.gen = d.gen
 		ag.ver++
 		ag.rver++
 		ag.lastSnap, ag.lastSnapRver = 0, 0
-		ag.setRemote(remPart{known: true})
+		ag.setRemote(knownRem(0))
 	}
 	if ag.coreIdx >= 0 {
 		if cs := &d.cores[ag.coreIdx]; !cs.live {
@@ -149,9 +151,61 @@ func (d *Detector) enter(a int32) *agentState {
 		}
 	}
 	if ag.kind == akScalar {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
+	}
+	if checkLocalJoins {
+		d.checkMirror(a)
 	}
 	return ag
+}
+
+// raiseOwn raises agent a's own component to its op count: every earlier
+// op of a is then known complete (a barrier, or any op of the scalar).
+func (d *Detector) raiseOwn(a int32) {
+	ag := &d.agents[a]
+	raise(&ag.clock, d.pos(a), ag.n)
+	if ag.coreIdx >= 0 && ag.lc[ag.pipe] < ag.n {
+		ag.lc[ag.pipe] = ag.n
+	}
+}
+
+// ownComp is agent a's own component of its clock: from lc for an agent of a
+// core (every access asks, and the block behind the clock's table was two
+// more lines per access).
+func (d *Detector) ownComp(a int32) uint32 {
+	if ag := &d.agents[a]; ag.coreIdx >= 0 {
+		return ag.lc[ag.pipe]
+	}
+	return get(d.agents[a].clock, d.pos(a))
+}
+
+// syncLocal reloads agent a's lc from its clock after a join changed it.
+func (d *Detector) syncLocal(a int32) {
+	ag := &d.agents[a]
+	if ag.coreIdx < 0 {
+		return
+	}
+	cs := &d.cores[ag.coreIdx]
+	for i, l := range cs.lpos[:cs.nlocals] {
+		ag.lc[cs.slots[i]] = get(ag.clock, l)
+	}
+}
+
+// checkMirror panics unless agent a's lc is its clock's components of its
+// core's agents, and 0 in the slots no agent fills (checkLocalJoins).
+func (d *Detector) checkMirror(a int32) {
+	ag := &d.agents[a]
+	if ag.coreIdx < 0 {
+		return
+	}
+	cs := &d.cores[ag.coreIdx]
+	var want pipeVals
+	for i, l := range cs.lpos[:cs.nlocals] {
+		want[cs.slots[i]] = get(ag.clock, l)
+	}
+	if want != ag.lc {
+		panic(fmt.Sprintf("hazard: agent %d's local components %v, its clock holds %v", a, ag.lc, want))
+	}
 }
 
 // release returns a scratch copy of a's clock with its own component set to
@@ -170,6 +224,7 @@ func (d *Detector) acquire(a int32, src *vclock) {
 	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
+		d.syncLocal(a)
 	}
 	if remote {
 		ag.rver++
@@ -204,6 +259,7 @@ func (d *Detector) acquireCert(a int32, src *vclock, ct *cert) {
 	changed, remote := adoptAbove(&ag.clock, src, ct, func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
+		d.syncLocal(a)
 	}
 	if remote {
 		ag.rver++
@@ -226,12 +282,26 @@ func (d *Detector) checkJoin(a int32, want vclock) {
 
 // local reports whether agent i runs on agent a's core.
 func (d *Detector) local(a, i int32) bool {
-	c := d.agents[a].coreIdx
-	return c >= 0 && int(i) < len(d.agents) && d.agents[i].coreIdx == c
+	_, ok := d.mate(a, i)
+	return ok
+}
+
+// mate returns agent i's pipe slot when it runs on agent a's core.
+func (d *Detector) mate(a, i int32) (asm.Pipe, bool) {
+	la := d.aloc[a]
+	if la < 1<<4 || int(i) >= len(d.aloc) {
+		return 0, false
+	}
+	li := d.aloc[i]
+	return asm.Pipe(li & 15), li>>4 == la>>4
 }
 
 // raiseIn is raise on agent a's clock, keeping its versions.
 func (d *Detector) raiseIn(a, i int32, v uint32) {
+	if s, ok := d.mate(a, i); ok {
+		d.raiseLocal(a, i, s, v)
+		return
+	}
 	ag := &d.agents[a]
 	if get(ag.clock, d.pos(i)) >= v {
 		return
@@ -239,9 +309,23 @@ func (d *Detector) raiseIn(a, i int32, v uint32) {
 	raise(&ag.clock, d.pos(i), v)
 	if i != a {
 		ag.ver++
-		if !d.local(a, i) {
-			ag.rver++
-		}
+		ag.rver++
+	}
+}
+
+// raiseLocal is raiseIn for agent i of a's own core, in pipe slot s: a
+// look at a's lc, and nothing more when it already holds v, the case of
+// nearly every op of a pipe (its scalar's epoch at issue) and every flag
+// between a core's pipes that brings nothing new.
+func (d *Detector) raiseLocal(a, i int32, s asm.Pipe, v uint32) {
+	ag := &d.agents[a]
+	if ag.lc[s] >= v {
+		return
+	}
+	ag.lc[s] = v
+	raise(&ag.clock, d.pos(i), v)
+	if i != a {
+		ag.ver++
 	}
 }
 
@@ -290,6 +374,11 @@ func (d *Detector) putBuf(b vclock) {
 func (d *Detector) hb(r *rec, a int32) bool {
 	if r.gen != d.gen || r.agent == d.host {
 		return true
+	}
+	if s, ok := d.mate(a, r.agent); ok {
+		// A core-mate's component (most accesses race only the pipes of
+		// their own core): the agent's first line, not its clock's block.
+		return d.agents[a].lc[s] >= r.epoch
 	}
 	return get(d.agents[a].clock, d.pos(r.agent)) >= r.epoch
 }

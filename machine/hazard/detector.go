@@ -26,39 +26,48 @@ const (
 // barrier or when a round trip through another pipe proves completion, which
 // is how same-pipe dependences without pipe_barrier become visible.
 type agentState struct {
-	// Every event of the agent reads the first two cache lines (the
-	// struct is padded to four, so each agent starts on a line of its own);
-	// the scalar's snapshot and the signal memo come after.
-	rank, core int32
-	pipe       asm.Pipe
-	kind       agentKind
-	coreIdx    int32 // -1 for SDMA and the host
-	clock      vclock
-	n          uint32 // ops so far (the agent's epoch counter)
-	gen        uint32
-	// ver counts changes to clock other than the agent's own component;
-	// a scalar's issue snapshot (snap, taken at version snapVer) is shared
-	// by every op it issues until then, so issuing costs no clock copy.
-	ver uint64
+	// Every event of a pipe reads the first two cache lines (the struct
+	// is padded to whole lines, so each agent starts on a line of its
+	// own); a scalar's issue snapshot comes in the third, the signal memo
+	// after.
+	pipe    asm.Pipe
+	kind    agentKind
+	coreIdx int32  // -1 for SDMA and the host
+	n       uint32 // ops so far (the agent's epoch counter)
+	gen     uint32
+	// lc mirrors clock's components of the agent's own core's agents, by
+	// pipe slot (coreState.slots; 0 where the core has no such agent):
+	// the components that flag sets and waits between the core's pipes,
+	// and each op's issue state, read and raise millions of times. In
+	// clock they sit in a block behind a table pointer, two more lines
+	// per read. Every write to clock keeps it (raiseOwn, raiseIn,
+	// acquire, enter); checkMirror verifies it in the self-checks.
+	lc pipeVals
 	// rver counts changes to the components of agents on other cores (or
 	// none): a flag set whose source's rver is unchanged since the channel's
 	// last full copy refreshes only the core's own few components.
 	rver uint64
+	// rem names the other-core part of a pipe's clock, while remRver is
+	// rver+1 (see remote).
+	remRver uint64
+	clock   vclock
 	// lastSnap is the issue snapshot this agent joined last: joining it
 	// again changes nothing (clocks only grow within a run). lastSnapRver
 	// is its scalar's rver+1 then, and snapRver, for a scalar, its own
 	// rver+1 when it took snap: a later snapshot with the same rver differs
 	// only in its core's own components (joinState).
-	lastSnap     uint64
-	lastSnapRver uint64
-	// rem names the other-core part of a pipe's clock, while remRver is
-	// rver+1 (see remote).
+	lastSnap uint64
 	rem      remPart
-	remRver  uint64
-	snapID   uint64
-	snapVer  uint64
-	snapRver uint64
-	snap     vclock
+	// ver counts changes to clock other than the agent's own component;
+	// a scalar's issue snapshot (snap, taken at version snapVer) is shared
+	// by every op it issues until then, so issuing costs no clock copy.
+	snapID       uint64
+	snapVer      uint64
+	ver          uint64
+	snapRver     uint64
+	lastSnapRver uint64
+	rank, core   int32
+	snap         vclock
 	// sigs remembers the signal words (and their versions, in run
 	// generations) the agent joined last: a waiter polling words nobody
 	// changed since has joined them already (signalCell).
@@ -72,7 +81,13 @@ type agentState struct {
 	gaps      uint8
 	_         [2]byte
 	lastIssue uint32
+	_         [32]byte
 }
+
+// pipeVals holds one component per pipe slot (a pipe's number; S for the
+// scalar) of one core's agents. An agent's pipe is any number below
+// NumPipes (agent), so every one has a slot.
+type pipeVals [asm.NumPipes]uint32
 
 // remPart says what the other-core components of a pipe's clock are: those
 // of its scalar's issue snapshot snap (0: none at all). A pipe learns of
@@ -82,9 +97,15 @@ type agentState struct {
 // a core, every flag between its pipes otherwise copied and joined the whole
 // clock (one component per agent of the system) until the next one.
 type remPart struct {
-	snap  uint64
-	known bool
+	v uint64 // 0: unknown; else the snapshot's id + 1 (1: no news at all)
 }
+
+// knownRem is the part named by snapshot snap (0: none).
+func knownRem(snap uint64) remPart { return remPart{snap + 1} }
+
+// known reports whether the part is named; snap is its snapshot.
+func (r remPart) known() bool  { return r.v != 0 }
+func (r remPart) snap() uint64 { return r.v - 1 }
 
 // remote returns the agent's remPart, unknown once anything else changed
 // its other-core components (rver moved).
@@ -99,7 +120,7 @@ func (ag *agentState) remote() remPart {
 func (ag *agentState) setRemote(r remPart) { ag.rem, ag.remRver = r, ag.rver+1 }
 
 // within reports whether part r is contained in part o (both known).
-func (r remPart) within(o remPart) bool { return r.known && o.known && r.snap <= o.snap }
+func (r remPart) within(o remPart) bool { return r.known() && o.known() && r.v <= o.v }
 
 // joined is the part of a clock joining r and o, when one contains the other.
 func (r remPart) joined(o remPart) remPart {
@@ -127,18 +148,19 @@ type pending struct {
 }
 
 type flagChan struct {
-	// Every set and wait reads the first two lines (what they need to
-	// decide how much of a clock moves, and the local part); last, written
-	// by every set for a double-set report, comes after them.
+	// 256 bytes, so that every channel starts on a line: the first two
+	// lines hold what every set and wait reads to decide how much of a
+	// clock moves (and the wait marks the double-set rule reads, and the
+	// queue's length); clock comes next, last, written by every set, fills
+	// the fourth.
 	src, dst asm.Pipe
 	set      bool
 	hasLast  bool
 	locOnly  bool
 	shared   bool // clock is a scalar's issue snapshot, which nothing writes (flagSet)
+	used     bool // counted in coreState.used (never cleared there either)
 	locMask  uint16
 	id       int32
-	snapGen  uint32
-	clock    vclock
 	// snapID names the other-core part of clock: a full copy of the
 	// source's clock at its rver snapRver gets a new id; seenID is the id
 	// the destination pipe last joined in full. Flags ping-pong between
@@ -149,27 +171,48 @@ type flagChan struct {
 	snapRver       uint64
 	// rem names clock's other-core part while set (agentState.rem).
 	rem remPart
+	// wait is the wait_flag that consumed the latest consumed set and wait0
+	// the one before it (flagSet's double-set rule), each as far as that
+	// rule reads them: a whole rec (its iteration vector copied at every
+	// wait) took two more lines per wait.
+	wait, wait0 waitMark
 	// loc holds the core's own components, by pipe slot (coreState.slots),
 	// for the slots in locMask, when locOnly: a set whose other-core part is
 	// the copy's writes only these few words of one line, not a scattered
 	// component per local agent in clock, which stays valid for the rest
 	// (settle writes loc back before anything reads clock whole).
-	loc  [asm.NumPipes + 1]uint32
-	last rec // the latest set_flag on this channel
+	loc     pipeVals
+	snapGen uint32 // the run generation of snapID
 	// queue holds the sets that fired while the flag was already set,
 	// oldest first: the machine counts them (pipes.FlagBits), so the k-th
 	// wait consumes the k-th set's release and the pairing never depends on
-	// timing. Empty unless the program double-sets.
+	// timing. Empty unless the program double-sets. (Its length, which
+	// every wait reads, ends the second line.)
 	queue []queuedSet
-	// wait is the wait_flag that consumed the latest consumed set and wait0
-	// the one before it (flagSet's double-set rule).
-	wait, wait0       rec
-	hasWait, hasWait0 bool
+	clock vclock
 	// ds memoises the double-set finding of the last pair of set ops: a
 	// loop repeats one pair thousands of times, and each instance is a
 	// count, not a new message to format.
-	dsFirst, dsSecond *asm.COp
-	ds                *finding
+	ds   *dsMemo
+	_    [8]byte
+	last rec // the latest set_flag on this channel, in the last line
+}
+
+// dsMemo is a channel's last double-set finding, f, and the set ops of the
+// pair it was for.
+type dsMemo struct {
+	first, second *asm.COp
+	f             *finding
+}
+
+// waitMark is a wait_flag as the double-set rule sees it: the waiter's
+// epoch after the wait, in run generation gen, and its pipe slot on the
+// channel's core, whose agents' components the setter (on that core too)
+// keeps in agentState.lc. ok is false until the channel has such a wait.
+type waitMark struct {
+	epoch, gen uint32
+	slot       uint8
+	ok         bool
 }
 
 // queuedSet is a set waiting behind the channel's pending one.
@@ -200,17 +243,8 @@ func (ch *flagChan) local(cs *coreState) localPart {
 // localPart is a core's own components by pipe slot (coreState.slots), for
 // the slots in mask, taking the place of a clock's (flagChan.loc).
 type localPart struct {
-	vals *[asm.NumPipes + 1]uint32
+	vals *pipeVals
 	mask uint16
-}
-
-// at is component l (a position, Detector.pos), the agent in slot s, of
-// clock with p in place.
-func (p localPart) at(clock vclock, l int32, s uint8) uint32 {
-	if p.mask&(1<<s) != 0 {
-		return p.vals[s]
-	}
-	return get(clock, l)
 }
 
 // into writes p into clock.
@@ -227,30 +261,32 @@ func (p localPart) into(clock *vclock, cs *coreState) {
 }
 
 type coreState struct {
-	// The fields flag events and issue lookups read come first, in the
-	// first three cache lines (the struct is padded to whole lines).
+	// The fields every event of the core reads (enter, an op's issue
+	// state) fill the first cache line, those flag events read the first
+	// three (the struct is padded to whole lines).
 	//
-	// locals lists the core's agents that exist, scalar first;
-	// slots[i] is locals[i]'s pipe, fixed once the agent exists; mask has
-	// a bit per slot in use.
-	locals   [asm.NumPipes + 1]int32
-	slots    [asm.NumPipes + 1]uint8
-	mask     uint16
+	// locals lists the core's agents that exist, scalar first (the scalar
+	// and a pipe for every other number: at most NumPipes); slots[i] is
+	// locals[i]'s pipe, fixed once the agent exists; mask has a bit per
+	// slot in use.
+	locals   [asm.NumPipes]int32
+	slots    [asm.NumPipes]uint8
 	nlocals  uint8
+	mask     uint16
 	live     bool
 	sawIssue bool // false until the engine emits EvIssue for this core; until then pipe ops take the scalar's current clock (see takeIssue)
 	scalar   int32
-	rank     int32
-	core     int32
-	chans    []*flagChan
-	chanKeys []uint32 // chanKey of chans[i]
 	// log holds the scalar's states by issue number (mark), marked the
 	// highest number logged.
-	log    []issueState
-	marked int64
-	serial int64
-	used   [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
-	pipes  [asm.NumPipes]int32
+	marked   int64
+	chans    []*flagChan
+	chanKeys []uint32 // chanKey of chans[i]
+	serial   int64
+	rank     int32
+	core     int32
+	log      []issueState
+	used     [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
+	pipes    [asm.NumPipes]int32
 	// pending holds the ordinary ops issued and not yet run, oldest first,
 	// for a producer that sends EvIssue without issue numbers (the machine
 	// numbers its issues, so this stays empty in its runs); comp the
@@ -267,8 +303,8 @@ type coreState struct {
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
 	// lpos[i] is locals[i]'s component in clocks (Detector.pos).
-	lpos [asm.NumPipes + 1]int32
-	_    [40]byte
+	lpos [asm.NumPipes]int32
+	_    [56]byte
 }
 
 type crossKey struct{ rank, core, id int32 }
@@ -406,9 +442,13 @@ type Detector struct {
 	// apos holds each agent's position in clocks and pagent the agent at
 	// each position (-1: none); npos is the number of positions, miscFill
 	// the group the agents of no core fill (place).
-	apos     []int32
-	pagent   []int32
-	npos     int32
+	apos   []int32
+	pagent []int32
+	npos   int32
+	// aloc is each agent's core index + 1 (0: none) and pipe slot, as
+	// coreIdx<<4 | slot: whether an agent is another's core-mate, and
+	// where the other's lc keeps it, read without the agent's own lines.
+	aloc     []uint32
 	miscFill posFill
 	cfill    []posFill // by core
 	relSeq   uint64    // releases recorded in signal words (cell.sigAt)
@@ -427,6 +467,7 @@ func New(opt Options) *Detector {
 	d.host = int32(len(d.agents))
 	d.agents = append(d.agents, agentState{rank: -1, core: -1, pipe: asm.PipeInvalid, kind: akHost, coreIdx: -1, gen: d.gen})
 	d.place(d.host, &d.miscFill)
+	d.aloc = append(d.aloc, 0)
 	return d
 }
 

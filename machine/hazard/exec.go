@@ -27,7 +27,7 @@ func (d *Detector) exec(e *machine.Event) {
 		ag.lastIssue = iss
 	}
 	if ag.kind == akScalar {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
 	}
 	uk, unit := d.unitAcquire(a, e)
 	r := d.mkrec(a, e, serial)
@@ -113,7 +113,7 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 			d.access(r, &e.Accesses[i])
 		}
 	}
-	raise(&ag.clock, d.pos(a), ag.n)
+	d.raiseOwn(a)
 	if vb.Post == 0 {
 		return
 	}
@@ -125,7 +125,7 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 		}
 	}
 	if vb.Tail {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
 	}
 }
 
@@ -796,7 +796,7 @@ func (d *Detector) selfOff(a, b *rec) bool {
 
 // selfLag is rec.lag for r now.
 func (d *Detector) selfLag(r *rec) uint16 {
-	own := get(d.agents[r.agent].clock, d.pos(r.agent))
+	own := d.ownComp(r.agent)
 	if own >= r.epoch {
 		return 0
 	}

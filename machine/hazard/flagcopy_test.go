@@ -3,6 +3,7 @@ package hazard
 import (
 	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -87,5 +88,27 @@ func TestFlagCarriesSnapshotNews(t *testing.T) {
 	}
 	if fs := d.Findings(); len(fs) != 0 {
 		t.Fatalf("the flag carries rank 0's put to MTE2, got %v", kinds(fs))
+	}
+}
+
+// Flag events read few lines: a channel is 256 bytes (a size class whose
+// objects start on cache lines) with what every set and wait decides on in
+// its first two, and a core's fields that every event reads (enter, an
+// op's issue state) sit in its first line.
+func TestSyncLayout(t *testing.T) {
+	if n := unsafe.Sizeof(flagChan{}); n > 256 {
+		t.Errorf("flagChan is %d bytes, want at most 256", n)
+	}
+	if end := unsafe.Offsetof(flagChan{}.queue) + 16; end > 128 {
+		t.Errorf("flagChan.queue's length ends at %d, want it (and loc before it) in the first two lines", end)
+	}
+	if off := unsafe.Offsetof(flagChan{}.last); off%64 != 0 {
+		t.Errorf("flagChan.last is at %d, want it on a line of its own", off)
+	}
+	if end := unsafe.Offsetof(coreState{}.marked) + 8; end > 64 {
+		t.Errorf("coreState.marked ends at %d, want it in the first line", end)
+	}
+	if end := unsafe.Offsetof(agentState{}.lc) + unsafe.Sizeof(pipeVals{}); end > 64 {
+		t.Errorf("agentState.lc ends at %d, want it in the first line", end)
 	}
 }

@@ -27,6 +27,16 @@ func (d *Detector) chanOf(c int32, f machine.Flag) *flagChan {
 	return ch
 }
 
+// useChan records that core c's program sets or waits on channel ch (flag
+// f), once per channel: the core's used table is a line the flag events
+// need not touch again.
+func (d *Detector) useChan(c int32, ch *flagChan, f machine.Flag) {
+	if !ch.used {
+		ch.used = true
+		d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
+	}
+}
+
 // chanKey packs a flag's pipes and id (validated by the callers) into the
 // key of cs.chanKeys.
 func chanKey(f machine.Flag) uint32 {
@@ -48,8 +58,8 @@ func (d *Detector) flagSet(e *machine.Event) {
 			fmt.Sprintf("use an id in 0-%d for %s->%s", numFlagIDs-1, f.Src, f.Dst))
 		return
 	}
-	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
+	d.useChan(c, ch, f)
 	ag := &d.agents[a]
 	if ch.hasLast {
 		d.doubleSet(ch, &r, a)
@@ -62,7 +72,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 		return
 	case ch.snapID != 0 && ch.snapGen == d.gen && ch.snapRver == ag.rver && ch.clock.size() >= ag.clock.size():
 		// Only this core's components can have moved since the copy.
-		if r := ag.remote(); r.known {
+		if r := ag.remote(); r.known() {
 			ch.rem = r // the same part as the copy's, maybe by a later name
 		}
 	default:
@@ -89,10 +99,8 @@ func (d *Detector) flagSet(e *machine.Event) {
 		ch.rem = ag.remote()
 	}
 	cs := &d.cores[c]
-	for i, l := range cs.lpos[:cs.nlocals] {
-		ch.loc[cs.slots[i]] = get(ag.clock, l)
-	}
-	if s := uint8(e.Agent.Pipe); ch.loc[s] < ag.n {
+	ch.loc = ag.lc
+	if s := ag.pipe; ch.loc[s] < ag.n {
 		ch.loc[s] = ag.n
 	}
 	ch.locMask = cs.mask
@@ -105,11 +113,11 @@ func (d *Detector) flagSet(e *machine.Event) {
 // whole).
 func (d *Detector) remoteSnap(c int32, r remPart) (vclock, bool) {
 	s := d.cores[c].scalar
-	if !r.known || r.snap == 0 || s < 0 {
+	if !r.known() || r.snap() == 0 || s < 0 {
 		return vclock{}, false
 	}
 	sa := &d.agents[s]
-	if sa.snapID != r.snap || sa.gen != d.gen {
+	if sa.snapID != r.snap() || sa.gen != d.gen {
 		return vclock{}, false
 	}
 	return sa.snap, true
@@ -144,46 +152,57 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 	// that has not run yet is not ordered before r; one that has is judged
 	// by the clocks. With p sets pending, the latest consumed wait (wait) is
 	// W(k-p) and the one before it (wait0) W(k-p-1).
-	var errWait, noteWait *rec // W(k-1) and W(k), when they have run
+	var errWait, noteWait *waitMark // W(k-1) and W(k), when they have run
 	switch pending {
 	case 0:
-		if ch.hasWait0 {
+		if ch.wait0.ok {
 			errWait = &ch.wait0
 		}
-		if ch.hasWait {
+		if ch.wait.ok {
 			noteWait = &ch.wait
 		}
 	case 1:
-		if ch.hasWait {
+		if ch.wait.ok {
 			errWait = &ch.wait
 		}
 	}
 	var sev Severity
 	switch {
-	case pending >= 2 || (errWait != nil && !d.hb(errWait, a)):
+	case pending >= 2 || (errWait != nil && !d.waitedFor(errWait, a)):
 		// W(k-1) has not run yet, or ran unordered with r.
 		sev = SevError
-	case pending == 1 || (noteWait != nil && !d.hb(noteWait, a)):
+	case pending == 1 || (noteWait != nil && !d.waitedFor(noteWait, a)):
 		// W(k) has not run yet, or ran unordered with r.
 		sev = SevNote
 	default:
 		return
 	}
-	if f := ch.ds; f != nil && ch.dsFirst == ch.last.op && ch.dsSecond == r.op && sev <= f.sev {
-		f.Count++
+	m := ch.ds
+	if m != nil && m.f != nil && m.first == ch.last.op && m.second == r.op && sev <= m.f.sev {
+		m.f.Count++
 		return
 	}
+	if m == nil {
+		m = &dsMemo{}
+		ch.ds = m
+	}
 	src, dst, id := ch.src, ch.dst, ch.id
-	ch.dsFirst, ch.dsSecond = ch.last.op, r.op
+	m.first, m.second = ch.last.op, r.op
 	if sev == SevError {
-		ch.ds = d.pair(KindDoubleSet, SevError, &ch.last, r,
+		m.f = d.pair(KindDoubleSet, SevError, &ch.last, r,
 			fmt.Sprintf("set_flag %s, %s, %d can fire again while the flag is still set: nothing %s does orders it after the wait_flag that consumed the set before the previous one, so %s can run sets ahead of %s and, the flag being one bit, on some timing a set is lost and a wait_flag hangs or passes early", src, dst, id, dst, src, dst),
 			fmt.Sprintf("hold %s back with a reverse flag: `set_flag %s, %s, N` after %s's `wait_flag %s, %s, %d` (and its use of the data), `wait_flag %s, %s, N` before this set; or use a different event id for the second", src, dst, src, dst, src, dst, id, dst, src))
 		return
 	}
-	ch.ds = d.pair(KindDoubleSet, SevNote, &ch.last, r,
+	m.f = d.pair(KindDoubleSet, SevNote, &ch.last, r,
 		fmt.Sprintf("set_flag %s, %s, %d may fire again before %s's wait_flag consumes the previous set: %s is held back only up to the wait before it, so the flag (one bit) relies on %s reaching its queued wait before %s reaches this set", src, dst, id, dst, src, dst, src),
 		fmt.Sprintf("to remove the slack, order this set after `wait_flag %s, %s, %d` (a reverse flag from %s), or alternate two event ids", src, dst, id, dst))
+}
+
+// waitedFor is hb for wait w of a channel of agent a's core: whether a's
+// next op happens after it.
+func (d *Detector) waitedFor(w *waitMark, a int32) bool {
+	return w.gen != d.gen || d.agents[a].lc[w.slot] >= w.epoch
 }
 
 // listLocals refreshes cs.locals after an agent of the core appeared: flag
@@ -220,18 +239,18 @@ func (d *Detector) flagWait(e *machine.Event) {
 		return
 	}
 	c := d.agents[a].coreIdx
-	d.cores[c].used[f.Src][f.Dst] |= 1 << f.ID
 	ch := d.chanOf(c, f)
+	d.useChan(c, ch, f)
 	if ch.set {
 		w := d.agents[a].remote()
 		switch {
 		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen:
 			// The other-core part is the copy this pipe joined last time.
-			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
+			d.joinLocalPart(a, c, &ch.clock, ch.local(&d.cores[c]))
 		case ch.rem.within(w):
 			// The setter's news of other cores came from a snapshot of
 			// the scalar no later than the one this pipe has.
-			d.joinLocalPart(a, c, ch.clock, ch.local(&d.cores[c]))
+			d.joinLocalPart(a, c, &ch.clock, ch.local(&d.cores[c]))
 		default:
 			ch.settle(&d.cores[c])
 			d.acquire(a, &ch.clock)
@@ -246,10 +265,10 @@ func (d *Detector) flagWait(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
 	}
-	ch.wait0, ch.hasWait0 = ch.wait, ch.hasWait
-	ch.wait, ch.hasWait = d.mkrec(a, e, 0), true
+	ch.wait0 = ch.wait
+	ch.wait = waitMark{epoch: ag.n, gen: d.gen, slot: uint8(ag.pipe), ok: true}
 	ch.set = false
 	if len(ch.queue) > 0 {
 		q := ch.queue[0]
@@ -273,11 +292,11 @@ func (d *Detector) barrier(e *machine.Event) {
 		if p < 0 {
 			return
 		}
-		ag := d.enter(p)
+		d.enter(p)
 		if p != a {
 			d.acquire(p, &d.agents[a].clock)
 		}
-		raise(&ag.clock, d.pos(p), ag.n)
+		d.raiseOwn(p)
 		return
 	}
 	d.drainCore(c, vclock{})
@@ -304,7 +323,7 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
 			d.joinAgent(p, s, c, &d.cores[c].fed[i])
-			raise(&d.agents[p].clock, d.pos(p), d.agents[p].n)
+			d.raiseOwn(p)
 		}
 	}
 }
@@ -323,17 +342,19 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	sa := &d.agents[src]
 	s := d.cores[c].scalar
+	// src's own core's components are its lc: the joins read no block.
+	own := localPart{vals: &sa.lc, mask: d.cores[c].mask}
 	switch {
 	case *seen == sa.rver+1:
-		d.joinLocal(dst, c, sa.clock)
+		d.joinLocalPart(dst, c, &sa.clock, own)
 		return
-	case dst == s && sa.remote().known:
-		d.joinLocal(dst, c, sa.clock)
-	case src == s && d.agents[dst].remote().known:
+	case dst == s && sa.remote().known():
+		d.joinLocalPart(dst, c, &sa.clock, own)
+	case src == s && d.agents[dst].remote().known():
 		d.acquireAbove(dst, c, &sa.clock)
 		// Name the pipe's other-core part: the scalar's now.
 		_, id := d.issueSnapshot(s)
-		d.agents[dst].setRemote(remPart{snap: id, known: true})
+		d.agents[dst].setRemote(knownRem(id))
 	default:
 		d.acquire(dst, &sa.clock)
 	}
@@ -351,24 +372,34 @@ var (
 // joinLocal joins the components of core c's agents from src into agent
 // dst: the full join when dst is known to hold src's other components
 // (drains and issue snapshots by rver, flag waits by the channel's copy).
-func (d *Detector) joinLocal(dst, c int32, src vclock) {
+func (d *Detector) joinLocal(dst, c int32, src *vclock) {
 	d.joinLocalPart(dst, c, src, localPart{})
 }
 
 // joinLocalPart is joinLocal from src with the local part p in place of
 // src's own (a flag channel's loc).
-func (d *Detector) joinLocalPart(dst, c int32, src vclock, p localPart) {
+func (d *Detector) joinLocalPart(dst, c int32, src *vclock, p localPart) {
 	cs := &d.cores[c]
 	var want vclock
 	if checkLocalJoins {
-		full := src.clone()
+		cp := *src // cloning freezes the clone's source: not src itself
+		full := cp.clone()
 		p.into(&full, cs)
 		want = d.agents[dst].clock.clone()
 		join(&want, &full)
 	}
+	// dst is an agent of core c: its lc holds the components compared.
+	lc := &d.agents[dst].lc
 	for i, l := range cs.locals[:cs.nlocals] {
-		if v := p.at(src, cs.lpos[i], cs.slots[i]); v > get(d.agents[dst].clock, cs.lpos[i]) {
-			d.raiseIn(dst, l, v)
+		s := cs.slots[i]
+		var v uint32
+		if p.mask&(1<<s) != 0 {
+			v = p.vals[s]
+		} else {
+			v = get(*src, cs.lpos[i]) // lpos is a line flag events need not read
+		}
+		if v > lc[s] {
+			d.raiseLocal(dst, l, asm.Pipe(s), v)
 		}
 	}
 	if checkLocalJoins {

@@ -16,7 +16,7 @@ func (d *Detector) notify(e *machine.Event) {
 	ag := &d.agents[a]
 	ag.n++
 	if ag.kind == akScalar {
-		raise(&ag.clock, d.pos(a), ag.n)
+		d.raiseOwn(a)
 	}
 	r := d.mkrec(a, e, serial)
 	acc := e.Accesses[0]
