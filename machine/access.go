@@ -16,9 +16,13 @@ import (
 func (c *core) accesses(e *entry, out []Access) []Access {
 	m := c.m
 	rank, core := int32(c.rank.id), int32(c.vid)
-	for i := range e.args {
-		a := &e.args[i]
-		acc := e.access[i]
+	args, access := e.args, &e.access
+	if e.lean != leanNone {
+		args, access = c.leanArgs(e)
+	}
+	for i := range args {
+		a := &args[i]
+		acc := access[i]
 		if acc == asm.AccNone {
 			continue
 		}
@@ -28,7 +32,7 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 				continue
 			}
 			el := elemOf(a.Tile, a.Off)
-			if row, col, rows, cols, ok := tileWindow(e, i); ok {
+			if row, col, rows, cols, ok := tileWindow(e, args, i); ok {
 				// textract reads, tinsert writes only a window of the
 				// tile; every op touches only a tile's valid region.
 				proto := Access{Space: a.Tile.Space, Rank: rank, Core: core,
@@ -172,9 +176,9 @@ func elemOf(t *asm.TileInfo, off int64) int32 {
 	return 0
 }
 
-// tileWindow is the (row, col, rows, cols) window of tile operand i that
-// the op touches, or ok == false when it touches the whole tile: a
-// textract reads the dst-sized window of its source (operand 1), a tinsert
+// tileWindow is the (row, col, rows, cols) window of tile operand i of e
+// (whose operands are args) that the op touches, or ok == false when it
+// touches the whole tile: a textract reads the dst-sized window of its source (operand 1), a tinsert
 // writes the src-sized window of its destination (operand 0), and every
 // other op touches only its operands' valid regions ([VRows, VCols] at
 // (0, 0): exec.go's tileView), so a tile declared with a valid region
@@ -182,27 +186,27 @@ func elemOf(t *asm.TileInfo, off int64) int32 {
 // buffer, say, `[R, C] valid [R, C/2]` at an offset inside it) covers
 // exactly that window. Only a gather's source and a scatter's destination
 // are indexed over the tile's whole storage (exec_vec.go's flatView).
-func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
+func tileWindow(e *entry, args []Operand, i int) (row, col, rows, cols int, ok bool) {
 	code := asm.OpNone
 	if e.xop != nil && e.xop.Info != nil {
 		code = e.xop.Info.Op
 	}
 	var other *asm.TileInfo
 	switch {
-	case code == asm.OpTextract && i == 1 && len(e.args) >= 4:
-		other = e.args[0].Tile
-	case code == asm.OpTinsert && i == 0 && len(e.args) >= 4:
-		other = e.args[1].Tile
+	case code == asm.OpTextract && i == 1 && len(args) >= 4:
+		other = args[0].Tile
+	case code == asm.OpTinsert && i == 0 && len(args) >= 4:
+		other = args[1].Tile
 	case code == asm.OpTgather && i == 1, code == asm.OpTscatter && i == 0:
 		return 0, 0, 0, 0, false
 	default:
-		t := e.args[i].Tile
+		t := args[i].Tile
 		if t == nil || t.VRows <= 0 || t.VCols <= 0 || (t.VRows >= t.Rows && t.VCols >= t.Cols) {
 			return 0, 0, 0, 0, false
 		}
 		return 0, 0, t.VRows, t.VCols, true
 	}
-	r, c := e.args[2].Int, e.args[3].Int
+	r, c := args[2].Int, args[3].Int
 	if other == nil || r < 0 || c < 0 || r > 1<<30 || c > 1<<30 {
 		return 0, 0, 0, 0, false
 	}

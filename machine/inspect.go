@@ -129,7 +129,7 @@ func (c *core) view() CoreView {
 		pv := PipeView{Pipe: p.p, Cap: p.q.Cap(), Busy: p.busy, Start: p.start, End: p.end}
 		for i := 0; i < p.q.Len(); i++ {
 			e := p.q.At(i)
-			qe := QueueEntry{Kind: entryKindNames[e.kind], Op: e.op, Step: e.stepName(), Iter: append([]int64(nil), e.iter...),
+			qe := QueueEntry{Kind: entryKindNames[e.kind], Op: e.op, Step: e.stepName(), Iter: append([]int64(nil), e.iterVec()...),
 				Ready: e.ready, Flag: e.flag}
 			if e.kind == enExec {
 				qe.Accesses = c.accesses(e, nil)
@@ -270,5 +270,5 @@ func (m *Machine) LastStarted() (Started, bool) {
 		return Started{}, false
 	}
 	return Started{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: pipe}, Op: e.op, Step: e.stepName(),
-		Iter: e.iter, Start: p.start, End: p.end, Accesses: c.accesses(e, nil)}, true
+		Iter: e.iterVec(), Start: p.start, End: p.end, Accesses: c.accesses(e, nil)}, true
 }

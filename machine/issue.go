@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"math"
+
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/pipes"
 )
@@ -75,12 +77,7 @@ func (c *core) issueMicro() bool {
 		e := ps.q.PushSlot()
 		copyEntry(e, &mc.e)
 		e.ready = c.t
-		if it := c.entryIter(); len(it) <= len(e.iterBuf) {
-			e.iter = append(e.iterBuf[:0], it...)
-		} else {
-			e.iterSpill = append(e.iterSpill[:0], it...)
-			e.iter = e.iterSpill
-		}
+		e.setIter(c.entryIter())
 		// A composite's steps are covered by the one EvIssue of the composite,
 		// but each is numbered: the scalar may have synchronised between
 		// the composite's issue and this step's (tpop waits, then loads).
@@ -108,7 +105,7 @@ func copyEntry(dst, src *entry) {
 	dst.iterSpill = spill
 	dst.argsOf = nil // its operands are overwritten
 	dst.args = append(args, src.args...)
-	dst.iter = dst.iterBuf[:0]
+	dst.niter = 0
 	for i := range dst.args {
 		if src.args[i].Tile == &src.tile {
 			dst.args[i].Tile = &dst.tile
@@ -238,7 +235,7 @@ func (c *core) issuePlannedExec(op *asm.COp, pl *opPlan) bool {
 			// push's checks are done: fill the slot directly.
 			e := ps.q.PushSlot()
 			c.resetSlot(e, enExec, op)
-			if !c.resolveLean(pl, ps) && !c.resolve(op, pl, e) {
+			if !c.resolveLean(pl, ps, e) && !c.resolve(op, pl, e) {
 				return false
 			}
 			e.plan = pl
@@ -771,7 +768,8 @@ func (c *core) scalarSetFlag(op *asm.COp, f Flag) bool {
 		return false
 	}
 	var tmp entry
-	tmp.op, tmp.flag, tmp.iter = op, f, c.iter
+	// The scalar's own vector, by reference (iterVec).
+	tmp.op, tmp.flag, tmp.iterSpill, tmp.niter = op, f, c.iter, -1
 	c.fireFlag(c.m, &tmp, asm.PipeS, c.t)
 	c.tick()
 	return c.m.err == nil
@@ -822,7 +820,7 @@ func (c *core) fireFlag(m *Machine, e *entry, p asm.Pipe, at int64) {
 	if m.emitting {
 		ev := m.event(EvFlagSet, c, p, e.op)
 		ev.Flag = f
-		ev.Iter = e.iter
+		ev.Iter = e.iterVec()
 		ev.Issue = e.seq
 		ev.Start, ev.End, ev.Cycle = at, at, at
 		if double {
@@ -872,15 +870,18 @@ func (c *core) drainAll(op *asm.COp) bool {
 }
 
 // resolveLean reports that an instance of pl's op needs no operands in its
-// queue slot, so resolve can be skipped: nothing observes the entry, the
-// op has no data effect, no GM operand and no unit flag, its duration is
-// memoised (for every queue state the pipe can meet), and its tile array
-// elements are in range (else resolve reports the fault). The slot keeps
-// the operands (and argsOf) it last had, which nothing reads. A queue slot
-// is out of cache by the time it is reused (576 cores interleave on 8
-// ranks), and the operands were most of the lines an issue wrote.
-func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
-	if !pl.lean || c.m.emitting {
+// queue slot e, so resolve can be skipped: the op has no data effect, no GM
+// operand and no unit flag, its duration is memoised (for every queue
+// state the pipe can meet), and its tile array elements are in range (else
+// resolve reports the fault). The slot keeps the operands (and argsOf) it
+// last had, which nothing reads. A queue slot is out of cache by the time
+// it is reused (576 cores interleave on 8 ranks), and the operands were
+// most of the lines an issue wrote. While observers listen, what they
+// need of the operands (their accesses) is the plan's template with the
+// dynamic operands' values, which the slot keeps in a few words instead
+// (leanOperands).
+func (c *core) resolveLean(pl *opPlan, ps *pipeState, e *entry) bool {
+	if !pl.lean {
 		return false
 	}
 	// The memo the op will meet is not known until it begins (an M op
@@ -902,6 +903,9 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
 			ps.dmaMemo(&pl.memo[0], pl.tmplEntry())
 		}
 	}
+	if c.m.emitting {
+		return c.leanOperands(pl, e)
+	}
 	for k := range pl.dyn {
 		if d := &pl.dyn[k]; d.kind == dynTile {
 			if idx := d.x.eval(&c.env); idx < 0 || idx >= int64(len(d.addr)) {
@@ -910,6 +914,70 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
 		}
 	}
 	return true
+}
+
+// leanKind says whether an entry skipped resolve while observers listen
+// (entry.lean), and whether its #init attribute held at issue.
+type leanKind uint8
+
+const (
+	leanNone leanKind = iota // args holds the operands (resolve)
+	leanPlan                 // the plan's template and ldyn
+	leanInit                 // the same, operand 0 only written (#init held: see resolve)
+)
+
+// maxLeanDyn bounds the dynamic operands a lean entry keeps (a textract's
+// two tile elements and its window's row and column).
+const maxLeanDyn = 4
+
+// leanOperands keeps in e what its accesses need beyond the plan: each
+// dynamic operand's value, and whether #init narrowed operand 0 to a write
+// (as resolve would have). It reports false, for resolve to take over, when
+// a value does not fit or a tile array element is out of range (resolve
+// reports the fault).
+func (c *core) leanOperands(pl *opPlan, e *entry) bool {
+	if len(pl.dyn) > maxLeanDyn {
+		return false
+	}
+	for k := range pl.dyn {
+		d := &pl.dyn[k]
+		v := d.x.eval(&c.env)
+		switch {
+		case d.kind == dynTile && (v < 0 || v >= int64(len(d.addr))):
+			return false
+		case v < math.MinInt32 || v > math.MaxInt32:
+			return false
+		}
+		e.ldyn[k] = int32(v)
+	}
+	e.lean = leanPlan
+	if pl.initAttr >= 0 && len(pl.tmpl) > 0 && pl.access[0]&asm.AccWrite != 0 && pl.initX.eval(&c.env) != 0 {
+		e.lean = leanInit
+	}
+	return true
+}
+
+// leanArgs is a lean entry's operands and their accesses, as resolve would
+// have left them in args and access: the plan's template with ldyn's values,
+// in the machine's scratch (observers run on the machine's goroutine).
+func (c *core) leanArgs(e *entry) ([]Operand, *[maxArgs]asm.Access) {
+	m, pl := c.m, e.plan
+	args := m.leanArgs[:len(pl.tmpl)]
+	copy(args, pl.tmpl)
+	for k := range pl.dyn {
+		d := &pl.dyn[k]
+		switch o := &args[d.i]; d.kind {
+		case dynTile:
+			o.Off = d.addr[e.ldyn[k]]
+		case dynScalar:
+			o.Int = int64(e.ldyn[k])
+		}
+	}
+	m.leanAccess = pl.access
+	if e.lean == leanInit {
+		m.leanAccess[0] = asm.AccWrite
+	}
+	return args, &m.leanAccess
 }
 
 // tmplEntry is an entry holding the plan's operand template, to cost the
