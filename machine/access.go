@@ -16,9 +16,12 @@ import (
 func (c *core) accesses(e *entry, out []Access) []Access {
 	m := c.m
 	rank, core := int32(c.rank.id), int32(c.vid)
-	args, access := e.args, &e.access
+	var args []Operand
+	var access *[maxArgs]asm.Access
 	if e.lean != leanNone {
 		args, access = c.leanArgs(e)
+	} else {
+		args, access = e.args, &e.access // a lean entry's lines stay cold
 	}
 	for i := range args {
 		a := &args[i]

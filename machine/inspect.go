@@ -201,8 +201,9 @@ func cstmtPos(s asm.CStmt) asm.Pos {
 }
 
 // SetFlags lists a core's set intra-core flags with the cycle each was set
-// (recorded while observers listen, as the debugger's do, or when the
-// profile has a flag hand-off latency; 0 otherwise).
+// (recorded while an observer listens that does not decline it, as the
+// debugger's do, or when the profile has a flag hand-off latency; 0
+// otherwise: FlagTimeFilter).
 func (m *Machine) SetFlags(rank, core int) (flags []Flag, at []int64) {
 	c := m.coreOf(rank, core)
 	if c == nil {

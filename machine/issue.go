@@ -770,7 +770,7 @@ func (c *core) scalarSetFlag(op *asm.COp, f Flag) bool {
 	var tmp entry
 	// The scalar's own vector, by reference (iterVec).
 	tmp.op, tmp.flag, tmp.iterSpill, tmp.niter = op, f, c.iter, -1
-	c.fireFlag(c.m, &tmp, asm.PipeS, c.t)
+	c.fireFlag(c.m, &tmp, nil, c.t)
 	c.tick()
 	return c.m.err == nil
 }
@@ -808,17 +808,22 @@ func (c *core) flagSeq(e *entry) {
 	}
 }
 
-// fireFlag sets a flag whose set_flag reached the head of pipe p at cycle at.
-// m is c.m, passed in so that a pipe's completion leaves the core's first
-// line cold.
-func (c *core) fireFlag(m *Machine, e *entry, p asm.Pipe, at int64) {
+// fireFlag sets a flag whose set_flag reached the head of pipe ps (nil for
+// the scalar) at cycle at. m is c.m, passed in so that a pipe's completion
+// leaves the core's first line cold.
+func (c *core) fireFlag(m *Machine, e *entry, ps *pipeState, at int64) {
 	f := e.flag
 	double := !c.flags.Set(f.Src, f.Dst, int(f.ID))
 	if m.flagTimes {
 		c.flagAt[f.Src][f.Dst][f.ID] = at
 	}
 	if m.emitting {
-		ev := m.event(EvFlagSet, c, p, e.op)
+		var ev *Event
+		if ps != nil {
+			ev = m.pipeEvent(EvFlagSet, ps, e.op)
+		} else {
+			ev = m.event(EvFlagSet, c, asm.PipeS, e.op)
+		}
 		ev.Flag = f
 		ev.Iter = e.iterVec()
 		ev.Issue = e.seq

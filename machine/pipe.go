@@ -206,8 +206,15 @@ type pipeState struct {
 	// head, as it would after a pipe_barrier entry. (Two bools, not a
 	// count, keep pipeState at three cache lines: TestHotLayout.)
 	drained bool
-	tail    int64 // pending vector tail, paid by the next flag or barrier on this pipe
-	stall0  int64
+	// rank and vid are the core's Event.Agent (core.rank.id, core.vid),
+	// in the line a completion touches anyway, so that the pipe's own
+	// events leave the core's lines cold (pipeEvent); vid is -1 when they
+	// do not fit (setVirtual).
+	rank uint16
+	vid  int32
+
+	tail   int64 // pending vector tail, paid by the next flag or barrier on this pipe
+	stall0 int64
 
 	busyCycles int64
 	instrs     int64
@@ -317,7 +324,7 @@ func (p *pipeState) begin(e *entry) bool {
 		}
 		c.flags.Clear(f.Src, f.Dst, int(f.ID))
 		if m.emitting {
-			ev := m.event(EvFlagWait, c, p.p, e.op)
+			ev := m.pipeEvent(EvFlagWait, p, e.op)
 			ev.Flag = f
 			ev.Iter = e.iterVec()
 			ev.Issue = e.seq
@@ -421,11 +428,11 @@ func (p *pipeState) complete() {
 		}
 	case enSetFlag:
 		p.busyCycles += p.end - p.start
-		c.fireFlag(m, e, p.p, p.end)
+		c.fireFlag(m, e, p, p.end)
 	case enBarrier:
 		p.busyCycles += p.end - p.start
 		if m.emitting {
-			ev := m.event(EvBarrier, c, p.p, e.op)
+			ev := m.pipeEvent(EvBarrier, p, e.op)
 			ev.Target = p.p
 			ev.Start, ev.End = p.start, p.end
 			ev.Iter = e.iterVec()
@@ -476,7 +483,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		m.flops += Flops(e.xop, e.args)
 	}
 	if m.emitting {
-		ev := m.event(EvExec, c, p.p, e.op)
+		ev := m.pipeEvent(EvExec, p, e.op)
 		ev.Start, ev.End, ev.Cycle = p.start, p.end, p.start
 		ev.Issue = e.seq
 		ev.Step = e.stepName()

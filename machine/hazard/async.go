@@ -351,6 +351,10 @@ func (d *Detector) drain() {
 // composite's keeps the entry its steps chain through.
 func (d *Detector) CompositeIssuesOnly() bool { return true }
 
+// NoFlagTimes implements machine.FlagTimeFilter: the detector orders flags
+// by their events, not by the cycles they were set at.
+func (d *Detector) NoFlagTimes() bool { return true }
+
 // Flush implements machine.Flusher: the machine calls it when Run returns,
 // so the detector's goroutine ends with the run.
 func (d *Detector) Flush() { d.drain() }
