@@ -14,12 +14,17 @@ import (
 // model's granularity) and GM windows, strided (Access.Rows) unless the rows
 // are contiguous.
 func (c *core) accesses(e *entry, out []Access) []Access {
-	m := c.m
-	rank, core := int32(c.rank.id), int32(c.vid)
+	return c.accessesAs(c.m, int32(c.rank.id), int32(c.vid), e, out)
+}
+
+// accessesAs is accesses with the core's machine and agent ids given (a
+// pipe's event has them: pipeEvent), so that it reads none of the core's
+// lines.
+func (c *core) accessesAs(m *Machine, rank, core int32, e *entry, out []Access) []Access {
 	var args []Operand
 	var access *[maxArgs]asm.Access
 	if e.lean != leanNone {
-		args, access = c.leanArgs(e)
+		args, access = m.leanArgs(e)
 	} else {
 		args, access = e.args, &e.access // a lean entry's lines stay cold
 	}
@@ -232,7 +237,9 @@ const winMemoSize = 8
 // find returns the ranges memoised for k, if any.
 func (w *winMemo) find(k winKey) ([]winRange, bool) {
 	for i := range w.ks {
-		if w.rs[i] != nil && w.ks[i] == k {
+		// Field by field: comparing the structs called memequal, 1% of an
+		// observed run's instructions.
+		if x := &w.ks[i]; x.t == k.t && x.row == k.row && x.col == k.col && x.rows == k.rows && x.cols == k.cols && w.rs[i] != nil {
 			return w.rs[i], true
 		}
 	}

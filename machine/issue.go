@@ -451,6 +451,9 @@ type opPlan struct {
 	// lean says an instance may skip resolve once the cost memo is filled
 	// (planLean, resolveLean).
 	lean bool
+	// leanArgs is a copy of tmpl that observed lean instances' accesses
+	// are listed from (Machine.leanArgs).
+	leanArgs []Operand
 }
 
 // dynArg is a non-static operand of a planned op.
@@ -963,12 +966,15 @@ func (c *core) leanOperands(pl *opPlan, e *entry) bool {
 }
 
 // leanArgs is a lean entry's operands and their accesses, as resolve would
-// have left them in args and access: the plan's template with ldyn's values,
-// in the machine's scratch (observers run on the machine's goroutine).
-func (c *core) leanArgs(e *entry) ([]Operand, *[maxArgs]asm.Access) {
-	m, pl := c.m, e.plan
-	args := m.leanArgs[:len(pl.tmpl)]
-	copy(args, pl.tmpl)
+// have left them in args and access: the plan's template with ldyn's
+// values, in the plan's scratch copy of the template (observers run on the
+// machine's goroutine, and only the dynamic operands' Off and Int change).
+func (m *Machine) leanArgs(e *entry) ([]Operand, *[maxArgs]asm.Access) {
+	pl := e.plan
+	if pl.leanArgs == nil {
+		pl.leanArgs = append([]Operand(nil), pl.tmpl...)
+	}
+	args := pl.leanArgs
 	for k := range pl.dyn {
 		d := &pl.dyn[k]
 		switch o := &args[d.i]; d.kind {

@@ -186,9 +186,8 @@ type Machine struct {
 	readOnly []bool
 	// winMemo holds each tile window's byte ranges (access.go).
 	winMemo map[winKey][]winRange
-	// leanArgs and leanAccess hold a lean entry's operands and accesses
-	// while its accesses are listed (core.leanArgs).
-	leanArgs   [maxArgs]Operand
+	// leanAccess holds a lean entry's accesses while they are listed
+	// (Machine.leanArgs).
 	leanAccess [maxArgs]asm.Access
 	// views holds the tile views resolved so far (sem_view.go), so an
 	// instruction that names the same binding again reuses its view.

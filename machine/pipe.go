@@ -488,7 +488,7 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		ev.Issue = e.seq
 		ev.Step = e.stepName()
 		ev.Iter = e.iterVec()
-		ev.Accesses = c.accesses(e, ev.Accesses[:0])
+		ev.Accesses = c.accessesAs(m, ev.Agent.Rank, ev.Agent.Core, e, ev.Accesses[:0])
 		if e.eff == exIndexed {
 			ev.Accesses = c.indexedSpans(e, ev.Accesses, pl == nil && m.dataOp(e.op))
 		}
