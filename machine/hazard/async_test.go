@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -39,6 +40,29 @@ func TestParallelSameFindings(t *testing.T) {
 	if pipelined == 0 {
 		t.Log("one CPU: the parallel path fell back to serial")
 	}
+}
+
+// With one CPU the detector replays batches on the machine's goroutine
+// (pushLocal); findings must be those of the event-by-event (Serial) path.
+func TestBatchedInlineSameFindings(t *testing.T) {
+	old := serialPrefix
+	serialPrefix = 0
+	defer func() { serialPrefix = old }()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	eachProgram(t, func(name string, obj *asm.Object) {
+		want := lintTiming(t, obj, true)
+		d := runLint(t, obj, false)
+		if !d.front.batched || d.front.pipe != nil {
+			t.Fatalf("%s: one CPU should batch on the machine's goroutine (batched %v, goroutine %v)", name, d.front.batched, d.front.pipe != nil)
+		}
+		b, err := json.Marshal(d.Findings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); got != want {
+			t.Errorf("%s: findings differ with batches replayed inline (-serial +batched):\n%s", name, cmp.Diff(want, got))
+		}
+	})
 }
 
 // eachProgram assembles every shipped program, in either syntax, and calls fn.
