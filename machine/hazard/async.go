@@ -50,7 +50,14 @@ type batch struct {
 	// The rest are whole copies in ev.
 	items []item
 	acc   []machine.Access // compact items' accesses, in order
-	iter  []int64          // and their iteration vectors
+	// iter holds their iteration vectors as the detector keeps them
+	// (rec.setIter): the outermost maxIter levels, saturated to int32. A
+	// flag event is an item and its vector, which at int64 was two thirds
+	// of the bytes the two goroutines passed for it.
+	iter []int32
+	// iter64 is the current compact item's vector widened back for its
+	// Event (event), on the detector's side.
+	iter64 [maxIter]int64
 	// Whole copies' slices have arenas of their own, so that a compact
 	// item's slices start where the previous compact item's end.
 	ev    []machine.Event
@@ -84,7 +91,7 @@ func newBatch() *batch {
 	return &batch{
 		items: make([]item, 0, batchEvents),
 		acc:   make([]machine.Access, 0, batchAccess),
-		iter:  make([]int64, 0, batchIter),
+		iter:  make([]int32, 0, batchIter),
 		ev:    make([]machine.Event, 0, batchWhole),
 		wacc:  make([]machine.Access, 0, 2*batchWhole),
 		witer: make([]int64, 0, 4*batchWhole),
@@ -109,7 +116,7 @@ func (b *batch) fits(e *machine.Event) bool {
 		return false
 	}
 	if travelsCompact(e) {
-		return len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+len(e.Iter) <= cap(b.iter)
+		return len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+min(len(e.Iter), maxIter) <= cap(b.iter)
 	}
 	return len(b.ev) < cap(b.ev) &&
 		len(b.wacc)+len(e.Accesses) <= cap(b.wacc) &&
@@ -135,15 +142,18 @@ func arena[T any](a *[]T, src []T) []T {
 // addCompact copies e, which travelsCompact, as a compact item if it fits
 // the batch's remaining room.
 func (b *batch) addCompact(e *machine.Event) bool {
-	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+len(e.Iter) > cap(b.iter) {
+	ni := min(len(e.Iter), maxIter)
+	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+ni > cap(b.iter) {
 		return false
 	}
 	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue), issued: uint32(e.Issued),
 		rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
 		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
-		nacc: uint8(len(e.Accesses)), niter: uint8(len(e.Iter))})
+		nacc: uint8(len(e.Accesses)), niter: uint8(ni)})
 	b.acc = append(b.acc, e.Accesses...)
-	b.iter = append(b.iter, e.Iter...)
+	for _, v := range e.Iter[:ni] {
+		b.iter = append(b.iter, int32(max(min(v, math.MaxInt32), math.MinInt32)))
+	}
 	return true
 }
 
@@ -173,7 +183,7 @@ func travelsCompact(e *machine.Event) bool {
 		e.Step == "" && e.Agent.Core >= 0 && e.Agent.Core <= math.MaxUint16 &&
 		e.Agent.Rank >= 0 && e.Agent.Rank <= math.MaxUint16 &&
 		e.Flag.ID >= 0 && e.Flag.ID <= math.MaxUint8 &&
-		len(e.Accesses) <= math.MaxUint8 && len(e.Iter) <= math.MaxUint8 &&
+		len(e.Accesses) <= math.MaxUint8 &&
 		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32
 }
 
@@ -188,7 +198,8 @@ func (d *Detector) replay(b *batch) {
 }
 
 // event is item it as an event: its whole copy, or scratch filled with the
-// fields add kept (the detector reads no others of these kinds, and scratch
+// fields add kept (the detector reads no others of these kinds, and Iter
+// only through rec.setIter, which keeps no more than the item did; scratch
 // serves nothing else). acc0 and iter0 are where the item's slices start in
 // the compact arenas; event moves them past it.
 func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machine.Event {
@@ -202,7 +213,10 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machi
 	a0, i0 := *acc0, *iter0
 	a1, i1 := a0+int(it.nacc), i0+int(it.niter)
 	e.Accesses = b.acc[a0:a1:a1]
-	e.Iter = b.iter[i0:i1:i1]
+	for k, v := range b.iter[i0:i1] {
+		b.iter64[k] = int64(v)
+	}
+	e.Iter = b.iter64[: i1-i0 : i1-i0]
 	*acc0, *iter0 = a1, i1
 	return e
 }
