@@ -640,6 +640,21 @@ func (m *Machine) doReset(st *launchStep) {
 
 // event prepares the shared Event for kind on core c's pipe p.
 func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event {
+	e := m.blankEvent(kind, op)
+	if c != nil {
+		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p}
+		e.Iter = c.iter
+		if p == asm.PipeS {
+			e.Issued = c.issued
+		}
+	} else {
+		e.Agent = Agent{Core: -1}
+	}
+	return e
+}
+
+// blankEvent is the shared Event emptied for kind and op, with no agent.
+func (m *Machine) blankEvent(kind EventKind, op *asm.COp) *Event {
 	e := &m.ev
 	// Field by field: a composite-literal store of the whole struct went
 	// through a temporary and a typed copy, a fifth of an observed run.
@@ -650,15 +665,6 @@ func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event
 	e.Issue, e.Issued, e.IssueCore = 0, 0, 0
 	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
 		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""
-	}
-	if c != nil {
-		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p}
-		e.Iter = c.iter
-		if p == asm.PipeS {
-			e.Issued = c.issued
-		}
-	} else {
-		e.Agent = Agent{Core: -1}
 	}
 	return e
 }
@@ -672,7 +678,7 @@ func (m *Machine) pipeEvent(kind EventKind, p *pipeState, op *asm.COp) *Event {
 	if p.vid < 0 {
 		return m.event(kind, p.c, p.p, op)
 	}
-	e := m.event(kind, nil, p.p, op)
+	e := m.blankEvent(kind, op)
 	e.Agent = Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}
 	return e
 }

@@ -151,8 +151,14 @@ func (b *batch) addCompact(e *machine.Event) bool {
 		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
 		nacc: uint8(len(e.Accesses)), niter: uint8(ni)})
 	b.acc = append(b.acc, e.Accesses...)
-	for _, v := range e.Iter[:ni] {
-		b.iter = append(b.iter, int32(max(min(v, math.MaxInt32), math.MinInt32)))
+	n := len(b.iter)
+	b.iter = b.iter[:n+ni]
+	dst := b.iter[n : n+ni]
+	for k, v := range e.Iter[:ni] {
+		if int64(int32(v)) != v { // rare: saturate as rec.setIter does
+			v = max(min(v, math.MaxInt32), math.MinInt32)
+		}
+		dst[k] = int32(v)
 	}
 	return true
 }
@@ -213,10 +219,11 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machi
 	a0, i0 := *acc0, *iter0
 	a1, i1 := a0+int(it.nacc), i0+int(it.niter)
 	e.Accesses = b.acc[a0:a1:a1]
+	w := b.iter64[: i1-i0 : i1-i0]
 	for k, v := range b.iter[i0:i1] {
-		b.iter64[k] = int64(v)
+		w[k] = int64(v)
 	}
-	e.Iter = b.iter64[: i1-i0 : i1-i0]
+	e.Iter = w
 	*acc0, *iter0 = a1, i1
 	return e
 }
