@@ -21,13 +21,68 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 // pipe's event has them: pipeEvent), so that it reads none of the core's
 // lines.
 func (c *core) accessesAs(m *Machine, rank, core int32, e *entry, out []Access) []Access {
-	var args []Operand
-	var access *[maxArgs]asm.Access
-	if e.lean != leanNone {
-		args, access = m.leanArgs(e)
-	} else {
-		args, access = e.args, &e.access // a lean entry's lines stay cold
+	if e.lean == leanNone {
+		return c.operandAccesses(m, rank, core, e, e.args, &e.access, out)
 	}
+	// A lean entry's accesses are a function of its plan, its dynamic
+	// operands and #init (leanOperands), and of the agent, which every
+	// one of them (a tile's) names: an op cycles through a few
+	// (double-buffered tiles, a K loop's windows), so they are memoised
+	// per plan and the agent written in.
+	k := leanKey{dyn: e.ldyn, kind: e.lean}
+	mm := &e.plan.leanMemo
+	if rs, ok := mm.find(k); ok {
+		for _, a := range rs {
+			a.Rank, a.Core = rank, core
+			out = append(out, a)
+		}
+		return out
+	}
+	args, access := m.leanArgs(e)
+	n := len(out)
+	out = c.operandAccesses(m, rank, core, e, args, access, out)
+	mm.keep(k, out[n:])
+	return out
+}
+
+// leanKey is what a lean entry's accesses depend on besides its plan.
+type leanKey struct {
+	dyn  [maxLeanDyn]int32
+	kind leanKind
+}
+
+// leanMemo is a plan's last few lean accesses lists (accessesAs).
+type leanMemo struct {
+	ks   [leanMemoSize]leanKey
+	rs   [leanMemoSize][]Access
+	next int
+}
+
+const leanMemoSize = 8
+
+func (w *leanMemo) find(k leanKey) ([]Access, bool) {
+	for i := range w.ks {
+		// Field by field, as winMemo.find.
+		if x := &w.ks[i]; x.dyn[0] == k.dyn[0] && x.dyn[1] == k.dyn[1] && x.dyn[2] == k.dyn[2] && x.dyn[3] == k.dyn[3] &&
+			x.kind == k.kind && w.rs[i] != nil {
+			return w.rs[i], true
+		}
+	}
+	return nil, false
+}
+
+// keep remembers k's accesses in place of the oldest entry, reusing its
+// array.
+func (w *leanMemo) keep(k leanKey, rs []Access) {
+	w.ks[w.next], w.rs[w.next] = k, append(w.rs[w.next][:0], rs...)
+	if w.rs[w.next] == nil {
+		w.rs[w.next] = []Access{} // none is a list too
+	}
+	w.next = (w.next + 1) % leanMemoSize
+}
+
+// operandAccesses is accessesAs for operands args with accesses access.
+func (c *core) operandAccesses(m *Machine, rank, core int32, e *entry, args []Operand, access *[maxArgs]asm.Access, out []Access) []Access {
 	for i := range args {
 		a := &args[i]
 		acc := access[i]

@@ -452,8 +452,9 @@ type opPlan struct {
 	// (planLean, resolveLean).
 	lean bool
 	// leanArgs is a copy of tmpl that observed lean instances' accesses
-	// are listed from (Machine.leanArgs).
+	// are listed from (Machine.leanArgs), and leanMemo the last few lists.
 	leanArgs []Operand
+	leanMemo leanMemo
 }
 
 // dynArg is a non-static operand of a planned op.
