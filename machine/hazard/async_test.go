@@ -74,7 +74,7 @@ func eachProgram(t *testing.T, fn func(name string, obj *asm.Object)) {
 }
 
 // assembleProgram assembles shipped program name, in either syntax, with defs.
-func assembleProgram(t *testing.T, name string, defs ...asm.Define) *asm.Object {
+func assembleProgram(t testing.TB, name string, defs ...asm.Define) *asm.Object {
 	t.Helper()
 	fe := asm.Frontend{
 		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
