@@ -14,11 +14,87 @@ import (
 // model's granularity) and GM windows, strided (Access.Rows) unless the rows
 // are contiguous.
 func (c *core) accesses(e *entry, out []Access) []Access {
-	m := c.m
-	rank, core := int32(c.rank.id), int32(c.vid)
-	for i := range e.args {
-		a := &e.args[i]
-		acc := e.access[i]
+	return c.accessesAs(c.m, int32(c.rank.id), int32(c.vid), e, out)
+}
+
+// accessesAs is accesses with the core's machine and agent ids given (a
+// pipe's event has them: pipeEvent), so that it reads none of the core's
+// lines.
+func (c *core) accessesAs(m *Machine, rank, core int32, e *entry, out []Access) []Access {
+	if e.lean == leanNone {
+		return c.operandAccesses(m, rank, core, e, e.args, &e.access, out)
+	}
+	// A lean entry's accesses are a function of its plan, its dynamic
+	// operands and #init (leanOperands), and of the agent, which every
+	// one of them (a tile's) names: an op cycles through a few
+	// (double-buffered tiles, a K loop's windows), so they are memoised
+	// per plan and the agent written in.
+	k := leanKey{dyn: e.ldyn, kind: e.lean}
+	mm := &e.plan.leanMemo
+	if rs, ok := k.find(mm); ok {
+		for _, a := range rs {
+			a.Rank, a.Core = rank, core
+			out = append(out, a)
+		}
+		return out
+	}
+	args, access := m.leanArgs(e)
+	n := len(out)
+	out = c.operandAccesses(m, rank, core, e, args, access, out)
+	rs := append(mm.spare(), out[n:]...)
+	if rs == nil {
+		rs = []Access{} // no access is a list too
+	}
+	mm.keep(k, rs)
+	return out
+}
+
+// leanKey is what a lean entry's accesses depend on besides its plan.
+type leanKey struct {
+	dyn  [maxLeanDyn]int32
+	kind leanKind
+}
+
+// leanMemo is a plan's last few lean accesses lists (accessesAs).
+type leanMemo = memo8[leanKey, Access]
+
+// find returns the accesses w keeps for k, if any. (A generic find calling
+// a key method was not inlined: 5% more instructions in an observed run.)
+func (k leanKey) find(w *leanMemo) ([]Access, bool) {
+	for i := range w.ks {
+		if x := &w.ks[i]; x.dyn == k.dyn && x.kind == k.kind && w.rs[i] != nil {
+			return w.rs[i], true
+		}
+	}
+	return nil, false
+}
+
+// memo8 is the last eight values some K gave, the oldest replaced first:
+// an op cycles through a handful of windows or operand values, and a scan
+// of eight keys costs less than a hash. Keys are compared field by field
+// (find): comparing the structs called memequal, 1% of an observed run's
+// instructions.
+type memo8[K any, V any] struct {
+	ks   [8]K
+	rs   [8][]V
+	next int
+}
+
+// keep remembers k's values in place of the oldest entry.
+func (w *memo8[K, V]) keep(k K, rs []V) {
+	w.ks[w.next], w.rs[w.next] = k, rs
+	w.next = (w.next + 1) % len(w.ks)
+}
+
+// spare is the array keep will replace next, emptied, for the caller to
+// fill instead of allocating.
+func (w *memo8[K, V]) spare() []V { return w.rs[w.next][:0] }
+
+// operandAccesses is accessesAs for operands args with accesses access.
+func (c *core) operandAccesses(m *Machine, rank, core int32, e *entry, args []Operand, access *[maxArgs]asm.Access, out []Access) []Access {
+	for i := range args {
+		a := &args[i]
+		acc := access[i]
 		if acc == asm.AccNone {
 			continue
 		}
@@ -28,7 +104,7 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 				continue
 			}
 			el := elemOf(a.Tile, a.Off)
-			if row, col, rows, cols, ok := tileWindow(e, i); ok {
+			if row, col, rows, cols, ok := tileWindow(e, args, i); ok {
 				// textract reads, tinsert writes only a window of the
 				// tile; every op touches only a tile's valid region.
 				proto := Access{Space: a.Tile.Space, Rank: rank, Core: core,
@@ -172,9 +248,9 @@ func elemOf(t *asm.TileInfo, off int64) int32 {
 	return 0
 }
 
-// tileWindow is the (row, col, rows, cols) window of tile operand i that
-// the op touches, or ok == false when it touches the whole tile: a
-// textract reads the dst-sized window of its source (operand 1), a tinsert
+// tileWindow is the (row, col, rows, cols) window of tile operand i of e
+// (whose operands are args) that the op touches, or ok == false when it
+// touches the whole tile: a textract reads the dst-sized window of its source (operand 1), a tinsert
 // writes the src-sized window of its destination (operand 0), and every
 // other op touches only its operands' valid regions ([VRows, VCols] at
 // (0, 0): exec.go's tileView), so a tile declared with a valid region
@@ -182,27 +258,27 @@ func elemOf(t *asm.TileInfo, off int64) int32 {
 // buffer, say, `[R, C] valid [R, C/2]` at an offset inside it) covers
 // exactly that window. Only a gather's source and a scatter's destination
 // are indexed over the tile's whole storage (exec_vec.go's flatView).
-func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
+func tileWindow(e *entry, args []Operand, i int) (row, col, rows, cols int, ok bool) {
 	code := asm.OpNone
 	if e.xop != nil && e.xop.Info != nil {
 		code = e.xop.Info.Op
 	}
 	var other *asm.TileInfo
 	switch {
-	case code == asm.OpTextract && i == 1 && len(e.args) >= 4:
-		other = e.args[0].Tile
-	case code == asm.OpTinsert && i == 0 && len(e.args) >= 4:
-		other = e.args[1].Tile
+	case code == asm.OpTextract && i == 1 && len(args) >= 4:
+		other = args[0].Tile
+	case code == asm.OpTinsert && i == 0 && len(args) >= 4:
+		other = args[1].Tile
 	case code == asm.OpTgather && i == 1, code == asm.OpTscatter && i == 0:
 		return 0, 0, 0, 0, false
 	default:
-		t := e.args[i].Tile
+		t := args[i].Tile
 		if t == nil || t.VRows <= 0 || t.VCols <= 0 || (t.VRows >= t.Rows && t.VCols >= t.Cols) {
 			return 0, 0, 0, 0, false
 		}
 		return 0, 0, t.VRows, t.VCols, true
 	}
-	r, c := e.args[2].Int, e.args[3].Int
+	r, c := args[2].Int, args[3].Int
 	if other == nil || r < 0 || c < 0 || r > 1<<30 || c > 1<<30 {
 		return 0, 0, 0, 0, false
 	}
@@ -214,28 +290,16 @@ func tileWindow(e *entry, i int) (row, col, rows, cols int, ok bool) {
 // column windows in turn): a single entry missed on every instance and fell
 // back to the machine's map, whose hash of the 40-byte key was 3% of the
 // machine's time with the detector attached.
-type winMemo struct {
-	ks   [winMemoSize]winKey
-	rs   [winMemoSize][]winRange
-	next int
-}
+type winMemo = memo8[winKey, winRange]
 
-const winMemoSize = 8
-
-// find returns the ranges memoised for k, if any.
-func (w *winMemo) find(k winKey) ([]winRange, bool) {
+// find returns the ranges w keeps for k, if any.
+func (k winKey) find(w *winMemo) ([]winRange, bool) {
 	for i := range w.ks {
-		if w.rs[i] != nil && w.ks[i] == k {
+		if x := &w.ks[i]; x.t == k.t && x.row == k.row && x.col == k.col && x.rows == k.rows && x.cols == k.cols && w.rs[i] != nil {
 			return w.rs[i], true
 		}
 	}
 	return nil, false
-}
-
-// keep remembers k's ranges in place of the oldest entry.
-func (w *winMemo) keep(k winKey, rs []winRange) {
-	w.ks[w.next], w.rs[w.next] = k, rs
-	w.next = (w.next + 1) % winMemoSize
 }
 
 // winRange is one access of a window relative to the tile's address: a
@@ -261,7 +325,7 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 	var rs []winRange
 	ok := false
 	if pl != nil && pl.win != nil {
-		rs, ok = pl.win.find(k)
+		rs, ok = k.find(pl.win)
 	}
 	if ok {
 		return appendWindow(out, proto, a, rs), true

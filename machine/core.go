@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -153,7 +154,20 @@ func (m *Machine) coreAt(r, idx int, kind asm.CoreKind) *core {
 		}
 		c.plist = append(c.plist, c.pipes[p])
 	}
+	c.setVirtual(c.vid, c.vname) // for the pipes just made
 	return c
+}
+
+// setVirtual names the block the core runs to observers (vid, vname), and
+// tells its pipes (pipeEvent).
+func (c *core) setVirtual(vid int, name string) {
+	c.vid, c.vname = vid, name
+	for _, p := range c.plist {
+		p.rank, p.vid = uint16(c.rank.id), int32(vid)
+		if c.rank.id > math.MaxUint16 || vid > math.MaxInt32 {
+			p.vid = -1 // too wide: pipeEvent asks the core
+		}
+	}
 }
 
 // start prepares the core to run kernel k as block b (sub is the AIV subblock).

@@ -347,8 +347,8 @@ func (sl *waveSlot) start() {
 		// the block the core ran before: which blocks share a core follows
 		// the timing, and a race between two of them must not hide behind
 		// it (docs/hazards.md, "Blocks beyond cores").
-		c.vid = m.virtualCore(b, pos)
-		c.vname = m.CoreName(sl.rank, c.vid)
+		vid := m.virtualCore(b, pos)
+		c.setVirtual(vid, m.CoreName(sl.rank, vid))
 		if err := m.chargeVirtual(c); err != nil {
 			m.fail(err)
 			return
@@ -472,7 +472,7 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 	}
 	add := func(c *core, k *asm.KernelInfo, b, sub int) error {
 		c.slot = nil
-		c.vid, c.vname = c.idx, c.name
+		c.setVirtual(c.idx, c.name)
 		// The first wave starts kernel.start after the launch.
 		if err := c.start(k, s, b, sub, sp.blocks, m.now+m.prof.KernelStart); err != nil {
 			return err
@@ -640,6 +640,21 @@ func (m *Machine) doReset(st *launchStep) {
 
 // event prepares the shared Event for kind on core c's pipe p.
 func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event {
+	e := m.blankEvent(kind, op)
+	if c != nil {
+		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p}
+		e.Iter = c.iter
+		if p == asm.PipeS {
+			e.Issued = c.issued
+		}
+	} else {
+		e.Agent = Agent{Core: -1}
+	}
+	return e
+}
+
+// blankEvent is the shared Event emptied for kind and op, with no agent.
+func (m *Machine) blankEvent(kind EventKind, op *asm.COp) *Event {
 	e := &m.ev
 	// Field by field: a composite-literal store of the whole struct went
 	// through a temporary and a typed copy, a fifth of an observed run.
@@ -651,13 +666,20 @@ func (m *Machine) event(kind EventKind, c *core, p asm.Pipe, op *asm.COp) *Event
 	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
 		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""
 	}
-	if c != nil {
-		e.Agent = Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: p}
-		e.Iter = c.iter
-		e.Issued = c.issued
-	} else {
-		e.Agent = Agent{Core: -1}
+	return e
+}
+
+// pipeEvent is event for pipe p's own events (an op it ran, a flag it set
+// or waited for, a barrier), which set their iteration vector from the
+// entry: the agent comes from the pipe (pipeState.rank, vid), so a
+// completion reads none of the core's lines for it (four on 8 ranks, each
+// a cache miss per event).
+func (m *Machine) pipeEvent(kind EventKind, p *pipeState, op *asm.COp) *Event {
+	if p.vid < 0 {
+		return m.event(kind, p.c, p.p, op)
 	}
+	e := m.blankEvent(kind, op)
+	e.Agent = Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}
 	return e
 }
 

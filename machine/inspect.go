@@ -129,7 +129,7 @@ func (c *core) view() CoreView {
 		pv := PipeView{Pipe: p.p, Cap: p.q.Cap(), Busy: p.busy, Start: p.start, End: p.end}
 		for i := 0; i < p.q.Len(); i++ {
 			e := p.q.At(i)
-			qe := QueueEntry{Kind: entryKindNames[e.kind], Op: e.op, Step: e.stepName(), Iter: append([]int64(nil), e.iter...),
+			qe := QueueEntry{Kind: entryKindNames[e.kind], Op: e.op, Step: e.stepName(), Iter: append([]int64(nil), e.iterVec()...),
 				Ready: e.ready, Flag: e.flag}
 			if e.kind == enExec {
 				qe.Accesses = c.accesses(e, nil)
@@ -201,8 +201,9 @@ func cstmtPos(s asm.CStmt) asm.Pos {
 }
 
 // SetFlags lists a core's set intra-core flags with the cycle each was set
-// (recorded while observers listen, as the debugger's do, or when the
-// profile has a flag hand-off latency; 0 otherwise).
+// (recorded while an observer listens that does not decline it, as the
+// debugger's do, or when the profile has a flag hand-off latency; 0
+// otherwise: FlagTimeFilter).
 func (m *Machine) SetFlags(rank, core int) (flags []Flag, at []int64) {
 	c := m.coreOf(rank, core)
 	if c == nil {
@@ -270,5 +271,5 @@ func (m *Machine) LastStarted() (Started, bool) {
 		return Started{}, false
 	}
 	return Started{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: pipe}, Op: e.op, Step: e.stepName(),
-		Iter: e.iter, Start: p.start, End: p.end, Accesses: c.accesses(e, nil)}, true
+		Iter: e.iterVec(), Start: p.start, End: p.end, Accesses: c.accesses(e, nil)}, true
 }

@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"math"
+
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/pipes"
 )
@@ -75,12 +77,7 @@ func (c *core) issueMicro() bool {
 		e := ps.q.PushSlot()
 		copyEntry(e, &mc.e)
 		e.ready = c.t
-		if it := c.entryIter(); len(it) <= len(e.iterBuf) {
-			e.iter = append(e.iterBuf[:0], it...)
-		} else {
-			e.iterSpill = append(e.iterSpill[:0], it...)
-			e.iter = e.iterSpill
-		}
+		e.setIter(c.entryIter())
 		// A composite's steps are covered by the one EvIssue of the composite,
 		// but each is numbered: the scalar may have synchronised between
 		// the composite's issue and this step's (tpop waits, then loads).
@@ -108,7 +105,7 @@ func copyEntry(dst, src *entry) {
 	dst.iterSpill = spill
 	dst.argsOf = nil // its operands are overwritten
 	dst.args = append(args, src.args...)
-	dst.iter = dst.iterBuf[:0]
+	dst.niter = 0
 	for i := range dst.args {
 		if src.args[i].Tile == &src.tile {
 			dst.args[i].Tile = &dst.tile
@@ -238,7 +235,7 @@ func (c *core) issuePlannedExec(op *asm.COp, pl *opPlan) bool {
 			// push's checks are done: fill the slot directly.
 			e := ps.q.PushSlot()
 			c.resetSlot(e, enExec, op)
-			if !c.resolveLean(pl, ps) && !c.resolve(op, pl, e) {
+			if !c.resolveLean(pl, ps, e) && !c.resolve(op, pl, e) {
 				return false
 			}
 			e.plan = pl
@@ -454,6 +451,10 @@ type opPlan struct {
 	// lean says an instance may skip resolve once the cost memo is filled
 	// (planLean, resolveLean).
 	lean bool
+	// leanArgs is a copy of tmpl that observed lean instances' accesses
+	// are listed from (Machine.leanArgs), and leanMemo the last few lists.
+	leanArgs []Operand
+	leanMemo leanMemo
 }
 
 // dynArg is a non-static operand of a planned op.
@@ -771,8 +772,9 @@ func (c *core) scalarSetFlag(op *asm.COp, f Flag) bool {
 		return false
 	}
 	var tmp entry
-	tmp.op, tmp.flag, tmp.iter = op, f, c.iter
-	c.fireFlag(c.m, &tmp, asm.PipeS, c.t)
+	// The scalar's own vector, by reference (iterVec).
+	tmp.op, tmp.flag, tmp.iterSpill, tmp.niter = op, f, c.iter, -1
+	c.fireFlag(c.m, &tmp, nil, c.t)
 	c.tick()
 	return c.m.err == nil
 }
@@ -810,19 +812,24 @@ func (c *core) flagSeq(e *entry) {
 	}
 }
 
-// fireFlag sets a flag whose set_flag reached the head of pipe p at cycle at.
-// m is c.m, passed in so that a pipe's completion leaves the core's first
-// line cold.
-func (c *core) fireFlag(m *Machine, e *entry, p asm.Pipe, at int64) {
+// fireFlag sets a flag whose set_flag reached the head of pipe ps (nil for
+// the scalar) at cycle at. m is c.m, passed in so that a pipe's completion
+// leaves the core's first line cold.
+func (c *core) fireFlag(m *Machine, e *entry, ps *pipeState, at int64) {
 	f := e.flag
 	double := !c.flags.Set(f.Src, f.Dst, int(f.ID))
 	if m.flagTimes {
 		c.flagAt[f.Src][f.Dst][f.ID] = at
 	}
 	if m.emitting {
-		ev := m.event(EvFlagSet, c, p, e.op)
+		var ev *Event
+		if ps != nil {
+			ev = m.pipeEvent(EvFlagSet, ps, e.op)
+		} else {
+			ev = m.event(EvFlagSet, c, asm.PipeS, e.op)
+		}
 		ev.Flag = f
-		ev.Iter = e.iter
+		ev.Iter = e.iterVec()
 		ev.Issue = e.seq
 		ev.Start, ev.End, ev.Cycle = at, at, at
 		if double {
@@ -872,15 +879,18 @@ func (c *core) drainAll(op *asm.COp) bool {
 }
 
 // resolveLean reports that an instance of pl's op needs no operands in its
-// queue slot, so resolve can be skipped: nothing observes the entry, the
-// op has no data effect, no GM operand and no unit flag, its duration is
-// memoised (for every queue state the pipe can meet), and its tile array
-// elements are in range (else resolve reports the fault). The slot keeps
-// the operands (and argsOf) it last had, which nothing reads. A queue slot
-// is out of cache by the time it is reused (576 cores interleave on 8
-// ranks), and the operands were most of the lines an issue wrote.
-func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
-	if !pl.lean || c.m.emitting {
+// queue slot e, so resolve can be skipped: the op has no data effect, no GM
+// operand and no unit flag, its duration is memoised (for every queue
+// state the pipe can meet), and its tile array elements are in range (else
+// resolve reports the fault). The slot keeps the operands (and argsOf) it
+// last had, which nothing reads. A queue slot is out of cache by the time
+// it is reused (576 cores interleave on 8 ranks), and the operands were
+// most of the lines an issue wrote. While observers listen, what they
+// need of the operands (their accesses) is the plan's template with the
+// dynamic operands' values, which the slot keeps in a few words instead
+// (leanOperands).
+func (c *core) resolveLean(pl *opPlan, ps *pipeState, e *entry) bool {
+	if !pl.lean {
 		return false
 	}
 	// The memo the op will meet is not known until it begins (an M op
@@ -902,6 +912,9 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
 			ps.dmaMemo(&pl.memo[0], pl.tmplEntry())
 		}
 	}
+	if c.m.emitting {
+		return c.leanOperands(pl, e)
+	}
 	for k := range pl.dyn {
 		if d := &pl.dyn[k]; d.kind == dynTile {
 			if idx := d.x.eval(&c.env); idx < 0 || idx >= int64(len(d.addr)) {
@@ -910,6 +923,73 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState) bool {
 		}
 	}
 	return true
+}
+
+// leanKind says whether an entry skipped resolve while observers listen
+// (entry.lean), and whether its #init attribute held at issue.
+type leanKind uint8
+
+const (
+	leanNone leanKind = iota // args holds the operands (resolve)
+	leanPlan                 // the plan's template and ldyn
+	leanInit                 // the same, operand 0 only written (#init held: see resolve)
+)
+
+// maxLeanDyn bounds the dynamic operands a lean entry keeps (a textract's
+// two tile elements and its window's row and column).
+const maxLeanDyn = 4
+
+// leanOperands keeps in e what its accesses need beyond the plan: each
+// dynamic operand's value, and whether #init narrowed operand 0 to a write
+// (as resolve would have). It reports false, for resolve to take over, when
+// a value does not fit or a tile array element is out of range (resolve
+// reports the fault).
+func (c *core) leanOperands(pl *opPlan, e *entry) bool {
+	if len(pl.dyn) > maxLeanDyn {
+		return false
+	}
+	for k := range pl.dyn {
+		d := &pl.dyn[k]
+		v := d.x.eval(&c.env)
+		switch {
+		case d.kind == dynTile && (v < 0 || v >= int64(len(d.addr))):
+			return false
+		case v < math.MinInt32 || v > math.MaxInt32:
+			return false
+		}
+		e.ldyn[k] = int32(v)
+	}
+	e.lean = leanPlan
+	if pl.initAttr >= 0 && len(pl.tmpl) > 0 && pl.access[0]&asm.AccWrite != 0 && pl.initX.eval(&c.env) != 0 {
+		e.lean = leanInit
+	}
+	return true
+}
+
+// leanArgs is a lean entry's operands and their accesses, as resolve would
+// have left them in args and access: the plan's template with ldyn's
+// values, in the plan's scratch copy of the template (observers run on the
+// machine's goroutine, and only the dynamic operands' Off and Int change).
+func (m *Machine) leanArgs(e *entry) ([]Operand, *[maxArgs]asm.Access) {
+	pl := e.plan
+	if pl.leanArgs == nil {
+		pl.leanArgs = append([]Operand(nil), pl.tmpl...)
+	}
+	args := pl.leanArgs
+	for k := range pl.dyn {
+		d := &pl.dyn[k]
+		switch o := &args[d.i]; d.kind {
+		case dynTile:
+			o.Off = d.addr[e.ldyn[k]]
+		case dynScalar:
+			o.Int = int64(e.ldyn[k])
+		}
+	}
+	m.leanAccess = pl.access
+	if e.lean == leanInit {
+		m.leanAccess[0] = asm.AccWrite
+	}
+	return args, &m.leanAccess
 }
 
 // tmplEntry is an entry holding the plan's operand template, to cost the

@@ -155,7 +155,8 @@ type Machine struct {
 	emitting bool
 	// flagTimes is whether set_flag records when it fired (core.flagAt):
 	// only a hand-off latency and the debugger's flag view read it, and the
-	// write was a cache miss on every flag of an unobserved run.
+	// write was a cache miss on every flag of an unobserved run (or one
+	// whose observers decline it, FlagTimeFilter).
 	flagTimes bool
 	// stalls is whether any observer wants EvStall: a fifth of all events,
 	// which the hazard detector ignores, so they are not built for it alone.
@@ -185,6 +186,9 @@ type Machine struct {
 	readOnly []bool
 	// winMemo holds each tile window's byte ranges (access.go).
 	winMemo map[winKey][]winRange
+	// leanAccess holds a lean entry's accesses while they are listed
+	// (Machine.leanArgs).
+	leanAccess [maxArgs]asm.Access
 	// views holds the tile views resolved so far (sem_view.go), so an
 	// instruction that names the same binding again reuses its view.
 	views map[viewKey]*asm.TileInfo
@@ -230,7 +234,12 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.mem.b.Max = DefaultMaxMemory
 	}
 	m.emitting = len(opt.Observers) > 0
-	m.flagTimes = m.emitting || m.prof.Sync.FlagHandoff != 0
+	m.flagTimes = m.prof.Sync.FlagHandoff != 0
+	for _, o := range opt.Observers {
+		if f, ok := o.(FlagTimeFilter); !ok || !f.NoFlagTimes() {
+			m.flagTimes = true
+		}
+	}
 	m.skip = make([][numKinds]bool, len(opt.Observers))
 	m.compOnly = make([]bool, len(opt.Observers))
 	for i, o := range opt.Observers {

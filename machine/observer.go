@@ -25,6 +25,16 @@ type IssueFilter interface {
 	CompositeIssuesOnly() bool
 }
 
+// FlagTimeFilter is implemented by an observer that may have no use for
+// the cycle each set flag was set at (Machine.SetFlags, the debugger's flag
+// view): when every observer says so (and the profile has no flag
+// hand-off latency), set_flag does not record it, a write to a large
+// per-core table that missed the cache on every flag. The hazard detector
+// is one.
+type FlagTimeFilter interface {
+	NoFlagTimes() bool
+}
+
 // Flusher is implemented by an observer that works behind the machine (the
 // hazard detector on its own goroutine): Run calls Flush before it returns,
 // so the observer is finished and idle when the run is.
@@ -230,9 +240,10 @@ type Event struct {
 	// the issuing core of an SDMA copy (Agent.Core is -1 there).
 	Issue     int64
 	IssueCore int32
-	// Issued is, for every event of a core, how many ops its scalar had
-	// issued when it happened. With Issue it tells which scalar events came
-	// before an op's issue, without an EvIssue per op.
+	// Issued is, for every event of a core's scalar, how many ops it had
+	// issued when it happened (0 on its pipes' events, which carry Issue).
+	// With Issue it tells which scalar events came before an op's issue,
+	// without an EvIssue per op.
 	Issued int64
 	// Want is, for EvSignalWait, the value the wait compared the signal
 	// against: its operand as evaluated at run time, a constant or a

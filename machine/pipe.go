@@ -62,8 +62,9 @@ type entryData struct {
 	eff     effect
 	atomic  bool
 	hasEnv  bool
-	hasStep bool  // step is set (reset leaves the string itself alone)
-	remote  int16 // rank of a remote GM operand, -1 for none (ranks ≤ 4096)
+	hasStep bool     // step is set (reset leaves the string itself alone)
+	lean    leanKind // resolve skipped while observed: the operands are the plan's and ldyn (leanOperands)
+	remote  int16    // rank of a remote GM operand, -1 for none (ranks ≤ 4096)
 	flag    Flag
 	ready   int64
 	op      *asm.COp // the user's instruction (positions, events)
@@ -80,20 +81,29 @@ type entryData struct {
 	argsOf  *asm.COp
 	// The rest is touched by the instructions that resolve their operands.
 	args []Operand
-	// iter is the loop iteration vector, kept only while observers listen
-	// (core.entryIter); without them it stays empty and reset leaves it.
-	iter []int64
 	step string
 	// cold: per operand, the access, and for a GM window its owner rank and
-	// shape (rows, cols); ffts_set's id and mode (set by every push of one).
+	// shape (rows, cols).
 	access [maxArgs]asm.Access
-	id     int32
-	mode   int32
-	// iterBuf holds iter for loop nests up to 7 deep (allgather_gemm's
-	// compute kernel), beside the access modes resolve writes anyway,
-	// instead of a heap array of its own that cost a cache miss per issue. iter points into it (the ring never moves its
-	// slots); a copied entry's iter must be re-pointed (copyEntry, async).
+	// The loop iteration vector (iterVec), kept only while observers
+	// listen (core.entryIter; without them it stays empty and reset leaves
+	// it): its first niter elements of iterBuf, or iterSpill when niter is
+	// negative. iterBuf holds nests up to 7 deep (allgather_gemm's compute
+	// kernel) in the slot, instead of a heap array of its own that cost a
+	// cache miss per issue; with niter it fills one cache line, and no
+	// slice header on another line points into it (an observed pipe event
+	// read that header's line for nothing else). A copied entry's vector
+	// is its own.
+	niter   int8
 	iterBuf [7]int64
+	// ldyn is, for a lean entry, the value of each of its plan's dynamic
+	// operands (opPlan.dyn, in order): a tile array's element index, a
+	// register operand's value. Beside iterBuf, which an observed issue
+	// writes anyway, so the operands cost no line of their own.
+	ldyn [maxLeanDyn]int32
+	// ffts_set's id and mode (set by every push of one).
+	id      int32
+	mode    int32
 	argRank [maxArgs]int32
 	winR    [maxArgs]int32
 	winC    [maxArgs]int32
@@ -133,7 +143,7 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 // (core.entryIter) and empty in every slot otherwise.
 func (e *entry) resetHot(kind entryKind, op *asm.COp, ready int64) {
 	e.kind, e.eff, e.op, e.xop, e.ready = kind, exExecute, op, op, ready
-	e.flag, e.atomic, e.remote, e.hasEnv, e.hasStep = Flag{}, false, -1, false, false
+	e.flag, e.atomic, e.remote, e.hasEnv, e.hasStep, e.lean = Flag{}, false, -1, false, false, leanNone
 	e.plan = nil
 }
 
@@ -141,15 +151,23 @@ func (e *entry) resetHot(kind entryKind, op *asm.COp, ready int64) {
 func (e *entry) setIter(iter []int64) {
 	if len(iter) <= len(e.iterBuf) {
 		// Loop nests are shallow: a plain copy beats memmove's call.
-		e.iter = e.iterBuf[:len(iter)]
+		e.niter = int8(len(iter))
 		//lint:ignore S1001 the loop is deliberate (see above)
 		for i, v := range iter {
 			e.iterBuf[i] = v
 		}
 	} else {
 		e.iterSpill = append(e.iterSpill[:0], iter...)
-		e.iter = e.iterSpill
+		e.niter = -1
 	}
+}
+
+// iterVec is the entry's loop iteration vector (setIter).
+func (e *entry) iterVec() []int64 {
+	if e.niter >= 0 {
+		return e.iterBuf[:e.niter]
+	}
+	return e.iterSpill
 }
 
 // stepName is the composite step the entry is, "" for none.
@@ -188,8 +206,15 @@ type pipeState struct {
 	// head, as it would after a pipe_barrier entry. (Two bools, not a
 	// count, keep pipeState at three cache lines: TestHotLayout.)
 	drained bool
-	tail    int64 // pending vector tail, paid by the next flag or barrier on this pipe
-	stall0  int64
+	// rank and vid are the core's Event.Agent (core.rank.id, core.vid),
+	// in the line a completion touches anyway, so that the pipe's own
+	// events leave the core's lines cold (pipeEvent); vid is -1 when they
+	// do not fit (setVirtual).
+	rank uint16
+	vid  int32
+
+	tail   int64 // pending vector tail, paid by the next flag or barrier on this pipe
+	stall0 int64
 
 	busyCycles int64
 	instrs     int64
@@ -299,9 +324,9 @@ func (p *pipeState) begin(e *entry) bool {
 		}
 		c.flags.Clear(f.Src, f.Dst, int(f.ID))
 		if m.emitting {
-			ev := m.event(EvFlagWait, c, p.p, e.op)
+			ev := m.pipeEvent(EvFlagWait, p, e.op)
 			ev.Flag = f
-			ev.Iter = e.iter
+			ev.Iter = e.iterVec()
 			ev.Issue = e.seq
 			m.emit()
 		}
@@ -357,7 +382,7 @@ func (p *pipeState) resume(e *entry, now int64) *Event {
 	}
 	ev := m.event(EvStall, p.c, p.p, e.op)
 	ev.Start, ev.End, ev.Cycle = p.stall0, now, p.stall0
-	ev.Iter = e.iter
+	ev.Iter = e.iterVec()
 	return ev
 }
 
@@ -403,14 +428,14 @@ func (p *pipeState) complete() {
 		}
 	case enSetFlag:
 		p.busyCycles += p.end - p.start
-		c.fireFlag(m, e, p.p, p.end)
+		c.fireFlag(m, e, p, p.end)
 	case enBarrier:
 		p.busyCycles += p.end - p.start
 		if m.emitting {
-			ev := m.event(EvBarrier, c, p.p, e.op)
+			ev := m.pipeEvent(EvBarrier, p, e.op)
 			ev.Target = p.p
 			ev.Start, ev.End = p.start, p.end
-			ev.Iter = e.iter
+			ev.Iter = e.iterVec()
 			ev.Issue = e.seq
 			m.emit()
 		}
@@ -458,12 +483,12 @@ func (c *core) execDone(p *pipeState, e *entry) {
 		m.flops += Flops(e.xop, e.args)
 	}
 	if m.emitting {
-		ev := m.event(EvExec, c, p.p, e.op)
+		ev := m.pipeEvent(EvExec, p, e.op)
 		ev.Start, ev.End, ev.Cycle = p.start, p.end, p.start
 		ev.Issue = e.seq
 		ev.Step = e.stepName()
-		ev.Iter = e.iter
-		ev.Accesses = c.accesses(e, ev.Accesses[:0])
+		ev.Iter = e.iterVec()
+		ev.Accesses = c.accessesAs(m, ev.Agent.Rank, ev.Agent.Core, e, ev.Accesses[:0])
 		if e.eff == exIndexed {
 			ev.Accesses = c.indexedSpans(e, ev.Accesses, pl == nil && m.dataOp(e.op))
 		}

@@ -145,7 +145,7 @@ func (c *core) fireCross(e *entry, p asm.Pipe) {
 			ev.Group = int32(block)
 		}
 		ev.Peers = peers
-		ev.Iter = e.iter
+		ev.Iter = e.iterVec()
 		m.emit()
 	} else {
 		m.ev.Peers = peers[:0]
@@ -725,8 +725,6 @@ func (c *core) async(op *asm.COp) bool {
 	// composite() numbers the issue once this returns true.
 	e.seq = c.issued + 1
 	x := &sdmaOp{c: c, e: e, start: c.t, end: done}
-	x.e.iter = append(x.e.iterBuf[:0:len(x.e.iterBuf)], e.iter...)
-	x.e.iterSpill = nil // the slot's, which its next op reuses
 	x.w.hidx, x.w.fn = -1, x.run
 	m.schedule(&x.w, done, -1)
 	// The copy is work in flight until done (the idle guard).

@@ -50,7 +50,14 @@ type batch struct {
 	// The rest are whole copies in ev.
 	items []item
 	acc   []machine.Access // compact items' accesses, in order
-	iter  []int64          // and their iteration vectors
+	// iter holds their iteration vectors as the detector keeps them
+	// (rec.setIter): the outermost maxIter levels, saturated to int32. A
+	// flag event is an item and its vector, which at int64 was two thirds
+	// of the bytes the two goroutines passed for it.
+	iter []int32
+	// iter64 is the current compact item's vector widened back for its
+	// Event (event), on the detector's side.
+	iter64 [maxIter]int64
 	// Whole copies' slices have arenas of their own, so that a compact
 	// item's slices start where the previous compact item's end.
 	ev    []machine.Event
@@ -84,7 +91,7 @@ func newBatch() *batch {
 	return &batch{
 		items: make([]item, 0, batchEvents),
 		acc:   make([]machine.Access, 0, batchAccess),
-		iter:  make([]int64, 0, batchIter),
+		iter:  make([]int32, 0, batchIter),
 		ev:    make([]machine.Event, 0, batchWhole),
 		wacc:  make([]machine.Access, 0, 2*batchWhole),
 		witer: make([]int64, 0, 4*batchWhole),
@@ -109,7 +116,7 @@ func (b *batch) fits(e *machine.Event) bool {
 		return false
 	}
 	if travelsCompact(e) {
-		return len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+len(e.Iter) <= cap(b.iter)
+		return len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+min(len(e.Iter), maxIter) <= cap(b.iter)
 	}
 	return len(b.ev) < cap(b.ev) &&
 		len(b.wacc)+len(e.Accesses) <= cap(b.wacc) &&
@@ -135,15 +142,24 @@ func arena[T any](a *[]T, src []T) []T {
 // addCompact copies e, which travelsCompact, as a compact item if it fits
 // the batch's remaining room.
 func (b *batch) addCompact(e *machine.Event) bool {
-	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+len(e.Iter) > cap(b.iter) {
+	ni := min(len(e.Iter), maxIter)
+	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+ni > cap(b.iter) {
 		return false
 	}
 	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue), issued: uint32(e.Issued),
 		rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
 		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
-		nacc: uint8(len(e.Accesses)), niter: uint8(len(e.Iter))})
+		nacc: uint8(len(e.Accesses)), niter: uint8(ni)})
 	b.acc = append(b.acc, e.Accesses...)
-	b.iter = append(b.iter, e.Iter...)
+	n := len(b.iter)
+	b.iter = b.iter[:n+ni]
+	dst := b.iter[n : n+ni]
+	for k, v := range e.Iter[:ni] {
+		if int64(int32(v)) != v { // rare: saturate as rec.setIter does
+			v = max(min(v, math.MaxInt32), math.MinInt32)
+		}
+		dst[k] = int32(v)
+	}
 	return true
 }
 
@@ -173,7 +189,7 @@ func travelsCompact(e *machine.Event) bool {
 		e.Step == "" && e.Agent.Core >= 0 && e.Agent.Core <= math.MaxUint16 &&
 		e.Agent.Rank >= 0 && e.Agent.Rank <= math.MaxUint16 &&
 		e.Flag.ID >= 0 && e.Flag.ID <= math.MaxUint8 &&
-		len(e.Accesses) <= math.MaxUint8 && len(e.Iter) <= math.MaxUint8 &&
+		len(e.Accesses) <= math.MaxUint8 &&
 		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32
 }
 
@@ -188,7 +204,8 @@ func (d *Detector) replay(b *batch) {
 }
 
 // event is item it as an event: its whole copy, or scratch filled with the
-// fields add kept (the detector reads no others of these kinds, and scratch
+// fields add kept (the detector reads no others of these kinds, and Iter
+// only through rec.setIter, which keeps no more than the item did; scratch
 // serves nothing else). acc0 and iter0 are where the item's slices start in
 // the compact arenas; event moves them past it.
 func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machine.Event {
@@ -202,7 +219,11 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machi
 	a0, i0 := *acc0, *iter0
 	a1, i1 := a0+int(it.nacc), i0+int(it.niter)
 	e.Accesses = b.acc[a0:a1:a1]
-	e.Iter = b.iter[i0:i1:i1]
+	w := b.iter64[: i1-i0 : i1-i0]
+	for k, v := range b.iter[i0:i1] {
+		w[k] = int64(v)
+	}
+	e.Iter = w
 	*acc0, *iter0 = a1, i1
 	return e
 }
@@ -218,7 +239,11 @@ type front struct {
 	pipe   *pipeline
 	events int
 	inline bool // Serial or one CPU: never start the goroutine
-	_      [64]byte
+	// batched says events go to local, replayed on the machine's
+	// goroutine when it fills (one CPU, not Serial: pushLocal).
+	batched bool
+	local   *batch
+	_       [64]byte
 }
 
 // pipeline is the hand-off between the machine's goroutine and the
@@ -320,9 +345,45 @@ func (p *pipeline) replayCaught(d *Detector, b *batch) {
 	d.replay(b)
 }
 
+// pushLocal copies e into the local batch, and replays the batch on this
+// goroutine when it is full. With one CPU (GOMAXPROCS=1) the detector runs
+// beside the machine on the same core, and observing each event as it
+// came interleaved the two halves' code event by event: the machine's
+// event loop and the detector's checks do not both fit the instruction
+// cache, and at M=4096 K=1024 on 8 ranks (cachegrind) the run took 33.6 M
+// L1 instruction misses, against 3.9 M when each half runs a batch at a
+// time (for 9% more instructions, the copies). In CPU time the 8-rank lint
+// at M=4096 took 2.4–3.3 s against 3.1–4.1 s event by event.
+func (d *Detector) pushLocal(e *machine.Event) {
+	b := d.front.local
+	if b == nil {
+		b = d.batch()
+		d.front.local = b
+	}
+	if travelsCompact(e) && b.addCompact(e) {
+		return
+	}
+	if !b.fits(e) && len(b.items) > 0 {
+		d.replayLocal()
+	}
+	b.add(e)
+}
+
+// replayLocal replays the local batch and empties it.
+func (d *Detector) replayLocal() {
+	b := d.front.local
+	d.front.local = nil // a panic in replay leaves no half-replayed batch behind
+	d.replay(b)
+	b.reset()
+	d.front.local = b
+}
+
 // drain waits until every event observed so far has been processed and
 // stops the goroutine; it is called before anything reads the state.
 func (d *Detector) drain() {
+	if b := d.front.local; b != nil && len(b.items) > 0 {
+		d.replayLocal()
+	}
 	p := d.front.pipe
 	if p == nil {
 		return
@@ -350,6 +411,10 @@ func (d *Detector) drain() {
 // issue is told by the numbers on its events (Event.Issue, Event.Issued); a
 // composite's keeps the entry its steps chain through.
 func (d *Detector) CompositeIssuesOnly() bool { return true }
+
+// NoFlagTimes implements machine.FlagTimeFilter: the detector orders flags
+// by their events, not by the cycles they were set at.
+func (d *Detector) NoFlagTimes() bool { return true }
 
 // Flush implements machine.Flusher: the machine calls it when Run returns,
 // so the detector's goroutine ends with the run.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -41,6 +42,29 @@ func TestParallelSameFindings(t *testing.T) {
 	}
 }
 
+// With one CPU the detector replays batches on the machine's goroutine
+// (pushLocal); findings must be those of the event-by-event (Serial) path.
+func TestBatchedInlineSameFindings(t *testing.T) {
+	old := serialPrefix
+	serialPrefix = 0
+	defer func() { serialPrefix = old }()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	eachProgram(t, func(name string, obj *asm.Object) {
+		want := lintTiming(t, obj, true)
+		d := runLint(t, obj, false)
+		if !d.front.batched || d.front.pipe != nil {
+			t.Fatalf("%s: one CPU should batch on the machine's goroutine (batched %v, goroutine %v)", name, d.front.batched, d.front.pipe != nil)
+		}
+		b, err := json.Marshal(d.Findings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); got != want {
+			t.Errorf("%s: findings differ with batches replayed inline (-serial +batched):\n%s", name, cmp.Diff(want, got))
+		}
+	})
+}
+
 // eachProgram assembles every shipped program, in either syntax, and calls fn.
 func eachProgram(t *testing.T, fn func(name string, obj *asm.Object)) {
 	t.Helper()
@@ -50,7 +74,7 @@ func eachProgram(t *testing.T, fn func(name string, obj *asm.Object)) {
 }
 
 // assembleProgram assembles shipped program name, in either syntax, with defs.
-func assembleProgram(t *testing.T, name string, defs ...asm.Define) *asm.Object {
+func assembleProgram(t testing.TB, name string, defs ...asm.Define) *asm.Object {
 	t.Helper()
 	fe := asm.Frontend{
 		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
@@ -190,6 +214,7 @@ func TestBatchRoundTrip(t *testing.T) {
 		{Kind: machine.EvExec, Agent: ag, Op: op, Accesses: acc, Issue: 1 << 33, Issued: 1 << 33},
 		{Kind: machine.EvExec, Agent: machine.Agent{Rank: 70000, Core: 1, Pipe: asm.PipeV}, Op: op},
 		{Kind: machine.EvExec, Agent: ag, Op: op, Iter: deep},
+		{Kind: machine.EvFlagSet, Agent: ag, Op: op, Flag: f, Iter: []int64{-1 << 40, 1 << 40, 3}},
 		{Kind: machine.EvExec, Agent: ag, Op: op, Accesses: many},
 		{Kind: machine.EvExec, Agent: ag, Op: op, Accesses: acc, Step: "read"},
 		{Kind: machine.EvExec, Agent: machine.Agent{Rank: 0, Core: -1, Pipe: asm.PipeInvalid}, Op: op, Accesses: acc, IssueCore: 2},
@@ -208,18 +233,21 @@ func TestBatchRoundTrip(t *testing.T) {
 		got := *b.event(&b.items[i], &scratch, &acc0, &iter0)
 		want := events[i]
 		if !b.items[i].whole {
-			// Compact items keep only what the detector reads of them.
+			// Compact items keep only what the detector reads of them: the
+			// iteration vector as a rec keeps it.
+			var r rec
+			r.setIter(want.Iter)
 			want = machine.Event{Kind: want.Kind, Agent: want.Agent, Op: want.Op, Flag: want.Flag,
-				Accesses: want.Accesses, Iter: want.Iter, Issue: want.Issue, Issued: want.Issued}
+				Accesses: want.Accesses, Iter: r.iters(), Issue: want.Issue, Issued: want.Issued}
 		}
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("event %d (whole %v) came back changed (-want +got):\n%s", i, b.items[i].whole, diff)
 		}
 	}
-	if w := b.items[0].whole || b.items[1].whole; w {
-		t.Error("ordinary exec and flag events should travel compact")
+	if w := b.items[0].whole || b.items[1].whole || b.items[6].whole || b.items[7].whole; w {
+		t.Error("ordinary exec and flag events should travel compact, however deep their loop nest")
 	}
-	for _, i := range []int{2, 3, 4, 5, 6, 7, 8, 9} {
+	for _, i := range []int{2, 3, 4, 5, 8, 9, 10} {
 		if !b.items[i].whole {
 			t.Errorf("event %d should travel whole", i)
 		}

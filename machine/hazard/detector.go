@@ -489,6 +489,11 @@ func (d *Detector) Observe(e *machine.Event) {
 			return
 		}
 		f.inline = true // decided once: parallel asks the runtime under a lock
+		f.batched = !d.opt.Serial
+	}
+	if f.batched {
+		d.pushLocal(e)
+		return
 	}
 	f.events++
 	d.observe(e)
