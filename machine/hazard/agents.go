@@ -280,12 +280,6 @@ func (d *Detector) checkJoin(a int32, want vclock) {
 	}
 }
 
-// local reports whether agent i runs on agent a's core.
-func (d *Detector) local(a, i int32) bool {
-	_, ok := d.mate(a, i)
-	return ok
-}
-
 // mate returns agent i's pipe slot when it runs on agent a's core.
 func (d *Detector) mate(a, i int32) (asm.Pipe, bool) {
 	la := d.aloc[a]
