@@ -103,23 +103,28 @@ func (c *vclock) extend(n int32) {
 		return
 	}
 	if k := ngroups(n); k > len(c.g) {
-		if c.mine && k <= cap(c.g) {
-			old := len(c.g)
-			c.g = c.g[:k]
-			fillNone(c.g[old:])
-		} else {
-			// A clock growing from nothing takes the length asked for at
-			// once and rarely grows again.
-			room := k
-			if len(c.g) > 0 {
-				room += k/2 + 1
-			}
-			ng := make([]*vgroup, k, room)
-			fillNone(ng[copy(ng, c.g):])
-			c.g, c.mine = ng, true
-		}
+		c.grow(k)
 	}
 	c.n = n
+}
+
+// grow makes c's root table k groups long, its own.
+func (c *vclock) grow(k int) {
+	if c.mine && k <= cap(c.g) {
+		old := len(c.g)
+		c.g = c.g[:k]
+		fillNone(c.g[old:])
+		return
+	}
+	// A clock growing from nothing takes the length asked for at once and
+	// rarely grows again.
+	room := k
+	if len(c.g) > 0 {
+		room += k/2 + 1
+	}
+	ng := make([]*vgroup, k, room)
+	fillNone(ng[copy(ng, c.g):])
+	c.g, c.mine = ng, true
 }
 
 // root makes c's root table writable: its own copy if it shares one.
@@ -446,14 +451,12 @@ func raise(c *vclock, i int32, v uint32) {
 }
 
 func get(c vclock, i int32) uint32 {
-	if uint32(i) >= uint32(c.n) { // i < 0 too
-		return 0
+	if uint32(i) < uint32(c.n) { // and i >= 0
+		if b := c.g[i>>(blkBits+grpBits)].b[(i>>blkBits)&grpMask]; b != nil {
+			return b.v[i&blkMask]
+		}
 	}
-	b := c.g[i>>(blkBits+grpBits)].b[(i>>blkBits)&grpMask]
-	if b == nil {
-		return 0
-	}
-	return b.v[i&blkMask]
+	return 0
 }
 
 // each calls f on every non-zero component of c, in order.
