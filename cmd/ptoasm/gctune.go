@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // The collector's pace follows what collections free. A lint's heap is
@@ -62,8 +63,13 @@ type gcPacer struct {
 	pace     int
 }
 
-// paceGC starts pacing the collector by survival, from baseGOGC.
-func paceGC() {
+// paceGC starts pacing the collector by survival, from baseGOGC, once per
+// process (the tests run realMain many times in one).
+func paceGC() { pacing.Do(startPacer) }
+
+var pacing sync.Once
+
+func startPacer() {
 	debug.SetGCPercent(baseGOGC)
 	p := &gcPacer{pace: baseGOGC}
 	p.samples[0].Name = "/gc/heap/live:bytes"
