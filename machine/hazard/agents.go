@@ -358,7 +358,7 @@ func (d *Detector) getBuf() vclock {
 }
 
 func (d *Detector) putBuf(b vclock) {
-	if b.b != nil && len(d.pool) < 4096 {
+	if b.g != nil && len(d.pool) < 4096 {
 		b.truncate()
 		d.pool = append(d.pool, b)
 	}

@@ -9,49 +9,82 @@ import (
 // Vector clocks are indexed by agent; a missing entry is 0, so a clock grows
 // only when it learns about a newer agent.
 //
-// A clock is split into blocks of blk components that clocks share
-// copy-on-write. Copying a clock (a release into a flag or a signal word, a
-// scalar's issue snapshot) copies one pointer per block, and a join adopts
-// the source's block whenever that block holds at least every component of
-// the destination's, so knowledge that travels unchanged through many agents
-// is stored once. A clock writes in place only the blocks it made itself
-// since it was last copied (vblock.owner, vclock.id), so a copy touches
-// nothing but the block table. On a 384-rank ring every signal word holds the clock of
-// its notifier: one dense copy each was 4 GB, most of it identical blocks
-// passed on round after round. Two clocks holding the same block compare
-// equal without reading it, so the joins that hand one piece of news to
-// every pipe of a core skip whatever they already share.
+// A clock is a three-level tree: a root table of pointers to groups of grp
+// blocks, each block blk components. Blocks, groups and root tables are
+// shared between clocks copy-on-write. Copying a clock (a release into a
+// flag or a signal word, a scalar's issue snapshot) shares its root: one
+// pointer, whatever the clock's length. A join adopts the source's group
+// or block whenever it holds at least every component of the
+// destination's, so knowledge that travels unchanged through many agents
+// is stored once, and two clocks holding the same group or block compare
+// equal without reading it. A raise into a shared part copies the path to
+// its component: the root table, one group and one block.
+//
+// On a 384-rank ring every signal word holds the clock of its notifier and
+// every wait brings news of every rank: one dense copy per word was 4 GB;
+// with a flat table of blocks each copy, join and snapshot still handled
+// one pointer per 32 agents (docs/performance.md, lint rounds 1 to 6).
 
 const (
 	blkBits = 5
 	blk     = 1 << blkBits
 	blkMask = blk - 1
+
+	// grpBits: 8 blocks a group, 256 components: a 64-rank ring's clock
+	// is one group, a 384-rank one six. Groups of 16 blocks cost 2.5%
+	// more instructions at 128 ranks (docs/performance.md).
+	grpBits = 3
+	grp     = 1 << grpBits
+	grpMask = grp - 1
 )
 
 // vblock is blk components, made by the clock whose id is owner. Only that
 // clock writes it in place, and only while its id is unchanged: a clock
-// takes a new id whenever another may hold its blocks (freeze), and a clock
-// that writes a block it did not make copies it first (own).
+// takes a new id whenever another may hold its blocks or groups (freeze),
+// and a clock that writes a block it did not make copies it first (own).
 type vblock struct {
 	owner uint64
 	v     [blk]uint32
 }
 
-// vclock is a vector clock: n components in blocks, nil blocks all zero.
-// Like a slice, a vclock value aliases its block table: copies made by
-// assignment see each other's writes, while copyFrom and clone give an
-// independent clock that shares blocks copy-on-write. id is 0 until the
-// clock makes a block.
+// vgroup is grp blocks (nil: all zero), owned like a vblock.
+type vgroup struct {
+	owner uint64
+	b     [grp]*vblock
+}
+
+// noGroup is every all-zero group of every root table: a root has no nil
+// entries, so get reads a component with one test less (it is small
+// enough to inline into the detector's happens-before checks). Its owner
+// is 0, which is no clock's id, so no clock writes it.
+var noGroup vgroup
+
+// fillNone points every entry of r at noGroup.
+func fillNone(r []*vgroup) {
+	for i := range r {
+		r[i] = &noGroup
+	}
+}
+
+// vclock is a vector clock: n components in groups of blocks, noGroup
+// groups and nil blocks all zero. g is the root table; mine says no other clock holds
+// it, so c may write it in place (a copy shares the root and clears mine
+// on both sides). Like a slice, a vclock value aliases its root table:
+// copies made by assignment may see each other's writes, while copyFrom
+// and clone give an independent clock that shares the tree copy-on-write.
+// id is 0 until the clock makes a group or block.
 type vclock struct {
-	b  []*vblock
-	n  int32
-	id uint64
+	g    []*vgroup
+	n    int32
+	mine bool
+	id   uint64
 }
 
 // clockIDs hands out clock ids; 64 bits never wrap.
 var clockIDs atomic.Uint64
 
-// freeze makes c's blocks read-only to c: another clock may hold them.
+// freeze makes c's groups and blocks read-only to c: another clock may
+// hold them.
 func (c *vclock) freeze() {
 	if c.id != 0 {
 		c.id = clockIDs.Add(1)
@@ -59,6 +92,8 @@ func (c *vclock) freeze() {
 }
 
 func nblocks(n int32) int { return int((n + blk - 1) >> blkBits) }
+
+func ngroups(n int32) int { return (nblocks(n) + grp - 1) >> grpBits }
 
 // size returns the clock's length in components.
 func (c *vclock) size() int32 { return c.n }
@@ -68,57 +103,103 @@ func (c *vclock) extend(n int32) {
 	if n <= c.n {
 		return
 	}
-	if k := nblocks(n); k > len(c.b) {
-		if k <= cap(c.b) {
-			old := len(c.b)
-			c.b = c.b[:k]
-			clear(c.b[old:])
-		} else {
-			// A clock growing from nothing (a signal word's first
-			// release) takes its source's length at once and rarely
-			// grows again: room to grow would be a third of a 384-rank
-			// lint's block tables.
-			room := k
-			if len(c.b) > 0 {
-				room += k/2 + 2
-			}
-			nb := make([]*vblock, k, room)
-			copy(nb, c.b)
-			c.b = nb
-		}
+	if k := ngroups(n); k > len(c.g) {
+		c.grow(k)
 	}
 	c.n = n
 }
 
-// own returns block i of c, writable: a nil block becomes a zero block of
-// c's own, one c did not make a private copy.
-func (c *vclock) own(i int) *vblock {
+// grow makes c's root table k groups long, its own.
+func (c *vclock) grow(k int) {
+	if c.mine && k <= cap(c.g) {
+		old := len(c.g)
+		c.g = c.g[:k]
+		fillNone(c.g[old:])
+		return
+	}
+	// A clock growing from nothing takes the length asked for at once and
+	// rarely grows again.
+	room := k
+	if len(c.g) > 0 {
+		room += k/2 + 1
+	}
+	ng := make([]*vgroup, k, room)
+	fillNone(ng[copy(ng, c.g):])
+	c.g, c.mine = ng, true
+}
+
+// root makes c's root table writable: its own copy if it shares one.
+func (c *vclock) root() {
+	if !c.mine {
+		c.g, c.mine = append([]*vgroup(nil), c.g...), true
+	}
+}
+
+// group returns group gi of c, writable (see own): c's root is its own
+// after.
+func (c *vclock) group(gi int) *vgroup {
 	if c.id == 0 {
 		c.id = clockIDs.Add(1)
 	}
-	b := c.b[i]
+	c.root()
+	g := c.g[gi]
+	if g.owner != c.id { // noGroup's 0 too
+		ng := &vgroup{owner: c.id, b: g.b}
+		c.g[gi] = ng
+		g = ng
+	}
+	return g
+}
+
+// own returns block i of c, writable: a nil block becomes a zero block of
+// c's own, one c did not make a private copy, and so does every group and
+// root table on the way to it.
+func (c *vclock) own(i int) *vblock {
+	// Most writes are to a block c made since it was last copied.
+	// (Groups and blocks have non-zero owners, so a c with id 0 fails.)
+	if c.mine {
+		if g := c.g[i>>grpBits]; g.owner == c.id {
+			if b := g.b[i&grpMask]; b != nil && b.owner == c.id {
+				return b
+			}
+		}
+	}
+	return c.ownCopy(i)
+}
+
+// ownCopy is own for a block that must be made or copied first.
+func (c *vclock) ownCopy(i int) *vblock {
+	g := c.group(i >> grpBits)
+	b := g.b[i&grpMask]
 	switch {
 	case b == nil:
 		b = &vblock{owner: c.id}
-		c.b[i] = b
+		g.b[i&grpMask] = b
 	case b.owner != c.id:
 		nb := &vblock{owner: c.id, v: b.v}
-		c.b[i] = nb
+		g.b[i&grpMask] = nb
 		b = nb
 	}
 	return b
 }
 
-// copyFrom makes c a copy of src, reusing c's block table and sharing
-// src's blocks, which neither writes in place from now on.
+// copyFrom makes c a copy of src sharing src's groups and blocks, which
+// neither writes in place from now on. A c whose root table is its own
+// and large enough copies src's root into it (one pointer per group): c
+// is a scratch copy about to be written, or a signal word reused, and src
+// keeps its root. Otherwise c shares src's root, and whichever of the two
+// writes first copies it.
 func (c *vclock) copyFrom(src *vclock) {
-	// Only the entries past src's length need clearing (for the collector):
-	// the append overwrites the rest. Clearing the whole table was a third
-	// of a flag set's copy at 384 ranks.
-	if len(c.b) > len(src.b) {
-		clear(c.b[len(src.b):])
+	if c.mine && cap(c.g) >= len(src.g) {
+		// Only the entries past src's length need clearing (for the
+		// collector): the append overwrites the rest.
+		if len(c.g) > len(src.g) {
+			clear(c.g[len(src.g):])
+		}
+		c.g = append(c.g[:0], src.g...)
+	} else {
+		c.g, c.mine, src.mine = src.g, false, false
 	}
-	c.b = append(c.b[:0], src.b...)
 	c.n, c.id = src.n, 0
 	src.freeze()
 }
@@ -131,12 +212,22 @@ func (c *vclock) clone() vclock {
 }
 
 // reset zeroes every component, keeping the length.
-func (c *vclock) reset() { clear(c.b) }
+func (c *vclock) reset() {
+	if !c.mine && len(c.g) > 0 {
+		c.g, c.mine = make([]*vgroup, len(c.g)), true
+	}
+	fillNone(c.g)
+}
 
-// truncate empties c, keeping its block table for reuse.
+// truncate empties c, keeping its root table for reuse if it is c's own.
 func (c *vclock) truncate() {
-	clear(c.b)
-	c.b, c.n = c.b[:0], 0
+	if c.mine {
+		clear(c.g)
+		c.g = c.g[:0]
+	} else {
+		c.g = nil
+	}
+	c.n = 0
 }
 
 // set writes component i.
@@ -150,8 +241,8 @@ func (c *vclock) set(i int32, v uint32) {
 
 // join raises dst to at least src, componentwise, growing dst as needed, and
 // reports whether any component changed. src must be the clock itself, not
-// a copy of a clock that is written later (a block dst takes from src
-// freezes src), unless src is never written again.
+// a copy of a clock that is written later (a group or block dst takes from
+// src freezes src), unless src is never written again.
 func join(dst *vclock, src *vclock) bool {
 	changed, _ := joinTrack(dst, src, nil)
 	return changed
@@ -166,14 +257,15 @@ func joinTrack(dst *vclock, src *vclock, local func(i int32) bool) (changed, rem
 // cert names the blocks of a join's destination that its source is known
 // to hold at least (adoptAbove): none; every block but keep[:nkeep] (a
 // core's own, acquireAbove); or every block the destination still shares
-// with prev (an earlier release of the same agent, acquireSig). It is a
-// value, not a callback: adoptAbove asks it once per block of the clock,
-// and an indirect call per block was a tenth of a 384-rank lint's joins.
+// with prev, the root of an earlier release of the same agent
+// (acquireSig). It is a value, not a callback: adoptAbove asks it once per
+// group and block of the clock, and an indirect call per block was a
+// tenth of a 384-rank lint's joins.
 type cert struct {
 	kind  uint8
 	nkeep uint8
 	keep  [asm.NumPipes + 1]int32
-	prev  []*vblock
+	prev  []*vgroup
 }
 
 const (
@@ -182,8 +274,26 @@ const (
 	certShared // every block shared with prev
 )
 
-// holds reports whether c vouches for block bi of the destination, db.
-func (c *cert) holds(bi int, db *vblock) bool {
+// holdsGroup reports whether c vouches for every block of the
+// destination's group gi, dg.
+func (c *cert) holdsGroup(gi int, dg *vgroup) bool {
+	switch c.kind {
+	case certAllBut:
+		for _, k := range c.keep[:c.nkeep] {
+			if int(k>>grpBits) == gi {
+				return false
+			}
+		}
+		return true
+	case certShared:
+		return gi < len(c.prev) && dg == c.prev[gi] && dg != &noGroup
+	}
+	return false
+}
+
+// holds reports whether c vouches for block bi of the destination, db;
+// pg is prev's group of bi (certShared).
+func (c *cert) holds(bi int, db *vblock, pg *vgroup) bool {
 	switch c.kind {
 	case certAllBut:
 		for _, k := range c.keep[:c.nkeep] {
@@ -193,7 +303,7 @@ func (c *cert) holds(bi int, db *vblock) bool {
 		}
 		return true
 	case certShared:
-		return bi < len(c.prev) && db == c.prev[bi] && db != nil
+		return pg != nil && db == pg.b[bi&grpMask] && db != nil
 	}
 	return false
 }
@@ -202,69 +312,133 @@ func (c *cert) holds(bi int, db *vblock) bool {
 // every component of a block that ct vouches for (nil: none): it takes
 // those blocks of src without reading them, and joins the others
 // componentwise. An adopted block counts as changed (and not local)
-// whenever it is another block, unread.
+// whenever it is another block, unread. A group ct vouches for as a
+// whole, or one dst has none of, is taken whole (src's group, shared),
+// and a vouched group counts as changed whenever it is another group.
 func adoptAbove(dst *vclock, src *vclock, ct *cert, local func(i int32) bool) (changed, remote bool) {
 	dst.extend(src.n)
 	adopted := false
-	for bi, sb := range src.b {
-		db := dst.b[bi]
-		if sb == nil || sb == db {
+	for gi, sg := range src.g {
+		dg := dst.g[gi]
+		if sg == &noGroup || sg == dg {
 			continue
 		}
-		if ct != nil && ct.holds(bi, db) {
-			dst.b[bi] = sb
-			adopted = true
-			changed, remote = true, true
-			continue
-		}
-		if db == nil {
-			// Adopt: every non-zero component of sb is news.
-			dst.b[bi] = sb
+		if dg == &noGroup {
+			// Adopt: every non-zero component of sg is news.
+			dst.root()
+			dst.g[gi] = sg
 			adopted = true
 			if changed && (remote || local == nil) {
 				continue
 			}
-			for k, v := range sb.v {
-				if v > 0 {
-					changed = true
-					if local == nil {
-						break
-					}
-					if !local(int32(bi<<blkBits + k)) {
+			for k, sb := range sg.b {
+				if sb != nil {
+					changed, remote = news(sb, (gi<<grpBits+k)<<blkBits, changed, remote, local)
+				}
+			}
+			continue
+		}
+		if ct != nil && ct.holdsGroup(gi, dg) {
+			// Every block of dg is at most sg's: take sg unread, as a
+			// vouched-for block is taken, and count it as changed. (A
+			// block of dg where sg has none is all zero.) Reading the
+			// two groups to tell whether any block differs was a
+			// fifth of a 384-rank lint's joins, in cache misses.
+			dst.root()
+			dst.g[gi] = sg
+			adopted = true
+			changed, remote = true, true
+			continue
+		}
+		var wg *vgroup // dst's group gi, once made writable
+		var pg *vgroup // prev's group gi (certShared)
+		if ct != nil && ct.kind == certShared && gi < len(ct.prev) {
+			pg = ct.prev[gi]
+		}
+		for k, sb := range sg.b {
+			if wg != nil {
+				dg = wg
+			}
+			db := dg.b[k]
+			if sb == nil || sb == db {
+				continue
+			}
+			bi := gi<<grpBits + k
+			if ct != nil && ct.holds(bi, db, pg) {
+				if wg == nil {
+					wg = dst.group(gi)
+				}
+				wg.b[k] = sb
+				adopted = true
+				changed, remote = true, true
+				continue
+			}
+			if db == nil {
+				// Adopt: every non-zero component of sb is news.
+				if wg == nil {
+					wg = dst.group(gi)
+				}
+				wg.b[k] = sb
+				adopted = true
+				if changed && (remote || local == nil) {
+					continue
+				}
+				changed, remote = news(sb, bi<<blkBits, changed, remote, local)
+				continue
+			}
+			gt, lt := order(sb, db)
+			if !gt {
+				continue
+			}
+			changed = true
+			if local != nil && !remote {
+				for j, v := range sb.v {
+					if v > db.v[j] && !local(int32(bi<<blkBits+j)) {
 						remote = true
 						break
 					}
 				}
 			}
-			continue
-		}
-		gt, lt := order(sb, db)
-		if !gt {
-			continue
-		}
-		changed = true
-		if local != nil && !remote {
-			for k, v := range sb.v {
-				if v > db.v[k] && !local(int32(bi<<blkBits+k)) {
-					remote = true
-					break
-				}
+			if wg == nil {
+				wg = dst.group(gi)
 			}
-		}
-		if !lt {
-			dst.b[bi] = sb
-			adopted = true
-			continue
-		}
-		nb := dst.own(bi)
-		for k, v := range sb.v {
-			if v > nb.v[k] {
-				nb.v[k] = v
+			if !lt {
+				wg.b[k] = sb
+				adopted = true
+				continue
+			}
+			nb := dst.own(bi)
+			for j, v := range sb.v {
+				if v > nb.v[j] {
+					nb.v[j] = v
+				}
 			}
 		}
 	}
 	if adopted {
 		src.freeze()
+	}
+	return changed, remote
+}
+
+// news reports, for a block sb adopted at component base into a place
+// that held nothing, whether it brings a change and whether a changed
+// component is not local, continuing from changed and remote.
+func news(sb *vblock, base int, changed, remote bool, local func(i int32) bool) (bool, bool) {
+	if changed && (remote || local == nil) {
+		return changed, remote
+	}
+	for k, v := range sb.v {
+		if v > 0 {
+			changed = true
+			if local == nil {
+				break
+			}
+			if !local(int32(base + k)) {
+				remote = true
+				break
+			}
+		}
 	}
 	return changed, remote
 }
@@ -279,24 +453,26 @@ func raise(c *vclock, i int32, v uint32) {
 }
 
 func get(c vclock, i int32) uint32 {
-	if i < 0 || i >= c.n {
-		return 0
-	}
-	if b := c.b[i>>blkBits]; b != nil {
-		return b.v[i&blkMask]
+	if uint32(i) < uint32(c.n) { // and i >= 0
+		if b := c.g[i>>(blkBits+grpBits)].b[(i>>blkBits)&grpMask]; b != nil {
+			return b.v[i&blkMask]
+		}
 	}
 	return 0
 }
 
 // each calls f on every non-zero component of c, in order.
 func (c vclock) each(f func(i int32, v uint32)) {
-	for bi, b := range c.b {
-		if b == nil {
-			continue
-		}
-		for k, v := range b.v {
-			if v > 0 {
-				f(int32(bi<<blkBits+k), v)
+	for gi, g := range c.g {
+		for k, b := range g.b {
+			if b == nil {
+				continue
+			}
+			base := (gi<<grpBits + k) << blkBits
+			for j, v := range b.v {
+				if v > 0 {
+					f(int32(base+j), v)
+				}
 			}
 		}
 	}

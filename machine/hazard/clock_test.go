@@ -17,6 +17,7 @@ func TestClockMatchesDense(t *testing.T) {
 		{"one block", blk / 2, 1},
 		{"a few blocks", blk * 5, 2},
 		{"many blocks", blk*40 + 3, 3},
+		{"many groups", blk*grp*6 + 5, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tc.seed, 0))
@@ -40,7 +41,7 @@ func TestClockMatchesDense(t *testing.T) {
 				i := rng.Int32N(tc.width)
 				v := rng.Uint32N(50)
 				var op string
-				switch rng.IntN(7) {
+				switch rng.IntN(9) {
 				case 0, 1:
 					op = "raise"
 					raise(&cs[x], i, v)
@@ -82,6 +83,30 @@ func TestClockMatchesDense(t *testing.T) {
 					op = "truncate"
 					cs[x].truncate()
 					ref[x] = nil
+				case 7:
+					op = "reset"
+					cs[x].reset()
+					clear(ref[x])
+				case 8:
+					// A join from a source known to hold at least the
+					// destination outside one block (acquireAbove): y
+					// takes x, moves on, and x takes y back unread but
+					// for that block.
+					if x == y {
+						continue
+					}
+					op = "above"
+					join(&cs[y], &cs[x])
+					raise(&cs[y], i, v)
+					ref[y] = grow(ref[y], max(int32(len(ref[x])), i+1))
+					for k, w := range ref[x] {
+						ref[y][k] = max(ref[y][k], w)
+					}
+					ref[y][i] = max(ref[y][i], v)
+					ct := cert{kind: certAllBut, nkeep: 1}
+					ct.keep[0] = rng.Int32N(tc.width) >> blkBits
+					adoptAbove(&cs[x], &cs[y], &ct, nil)
+					ref[x] = append(ref[x][:0], ref[y]...)
 				}
 				for c := range cs {
 					for k := range tc.width + 1 {

@@ -1138,9 +1138,9 @@ type relSeen struct {
 // were. Referring to them instead of keeping a copy saves copying a block
 // table per wait: one pointer per 32 agents, the whole clock's table at
 // every step of a 384-rank ring.
-func (m *relSeen) table(gen uint32) []*vblock {
+func (m *relSeen) table(gen uint32) []*vgroup {
 	if c := m.c; c != nil && c.sigFrom == m.from && c.sigAt == m.at && c.sigGen == gen {
-		return c.sig.b
+		return c.sig.g
 	}
 	return nil
 }
@@ -1156,7 +1156,7 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 		d.relSeen = append(d.relSeen, make([]relSeen, int(a)+1-len(d.relSeen))...)
 	}
 	m := &d.relSeen[a]
-	var prev []*vblock
+	var prev []*vgroup
 	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
 		prev = m.table(d.gen)
 	}
