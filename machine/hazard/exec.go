@@ -465,16 +465,27 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.
+	//
+	// A write ordered before r by its own agent (r is that agent's later
+	// write) stays too (shadowed), as a read does: another agent's access
+	// racing it may land after r, and must meet it as it does when it
+	// lands before r (a late tload meeting the in-place op of its own
+	// iteration, not only a later op that overwrote the tile). A write of
+	// another agent ordered after it drops it.
 	others := 0
 	for x := range c.adds {
-		if w := &c.adds[x]; !d.hbOrSame(w, r) {
+		w := &c.adds[x]
+		ordered := d.hbOrSame(w, r)
+		if !ordered {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
+		}
+		if !ordered || w.agent == r.agent && !w.atomic {
 			c.adds[others] = *w
 			others++
 		}
 	}
 	c.adds = c.adds[:others]
-	if c.hasW && !after {
+	if c.hasW && (!after || c.w.agent == r.agent) {
 		c.adds = putW(c.adds, &c.w, acc)
 	}
 	c.firstW = !c.written
@@ -634,12 +645,14 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 			d.moveRace(old, rd, ko)
 		}
 	}
+	// A write of w's own agent stays in the cell (shadowed, accessCell):
+	// a read arriving later still meets it, so its race does not move.
 	if c.hasW {
-		settle(&c.w, after)
+		settle(&c.w, after && c.w.agent != w.agent)
 	}
 	for x := range c.adds {
 		if old := &c.adds[x]; !old.atomic {
-			settle(old, !w.atomic && d.hbOrSame(old, w))
+			settle(old, !w.atomic && old.agent != w.agent && d.hbOrSame(old, w))
 		}
 	}
 	d.raceNamed(rd, w, counted, acc, lo, hi)
@@ -663,7 +676,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case okOld:
+		case okOld && old.agent != r.agent: // r's own stay (shadowed)
 			d.moveRace(old, w, ko)
 		}
 	}
