@@ -465,27 +465,16 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.
-	//
-	// A write ordered before r by its own agent (r is that agent's later
-	// write) stays too (shadowed), as a read does: another agent's access
-	// racing it may land after r, and must meet it as it does when it
-	// lands before r (a late tload meeting the in-place op of its own
-	// iteration, not only a later op that overwrote the tile). A write of
-	// another agent ordered after it drops it.
 	others := 0
 	for x := range c.adds {
-		w := &c.adds[x]
-		ordered := d.hbOrSame(w, r)
-		if !ordered {
+		if w := &c.adds[x]; !d.hbOrSame(w, r) {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
-		}
-		if !ordered || w.agent == r.agent && !w.atomic {
 			c.adds[others] = *w
 			others++
 		}
 	}
 	c.adds = c.adds[:others]
-	if c.hasW && (!after || c.w.agent == r.agent) {
+	if c.hasW && !after {
 		c.adds = putW(c.adds, &c.w, acc)
 	}
 	c.firstW = !c.written
@@ -645,14 +634,12 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 			d.moveRace(old, rd, ko)
 		}
 	}
-	// A write of w's own agent stays in the cell (shadowed, accessCell):
-	// a read arriving later still meets it, so its race does not move.
 	if c.hasW {
-		settle(&c.w, after && c.w.agent != w.agent)
+		settle(&c.w, after)
 	}
 	for x := range c.adds {
 		if old := &c.adds[x]; !old.atomic {
-			settle(old, !w.atomic && old.agent != w.agent && d.hbOrSame(old, w))
+			settle(old, !w.atomic && d.hbOrSame(old, w))
 		}
 	}
 	d.raceNamed(rd, w, counted, acc, lo, hi)
@@ -676,7 +663,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case okOld && old.agent != r.agent: // r's own stay (shadowed)
+		case okOld:
 			d.moveRace(old, w, ko)
 		}
 	}
@@ -930,16 +917,31 @@ func putSite(list []rec, r *rec, acc *machine.Access) []rec {
 			oldest = i
 		}
 	}
-	if n > maxPrior {
+	if n > maxPrior || n > maxPriorGM && acc.Space == asm.GM {
 		list = slices.Delete(list, oldest, oldest+1)
 	}
 	return append(list, *r)
 }
 
-// maxPrior bounds how many earlier reads of one agent and site a cell
-// keeps beside the latest (keepPrior): a write landing more than that
-// many foreign ops late misses the oldest.
-const maxPrior = 4
+// maxPrior bounds how many earlier accesses of one agent and site a cell
+// keeps beside the latest (keepPrior): an access landing later than that
+// misses the oldest. How late an access of a core can land is bounded by
+// its pipe's queue: once the queue holds queue.<pipe> ops the scalar waits,
+// so another pipe of the core runs ahead by the ops issued beside at most
+// that many of the slow pipe's, the deepest queue being 16 (queue.m,
+// queue.mte1). In a loop with one op of the slow pipe per iteration, that
+// is 16 earlier instances of a fast pipe's site: with 4, a cube slowed to
+// a 20000-cycle head landed its mads after 8 to 15 MTE1 moves of their L0
+// tiles and lost or renamed the RAWs (corpus Sync/matmul,
+// qwen3_decode_incore_2).
+const maxPrior = 16
+
+// maxPriorGM is maxPrior for GM ranges. They are reached from other cores
+// too, whose lateness no queue bounds, so no bound there is exact; 16
+// for every range cost 20% more instructions on the 8-rank allgather_gemm
+// lint (its GM ranges, written in loops by many cores, fill to the bound),
+// for no finding of a program or of the corpus.
+const maxPriorGM = 4
 
 // keepPrior reports whether access prior of a cell must stay when a later
 // access r of the same agent, site and direction arrives. An access of
