@@ -917,7 +917,7 @@ func putSite(list []rec, r *rec, acc *machine.Access) []rec {
 			oldest = i
 		}
 	}
-	if n > maxPrior || n > maxPriorGM && acc.Space == asm.GM {
+	if n > maxPrior {
 		list = slices.Delete(list, oldest, oldest+1)
 	}
 	return append(list, *r)
@@ -926,22 +926,14 @@ func putSite(list []rec, r *rec, acc *machine.Access) []rec {
 // maxPrior bounds how many earlier accesses of one agent and site a cell
 // keeps beside the latest (keepPrior): an access landing later than that
 // misses the oldest. How late an access of a core can land is bounded by
-// its pipe's queue: once the queue holds queue.<pipe> ops the scalar waits,
-// so another pipe of the core runs ahead by the ops issued beside at most
-// that many of the slow pipe's, the deepest queue being 16 (queue.m,
-// queue.mte1). In a loop with one op of the slow pipe per iteration, that
-// is 16 earlier instances of a fast pipe's site: with 4, a cube slowed to
-// a 20000-cycle head landed its mads after 8 to 15 MTE1 moves of their L0
-// tiles and lost or renamed the RAWs (corpus Sync/matmul,
-// qwen3_decode_incore_2).
-const maxPrior = 16
-
-// maxPriorGM is maxPrior for GM ranges. They are reached from other cores
-// too, whose lateness no queue bounds, so no bound there is exact; 16
-// for every range cost 20% more instructions on the 8-rank allgather_gemm
-// lint (its GM ranges, written in loops by many cores, fill to the bound),
-// for no finding of a program or of the corpus.
-const maxPriorGM = 4
+// its pipe's queue (queue.<pipe>, up to 16 ops): once it is full the scalar
+// waits, so another pipe of the core runs ahead by the ops issued beside
+// that many of the slow pipe's. With 4, a cube slowed to a 20000-cycle
+// head landed its mads after all 8 MTE1 moves of their L0 tiles and lost
+// five RAWs (corpus Sync/matmul). 16 would cover every queue
+// (qwen3_decode_incore_2 needs 15) but cost 20% more instructions on the
+// 8-rank allgather_gemm lint, 8 costs 7% (docs/hazards.md).
+const maxPrior = 8
 
 // keepPrior reports whether access prior of a cell must stay when a later
 // access r of the same agent, site and direction arrives. An access of
