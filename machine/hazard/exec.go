@@ -981,10 +981,17 @@ func putSite(list []rec, r *rec, acc *machine.Access) []rec {
 	return append(list, *r)
 }
 
-// maxPrior bounds how many earlier reads of one agent and site a cell
-// keeps beside the latest (keepPrior): a write landing more than that
-// many foreign ops late misses the oldest.
-const maxPrior = 4
+// maxPrior bounds how many earlier accesses of one agent and site a cell
+// keeps beside the latest (keepPrior): an access landing later than that
+// misses the oldest. How late an access of a core can land is bounded by
+// its pipe's queue (queue.<pipe>, up to 16 ops): once it is full the scalar
+// waits, so another pipe of the core runs ahead by the ops issued beside
+// that many of the slow pipe's. With 4, a cube slowed to a 20000-cycle
+// head landed its mads after all 8 MTE1 moves of their L0 tiles and lost
+// five RAWs (corpus Sync/matmul). 16 would cover every queue
+// (qwen3_decode_incore_2 needs 15) but cost 20% more instructions on the
+// 8-rank allgather_gemm lint, 8 costs 7% (docs/hazards.md).
+const maxPrior = 8
 
 // keepPrior reports whether access prior of a cell must stay when a later
 // access r of the same agent, site and direction arrives. An access of
