@@ -221,7 +221,7 @@ func (d *Detector) release(a int32, buf vclock) vclock {
 // acquire joins src into agent a's clock.
 func (d *Detector) acquire(a int32, src *vclock) {
 	ag := &d.agents[a]
-	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.localPos(a, i) })
+	changed, remote := adoptAbove(&ag.clock, src, nil, int(d.pos(a)>>blkBits), func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 		d.syncLocal(a)
@@ -256,7 +256,7 @@ func (d *Detector) acquireCert(a int32, src *vclock, ct *cert) {
 		want = ag.clock.clone()
 		join(&want, src)
 	}
-	changed, remote := adoptAbove(&ag.clock, src, ct, func(i int32) bool { return d.localPos(a, i) })
+	changed, remote := adoptAbove(&ag.clock, src, ct, int(d.pos(a)>>blkBits), func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 		d.syncLocal(a)
