@@ -92,6 +92,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 			// setter, whose next raise then copied a block.
 			ch.clock, ch.shared = snap, true
 		} else {
+			d.flush(a)
 			ch.clock.copyFrom(&ag.clock)
 		}
 		d.snapSeq++
@@ -294,6 +295,7 @@ func (d *Detector) barrier(e *machine.Event) {
 		}
 		d.enter(p)
 		if p != a {
+			d.flush(a)
 			d.acquire(p, &d.agents[a].clock)
 		}
 		d.raiseOwn(p)
@@ -322,9 +324,49 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	d.acquire(s, &extra)
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
-			d.joinAgent(p, s, c, &d.cores[c].fed[i])
+			d.takeScalar(p, s, c, &d.cores[c].fed[i])
 			d.raiseOwn(p)
 		}
+	}
+}
+
+// takeScalar is joinAgent(p, s, c, seen) for pipe p of core c and its
+// scalar s in the second half of a drain, where s holds at least p's
+// clock in every component: p's clock becomes a copy of s's, sharing its
+// tree (one root table of pointers), instead of a join walking it. The
+// pipe writes its own core's components in lc alone, so it copies
+// nothing of the tree until news of other cores reaches it not through
+// its scalar. The join walked every group of the clock and merged the
+// core's block, at every pipe of every core twice a round of a ring.
+func (d *Detector) takeScalar(p, s, c int32, seen *uint64) {
+	sa := &d.agents[s]
+	if *seen == sa.rver+1 {
+		// p's other-core components are s's already.
+		d.joinLocalPart(p, c, &sa.clock, localPart{vals: &sa.lc, mask: d.cores[c].mask})
+		return
+	}
+	var want vclock
+	if checkLocalJoins {
+		want = d.exact(p)
+		w := d.exact(s)
+		join(&want, &w)
+	}
+	// Name the pipe's other-core part: the scalar's snapshot now, which
+	// differs from the scalar's clock in the scalar's component alone.
+	_, id := d.issueSnapshot(s)
+	d.flush(s)
+	sa, pa := &d.agents[s], &d.agents[p]
+	pa.clock.copyFrom(&sa.clock)
+	pa.lc, pa.dirty = sa.lc, false
+	// Whether anything changed is not known without the walk: say it
+	// did (a later flag set or drain then copies or joins a little more).
+	pa.ver++
+	pa.rver++
+	pa.setRemote(knownRem(id))
+	*seen = sa.rver + 1
+	if checkLocalJoins {
+		localJoins++
+		d.checkJoin(p, want)
 	}
 }
 
@@ -351,11 +393,13 @@ func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	case dst == s && sa.remote().known():
 		d.joinLocalPart(dst, c, &sa.clock, own)
 	case src == s && d.agents[dst].remote().known():
+		d.flush(src)
 		d.acquireAbove(dst, c, &sa.clock)
 		// Name the pipe's other-core part: the scalar's now.
 		_, id := d.issueSnapshot(s)
 		d.agents[dst].setRemote(knownRem(id))
 	default:
+		d.flush(src)
 		d.acquire(dst, &sa.clock)
 	}
 	*seen = d.agents[src].rver + 1
@@ -385,7 +429,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src *vclock, p localPart) {
 		cp := *src // cloning freezes the clone's source: not src itself
 		full := cp.clone()
 		p.into(&full, cs)
-		want = d.agents[dst].clock.clone()
+		want = d.exact(dst)
 		join(&want, &full)
 	}
 	// dst is an agent of core c: its lc holds the components compared.
