@@ -34,7 +34,7 @@ type agentState struct {
 	kind agentKind
 	// dirty says some component of lc is ahead of clock's (see lc).
 	dirty   bool
-	coreIdx int32 // -1 for SDMA and the host
+	coreIdx int32  // -1 for SDMA and the host
 	n       uint32 // ops so far (the agent's epoch counter)
 	gen     uint32
 	// lc holds the agent's components of its own core's agents, by pipe
