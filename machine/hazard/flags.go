@@ -321,7 +321,10 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 			d.raiseIn(s, p, d.agents[p].n)
 		}
 	}
-	d.acquire(s, &extra)
+	if extra.size() > 0 {
+		// (A join of nothing changes nothing, but flushes the scalar.)
+		d.acquire(s, &extra)
+	}
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
 			d.takeScalar(p, s, c, &d.cores[c].fed[i])
