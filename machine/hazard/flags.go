@@ -333,9 +333,9 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	}
 }
 
-// takeScalar is joinAgent(p, s, c, seen) for pipe p of core c and its
-// scalar s in the second half of a drain, where s holds at least p's
-// clock in every component: p's clock becomes a copy of s's, sharing its
+// takeScalar joins scalar s's clock into pipe p of core c in the second
+// half of a drain, where s holds at least p's clock in every component
+// (joinAgent); seen is as for joinAgent. p's clock becomes a copy of s's, sharing its
 // tree (one root table of pointers), instead of a join walking it. The
 // pipe writes its own core's components in lc alone, so it copies
 // nothing of the tree until news of other cores reaches it not through
@@ -373,7 +373,8 @@ func (d *Detector) takeScalar(p, s, c int32, seen *uint64) {
 	}
 }
 
-// joinAgent joins agent src's clock into dst's, both agents of core c. seen
+// joinAgent joins pipe src's clock into its scalar dst's, both agents of
+// core c (the first half of a drain; takeScalar is the second). seen
 // holds src's rver+1 when dst last took src's whole clock: if src's rver is
 // unchanged since, src's components of other cores are too (every change
 // to them bumps rver), dst still holds them (clocks only grow within a
@@ -381,26 +382,18 @@ func (d *Detector) takeScalar(p, s, c int32, seen *uint64) {
 // a drain otherwise joined ≈2 900 components a pipe, twice.
 //
 // A pipe whose other-core part is a snapshot of its scalar (remote) holds
-// no news of other cores the scalar lacks: into the scalar only the core's
-// own components need joining, and from the scalar the blocks without them
-// are the scalar's (acquireAbove).
+// no news of other cores the scalar lacks: only the core's own components
+// need joining.
 func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	sa := &d.agents[src]
-	s := d.cores[c].scalar
 	// src's own core's components are its lc: the joins read no block.
 	own := localPart{vals: &sa.lc, mask: d.cores[c].mask}
 	switch {
 	case *seen == sa.rver+1:
 		d.joinLocalPart(dst, c, &sa.clock, own)
 		return
-	case dst == s && sa.remote().known():
+	case sa.remote().known():
 		d.joinLocalPart(dst, c, &sa.clock, own)
-	case src == s && d.agents[dst].remote().known():
-		d.flush(src)
-		d.acquireAbove(dst, c, &sa.clock)
-		// Name the pipe's other-core part: the scalar's now.
-		_, id := d.issueSnapshot(s)
-		d.agents[dst].setRemote(knownRem(id))
 	default:
 		d.flush(src)
 		d.acquire(dst, &sa.clock)
