@@ -138,7 +138,7 @@ func (d *Detector) enter(a int32) *agentState {
 	ag := &d.agents[a]
 	if ag.gen != d.gen {
 		ag.clock.reset()
-		ag.lc = pipeVals{}
+		ag.lc, ag.dirty = pipeVals{}, false
 		ag.gen = d.gen
 		ag.ver++
 		ag.rver++
@@ -163,10 +163,56 @@ func (d *Detector) enter(a int32) *agentState {
 // op of a is then known complete (a barrier, or any op of the scalar).
 func (d *Detector) raiseOwn(a int32) {
 	ag := &d.agents[a]
-	raise(&ag.clock, d.pos(a), ag.n)
-	if ag.coreIdx >= 0 && ag.lc[ag.pipe] < ag.n {
-		ag.lc[ag.pipe] = ag.n
+	if ag.coreIdx < 0 {
+		raise(&ag.clock, d.pos(a), ag.n)
+		return
 	}
+	if ag.lc[ag.pipe] < ag.n {
+		ag.lc[ag.pipe] = ag.n
+		if n := d.pos(a) + 1; n > ag.clock.n {
+			ag.clock.extend(n)
+		}
+		ag.dirty = true
+	}
+}
+
+// flush writes agent a's lc into its clock, which is then its whole
+// value: before the clock is copied or joined from or into.
+func (d *Detector) flush(a int32) {
+	if ag := &d.agents[a]; ag.dirty {
+		d.flushLocal(ag)
+	}
+}
+
+func (d *Detector) flushLocal(ag *agentState) {
+	// A core's agents' positions share a block or two (place): write
+	// what lags, making a block writable once.
+	cs := &d.cores[ag.coreIdx]
+	var b *vblock
+	for i, l := range cs.lpos[:cs.nlocals] {
+		if v := ag.lc[cs.slots[i]]; get(ag.clock, l) < v {
+			if b == nil || b != ag.clock.g[l>>(blkBits+grpBits)].b[(l>>blkBits)&grpMask] {
+				b = ag.clock.own(int(l >> blkBits))
+			}
+			b.v[l&blkMask] = v
+		}
+	}
+	ag.dirty = false
+}
+
+// exact returns a copy of agent a's whole clock, lc included, for the
+// self-checks, leaving a's clock as it is.
+func (d *Detector) exact(a int32) vclock {
+	ag := &d.agents[a]
+	cp := ag.clock // cloning freezes the clone's source: not a's clock itself
+	c := cp.clone()
+	if ag.coreIdx >= 0 {
+		cs := &d.cores[ag.coreIdx]
+		for i, l := range cs.lpos[:cs.nlocals] {
+			raise(&c, l, ag.lc[cs.slots[i]])
+		}
+	}
+	return c
 }
 
 // ownComp is agent a's own component of its clock: from lc for an agent of a
@@ -200,11 +246,15 @@ func (d *Detector) checkMirror(a int32) {
 	}
 	cs := &d.cores[ag.coreIdx]
 	var want pipeVals
+	ahead := false
 	for i, l := range cs.lpos[:cs.nlocals] {
 		want[cs.slots[i]] = get(ag.clock, l)
+		ahead = ahead || ag.lc[cs.slots[i]] > want[cs.slots[i]]
 	}
-	if want != ag.lc {
-		panic(fmt.Sprintf("hazard: agent %d's local components %v, its clock holds %v", a, ag.lc, want))
+	for sl := range want {
+		if want[sl] > ag.lc[sl] || (cs.mask&(1<<sl) == 0 && ag.lc[sl] != 0) || (ahead && !ag.dirty) {
+			panic(fmt.Sprintf("hazard: agent %d's local components %v (dirty %v), its clock holds %v", a, ag.lc, ag.dirty, want))
+		}
 	}
 }
 
@@ -212,6 +262,7 @@ func (d *Detector) checkMirror(a int32) {
 // its op count: what a set_flag (which fires after every earlier op of the
 // pipe completed) publishes.
 func (d *Detector) release(a int32, buf vclock) vclock {
+	d.flush(a)
 	ag := &d.agents[a]
 	buf.copyFrom(&ag.clock)
 	raise(&buf, d.pos(a), ag.n)
@@ -220,8 +271,9 @@ func (d *Detector) release(a int32, buf vclock) vclock {
 
 // acquire joins src into agent a's clock.
 func (d *Detector) acquire(a int32, src *vclock) {
+	d.flush(a)
 	ag := &d.agents[a]
-	changed, remote := joinTrack(&ag.clock, src, func(i int32) bool { return d.localPos(a, i) })
+	changed, remote := adoptAbove(&ag.clock, src, nil, int(d.pos(a)>>blkBits), func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 		d.syncLocal(a)
@@ -250,13 +302,14 @@ func (d *Detector) acquireAbove(a, c int32, src *vclock) {
 // every component of the blocks ct vouches for, which it takes unread
 // (adoptAbove); checkLocalJoins checks the result against the full join.
 func (d *Detector) acquireCert(a int32, src *vclock, ct *cert) {
-	ag := &d.agents[a]
 	var want vclock
 	if checkLocalJoins {
-		want = ag.clock.clone()
+		want = d.exact(a)
 		join(&want, src)
 	}
-	changed, remote := adoptAbove(&ag.clock, src, ct, func(i int32) bool { return d.localPos(a, i) })
+	d.flush(a)
+	ag := &d.agents[a]
+	changed, remote := adoptAbove(&ag.clock, src, ct, int(d.pos(a)>>blkBits), func(i int32) bool { return d.localPos(a, i) })
 	if changed {
 		ag.ver++
 		d.syncLocal(a)
@@ -272,7 +325,7 @@ func (d *Detector) acquireCert(a int32, src *vclock, ct *cert) {
 
 // checkJoin panics unless agent a's clock is want (checkLocalJoins).
 func (d *Detector) checkJoin(a int32, want vclock) {
-	got := d.agents[a].clock
+	got := d.exact(a)
 	for i := range max(got.size(), want.size()) {
 		if get(got, int32(i)) != get(want, int32(i)) {
 			panic(fmt.Sprintf("hazard: a local join of agent %d missed component %d: %d, the full join gives %d", a, i, get(got, int32(i)), get(want, int32(i))))
@@ -317,7 +370,10 @@ func (d *Detector) raiseLocal(a, i int32, s asm.Pipe, v uint32) {
 		return
 	}
 	ag.lc[s] = v
-	raise(&ag.clock, d.pos(i), v)
+	if n := d.pos(i) + 1; n > ag.clock.n {
+		ag.clock.extend(n)
+	}
+	ag.dirty = true
 	if i != a {
 		ag.ver++
 	}
@@ -339,6 +395,7 @@ func (d *Detector) joinIssue(a int32, p *pending) {
 func (d *Detector) issueSnapshot(s int32) (vclock, uint64) {
 	sa := &d.agents[s]
 	if sa.snapID == 0 || sa.snapVer != sa.ver {
+		d.flush(s)
 		sa.snap = sa.clock.clone()
 		sa.snapVer = sa.ver
 		sa.snapRver = sa.rver + 1

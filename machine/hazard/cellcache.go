@@ -182,7 +182,7 @@ func (d *Detector) checkCachedCell(acc *machine.Access, slot *cellSlot) {
 
 func (d *Detector) checkJoinedSig(a int32, c *cell) {
 	shortcuts++
-	clk := d.agents[a].clock
+	clk := d.exact(a)
 	c.sig.each(func(i int32, v uint32) {
 		if v > get(clk, i) {
 			panic(fmt.Sprintf("hazard: agent %d skipped joining a signal word it lacks component %d of (%d > %d)", a, i, v, get(clk, i)))

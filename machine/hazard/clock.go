@@ -244,14 +244,8 @@ func (c *vclock) set(i int32, v uint32) {
 // a copy of a clock that is written later (a group or block dst takes from
 // src freezes src), unless src is never written again.
 func join(dst *vclock, src *vclock) bool {
-	changed, _ := joinTrack(dst, src, nil)
+	changed, _ := adoptAbove(dst, src, nil, -1, nil)
 	return changed
-}
-
-// joinTrack is join that also reports whether a component that changed is
-// not local (local nil: none is).
-func joinTrack(dst *vclock, src *vclock, local func(i int32) bool) (changed, remote bool) {
-	return adoptAbove(dst, src, nil, local)
 }
 
 // cert names the blocks of a join's destination that its source is known
@@ -308,14 +302,24 @@ func (c *cert) holds(bi int, db *vblock, pg *vgroup) bool {
 	return false
 }
 
-// adoptAbove is joinTrack for a src known to hold at least dst's value of
-// every component of a block that ct vouches for (nil: none): it takes
+// adoptAbove joins src into dst, reporting whether a component changed and
+// whether one that changed is not local (local nil: none is), for a src
+// known to hold at least dst's value of every component of a block that
+// ct vouches for (nil: none): it takes
 // those blocks of src without reading them, and joins the others
 // componentwise. An adopted block counts as changed (and not local)
 // whenever it is another block, unread. A group ct vouches for as a
 // whole, or one dst has none of, is taken whole (src's group, shared),
 // and a vouched group counts as changed whenever it is another group.
-func adoptAbove(dst *vclock, src *vclock, ct *cert, local func(i int32) bool) (changed, remote bool) {
+// local (nil: none) says which components are local, for remote.
+//
+// home is the block dst writes next (an agent's own core's block; -1:
+// none): when dst may write it in place, src's is merged into it rather
+// than taken, even where src's holds at least every component. A drain's
+// pipes took their scalar's core block and copied it back at their next
+// raise, and so did the scalar, frozen by the taking: a third of a
+// 384-rank lint's block copies.
+func adoptAbove(dst *vclock, src *vclock, ct *cert, home int, local func(i int32) bool) (changed, remote bool) {
 	dst.extend(src.n)
 	adopted := false
 	for gi, sg := range src.g {
@@ -384,6 +388,20 @@ func adoptAbove(dst *vclock, src *vclock, ct *cert, local func(i int32) bool) (c
 					continue
 				}
 				changed, remote = news(sb, bi<<blkBits, changed, remote, local)
+				continue
+			}
+			if bi == home && db.owner == dst.id && dg.owner == dst.id && dst.mine {
+				// dst's own block, written in place: one pass that
+				// merges and tells what changed.
+				for j, v := range sb.v {
+					if v > db.v[j] {
+						db.v[j] = v
+						changed = true
+						if local != nil && !remote && !local(int32(bi<<blkBits+j)) {
+							remote = true
+						}
+					}
+				}
 				continue
 			}
 			gt, lt := order(sb, db)

@@ -61,7 +61,13 @@ func TestClockMatchesDense(t *testing.T) {
 						continue
 					}
 					op = "join"
-					changed := join(&cs[x], &cs[y])
+					// Half the joins merge into a home block, written
+					// in place when x owns it (an agent's own core's).
+					home := -1
+					if rng.IntN(2) == 0 {
+						home = int(i >> blkBits)
+					}
+					changed, _ := adoptAbove(&cs[x], &cs[y], nil, home, nil)
 					want := false
 					ref[x] = grow(ref[x], int32(len(ref[y])))
 					for k, w := range ref[y] {
@@ -105,7 +111,7 @@ func TestClockMatchesDense(t *testing.T) {
 					ref[y][i] = max(ref[y][i], v)
 					ct := cert{kind: certAllBut, nkeep: 1}
 					ct.keep[0] = rng.Int32N(tc.width) >> blkBits
-					adoptAbove(&cs[x], &cs[y], &ct, nil)
+					adoptAbove(&cs[x], &cs[y], &ct, int(ct.keep[0]), nil)
 					ref[x] = append(ref[x][:0], ref[y]...)
 				}
 				for c := range cs {

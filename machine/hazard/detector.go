@@ -30,18 +30,24 @@ type agentState struct {
 	// is padded to whole lines, so each agent starts on a line of its
 	// own); a scalar's issue snapshot comes in the third, the signal memo
 	// after.
-	pipe    asm.Pipe
-	kind    agentKind
+	pipe asm.Pipe
+	kind agentKind
+	// dirty says some component of lc is ahead of clock's (see lc).
+	dirty   bool
 	coreIdx int32  // -1 for SDMA and the host
 	n       uint32 // ops so far (the agent's epoch counter)
 	gen     uint32
-	// lc mirrors clock's components of the agent's own core's agents, by
-	// pipe slot (coreState.slots; 0 where the core has no such agent):
-	// the components that flag sets and waits between the core's pipes,
-	// and each op's issue state, read and raise millions of times. In
-	// clock they sit in a block behind a table pointer, two more lines
-	// per read. Every write to clock keeps it (raiseOwn, raiseIn,
-	// acquire, enter); checkMirror verifies it in the self-checks.
+	// lc holds the agent's components of its own core's agents, by pipe
+	// slot (coreState.slots; 0 where the core has no such agent): the
+	// components that flag sets and waits between the core's pipes, and
+	// each op's issue state, read and raise millions of times. In clock
+	// they sit in a block behind two table pointers, and a raise there
+	// copies the path whenever the clock was copied since. So lc is the
+	// agent's value of them and clock's may lag behind (dirty): raises
+	// of them write lc alone (raiseOwn, raiseLocal), and flush writes lc
+	// into clock before anything reads clock whole (a copy, a join from
+	// it or into it). Joins into clock reload lc (syncLocal);
+	// checkMirror verifies both in the self-checks.
 	lc pipeVals
 	// rver counts changes to the components of agents on other cores (or
 	// none): a flag set whose source's rver is unchanged since the channel's

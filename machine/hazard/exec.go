@@ -1040,7 +1040,8 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	if write {
 		// A scalar's clock holds its own count already (enter): it is its
 		// release, and the words take it without a scratch copy first.
-		if ag := &d.agents[a]; get(ag.clock, d.pos(a)) >= ag.n {
+		if ag := &d.agents[a]; d.ownComp(a) >= ag.n {
+			d.flush(a)
 			rel = &ag.clock
 		} else {
 			d.tmp = d.release(a, d.tmp)

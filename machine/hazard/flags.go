@@ -92,6 +92,7 @@ func (d *Detector) flagSet(e *machine.Event) {
 			// setter, whose next raise then copied a block.
 			ch.clock, ch.shared = snap, true
 		} else {
+			d.flush(a)
 			ch.clock.copyFrom(&ag.clock)
 		}
 		d.snapSeq++
@@ -294,6 +295,7 @@ func (d *Detector) barrier(e *machine.Event) {
 		}
 		d.enter(p)
 		if p != a {
+			d.flush(a)
 			d.acquire(p, &d.agents[a].clock)
 		}
 		d.raiseOwn(p)
@@ -319,16 +321,60 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 			d.raiseIn(s, p, d.agents[p].n)
 		}
 	}
-	d.acquire(s, &extra)
+	if extra.size() > 0 {
+		// (A join of nothing changes nothing, but flushes the scalar.)
+		d.acquire(s, &extra)
+	}
 	for i, p := range cs.pipes {
 		if p >= 0 && p != s {
-			d.joinAgent(p, s, c, &d.cores[c].fed[i])
+			d.takeScalar(p, s, c, &d.cores[c].fed[i])
 			d.raiseOwn(p)
 		}
 	}
 }
 
-// joinAgent joins agent src's clock into dst's, both agents of core c. seen
+// takeScalar joins scalar s's clock into pipe p of core c in the second
+// half of a drain, where s holds at least p's clock in every component
+// (joinAgent); seen is as for joinAgent. p's clock becomes a copy of s's, sharing its
+// tree (one root table of pointers), instead of a join walking it. The
+// pipe writes its own core's components in lc alone, so it copies
+// nothing of the tree until news of other cores reaches it not through
+// its scalar. The join walked every group of the clock and merged the
+// core's block, at every pipe of every core twice a round of a ring.
+func (d *Detector) takeScalar(p, s, c int32, seen *uint64) {
+	sa := &d.agents[s]
+	if *seen == sa.rver+1 {
+		// p's other-core components are s's already.
+		d.joinLocalPart(p, c, &sa.clock, localPart{vals: &sa.lc, mask: d.cores[c].mask})
+		return
+	}
+	var want vclock
+	if checkLocalJoins {
+		want = d.exact(p)
+		w := d.exact(s)
+		join(&want, &w)
+	}
+	// Name the pipe's other-core part: the scalar's snapshot now, which
+	// differs from the scalar's clock in the scalar's component alone.
+	_, id := d.issueSnapshot(s)
+	d.flush(s)
+	sa, pa := &d.agents[s], &d.agents[p]
+	pa.clock.copyFrom(&sa.clock)
+	pa.lc, pa.dirty = sa.lc, false
+	// Whether anything changed is not known without the walk: say it
+	// did (a later flag set or drain then copies or joins a little more).
+	pa.ver++
+	pa.rver++
+	pa.setRemote(knownRem(id))
+	*seen = sa.rver + 1
+	if checkLocalJoins {
+		localJoins++
+		d.checkJoin(p, want)
+	}
+}
+
+// joinAgent joins pipe src's clock into its scalar dst's, both agents of
+// core c (the first half of a drain; takeScalar is the second). seen
 // holds src's rver+1 when dst last took src's whole clock: if src's rver is
 // unchanged since, src's components of other cores are too (every change
 // to them bumps rver), dst still holds them (clocks only grow within a
@@ -336,26 +382,20 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 // a drain otherwise joined ≈2 900 components a pipe, twice.
 //
 // A pipe whose other-core part is a snapshot of its scalar (remote) holds
-// no news of other cores the scalar lacks: into the scalar only the core's
-// own components need joining, and from the scalar the blocks without them
-// are the scalar's (acquireAbove).
+// no news of other cores the scalar lacks: only the core's own components
+// need joining.
 func (d *Detector) joinAgent(dst, src, c int32, seen *uint64) {
 	sa := &d.agents[src]
-	s := d.cores[c].scalar
 	// src's own core's components are its lc: the joins read no block.
 	own := localPart{vals: &sa.lc, mask: d.cores[c].mask}
 	switch {
 	case *seen == sa.rver+1:
 		d.joinLocalPart(dst, c, &sa.clock, own)
 		return
-	case dst == s && sa.remote().known():
+	case sa.remote().known():
 		d.joinLocalPart(dst, c, &sa.clock, own)
-	case src == s && d.agents[dst].remote().known():
-		d.acquireAbove(dst, c, &sa.clock)
-		// Name the pipe's other-core part: the scalar's now.
-		_, id := d.issueSnapshot(s)
-		d.agents[dst].setRemote(knownRem(id))
 	default:
+		d.flush(src)
 		d.acquire(dst, &sa.clock)
 	}
 	*seen = d.agents[src].rver + 1
@@ -385,7 +425,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src *vclock, p localPart) {
 		cp := *src // cloning freezes the clone's source: not src itself
 		full := cp.clone()
 		p.into(&full, cs)
-		want = d.agents[dst].clock.clone()
+		want = d.exact(dst)
 		join(&want, &full)
 	}
 	// dst is an agent of core c: its lc holds the components compared.

@@ -57,7 +57,8 @@ func (d *Detector) Clocks(rank, core int) []AgentClock {
 				v uint32
 			}
 			var es []entry
-			ag.clock.each(func(i int32, v uint32) { es = append(es, entry{d.pagent[i], v}) })
+			clk := d.exact(a)
+			clk.each(func(i int32, v uint32) { es = append(es, entry{d.pagent[i], v}) })
 			slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(x.a, y.a) })
 			for _, e := range es {
 				ac.Clock = append(ac.Clock, ClockEntry{Agent: d.agentID(e.a), Value: e.v})

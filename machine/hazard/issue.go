@@ -287,6 +287,7 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 		// scalar synchronised after issuing the op, never invent one.
 		if s := cs.scalar; s >= 0 {
 			d.enter(s)
+			d.flush(s)
 			d.acquire(a, &d.agents[s].clock)
 			d.raiseIn(a, s, d.agents[s].n)
 		}
