@@ -3,6 +3,7 @@ package hazard
 import (
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -31,6 +32,11 @@ func (d *Detector) exec(e *machine.Event) {
 	}
 	uk, unit := d.unitAcquire(a, e)
 	r := d.mkrec(a, e, serial)
+	// The agent's own component, and so rec.lag, stays put while the
+	// event's accesses are checked (a signal read may join news:
+	// access takes it again after one).
+	r.lag = d.selfLag(&r)
+	d.hit.slot = nil
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
 		d.splitAtBarrier(a, &r, e, vb)
 	} else {
@@ -119,6 +125,8 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 	}
 	ag.n++
 	r2 := d.mkrec(a, e, r.serial)
+	r2.lag = d.selfLag(&r2)
+	d.hit.slot = nil
 	for i := range e.Accesses {
 		if phase(&e.Accesses[i])&2 != 0 {
 			d.access(&r2, &e.Accesses[i])
@@ -162,9 +170,13 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 	d.checkBounds(r, acc)
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
-	r.lag = d.selfLag(r)
+	// Only an access that hit the cell cache leaves d.hit set, for the
+	// next access of the same event.
+	prev := d.hit
+	d.hit.slot = nil
 	if isSignal(acc) {
 		d.signalAccess(r, acc, acc.Write)
+		r.lag = d.selfLag(r) // a read may have joined the agent's own news
 		return
 	}
 	if acc.Space == asm.GM && acc.Tensor != nil {
@@ -197,8 +209,20 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	key := keyOf(acc)
 	if cacheable {
 		rows, pitch := shape(acc)
+		if prev.slot != nil && prev.key == key && prev.lo == acc.Lo && prev.hi == acc.Hi && prev.rows == rows && prev.pitch == pitch {
+			// The same bytes as the event's previous access, which hit
+			// this slot: an in-place op's write after its read (a mad's
+			// L0C). Visiting a cached cell splits and merges nothing, so
+			// the slot still holds exactly these cells.
+			d.visitSlot(r, acc, prev.slot, rows, pitch)
+			d.hit = prev
+			return
+		}
 		slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 		if d.hitCached(r, acc, key, slot, rows, pitch) {
+			if acc.Space != asm.GM {
+				d.hit = lastHit{slot: slot, key: key, lo: acc.Lo, hi: acc.Hi, rows: rows, pitch: pitch}
+			}
 			return
 		}
 	}
@@ -262,6 +286,22 @@ func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *c
 	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
 	}
+	d.visitSlot(r, acc, slot, rows, pitch)
+	return true
+}
+
+// lastHit is the cache entry the event's previous access hit, with that
+// access's buffer, bytes and shape; slot nil for none.
+type lastHit struct {
+	slot        *cellSlot
+	key         shadowKey
+	lo, hi      int64
+	rows, pitch int64
+}
+
+// visitSlot does access on the cells of slot, which hold exactly acc's
+// bytes.
+func (d *Detector) visitSlot(r *rec, acc *machine.Access, slot *cellSlot, rows, pitch int64) {
 	if checkShortcuts {
 		d.checkCachedCell(acc, slot)
 	}
@@ -275,7 +315,6 @@ func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *c
 		d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
-	return true
 }
 
 // maxRuns bounds a strided access's row count: a window narrower than its
@@ -442,21 +481,28 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// (hazards/late_load_outer_loop). A write ordered after the read, by
 	// any agent other than the reader's, drops it.
 	shadow0 := false
-	if c.hasR && (sameInstance(&c.read0, r) && !r.atomic || !d.hbOrSame(&c.read0, r) || d.racesKept(c, &c.read0, r, after)) {
-		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !d.superseded(c, &c.read0, r) {
-			d.raceRead(c, &c.read0, r, after, acc, lo, hi)
-			warred = warred || d.intendedBefore(&c.read0, r)
+	// Which of c's writes stay past r is the same for every read r meets
+	// (racesKept), looked up at the first read that asks.
+	var kw keptWrites
+	if c.hasR {
+		own0 := sameInstance(&c.read0, r)
+		ordered0 := own0 || d.hbOrSame(&c.read0, r)
+		if own0 && !r.atomic || !ordered0 || d.racesKeptBy(c, &kw, &c.read0, r, after) {
+			if !ordered0 && !d.superseded(c, &c.read0, r) {
+				d.raceRead(c, &c.read0, r, after, acc, lo, hi)
+				warred = warred || d.intendedBefore(&c.read0, r)
+			}
+			keep0 = true
+		} else if c.read0.agent == r.agent && !r.atomic {
+			keep0, shadow0 = true, true
 		}
-		keep0 = true
-	} else if c.hasR && c.read0.agent == r.agent && !r.atomic {
-		keep0, shadow0 = true, true
 	}
 	kept := 0
 	for x := range c.reads {
 		rd := &c.reads[x]
 		own := sameInstance(rd, r)
 		ordered := own || d.hbOrSame(rd, r)
-		keepRaced := !ordered || own || d.racesKept(c, rd, r, after)
+		keepRaced := !ordered || own || d.racesKeptBy(c, &kw, rd, r, after)
 		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
@@ -465,8 +511,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				warred = warred || d.intendedBefore(rd, r)
 			}
 			if !r.atomic { // an atomic add leaves the reads as they are
-				c.reads[kept] = *rd
-				c.reads[kept].raced = rd.raced || keepRaced
+				if kept != x {
+					c.reads[kept] = *rd
+				}
+				c.reads[kept].raced = c.reads[kept].raced || keepRaced
 			}
 			kept++
 		}
@@ -787,11 +835,7 @@ func (d *Detector) hasRaced(rd, w *rec) bool {
 // races itself once per mad (SamePipe.M), and a pair per race kept in
 // racedWith was most of a linted GEMM's memory and a tenth of its time.
 func (d *Detector) selfOff(a, b *rec) bool {
-	if a.agent != b.agent {
-		return false
-	}
-	ag := &d.agents[a.agent]
-	return d.opt.SamePipe.level(ag.pipe, ag.kind == akSDMA) == SevOff
+	return a.agent == b.agent && d.soff[a.agent]
 }
 
 // selfLag is rec.lag for r now.
@@ -1276,6 +1320,53 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
 		if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptWrites is what racesKept asks of cell c's writes for one write r,
+// the same for every read r meets: whether c.w stays past r, and which of
+// the other writes are plain and not ordered before r (bit x for adds[x]).
+// On an L0C accumulator each mad's write meets up to maxPrior+2 raced
+// reads of the cube (keepPrior), and asked per read these orderings were
+// most of the write's cost.
+type keptWrites struct {
+	ready bool
+	many  bool // more other writes than bits: racesKept asks per read
+	w     bool
+	adds  uint64
+}
+
+// racesKeptBy is racesKept(c, rd, r, after), with c's writes' orderings
+// looked up once per write in kw. Nothing a write's check of c's reads does
+// changes a clock or c's writes, and which pairs raced (hasRaced) is still
+// asked per read, in the same order.
+func (d *Detector) racesKeptBy(c *cell, kw *keptWrites, rd, r *rec, after bool) bool {
+	if !rd.raced || r.atomic {
+		return false
+	}
+	adds := c.adds()
+	if !kw.ready {
+		kw.ready, kw.many = true, len(adds) > 64
+		kw.w = c.hasW && !after
+		if !kw.many {
+			for x := range adds {
+				if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) {
+					kw.adds |= 1 << x
+				}
+			}
+		}
+	}
+	if kw.many {
+		return d.racesKept(c, rd, r, after)
+	}
+	if kw.w && d.hasRaced(rd, &c.w) {
+		return true
+	}
+	for m := kw.adds; m != 0; m &= m - 1 {
+		if d.hasRaced(rd, &adds[bits.TrailingZeros64(m)]) {
 			return true
 		}
 	}
