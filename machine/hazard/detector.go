@@ -400,9 +400,10 @@ type Detector struct {
 	lastKey shadowKey
 	lastMem *shadowMem
 	// cells remembers the cell each recent byte range landed on; hit is
-	// the entry the current event's previous access hit (access).
+	// the entry of a local buffer the current event's previous access hit
+	// (access), nil for none.
 	cells cellCache
-	hit   lastHit
+	hit   *cellSlot
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
 	tensorBase table[tensorAt]

@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"math/bits"
@@ -36,7 +37,7 @@ func (d *Detector) exec(e *machine.Event) {
 	// event's accesses are checked (a signal read may join news:
 	// access takes it again after one).
 	r.lag = d.selfLag(&r)
-	d.hit.slot = nil
+	d.hit = nil
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
 		d.splitAtBarrier(a, &r, e, vb)
 	} else {
@@ -126,7 +127,7 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 	ag.n++
 	r2 := d.mkrec(a, e, r.serial)
 	r2.lag = d.selfLag(&r2)
-	d.hit.slot = nil
+	d.hit = nil
 	for i := range e.Accesses {
 		if phase(&e.Accesses[i])&2 != 0 {
 			d.access(&r2, &e.Accesses[i])
@@ -173,7 +174,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	// Only an access that hit the cell cache leaves d.hit set, for the
 	// next access of the same event.
 	prev := d.hit
-	d.hit.slot = nil
+	d.hit = nil
 	if isSignal(acc) {
 		d.signalAccess(r, acc, acc.Write)
 		r.lag = d.selfLag(r) // a read may have joined the agent's own news
@@ -209,19 +210,19 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	key := keyOf(acc)
 	if cacheable {
 		rows, pitch := shape(acc)
-		if prev.slot != nil && prev.key == key && prev.lo == acc.Lo && prev.hi == acc.Hi && prev.rows == rows && prev.pitch == pitch {
+		if prev != nil && prev.matches(key, acc, rows, pitch) {
 			// The same bytes as the event's previous access, which hit
 			// this slot: an in-place op's write after its read (a mad's
 			// L0C). Visiting a cached cell splits and merges nothing, so
 			// the slot still holds exactly these cells.
-			d.visitSlot(r, acc, prev.slot, rows, pitch)
+			d.visitSlot(r, acc, prev, rows, pitch)
 			d.hit = prev
 			return
 		}
 		slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 		if d.hitCached(r, acc, key, slot, rows, pitch) {
 			if acc.Space != asm.GM {
-				d.hit = lastHit{slot: slot, key: key, lo: acc.Lo, hi: acc.Hi, rows: rows, pitch: pitch}
+				d.hit = slot
 			}
 			return
 		}
@@ -288,15 +289,6 @@ func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *c
 	}
 	d.visitSlot(r, acc, slot, rows, pitch)
 	return true
-}
-
-// lastHit is the cache entry the event's previous access hit, with that
-// access's buffer, bytes and shape; slot nil for none.
-type lastHit struct {
-	slot        *cellSlot
-	key         shadowKey
-	lo, hi      int64
-	rows, pitch int64
 }
 
 // visitSlot does access on the cells of slot, which hold exactly acc's
@@ -418,20 +410,20 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// The read waits in c.uninit() either way, so that a later write
 		// meant to come before it and racing it takes its uninit-read
 		// back in every order the run meets them in (explainUninit).
-		if !c.written || c.firstW && !d.hbOrSame(&c.w, r) && d.intendedBefore(r, &c.w) {
+		if !c.written || c.firstW && !d.ordered(&c.w, r) && d.intendedBefore(r, &c.w) {
 			if *uninitLo < 0 {
 				*uninitLo = lo
 			}
 			*uninitHi = hi
 			c.setUninit(putUninit(c.uninit(), r, acc))
 		}
-		raced := c.hasW && !d.hbOrSame(&c.w, r)
+		raced := c.hasW && !d.ordered(&c.w, r)
 		if raced {
 			d.race(&c.w, r, acc, lo, hi)
 			d.noteRaced(r, &c.w)
 		}
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !d.hbOrSame(w, r) {
+			if w := &adds[x]; !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
 				// to a later write too (raceRead), as one with the
@@ -464,7 +456,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// arriving after both would find r alone, so the finding names r
 	// whichever order the three ran in (moveRace).
 	// Each ordering is looked up once: nothing below changes a clock.
-	wOrdered := c.hasW && d.hbOrSame(&c.w, r)
+	wOrdered := c.hasW && d.ordered(&c.w, r)
 	after := wOrdered && !r.atomic
 	keep0 := false
 	// An in-place op's own read (tmuls %x, %x) stays past its write: a
@@ -486,9 +478,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	var kw keptWrites
 	if c.hasR {
 		own0 := sameInstance(&c.read0, r)
-		ordered0 := own0 || d.hbOrSame(&c.read0, r)
+		ordered0 := own0 || d.ordered(&c.read0, r)
 		if own0 && !r.atomic || !ordered0 || d.racesKeptBy(c, &kw, &c.read0, r, after) {
-			if !ordered0 && !d.superseded(c, &c.read0, r) {
+			if !ordered0 && !d.supersededBy(c, &kw, &c.read0, r) {
 				d.raceRead(c, &c.read0, r, after, acc, lo, hi)
 				warred = warred || d.intendedBefore(&c.read0, r)
 			}
@@ -501,10 +493,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	for x := range c.reads {
 		rd := &c.reads[x]
 		own := sameInstance(rd, r)
-		ordered := own || d.hbOrSame(rd, r)
+		ordered := own || d.ordered(rd, r)
 		keepRaced := !ordered || own || d.racesKeptBy(c, &kw, rd, r, after)
 		if keepRaced || rd.agent == r.agent {
-			if !ordered && !d.superseded(c, rd, r) {
+			if !ordered && !d.supersededBy(c, &kw, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
 				// A read meant to come after r (a RAW) did not read the
 				// previous value: the WAW stands beside it.
@@ -538,7 +530,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
+			if w := &adds[x]; !w.atomic && !warred && !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 			}
 		}
@@ -551,7 +543,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	others := 0
 	adds := c.adds()
 	for x := range adds {
-		if w := &adds[x]; !d.hbOrSame(w, r) {
+		if w := &adds[x]; !d.ordered(w, r) {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
@@ -616,7 +608,7 @@ func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec, acc *
 	uninit := c.uninit()
 	for i := range uninit {
 		u := &uninit[i]
-		if !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
+		if !d.ordered(&u.r, w) && d.intendedBefore(w, &u.r) {
 			if !(keep0 && sameInstance(&c.read0, &u.r)) && !keptInstance(reads, &u.r) {
 				// Out of the cell's reads, so raceRead did not
 				// meet it.
@@ -712,6 +704,22 @@ func (d *Detector) hbOrSame(prev, cur *rec) bool {
 	return d.hb(prev, cur.agent)
 }
 
+// ordered is hbOrSame(prev, r) for r, the access being checked (access):
+// an earlier access of r's own agent is ordered before it when the agent's
+// own component, r's epoch less its lag (rec.lag, taken for the event),
+// covers it, which needs no clock. On an L0C accumulator each mad's write
+// meets up to ten reads of the cube itself.
+func (d *Detector) ordered(prev, r *rec) bool {
+	if prev.agent == r.agent && prev.gen == r.gen && prev.epoch < r.epoch && r.lag < math.MaxUint16 {
+		v := r.epoch-uint32(r.lag) >= prev.epoch
+		if checkShortcuts {
+			d.checkOrdered(prev, r, v)
+		}
+		return v
+	}
+	return d.hbOrSame(prev, r)
+}
+
 // raceRead reports that write w races read rd, which is in cell c; after
 // says w is ordered after c's last write. A read that raced a write still
 // in c (raced: the last write or one kept beside it) and races w under the
@@ -745,7 +753,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
 		if old := &adds[x]; !old.atomic {
-			settle(old, !w.atomic && d.hbOrSame(old, w))
+			settle(old, !w.atomic && d.ordered(old, w))
 		}
 	}
 	d.raceNamed(rd, w, counted, acc, lo, hi)
@@ -777,7 +785,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		settle(&c.w)
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic && d.hbOrSame(old, r) {
+		if old := &adds[x]; !old.atomic && d.ordered(old, r) {
 			settle(old)
 		}
 	}
@@ -994,6 +1002,37 @@ func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 		}
 	}
 	return false
+}
+
+// supersededBy is superseded(c, rd, r) for a read rd that write r meets
+// unordered (so of r's generation), with r's agent's latest read in c
+// looked up once per write in kw: the reads of r's own agent all stay in
+// c while r checks them (accessCell keeps them), so the answer for each is
+// whether that latest read is later than it. On an L0C accumulator each
+// mad's write meets several reads of the cube it does not follow, and
+// scanning the list for each was quadratic in its length.
+func (d *Detector) supersededBy(c *cell, kw *keptWrites, rd, r *rec) bool {
+	if rd.agent != r.agent || rd.gen != r.gen {
+		return d.superseded(c, rd, r)
+	}
+	if kw.latest == 0 {
+		kw.latest = 1
+		if c.hasR && c.read0.agent == r.agent && c.read0.gen == r.gen {
+			kw.latest = max(kw.latest, uint64(c.read0.epoch)+1)
+		}
+		for x := range c.reads {
+			if o := &c.reads[x]; o.agent == r.agent && o.gen == r.gen {
+				kw.latest = max(kw.latest, uint64(o.epoch)+1)
+			}
+		}
+	}
+	v := kw.latest > uint64(rd.epoch)+1
+	if checkShortcuts {
+		if want := d.superseded(c, rd, r); v != want {
+			panic(fmt.Sprintf("hazard: agent %d's read at epoch %d: supersededBy says %v, superseded %v", rd.agent, rd.epoch, v, want))
+		}
+	}
+	return v
 }
 
 // putRead adds read r to a cell's other reads (putSite).
@@ -1319,7 +1358,7 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 		return true
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+		if w := &adds[x]; !w.atomic && !d.ordered(w, r) && d.hasRaced(rd, w) {
 			return true
 		}
 	}
@@ -1337,6 +1376,9 @@ type keptWrites struct {
 	many  bool // more other writes than bits: racesKept asks per read
 	w     bool
 	adds  uint64
+	// latest is 1 + the latest epoch of r's agent's reads in c, in r's
+	// generation (0: not looked up yet; 1: none), for supersededBy.
+	latest uint64
 }
 
 // racesKeptBy is racesKept(c, rd, r, after), with c's writes' orderings
@@ -1353,7 +1395,7 @@ func (d *Detector) racesKeptBy(c *cell, kw *keptWrites, rd, r *rec, after bool) 
 		kw.w = c.hasW && !after
 		if !kw.many {
 			for x := range adds {
-				if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) {
+				if w := &adds[x]; !w.atomic && !d.ordered(w, r) {
 					kw.adds |= 1 << x
 				}
 			}
