@@ -1,7 +1,6 @@
 package hazard
 
 import (
-	"fmt"
 	"maps"
 	"math"
 	"math/bits"
@@ -480,7 +479,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		own0 := sameInstance(&c.read0, r)
 		ordered0 := own0 || d.ordered(&c.read0, r)
 		if own0 && !r.atomic || !ordered0 || d.racesKeptBy(c, &kw, &c.read0, r, after) {
-			if !ordered0 && !d.supersededBy(c, &kw, &c.read0, r) {
+			if !ordered0 && !d.superseded(c, &c.read0, r) {
 				d.raceRead(c, &c.read0, r, after, acc, lo, hi)
 				warred = warred || d.intendedBefore(&c.read0, r)
 			}
@@ -493,10 +492,17 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	for x := range c.reads {
 		rd := &c.reads[x]
 		own := sameInstance(rd, r)
-		ordered := own || d.ordered(rd, r)
+		// ordered(rd, r), its commonest case inline: on an L0C
+		// accumulator most reads are the cube's own.
+		ordered, told := selfOrdered(rd, r)
+		if own {
+			ordered = true
+		} else if !told || checkShortcuts {
+			ordered = d.ordered(rd, r)
+		}
 		keepRaced := !ordered || own || d.racesKeptBy(c, &kw, rd, r, after)
 		if keepRaced || rd.agent == r.agent {
-			if !ordered && !d.supersededBy(c, &kw, rd, r) {
+			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
 				// A read meant to come after r (a RAW) did not read the
 				// previous value: the WAW stands beside it.
@@ -710,14 +716,22 @@ func (d *Detector) hbOrSame(prev, cur *rec) bool {
 // covers it, which needs no clock. On an L0C accumulator each mad's write
 // meets up to ten reads of the cube itself.
 func (d *Detector) ordered(prev, r *rec) bool {
-	if prev.agent == r.agent && prev.gen == r.gen && prev.epoch < r.epoch && r.lag < math.MaxUint16 {
-		v := r.epoch-uint32(r.lag) >= prev.epoch
+	if v, told := selfOrdered(prev, r); told {
 		if checkShortcuts {
 			d.checkOrdered(prev, r, v)
 		}
 		return v
 	}
 	return d.hbOrSame(prev, r)
+}
+
+// selfOrdered is ordered for an earlier access of r's own agent, told
+// from r's lag; told is false for any other.
+func selfOrdered(prev, r *rec) (v, told bool) {
+	if prev.agent == r.agent && prev.gen == r.gen && prev.epoch < r.epoch && r.lag < math.MaxUint16 {
+		return r.epoch-uint32(r.lag) >= prev.epoch, true
+	}
+	return false, false
 }
 
 // raceRead reports that write w races read rd, which is in cell c; after
@@ -1002,37 +1016,6 @@ func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 		}
 	}
 	return false
-}
-
-// supersededBy is superseded(c, rd, r) for a read rd that write r meets
-// unordered (so of r's generation), with r's agent's latest read in c
-// looked up once per write in kw: the reads of r's own agent all stay in
-// c while r checks them (accessCell keeps them), so the answer for each is
-// whether that latest read is later than it. On an L0C accumulator each
-// mad's write meets several reads of the cube it does not follow, and
-// scanning the list for each was quadratic in its length.
-func (d *Detector) supersededBy(c *cell, kw *keptWrites, rd, r *rec) bool {
-	if rd.agent != r.agent || rd.gen != r.gen {
-		return d.superseded(c, rd, r)
-	}
-	if kw.latest == 0 {
-		kw.latest = 1
-		if c.hasR && c.read0.agent == r.agent && c.read0.gen == r.gen {
-			kw.latest = max(kw.latest, uint64(c.read0.epoch)+1)
-		}
-		for x := range c.reads {
-			if o := &c.reads[x]; o.agent == r.agent && o.gen == r.gen {
-				kw.latest = max(kw.latest, uint64(o.epoch)+1)
-			}
-		}
-	}
-	v := kw.latest > uint64(rd.epoch)+1
-	if checkShortcuts {
-		if want := d.superseded(c, rd, r); v != want {
-			panic(fmt.Sprintf("hazard: agent %d's read at epoch %d: supersededBy says %v, superseded %v", rd.agent, rd.epoch, v, want))
-		}
-	}
-	return v
 }
 
 // putRead adds read r to a cell's other reads (putSite).
@@ -1376,9 +1359,6 @@ type keptWrites struct {
 	many  bool // more other writes than bits: racesKept asks per read
 	w     bool
 	adds  uint64
-	// latest is 1 + the latest epoch of r's agent's reads in c, in r's
-	// generation (0: not looked up yet; 1: none), for supersededBy.
-	latest uint64
 }
 
 // racesKeptBy is racesKept(c, rd, r, after), with c's writes' orderings
@@ -1404,8 +1384,16 @@ func (d *Detector) racesKeptBy(c *cell, kw *keptWrites, rd, r *rec, after bool) 
 	if kw.many {
 		return d.racesKept(c, rd, r, after)
 	}
-	if kw.w && d.hasRaced(rd, &c.w) {
-		return true
+	if kw.w {
+		// hasRaced(rd, &c.w), inline when it is told from the two
+		// accesses (an L0C read of the cube and its last mad).
+		raced, told := selfRaced(rd, &c.w)
+		if !told || checkShortcuts || !d.selfOff(rd, &c.w) {
+			raced = d.hasRaced(rd, &c.w)
+		}
+		if raced {
+			return true
+		}
 	}
 	for m := kw.adds; m != 0; m &= m - 1 {
 		if d.hasRaced(rd, &adds[bits.TrailingZeros64(m)]) {

@@ -56,11 +56,7 @@ func (r *rec) iters() []int64 {
 func (r *rec) setIter(it []int64) {
 	n := min(len(it), maxIter)
 	for i, v := range it[:n] {
-		w := int32(v)
-		if int64(w) != v { // rare: saturate
-			w = int32(max(min(v, math.MaxInt32), math.MinInt32))
-		}
-		r.iter[i] = w
+		r.iter[i] = int32(max(min(v, math.MaxInt32), math.MinInt32))
 	}
 	r.niter = uint8(n)
 }
