@@ -478,7 +478,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasR {
 		own0 := sameInstance(&c.read0, r)
 		ordered0 := own0 || d.ordered(&c.read0, r)
-		if own0 && !r.atomic || !ordered0 || d.racesKeptBy(c, &kw, &c.read0, r, after) {
+		if own0 && !r.atomic || !ordered0 || c.read0.raced && d.racesKeptBy(c, &kw, &c.read0, r, after) {
 			if !ordered0 && !d.superseded(c, &c.read0, r) {
 				d.raceRead(c, &c.read0, r, after, acc, lo, hi)
 				warred = warred || d.intendedBefore(&c.read0, r)
@@ -500,7 +500,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		} else if !told || checkShortcuts {
 			ordered = d.ordered(rd, r)
 		}
-		keepRaced := !ordered || own || d.racesKeptBy(c, &kw, rd, r, after)
+		keepRaced := !ordered || own || rd.raced && d.racesKeptBy(c, &kw, rd, r, after)
 		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
