@@ -784,7 +784,10 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 	kw, okNew := d.raceKey(w, r)
 	counted := false
 	settle := func(old *rec) {
-		if old == w || !d.racedPair(w, old) {
+		// A pair of one agent whose same-pipe races are off has no key
+		// (raceKey): nothing to count or move, whether it raced or not.
+		// (An L0C mad's write settles the cube's earlier mads.)
+		if old == w || d.selfOff(old, w) || !d.racedPair(w, old) {
 			return
 		}
 		ko, okOld := d.raceKey(old, w)
