@@ -50,6 +50,7 @@ func (d *Detector) agent(a machine.Agent) int32 {
 	}
 	d.agents = append(d.agents, st)
 	d.aloc = append(d.aloc, uint32(st.coreIdx+1)<<4|uint32(st.pipe))
+	d.soff = append(d.soff, d.opt.SamePipe.level(st.pipe, st.kind == akSDMA) == SevOff)
 	*d.agentIdx.at(a.Rank, key) = i + 1
 	return i
 }

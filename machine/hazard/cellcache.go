@@ -209,3 +209,12 @@ func (d *Detector) checkInitialised(acc *machine.Access, s *shadow2D) {
 		}
 	}
 }
+
+// checkOrdered panics unless v, what ordered told from r's lag, is what
+// the clock says.
+func (d *Detector) checkOrdered(prev, r *rec, v bool) {
+	shortcuts++
+	if want := d.hbOrSame(prev, r); v != want {
+		panic(fmt.Sprintf("hazard: agent %d's access at epoch %d (lag %d) against its epoch %d: ordered says %v, the clock %v", r.agent, r.epoch, r.lag, prev.epoch, v, want))
+	}
+}

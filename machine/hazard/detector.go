@@ -405,8 +405,11 @@ type Detector struct {
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem
-	// cells remembers the cell each recent byte range landed on.
+	// cells remembers the cell each recent byte range landed on; hit is
+	// the entry of a local buffer the current event's previous access hit
+	// (access), nil for none.
 	cells cellCache
+	hit   *cellSlot
 	// tensorBase learns where each (rank, tensor) lives in GM from the host
 	// writes of whole tensors, for out-of-bounds checks.
 	tensorBase table[tensorAt]
@@ -454,7 +457,10 @@ type Detector struct {
 	// aloc is each agent's core index + 1 (0: none) and pipe slot, as
 	// coreIdx<<4 | slot: whether an agent is another's core-mate, and
 	// where the other's lc keeps it, read without the agent's own lines.
-	aloc     []uint32
+	aloc []uint32
+	// soff says, by agent, whether the agent's races with itself are off
+	// (SamePipe at SevOff: selfOff), asked for most pairs an access meets.
+	soff     []bool
 	miscFill posFill
 	cfill    []posFill // by core
 	relSeq   uint64    // releases recorded in signal words (cell.sigAt)
@@ -474,6 +480,7 @@ func New(opt Options) *Detector {
 	d.agents = append(d.agents, agentState{rank: -1, core: -1, pipe: asm.PipeInvalid, kind: akHost, coreIdx: -1, gen: d.gen})
 	d.place(d.host, &d.miscFill)
 	d.aloc = append(d.aloc, 0)
+	d.soff = append(d.soff, d.opt.SamePipe.level(asm.PipeInvalid, false) == SevOff)
 	return d
 }
 

@@ -3,6 +3,7 @@ package hazard
 import (
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -31,6 +32,11 @@ func (d *Detector) exec(e *machine.Event) {
 	}
 	uk, unit := d.unitAcquire(a, e)
 	r := d.mkrec(a, e, serial)
+	// The agent's own component, and so rec.lag, stays put while the
+	// event's accesses are checked (a signal read may join news:
+	// access takes it again after one).
+	r.lag = d.selfLag(&r)
+	d.hit = nil
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
 		d.splitAtBarrier(a, &r, e, vb)
 	} else {
@@ -119,6 +125,8 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 	}
 	ag.n++
 	r2 := d.mkrec(a, e, r.serial)
+	r2.lag = d.selfLag(&r2)
+	d.hit = nil
 	for i := range e.Accesses {
 		if phase(&e.Accesses[i])&2 != 0 {
 			d.access(&r2, &e.Accesses[i])
@@ -162,9 +170,13 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 	d.checkBounds(r, acc)
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
-	r.lag = d.selfLag(r)
+	// Only an access that hit the cell cache leaves d.hit set, for the
+	// next access of the same event.
+	prev := d.hit
+	d.hit = nil
 	if isSignal(acc) {
 		d.signalAccess(r, acc, acc.Write)
+		r.lag = d.selfLag(r) // a read may have joined the agent's own news
 		return
 	}
 	if acc.Space == asm.GM && acc.Tensor != nil {
@@ -197,8 +209,20 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	key := keyOf(acc)
 	if cacheable {
 		rows, pitch := shape(acc)
+		if prev != nil && prev.matches(key, acc, rows, pitch) {
+			// The same bytes as the event's previous access, which hit
+			// this slot: an in-place op's write after its read (a mad's
+			// L0C). Visiting a cached cell splits and merges nothing, so
+			// the slot still holds exactly these cells.
+			d.visitSlot(r, acc, prev, rows, pitch)
+			d.hit = prev
+			return
+		}
 		slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 		if d.hitCached(r, acc, key, slot, rows, pitch) {
+			if acc.Space != asm.GM {
+				d.hit = slot
+			}
 			return
 		}
 	}
@@ -262,6 +286,13 @@ func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *c
 	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
 	}
+	d.visitSlot(r, acc, slot, rows, pitch)
+	return true
+}
+
+// visitSlot does access on the cells of slot, which hold exactly acc's
+// bytes.
+func (d *Detector) visitSlot(r *rec, acc *machine.Access, slot *cellSlot, rows, pitch int64) {
 	if checkShortcuts {
 		d.checkCachedCell(acc, slot)
 	}
@@ -275,7 +306,6 @@ func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *c
 		d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
-	return true
 }
 
 // maxRuns bounds a strided access's row count: a window narrower than its
@@ -379,20 +409,20 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// The read waits in c.uninit() either way, so that a later write
 		// meant to come before it and racing it takes its uninit-read
 		// back in every order the run meets them in (explainUninit).
-		if !c.written || c.firstW && !d.hbOrSame(&c.w, r) && d.intendedBefore(r, &c.w) {
+		if !c.written || c.firstW && !d.ordered(&c.w, r) && d.intendedBefore(r, &c.w) {
 			if *uninitLo < 0 {
 				*uninitLo = lo
 			}
 			*uninitHi = hi
 			c.setUninit(putUninit(c.uninit(), r, acc))
 		}
-		raced := c.hasW && !d.hbOrSame(&c.w, r)
+		raced := c.hasW && !d.ordered(&c.w, r)
 		if raced {
 			d.race(&c.w, r, acc, lo, hi)
 			d.noteRaced(r, &c.w)
 		}
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !d.hbOrSame(w, r) {
+			if w := &adds[x]; !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
 				// to a later write too (raceRead), as one with the
@@ -425,7 +455,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// arriving after both would find r alone, so the finding names r
 	// whichever order the three ran in (moveRace).
 	// Each ordering is looked up once: nothing below changes a clock.
-	wOrdered := c.hasW && d.hbOrSame(&c.w, r)
+	wOrdered := c.hasW && d.ordered(&c.w, r)
 	after := wOrdered && !r.atomic
 	keep0 := false
 	// An in-place op's own read (tmuls %x, %x) stays past its write: a
@@ -442,21 +472,35 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// (hazards/late_load_outer_loop). A write ordered after the read, by
 	// any agent other than the reader's, drops it.
 	shadow0 := false
-	if c.hasR && (sameInstance(&c.read0, r) && !r.atomic || !d.hbOrSame(&c.read0, r) || d.racesKept(c, &c.read0, r, after)) {
-		if !sameInstance(&c.read0, r) && !d.hbOrSame(&c.read0, r) && !d.superseded(c, &c.read0, r) {
-			d.raceRead(c, &c.read0, r, after, acc, lo, hi)
-			warred = warred || d.intendedBefore(&c.read0, r)
+	// Which of c's writes stay past r is the same for every read r meets
+	// (racesKept), looked up at the first read that asks.
+	var kw keptWrites
+	if c.hasR {
+		own0 := sameInstance(&c.read0, r)
+		ordered0 := own0 || d.ordered(&c.read0, r)
+		if own0 && !r.atomic || !ordered0 || c.read0.raced && d.racesKeptBy(c, &kw, &c.read0, r, after) {
+			if !ordered0 && !d.superseded(c, &c.read0, r) {
+				d.raceRead(c, &c.read0, r, after, acc, lo, hi)
+				warred = warred || d.intendedBefore(&c.read0, r)
+			}
+			keep0 = true
+		} else if c.read0.agent == r.agent && !r.atomic {
+			keep0, shadow0 = true, true
 		}
-		keep0 = true
-	} else if c.hasR && c.read0.agent == r.agent && !r.atomic {
-		keep0, shadow0 = true, true
 	}
 	kept := 0
 	for x := range c.reads {
 		rd := &c.reads[x]
 		own := sameInstance(rd, r)
-		ordered := own || d.hbOrSame(rd, r)
-		keepRaced := !ordered || own || d.racesKept(c, rd, r, after)
+		// ordered(rd, r), its commonest case inline: on an L0C
+		// accumulator most reads are the cube's own.
+		ordered, told := selfOrdered(rd, r)
+		if own {
+			ordered = true
+		} else if !told || checkShortcuts {
+			ordered = d.ordered(rd, r)
+		}
+		keepRaced := !ordered || own || rd.raced && d.racesKeptBy(c, &kw, rd, r, after)
 		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
@@ -465,8 +509,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				warred = warred || d.intendedBefore(rd, r)
 			}
 			if !r.atomic { // an atomic add leaves the reads as they are
-				c.reads[kept] = *rd
-				c.reads[kept].raced = rd.raced || keepRaced
+				if kept != x {
+					c.reads[kept] = *rd
+				}
+				c.reads[kept].raced = c.reads[kept].raced || keepRaced
 			}
 			kept++
 		}
@@ -490,7 +536,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
+			if w := &adds[x]; !w.atomic && !warred && !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 			}
 		}
@@ -503,7 +549,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	others := 0
 	adds := c.adds()
 	for x := range adds {
-		if w := &adds[x]; !d.hbOrSame(w, r) {
+		if w := &adds[x]; !d.ordered(w, r) {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
@@ -568,7 +614,7 @@ func (d *Detector) explainUninit(c *cell, w *rec, keep0 bool, reads []rec, acc *
 	uninit := c.uninit()
 	for i := range uninit {
 		u := &uninit[i]
-		if !d.hbOrSame(&u.r, w) && d.intendedBefore(w, &u.r) {
+		if !d.ordered(&u.r, w) && d.intendedBefore(w, &u.r) {
 			if !(keep0 && sameInstance(&c.read0, &u.r)) && !keptInstance(reads, &u.r) {
 				// Out of the cell's reads, so raceRead did not
 				// meet it.
@@ -664,6 +710,30 @@ func (d *Detector) hbOrSame(prev, cur *rec) bool {
 	return d.hb(prev, cur.agent)
 }
 
+// ordered is hbOrSame(prev, r) for r, the access being checked (access):
+// an earlier access of r's own agent is ordered before it when the agent's
+// own component, r's epoch less its lag (rec.lag, taken for the event),
+// covers it, which needs no clock. On an L0C accumulator each mad's write
+// meets up to ten reads of the cube itself.
+func (d *Detector) ordered(prev, r *rec) bool {
+	if v, told := selfOrdered(prev, r); told {
+		if checkShortcuts {
+			d.checkOrdered(prev, r, v)
+		}
+		return v
+	}
+	return d.hbOrSame(prev, r)
+}
+
+// selfOrdered is ordered for an earlier access of r's own agent, told
+// from r's lag; told is false for any other.
+func selfOrdered(prev, r *rec) (v, told bool) {
+	if prev.agent == r.agent && prev.gen == r.gen && prev.epoch < r.epoch && r.lag < math.MaxUint16 {
+		return r.epoch-uint32(r.lag) >= prev.epoch, true
+	}
+	return false, false
+}
+
 // raceRead reports that write w races read rd, which is in cell c; after
 // says w is ordered after c's last write. A read that raced a write still
 // in c (raced: the last write or one kept beside it) and races w under the
@@ -697,7 +767,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
 		if old := &adds[x]; !old.atomic {
-			settle(old, !w.atomic && d.hbOrSame(old, w))
+			settle(old, !w.atomic && d.ordered(old, w))
 		}
 	}
 	d.raceNamed(rd, w, counted, acc, lo, hi)
@@ -714,7 +784,10 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 	kw, okNew := d.raceKey(w, r)
 	counted := false
 	settle := func(old *rec) {
-		if old == w || !d.racedPair(w, old) {
+		// A pair of one agent whose same-pipe races are off has no key
+		// (raceKey): nothing to count or move, whether it raced or not.
+		// (An L0C mad's write settles the cube's earlier mads.)
+		if old == w || d.selfOff(old, w) || !d.racedPair(w, old) {
 			return
 		}
 		ko, okOld := d.raceKey(old, w)
@@ -729,7 +802,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		settle(&c.w)
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic && d.hbOrSame(old, r) {
+		if old := &adds[x]; !old.atomic && d.ordered(old, r) {
 			settle(old)
 		}
 	}
@@ -787,11 +860,7 @@ func (d *Detector) hasRaced(rd, w *rec) bool {
 // races itself once per mad (SamePipe.M), and a pair per race kept in
 // racedWith was most of a linted GEMM's memory and a tenth of its time.
 func (d *Detector) selfOff(a, b *rec) bool {
-	if a.agent != b.agent {
-		return false
-	}
-	ag := &d.agents[a.agent]
-	return d.opt.SamePipe.level(ag.pipe, ag.kind == akSDMA) == SevOff
+	return a.agent == b.agent && d.soff[a.agent]
 }
 
 // selfLag is rec.lag for r now.
@@ -1276,7 +1345,62 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 		return true
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+		if w := &adds[x]; !w.atomic && !d.ordered(w, r) && d.hasRaced(rd, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptWrites is what racesKept asks of cell c's writes for one write r,
+// the same for every read r meets: whether c.w stays past r, and which of
+// the other writes are plain and not ordered before r (bit x for adds[x]).
+// On an L0C accumulator each mad's write meets up to maxPrior+2 raced
+// reads of the cube (keepPrior), and asked per read these orderings were
+// most of the write's cost.
+type keptWrites struct {
+	ready bool
+	many  bool // more other writes than bits: racesKept asks per read
+	w     bool
+	adds  uint64
+}
+
+// racesKeptBy is racesKept(c, rd, r, after), with c's writes' orderings
+// looked up once per write in kw. Nothing a write's check of c's reads does
+// changes a clock or c's writes, and which pairs raced (hasRaced) is still
+// asked per read, in the same order.
+func (d *Detector) racesKeptBy(c *cell, kw *keptWrites, rd, r *rec, after bool) bool {
+	if !rd.raced || r.atomic {
+		return false
+	}
+	adds := c.adds()
+	if !kw.ready {
+		kw.ready, kw.many = true, len(adds) > 64
+		kw.w = c.hasW && !after
+		if !kw.many {
+			for x := range adds {
+				if w := &adds[x]; !w.atomic && !d.ordered(w, r) {
+					kw.adds |= 1 << x
+				}
+			}
+		}
+	}
+	if kw.many {
+		return d.racesKept(c, rd, r, after)
+	}
+	if kw.w {
+		// hasRaced(rd, &c.w), inline when it is told from the two
+		// accesses (an L0C read of the cube and its last mad).
+		raced, told := selfRaced(rd, &c.w)
+		if !told || checkShortcuts || !d.selfOff(rd, &c.w) {
+			raced = d.hasRaced(rd, &c.w)
+		}
+		if raced {
+			return true
+		}
+	}
+	for m := kw.adds; m != 0; m &= m - 1 {
+		if d.hasRaced(rd, &adds[bits.TrailingZeros64(m)]) {
 			return true
 		}
 	}
