@@ -360,6 +360,12 @@ func (p *pipeState) begin(e *entry) bool {
 	p.start, p.end = now, now+d
 	p.busy = true
 	if d > 0 {
+		// An instruction in flight is work a spinning scalar may wait for
+		// (the idle guard); flag and barrier entries move no data, or a
+		// loop of set_flag and wait_flag would never be idle.
+		if e.kind == enExec && p.end > m.workEnd {
+			m.workEnd = p.end
+		}
 		m.schedule(&p.wake.w, p.end, p.key())
 		return true
 	}
