@@ -138,7 +138,7 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 		if m := c.m; m.plainIssues {
 			c.emitIssue(e.op, ps.p, false)
 		}
-	} else if x := e.xop; x != nil && x.Unit != asm.UnitNone {
+	} else if x := e.xop; e.kind == enExec && x != nil && x.Unit != asm.UnitNone {
 		// Numbered without observers too, as flags are (flagSeq): a
 		// deadlock report tells a unit wait's own hand-off from the next
 		// round's by it (rootFirst).

@@ -237,9 +237,14 @@ func (p *pipeState) key() int { return int(p.wkey) }
 // kick makes sure an idle pipe looks at its queue; called after a push or when
 // a flag it may wait for is set.
 func (p *pipeState) kick(at int64) {
-	if p.busy {
-		return
+	// Most kicks find the pipe busy: this test inlines at the call sites.
+	if !p.busy {
+		p.kickIdle(at)
 	}
+}
+
+// kickIdle is kick for a pipe that is not busy.
+func (p *pipeState) kickIdle(at int64) {
 	// Already due no later: one wake-up looks at the whole queue.
 	if w := &p.wake.w; w.armed && w.at <= at && w.at >= p.m.now {
 		return
