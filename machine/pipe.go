@@ -322,7 +322,9 @@ func (p *pipeState) begin(e *entry) bool {
 			m.schedule(&p.wake.w, at, p.key())
 			return false
 		}
-		if ev := p.resume(e, now); ev != nil {
+		if !p.stalled {
+			p.waiting = false // resume's common case, without the call
+		} else if ev := p.resume(e, now); ev != nil {
 			ev.Reason = flagReason(f)
 			ev.Flag = f
 			m.emit()
