@@ -260,11 +260,13 @@ var warmSink int64
 
 // warm loads the head entry's first line, which run reads first: the
 // scheduler calls it for every pipe of a busy cycle before running any, so
-// that their cache misses overlap. It changes nothing.
-func (p *pipeState) warm() {
+// that their cache misses overlap. It changes nothing; the caller folds
+// what it read into warmSink (once per cycle, not once per pipe).
+func (p *pipeState) warm() int64 {
 	if e := p.q.Head(); e != nil {
-		warmSink ^= e.ready
+		return e.ready
 	}
+	return 0
 }
 
 // run is the pipe's wake-up: complete the op in flight, then start what can start.

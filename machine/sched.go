@@ -460,14 +460,16 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 		// misses overlap instead of coming one per event (issue 22, round
 		// 12), in the same pass (round 14).
 		n := 0
+		var sink int64
 		for w := wh.slots[i]; w != nil; w = w.next {
 			w.loc = locNow
 			q = append(q, w)
 			if p := w.pipe; p != nil {
-				p.warm()
+				sink ^= p.warm()
 			}
 			n++
 		}
+		warmSink = sink
 		if n != 0 {
 			wh.n -= n
 			wh.slots[i] = nil
@@ -479,7 +481,7 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 		w.loc = locNow
 		q = append(q, w)
 		if p := w.pipe; p != nil {
-			p.warm()
+			warmSink ^= p.warm()
 		}
 	}
 	// Descending ord: the earliest is taken from the end.
