@@ -677,8 +677,17 @@ func (c *core) beginStall(op *asm.COp) {
 }
 
 func (c *core) endStall(reason string) {
+	// Stalls are reported only while observed: the test inlines at the
+	// call sites (a blocked issue ends one on every resume).
+	if c.m.stalls {
+		c.reportStall(reason)
+	}
+}
+
+// reportStall emits the scalar's stall that ends now, if it lasted.
+func (c *core) reportStall(reason string) {
 	m := c.m
-	if m.stalls && m.now > c.stall0 {
+	if m.now > c.stall0 {
 		e := m.event(EvStall, c, asm.PipeS, c.waitOp)
 		e.Start, e.End, e.Cycle = c.stall0, m.now, c.stall0
 		e.Reason = reason

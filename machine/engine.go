@@ -64,30 +64,40 @@ func (m *Machine) events() {
 		return
 	}
 	m.batch = true
+	// The guard countdown and the cycle limits live in registers: each was
+	// a load (and the countdown a store) per event (issue 22, round 14).
+	guard, maxCycles, maxIdle := m.guardN, m.opt.MaxCycles, m.opt.MaxIdleCycles
 	defer func() { m.batch = false }()
 	for m.err == nil {
 		w := m.next()
 		if w == nil {
-			return
+			break
 		}
-		if m.overLimit(w) {
-			return // Step reports it
+		// overLimit, split by agent: only a scalar can spin idle.
+		if w.at > maxCycles {
+			m.err = m.limitError(LimitCycles, w.at)
+			break // Step reports it
 		}
-		m.now = w.at
-		w.armed = false
-		m.cur = w
-		// The switch is w.run inlined: one call less per event.
-		switch {
-		case w.pipe != nil:
-			p := w.pipe
+		// The switch is w.run inlined: one call less per event. A pipe
+		// notes its instruction in flight (workEnd) itself, in begin.
+		if p := w.pipe; p != nil {
+			m.now = w.at
+			w.armed = false
+			m.cur = w
 			p.run()
-			if p.busy && p.end > m.workEnd {
-				m.pipeWork(p)
+		} else {
+			if w.scalar != nil && w.at-m.workEnd > maxIdle {
+				m.err = m.limitError(LimitIdle, w.at)
+				break
 			}
-		case w.scalar != nil:
-			w.scalar.runScalar()
-		default:
-			w.fn()
+			m.now = w.at
+			w.armed = false
+			m.cur = w
+			if c := w.scalar; c != nil {
+				c.runScalar()
+			} else {
+				w.fn()
+			}
 		}
 		m.cur = nil
 		if c := m.inline; c != nil {
@@ -98,10 +108,15 @@ func (m *Machine) events() {
 				m.runInline(c)
 			}
 		}
-		if m.guardN--; m.guardN <= 0 && m.overTime() {
-			return
+		if guard--; guard <= 0 {
+			stop := m.overTime()
+			guard = m.guardN
+			if stop {
+				break
+			}
 		}
 	}
+	m.guardN = guard
 }
 
 // overLimit reports (and records as the run's error) that w would take the
@@ -118,15 +133,6 @@ func (m *Machine) overLimit(w *waker) bool {
 		return true
 	}
 	return false
-}
-
-// pipeWork notes that p, busy until p.end, has an instruction in flight:
-// flag and barrier entries move no data and do not count, or a loop of
-// set_flag and wait_flag would never be idle.
-func (m *Machine) pipeWork(p *pipeState) {
-	if e := p.q.Head(); e != nil && e.kind == enExec {
-		m.workEnd = p.end
-	}
 }
 
 // wallEvery is how many events pass between two looks at the wall clock: a
@@ -226,9 +232,6 @@ func (m *Machine) Step() (done bool, err error) {
 		w.armed = false
 		m.cur = w
 		w.run()
-		if p := w.pipe; p != nil && p.busy && p.end > m.workEnd {
-			m.pipeWork(p)
-		}
 		m.cur = nil
 		if m.err != nil {
 			return true, m.err

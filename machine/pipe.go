@@ -237,9 +237,14 @@ func (p *pipeState) key() int { return int(p.wkey) }
 // kick makes sure an idle pipe looks at its queue; called after a push or when
 // a flag it may wait for is set.
 func (p *pipeState) kick(at int64) {
-	if p.busy {
-		return
+	// Most kicks find the pipe busy: this test inlines at the call sites.
+	if !p.busy {
+		p.kickIdle(at)
 	}
+}
+
+// kickIdle is kick for a pipe that is not busy.
+func (p *pipeState) kickIdle(at int64) {
 	// Already due no later: one wake-up looks at the whole queue.
 	if w := &p.wake.w; w.armed && w.at <= at && w.at >= p.m.now {
 		return
@@ -255,11 +260,13 @@ var warmSink int64
 
 // warm loads the head entry's first line, which run reads first: the
 // scheduler calls it for every pipe of a busy cycle before running any, so
-// that their cache misses overlap. It changes nothing.
-func (p *pipeState) warm() {
+// that their cache misses overlap. It changes nothing; the caller folds
+// what it read into warmSink (once per cycle, not once per pipe).
+func (p *pipeState) warm() int64 {
 	if e := p.q.Head(); e != nil {
-		warmSink ^= e.ready
+		return e.ready
 	}
+	return 0
 }
 
 // run is the pipe's wake-up: complete the op in flight, then start what can start.
@@ -317,7 +324,9 @@ func (p *pipeState) begin(e *entry) bool {
 			m.schedule(&p.wake.w, at, p.key())
 			return false
 		}
-		if ev := p.resume(e, now); ev != nil {
+		if !p.stalled {
+			p.waiting = false // resume's common case, without the call
+		} else if ev := p.resume(e, now); ev != nil {
 			ev.Reason = flagReason(f)
 			ev.Flag = f
 			m.emit()
@@ -360,6 +369,12 @@ func (p *pipeState) begin(e *entry) bool {
 	p.start, p.end = now, now+d
 	p.busy = true
 	if d > 0 {
+		// An instruction in flight is work a spinning scalar may wait for
+		// (the idle guard); flag and barrier entries move no data, or a
+		// loop of set_flag and wait_flag would never be idle.
+		if e.kind == enExec && p.end > m.workEnd {
+			m.workEnd = p.end
+		}
 		m.schedule(&p.wake.w, p.end, p.key())
 		return true
 	}

@@ -376,6 +376,19 @@ func (s *scheduler) nextAt() (int64, bool) {
 func (s *scheduler) next() *waker {
 	if f := s.front; f != nil {
 		s.front = nil
+		if len(s.nowq) != 0 && f.at > s.now {
+			// The common case in a crowded cycle (lockstep cores): the
+			// parked waker, usually a pipe's next op end, follows what is
+			// still due now. It goes straight to the wheel (place's first
+			// case, here without the call).
+			if wh := s.wheel; wh != nil && f.at-s.now < wheelSize {
+				f.loc = locWheel
+				wh.add(f)
+			} else {
+				s.place(f)
+			}
+			return s.takeNow()
+		}
 		if len(s.nowq) == 0 && f.at > s.now {
 			// The common case, a pipe's next op end: it is next unless
 			// something else is due by then (anything else at its cycle
@@ -389,9 +402,8 @@ func (s *scheduler) next() *waker {
 			// cycle is still at.
 			return s.advanceFrom(at, ok)
 		}
-		// Usually the parked waker is a pipe's next op end, after wake-ups
-		// still due this cycle: it goes straight to the wheel.
-		if (len(s.nowq) == 0 || f.at == s.now) && s.earliest(f) {
+		// Due now (f.at == now).
+		if s.earliest(f) {
 			return f
 		}
 		s.place(f)
@@ -399,10 +411,16 @@ func (s *scheduler) next() *waker {
 	if len(s.nowq) == 0 {
 		return s.advance()
 	}
-	n := len(s.nowq)
-	w := s.nowq[n-1]
-	s.nowq[n-1] = nil
-	s.nowq = s.nowq[:n-1]
+	return s.takeNow()
+}
+
+// takeNow takes the earliest wake-up of the current cycle from nowq, which
+// is not empty.
+func (s *scheduler) takeNow() *waker {
+	n := len(s.nowq) - 1
+	w := s.nowq[n]
+	s.nowq[n] = nil
+	s.nowq = s.nowq[:n]
 	w.loc = locNone
 	return w
 }
@@ -437,14 +455,23 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 			return w
 		}
 		// prev and next are stale from here on; add sets them again.
-		for w := wh.slots[i]; w != nil; {
-			nx := w.next
+		// Each pipe about to run reads its head entry first, and on many
+		// cores that line is out of cache: load them all now, so that the
+		// misses overlap instead of coming one per event (issue 22, round
+		// 12), in the same pass (round 14).
+		n := 0
+		var sink int64
+		for w := wh.slots[i]; w != nil; w = w.next {
 			w.loc = locNow
 			q = append(q, w)
-			wh.n--
-			w = nx
+			if p := w.pipe; p != nil {
+				sink ^= p.warm()
+			}
+			n++
 		}
-		if wh.slots[i] != nil {
+		warmSink = sink
+		if n != 0 {
+			wh.n -= n
 			wh.slots[i] = nil
 			wh.clearBit(i)
 		}
@@ -453,13 +480,8 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 		w := s.heap.remove(0)
 		w.loc = locNow
 		q = append(q, w)
-	}
-	// Each pipe about to run reads its head entry first, and on many cores
-	// that line is out of cache: load them all now, so that the misses
-	// overlap instead of coming one per event (issue 22, round 12).
-	for _, w := range q {
 		if p := w.pipe; p != nil {
-			p.warm()
+			warmSink ^= p.warm()
 		}
 	}
 	// Descending ord: the earliest is taken from the end.

@@ -4,27 +4,32 @@ package pipes
 // instruction queues. Slots are reused in place (PushSlot hands out the next
 // free slot to fill), so a steady-state simulation allocates nothing here.
 type Ring[T any] struct {
-	buf  []T
-	head int
-	n    int
+	buf []T
+	// hd is the head's slot, nil when the ring is empty: Head is one load
+	// (a pipe's wake-up asks for its head several times, and indexing a
+	// slot cost a bounds check and a multiply each time; issue 22, round
+	// 14). head and n are int32 (capacities are far smaller) so that the
+	// ring stays 40 bytes.
+	hd   *T
+	head int32
+	n    int32
 }
 
-// NewRing returns an empty ring holding at most capacity entries (at least 1).
+// NewRing returns an empty ring holding at most capacity entries (at least
+// 1, at most 1<<30).
 func NewRing[T any](capacity int) *Ring[T] {
-	if capacity < 1 {
-		capacity = 1
-	}
+	capacity = min(max(capacity, 1), 1<<30)
 	return &Ring[T]{buf: make([]T, capacity)}
 }
 
 // Len is the number of queued entries.
-func (r *Ring[T]) Len() int { return r.n }
+func (r *Ring[T]) Len() int { return int(r.n) }
 
 // Cap is the capacity.
 func (r *Ring[T]) Cap() int { return len(r.buf) }
 
 // Full reports whether a push would fail.
-func (r *Ring[T]) Full() bool { return r.n == len(r.buf) }
+func (r *Ring[T]) Full() bool { return int(r.n) == len(r.buf) }
 
 // Empty reports whether nothing is queued.
 func (r *Ring[T]) Empty() bool { return r.n == 0 }
@@ -33,31 +38,30 @@ func (r *Ring[T]) Empty() bool { return r.n == 0 }
 // whatever the slot held last time (the caller overwrites the fields it uses and
 // keeps reusable slices). It returns nil when the ring is full.
 func (r *Ring[T]) PushSlot() *T {
-	if r.n == len(r.buf) {
+	if int(r.n) == len(r.buf) {
 		return nil
 	}
-	i := r.head + r.n
+	i := int(r.head) + int(r.n)
 	if i >= len(r.buf) {
 		i -= len(r.buf)
 	}
 	r.n++
-	return &r.buf[i]
+	p := &r.buf[i]
+	if r.n == 1 {
+		r.hd = p
+	}
+	return p
 }
 
 // Head returns the oldest entry, or nil.
-func (r *Ring[T]) Head() *T {
-	if r.n == 0 {
-		return nil
-	}
-	return &r.buf[r.head]
-}
+func (r *Ring[T]) Head() *T { return r.hd }
 
 // At returns the i-th entry from the head (0 is the head), or nil.
 func (r *Ring[T]) At(i int) *T {
-	if i < 0 || i >= r.n {
+	if i < 0 || i >= int(r.n) {
 		return nil
 	}
-	j := r.head + i
+	j := int(r.head) + i
 	if j >= len(r.buf) {
 		j -= len(r.buf)
 	}
@@ -69,12 +73,17 @@ func (r *Ring[T]) Pop() {
 	if r.n == 0 {
 		return
 	}
+	r.n--
 	r.head++
-	if r.head == len(r.buf) {
+	if int(r.head) == len(r.buf) {
 		r.head = 0
 	}
-	r.n--
+	if r.n == 0 {
+		r.hd = nil
+		return
+	}
+	r.hd = &r.buf[r.head]
 }
 
 // Reset empties the ring, keeping its slots for reuse.
-func (r *Ring[T]) Reset() { r.head, r.n = 0, 0 }
+func (r *Ring[T]) Reset() { r.head, r.n, r.hd = 0, 0, nil }

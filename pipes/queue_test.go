@@ -27,6 +27,55 @@ func TestRing(t *testing.T) {
 	}
 }
 
+// TestRingHead checks the cached head slot (Ring.hd) against the slot
+// arithmetic it replaces, over pushes, pops and resets that wrap the ring
+// many times, for each capacity a pipe queue might have.
+func TestRingHead(t *testing.T) {
+	for _, capacity := range []int{1, 2, 3, 8, 16} {
+		r := NewRing[int](capacity)
+		var model []int // the queued values, oldest first
+		next := 0
+		for step := 0; step < 2000; step++ {
+			switch op := (step*7 + step/5) % 11; {
+			case op < 6: // push
+				if p := r.PushSlot(); p != nil {
+					*p = next
+					model = append(model, next)
+					next++
+				} else if len(model) != capacity {
+					t.Fatalf("cap %d step %d: push refused at %d of %d", capacity, step, len(model), capacity)
+				}
+			case op < 10:
+				r.Pop()
+				if len(model) > 0 {
+					model = model[1:]
+				}
+			default:
+				if step%3 == 0 {
+					r.Reset()
+					model = model[:0]
+				}
+			}
+			if r.Len() != len(model) {
+				t.Fatalf("cap %d step %d: Len %d, want %d", capacity, step, r.Len(), len(model))
+			}
+			h := r.Head()
+			if len(model) == 0 {
+				if h != nil || !r.Empty() {
+					t.Fatalf("cap %d step %d: empty ring has a head", capacity, step)
+				}
+				continue
+			}
+			if h == nil || *h != model[0] || h != r.At(0) {
+				t.Fatalf("cap %d step %d: head %v, want %d", capacity, step, h, model[0])
+			}
+			if last := r.At(len(model) - 1); *last != model[len(model)-1] {
+				t.Fatalf("cap %d step %d: At(last) %d, want %d", capacity, step, *last, model[len(model)-1])
+			}
+		}
+	}
+}
+
 func TestFlagsAndCounters(t *testing.T) {
 	var f FlagBits
 	if !f.Set(asm.PipeMTE2, asm.PipeV, 7) || f.Set(asm.PipeMTE2, asm.PipeV, 7) {
