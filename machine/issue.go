@@ -925,6 +925,12 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState, e *entry) bool {
 	return true
 }
 
+// leanReady says the cost memos resolveLean fills for an instance on
+// pipe p are filled.
+func (pl *opPlan) leanReady(p asm.Pipe) bool {
+	return pl.memo[0].ok && (pl.memo[1].ok || p != asm.PipeM && p != asm.PipeV)
+}
+
 // leanKind says whether an entry skipped resolve while observers listen
 // (entry.lean), and whether its #init attribute held at issue.
 type leanKind uint8
