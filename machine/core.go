@@ -312,7 +312,7 @@ func (c *core) runScalar() {
 			id := pl.id.eval(&c.env)
 			ps := c.pipes[in.pipe]
 			switch {
-			case id < 0 || id >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil || m.emitting:
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil || m.emitting:
 				if !c.issueFlag(in.op, pl) {
 					return
 				}
@@ -337,23 +337,24 @@ func (c *core) runScalar() {
 			// array out of range takes issuePlannedExec, which reports it.
 			pl := in.plan
 			ps := c.pipes[in.pipe]
+			if ps != nil && ps.q.Full() {
+				// what issuePlannedExec does first
+				c.blockQueue(ps, in.op)
+				return
+			}
 			slow := ps == nil || m.emitting || !pl.leanReady(in.pipe)
 			for k := 0; k < len(pl.dyn) && !slow; k++ {
 				if d := &pl.dyn[k]; d.kind == dynTile {
-					if idx := d.x.eval(&c.env); idx < 0 || idx >= int64(len(d.addr)) {
+					if idx := d.x.eval(&c.env); uint64(idx) >= uint64(len(d.addr)) {
 						slow = true
 					}
 				}
 			}
-			switch {
-			case slow:
+			if slow {
 				if !c.issuePlannedExec(in.op, pl) {
 					return
 				}
-			case ps.q.Full():
-				c.blockQueue(ps, in.op)
-				return
-			default:
+			} else {
 				e := ps.q.PushSlot()
 				e.resetHot(enExec, in.op, c.t)
 				e.plan = pl

@@ -90,39 +90,67 @@ func (c *l2Cache) pushMRU(i int32) {
 }
 
 // touch marks the rows of mask in block pos of tensor t's grid g as read or
-// written and returns how many of them were already valid.
+// written and returns how many of them were already valid. It is the L2
+// model's innermost step (one per block of every GM transfer), so a hit
+// moves its block to the most recently used end with the list's pointers
+// read once, and only a block that gained lines can be over capacity.
 func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
 	i := g.at[pos]
-	if i != 0 {
-		b := &c.blk[i]
-		hits = bits.OnesCount32(b.valid & mask)
-		if hits > 0 && b.ready > c.pending {
-			c.pending = b.ready
-		}
-		add := mask &^ b.valid
-		b.valid |= mask
-		c.used += int64(bits.OnesCount32(add))
-		if add != 0 {
-			c.filled = append(c.filled, i)
-		}
-		if c.blk[0].prev != i {
-			c.unlink(i)
-			c.pushMRU(i)
-		}
-	} else {
-		if n := len(c.free); n > 0 {
-			i = c.free[n-1]
-			c.free = c.free[:n-1]
-		} else {
-			c.blk = append(c.blk, l2Block{})
-			i = int32(len(c.blk) - 1)
-		}
-		c.blk[i].grid, c.blk[i].pos, c.blk[i].valid, c.blk[i].ready = int32(t), int32(pos), mask, 0
-		g.at[pos] = i
-		c.filled = append(c.filled, i)
-		c.pushMRU(i)
-		c.used += int64(bits.OnesCount32(mask))
+	if i == 0 {
+		return c.insert(t, g, pos, mask)
 	}
+	blk := c.blk
+	b := &blk[i]
+	v := b.valid
+	hits = bits.OnesCount32(v & mask)
+	if hits > 0 && b.ready > c.pending {
+		c.pending = b.ready
+	}
+	if add := mask &^ v; add != 0 {
+		b.valid = v | mask
+		c.used += int64(bits.OnesCount32(add))
+		c.filled = append(c.filled, i)
+	}
+	if last := blk[0].prev; last != i {
+		// unlink(i), pushMRU(i)
+		p, n := b.prev, b.next
+		blk[p].next = n
+		blk[n].prev = p
+		b.prev, b.next = last, 0
+		blk[last].next = i
+		blk[0].prev = i
+	}
+	if c.used > c.capLines {
+		c.evict(i)
+	}
+	return hits
+}
+
+// insert brings block pos of tensor t's grid g in with the rows of mask
+// (touch of a block that is not there).
+func (c *l2Cache) insert(t int, g *l2Grid, pos int64, mask uint32) int {
+	var i int32
+	if n := len(c.free); n > 0 {
+		i = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		c.blk = append(c.blk, l2Block{})
+		i = int32(len(c.blk) - 1)
+	}
+	c.blk[i].grid, c.blk[i].pos, c.blk[i].valid, c.blk[i].ready = int32(t), int32(pos), mask, 0
+	g.at[pos] = i
+	c.filled = append(c.filled, i)
+	c.pushMRU(i)
+	c.used += int64(bits.OnesCount32(mask))
+	if c.used > c.capLines {
+		c.evict(i)
+	}
+	return 0
+}
+
+// evict drops least recently used blocks until the valid lines fit, but
+// never block i, the one just touched.
+func (c *l2Cache) evict(i int32) {
 	for c.used > c.capLines {
 		v := c.blk[0].next
 		if v == i {
@@ -134,7 +162,6 @@ func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
 		c.grid[b.grid].at[b.pos] = 0
 		c.free = append(c.free, v)
 	}
-	return hits
 }
 
 // geometry is tensor t's grid, made on first use. A tensor is kept as rows
@@ -204,6 +231,40 @@ func (c *l2Cache) stamp(ready int64) {
 func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) {
 	r0, c0 := off/pitch, off%pitch
 	c1 := c0 + rowBytes
+	r1 := r0 + rows
+	if r0 < 0 {
+		return c.rectRows(t, g, r0, c0, c1, rows)
+	}
+	// Blocks b0..b1 of each band: the first and the last take part of
+	// their rows, the ones between all l2BlockRows (a tile of 128 rows is
+	// four whole blocks per band); blocks past the tensor are left to the
+	// window checks.
+	b0, b1 := r0/l2BlockRows, (r1-1)/l2BlockRows
+	b1 = min(b1, g.rowBlocks-1)
+	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
+		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
+		base := band * g.rowBlocks
+		hits := 0
+		for b := b0; b <= b1; b++ {
+			mask := ^uint32(0)
+			if b == b0 {
+				mask <<= uint(r0-b*l2BlockRows) & (l2BlockRows - 1)
+			}
+			if b == b1 {
+				if end := r1 - b*l2BlockRows; end < l2BlockRows {
+					mask &= ^uint32(0) >> (uint(l2BlockRows-end) & (l2BlockRows - 1))
+				}
+			}
+			hits += c.touch(t, g, base+b, mask)
+		}
+		hit += int64(hits) * (hi - lo)
+	}
+	return hit
+}
+
+// rectRows is rect block by block, for rows that start before the tensor
+// (an offset the window checks will report).
+func (c *l2Cache) rectRows(t int, g *l2Grid, r0, c0, c1, rows int64) (hit int64) {
 	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
 		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
 		per := hi - lo
