@@ -343,11 +343,9 @@ func (c *core) runScalar() {
 				return
 			}
 			slow := ps == nil || m.emitting || !pl.leanReady(in.pipe)
-			for k := 0; k < len(pl.dyn) && !slow; k++ {
-				if d := &pl.dyn[k]; d.kind == dynTile {
-					if idx := d.x.eval(&c.env); uint64(idx) >= uint64(len(d.addr)) {
-						slow = true
-					}
+			for k := 0; k < len(pl.tileIdx) && !slow; k++ {
+				if x := &pl.tileIdx[k]; uint64(x.x.eval(&c.env)) >= x.n {
+					slow = true
 				}
 			}
 			if slow {

@@ -452,10 +452,20 @@ type opPlan struct {
 	// lean says an instance may skip resolve once the cost memo is filled
 	// (planLean, resolveLean).
 	lean bool
+	// tileIdx is, for a lean op, the element index of each tile array
+	// operand (dynTile) and the array's length, which the scalar's
+	// iExecLean checks.
+	tileIdx []tileIndex
 	// leanArgs is a copy of tmpl that observed lean instances' accesses
 	// are listed from (Machine.leanArgs), and leanMemo the last few lists.
 	leanArgs []Operand
 	leanMemo leanMemo
+}
+
+// tileIndex is a tile array operand's element index and element count.
+type tileIndex struct {
+	x fexpr
+	n uint64
 }
 
 // dynArg is a non-static operand of a planned op.
@@ -739,6 +749,11 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			planOp(op, pl, len(k.Regs), sc)
 			pl.data = m.dataOp(op)
 			pl.lean = planLean(op, pl)
+			for _, d := range pl.dyn {
+				if pl.lean && d.kind == dynTile {
+					pl.tileIdx = append(pl.tileIdx, tileIndex{x: d.x, n: uint64(len(d.addr))})
+				}
+			}
 		default:
 			// The scalar's GM operands (ld, st, tnotify, twait: gmElem).
 			for i := range op.Args {

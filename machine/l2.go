@@ -89,46 +89,9 @@ func (c *l2Cache) pushMRU(i int32) {
 	c.blk[0].prev = i
 }
 
-// touch marks the rows of mask in block pos of tensor t's grid g as read or
-// written and returns how many of them were already valid. It is the L2
-// model's innermost step (one per block of every GM transfer), so a hit
-// moves its block to the most recently used end with the list's pointers
-// read once, and only a block that gained lines can be over capacity.
-func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
-	i := g.at[pos]
-	if i == 0 {
-		return c.insert(t, g, pos, mask)
-	}
-	blk := c.blk
-	b := &blk[i]
-	v := b.valid
-	hits = bits.OnesCount32(v & mask)
-	if hits > 0 && b.ready > c.pending {
-		c.pending = b.ready
-	}
-	if add := mask &^ v; add != 0 {
-		b.valid = v | mask
-		c.used += int64(bits.OnesCount32(add))
-		c.filled = append(c.filled, i)
-	}
-	if last := blk[0].prev; last != i {
-		// unlink(i), pushMRU(i)
-		p, n := b.prev, b.next
-		blk[p].next = n
-		blk[n].prev = p
-		b.prev, b.next = last, 0
-		blk[last].next = i
-		blk[0].prev = i
-	}
-	if c.used > c.capLines {
-		c.evict(i)
-	}
-	return hits
-}
-
 // insert brings block pos of tensor t's grid g in with the rows of mask
-// (touch of a block that is not there).
-func (c *l2Cache) insert(t int, g *l2Grid, pos int64, mask uint32) int {
+// (rect's touch of a block that is not there).
+func (c *l2Cache) insert(t int, g *l2Grid, pos int64, mask uint32) {
 	var i int32
 	if n := len(c.free); n > 0 {
 		i = c.free[n-1]
@@ -145,7 +108,6 @@ func (c *l2Cache) insert(t int, g *l2Grid, pos int64, mask uint32) int {
 	if c.used > c.capLines {
 		c.evict(i)
 	}
-	return 0
 }
 
 // evict drops least recently used blocks until the valid lines fit, but
@@ -233,7 +195,7 @@ func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit 
 	c1 := c0 + rowBytes
 	r1 := r0 + rows
 	if r0 < 0 {
-		return c.rectRows(t, g, r0, c0, c1, rows)
+		return 0 // not a window's: the window checks reject negative offsets
 	}
 	// Blocks b0..b1 of each band: the first and the last take part of
 	// their rows, the ones between all l2BlockRows (a tile of 128 rows is
@@ -243,7 +205,7 @@ func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit 
 	b1 = min(b1, g.rowBlocks-1)
 	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
 		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
-		base := band * g.rowBlocks
+		at := g.at[band*g.rowBlocks : (band+1)*g.rowBlocks]
 		hits := 0
 		for b := b0; b <= b1; b++ {
 			mask := ^uint32(0)
@@ -255,30 +217,43 @@ func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit 
 					mask &= ^uint32(0) >> (uint(l2BlockRows-end) & (l2BlockRows - 1))
 				}
 			}
-			hits += c.touch(t, g, base+b, mask)
+			// Touch the block: mark the rows of mask read or written and
+			// count those already valid. This is the model's innermost
+			// step, so a hit moves its block to the most recently used
+			// end with the list's pointers read once, and only a block
+			// that gained lines can be over capacity.
+			i := at[b]
+			if i == 0 {
+				c.insert(t, g, band*g.rowBlocks+b, mask)
+				continue
+			}
+			blk := c.blk
+			bk := &blk[i]
+			v := bk.valid
+			n := bits.OnesCount32(v & mask)
+			if n > 0 && bk.ready > c.pending {
+				c.pending = bk.ready
+			}
+			hits += n
+			if add := mask &^ v; add != 0 {
+				bk.valid = v | mask
+				c.used += int64(bits.OnesCount32(add))
+				c.filled = append(c.filled, i)
+			}
+			if last := blk[0].prev; last != i {
+				// unlink(i), pushMRU(i)
+				prev, next := bk.prev, bk.next
+				blk[prev].next = next
+				blk[next].prev = prev
+				bk.prev, bk.next = last, 0
+				blk[last].next = i
+				blk[0].prev = i
+			}
+			if c.used > c.capLines {
+				c.evict(i)
+			}
 		}
 		hit += int64(hits) * (hi - lo)
-	}
-	return hit
-}
-
-// rectRows is rect block by block, for rows that start before the tensor
-// (an offset the window checks will report).
-func (c *l2Cache) rectRows(t int, g *l2Grid, r0, c0, c1, rows int64) (hit int64) {
-	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
-		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
-		per := hi - lo
-		for r := r0; r < r0+rows; {
-			blk := r / l2BlockRows
-			first := r - blk*l2BlockRows
-			n := min(r0+rows-r, l2BlockRows-first)
-			if blk >= g.rowBlocks {
-				break // outside the tensor: the window checks report it
-			}
-			mask := uint32((uint64(1)<<n)-1) << first
-			hit += int64(c.touch(t, g, band*g.rowBlocks+blk, mask)) * per
-			r += n
-		}
 	}
 	return hit
 }
