@@ -303,6 +303,64 @@ func (c *core) runScalar() {
 			}
 			c.state = scRunning
 			c.pc++
+		case iFlagQ:
+			// issueFlag's queued set_flag or wait_flag, without observers,
+			// once the plan has met this kind of core: straight into the
+			// pipe's queue. Anything else (an event id out of range, a
+			// first run) takes issueFlag.
+			pl := in.plan
+			id := pl.id.eval(&c.env)
+			ps := c.pipes[in.pipe]
+			switch {
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil || m.emitting:
+				if !c.issueFlag(in.op, pl) {
+					return
+				}
+			case ps.q.Full():
+				c.blockQueue(ps, in.op)
+				return
+			default:
+				e := ps.q.PushSlot()
+				e.resetHot(in.ek, in.op, c.t)
+				e.flag = Flag{Src: pl.src, Dst: pl.dst, ID: int32(id)}
+				c.issued++ // flagSeq
+				e.seq = c.issued
+				ps.kick(e.ready)
+				c.tick()
+			}
+			c.state = scRunning
+			c.pc++
+		case iExecLean:
+			// issuePlannedExec of an op that skips resolve (resolveLean),
+			// without observers, once its cost memos are filled: the slot
+			// needs only its hot fields and the plan. An element of a tile
+			// array out of range takes issuePlannedExec, which reports it.
+			pl := in.plan
+			ps := c.pipes[in.pipe]
+			if ps != nil && ps.q.Full() {
+				// what issuePlannedExec does first
+				c.blockQueue(ps, in.op)
+				return
+			}
+			slow := ps == nil || m.emitting || !pl.leanReady(in.pipe)
+			for k := 0; k < len(pl.tileIdx) && !slow; k++ {
+				if x := &pl.tileIdx[k]; uint64(x.x.eval(&c.env)) >= x.n {
+					slow = true
+				}
+			}
+			if slow {
+				if !c.issuePlannedExec(in.op, pl) {
+					return
+				}
+			} else {
+				e := ps.q.PushSlot()
+				e.resetHot(enExec, in.op, c.t)
+				e.plan = pl
+				ps.kick(e.ready)
+				c.tick()
+			}
+			c.state = scRunning
+			c.pc++
 		case iLet:
 			c.env.Regs[in.slot] = in.fx.eval(&c.env)
 			c.tick()
@@ -340,7 +398,7 @@ func (c *core) runScalar() {
 			c.pc++
 		case iWhile:
 			c.tick()
-			if in.fx.eval(&c.env) == 0 {
+			if t, ok := in.fx.tested(&c.env); !t && (ok || in.fx.eval(&c.env) == 0) {
 				c.pc = in.jump
 				continue
 			}
@@ -349,7 +407,7 @@ func (c *core) runScalar() {
 			c.pc++
 		case iWhileNext:
 			c.tick()
-			if in.fx.eval(&c.env) != 0 {
+			if t, ok := in.fx.tested(&c.env); t || !ok && in.fx.eval(&c.env) != 0 {
 				c.pc = in.jump
 				c.iter[len(c.iter)-1]++
 				continue
@@ -359,7 +417,7 @@ func (c *core) runScalar() {
 			c.pc++
 		case iIf:
 			c.tick()
-			if in.fx.eval(&c.env) != 0 {
+			if t, ok := in.fx.tested(&c.env); t || !ok && in.fx.eval(&c.env) != 0 {
 				c.pc = in.alt
 			} else {
 				c.pc = in.jump
@@ -399,6 +457,9 @@ const (
 	iJump            // end of a then or else block: jump past the if
 	iBreak           // leave the innermost loop (slot 1) or, outside one, the top-level statement (slot 0)
 	iHalt            // end of the kernel body
+	// iOp's common cases, chosen by kernelCode from the op's plan:
+	iFlagQ    // a set_flag or wait_flag into pipe's queue (entry kind ek)
+	iExecLean // an op whose plan is lean (planLean), into pipe's queue
 )
 
 type inst struct {
@@ -410,6 +471,8 @@ type inst struct {
 	fx   fexpr // x, precomputed (kernelCode)
 	op   *asm.COp
 	plan *opPlan   // iOp: op's plan (nil when it has none)
+	pipe asm.Pipe  // iFlagQ, iExecLean: the queue
+	ek   entryKind // iFlagQ: set or wait
 	stmt asm.CStmt // the statement it starts (nil for block ends): positions, the debugger's next statement
 }
 
@@ -517,6 +580,7 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 		code[i].fx = compileExpr(code[i].x, len(k.Regs), sc)
 		if op := code[i].op; op != nil && op.ID >= 0 && op.ID < len(plans) && plans[op.ID].op == op {
 			code[i].plan = &plans[op.ID]
+			code[i].fast()
 		}
 	}
 	if m.codes == nil {
@@ -524,6 +588,23 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 	}
 	m.codes[k] = code
 	return code
+}
+
+// fast turns an iOp into iFlagQ or iExecLean when its plan allows: the
+// issues the scalar makes most, which its loop then makes itself.
+func (in *inst) fast() {
+	pl, op := in.plan, in.op
+	if in.kind != iOp || op.Unit != asm.UnitNone {
+		return // a unit flag is numbered at issue (pushed)
+	}
+	switch {
+	case pl.class == ocFlag && pl.set && pl.src > asm.PipeS && pl.src < asm.PipeALL:
+		in.kind, in.pipe, in.ek = iFlagQ, pl.src, enSetFlag
+	case pl.class == ocFlag && !pl.set && pl.dst > asm.PipeS && pl.dst < asm.PipeALL:
+		in.kind, in.pipe, in.ek = iFlagQ, pl.dst, enWaitFlag
+	case pl.class == ocExec && pl.lean && op.Pipe > asm.PipeS && op.Pipe < asm.PipeALL:
+		in.kind, in.pipe = iExecLean, op.Pipe
+	}
 }
 
 // nextStmt is the statement the scalar runs next (nil at a block end or the
@@ -724,7 +805,20 @@ type fexpr struct {
 	// node is the expression compiled from its source (fnode), taken
 	// before the others.
 	node *fnode
+	// A comparison of a register with a constant (an if condition of a hot
+	// loop: %kIter == 0) is also kept as a range test that truth and
+	// evalSlow make without walking node (fnode.rangeOf): test is testIn or
+	// testOut (0 for none), tslot the register.
+	lo    int64
+	span  uint64
+	tslot int32
+	test  uint8
 }
+
+const (
+	testIn  uint8 = 1 + iota // 1 when uint64(Regs[tslot]-lo) <= span
+	testOut                  // 1 when not
+)
 
 func (x *fexpr) eval(env *asm.Env) int64 {
 	if x.slot < 0 {
@@ -735,11 +829,24 @@ func (x *fexpr) eval(env *asm.Env) int64 {
 	return env.Regs[x.slot]*x.mul + x.add
 }
 
+// tested is eval(env) != 0 by a range test, for the scalar's if, while and
+// loop-end tests, when compileExpr made one (constants, a register plus or
+// minus a constant, comparisons of a register with a constant); ok is
+// false for the other shapes, which take eval. It inlines, eval with it.
+func (x *fexpr) tested(env *asm.Env) (t, ok bool) {
+	if x.test == 0 {
+		return false, false
+	}
+	return (uint64(env.Regs[x.tslot]-x.lo) <= x.span) != (x.test == testOut), true
+}
+
 // evalSlow is eval's other cases, out of line so that eval inlines.
 //
 //go:noinline
 func (x *fexpr) evalSlow(env *asm.Env) int64 {
 	switch {
+	case x.test != 0:
+		return b2i((uint64(env.Regs[x.tslot]-x.lo) <= x.span) == (x.test == testIn))
 	case x.node != nil:
 		return x.node.eval(env)
 	case x.fn != nil:
@@ -784,18 +891,26 @@ func coreEnv(nregs int, id asm.Env) asm.Env {
 // nil, is the kernel's scope for compiling e from its source.
 func compileExpr(e asm.CExpr, nregs int, sc *exprScope) fexpr {
 	if e.Fn == nil {
-		return fexpr{slot: 0, add: e.Val} // Regs[0]*0 + Val: eval's inlined path
+		// Regs[0]*0 + Val: eval's inlined path; truth's test of any value
+		// of Regs[0] against the whole range.
+		x := fexpr{slot: 0, add: e.Val, span: math.MaxUint64, test: testIn}
+		if e.Val == 0 {
+			x.test = testOut
+		}
+		return x
 	}
 	if l := e.Lin; l != nil && l.N == 1 && !l.Masked && slotsIn(l, nregs) {
 		s := l.Slot[0]
 		if s < 0 {
 			s = builtinReg(s, nregs)
 		}
-		return fexpr{slot: s, mul: l.Mul[0], add: l.Add}
+		return affineExpr(s, l.Mul[0], l.Add)
 	}
 	if sc != nil && e.Src != nil {
 		if n := sc.compile(e.Src); n != nil {
-			return fexpr{slot: -1, node: n}
+			x := fexpr{slot: -1, node: n}
+			x.rangeTest()
+			return x
 		}
 	}
 	if c := e.Cond; c != nil {
@@ -814,7 +929,31 @@ func compileExpr(e asm.CExpr, nregs int, sc *exprScope) fexpr {
 		if s < 0 {
 			s = builtinReg(s, nregs)
 		}
-		return fexpr{slot: s, mul: l.Mul[0], add: l.Add}
+		return affineExpr(s, l.Mul[0], l.Add)
 	}
 	return fexpr{slot: -1, lin: l}
+}
+
+// rangeTest adds the range test of x's node when it has one.
+func (x *fexpr) rangeTest() {
+	if slot, lo, span, out, ok := x.node.rangeOf(); ok {
+		x.tslot, x.lo, x.span, x.test = int32(slot), lo, span, testIn
+		if out {
+			x.test = testOut
+		}
+	}
+}
+
+// affineExpr is Regs[s]*mul + add, with truth's range test when mul is 1
+// or -1: the value is 0 exactly when Regs[s] is -add or add (the
+// arithmetic wraps alike both ways).
+func affineExpr(s int, mul, add int64) fexpr {
+	x := fexpr{slot: s, mul: mul, add: add}
+	switch mul {
+	case 1:
+		x.tslot, x.lo, x.test = int32(s), -add, testOut
+	case -1:
+		x.tslot, x.lo, x.test = int32(s), add, testOut
+	}
+	return x
 }

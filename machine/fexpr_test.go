@@ -1,7 +1,9 @@
 package machine
 
 import (
+	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -89,4 +91,72 @@ func TestCompileExprAgrees(t *testing.T) {
 	if total == 0 || fast*2 < total {
 		t.Errorf("only %d of %d expressions took a closure-free form", fast, total)
 	}
+}
+
+// TestRangeTests checks the scalar's inline tests (fexpr.tested) against
+// evaluation at the ends of int64, where a range test that did not wrap
+// exactly as the comparison would go wrong: comparisons of a register with
+// a constant either way round (fnode.rangeOf), a register plus or minus a
+// constant, constants, and && or || with a constant side (fnode.fold).
+func TestRangeTests(t *testing.T) {
+	vals := []int64{math.MinInt64, math.MinInt64 + 1, -2, -1, 0, 1, 2, math.MaxInt64 - 1, math.MaxInt64}
+	env := coreEnv(1, asm.Env{})
+	reg := func() *fnode { return &fnode{op: fnReg, slot: 0} }
+	num := func(v int64) *fnode { return &fnode{op: fnConst, val: v} }
+	check := func(what string, x fexpr, want func() int64) {
+		t.Helper()
+		for _, v := range vals {
+			env.Regs[0] = v
+			w := want()
+			if got := x.eval(&env); got != w {
+				t.Fatalf("%s at %d: eval %d, want %d", what, v, got, w)
+			}
+			if got, ok := x.tested(&env); !ok || got != (w != 0) {
+				t.Fatalf("%s at %d: tested %v %v, want %v", what, v, got, ok, w != 0)
+			}
+		}
+	}
+	for op := fnEQ; op <= fnGE; op++ {
+		for _, k := range vals {
+			for _, n := range []*fnode{{op: op, x: reg(), y: num(k)}, {op: op, x: num(k), y: reg()}} {
+				if _, _, _, _, ok := n.rangeOf(); !ok {
+					t.Fatalf("op %d with %d: no range", op, k)
+				}
+				x := compileNode(n)
+				check(fmt.Sprintf("op %d, %d", op, k), x, func() int64 { return n.eval(&env) })
+			}
+		}
+	}
+	for _, k := range vals {
+		for _, mul := range []int64{1, -1} {
+			x := affineExpr(0, mul, k)
+			check(fmt.Sprintf("r*%d + %d", mul, k), x, func() int64 { return env.Regs[0]*mul + k })
+		}
+		c := compileExpr(asm.CExpr{Const: true, Val: k}, 1, nil)
+		check(fmt.Sprintf("constant %d", k), c, func() int64 { return k })
+	}
+	// && and || with a constant side: the side left is a register (read as
+	// a truth value) or a comparison (already 0 or 1).
+	for _, op := range []uint8{fnLAnd, fnLOr} {
+		for _, k := range []int64{0, 1, 5} {
+			for _, side := range []*fnode{reg(), {op: fnEQ, x: reg(), y: num(0)}} {
+				for _, n := range []*fnode{{op: op, x: side, y: num(k)}, {op: op, x: num(k), y: side}} {
+					folded := n.fold()
+					for _, v := range vals {
+						env.Regs[0] = v
+						if got, want := folded.eval(&env), n.eval(&env); got != want {
+							t.Fatalf("op %d, constant %d at %d: folded %d, want %d", op, k, v, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// compileNode is compileExpr's form of node n.
+func compileNode(n *fnode) fexpr {
+	x := fexpr{slot: -1, node: n}
+	x.rangeTest()
+	return x
 }

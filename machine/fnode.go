@@ -172,8 +172,26 @@ func builtinOf(name string) int {
 	return 0
 }
 
-// fold evaluates n at compile time when its operands are constants.
+// fold evaluates n at compile time when its operands are constants, and
+// drops a constant operand of && and || (MUTANT != h3 in
+// %k == STEP_K - 1 && MUTANT != h3), so that what is left is a comparison
+// fexpr tests inline (rangeOf). Neither side of a node can fail or change
+// anything, so dropping one is exact.
 func (n *fnode) fold() *fnode {
+	if (n.op == fnLAnd || n.op == fnLOr) && (n.x.op == fnConst) != (n.y.op == fnConst) {
+		x, k := n.x, n.y
+		if x.op == fnConst {
+			x, k = k, x
+		}
+		switch {
+		case (k.val != 0) == (n.op == fnLOr):
+			// x || true, x && false
+			return &fnode{op: fnConst, val: b2i(n.op == fnLOr)}
+		case x.op >= fnEQ && x.op <= fnLOr || x.op == fnNot:
+			return x // already 0 or 1
+		}
+		return &fnode{op: fnNE, x: x, y: &fnode{op: fnConst}}
+	}
 	if n.x != nil && n.x.op != fnConst || n.y != nil && n.y.op != fnConst {
 		return n
 	}
@@ -183,6 +201,44 @@ func (n *fnode) fold() *fnode {
 		}
 	}
 	return &fnode{op: fnConst, val: n.eval(nil)}
+}
+
+// rangeOf reads a comparison of a register with a constant (%k == 0,
+// %i < N - 1) as a range test: n is 1 when the register's value v has
+// uint64(v-lo) <= span, or when it has not if out is set. Every comparison
+// is one range or the other side of one, with no special cases at the
+// ends of int64 (the subtraction wraps as the uint64 range does).
+func (n *fnode) rangeOf() (slot int, lo int64, span uint64, out, ok bool) {
+	if n.op < fnEQ || n.op > fnGE {
+		return 0, 0, 0, false, false
+	}
+	op, r, k := n.op, n.x, n.y
+	if r.op == fnConst && k.op == fnReg {
+		// k op r: mirror it to r op' k
+		r, k = k, r
+		switch op {
+		case fnLT:
+			op = fnGT
+		case fnLE:
+			op = fnGE
+		case fnGT:
+			op = fnLT
+		case fnGE:
+			op = fnLE
+		}
+	}
+	if r.op != fnReg || k.op != fnConst {
+		return 0, 0, 0, false, false
+	}
+	v := k.val
+	switch op {
+	case fnEQ, fnNE: // [v, v]
+		return r.slot, v, 0, op == fnNE, true
+	case fnGE, fnLT: // [v, MaxInt64]
+		return r.slot, v, uint64(math.MaxInt64) - uint64(v), op == fnLT, true
+	default: // fnLE, fnGT: [MinInt64, v]
+		return r.slot, math.MinInt64, uint64(v) - 1<<63, op == fnGT, true
+	}
 }
 
 // leaf is the value of a register or a constant; ok is false for any other

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/memory"
 	"github.com/ptoasm/ptoasm/pipes"
 )
 
@@ -451,10 +452,20 @@ type opPlan struct {
 	// lean says an instance may skip resolve once the cost memo is filled
 	// (planLean, resolveLean).
 	lean bool
+	// tileIdx is, for a lean op, the element index of each tile array
+	// operand (dynTile) and the array's length, which the scalar's
+	// iExecLean checks.
+	tileIdx []tileIndex
 	// leanArgs is a copy of tmpl that observed lean instances' accesses
 	// are listed from (Machine.leanArgs), and leanMemo the last few lists.
 	leanArgs []Operand
 	leanMemo leanMemo
+}
+
+// tileIndex is a tile array operand's element index and element count.
+type tileIndex struct {
+	x fexpr
+	n uint64
 }
 
 // dynArg is a non-static operand of a planned op.
@@ -466,6 +477,89 @@ type dynArg struct {
 	// idx is a GM window's index expressions (dynFull GM operands; nil
 	// for others), precomputed as x is.
 	idx []fexpr
+	// gm, when not nil, places the GM window without resolveArg
+	// (gmPlan.place).
+	gm *gmPlan
+}
+
+// gmPlan is what placing a window of a tensor of the issuing core's own
+// rank (no rank=, not a FIFO, an index per dimension) needs beyond its
+// index expressions, so that resolveArg's work on an instance is the
+// indices, their bounds and the offset (gmWindowX and GMOffset, with the
+// tensor's facts computed once).
+type gmPlan struct {
+	t          *asm.TensorInfo
+	nd         bool
+	l          memory.Layout2D // not ND: the layout of the last two dimensions
+	foot       int64           // and its footprint (GMOffset)
+	last       int64           // the last dimension
+	rowsAvail  int64           // ND: the rows of the tensor's [rows, last] view
+	esz        int64
+	rowStride  int64
+	rows, cols int64 // the window (opPlan.rows, cols)
+	winR, winC int32
+}
+
+// newGMPlan is a's gmPlan, nil when resolveArg must place it.
+func newGMPlan(a *asm.Arg, rows, cols int64) *gmPlan {
+	t := a.GM
+	n := len(t.Shape)
+	if t.Class == asm.TensorFIFO || a.HasRank || n < 2 || n > 8 || len(a.Idx) != n ||
+		rows > math.MaxInt32 || cols > math.MaxInt32 || rows < math.MinInt32 || cols < math.MinInt32 {
+		return nil
+	}
+	g := &gmPlan{t: t, nd: t.Layout == asm.LayoutND, last: t.Shape[n-1], esz: int64(t.DType.Size()),
+		rows: rows, cols: cols, winR: int32(rows), winC: int32(cols)}
+	g.rowStride = lastDim(t) * g.esz
+	if g.nd {
+		if g.last <= 0 {
+			return nil
+		}
+		g.rowsAvail = t.Elems() / g.last
+	} else {
+		g.l = memory.GMLayout(t)
+		g.foot = g.l.Footprint()
+	}
+	return g
+}
+
+// place fills o with d's window, as resolveArg would, and reports false
+// (resolveArg then reports it) when an index or the window's far corner is
+// outside the tensor.
+func (c *core) place(d *dynArg, o *Operand, e *entry) bool {
+	g := d.gm
+	t := g.t
+	n := len(d.idx)
+	var outer int64 // the leading dimensions, folded
+	for j := range n - 2 {
+		v := d.idx[j].eval(&c.env)
+		if uint64(v) >= uint64(t.Shape[j]) {
+			return false
+		}
+		outer = outer*t.Shape[j] + v
+	}
+	row, col := d.idx[n-2].eval(&c.env), d.idx[n-1].eval(&c.env)
+	if uint64(row) >= uint64(t.Shape[n-2]) || uint64(col) >= uint64(g.last) || col+g.cols > g.last {
+		return false
+	}
+	var off int64
+	if g.nd {
+		row += outer * t.Shape[n-2]
+		if row+g.rows > g.rowsAvail {
+			return false
+		}
+		off = (row*g.last + col) * g.esz
+	} else {
+		if row+g.rows > t.Shape[n-2] {
+			return false
+		}
+		off = outer*g.foot + g.l.Offset(int(row), int(col))
+	}
+	r := c.rank
+	*o = Operand{Kind: asm.ArgGM, GM: t, Off: off, Buf: r.gm[t.Index].buf, RowStride: g.rowStride}
+	e.argRank[d.i] = int32(r.id)
+	e.winR[d.i], e.winC[d.i] = g.winR, g.winC
+	return true
 }
 
 const (
@@ -568,6 +662,7 @@ func planOp(op *asm.COp, pl *opPlan, nregs int, sc *exprScope) {
 			for j, x := range a.Idx {
 				d.idx[j] = compileExpr(x, nregs, sc)
 			}
+			d.gm = newGMPlan(a, pl.rows, pl.cols)
 		}
 		pl.dyn = append(pl.dyn, d)
 	}
@@ -654,6 +749,11 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			planOp(op, pl, len(k.Regs), sc)
 			pl.data = m.dataOp(op)
 			pl.lean = planLean(op, pl)
+			for _, d := range pl.dyn {
+				if pl.lean && d.kind == dynTile {
+					pl.tileIdx = append(pl.tileIdx, tileIndex{x: d.x, n: uint64(len(d.addr))})
+				}
+			}
 		default:
 			// The scalar's GM operands (ld, st, tnotify, twait: gmElem).
 			for i := range op.Args {
@@ -941,6 +1041,12 @@ func (c *core) resolveLean(pl *opPlan, ps *pipeState, e *entry) bool {
 	return true
 }
 
+// leanReady says the cost memos resolveLean fills for an instance on
+// pipe p are filled.
+func (pl *opPlan) leanReady(p asm.Pipe) bool {
+	return pl.memo[0].ok && (pl.memo[1].ok || p != asm.PipeM && p != asm.PipeV)
+}
+
 // leanKind says whether an entry skipped resolve while observers listen
 // (entry.lean), and whether its #init attribute held at issue.
 type leanKind uint8
@@ -1093,6 +1199,10 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 			case dynScalar:
 				o.Int = d.x.eval(&c.env)
 				continue
+			default:
+				if d.gm != nil && c.place(d, o, e) {
+					continue
+				}
 			}
 			if !c.resolveArg(op, &op.Args[d.i], o, e, d.i, pl.rows, pl.cols, d.idx) {
 				e.argsOf = nil

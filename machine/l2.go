@@ -89,40 +89,30 @@ func (c *l2Cache) pushMRU(i int32) {
 	c.blk[0].prev = i
 }
 
-// touch marks the rows of mask in block pos of tensor t's grid g as read or
-// written and returns how many of them were already valid.
-func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
-	i := g.at[pos]
-	if i != 0 {
-		b := &c.blk[i]
-		hits = bits.OnesCount32(b.valid & mask)
-		if hits > 0 && b.ready > c.pending {
-			c.pending = b.ready
-		}
-		add := mask &^ b.valid
-		b.valid |= mask
-		c.used += int64(bits.OnesCount32(add))
-		if add != 0 {
-			c.filled = append(c.filled, i)
-		}
-		if c.blk[0].prev != i {
-			c.unlink(i)
-			c.pushMRU(i)
-		}
+// insert brings block pos of tensor t's grid g in with the rows of mask
+// (rect's touch of a block that is not there).
+func (c *l2Cache) insert(t int, g *l2Grid, pos int64, mask uint32) {
+	var i int32
+	if n := len(c.free); n > 0 {
+		i = c.free[n-1]
+		c.free = c.free[:n-1]
 	} else {
-		if n := len(c.free); n > 0 {
-			i = c.free[n-1]
-			c.free = c.free[:n-1]
-		} else {
-			c.blk = append(c.blk, l2Block{})
-			i = int32(len(c.blk) - 1)
-		}
-		c.blk[i].grid, c.blk[i].pos, c.blk[i].valid, c.blk[i].ready = int32(t), int32(pos), mask, 0
-		g.at[pos] = i
-		c.filled = append(c.filled, i)
-		c.pushMRU(i)
-		c.used += int64(bits.OnesCount32(mask))
+		c.blk = append(c.blk, l2Block{})
+		i = int32(len(c.blk) - 1)
 	}
+	c.blk[i].grid, c.blk[i].pos, c.blk[i].valid, c.blk[i].ready = int32(t), int32(pos), mask, 0
+	g.at[pos] = i
+	c.filled = append(c.filled, i)
+	c.pushMRU(i)
+	c.used += int64(bits.OnesCount32(mask))
+	if c.used > c.capLines {
+		c.evict(i)
+	}
+}
+
+// evict drops least recently used blocks until the valid lines fit, but
+// never block i, the one just touched.
+func (c *l2Cache) evict(i int32) {
 	for c.used > c.capLines {
 		v := c.blk[0].next
 		if v == i {
@@ -134,7 +124,6 @@ func (c *l2Cache) touch(t int, g *l2Grid, pos int64, mask uint32) (hits int) {
 		c.grid[b.grid].at[b.pos] = 0
 		c.free = append(c.free, v)
 	}
-	return hits
 }
 
 // geometry is tensor t's grid, made on first use. A tensor is kept as rows
@@ -204,20 +193,67 @@ func (c *l2Cache) stamp(ready int64) {
 func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) {
 	r0, c0 := off/pitch, off%pitch
 	c1 := c0 + rowBytes
+	r1 := r0 + rows
+	if r0 < 0 {
+		return 0 // not a window's: the window checks reject negative offsets
+	}
+	// Blocks b0..b1 of each band: the first and the last take part of
+	// their rows, the ones between all l2BlockRows (a tile of 128 rows is
+	// four whole blocks per band); blocks past the tensor are left to the
+	// window checks.
+	b0, b1 := r0/l2BlockRows, (r1-1)/l2BlockRows
+	b1 = min(b1, g.rowBlocks-1)
 	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
 		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
-		per := hi - lo
-		for r := r0; r < r0+rows; {
-			blk := r / l2BlockRows
-			first := r - blk*l2BlockRows
-			n := min(r0+rows-r, l2BlockRows-first)
-			if blk >= g.rowBlocks {
-				break // outside the tensor: the window checks report it
+		at := g.at[band*g.rowBlocks : (band+1)*g.rowBlocks]
+		hits := 0
+		for b := b0; b <= b1; b++ {
+			mask := ^uint32(0)
+			if b == b0 {
+				mask <<= uint(r0-b*l2BlockRows) & (l2BlockRows - 1)
 			}
-			mask := uint32((uint64(1)<<n)-1) << first
-			hit += int64(c.touch(t, g, band*g.rowBlocks+blk, mask)) * per
-			r += n
+			if b == b1 {
+				if end := r1 - b*l2BlockRows; end < l2BlockRows {
+					mask &= ^uint32(0) >> (uint(l2BlockRows-end) & (l2BlockRows - 1))
+				}
+			}
+			// Touch the block: mark the rows of mask read or written and
+			// count those already valid. This is the model's innermost
+			// step, so a hit moves its block to the most recently used
+			// end with the list's pointers read once, and only a block
+			// that gained lines can be over capacity.
+			i := at[b]
+			if i == 0 {
+				c.insert(t, g, band*g.rowBlocks+b, mask)
+				continue
+			}
+			blk := c.blk
+			bk := &blk[i]
+			v := bk.valid
+			n := bits.OnesCount32(v & mask)
+			if n > 0 && bk.ready > c.pending {
+				c.pending = bk.ready
+			}
+			hits += n
+			if add := mask &^ v; add != 0 {
+				bk.valid = v | mask
+				c.used += int64(bits.OnesCount32(add))
+				c.filled = append(c.filled, i)
+			}
+			if last := blk[0].prev; last != i {
+				// unlink(i), pushMRU(i)
+				prev, next := bk.prev, bk.next
+				blk[prev].next = next
+				blk[next].prev = prev
+				bk.prev, bk.next = last, 0
+				blk[last].next = i
+				blk[0].prev = i
+			}
+			if c.used > c.capLines {
+				c.evict(i)
+			}
 		}
+		hit += int64(hits) * (hi - lo)
 	}
 	return hit
 }

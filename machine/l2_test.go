@@ -2,6 +2,8 @@ package machine
 
 import (
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -233,5 +235,136 @@ launch ranks=1 { run k blocks=1 }
 				}
 			}
 		})
+	}
+}
+
+// refL2 is the L2 model written plainly, line by line of its definition
+// (l2.go): blocks of l2BlockRows rows of one column band, a valid bit per
+// row, LRU order over blocks, eviction of the least recently used block
+// (never the one just touched) while more lines are valid than fit. l2Cache
+// must agree with it on every access (TestL2AgreesWithReference).
+type refL2 struct {
+	line, capLines, used int64
+	lru                  []refBlock // least recently used first
+	pending              int64
+	keys                 []string // the blocks the access brought lines into
+}
+
+type refBlock struct {
+	key   string
+	valid uint32
+	ready int64
+}
+
+func (c *refL2) find(key string) int {
+	for i := range c.lru {
+		if c.lru[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *refL2) touch(key string, mask uint32) (hits int) {
+	var b refBlock
+	if i := c.find(key); i >= 0 {
+		b = c.lru[i]
+		c.lru = append(c.lru[:i], c.lru[i+1:]...)
+		hits = bits.OnesCount32(b.valid & mask)
+		if hits > 0 && b.ready > c.pending {
+			c.pending = b.ready
+		}
+		if add := mask &^ b.valid; add != 0 {
+			c.keys = append(c.keys, key)
+		}
+		c.used += int64(bits.OnesCount32(mask &^ b.valid))
+		b.valid |= mask
+	} else {
+		b = refBlock{key: key, valid: mask}
+		c.used += int64(bits.OnesCount32(mask))
+		c.keys = append(c.keys, key)
+	}
+	c.lru = append(c.lru, b)
+	for c.used > c.capLines && len(c.lru) > 1 {
+		c.used -= int64(bits.OnesCount32(c.lru[0].valid))
+		c.lru = c.lru[1:]
+	}
+	return hits
+}
+
+// access is l2Cache.access for a tensor kept by rows of pitch bytes.
+func (c *refL2) access(t, off, pitch, rows, rowBytes int64) (hit int64) {
+	c.pending, c.keys = 0, c.keys[:0]
+	// Touch in l2Cache's order: band by band, block by block, each block
+	// with the mask of this access's rows in it.
+	r0, c0 := off/pitch, off%pitch
+	for band := c0 / c.line; band*c.line < c0+rowBytes && band*c.line < pitch; band++ {
+		lo, hi := max(c0, band*c.line), min(c0+rowBytes, (band+1)*c.line)
+		for blk := r0 / l2BlockRows; blk*l2BlockRows < r0+rows; blk++ {
+			var mask uint32
+			for r := max(r0, blk*l2BlockRows); r < min(r0+rows, (blk+1)*l2BlockRows); r++ {
+				mask |= 1 << (r - blk*l2BlockRows)
+			}
+			hit += int64(c.touch(fmt.Sprint(t, band, blk), mask)) * (hi - lo)
+		}
+	}
+	return hit
+}
+
+func (c *refL2) stamp(ready int64) {
+	for _, k := range c.keys {
+		if i := c.find(k); i >= 0 && c.lru[i].ready < ready {
+			c.lru[i].ready = ready
+		}
+	}
+}
+
+// TestL2AgreesWithReference runs random tile-shaped accesses (whole and
+// partial blocks, one to three column bands, two tensors, caches from a few
+// blocks to many) through l2Cache and refL2 and compares the bytes hit, the
+// wait for lines in flight, the valid lines and the LRU order.
+func TestL2AgreesWithReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ts := []*asm.TensorInfo{
+		{Index: 0, Name: "A", DType: asm.F16, Shape: []int64{1024, 1024}, Bytes: 1024 * 2048},
+		{Index: 1, Name: "B", DType: asm.F32, Shape: []int64{512, 768}, Bytes: 512 * 3072},
+	}
+	for _, size := range []int64{16 << 10, 64 << 10, 256 << 10, 4 << 20} {
+		c := newL2(size, 512)
+		ref := &refL2{line: 512, capLines: size / 512}
+		for step := range 3000 {
+			tn := rng.IntN(len(ts))
+			ti := ts[tn]
+			pitch := ti.Bytes / ti.Shape[0]
+			rows := []int64{1, 7, 32, 64, 128, 256, 40}[rng.IntN(7)]
+			r0 := rng.Int64N(ti.Shape[0] - rows + 1)
+			if rng.IntN(2) == 0 {
+				r0 = r0 / 32 * 32
+			}
+			rowBytes := []int64{512, 1024, 256, 1536, 100}[rng.IntN(5)]
+			c0 := rng.Int64N(pitch-rowBytes+1) / 256 * 256
+			off := r0*pitch + c0
+			got, want := c.access(ti, off, pitch, rows, rowBytes), ref.access(int64(tn), off, pitch, rows, rowBytes)
+			if got != want || c.pending != ref.pending || c.used != ref.used {
+				t.Fatalf("size %d step %d: hit %d pending %d used %d, reference %d %d %d",
+					size, step, got, c.pending, c.used, want, ref.pending, ref.used)
+			}
+			ready := int64(step)
+			c.stamp(ready)
+			ref.stamp(ready)
+			var order []string
+			for i := c.blk[0].next; i != 0; i = c.blk[i].next {
+				b := &c.blk[i]
+				g := &c.grid[b.grid]
+				order = append(order, fmt.Sprint(b.grid, int64(b.pos)/g.rowBlocks, int64(b.pos)%g.rowBlocks, b.valid, b.ready))
+			}
+			var want2 []string
+			for _, b := range ref.lru {
+				want2 = append(want2, fmt.Sprintf("%s %d %d", b.key, b.valid, b.ready))
+			}
+			if fmt.Sprint(order) != fmt.Sprint(want2) {
+				t.Fatalf("size %d step %d: LRU order\n%v\nreference\n%v", size, step, order, want2)
+			}
+		}
 	}
 }
