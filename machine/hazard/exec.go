@@ -30,12 +30,12 @@ func (d *Detector) exec(e *machine.Event) {
 		d.raiseOwn(a)
 	}
 	uk, unit := d.unitAcquire(a, e)
-	r := d.mkrec(a, e, serial)
+	r, accs := d.mkrec(a, e, serial), d.lister.Accesses(e) // one line: default.pgo's call sites
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
-		d.splitAtBarrier(a, &r, e, vb)
+		d.splitAtBarrier(a, &r, e, accs, vb)
 	} else {
-		for i := range e.Accesses {
-			d.access(&r, &e.Accesses[i])
+		for i := range accs {
+			d.access(&r, &accs[i])
 		}
 	}
 	if unit {
@@ -76,7 +76,7 @@ func internalBarrier(e *machine.Event) *asm.VBarrier {
 // this op's first part, as pipe_barrier does), then those after it at a new
 // epoch, which later ops see only through their own barrier or flag, or
 // through the op's closing barrier when it has one (vb.Tail).
-func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBarrier) {
+func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, accs []machine.Access, vb *asm.VBarrier) {
 	ag := &d.agents[a]
 	phase := func(acc *machine.Access) uint8 {
 		var pre, post bool
@@ -108,9 +108,9 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 		}
 		return ph
 	}
-	for i := range e.Accesses {
-		if phase(&e.Accesses[i])&1 != 0 {
-			d.access(r, &e.Accesses[i])
+	for i := range accs {
+		if phase(&accs[i])&1 != 0 {
+			d.access(r, &accs[i])
 		}
 	}
 	d.raiseOwn(a)
@@ -119,9 +119,9 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 	}
 	ag.n++
 	r2 := d.mkrec(a, e, r.serial)
-	for i := range e.Accesses {
-		if phase(&e.Accesses[i])&2 != 0 {
-			d.access(&r2, &e.Accesses[i])
+	for i := range accs {
+		if phase(&accs[i])&2 != 0 {
+			d.access(&r2, &accs[i])
 		}
 	}
 	if vb.Tail {
