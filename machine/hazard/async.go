@@ -146,52 +146,42 @@ func arena[T any](a *[]T, src []T) []T {
 }
 
 // addCompact copies e, which travelsCompact, as a compact item if it fits
-// the batch's remaining room.
+// the batch's remaining room: as addPipe does, with Issued (which the
+// scalar's flag sets have) added.
 func (b *batch) addCompact(e *machine.Event) bool {
-	ni := min(len(e.Iter), maxIter)
-	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+ni > cap(b.iter) {
+	pe := machine.PipeEvent{Kind: e.Kind, Agent: e.Agent, Op: e.Op, Issue: e.Issue, Iter: e.Iter,
+		Flag: e.Flag, Accesses: e.Accesses, Deferred: e.Deferred}
+	if !b.addPipe(&pe) {
 		return false
 	}
-	// Only execs defer, and a batch has room for a def per item.
-	def := e.Deferred.Pending()
-	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue), issued: uint32(e.Issued),
-		rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
-		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
-		nacc: uint8(len(e.Accesses)), niter: uint8(ni), deferred: def})
-	b.addSlices(e.Accesses, e.Iter[:ni], &e.Deferred)
+	b.items[len(b.items)-1].issued = uint32(e.Issued)
 	return true
 }
 
-// addPipe is addCompact for a pipe's event (Detector.ObservePipe), which
-// has no Issued: false also when its numbers do not fit an item.
+// addPipe copies a pipe's event (Detector.ObservePipe) as a compact item
+// if it fits the batch's remaining room and its numbers fit an item.
 func (b *batch) addPipe(e *machine.PipeEvent) bool {
-	ni := min(len(e.Iter), maxIter)
-	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+ni > cap(b.iter) ||
+	ni, n := min(len(e.Iter), maxIter), len(b.iter)
+	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || n+ni > cap(b.iter) ||
 		uint32(e.Agent.Rank)|uint32(e.Agent.Core) > math.MaxUint16 || uint32(e.Flag.ID) > math.MaxUint8 ||
 		uint64(e.Issue) > math.MaxUint32 || len(e.Accesses) > math.MaxUint8 {
 		return false
 	}
+	// Only execs defer, and a batch has room for a def per item.
+	def := e.Deferred.Pending()
 	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue),
 		rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
 		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
-		nacc: uint8(len(e.Accesses)), niter: uint8(ni), deferred: e.Deferred.Pending()})
-	b.addSlices(e.Accesses, e.Iter[:ni], &e.Deferred)
-	return true
-}
-
-// addSlices copies the last item's accesses (or what they are deferred
-// to) and its iteration vector into the arenas, which have room for them.
-func (b *batch) addSlices(acc []machine.Access, src []int64, def *machine.Deferred) {
-	if def.Pending() {
-		b.def = append(b.def, *def)
+		nacc: uint8(len(e.Accesses)), niter: uint8(ni), deferred: def})
+	if def {
+		b.def = append(b.def, e.Deferred)
 	}
-	if len(acc) > 0 { // a deferred exec has none: skip the copy's call
-		b.acc = append(b.acc, acc...)
+	if len(e.Accesses) > 0 { // a deferred exec has none: skip the copy's call
+		b.acc = append(b.acc, e.Accesses...)
 	}
-	n := len(b.iter)
-	b.iter = b.iter[:n+len(src)]
-	dst := b.iter[n:]
-	dst = dst[:len(src)] // no bounds check in the loop
+	b.iter = b.iter[:n+ni]
+	src := e.Iter[:ni]
+	dst := b.iter[n:][:len(src)] // no bounds check in the loop
 	// Narrow without a branch per level; out is nonzero when a value does
 	// not fit int32 (rare), and the vector is then saturated as
 	// rec.setIter does.
@@ -205,6 +195,7 @@ func (b *batch) addSlices(acc []machine.Access, src []int64, def *machine.Deferr
 			dst[k] = int32(max(min(v, math.MaxInt32), math.MinInt32))
 		}
 	}
+	return true
 }
 
 // add copies e into the batch: compact if it can be, else whole (with its
