@@ -22,7 +22,7 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 // lines.
 func (c *core) accessesAs(m *Machine, rank, core int32, e *entry, out []Access) []Access {
 	if e.lean == leanNone {
-		return c.operandAccesses(m, rank, core, e, e.args, &e.access, out)
+		return m.operandAccesses(&m.winMemo, rank, core, e, e.args, &e.access, out)
 	}
 	// A lean entry's accesses are a function of its plan, its dynamic
 	// operands and #init (leanOperands), and of the agent, which every
@@ -38,15 +38,87 @@ func (c *core) accessesAs(m *Machine, rank, core int32, e *entry, out []Access) 
 		}
 		return out
 	}
-	args, access := m.leanArgs(e)
+	args, access := leanArgs(e.plan, &e.ldyn, e.lean, &e.plan.leanArgs, &m.leanAccess)
 	n := len(out)
-	out = c.operandAccesses(m, rank, core, e, args, access, out)
+	out = m.operandAccesses(&m.winMemo, rank, core, e, args, access, out)
 	rs := append(mm.spare(), out[n:]...)
 	if rs == nil {
 		rs = []Access{} // no access is a list too
 	}
 	mm.keep(k, rs)
 	return out
+}
+
+// Deferred is a lean op's exec event's accesses, not yet listed: the op's
+// plan, its dynamic operands' values and whether #init held
+// (leanOperands). The plan's template, dynamic operand table and accesses
+// do not change once planned, so another goroutine may list them
+// (AccessLister) while the machine runs on.
+type Deferred struct {
+	plan *opPlan
+	dyn  [maxLeanDyn]int32
+	kind leanKind
+}
+
+// Pending reports whether the event's accesses were deferred.
+func (d *Deferred) Pending() bool { return d.plan != nil }
+
+// AccessLister lists deferred accesses (Event.Deferred) with memos of its
+// own, so an observer can use it on its goroutine while the machine lists
+// other events' accesses on its own. Its zero value is ready to use; one
+// lister serves one goroutine.
+type AccessLister struct {
+	// plans is a memo per lean plan, by its number (opPlan.leanID), and
+	// win the window ranges computed so far.
+	plans  []listerPlan
+	win    map[winKey][]winRange
+	access [maxArgs]asm.Access
+	e      entry // the plan's op, for tileWindow
+}
+
+// listerPlan is a plan's operands with dynamic values written in, and its
+// last few access lists.
+type listerPlan struct {
+	pl   *opPlan
+	args []Operand
+	memo leanMemo
+}
+
+// Accesses is e's accesses: Event.Accesses, or those Deferred names, with
+// e's agent. A deferred list is the lister's own and valid until its next
+// call; the caller must not keep or change it.
+func (l *AccessLister) Accesses(e *Event) []Access {
+	d := &e.Deferred
+	pl := d.plan
+	if pl == nil || len(e.Accesses) > 0 {
+		return e.Accesses
+	}
+	id := int(pl.leanID)
+	if id >= len(l.plans) {
+		l.plans = append(l.plans, make([]listerPlan, id+1-len(l.plans))...)
+	}
+	s := &l.plans[id]
+	if s.pl != pl { // another machine's plan of the same number
+		*s = listerPlan{pl: pl}
+	}
+	k := leanKey{dyn: d.dyn, kind: d.kind}
+	rs, ok := k.find(&s.memo)
+	if !ok {
+		args, access := leanArgs(pl, &d.dyn, d.kind, &s.args, &l.access)
+		l.e.xop = pl.op
+		// nil machine: a lean op has no GM operand, the only kind that
+		// reads the machine's state.
+		rs = (*Machine)(nil).operandAccesses(&l.win, 0, 0, &l.e, args, access, s.memo.spare())
+		if rs == nil {
+			rs = []Access{}
+		}
+		s.memo.keep(k, rs)
+	}
+	// The list is this lister's: the agent is written in place.
+	for i := range rs {
+		rs[i].Rank, rs[i].Core = e.Agent.Rank, e.Agent.Core
+	}
+	return rs
 }
 
 // leanKey is what a lean entry's accesses depend on besides its plan.
@@ -90,8 +162,10 @@ func (w *memo8[K, V]) keep(k K, rs []V) {
 // fill instead of allocating.
 func (w *memo8[K, V]) spare() []V { return w.rs[w.next][:0] }
 
-// operandAccesses is accessesAs for operands args with accesses access.
-func (c *core) operandAccesses(m *Machine, rank, core int32, e *entry, args []Operand, access *[maxArgs]asm.Access, out []Access) []Access {
+// operandAccesses is accessesAs for operands args with accesses access,
+// window ranges memoised in wm (and the entry's plan, when it has one).
+// m is nil for an AccessLister's lean ops, which have no GM operand.
+func (m *Machine) operandAccesses(wm *map[winKey][]winRange, rank, core int32, e *entry, args []Operand, access *[maxArgs]asm.Access, out []Access) []Access {
 	for i := range args {
 		a := &args[i]
 		acc := access[i]
@@ -117,7 +191,7 @@ func (c *core) operandAccesses(m *Machine, rank, core int32, e *entry, args []Op
 					if out, ok = windowAccesses(out, proto, a, row, col, rows, cols); ok {
 						continue
 					}
-				} else if out, ok = m.windowAccessesMemo(out, proto, a, row, col, rows, cols, e.plan); ok {
+				} else if out, ok = windowAccessesMemo(wm, out, proto, a, row, col, rows, cols, e.plan); ok {
 					continue
 				}
 			}
@@ -132,7 +206,7 @@ func (c *core) operandAccesses(m *Machine, rank, core int32, e *entry, args []Op
 					Lo: a.Off, Hi: a.Off + sz, Write: true, Tile: a.Tile, Elem: el})
 			}
 		case asm.ArgGM:
-			if a.GM == nil {
+			if a.GM == nil || m == nil {
 				continue
 			}
 			r := int(e.argRank[i])
@@ -316,7 +390,9 @@ type winKey struct {
 // windowAccessesMemo is windowAccesses with the ranges computed once per
 // window: a fractal window is a range per box row, sorted and merged, and
 // computing it on every textract was most of the detector's time in a GEMM.
-func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row, col, rows, cols int, pl *opPlan) ([]Access, bool) {
+// wm is the machine's map (or an AccessLister's), pl the op's plan (nil for
+// none, or for a lister: its per-plan memo is the machine's).
+func windowAccessesMemo(wm *map[winKey][]winRange, out []Access, proto Access, a *Operand, row, col, rows, cols int, pl *opPlan) ([]Access, bool) {
 	k := winKey{a.Tile, row, col, rows, cols}
 	if a.Tile.Of != nil {
 		// A view's ranges relative to its address are its declaration's.
@@ -330,7 +406,7 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 	if ok {
 		return appendWindow(out, proto, a, rs), true
 	}
-	rs, ok = m.winMemo[k]
+	rs, ok = (*wm)[k]
 	if !ok {
 		zero := *a
 		zero.Off = 0
@@ -341,10 +417,10 @@ func (m *Machine) windowAccessesMemo(out []Access, proto Access, a *Operand, row
 				rs[i] = winRange{x.Lo, x.Hi, x.Rows, x.Pitch}
 			}
 		}
-		if m.winMemo == nil {
-			m.winMemo = map[winKey][]winRange{}
+		if *wm == nil {
+			*wm = map[winKey][]winRange{}
 		}
-		m.winMemo[k] = rs
+		(*wm)[k] = rs
 	}
 	if rs != nil && pl != nil {
 		// An op's windows repeat instance after instance: skip the hash.

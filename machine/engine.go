@@ -666,6 +666,7 @@ func (m *Machine) blankEvent(kind EventKind, op *asm.COp) *Event {
 	e.Accesses, e.Peers, e.Flags = e.Accesses[:0], e.Peers[:0], e.Flags[:0]
 	e.Flag, e.ID, e.Mode, e.Group, e.Value, e.Want = Flag{}, 0, 0, 0, 0, 0
 	e.Issue, e.Issued, e.IssueCore = 0, 0, 0
+	e.Deferred.plan = nil
 	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
 		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""
 	}
@@ -684,6 +685,28 @@ func (m *Machine) pipeEvent(kind EventKind, p *pipeState, op *asm.COp) *Event {
 	e := m.blankEvent(kind, op)
 	e.Agent = Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}
 	return e
+}
+
+// pipeFast sends the PipeObserver, if there is one, the kind event of
+// pipe p's entry e from start to end (f for a flag's), and reports whether
+// it did; the event goes as an Event otherwise (a composite's step, a
+// virtual core pipeEvent asks the core for, no pipe: the scalar's set).
+// It is a call in one line at each site: default.pgo's inlining in
+// begin and complete is keyed by each call's line within them.
+func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end int64, f Flag) bool {
+	if m.pipeObs == nil || p == nil || p.vid < 0 || e.hasStep {
+		return false
+	}
+	pe := &m.pev
+	pe.Kind, pe.Agent, pe.Op = kind, Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}, e.op
+	pe.Start, pe.End, pe.Issue = start, end, e.seq
+	pe.Iter = e.iterVec()
+	pe.Flag, pe.Accesses, pe.Deferred.plan = f, pe.Accesses[:0], nil
+	if kind == EvExec {
+		pe.Accesses = p.c.execAccesses(m, e, pe.Agent, pe.Accesses, &pe.Deferred)
+	}
+	m.pipeObs.ObservePipe(pe)
+	return true
 }
 
 func (m *Machine) emit() {

@@ -460,6 +460,8 @@ type opPlan struct {
 	// are listed from (Machine.leanArgs), and leanMemo the last few lists.
 	leanArgs []Operand
 	leanMemo leanMemo
+	// leanID numbers the machine's lean plans, for an AccessLister's memos.
+	leanID int32
 }
 
 // tileIndex is a tile array operand's element index and element count.
@@ -754,6 +756,9 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 					pl.tileIdx = append(pl.tileIdx, tileIndex{x: d.x, n: uint64(len(d.addr))})
 				}
 			}
+			if pl.lean {
+				pl.leanID, m.leanPlans = m.leanPlans, m.leanPlans+1
+			}
 		default:
 			// The scalar's GM operands (ld, st, tnotify, twait: gmElem).
 			for i := range op.Args {
@@ -937,7 +942,7 @@ func (c *core) fireFlag(m *Machine, e *entry, ps *pipeState, at int64) {
 	if m.flagTimes {
 		c.flagAt[f.Src][f.Dst][f.ID] = at
 	}
-	if m.emitting {
+	if m.emitting && (double || !m.pipeFast(EvFlagSet, ps, e, at, at, f)) {
 		var ev *Event
 		if ps != nil {
 			ev = m.pipeEvent(EvFlagSet, ps, e.op)
@@ -1088,30 +1093,31 @@ func (c *core) leanOperands(pl *opPlan, e *entry) bool {
 	return true
 }
 
-// leanArgs is a lean entry's operands and their accesses, as resolve would
-// have left them in args and access: the plan's template with ldyn's
-// values, in the plan's scratch copy of the template (observers run on the
-// machine's goroutine, and only the dynamic operands' Off and Int change).
-func (m *Machine) leanArgs(e *entry) ([]Operand, *[maxArgs]asm.Access) {
-	pl := e.plan
-	if pl.leanArgs == nil {
-		pl.leanArgs = append([]Operand(nil), pl.tmpl...)
+// leanArgs is a lean instance's operands and their accesses, as resolve
+// would have left them in args and access: the plan's template with the
+// dynamic operands' values dyn, in the scratch copy *args of the template
+// (only the dynamic operands' Off and Int change) and *acc. The machine
+// keeps its scratch in the plan (Machine.accessesAs), an AccessLister its
+// own.
+func leanArgs(pl *opPlan, dyn *[maxLeanDyn]int32, kind leanKind, args *[]Operand, acc *[maxArgs]asm.Access) ([]Operand, *[maxArgs]asm.Access) {
+	if *args == nil {
+		*args = append([]Operand(nil), pl.tmpl...)
 	}
-	args := pl.leanArgs
+	as := *args
 	for k := range pl.dyn {
 		d := &pl.dyn[k]
-		switch o := &args[d.i]; d.kind {
+		switch o := &as[d.i]; d.kind {
 		case dynTile:
-			o.Off = d.addr[e.ldyn[k]]
+			o.Off = d.addr[dyn[k]]
 		case dynScalar:
-			o.Int = int64(e.ldyn[k])
+			o.Int = int64(dyn[k])
 		}
 	}
-	m.leanAccess = pl.access
-	if e.lean == leanInit {
-		m.leanAccess[0] = asm.AccWrite
+	*acc = pl.access
+	if kind == leanInit {
+		acc[0] = asm.AccWrite
 	}
-	return args, &m.leanAccess
+	return as, acc
 }
 
 // tmplEntry is an entry holding the plan's operand template, to cost the

@@ -187,8 +187,16 @@ type Machine struct {
 	// winMemo holds each tile window's byte ranges (access.go).
 	winMemo map[winKey][]winRange
 	// leanAccess holds a lean entry's accesses while they are listed
-	// (Machine.leanArgs).
+	// (leanArgs), and leanPlans counts the lean plans (opPlan.leanID).
 	leanAccess [maxArgs]asm.Access
+	leanPlans  int32
+	// deferAcc says every observer of EvExec lists a lean op's accesses
+	// itself (AccessDeferrer): its exec events carry Event.Deferred only.
+	deferAcc bool
+	// pipeObs is the only observer when it takes a pipe's common events
+	// as PipeEvents (PipeObserver), pev the one they are built in.
+	pipeObs PipeObserver
+	pev     PipeEvent
 	// views holds the tile views resolved so far (sem_view.go), so an
 	// instruction that names the same binding again reuses its view.
 	views map[viewKey]*asm.TileInfo
@@ -252,6 +260,17 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 			m.compOnly[i] = f.CompositeIssuesOnly()
 		}
 		m.plainIssues = m.plainIssues || !m.skip[i][EvIssue] && !m.compOnly[i]
+	}
+	if len(opt.Observers) == 1 {
+		if o, ok := opt.Observers[0].(PipeObserver); ok && !m.skip[0][EvExec] && !m.skip[0][EvFlagSet] && !m.skip[0][EvFlagWait] {
+			m.pipeObs = o
+		}
+	}
+	m.deferAcc = m.emitting
+	for i, o := range opt.Observers {
+		if f, ok := o.(AccessDeferrer); !m.skip[i][EvExec] && (!ok || !f.DefersAccesses()) {
+			m.deferAcc = false
+		}
 	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)

@@ -35,6 +35,49 @@ type FlagTimeFilter interface {
 	NoFlagTimes() bool
 }
 
+// AccessDeferrer is implemented by an observer that can list an exec
+// event's accesses itself, on its own goroutine, from Event.Deferred
+// (AccessLister). When every observer that wants EvExec says so, a lean
+// op's exec event (an op whose operands are its plan's template and a few
+// dynamic values: most of a GEMM's) carries Deferred and no Accesses: the
+// machine's goroutine neither lists them nor hands them over, and the
+// observer lists them from a memo of its own. The hazard detector is one.
+type AccessDeferrer interface {
+	DefersAccesses() bool
+}
+
+// PipeObserver is implemented by an observer that takes the events that
+// are most of a run's, a core pipe's EvExec, EvFlagSet and EvFlagWait (not
+// a composite's steps, nor a double set), as a PipeEvent: when it is the
+// only observer, the machine sends them so, without emptying and filling
+// the whole shared Event and calling Observe through the observer list
+// (what that cost is in docs/performance.md, lint round 7). The hazard
+// detector is one.
+type PipeObserver interface {
+	ObservePipe(e *PipeEvent)
+}
+
+// PipeEvent is such an event: the fields of Event it has (Event makes it
+// one). The machine reuses one PipeEvent, and Iter and Accesses are views
+// into its state: an observer copies what it keeps.
+type PipeEvent struct {
+	Kind       EventKind
+	Agent      Agent
+	Op         *asm.COp
+	Start, End int64
+	Issue      int64
+	Iter       []int64
+	Flag       Flag     // EvFlagSet, EvFlagWait
+	Accesses   []Access // EvExec
+	Deferred   Deferred // EvExec
+}
+
+// Event fills e with p as an Event, with p's slices (Cycle is Start).
+func (p *PipeEvent) Event(e *Event) {
+	*e = Event{Kind: p.Kind, Cycle: p.Start, Start: p.Start, End: p.End, Agent: p.Agent, Op: p.Op,
+		Iter: p.Iter, Accesses: p.Accesses, Deferred: p.Deferred, Flag: p.Flag, Issue: p.Issue}
+}
+
 // Flusher is implemented by an observer that works behind the machine (the
 // hazard detector on its own goroutine): Run calls Flush before it returns,
 // so the observer is finished and idle when the run is.
@@ -219,6 +262,10 @@ type Event struct {
 	Iter     []int64
 	Step     string // composite-op internal step, e.g. "tput.load", "tput.store"
 	Accesses []Access
+	// Deferred is, for an EvExec of a lean op, what its accesses are
+	// listed from (AccessLister.Accesses); when every observer defers them
+	// (AccessDeferrer), Accesses is empty and this is how to get them.
+	Deferred Deferred
 	Flag     Flag
 	ID       int32
 	Mode     int32

@@ -332,7 +332,7 @@ func (p *pipeState) begin(e *entry) bool {
 			m.emit()
 		}
 		c.flags.Clear(f.Src, f.Dst, int(f.ID))
-		if m.emitting {
+		if m.emitting && !m.pipeFast(EvFlagWait, p, e, m.now, m.now, f) {
 			ev := m.pipeEvent(EvFlagWait, p, e.op)
 			ev.Flag = f
 			ev.Iter = e.iterVec()
@@ -497,16 +497,16 @@ func (c *core) execDone(p *pipeState, e *entry) {
 	} else if e.eff == exExecute {
 		m.flops += Flops(e.xop, e.args)
 	}
-	if m.emitting {
+	if m.emitting && !m.pipeFast(EvExec, p, e, p.start, p.end, Flag{}) {
 		ev := m.pipeEvent(EvExec, p, e.op)
 		ev.Start, ev.End, ev.Cycle = p.start, p.end, p.start
 		ev.Issue = e.seq
 		ev.Step = e.stepName()
 		ev.Iter = e.iterVec()
-		ev.Accesses = c.accessesAs(m, ev.Agent.Rank, ev.Agent.Core, e, ev.Accesses[:0])
-		if e.eff == exIndexed {
-			ev.Accesses = c.indexedSpans(e, ev.Accesses, pl == nil && m.dataOp(e.op))
-		}
+		// A lean op's accesses may be deferred (Event.Deferred). Four
+		// lines, as before: default.pgo's inlining in the caller is keyed
+		// by each call's line within the function.
+		ev.Accesses = c.execAccesses(m, e, ev.Agent, ev.Accesses[:0], &ev.Deferred)
 		m.emit()
 	}
 	if e.eff == exIndexed && e.op.Info.Op == asm.OpMscatter && m.dataOp(e.op) {
@@ -530,6 +530,25 @@ func (c *core) execDone(p *pipeState, e *entry) {
 			m.gmWritten(int(e.argRank[i]))
 		}
 	}
+}
+
+// execAccesses appends to acc what an exec event of e lists of its
+// accesses as agent ag, and sets *def for a lean op: its plan and ldyn say
+// what the accesses are, so observers that list them themselves
+// (AccessDeferrer) get just that, the others the list too.
+func (c *core) execAccesses(m *Machine, e *entry, ag Agent, acc []Access, def *Deferred) []Access {
+	lean := e.lean != leanNone && e.eff != exIndexed
+	if lean {
+		*def = Deferred{plan: e.plan, dyn: e.ldyn, kind: e.lean}
+		if m.deferAcc {
+			return acc
+		}
+	}
+	acc = c.accessesAs(m, ag.Rank, ag.Core, e, acc)
+	if e.eff == exIndexed {
+		acc = c.indexedSpans(e, acc, e.plan == nil && m.dataOp(e.op))
+	}
+	return acc
 }
 
 // cost is the duration of an exec entry starting at start, including the

@@ -58,6 +58,10 @@ type batch struct {
 	// iter64 is the current compact item's vector widened back for its
 	// Event (event), on the detector's side.
 	iter64 [maxIter]int64
+	// def holds the compact items' deferred accesses (Event.Deferred), in
+	// order: a lean op's plan and dynamic operands, 32 bytes, instead of
+	// its two to four 64-byte accesses.
+	def []machine.Deferred
 	// Whole copies' slices have arenas of their own, so that a compact
 	// item's slices start where the previous compact item's end.
 	ev    []machine.Event
@@ -85,6 +89,7 @@ type item struct {
 	id            uint8
 	nacc, niter   uint8
 	whole         bool
+	deferred      bool // its accesses are the next of def
 }
 
 func newBatch() *batch {
@@ -92,6 +97,7 @@ func newBatch() *batch {
 		items: make([]item, 0, batchEvents),
 		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int32, 0, batchIter),
+		def:   make([]machine.Deferred, 0, batchEvents),
 		ev:    make([]machine.Event, 0, batchWhole),
 		wacc:  make([]machine.Access, 0, 2*batchWhole),
 		witer: make([]int64, 0, 4*batchWhole),
@@ -106,7 +112,7 @@ func newBatch() *batch {
 // program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
 	b.items = b.items[:0]
-	b.acc, b.iter = b.acc[:0], b.iter[:0]
+	b.acc, b.iter, b.def = b.acc[:0], b.iter[:0], b.def[:0]
 	b.ev, b.wacc, b.witer, b.peers, b.flags = b.ev[:0], b.wacc[:0], b.witer[:0], b.peers[:0], b.flags[:0]
 }
 
@@ -140,25 +146,54 @@ func arena[T any](a *[]T, src []T) []T {
 }
 
 // addCompact copies e, which travelsCompact, as a compact item if it fits
-// the batch's remaining room.
+// the batch's remaining room: as addPipe does, with Issued (which the
+// scalar's flag sets have) added.
 func (b *batch) addCompact(e *machine.Event) bool {
-	ni := min(len(e.Iter), maxIter)
-	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || len(b.iter)+ni > cap(b.iter) {
+	pe := machine.PipeEvent{Kind: e.Kind, Agent: e.Agent, Op: e.Op, Issue: e.Issue, Iter: e.Iter,
+		Flag: e.Flag, Accesses: e.Accesses, Deferred: e.Deferred}
+	if !b.addPipe(&pe) {
 		return false
 	}
-	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue), issued: uint32(e.Issued),
+	b.items[len(b.items)-1].issued = uint32(e.Issued)
+	return true
+}
+
+// addPipe copies a pipe's event (Detector.ObservePipe) as a compact item
+// if it fits the batch's remaining room and its numbers fit an item.
+func (b *batch) addPipe(e *machine.PipeEvent) bool {
+	ni, n := min(len(e.Iter), maxIter), len(b.iter)
+	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || n+ni > cap(b.iter) ||
+		uint32(e.Agent.Rank)|uint32(e.Agent.Core) > math.MaxUint16 || uint32(e.Flag.ID) > math.MaxUint8 ||
+		uint64(e.Issue) > math.MaxUint32 || len(e.Accesses) > math.MaxUint8 {
+		return false
+	}
+	// Only execs defer, and a batch has room for a def per item.
+	def := e.Deferred.Pending()
+	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue),
 		rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
 		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
-		nacc: uint8(len(e.Accesses)), niter: uint8(ni)})
-	b.acc = append(b.acc, e.Accesses...)
-	n := len(b.iter)
+		nacc: uint8(len(e.Accesses)), niter: uint8(ni), deferred: def})
+	if def {
+		b.def = append(b.def, e.Deferred)
+	}
+	if len(e.Accesses) > 0 { // a deferred exec has none: skip the copy's call
+		b.acc = append(b.acc, e.Accesses...)
+	}
 	b.iter = b.iter[:n+ni]
-	dst := b.iter[n : n+ni]
-	for k, v := range e.Iter[:ni] {
-		if int64(int32(v)) != v { // rare: saturate as rec.setIter does
-			v = max(min(v, math.MaxInt32), math.MinInt32)
-		}
+	src := e.Iter[:ni]
+	dst := b.iter[n:][:len(src)] // no bounds check in the loop
+	// Narrow without a branch per level; out is nonzero when a value does
+	// not fit int32 (rare), and the vector is then saturated as
+	// rec.setIter does.
+	var out uint64
+	for k, v := range src {
 		dst[k] = int32(v)
+		out |= uint64(v+1<<31) >> 32
+	}
+	if out != 0 {
+		for k, v := range src {
+			dst[k] = int32(max(min(v, math.MaxInt32), math.MinInt32))
+		}
 	}
 	return true
 }
@@ -196,9 +231,9 @@ func travelsCompact(e *machine.Event) bool {
 // replay runs the detector over the batch's events, in order.
 func (d *Detector) replay(b *batch) {
 	e := &d.scratch
-	var acc0, iter0 int
+	var acc0, iter0, def0 int
 	for i := range b.items {
-		d.observe(b.event(&b.items[i], e, &acc0, &iter0))
+		d.observe(b.event(&b.items[i], e, &acc0, &iter0, &def0))
 	}
 	*e = machine.Event{}
 }
@@ -206,9 +241,9 @@ func (d *Detector) replay(b *batch) {
 // event is item it as an event: its whole copy, or scratch filled with the
 // fields add kept (the detector reads no others of these kinds, and Iter
 // only through rec.setIter, which keeps no more than the item did; scratch
-// serves nothing else). acc0 and iter0 are where the item's slices start in
-// the compact arenas; event moves them past it.
-func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machine.Event {
+// serves nothing else). acc0, iter0 and def0 are where the item's slices
+// start in the compact arenas; event moves them past it.
+func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) *machine.Event {
 	if it.whole {
 		return &b.ev[it.issue]
 	}
@@ -225,6 +260,11 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0 *int) *machi
 	}
 	e.Iter = w
 	*acc0, *iter0 = a1, i1
+	e.Deferred = machine.Deferred{}
+	if it.deferred {
+		e.Deferred = b.def[*def0]
+		*def0++
+	}
 	return e
 }
 
@@ -243,7 +283,9 @@ type front struct {
 	// goroutine when it fills (one CPU, not Serial: pushLocal).
 	batched bool
 	local   *batch
-	_       [64]byte
+	// ev is a PipeEvent made an Event (ObservePipe).
+	ev machine.Event
+	_  [64]byte
 }
 
 // pipeline is the hand-off between the machine's goroutine and the
@@ -278,6 +320,22 @@ func (d *Detector) push(e *machine.Event) {
 		p.cur = p.next(d)
 	}
 	p.cur.add(e)
+}
+
+// ObservePipe implements machine.PipeObserver: while the detector's
+// goroutine runs (or, with one CPU, its local batch fills) the event goes
+// straight into the batch; otherwise, or when it does not fit, it becomes
+// an Event for Observe.
+func (d *Detector) ObservePipe(pe *machine.PipeEvent) {
+	f := &d.front
+	if p := f.pipe; p != nil && p.cur.addPipe(pe) {
+		return
+	}
+	if f.batched && f.local != nil && f.local.addPipe(pe) {
+		return
+	}
+	pe.Event(&f.ev)
+	d.Observe(&f.ev)
 }
 
 func (d *Detector) startPipeline() *pipeline {
@@ -411,6 +469,11 @@ func (d *Detector) drain() {
 // issue is told by the numbers on its events (Event.Issue, Event.Issued); a
 // composite's keeps the entry its steps chain through.
 func (d *Detector) CompositeIssuesOnly() bool { return true }
+
+// DefersAccesses implements machine.AccessDeferrer: the detector's
+// goroutine lists a lean op's accesses (Detector.lister, in exec), so the
+// machine's neither lists nor copies them.
+func (d *Detector) DefersAccesses() bool { return true }
 
 // NoFlagTimes implements machine.FlagTimeFilter: the detector orders flags
 // by their events, not by the cycles they were set at.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -232,9 +233,9 @@ func TestBatchRoundTrip(t *testing.T) {
 		b.add(&events[i])
 	}
 	var scratch machine.Event
-	var acc0, iter0 int
+	var acc0, iter0, def0 int
 	for i := range b.items {
-		got := *b.event(&b.items[i], &scratch, &acc0, &iter0)
+		got := *b.event(&b.items[i], &scratch, &acc0, &iter0, &def0)
 		want := events[i]
 		if !b.items[i].whole {
 			// Compact items keep only what the detector reads of them: the
@@ -244,7 +245,7 @@ func TestBatchRoundTrip(t *testing.T) {
 			want = machine.Event{Kind: want.Kind, Agent: want.Agent, Op: want.Op, Flag: want.Flag,
 				Accesses: want.Accesses, Iter: r.iters(), Issue: want.Issue, Issued: want.Issued}
 		}
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.AllowUnexported(machine.Deferred{})); diff != "" {
 			t.Errorf("event %d (whole %v) came back changed (-want +got):\n%s", i, b.items[i].whole, diff)
 		}
 	}
@@ -255,6 +256,34 @@ func TestBatchRoundTrip(t *testing.T) {
 		if !b.items[i].whole {
 			t.Errorf("event %d should travel whole", i)
 		}
+	}
+	// A pipe's event (ObservePipe) travels as the same item, or not at all
+	// when its numbers do not fit (Observe then takes it whole).
+	pb := newBatch()
+	for i := range events {
+		e := &events[i]
+		if e.Issued != 0 || e.Step != "" || e.IssueCore != 0 {
+			continue // not a pipe's event
+		}
+		pe := machine.PipeEvent{Kind: e.Kind, Agent: e.Agent, Op: e.Op, Issue: e.Issue, Iter: e.Iter,
+			Flag: e.Flag, Accesses: e.Accesses}
+		var back machine.Event
+		pe.Event(&back)
+		if diff := cmp.Diff(*e, back, cmpopts.EquateEmpty(), cmp.AllowUnexported(machine.Deferred{})); diff != "" {
+			t.Errorf("event %d as a PipeEvent and back (-want +got):\n%s", i, diff)
+		}
+		if got, want := pb.addPipe(&pe), !b.items[i].whole; got != want {
+			t.Errorf("event %d: added as a pipe's %v, as an Event compact %v", i, got, want)
+			continue
+		}
+		if !b.items[i].whole {
+			if pb.items[len(pb.items)-1] != b.items[i] {
+				t.Errorf("event %d: a pipe's item %+v, the Event's %+v", i, pb.items[len(pb.items)-1], b.items[i])
+			}
+		}
+	}
+	if len(pb.items) == 0 {
+		t.Error("no event was a pipe's")
 	}
 }
 
@@ -311,5 +340,77 @@ func TestSelfRacedLag(t *testing.T) {
 		if raced != tc.raced || told != tc.told {
 			t.Errorf("%s: selfRaced = %v, %v; want %v, %v", tc.name, raced, told, tc.raced, tc.told)
 		}
+	}
+}
+
+// listCheck is an observer that does not defer accesses, so the machine
+// lists every lean op's accesses and sends Deferred beside them: it lists
+// them again from Deferred with an AccessLister of its own and requires
+// the same list.
+type listCheck struct {
+	t        *testing.T
+	name     string
+	lister   machine.AccessLister
+	deferred int
+}
+
+func (c *listCheck) Observe(e *machine.Event) {
+	if e.Kind != machine.EvExec || !e.Deferred.Pending() {
+		return
+	}
+	c.deferred++
+	x := *e
+	x.Accesses = nil
+	got := c.lister.Accesses(&x)
+	if !slices.Equal(e.Accesses, got) {
+		diff := cmp.Diff(e.Accesses, got, cmpopts.EquateEmpty())
+		c.t.Errorf("%s: %s at %v: accesses listed from Deferred differ (-machine +lister):\n%s", c.name, e.Op.Info.Name, e.Agent, diff)
+	}
+}
+
+// deferCheck defers accesses as the detector does, and requires every
+// deferred exec event to come without a list.
+type deferCheck struct {
+	t        *testing.T
+	deferred int
+}
+
+func (c *deferCheck) DefersAccesses() bool { return true }
+
+func (c *deferCheck) Observe(e *machine.Event) {
+	if e.Kind == machine.EvExec && e.Deferred.Pending() {
+		c.deferred++
+		if len(e.Accesses) > 0 {
+			c.t.Fatalf("%s: a deferred exec event came with its accesses listed", e.Op.Info.Name)
+		}
+	}
+}
+
+// TestDeferredAccesses runs every shipped program with an observer that
+// lists each lean op's accesses itself (AccessLister) beside one that
+// takes the machine's list, and requires the same accesses; and with
+// observers that all defer, that the machine lists none of them.
+func TestDeferredAccesses(t *testing.T) {
+	total := 0
+	eachProgram(t, func(name string, obj *asm.Object) {
+		c := &listCheck{t: t, name: name}
+		m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Run() // a program's own faults are its expectations' business
+		total += c.deferred
+		dc := &deferCheck{t: t}
+		if m, err = machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{dc}}); err != nil {
+			t.Fatal(err)
+		}
+		m.Run()
+		if dc.deferred != c.deferred {
+			t.Errorf("%s: %d exec events deferred with a deferring observer, %d carried Deferred beside a list", name, dc.deferred, c.deferred)
+		}
+	})
+	t.Logf("%d lean exec events listed both ways", total)
+	if total < 1000 {
+		t.Errorf("only %d deferred exec events: the programs no longer exercise the lister", total)
 	}
 }

@@ -418,8 +418,11 @@ type Detector struct {
 	// steps interns composite step names for rec.step; steps[0] is "".
 	steps   []string
 	scratch machine.Event
-	spare   []*batch
-	front   front
+	// lister lists the accesses of lean ops' exec events, which the
+	// machine sends unlisted (DefersAccesses), on this goroutine.
+	lister machine.AccessLister
+	spare  []*batch
+	front  front
 
 	findings []*finding
 	byKey    map[findKey]*finding

@@ -31,17 +31,17 @@ func (d *Detector) exec(e *machine.Event) {
 		d.raiseOwn(a)
 	}
 	uk, unit := d.unitAcquire(a, e)
-	r := d.mkrec(a, e, serial)
+	r, accs := d.mkrec(a, e, serial), d.lister.Accesses(e) // one line: default.pgo's call sites
 	// The agent's own component, and so rec.lag, stays put while the
 	// event's accesses are checked (a signal read may join news:
 	// access takes it again after one).
 	r.lag = d.selfLag(&r)
 	d.hit = nil
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
-		d.splitAtBarrier(a, &r, e, vb)
+		d.splitAtBarrier(a, &r, e, accs, vb)
 	} else {
-		for i := range e.Accesses {
-			d.access(&r, &e.Accesses[i])
+		for i := range accs {
+			d.access(&r, &accs[i])
 		}
 	}
 	if unit {
@@ -82,7 +82,7 @@ func internalBarrier(e *machine.Event) *asm.VBarrier {
 // this op's first part, as pipe_barrier does), then those after it at a new
 // epoch, which later ops see only through their own barrier or flag, or
 // through the op's closing barrier when it has one (vb.Tail).
-func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBarrier) {
+func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, accs []machine.Access, vb *asm.VBarrier) {
 	ag := &d.agents[a]
 	phase := func(acc *machine.Access) uint8 {
 		var pre, post bool
@@ -114,9 +114,9 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 		}
 		return ph
 	}
-	for i := range e.Accesses {
-		if phase(&e.Accesses[i])&1 != 0 {
-			d.access(r, &e.Accesses[i])
+	for i := range accs {
+		if phase(&accs[i])&1 != 0 {
+			d.access(r, &accs[i])
 		}
 	}
 	d.raiseOwn(a)
@@ -127,9 +127,9 @@ func (d *Detector) splitAtBarrier(a int32, r *rec, e *machine.Event, vb *asm.VBa
 	r2 := d.mkrec(a, e, r.serial)
 	r2.lag = d.selfLag(&r2)
 	d.hit = nil
-	for i := range e.Accesses {
-		if phase(&e.Accesses[i])&2 != 0 {
-			d.access(&r2, &e.Accesses[i])
+	for i := range accs {
+		if phase(&accs[i])&2 != 0 {
+			d.access(&r2, &accs[i])
 		}
 	}
 	if vb.Tail {

@@ -12,9 +12,11 @@ import (
 type nullObserver struct{}
 
 func (nullObserver) Observe(*machine.Event)             {}
+func (nullObserver) ObservePipe(*machine.PipeEvent)     {}
 func (nullObserver) WantsKind(k machine.EventKind) bool { return k != machine.EvStall }
 func (nullObserver) CompositeIssuesOnly() bool          { return true }
 func (nullObserver) NoFlagTimes() bool                  { return true }
+func (nullObserver) DefersAccesses() bool               { return true }
 
 // copyObserver also copies each event into a batch, as the detector's push
 // does, on the machine's goroutine: the hand-off's share.
@@ -30,9 +32,19 @@ func (o *copyObserver) Observe(e *machine.Event) {
 	o.b.add(e)
 }
 
+func (o *copyObserver) ObservePipe(pe *machine.PipeEvent) {
+	if o.b.addPipe(pe) {
+		return
+	}
+	var e machine.Event
+	pe.Event(&e)
+	o.Observe(&e)
+}
+
 func (o *copyObserver) WantsKind(k machine.EventKind) bool { return nullObserver{}.WantsKind(k) }
 func (o *copyObserver) CompositeIssuesOnly() bool          { return true }
 func (o *copyObserver) NoFlagTimes() bool                  { return true }
+func (o *copyObserver) DefersAccesses() bool               { return true }
 
 // BenchmarkMachineSide runs the 8-rank allgather_gemm (pipelined,
 // BASE_M=128, M=4096, K=1024: a sixteenth of issue 28's lint) timing-only
