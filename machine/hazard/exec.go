@@ -412,7 +412,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		case sameReader(&c.read0, r) && !keepPrior(&c.read0, r, acc):
 			c.read0 = *r
 		default:
-			c.reads = putRead(c.reads, r, acc)
+			c.reads = d.putRead(c.reads, r, acc)
 		}
 		return
 	}
@@ -494,7 +494,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				d.race(w, r, acc, lo, hi)
 			}
 		}
-		c.setAdds(putW(c.adds(), r, acc))
+		c.setAdds(d.putW(c.adds(), r, acc))
 		c.written = true
 		return
 	}
@@ -511,7 +511,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
-		c.setAdds(putW(c.adds(), &c.w, acc))
+		c.setAdds(d.putW(c.adds(), &c.w, acc))
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
@@ -912,7 +912,7 @@ func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
 // no barrier between them are not ordered, so a read that lands after all
 // of them races each site, and the RAW with each came and went with the
 // read's latency when the cell kept one write per agent.
-func putW(list []rec, r *rec, acc *machine.Access) []rec {
+func (d *Detector) putW(list []rec, r *rec, acc *machine.Access) []rec {
 	if r.atomic {
 		for i := range list {
 			if list[i].agent == r.agent && list[i].atomic {
@@ -922,7 +922,7 @@ func putW(list []rec, r *rec, acc *machine.Access) []rec {
 		}
 		return append(list, *r)
 	}
-	return putSite(list, r, acc)
+	return d.putSite(list, r, acc)
 }
 
 // superseded reports whether read rd, kept in cell c, is of write r's own
@@ -953,18 +953,20 @@ func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 }
 
 // putRead adds read r to a cell's other reads (putSite).
-func putRead(list []rec, r *rec, acc *machine.Access) []rec {
-	return putSite(list, r, acc)
+func (d *Detector) putRead(list []rec, r *rec, acc *machine.Access) []rec {
+	return d.putSite(list, r, acc)
 }
 
 // putSite adds access r to list, replacing the earlier access of the same
 // agent, op and direction (sameReader) unless another agent's access could
 // be meant to come between the two (keepPrior): then both stay, up to
-// maxPrior earlier ones of the site, the oldest dropped first.
-func putSite(list []rec, r *rec, acc *machine.Access) []rec {
+// maxPrior earlier ones of the site, the oldest dropped first. In local
+// memory past maxPrior, the instances that no access still to land can
+// need go first (prunePrior), and the bound is maxPriorLocal.
+func (d *Detector) putSite(list []rec, r *rec, acc *machine.Access) []rec {
 	n, oldest := 0, -1
 	for i := range list {
-		if !sameReader(&list[i], r) || list[i].write != r.write || list[i].atomic {
+		if !priorOf(&list[i], r) {
 			continue
 		}
 		if !keepPrior(&list[i], r, acc) {
@@ -975,7 +977,17 @@ func putSite(list []rec, r *rec, acc *machine.Access) []rec {
 			oldest = i
 		}
 	}
-	if n > maxPrior {
+	limit := maxPrior
+	if n <= maxPrior {
+		// Within the fixed bound: nothing to decide.
+	} else if low := d.landed(r, acc); low >= 0 {
+		list, n = prunePrior(list, r, low, n)
+		limit = maxPriorLocal
+		if n > limit {
+			oldest = slices.IndexFunc(list, func(e rec) bool { return priorOf(&e, r) })
+		}
+	}
+	if n > limit {
 		list = slices.Delete(list, oldest, oldest+1)
 	}
 	return append(list, *r)

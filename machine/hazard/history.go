@@ -1,0 +1,160 @@
+package hazard
+
+import (
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// How much history of one op site a cell keeps (putSite).
+//
+// A cell keeps an agent's earlier accesses of a site beside its latest
+// while another agent's access may be meant to come between them
+// (keepPrior): such an access races the earlier one the other way round,
+// and landing late it must still meet it. Which accesses can still land is
+// known for local memory: only the core's own pipes reach it, and each of
+// their ops carries its issue number. An earlier instance i of a site, with
+// j the next instance of that site, is needed only by an access issued
+// between the two: any other access races i exactly when it races j (one
+// agent's epochs only grow), in the same direction (intended order is
+// issue order on one core), under the same pair of sites, and a finding
+// names the later instance of a pair. So once every op issued before j has
+// reached the detector, nothing that arrives later needs i, however slow
+// its pipe was; until then i stays. GM is reached from other cores, whose
+// intended order is by iteration, and keeps the fixed bound maxPrior.
+
+// maxPriorLocal bounds the earlier instances of one site a local-memory
+// cell keeps while ops issued between them have not landed (issueSeen): a
+// pipe can lag its scalar by its queue (up to 16 ops) and another pipe can
+// run a site that many times meanwhile (corpus qwen3_decode_incore_2: a
+// cube slowed to a 20000-cycle head lands its mads after 15 MTE1 moves of
+// each site; the fixed bound of 8 lost the RAW with the move before them,
+// and the finding named an earlier iteration). Past the bound the oldest
+// goes, as before.
+const maxPriorLocal = 32
+
+// seenWindow is how many issue numbers above a core's watermark issueSeen
+// tracks: more than every queue of a core holds, so only a number that
+// never reaches the detector (a composite's own, say) is given up, once
+// the window has passed it.
+const seenWindow = 512
+
+// issueSeen records which of a core's issue numbers (machine.Event.Issue)
+// have reached the detector: every number up to low, and those marked in
+// bits, a ring over the window above low.
+type issueSeen struct {
+	low  int64
+	gen  uint32
+	bits [seenWindow / 64]uint64
+}
+
+func (s *issueSeen) has(k int64) bool { return s.bits[k/64%(seenWindow/64)]&(1<<(k%64)) != 0 }
+func (s *issueSeen) set(k int64)      { s.bits[k/64%(seenWindow/64)] |= 1 << (k % 64) }
+func (s *issueSeen) unset(k int64)    { s.bits[k/64%(seenWindow/64)] &^= 1 << (k % 64) }
+
+// mark records that op number k of the core reached the detector.
+func (s *issueSeen) mark(k int64) {
+	switch {
+	case k <= s.low:
+		return
+	case k-s.low > 2*seenWindow:
+		// Numbering that starts far above (a block that runs on a core
+		// after another): what lies below is not this core's.
+		*s = issueSeen{low: k, gen: s.gen}
+		return
+	}
+	for k-s.low > seenWindow {
+		// A number that never came: give it up.
+		s.low++
+		s.unset(s.low)
+	}
+	s.set(k)
+	for s.has(s.low + 1) {
+		s.low++
+		s.unset(s.low)
+	}
+}
+
+// sawIssue records that an op with issue number k of core c reached the
+// detector (takeIssueOf: every pipe event of a numbered op).
+func (d *Detector) sawIssue(c int32, k int64) {
+	if c < 0 || k <= 0 {
+		return
+	}
+	if int(c) >= len(d.seen) {
+		d.seen = append(d.seen, make([]issueSeen, int(c)+1-len(d.seen))...)
+	}
+	s := &d.seen[c]
+	if s.gen != d.gen {
+		*s = issueSeen{gen: d.gen}
+	}
+	s.mark(k)
+}
+
+// landed is the watermark of the core whose local memory access r of acc
+// touches: every op of the core numbered up to it has reached the detector.
+// -1 for GM, or when nothing is known.
+func (d *Detector) landed(r *rec, acc *machine.Access) int64 {
+	if acc.Space == asm.GM {
+		return -1
+	}
+	c := d.agents[r.agent].coreIdx
+	if c < 0 || int(c) >= len(d.seen) || d.seen[c].gen != d.gen {
+		return -1
+	}
+	return d.seen[c].low
+}
+
+// issueOf is the issue number up to which every op was issued before the
+// access of serial s (rec.serial: twice a queued op's number, twice the
+// scalar's count plus one for the scalar's own), 0 when unknown.
+func issueOf(s int64) int64 {
+	return (s + 1) / 2
+}
+
+// prunePrior drops from list the earlier instances of r's site that no
+// access still to land can need (see above): those whose next instance
+// (the next in list, or r) was issued when every op numbered up to low had
+// reached the detector. n is how many instances of the site list holds;
+// the new count is returned.
+func prunePrior(list []rec, r *rec, low int64, n int) ([]rec, int) {
+	var drop uint64 // by index; a list past 64 entries keeps its tail
+	prev := -1
+	for i := range list {
+		if !priorOf(&list[i], r) {
+			continue
+		}
+		if prev >= 0 && prev < 64 && prunable(&list[prev], &list[i], low) {
+			drop |= 1 << prev
+		}
+		prev = i
+	}
+	if prev >= 0 && prev < 64 && prunable(&list[prev], r, low) {
+		drop |= 1 << prev
+	}
+	if drop == 0 {
+		return list, n
+	}
+	out := list[:0]
+	for i := range list {
+		if i < 64 && drop&(1<<i) != 0 {
+			n--
+			continue
+		}
+		out = append(out, list[i])
+	}
+	return out, n
+}
+
+// prunable reports whether instance e of a site, whose next instance is
+// next, can go: every op issued before next has landed (low), so no access
+// issued between the two can still arrive.
+func prunable(e, next *rec, low int64) bool {
+	return e.gen == next.gen && e.step == 0 && next.step == 0 && e.serial > 0 && next.serial > 0 &&
+		issueOf(next.serial)-1 <= low
+}
+
+// priorOf reports whether a is an earlier instance of access r's site
+// that putSite would keep beside it: the same agent, op and direction.
+func priorOf(a, r *rec) bool {
+	return sameReader(a, r) && a.write == r.write && !a.atomic
+}
