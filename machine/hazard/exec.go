@@ -392,7 +392,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.noteRaced(r, &c.w)
 		}
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !d.hbOrSame(w, r) {
+			if w := &adds[x]; w.shadowed() {
+				d.offerShadowed(w, r, acc, lo, hi)
+			} else if !d.hbOrSame(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
 				// to a later write too (raceRead), as one with the
@@ -490,7 +492,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !w.atomic && !warred && !d.hbOrSame(w, r) {
+			if w := &adds[x]; !w.atomic && !w.shadowed() && !warred && !d.hbOrSame(w, r) {
 				d.race(w, r, acc, lo, hi)
 			}
 		}
@@ -502,16 +504,39 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// each of them, whichever ran last.
 	others := 0
 	adds := c.adds()
+	low := int64(-2) // the core's watermark, looked up on first need
+	trim := false    // a shadowed write joined adds
 	for x := range adds {
-		if w := &adds[x]; !d.hbOrSame(w, r) {
+		if w := &adds[x]; w.shadowed() {
+			if !warred || d.intendedBefore(r, w) {
+				d.offerShadowed(w, r, acc, lo, hi)
+			}
+			if low == -2 {
+				low = d.landed(r, acc)
+			}
+			if needShadowed(w, low) {
+				adds[others] = *w
+				others++
+			}
+		} else if !d.hbOrSame(w, r) {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
+		} else if d.shadows(c, w, r, acc) {
+			adds[others] = shadowOf(w, r)
+			others++
+			trim = true
 		}
 	}
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
 		c.setAdds(d.putW(c.adds(), &c.w, acc))
+	} else if c.hasW && d.shadows(c, &c.w, r, acc) {
+		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
+		trim = true
+	}
+	if trim {
+		c.setAdds(trimShadowed(c.adds()))
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
@@ -696,7 +721,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 		settle(&c.w, after)
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic {
+		if old := &adds[x]; !old.atomic && !old.shadowed() {
 			settle(old, !w.atomic && d.hbOrSame(old, w))
 		}
 	}
@@ -729,7 +754,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		settle(&c.w)
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic && d.hbOrSame(old, r) {
+		if old := &adds[x]; !old.atomic && !old.shadowed() && d.hbOrSame(old, r) {
 			settle(old)
 		}
 	}
@@ -1287,7 +1312,7 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 		return true
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if w := &adds[x]; !w.atomic && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
+		if w := &adds[x]; !w.atomic && !w.shadowed() && !d.hbOrSame(w, r) && d.hasRaced(rd, w) {
 			return true
 		}
 	}

@@ -1,6 +1,9 @@
 package hazard
 
 import (
+	"math"
+	"slices"
+
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
@@ -156,5 +159,105 @@ func prunable(e, next *rec, low int64) bool {
 // priorOf reports whether a is an earlier instance of access r's site
 // that putSite would keep beside it: the same agent, op and direction.
 func priorOf(a, r *rec) bool {
-	return sameReader(a, r) && a.write == r.write && !a.atomic
+	return sameReader(a, r) && a.write == r.write && !a.atomic && !a.shadowed()
+}
+
+// Writes an agent overwrote in order (shadowed).
+//
+// A write w replaced by a later write r of its own agent ordered after it
+// (a pipe_barrier V, or an op's internal one, between them) leaves the
+// cell: any access that races w races r too. But it races r under another
+// pair of sites, and an access that landed between the two met w and
+// offered its pair for the finding's name (its count then moved to r,
+// raceWrite); landing after r it met r alone, and the named instance came
+// and went with the latency (corpus qwen3_decode_incore_11: a tload
+// landing after V squared the loaded tile in place and overwrote it again
+// named an earlier iteration than when it landed before). So w stays,
+// shadowed, while an op issued before r has not landed (issueSeen): what
+// meets it offers the pair for the name and counts nothing, and moves
+// nothing (raceRead, raceWrite and racesKept pass it by), as in the order
+// where it landed between. Only where no other agent's read kept in the
+// cell is ordered after w (the value was not handed on: in a kernel with
+// its flags, the consumer's read is) and the agent's same-pipe races are
+// reported (rec.lag is free then).
+
+// maxShadowed bounds the shadowed writes a cell keeps, the oldest dropped
+// first. In qwen3_decode_incore_11 the vector unit writes the tile a dozen
+// times (the second loop's ops, each after a barrier) while the last loads
+// of the first loop are in flight; with 4, the squaring they race was gone
+// again when they landed.
+const maxShadowed = 16
+
+// shadowed reports whether write record r is kept shadowed: raced marks
+// reads that raced a write, and a write kept past its own agent's ordered
+// overwrite. lag then holds how many issue numbers later that overwrite
+// was issued (needShadowed).
+func (r *rec) shadowed() bool { return r.write && r.raced }
+
+// shadows reports whether plain write w of cell c (its last, or one kept
+// beside it), which write r is ordered after, stays shadowed.
+func (d *Detector) shadows(c *cell, w, r *rec, acc *machine.Access) bool {
+	if r.atomic || w.atomic || w.agent != r.agent || w.gen != r.gen || w.step != 0 || r.step != 0 ||
+		w.serial <= 0 || r.serial <= w.serial || d.selfOff(w, r) {
+		return false
+	}
+	low := d.landed(r, acc)
+	if low < 0 || low >= issueOf(r.serial)-1 {
+		return false // every op issued before r has landed
+	}
+	handed := func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) }
+	if c.hasR && handed(&c.read0) {
+		return false
+	}
+	for x := range c.reads {
+		if handed(&c.reads[x]) {
+			return false
+		}
+	}
+	return true
+}
+
+// shadowOf is write w, overwritten in order by r, kept shadowed.
+func shadowOf(w, r *rec) rec {
+	sw := *w
+	sw.raced = true
+	sw.lag = uint16(min(issueOf(r.serial)-issueOf(w.serial), math.MaxUint16))
+	return sw
+}
+
+// trimShadowed drops the oldest shadowed writes of list past maxShadowed.
+func trimShadowed(list []rec) []rec {
+	n := 0
+	for i := range list {
+		if list[i].shadowed() {
+			n++
+		}
+	}
+	for i := 0; n > maxShadowed; i++ {
+		if list[i].shadowed() {
+			list = slices.Delete(list, i, i+1)
+			i--
+			n--
+		}
+	}
+	return list
+}
+
+// needShadowed reports whether shadowed write w must stay: an op issued
+// before the write that overwrote it has not landed (low, the core's
+// watermark; -1 unknown keeps nothing).
+func needShadowed(w *rec, low int64) bool {
+	return low >= 0 && low < issueOf(w.serial)+int64(w.lag)-1
+}
+
+// offerShadowed offers the pair of shadowed write w and access r for the
+// finding's name, as the access met it landing before w's overwrite: the
+// count went to the overwrite there (raceWrite), so none is added here.
+func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
+	if d.hbOrSame(w, r) {
+		return
+	}
+	sw := *w
+	sw.raced, sw.lag = false, 0
+	d.raceNamed(&sw, r, true, acc, lo, hi)
 }

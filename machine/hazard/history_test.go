@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -108,5 +109,65 @@ func TestPrunePriorKeepsWhatLateAccessesNeed(t *testing.T) {
 	d := New(Options{})
 	if low := d.landed(&r, &machine.Access{Space: asm.GM}); low != -1 {
 		t.Fatalf("GM watermark %d, want -1", low)
+	}
+}
+
+// TestOverwrittenWriteStaysShadowed: a vector op's in-place write that a
+// later vector op overwrites after a barrier stays in the cell, shadowed,
+// while the load issued before the overwrite is still out, and goes once
+// it lands; a write whose value another pipe read in order (the flags of
+// a correct kernel) is not kept.
+func TestOverwrittenWriteStaysShadowed(t *testing.T) {
+	shadowedOps := func(d *Detector) []string {
+		acc := tileAcc(ubX, 0, 0, 0, false)
+		m, hi := d.shadowFor(&acc).page(acc.Lo, acc.Hi)
+		i, j := m.span(acc.Lo, hi)
+		var out []string
+		for _, c := range m.cells[i:j] {
+			for _, w := range c.adds() {
+				if w.shadowed() {
+					out = append(out, w.op.Instr.Op)
+				}
+			}
+		}
+		return out
+	}
+	for _, handed := range []bool{false, true} {
+		s := newSim(Options{})
+		p := &prog{}
+		ld := p.op("tload", 10, MTE2)
+		sq := p.op("tmul", 11, V)
+		set := p.op("set_flag", 12, V)
+		wt := p.op("wait_flag", 13, MTE3)
+		st := p.op("tstore", 14, MTE3)
+		bar := p.op("pipe_barrier", 15, V)
+		ov := p.op("tmuls", 16, V)
+		exec := func(pipe asm.Pipe, op *asm.COp, issue int64, acc ...machine.Access) {
+			s.ev(machine.Event{Kind: machine.EvExec, Agent: ag(0, 0, pipe), Op: op, Issue: issue, Accesses: acc})
+		}
+		// Issue order: ld 1, sq 2, (set 3, wait 4, st 5,) bar, ov; the
+		// load lands last.
+		exec(V, sq, 2, tileAcc(ubX, 0, 0, 0, false), tileAcc(ubX, 0, 0, 0, true))
+		next := int64(3)
+		if handed {
+			s.ev(machine.Event{Kind: machine.EvFlagSet, Agent: ag(0, 0, V), Op: set, Issue: 3, Flag: machine.Flag{Src: V, Dst: MTE3}})
+			s.ev(machine.Event{Kind: machine.EvFlagWait, Agent: ag(0, 0, MTE3), Op: wt, Issue: 4, Flag: machine.Flag{Src: V, Dst: MTE3}})
+			exec(MTE3, st, 5, tileAcc(ubX, 0, 0, 0, false))
+			next = 6
+		}
+		s.ev(machine.Event{Kind: machine.EvBarrier, Agent: ag(0, 0, V), Target: V, Op: bar, Issue: next})
+		exec(V, ov, next+1, tileAcc(ubX, 0, 0, 0, true))
+		got := shadowedOps(s.d)
+		want := []string{"tmul"}
+		if handed {
+			want = nil // the store read sq's value in order
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("handed %v: shadowed writes after the overwrite %v, want %v", handed, got, want)
+		}
+		exec(MTE2, ld, 1, tileAcc(ubX, 0, 0, 0, true))
+		if got := shadowedOps(s.d); len(got) != 0 {
+			t.Fatalf("handed %v: shadowed writes %v stay after every op issued before the overwrite landed", handed, got)
+		}
 	}
 }
