@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -50,36 +51,83 @@ type issueSeen struct {
 	bits [seenWindow / 64]uint64
 }
 
-func (s *issueSeen) has(k int64) bool { return s.bits[k/64%(seenWindow/64)]&(1<<(k%64)) != 0 }
-func (s *issueSeen) set(k int64)      { s.bits[k/64%(seenWindow/64)] |= 1 << (k % 64) }
-func (s *issueSeen) unset(k int64)    { s.bits[k/64%(seenWindow/64)] &^= 1 << (k % 64) }
+// The ring: number k is bit k%64 of word k/64 mod the window's words
+// (unsigned: numbers are positive, and signed division costs more).
+func (s *issueSeen) has(k int64) bool {
+	return s.bits[uint64(k)/64%(seenWindow/64)]&(1<<(uint64(k)%64)) != 0
+}
+func (s *issueSeen) set(k int64)   { s.bits[uint64(k)/64%(seenWindow/64)] |= 1 << (uint64(k) % 64) }
+func (s *issueSeen) unset(k int64) { s.bits[uint64(k)/64%(seenWindow/64)] &^= 1 << (uint64(k) % 64) }
 
 // mark records that op number k of the core reached the detector.
 func (s *issueSeen) mark(k int64) {
 	switch {
+	case k == s.low+1:
+		s.low = k // in order
 	case k <= s.low:
 		return
 	case k-s.low > 2*seenWindow:
 		// Numbering that starts far above (a block that runs on a core
 		// after another): what lies below is not this core's.
-		*s = issueSeen{low: k, gen: s.gen}
+		s.low, s.bits = k, [seenWindow / 64]uint64{}
 		return
+	default:
+		for k-s.low > seenWindow {
+			// A number that never came: give it up.
+			s.low++
+			s.unset(s.low)
+		}
+		s.set(k)
 	}
-	for k-s.low > seenWindow {
-		// A number that never came: give it up.
-		s.low++
-		s.unset(s.low)
+	s.advance()
+}
+
+// inOrder marks k when it is the number right above the watermark and the
+// next one is not marked yet, the common case, and reports whether it did;
+// small enough to inline where every pipe event passes (takeIssueOf).
+func (s *issueSeen) inOrder(k int64) bool {
+	n := uint64(k) + 1
+	if k != s.low+1 || s.bits[n/64%(seenWindow/64)]&(1<<(n%64)) != 0 {
+		return false
 	}
-	s.set(k)
-	for s.has(s.low + 1) {
-		s.low++
-		s.unset(s.low)
+	s.low = k
+	return true
+}
+
+// advance moves the watermark over the numbers marked right above it, a
+// word of the ring at a time.
+func (s *issueSeen) advance() {
+	for {
+		n := uint64(s.low) + 1
+		w := &s.bits[n/64%(seenWindow/64)]
+		off := n % 64
+		run := bits.TrailingZeros64(^(*w >> off)) // marked numbers from n on in this word
+		if run == 0 {
+			return
+		}
+		*w &^= (uint64(1)<<run - 1) << off
+		s.low += int64(run)
+		if off+uint64(run) < 64 {
+			return
+		}
 	}
 }
 
 // sawIssue records that an op with issue number k of core c reached the
-// detector (takeIssueOf: every pipe event of a numbered op).
+// detector (takeIssueOf: every pipe event of a numbered op, which tries
+// inOrder first).
 func (d *Detector) sawIssue(c int32, k int64) {
+	if uint32(c) < uint32(len(d.seen)) {
+		if s := &d.seen[c]; s.gen == d.gen {
+			s.mark(k)
+			return
+		}
+	}
+	d.sawIssueNew(c, k)
+}
+
+// sawIssueNew is sawIssue for a core not seen yet in this run generation.
+func (d *Detector) sawIssueNew(c int32, k int64) {
 	if c < 0 || k <= 0 {
 		return
 	}
@@ -87,9 +135,7 @@ func (d *Detector) sawIssue(c int32, k int64) {
 		d.seen = append(d.seen, make([]issueSeen, int(c)+1-len(d.seen))...)
 	}
 	s := &d.seen[c]
-	if s.gen != d.gen {
-		*s = issueSeen{gen: d.gen}
-	}
+	*s = issueSeen{gen: d.gen}
 	s.mark(k)
 }
 
@@ -197,13 +243,15 @@ func (r *rec) shadowed() bool { return r.write && r.raced }
 // shadows reports whether plain write w of cell c (its last, or one kept
 // beside it), which write r is ordered after, stays shadowed.
 func (d *Detector) shadows(c *cell, w, r *rec, acc *machine.Access) bool {
-	if r.atomic || w.atomic || w.agent != r.agent || w.gen != r.gen || w.step != 0 || r.step != 0 ||
-		w.serial <= 0 || r.serial <= w.serial || d.selfOff(w, r) {
+	if w.agent != r.agent || r.atomic || w.atomic || w.gen != r.gen || w.step != 0 || r.step != 0 ||
+		w.serial <= 0 || r.serial <= w.serial {
 		return false
 	}
-	low := d.landed(r, acc)
-	if low < 0 || low >= issueOf(r.serial)-1 {
+	if low := d.landed(r, acc); low < 0 || low >= issueOf(r.serial)-1 {
 		return false // every op issued before r has landed
+	}
+	if d.selfOff(w, r) {
+		return false
 	}
 	handed := func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) }
 	if c.hasR && handed(&c.read0) {
