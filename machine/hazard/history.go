@@ -53,9 +53,6 @@ type issueSeen struct {
 
 // The ring: number k is bit k%64 of word k/64 mod the window's words
 // (unsigned: numbers are positive, and signed division costs more).
-func (s *issueSeen) has(k int64) bool {
-	return s.bits[uint64(k)/64%(seenWindow/64)]&(1<<(uint64(k)%64)) != 0
-}
 func (s *issueSeen) set(k int64)   { s.bits[uint64(k)/64%(seenWindow/64)] |= 1 << (uint64(k) % 64) }
 func (s *issueSeen) unset(k int64) { s.bits[uint64(k)/64%(seenWindow/64)] &^= 1 << (uint64(k) % 64) }
 
