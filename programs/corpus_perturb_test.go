@@ -28,12 +28,7 @@ var corpusPerturbations = []string{"dma latency 0", "dma latency x2", "vector he
 // timing, each with what moves (docs/hazards.md, "What each verdict
 // depends on"). The list only shrinks: a kernel that moves and is not
 // here fails, and so does one here that no longer moves.
-var corpusMovers = map[string]string{
-	"ptoas/test/samples/Qwen3DecodeA3/qwen3_decode_incore_2.pto":  "cube head 20000 lands the mads after up to 15 MTE1 moves of their L0 tiles, past the 8 earlier writes of a site a range keeps (maxPrior): six RAWs name an earlier iteration of the tmov",
-	"ptoas/test/samples/Qwen3DecodeA5/qwen3_decode_incore_2.pto":  "the same kernel for A5, read as A3",
-	"ptoas/test/samples/Qwen3DecodeA3/qwen3_decode_incore_11.pto": "dma latency 0 and vector heads 20000 name another iteration of the tload in a WAW: the load lands after V overwrote the tile its tmul wrote in place, and a cell keeps one write per agent",
-	"ptoas/test/samples/Qwen3DecodeA5/qwen3_decode_incore_11.pto": "the same kernel for A5, read as A3",
-}
+var corpusMovers = map[string]string{}
 
 // TestCorpusFindingsIgnoreTiming lints every kernel of the PTOAS corpus
 // (read as an A2/A3 kernel, as scripts/ptoas-corpus-report.sh does) under

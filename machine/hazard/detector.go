@@ -382,7 +382,10 @@ type Detector struct {
 	host     int32
 	cores    []coreState
 	coreIdx  table[int32]
-	gen      uint32
+	// seen is, by core, which issue numbers reached the detector
+	// (history.go).
+	seen []issueSeen
+	gen  uint32
 
 	cross    map[crossKey][]vclock
 	crossAcc map[accKey]vclock

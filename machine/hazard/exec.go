@@ -422,7 +422,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.noteRaced(r, &c.w)
 		}
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !d.ordered(w, r) {
+			if w := &adds[x]; w.shadowed() {
+				d.offerShadowed(w, r, acc, lo, hi)
+			} else if !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
 				// to a later write too (raceRead), as one with the
@@ -442,7 +444,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		case sameReader(&c.read0, r) && !keepPrior(&c.read0, r, acc):
 			c.read0 = *r
 		default:
-			c.reads = putRead(c.reads, r, acc)
+			c.reads = d.putRead(c.reads, r, acc)
 		}
 		return
 	}
@@ -536,11 +538,11 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
-			if w := &adds[x]; !w.atomic && !warred && !d.ordered(w, r) {
+			if w := &adds[x]; !w.atomic && !w.shadowed() && !warred && !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 			}
 		}
-		c.setAdds(putW(c.adds(), r, acc))
+		c.setAdds(d.putW(c.adds(), r, acc))
 		c.written = true
 		return
 	}
@@ -548,16 +550,39 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// each of them, whichever ran last.
 	others := 0
 	adds := c.adds()
+	low := int64(-2) // the core's watermark, looked up on first need
+	trim := false    // a shadowed write joined adds
 	for x := range adds {
-		if w := &adds[x]; !d.ordered(w, r) {
+		if w := &adds[x]; w.shadowed() {
+			if !warred || d.intendedBefore(r, w) {
+				d.offerShadowed(w, r, acc, lo, hi)
+			}
+			if low == -2 {
+				low = d.landed(r, acc)
+			}
+			if needShadowed(w, low) {
+				adds[others] = *w
+				others++
+			}
+		} else if !d.ordered(w, r) {
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
+		} else if w.agent == r.agent && d.shadows(c, w, r, acc) {
+			adds[others] = shadowOf(w, r)
+			others++
+			trim = true
 		}
 	}
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
-		c.setAdds(putW(c.adds(), &c.w, acc))
+		c.setAdds(d.putW(c.adds(), &c.w, acc))
+	} else if c.hasW && c.w.agent == r.agent && d.shadows(c, &c.w, r, acc) {
+		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
+		trim = true
+	}
+	if trim {
+		c.setAdds(trimShadowed(c.adds()))
 	}
 	c.firstW = !c.written
 	c.w, c.hasW, c.written = *r, true, true
@@ -766,7 +791,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 		settle(&c.w, after)
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic {
+		if old := &adds[x]; !old.atomic && !old.shadowed() {
 			settle(old, !w.atomic && d.ordered(old, w))
 		}
 	}
@@ -802,7 +827,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		settle(&c.w)
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic && d.ordered(old, r) {
+		if old := &adds[x]; !old.atomic && !old.shadowed() && d.ordered(old, r) {
 			settle(old)
 		}
 	}
@@ -981,7 +1006,7 @@ func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
 // no barrier between them are not ordered, so a read that lands after all
 // of them races each site, and the RAW with each came and went with the
 // read's latency when the cell kept one write per agent.
-func putW(list []rec, r *rec, acc *machine.Access) []rec {
+func (d *Detector) putW(list []rec, r *rec, acc *machine.Access) []rec {
 	if r.atomic {
 		for i := range list {
 			if list[i].agent == r.agent && list[i].atomic {
@@ -991,7 +1016,7 @@ func putW(list []rec, r *rec, acc *machine.Access) []rec {
 		}
 		return append(list, *r)
 	}
-	return putSite(list, r, acc)
+	return d.putSite(list, r, acc)
 }
 
 // superseded reports whether read rd, kept in cell c, is of write r's own
@@ -1022,18 +1047,20 @@ func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 }
 
 // putRead adds read r to a cell's other reads (putSite).
-func putRead(list []rec, r *rec, acc *machine.Access) []rec {
-	return putSite(list, r, acc)
+func (d *Detector) putRead(list []rec, r *rec, acc *machine.Access) []rec {
+	return d.putSite(list, r, acc)
 }
 
 // putSite adds access r to list, replacing the earlier access of the same
 // agent, op and direction (sameReader) unless another agent's access could
 // be meant to come between the two (keepPrior): then both stay, up to
-// maxPrior earlier ones of the site, the oldest dropped first.
-func putSite(list []rec, r *rec, acc *machine.Access) []rec {
+// maxPrior earlier ones of the site, the oldest dropped first. In local
+// memory past maxPrior, the instances that no access still to land can
+// need go first (prunePrior), and the bound is maxPriorLocal.
+func (d *Detector) putSite(list []rec, r *rec, acc *machine.Access) []rec {
 	n, oldest := 0, -1
 	for i := range list {
-		if !sameReader(&list[i], r) || list[i].write != r.write || list[i].atomic {
+		if !priorOf(&list[i], r) {
 			continue
 		}
 		if !keepPrior(&list[i], r, acc) {
@@ -1044,7 +1071,17 @@ func putSite(list []rec, r *rec, acc *machine.Access) []rec {
 			oldest = i
 		}
 	}
-	if n > maxPrior {
+	limit := maxPrior
+	if n <= maxPrior {
+		// Within the fixed bound: nothing to decide.
+	} else if low := d.landed(r, acc); low >= 0 {
+		list, n = prunePrior(list, r, low, n)
+		limit = maxPriorLocal
+		if n > limit {
+			oldest = slices.IndexFunc(list, func(e rec) bool { return priorOf(&e, r) })
+		}
+	}
+	if n > limit {
 		list = slices.Delete(list, oldest, oldest+1)
 	}
 	return append(list, *r)
@@ -1345,7 +1382,7 @@ func (d *Detector) racesKept(c *cell, rd, r *rec, after bool) bool {
 		return true
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if w := &adds[x]; !w.atomic && !d.ordered(w, r) && d.hasRaced(rd, w) {
+		if w := &adds[x]; !w.atomic && !w.shadowed() && !d.ordered(w, r) && d.hasRaced(rd, w) {
 			return true
 		}
 	}
@@ -1379,7 +1416,7 @@ func (d *Detector) racesKeptBy(c *cell, kw *keptWrites, rd, r *rec, after bool) 
 		kw.w = c.hasW && !after
 		if !kw.many {
 			for x := range adds {
-				if w := &adds[x]; !w.atomic && !d.ordered(w, r) {
+				if w := &adds[x]; !w.atomic && !w.shadowed() && !d.ordered(w, r) {
 					kw.adds |= 1 << x
 				}
 			}

@@ -31,6 +31,10 @@ func (d *Detector) issue(e *machine.Event) {
 		cs.serial = max(cs.serial, n)
 	}
 	comp := isComposite(op)
+	if comp {
+		// A composite's own number is no pipe's op: its steps have theirs.
+		d.sawIssue(d.agents[s].coreIdx, n)
+	}
 	snap, id := d.issueSnapshot(s)
 	p := pending{
 		op: op, target: target, serial: cs.serial * 2,
@@ -84,6 +88,10 @@ func findPending(cs *coreState, op *asm.COp) (*pending, int) {
 // they still chain through the composite's EvIssue entry (comp).
 func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pending) {
 	ag := &d.agents[a]
+	if c := ag.coreIdx; e.Issue > 0 && ag.kind == akPipe &&
+		(uint32(c) >= uint32(len(d.seen)) || d.seen[c].gen != d.gen || !d.seen[c].inOrder(e.Issue)) {
+		d.sawIssue(c, e.Issue)
+	}
 	if e.Issue > 0 {
 		c := ag.coreIdx
 		if c >= 0 && !step && d.sameIssueState(ag, c, e) {

@@ -31,7 +31,8 @@ type rec struct {
 	write  bool
 	atomic bool
 	// raced marks a read kept in a cell that races the cell's last write
-	// (exec.go, accessCell).
+	// (exec.go, accessCell), and a write kept shadowed past its own
+	// agent's ordered overwrite (history.go, rec.shadowed).
 	raced bool
 	// gap is the agent's gaps when it made the access: two reads of one
 	// site with the same gap have no other agent's op of their core

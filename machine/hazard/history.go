@@ -1,0 +1,308 @@
+package hazard
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// How much history of one op site a cell keeps (putSite).
+//
+// A cell keeps an agent's earlier accesses of a site beside its latest
+// while another agent's access may be meant to come between them
+// (keepPrior): such an access races the earlier one the other way round,
+// and landing late it must still meet it. Which accesses can still land is
+// known for local memory: only the core's own pipes reach it, and each of
+// their ops carries its issue number. An earlier instance i of a site, with
+// j the next instance of that site, is needed only by an access issued
+// between the two: any other access races i exactly when it races j (one
+// agent's epochs only grow), in the same direction (intended order is
+// issue order on one core), under the same pair of sites, and a finding
+// names the later instance of a pair. So once every op issued before j has
+// reached the detector, nothing that arrives later needs i, however slow
+// its pipe was; until then i stays. GM is reached from other cores, whose
+// intended order is by iteration, and keeps the fixed bound maxPrior.
+
+// maxPriorLocal bounds the earlier instances of one site a local-memory
+// cell keeps while ops issued between them have not landed (issueSeen): a
+// pipe can lag its scalar by its queue (up to 16 ops) and another pipe can
+// run a site that many times meanwhile (corpus qwen3_decode_incore_2: a
+// cube slowed to a 20000-cycle head lands its mads after 15 MTE1 moves of
+// each site; the fixed bound of 8 lost the RAW with the move before them,
+// and the finding named an earlier iteration). Past the bound the oldest
+// goes, as before.
+const maxPriorLocal = 32
+
+// seenWindow is how many issue numbers above a core's watermark issueSeen
+// tracks: more than every queue of a core holds, so only a number that
+// never reaches the detector (a composite's own, say) is given up, once
+// the window has passed it.
+const seenWindow = 512
+
+// issueSeen records which of a core's issue numbers (machine.Event.Issue)
+// have reached the detector: every number up to low, and those marked in
+// bits, a ring over the window above low.
+type issueSeen struct {
+	low  int64
+	gen  uint32
+	bits [seenWindow / 64]uint64
+}
+
+// The ring: number k is bit k%64 of word k/64 mod the window's words
+// (unsigned: numbers are positive, and signed division costs more).
+func (s *issueSeen) set(k int64)   { s.bits[uint64(k)/64%(seenWindow/64)] |= 1 << (uint64(k) % 64) }
+func (s *issueSeen) unset(k int64) { s.bits[uint64(k)/64%(seenWindow/64)] &^= 1 << (uint64(k) % 64) }
+
+// mark records that op number k of the core reached the detector.
+func (s *issueSeen) mark(k int64) {
+	switch {
+	case k == s.low+1:
+		s.low = k // in order
+	case k <= s.low:
+		return
+	case k-s.low > 2*seenWindow:
+		// Numbering that starts far above (a block that runs on a core
+		// after another): what lies below is not this core's.
+		s.low, s.bits = k, [seenWindow / 64]uint64{}
+		return
+	default:
+		for k-s.low > seenWindow {
+			// A number that never came: give it up.
+			s.low++
+			s.unset(s.low)
+		}
+		s.set(k)
+	}
+	s.advance()
+}
+
+// inOrder marks k when it is the number right above the watermark and the
+// next one is not marked yet, the common case, and reports whether it did;
+// small enough to inline where every pipe event passes (takeIssueOf).
+func (s *issueSeen) inOrder(k int64) bool {
+	n := uint64(k) + 1
+	if k != s.low+1 || s.bits[n/64%(seenWindow/64)]&(1<<(n%64)) != 0 {
+		return false
+	}
+	s.low = k
+	return true
+}
+
+// advance moves the watermark over the numbers marked right above it, a
+// word of the ring at a time.
+func (s *issueSeen) advance() {
+	for {
+		n := uint64(s.low) + 1
+		w := &s.bits[n/64%(seenWindow/64)]
+		off := n % 64
+		run := bits.TrailingZeros64(^(*w >> off)) // marked numbers from n on in this word
+		if run == 0 {
+			return
+		}
+		*w &^= (uint64(1)<<run - 1) << off
+		s.low += int64(run)
+		if off+uint64(run) < 64 {
+			return
+		}
+	}
+}
+
+// sawIssue records that an op with issue number k of core c reached the
+// detector (takeIssueOf: every pipe event of a numbered op, which tries
+// inOrder first).
+func (d *Detector) sawIssue(c int32, k int64) {
+	if uint32(c) < uint32(len(d.seen)) {
+		if s := &d.seen[c]; s.gen == d.gen {
+			s.mark(k)
+			return
+		}
+	}
+	d.sawIssueNew(c, k)
+}
+
+// sawIssueNew is sawIssue for a core not seen yet in this run generation.
+func (d *Detector) sawIssueNew(c int32, k int64) {
+	if c < 0 || k <= 0 {
+		return
+	}
+	if int(c) >= len(d.seen) {
+		d.seen = append(d.seen, make([]issueSeen, int(c)+1-len(d.seen))...)
+	}
+	s := &d.seen[c]
+	*s = issueSeen{gen: d.gen}
+	s.mark(k)
+}
+
+// landed is the watermark of the core whose local memory access r of acc
+// touches: every op of the core numbered up to it has reached the detector.
+// -1 for GM, or when nothing is known.
+func (d *Detector) landed(r *rec, acc *machine.Access) int64 {
+	if acc.Space == asm.GM {
+		return -1
+	}
+	c := d.agents[r.agent].coreIdx
+	if c < 0 || int(c) >= len(d.seen) || d.seen[c].gen != d.gen {
+		return -1
+	}
+	return d.seen[c].low
+}
+
+// issueOf is the issue number up to which every op was issued before the
+// access of serial s (rec.serial: twice a queued op's number, twice the
+// scalar's count plus one for the scalar's own), 0 when unknown.
+func issueOf(s int64) int64 {
+	return (s + 1) / 2
+}
+
+// prunePrior drops from list the earlier instances of r's site that no
+// access still to land can need (see above): those whose next instance
+// (the next in list, or r) was issued when every op numbered up to low had
+// reached the detector. n is how many instances of the site list holds;
+// the new count is returned.
+func prunePrior(list []rec, r *rec, low int64, n int) ([]rec, int) {
+	var drop uint64 // by index; a list past 64 entries keeps its tail
+	prev := -1
+	for i := range list {
+		if !priorOf(&list[i], r) {
+			continue
+		}
+		if prev >= 0 && prev < 64 && prunable(&list[prev], &list[i], low) {
+			drop |= 1 << prev
+		}
+		prev = i
+	}
+	if prev >= 0 && prev < 64 && prunable(&list[prev], r, low) {
+		drop |= 1 << prev
+	}
+	if drop == 0 {
+		return list, n
+	}
+	out := list[:0]
+	for i := range list {
+		if i < 64 && drop&(1<<i) != 0 {
+			n--
+			continue
+		}
+		out = append(out, list[i])
+	}
+	return out, n
+}
+
+// prunable reports whether instance e of a site, whose next instance is
+// next, can go: every op issued before next has landed (low), so no access
+// issued between the two can still arrive.
+func prunable(e, next *rec, low int64) bool {
+	return e.gen == next.gen && e.step == 0 && next.step == 0 && e.serial > 0 && next.serial > 0 &&
+		issueOf(next.serial)-1 <= low
+}
+
+// priorOf reports whether a is an earlier instance of access r's site
+// that putSite would keep beside it: the same agent, op and direction.
+func priorOf(a, r *rec) bool {
+	return sameReader(a, r) && a.write == r.write && !a.atomic && !a.shadowed()
+}
+
+// Writes an agent overwrote in order (shadowed).
+//
+// A write w replaced by a later write r of its own agent ordered after it
+// (a pipe_barrier V, or an op's internal one, between them) leaves the
+// cell: any access that races w races r too. But it races r under another
+// pair of sites, and an access that landed between the two met w and
+// offered its pair for the finding's name (its count then moved to r,
+// raceWrite); landing after r it met r alone, and the named instance came
+// and went with the latency (corpus qwen3_decode_incore_11: a tload
+// landing after V squared the loaded tile in place and overwrote it again
+// named an earlier iteration than when it landed before). So w stays,
+// shadowed, while an op issued before r has not landed (issueSeen): what
+// meets it offers the pair for the name and counts nothing, and moves
+// nothing (raceRead, raceWrite and racesKept pass it by), as in the order
+// where it landed between. Only where no other agent's read kept in the
+// cell is ordered after w (the value was not handed on: in a kernel with
+// its flags, the consumer's read is) and the agent's same-pipe races are
+// reported (rec.lag is free then).
+
+// maxShadowed bounds the shadowed writes a cell keeps, the oldest dropped
+// first. In qwen3_decode_incore_11 the vector unit writes the tile a dozen
+// times (the second loop's ops, each after a barrier) while the last loads
+// of the first loop are in flight; with 4, the squaring they race was gone
+// again when they landed.
+const maxShadowed = 16
+
+// shadowed reports whether write record r is kept shadowed: raced marks
+// reads that raced a write, and a write kept past its own agent's ordered
+// overwrite. lag then holds how many issue numbers later that overwrite
+// was issued (needShadowed).
+func (r *rec) shadowed() bool { return r.write && r.raced }
+
+// shadows reports whether plain write w of cell c (its last, or one kept
+// beside it), which write r is ordered after, stays shadowed.
+func (d *Detector) shadows(c *cell, w, r *rec, acc *machine.Access) bool {
+	if w.agent != r.agent || r.atomic || w.atomic || w.gen != r.gen || w.step != 0 || r.step != 0 ||
+		w.serial <= 0 || r.serial <= w.serial {
+		return false
+	}
+	if low := d.landed(r, acc); low < 0 || low >= issueOf(r.serial)-1 {
+		return false // every op issued before r has landed
+	}
+	if d.selfOff(w, r) {
+		return false
+	}
+	handed := func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) }
+	if c.hasR && handed(&c.read0) {
+		return false
+	}
+	for x := range c.reads {
+		if handed(&c.reads[x]) {
+			return false
+		}
+	}
+	return true
+}
+
+// shadowOf is write w, overwritten in order by r, kept shadowed.
+func shadowOf(w, r *rec) rec {
+	sw := *w
+	sw.raced = true
+	sw.lag = uint16(min(issueOf(r.serial)-issueOf(w.serial), math.MaxUint16))
+	return sw
+}
+
+// trimShadowed drops the oldest shadowed writes of list past maxShadowed.
+func trimShadowed(list []rec) []rec {
+	n := 0
+	for i := range list {
+		if list[i].shadowed() {
+			n++
+		}
+	}
+	for i := 0; n > maxShadowed; i++ {
+		if list[i].shadowed() {
+			list = slices.Delete(list, i, i+1)
+			i--
+			n--
+		}
+	}
+	return list
+}
+
+// needShadowed reports whether shadowed write w must stay: an op issued
+// before the write that overwrote it has not landed (low, the core's
+// watermark; -1 unknown keeps nothing).
+func needShadowed(w *rec, low int64) bool {
+	return low >= 0 && low < issueOf(w.serial)+int64(w.lag)-1
+}
+
+// offerShadowed offers the pair of shadowed write w and access r for the
+// finding's name, as the access met it landing before w's overwrite: the
+// count went to the overwrite there (raceWrite), so none is added here.
+func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
+	if d.hbOrSame(w, r) {
+		return
+	}
+	sw := *w
+	sw.raced, sw.lag = false, 0
+	d.raceNamed(&sw, r, true, acc, lo, hi)
+}
