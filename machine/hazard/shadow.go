@@ -412,8 +412,8 @@ const densePages = 1 << 16
 // page, and a split moves only the cells of its own tensor after it. The
 // 384-rank ring_final keeps its 766 signal words, Scratch and Out on one
 // 64 KiB page: every split of an Out chunk moved the signal words' and
-// Scratch's 1 150 cells, 169 M pointer moves in all (docs/performance.md,
-// "Round 7 of lint at many ranks").
+// Scratch's 1 150 cells, 169 M list entries in all (docs/performance.md,
+// "a page list per tensor").
 //
 // Regions change no cell. A cell lies wholly inside one region or outside
 // all of them: a region is made only over bytes no cell touches yet, and a
