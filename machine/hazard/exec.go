@@ -370,7 +370,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	for _, p := range slices.Sorted(maps.Keys(sm.sparse)) {
 		move(sm.sparse[p])
 	}
-	*sm = shadowMem{last: -1, grid: g, shift: sm.shift}
+	*sm = shadowMem{grid: g, shift: sm.shift}
 }
 
 // noteUninit notes an uninitialised read of [lo, hi) (lo < 0: none).

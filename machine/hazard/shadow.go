@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -406,20 +407,66 @@ func pageShiftOf(s asm.Space) uint8 {
 const densePages = 1 << 16
 
 // shadowMem is the shadow state of one buffer, in pages.
+//
+// A GM tensor the host wrote whole gets pages of its own (a region): a page
+// list then holds one tensor's cells, not every tensor's on the rank's
+// page, and a split moves only the cells of its own tensor after it. The
+// 384-rank ring_final keeps its 766 signal words, Scratch and Out on one
+// 64 KiB page: every split of an Out chunk moved the signal words' and
+// Scratch's 1 150 cells, 169 M list entries in all (docs/performance.md,
+// "a page list per tensor").
+//
+// Regions change no cell. A cell lies wholly inside one region or outside
+// all of them: a region is made only over bytes no cell touches yet, and a
+// span inside it makes cells inside it. An access that crosses a region's
+// edge (an out-of-bounds run, a tensorless range, an alias) first gives the
+// region's cells back to the buffer's pages (dissolve), so every span asks
+// the same list the single page list would have held for its bytes, and
+// gets the same cells.
 type shadowMem struct {
-	dense    []*imap // by page number, grown on demand
-	sparse   map[int64]*imap
-	last     int64 // the page looked up last, and its cells: most accesses
-	lastMap  *imap // stay on one page
-	negative imap  // below address 0 (never from the machine; fuzzed events)
+	dense  []*imap // by page number, grown on demand
+	sparse map[int64]*imap
+	// regions are the tensors with pages of their own, sorted and disjoint.
+	regions []region
+	// The two windows looked up last, the latest first: most accesses stay
+	// on one page, and a rank's signal words and data take turns.
+	win      [2]window
+	negative imap // below address 0 (never from the machine; fuzzed events)
 	// grid, once set, holds the whole buffer instead of the pages: a local
 	// buffer read in column windows switches to it (Detector.toGrid).
+	// Local buffers have no regions.
 	grid *shadow2D
 	// shift is the page size (pageShiftOf).
 	shift uint8
 }
 
-func newShadowMem(shift uint8) *shadowMem { return &shadowMem{last: -1, shift: shift} }
+// window is bytes [lo, hi) whose cells are all in m's list; edge says hi is
+// a region's edge, which an access may not cross without a look at the
+// regions. The zero window holds no byte.
+type window struct {
+	lo, hi int64
+	m      *imap
+	edge   bool
+}
+
+// holds reports whether w serves an access of [lo, hi) from lo.
+func (w *window) holds(lo, hi int64) bool {
+	return lo >= w.lo && lo < w.hi && (hi <= w.hi || !w.edge)
+}
+
+// region is bytes [lo, hi) of a buffer (one GM tensor) with page lists of
+// their own, from page p0 on.
+type region struct {
+	lo, hi int64
+	p0     int64
+	pages  []*imap
+}
+
+// maxRegionPages bounds a region's page table: a tensor of more than 4 GiB
+// (fuzzed sizes) stays in the buffer's pages.
+const maxRegionPages = 1 << 16
+
+func newShadowMem(shift uint8) *shadowMem { return &shadowMem{shift: shift} }
 
 // page returns the cells of the page holding lo and where the part of
 // [lo, hi) on that page ends.
@@ -427,31 +474,127 @@ func (s *shadowMem) page(lo, hi int64) (*imap, int64) {
 	if lo < 0 {
 		return &s.negative, min(hi, 0)
 	}
-	p := lo >> s.shift
-	end := min(hi, (p+1)<<s.shift)
-	if p == s.last {
-		return s.lastMap, end
+	if w := &s.win[0]; w.holds(lo, hi) {
+		return w.m, min(hi, w.hi)
 	}
+	if w := s.win[1]; w.holds(lo, hi) {
+		s.win[0], s.win[1] = w, s.win[0]
+		return w.m, min(hi, w.hi)
+	}
+	return s.pageSlow(lo, hi)
+}
+
+// pageSlow is page outside the last windows: it finds the region holding
+// lo, dissolving every region [lo, hi) crosses an edge of, or else the
+// buffer's page, and makes that the latest window.
+func (s *shadowMem) pageSlow(lo, hi int64) (*imap, int64) {
+	p := lo >> s.shift
+	w := window{lo: p << s.shift, hi: (p + 1) << s.shift}
+	k := s.regionAfter(lo)
+	for k < len(s.regions) && s.regions[k].lo < hi && (lo < s.regions[k].lo || hi > s.regions[k].hi) {
+		s.dissolve(k)
+	}
+	if k < len(s.regions) && s.regions[k].lo <= lo {
+		r := &s.regions[k]
+		n := p - r.p0
+		if w.m = r.pages[n]; w.m == nil {
+			w.m = &imap{}
+			r.pages[n] = w.m
+		}
+		w.lo, w.hi = max(w.lo, r.lo), min(w.hi, r.hi)
+		w.edge = w.hi == r.hi
+	} else {
+		w.m = s.mainPage(p, true)
+		if k > 0 {
+			w.lo = max(w.lo, s.regions[k-1].hi)
+		}
+		if k < len(s.regions) && s.regions[k].lo <= w.hi {
+			w.hi, w.edge = s.regions[k].lo, true
+		}
+	}
+	s.win[0], s.win[1] = w, s.win[0]
+	return w.m, min(hi, w.hi)
+}
+
+// regionAfter returns the first region ending after lo.
+func (s *shadowMem) regionAfter(lo int64) int {
+	i, j := 0, len(s.regions)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if s.regions[h].hi > lo {
+			j = h
+		} else {
+			i = h + 1
+		}
+	}
+	return i
+}
+
+// mainPage returns the buffer's own list of page p, made if create is set
+// (else nil when there is none yet).
+func (s *shadowMem) mainPage(p int64, create bool) *imap {
 	var m *imap
 	if p < densePages {
-		if p >= int64(len(s.dense)) {
-			s.dense = append(s.dense, make([]*imap, int(p)+1-len(s.dense))...)
+		if p < int64(len(s.dense)) {
+			m = s.dense[p]
 		}
-		if m = s.dense[p]; m == nil {
+		if m == nil && create {
+			if p >= int64(len(s.dense)) {
+				s.dense = append(s.dense, make([]*imap, int(p)+1-len(s.dense))...)
+			}
 			m = &imap{}
 			s.dense[p] = m
 		}
-	} else {
+		return m
+	}
+	if m = s.sparse[p]; m == nil && create {
 		if s.sparse == nil {
 			s.sparse = map[int64]*imap{}
 		}
-		if m = s.sparse[p]; m == nil {
-			m = &imap{}
-			s.sparse[p] = m
+		m = &imap{}
+		s.sparse[p] = m
+	}
+	return m
+}
+
+// claim gives bytes [lo, hi) (a GM tensor the host writes whole) pages of
+// their own, unless a cell or another region already has some of them.
+func (s *shadowMem) claim(lo, hi int64) {
+	if lo < 0 || hi <= lo || (hi-1)>>s.shift-lo>>s.shift >= maxRegionPages || s.grid != nil {
+		return
+	}
+	k := s.regionAfter(lo)
+	if k < len(s.regions) && s.regions[k].lo < hi {
+		return
+	}
+	p0, p1 := lo>>s.shift, (hi-1)>>s.shift
+	for p := p0; p <= p1; p++ {
+		if m := s.mainPage(p, false); m != nil {
+			if i := m.search(lo); i < len(m.cells) && m.bs[i][0] < hi {
+				return
+			}
 		}
 	}
-	s.last, s.lastMap = p, m
-	return m, end
+	s.regions = slices.Insert(s.regions, k, region{lo: lo, hi: hi, p0: p0, pages: make([]*imap, p1-p0+1)})
+	s.win = [2]window{} // a window may hold the region's bytes
+}
+
+// dissolve gives region k's cells back to the buffer's pages, where they
+// fall between the cells before and after the region's bytes.
+func (s *shadowMem) dissolve(k int) {
+	r := &s.regions[k]
+	for n, rm := range r.pages {
+		if rm == nil {
+			continue
+		}
+		m := s.mainPage(r.p0+int64(n), true)
+		i := m.search(r.lo)
+		m.cells = slices.Insert(m.cells, i, rm.cells...)
+		m.bs = slices.Insert(m.bs, i, rm.bs...)
+		m.free = append(m.free, rm.free...)
+	}
+	s.regions = slices.Delete(s.regions, k, k+1)
+	s.win = [2]window{}
 }
 
 // shadowKey names one buffer: a rank's GM (core -1) or one core's local space.

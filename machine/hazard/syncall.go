@@ -85,6 +85,9 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			continue
 		}
 		sm := d.shadowFor(acc)
+		if acc.Space == asm.GM && acc.Tensor != nil && acc.Hi-acc.Lo == acc.Tensor.Bytes {
+			sm.claim(acc.Lo, acc.Hi)
+		}
 		for lo := acc.Lo; lo < acc.Hi; {
 			m, hi := sm.page(lo, acc.Hi)
 			i0, j0 := m.span(lo, hi)
