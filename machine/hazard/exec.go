@@ -1055,8 +1055,8 @@ func (d *Detector) putRead(list []rec, r *rec, acc *machine.Access) []rec {
 // agent, op and direction (sameReader) unless another agent's access could
 // be meant to come between the two (keepPrior): then both stay, up to
 // maxPrior earlier ones of the site, the oldest dropped first. In local
-// memory past maxPrior, the instances that no access still to land can
-// need go first (prunePrior), and the bound is maxPriorLocal.
+// memory the instances that no access still to land can need go at once
+// (prunePrior), and the bound is maxPriorLocal.
 func (d *Detector) putSite(list []rec, r *rec, acc *machine.Access) []rec {
 	n, oldest := 0, -1
 	for i := range list {
@@ -1072,9 +1072,12 @@ func (d *Detector) putSite(list []rec, r *rec, acc *machine.Access) []rec {
 		}
 	}
 	limit := maxPrior
-	if n <= maxPrior {
-		// Within the fixed bound: nothing to decide.
+	if n == 0 {
+		// No earlier instance: nothing to decide.
 	} else if low := d.landed(r, acc); low >= 0 {
+		// Local memory: drop at once the instances no access still to
+		// land can need, so a cell keeps only those (an L0C accumulator
+		// the mads whose neighbours are in flight, not maxPrior of them).
 		list, n = prunePrior(list, r, low, n)
 		limit = maxPriorLocal
 		if n > limit {
