@@ -1203,10 +1203,12 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	if !pl.varShape && !reuse && pl.tmpl != nil {
 		// A slot that last held another op (a ring whose period is not the
 		// loop's: 19 MTE1 entries per K tile on a 16-deep queue) starts
-		// from the plan's operands and adds this core's buffers.
-		copy(e.args, pl.tmpl)
+		// from the plan's operands and adds this core's buffers (one
+		// operand at a time: copy's typedslicecopy costs 80 instructions).
+		tm := pl.tmpl[:len(e.args)]
 		for i := range e.args {
-			if o := &e.args[i]; o.Kind == asm.ArgTile && o.Tile.Space < asm.NumSpaces {
+			o := &e.args[i]
+			if *o = tm[i]; o.Kind == asm.ArgTile && o.Tile.Space < asm.NumSpaces {
 				o.Buf = c.bufs[o.Tile.Space]
 			}
 		}
