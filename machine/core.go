@@ -283,17 +283,14 @@ func (c *core) runScalar() {
 	if c.t < m.now {
 		c.t = m.now
 	}
-	code := c.code
-	for budget := scalarBudget; budget > 0; budget-- {
+	code, budget := c.code, scalarBudget+1
+	// The steps of a composite op the scalar blocked in come first.
+	if budget = c.micros(budget); budget == 0 {
+		return
+	}
+	for budget--; budget > 0; budget-- {
 		if m.err != nil {
 			return
-		}
-		if c.mi < len(c.micro) {
-			if !c.issueMicro() {
-				return
-			}
-			c.state = scRunning
-			continue
 		}
 		in := &code[c.pc]
 		switch in.kind {
@@ -303,6 +300,9 @@ func (c *core) runScalar() {
 			}
 			c.state = scRunning
 			c.pc++
+			if budget = c.micros(budget); budget == 0 {
+				return
+			}
 		case iFlagQ:
 			// issueFlag's queued set_flag or wait_flag, without observers,
 			// once the plan has met this kind of core: straight into the

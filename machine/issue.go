@@ -40,6 +40,34 @@ func (c *core) addMicro(kind microKind, p asm.Pipe) *micro {
 	return mc
 }
 
+// micros issues the steps of a composite op, if one is under way, before
+// the scalar's next instruction: each takes one unit of runScalar's budget,
+// as an instruction does, and the same tests (out of budget, then a fault),
+// so runScalar tests for steps only where they can start (on entry and
+// after the general issue) instead of before every instruction. budget is
+// runScalar's before the first step; micros returns it after the last, or
+// 0 when the scalar stopped (blocked, faulted, or asleep out of budget).
+func (c *core) micros(budget int) int {
+	if c.mi < len(c.micro) {
+		return c.microSteps(budget)
+	}
+	return budget
+}
+
+func (c *core) microSteps(budget int) int {
+	for c.mi < len(c.micro) {
+		if budget--; budget <= 0 {
+			c.sleep()
+			return 0
+		}
+		if c.m.err != nil || !c.issueMicro() {
+			return 0
+		}
+		c.state = scRunning
+	}
+	return budget
+}
+
 // issueMicro issues the next step; false when the scalar blocked (the step is
 // retried when it resumes).
 func (c *core) issueMicro() bool {
@@ -1175,10 +1203,12 @@ func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
 	if !pl.varShape && !reuse && pl.tmpl != nil {
 		// A slot that last held another op (a ring whose period is not the
 		// loop's: 19 MTE1 entries per K tile on a 16-deep queue) starts
-		// from the plan's operands and adds this core's buffers.
-		copy(e.args, pl.tmpl)
+		// from the plan's operands and adds this core's buffers (one
+		// operand at a time: copy's typedslicecopy costs 80 instructions).
+		tm := pl.tmpl[:len(e.args)]
 		for i := range e.args {
-			if o := &e.args[i]; o.Kind == asm.ArgTile && o.Tile.Space < asm.NumSpaces {
+			o := &e.args[i]
+			if *o = tm[i]; o.Kind == asm.ArgTile && o.Tile.Space < asm.NumSpaces {
 				o.Buf = c.bufs[o.Tile.Space]
 			}
 		}
