@@ -1034,16 +1034,7 @@ func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 		// the self-check compares it with the pairs noted.
 		d.noteRaced(rd, r)
 	}
-	later := func(o *rec) bool { return o.agent == rd.agent && o.gen == rd.gen && o.epoch > rd.epoch }
-	if c.hasR && later(&c.read0) {
-		return true
-	}
-	for x := range c.reads {
-		if later(&c.reads[x]) {
-			return true
-		}
-	}
-	return false
+	return c.anyRead(func(o *rec) bool { return o.agent == rd.agent && o.gen == rd.gen && o.epoch > rd.epoch })
 }
 
 // putRead adds read r to a cell's other reads (putSite).

@@ -250,16 +250,9 @@ func (d *Detector) shadows(c *cell, w, r *rec, acc *machine.Access) bool {
 	if d.selfOff(w, r) {
 		return false
 	}
-	handed := func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) }
-	if c.hasR && handed(&c.read0) {
-		return false
-	}
-	for x := range c.reads {
-		if handed(&c.reads[x]) {
-			return false
-		}
-	}
-	return true
+	// Not where the value was handed on: another agent's kept read is
+	// ordered after w.
+	return !c.anyRead(func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) })
 }
 
 // shadowOf is write w, overwritten in order by r, kept shadowed.

@@ -117,6 +117,20 @@ type cell struct {
 // aliases the cell's: writing an element writes the cell's.
 func (c *cell) adds() []rec { return unbox(c.addp) }
 
+// anyRead reports whether p holds for one of the reads c keeps (read0 and
+// the others).
+func (c *cell) anyRead(p func(*rec) bool) bool {
+	if c.hasR && p(&c.read0) {
+		return true
+	}
+	for x := range c.reads {
+		if p(&c.reads[x]) {
+			return true
+		}
+	}
+	return false
+}
+
 // setAdds makes l the cell's other writes.
 func (c *cell) setAdds(l []rec) { setBox(&c.addp, l) }
 
