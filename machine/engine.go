@@ -67,7 +67,10 @@ func (m *Machine) events() {
 	// The guard countdown and the cycle limits live in registers: each was
 	// a load (and the countdown a store) per event (issue 22, round 14).
 	guard, maxCycles, maxIdle := m.guardN, m.opt.MaxCycles, m.opt.MaxIdleCycles
-	defer func() { m.batch = false }()
+	// cur is set before each event and cleared once here at the end, not
+	// after every event: between two events nothing reads it (issue 22,
+	// round 18).
+	defer func() { m.batch, m.cur = false, nil }()
 	for m.err == nil {
 		w := m.next()
 		if w == nil {
@@ -99,7 +102,6 @@ func (m *Machine) events() {
 				w.fn()
 			}
 		}
-		m.cur = nil
 		if c := m.inline; c != nil {
 			m.inline = nil
 			if m.err != nil {
@@ -109,6 +111,7 @@ func (m *Machine) events() {
 			}
 		}
 		if guard--; guard <= 0 {
+			m.checkSeq()
 			stop := m.overTime()
 			guard = m.guardN
 			if stop {
@@ -182,7 +185,6 @@ func (m *Machine) runInline(c *core) {
 	}
 	m.runNow(w, key)
 	c.runScalar()
-	m.cur = nil
 }
 
 // run is w's wake-up.
@@ -224,6 +226,7 @@ func (m *Machine) Step() (done bool, err error) {
 		}
 		return m.err != nil, m.err
 	}
+	m.checkSeq()
 	if w := m.next(); w != nil {
 		if m.overLimit(w) {
 			return true, m.err

@@ -190,7 +190,8 @@ func TestWakeOrder(t *testing.T) {
 	s.schedule(ws[5], 1, 5) // moved earlier
 	s.schedule(ws[6], 3, 6)
 	s.cancel(ws[6])
-	s.seq = seqMask - 1 // force a renumber on the next schedule
+	s.seq = seqMask/2 + 1 // force a renumber
+	s.checkSeq()
 	s.schedule(ws[7], 5, 0)
 	for {
 		w := s.next()
@@ -243,6 +244,114 @@ func TestSortWakers(t *testing.T) {
 					t.Fatalf("n=%d trial %d: position %d has ord %d, want %d", n, trial, i, q[i].ord, want[i].ord)
 				}
 			}
+		}
+	}
+}
+
+// TestSchedulerAgainstReference drives the scheduler with random schedules,
+// reschedules (of the waker being processed too, in a crowded cycle and
+// not), cancels and inline runs, in Step's mode and events', against a
+// plain list ordered by (cycle, agent, seq): every wake-up comes out in
+// that order, and comesNext agrees with it.
+func TestSchedulerAgainstReference(t *testing.T) {
+	type ref struct {
+		at       int64
+		key, seq int
+		armed    bool
+	}
+	for trial := range 40 {
+		r := rand.New(rand.NewPCG(uint64(trial), 7))
+		s := &scheduler{batch: trial%2 == 1}
+		const n = 48
+		ws := make([]*waker, n)
+		refs := make([]ref, n)
+		keys := make([]int, n)
+		for i := range ws {
+			ws[i] = &waker{hidx: -1}
+			keys[i] = i/2 - 1 // pairs share a key (-1: SDMA callbacks; a scalar and its wave slot)
+		}
+		seq := 0
+		sched := func(i int, at int64) {
+			at = max(at, s.now)
+			s.schedule(ws[i], at, keys[i])
+			seq++
+			refs[i] = ref{at: at, key: keys[i], seq: seq, armed: true}
+		}
+		span := []int64{3, 40, wheelSize + 300}[trial%3]
+		for range n / 2 {
+			sched(r.IntN(n), r.Int64N(span))
+		}
+		for steps := 0; steps < 4000; steps++ {
+			best := -1
+			for i, x := range refs {
+				if !x.armed {
+					continue
+				}
+				if best < 0 {
+					best = i
+					continue
+				}
+				b := refs[best]
+				if x.at < b.at || x.at == b.at && (x.key < b.key || x.key == b.key && x.seq < b.seq) {
+					best = i
+				}
+			}
+			w := s.next()
+			if best < 0 {
+				if w != nil {
+					t.Fatalf("trial %d step %d: got a wake-up at %d, want none", trial, steps, w.at)
+				}
+				break
+			}
+			if w != ws[best] {
+				gi := slices.Index(ws, w)
+				t.Fatalf("trial %d step %d: got waker %d (at %d key %d ref %+v), want %d (at %d key %d) now %d", trial, steps, gi, w.at, keys[max(gi, 0)], refs[max(gi, 0)], best, refs[best].at, refs[best].key, s.now)
+			}
+			s.now = w.at
+			w.armed = false
+			refs[best].armed = false
+			s.cur = w
+			// The event: rearm itself, schedule or cancel others.
+			for k := r.IntN(4); k > 0; k-- {
+				i := r.IntN(n)
+				if r.IntN(3) == 0 {
+					i = best
+				}
+				switch r.IntN(6) {
+				case 0:
+					s.cancel(ws[i])
+					refs[i].armed = false
+				case 1:
+					sched(i, s.now)
+				default:
+					sched(i, s.now+r.Int64N(span))
+				}
+			}
+			s.cur = nil
+			// An inline run: an agent not armed, due now, when it comes next.
+			if i := r.IntN(n); !refs[i].armed && r.IntN(2) == 0 {
+				want := true
+				for _, x := range refs {
+					if x.armed && x.at == s.now && (x.key < keys[i] || x.key == keys[i] && x.seq < seq+1) {
+						want = false
+					}
+				}
+				if got := s.comesNext(keys[i]); got != want {
+					t.Fatalf("trial %d step %d: comesNext(%d) = %v, want %v", trial, steps, keys[i], got, want)
+				}
+				if want {
+					s.runNow(ws[i], keys[i])
+					seq++
+					if r.IntN(2) == 0 {
+						sched(i, s.now+r.Int64N(span))
+					}
+					s.cur = nil
+				}
+			}
+			if r.IntN(500) == 0 {
+				s.seq = seqMask/2 + 1 // force a renumber
+			}
+			s.checkSeq()
 		}
 	}
 }

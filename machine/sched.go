@@ -251,12 +251,24 @@ func (s *scheduler) schedule(w *waker, at int64, key int) {
 	if at < s.now {
 		at = s.now
 	}
-	s.seq++
-	if s.seq > seqMask {
-		s.renumber()
-	}
+	s.seq++ // checkSeq keeps it within seqBits
 	if w == s.cur && w.loc == locNone {
 		w.at, w.ord, w.armed = at, uint64(key+1)<<seqBits|s.seq, true
+		// In a crowded cycle (lockstep cores) the waker, usually a pipe's
+		// next op end, follows what is still due now: next would move it
+		// from front to the wheel at once, so it goes there now (issue 22,
+		// round 18). Step (the debugger) keeps it in front, where
+		// LastStarted looks.
+		if len(s.nowq) != 0 && s.batch {
+			if d := at - s.now; d > 0 && d < wheelSize && s.wheel != nil {
+				// front holds nothing but the current waker: a second
+				// reschedule in the same event takes it out of there.
+				s.front = nil
+				w.loc = locWheel
+				s.wheel.add(w)
+				return
+			}
+		}
 		s.front = w
 		return
 	}
@@ -377,16 +389,9 @@ func (s *scheduler) next() *waker {
 	if f := s.front; f != nil {
 		s.front = nil
 		if len(s.nowq) != 0 && f.at > s.now {
-			// The common case in a crowded cycle (lockstep cores): the
-			// parked waker, usually a pipe's next op end, follows what is
-			// still due now. It goes straight to the wheel (place's first
-			// case, here without the call).
-			if wh := s.wheel; wh != nil && f.at-s.now < wheelSize {
-				f.loc = locWheel
-				wh.add(f)
-			} else {
-				s.place(f)
-			}
+			// The parked waker follows what is still due now (schedule
+			// sends it to the wheel itself in the common case).
+			s.place(f)
 			return s.takeNow()
 		}
 		if len(s.nowq) == 0 && f.at > s.now {
@@ -415,11 +420,11 @@ func (s *scheduler) next() *waker {
 }
 
 // takeNow takes the earliest wake-up of the current cycle from nowq, which
-// is not empty.
+// is not empty. The slot it leaves keeps its pointer until it is reused:
+// every waker lives as long as its agent, so it holds nothing alive.
 func (s *scheduler) takeNow() *waker {
 	n := len(s.nowq) - 1
 	w := s.nowq[n]
-	s.nowq[n] = nil
 	s.nowq = s.nowq[:n]
 	w.loc = locNone
 	return w
@@ -578,12 +583,9 @@ func (s *scheduler) comesNext(key int) bool {
 // current cycle, as if schedule had queued it and next taken it: it
 // consumes the sequence number schedule would have, and queues the parked
 // front where next would have put it (w's agent may park itself). The
-// caller runs the agent and clears cur.
+// caller runs the agent (events clears cur when it returns).
 func (s *scheduler) runNow(w *waker, key int) {
 	s.seq++
-	if s.seq > seqMask {
-		s.renumber()
-	}
 	if f := s.front; f != nil {
 		s.front = nil
 		s.place(f)
@@ -592,8 +594,19 @@ func (s *scheduler) runNow(w *waker, key int) {
 	s.cur = w
 }
 
-// renumber compacts the sequence numbers when they would overflow their
-// bits, keeping the order of every queued wake-up.
+// checkSeq renumbers when the sequence numbers have used half their bits.
+// The engine calls it between events (events every wallEvery events, Step
+// before each), not schedule on every call (issue 22, round 18): the
+// schedules between two checks, a few per scalar step at most, are far
+// fewer than the 2^39 left.
+func (s *scheduler) checkSeq() {
+	if s.seq > seqMask/2 {
+		s.renumber()
+	}
+}
+
+// renumber compacts the sequence numbers, keeping the order of every queued
+// wake-up.
 func (s *scheduler) renumber() {
 	var all []*waker
 	if s.front != nil {
