@@ -45,8 +45,12 @@ type waker struct {
 	pipe   *pipeState
 	scalar *core
 	fn     func()
-	// prev and next link the waker into its wheel slot while loc == locWheel.
-	prev, next *waker
+	// next links the waker into its wheel slot while loc == locWheel. The
+	// list is singly linked (issue 22, round 18): an add is two stores, and
+	// the rare del (a reschedule or cancel of a wake-up in the wheel) walks
+	// its slot.
+	next *waker
+	_    [8]byte // pipeState stays three whole lines (TestHotLayout)
 }
 
 // seqBits is the width of the schedule sequence number inside waker.ord; the
@@ -167,37 +171,29 @@ const (
 type wheel struct {
 	slots [wheelSize]*waker
 	bits  [wheelWords]uint64 // bit i%64 of word i/64: slot i is non-empty
-	sum   uint64             // bit j: bits[j] != 0
-	n     int
+	sum   uint64             // bit j: bits[j] != 0; 0 when the wheel is empty
 }
 
 func (wh *wheel) add(w *waker) {
 	i := int(w.at) & wheelMask
-	w.prev, w.next = nil, wh.slots[i]
-	if w.next != nil {
-		w.next.prev = w
-	}
+	w.next = wh.slots[i]
 	wh.slots[i] = w
 	wh.bits[i>>6] |= 1 << (i & 63)
 	wh.sum |= 1 << (i >> 6)
-	wh.n++
 }
 
 func (wh *wheel) del(w *waker) {
 	i := int(w.at) & wheelMask
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		wh.slots[i] = w.next
+	for l := &wh.slots[i]; *l != nil; l = &(*l).next {
+		if *l == w {
+			*l = w.next
+			break
+		}
 	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next = nil, nil
+	w.next = nil
 	if wh.slots[i] == nil {
 		wh.clearBit(i)
 	}
-	wh.n--
 }
 
 func (wh *wheel) clearBit(i int) {
@@ -228,7 +224,7 @@ func (wh *wheel) first(from int) int {
 // wheelNext is the earliest cycle in the wheel.
 func (s *scheduler) wheelNext() (int64, bool) {
 	wh := s.wheel
-	if wh == nil || wh.n == 0 {
+	if wh == nil || wh.sum == 0 {
 		return 0, false
 	}
 	i := wh.first(int(s.now+1) & wheelMask)
@@ -455,16 +451,14 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 		if w := wh.slots[i]; w != nil && w.next == nil && (len(s.heap) == 0 || s.heap[0].at != at) {
 			wh.slots[i] = nil
 			wh.clearBit(i)
-			wh.n--
 			w.loc = locNone
 			return w
 		}
-		// prev and next are stale from here on; add sets them again.
+		// next is stale from here on; add sets it again.
 		// Each pipe about to run reads its head entry first, and on many
 		// cores that line is out of cache: load them all now, so that the
 		// misses overlap instead of coming one per event (issue 22, round
 		// 12), in the same pass (round 14).
-		n := 0
 		var sink int64
 		for w := wh.slots[i]; w != nil; w = w.next {
 			w.loc = locNow
@@ -472,11 +466,9 @@ func (s *scheduler) advanceFrom(at int64, ok bool) *waker {
 			if p := w.pipe; p != nil {
 				sink ^= p.warm()
 			}
-			n++
 		}
 		warmSink = sink
-		if n != 0 {
-			wh.n -= n
+		if len(q) != 0 {
 			wh.slots[i] = nil
 			wh.clearBit(i)
 		}
@@ -634,7 +626,7 @@ func (s *scheduler) renumber() {
 	for i, w := range all {
 		w.ord = w.ord&^seqMask | uint64(i)
 		w.loc = locNone
-		w.prev, w.next = nil, nil
+		w.next = nil
 		s.place(w)
 	}
 	s.seq = uint64(len(all))
