@@ -725,12 +725,27 @@ func (c *core) resume() {
 	// (runInline asks the scheduler). The cores of a rank run in lockstep,
 	// so the current cycle's queue is rarely empty: a scalar due now may
 	// still be next. One whose own time is ahead would have been scheduled
-	// then, so it runs inline only when nothing else is due this cycle.
-	if m.batch && m.inline == nil && (len(m.nowq) == 0 || c.t == m.now) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
+	// then, so it runs inline only in an otherwise empty cycle (inlineAhead).
+	if m.batch && m.inline == nil && (c.t == m.now || m.inlineAhead(c.t)) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
 		m.inline = c
 		return
 	}
 	c.sleep()
+}
+
+// inlineAhead says whether a scalar resumed with its own time t ahead of
+// the clock runs inline (m.ahead). aheadInline keeps the cycle guards
+// exact: a scalar that would trip one at t goes through the schedule,
+// which checks it there.
+func (m *Machine) inlineAhead(t int64) bool {
+	m.aheads++
+	switch m.ahead {
+	case aheadQueue:
+		return false
+	case aheadInline:
+		return t <= m.opt.MaxCycles && t-m.workEnd <= m.opt.MaxIdleCycles
+	}
+	return len(m.nowq) == 0
 }
 
 // stallIn puts the scalar in wait state st at op. The stall starts on the

@@ -2,13 +2,18 @@ package machine
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/parser"
 	"github.com/ptoasm/ptoasm/pipes"
 )
 
@@ -353,5 +358,72 @@ func TestSchedulerAgainstReference(t *testing.T) {
 			}
 			s.checkSeq()
 		}
+	}
+}
+
+// TestResumeAheadIsLocal runs every shipped program (timing only, at its
+// default size and at 2 and 8 ranks where it has RANKS) under the model's
+// rule for a scalar its own pipe resumes ahead of the clock (inline only in
+// an otherwise empty cycle, which reads the machine-wide current cycle) and
+// under the two rules that ask nothing outside the core (always queued at
+// its own time; always inline when it comes next): the results are the
+// same. A scalar ahead of the clock touches only its own core's queues, at
+// its own time, until it syncs with the clock (syncTime) before anything
+// shared, so where it runs in host order does not show.
+func TestResumeAheadIsLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every program three times")
+	}
+	files, err := filepath.Glob("../programs/*/*.pto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../programs/*/*/*.pto")
+	files = append(files, more...)
+	run := func(obj *asm.Object, ahead int8) (string, int64) {
+		m, err := New(obj, Options{TimingOnly: true})
+		if err != nil {
+			return "new: " + err.Error(), 0
+		}
+		m.ahead = ahead
+		r, err := m.Run()
+		b, jerr := json.Marshal(r)
+		if jerr != nil {
+			t.Fatal(jerr)
+		}
+		return fmt.Sprintf("%s\nerr: %v", b, err), m.aheads
+	}
+	var seen [3]int64
+	runs := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes := [][]asm.Define{nil}
+		if strings.Contains(string(src), "RANKS") {
+			sizes = append(sizes, []asm.Define{{Name: "RANKS", Value: "2"}}, []asm.Define{{Name: "RANKS", Value: "8"}})
+		}
+		for _, defs := range sizes {
+			fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr, ReadFile: os.ReadFile}
+			obj, errs := asm.Assemble(fe, f, defs)
+			if len(errs) > 0 {
+				continue // a program that needs its own -D flags
+			}
+			want, n := run(obj, aheadModel)
+			seen[aheadModel] += n
+			for _, rule := range []int8{aheadQueue, aheadInline} {
+				got, n := run(obj, rule)
+				seen[rule] += n
+				if got != want {
+					t.Errorf("%s %v, rule %d: result differs from the model's rule:\n%s\nwant\n%s", f, defs, rule, got, want)
+				}
+			}
+			runs++
+		}
+	}
+	t.Logf("%d runs; scalars resumed ahead of the clock: %v", runs, seen)
+	if runs < 50 || seen[aheadModel] == 0 || seen[aheadQueue] == 0 || seen[aheadInline] == 0 {
+		t.Fatalf("%d runs, %v resumes ahead: the test exercises nothing", runs, seen)
 	}
 }

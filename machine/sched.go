@@ -29,7 +29,22 @@ type scheduler struct {
 	// events, not Step, is processing the wake-ups.
 	inline *core
 	batch  bool
+	// ahead is how a scalar its own pipe resumes ahead of the clock (its
+	// time past now) runs: aheadModel, the model's rule (inline only in an
+	// otherwise empty cycle), or one that asks nothing outside its core,
+	// which TestResumeAheadIsLocal sets to show that the choice changes no
+	// output (issue 22, round 18).
+	ahead int8
+	// aheads counts those resumes (for the test).
+	aheads int64
 }
+
+// The rules for a scalar resumed ahead of the clock (scheduler.ahead).
+const (
+	aheadModel  int8 = iota
+	aheadQueue       // always at its own time, through the schedule
+	aheadInline      // always right after the pipe, when it comes next
+)
 
 // waker is one agent's pending wake-up. Each agent owns one waker, so no
 // queue ever holds stale entries: rescheduling moves the waker in place.
@@ -268,7 +283,9 @@ func (s *scheduler) schedule(w *waker, at int64, key int) {
 		s.front = w
 		return
 	}
-	s.unqueue(w)
+	if w.loc != locNone {
+		s.unqueue(w)
+	}
 	w.at, w.ord, w.armed = at, uint64(key+1)<<seqBits|s.seq, true
 	s.place(w)
 }
