@@ -725,27 +725,21 @@ func (c *core) resume() {
 	// (runInline asks the scheduler). The cores of a rank run in lockstep,
 	// so the current cycle's queue is rarely empty: a scalar due now may
 	// still be next. One whose own time is ahead would have been scheduled
-	// then, so it runs inline only in an otherwise empty cycle (inlineAhead).
-	if m.batch && m.inline == nil && (c.t == m.now || m.inlineAhead(c.t)) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
+	// then, so it runs inline only in an otherwise empty cycle (m.ahead).
+	if m.batch && m.inline == nil && (len(m.nowq) == 0 && m.ahead == aheadModel || c.t == m.now || m.ahead == aheadInline && m.inlineAhead(c.t)) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
 		m.inline = c
 		return
 	}
 	c.sleep()
 }
 
-// inlineAhead says whether a scalar resumed with its own time t ahead of
-// the clock runs inline (m.ahead). aheadInline keeps the cycle guards
-// exact: a scalar that would trip one at t goes through the schedule,
-// which checks it there.
+// inlineAhead says whether, under aheadInline, a scalar resumed with its
+// own time t ahead of the clock runs inline: one that would trip a cycle
+// guard at t goes through the schedule, which checks it there, so the
+// guards stay exact.
 func (m *Machine) inlineAhead(t int64) bool {
 	m.aheads++
-	switch m.ahead {
-	case aheadQueue:
-		return false
-	case aheadInline:
-		return t <= m.opt.MaxCycles && t-m.workEnd <= m.opt.MaxIdleCycles
-	}
-	return len(m.nowq) == 0
+	return t <= m.opt.MaxCycles && t-m.workEnd <= m.opt.MaxIdleCycles
 }
 
 // stallIn puts the scalar in wait state st at op. The stall starts on the

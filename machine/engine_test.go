@@ -393,7 +393,7 @@ func TestResumeAheadIsLocal(t *testing.T) {
 		}
 		return fmt.Sprintf("%s\nerr: %v", b, err), m.aheads
 	}
-	var seen [3]int64
+	var seen int64
 	runs := 0
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -410,11 +410,10 @@ func TestResumeAheadIsLocal(t *testing.T) {
 			if len(errs) > 0 {
 				continue // a program that needs its own -D flags
 			}
-			want, n := run(obj, aheadModel)
-			seen[aheadModel] += n
+			want, _ := run(obj, aheadModel)
 			for _, rule := range []int8{aheadQueue, aheadInline} {
 				got, n := run(obj, rule)
-				seen[rule] += n
+				seen += n
 				if got != want {
 					t.Errorf("%s %v, rule %d: result differs from the model's rule:\n%s\nwant\n%s", f, defs, rule, got, want)
 				}
@@ -422,8 +421,8 @@ func TestResumeAheadIsLocal(t *testing.T) {
 			runs++
 		}
 	}
-	t.Logf("%d runs; scalars resumed ahead of the clock: %v", runs, seen)
-	if runs < 50 || seen[aheadModel] == 0 || seen[aheadQueue] == 0 || seen[aheadInline] == 0 {
+	t.Logf("%d runs; scalars resumed ahead of the clock (the inline rule): %d", runs, seen)
+	if runs < 50 || seen == 0 {
 		t.Fatalf("%d runs, %v resumes ahead: the test exercises nothing", runs, seen)
 	}
 }

@@ -35,7 +35,7 @@ type scheduler struct {
 	// which TestResumeAheadIsLocal sets to show that the choice changes no
 	// output (issue 22, round 18).
 	ahead int8
-	// aheads counts those resumes (for the test).
+	// aheads counts those resumes under aheadInline (for the test).
 	aheads int64
 }
 
