@@ -726,20 +726,28 @@ func (c *core) resume() {
 	// so the current cycle's queue is rarely empty: a scalar due now may
 	// still be next. One whose own time is ahead would have been scheduled
 	// then, so it runs inline only in an otherwise empty cycle (m.ahead).
-	if m.batch && m.inline == nil && (len(m.nowq) == 0 && m.ahead == aheadModel || c.t == m.now || m.ahead == aheadInline && m.inlineAhead(c.t)) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
+	if m.batch && m.inline == nil && (len(m.nowq) == 0 || c.t == m.now) && !c.wake.armed && m.cur != nil && m.cur.pipe != nil && m.cur.pipe.c == c {
+		if m.ahead != aheadQueue || c.t == m.now {
+			m.inline = c
+			return
+		}
+	} else if m.ahead == aheadInline && m.inlineAhead(c) {
 		m.inline = c
 		return
 	}
 	c.sleep()
 }
 
-// inlineAhead says whether, under aheadInline, a scalar resumed with its
-// own time t ahead of the clock runs inline: one that would trip a cycle
-// guard at t goes through the schedule, which checks it there, so the
-// guards stay exact.
-func (m *Machine) inlineAhead(t int64) bool {
+// inlineAhead says whether, under aheadInline, scalar c resumed ahead of
+// the clock in a crowded cycle runs inline: as the model's rule would in an
+// empty one, but not when it would trip a cycle guard at its own time,
+// where the schedule checks it, so the guards stay exact.
+func (m *Machine) inlineAhead(c *core) bool {
+	if !m.batch || m.inline != nil || c.t == m.now || c.wake.armed || m.cur == nil || m.cur.pipe == nil || m.cur.pipe.c != c {
+		return false
+	}
 	m.aheads++
-	return t <= m.opt.MaxCycles && t-m.workEnd <= m.opt.MaxIdleCycles
+	return c.t <= m.opt.MaxCycles && c.t-m.workEnd <= m.opt.MaxIdleCycles
 }
 
 // stallIn puts the scalar in wait state st at op. The stall starts on the
