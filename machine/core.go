@@ -436,22 +436,61 @@ func (c *core) runScalar() {
 			return
 		case iFlagQObs:
 			// iFlagQ while observers listen (none wants plain issues,
-			// inst.fast): pushFlag's push, which keeps the iteration vector,
-			// without issueFlag's decoding.
+			// inst.fast): the slot also keeps the iteration vector, as
+			// pushFlag's does. A case of its own, not a test in iFlagQ's:
+			// the timing-only loop stays as it was (once flags keep no
+			// vector, iFlagQ serves both).
 			pl := in.plan
 			id := pl.id.eval(&c.env)
-			if uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid {
+			ps := c.pipes[in.pipe]
+			switch {
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil:
 				if !c.issueFlag(in.op, pl) {
 					return
 				}
-			} else if !c.pushFlag(in.op, in.pipe, in.ek, Flag{Src: pl.src, Dst: pl.dst, ID: int32(id)}) {
+			case ps.q.Full():
+				c.blockQueue(ps, in.op)
 				return
+			default:
+				e := ps.q.PushSlot()
+				e.resetHot(in.ek, in.op, c.t)
+				e.flag = Flag{Src: pl.src, Dst: pl.dst, ID: int32(id)}
+				c.issued++
+				e.seq = c.issued
+				e.setIter(c.iter)
+				ps.kick(e.ready)
+				c.tick()
 			}
 			c.state = scRunning
 			c.pc++
 		case iExecLeanObs:
-			if !c.leanObserved(in) {
-				return
+			// iExecLean while observers listen (none wants plain issues,
+			// inst.fast): the slot also gets what issuePlannedExec gives an
+			// observed lean op, its iteration vector, its dynamic operands'
+			// values (leanOperands) and its issue number. An op whose cost
+			// memos are not filled yet takes issuePlannedExec.
+			pl := in.plan
+			ps := c.pipes[in.pipe]
+			if ps == nil || !pl.leanReady(in.pipe) {
+				if !c.issuePlannedExec(in.op, pl) {
+					return
+				}
+			} else {
+				if ps.q.Full() {
+					c.blockQueue(ps, in.op)
+					return
+				}
+				e := ps.q.PushSlot()
+				e.resetHot(enExec, in.op, c.t)
+				e.setIter(c.iter)
+				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) {
+					return
+				}
+				e.plan = pl
+				c.issued++ // pushed's, for an op with no unit flag and no plain issue
+				e.seq = c.issued
+				ps.kick(e.ready)
+				c.tick()
 			}
 			c.state = scRunning
 			c.pc++

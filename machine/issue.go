@@ -914,36 +914,6 @@ func (c *core) pushFlag(op *asm.COp, p asm.Pipe, kind entryKind, f Flag) bool {
 	return true
 }
 
-// leanObserved is runScalar's iExecLeanObs: iExecLean while observers
-// listen (none wants plain issues, inst.fast). The slot gets what
-// issuePlannedExec gives an observed lean op (its iteration vector, its
-// dynamic operands' values, its issue number) without the general issue's
-// tests: the pipe is the plan's, and an op whose cost memos are not filled
-// yet takes issuePlannedExec, which fills them. False when the scalar
-// blocked or faulted.
-func (c *core) leanObserved(in *inst) bool {
-	pl, ps := in.plan, c.pipes[in.pipe]
-	if ps == nil || !pl.leanReady(in.pipe) {
-		return c.issuePlannedExec(in.op, pl)
-	}
-	if ps.q.Full() {
-		c.blockQueue(ps, in.op)
-		return false
-	}
-	e := ps.q.PushSlot()
-	e.resetHot(enExec, in.op, c.t)
-	e.setIter(c.iter)
-	if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) {
-		return false
-	}
-	e.plan = pl
-	c.issued++ // pushed's, for an op with no unit flag and no plain issue
-	e.seq = c.issued
-	ps.kick(e.ready)
-	c.tick()
-	return true
-}
-
 // scalarSetFlag is set_flag with source S: it fires at once, in program
 // order.
 func (c *core) scalarSetFlag(op *asm.COp, f Flag) bool {
