@@ -304,10 +304,10 @@ func (c *core) runScalar() {
 				return
 			}
 		case iFlagQ:
-			// issueFlag's queued set_flag or wait_flag, without observers,
-			// once the plan has met this kind of core: straight into the
-			// pipe's queue. Anything else (an event id out of range, a
-			// first run) takes issueFlag.
+			// issueFlag's queued set_flag or wait_flag, without observers
+			// (iFlagQObs with them), once the plan has met this kind of
+			// core: straight into the pipe's queue. Anything else (an event
+			// id out of range, a first run) takes issueFlag.
 			pl := in.plan
 			id := pl.id.eval(&c.env)
 			ps := c.pipes[in.pipe]
@@ -332,9 +332,9 @@ func (c *core) runScalar() {
 			c.pc++
 		case iExecLean:
 			// issuePlannedExec of an op that skips resolve (resolveLean),
-			// without observers, once its cost memos are filled: the slot
-			// needs only its hot fields and the plan. An element of a tile
-			// array out of range takes issuePlannedExec, which reports it.
+			// unobserved (else iExecLeanObs), once its cost memos are filled:
+			// the slot needs only its hot fields and the plan. An element of
+			// a tile array out of range takes issuePlannedExec (it reports).
 			pl := in.plan
 			ps := c.pipes[in.pipe]
 			if ps != nil && ps.q.Full() {
@@ -434,6 +434,66 @@ func (c *core) runScalar() {
 		case iHalt:
 			c.endKernel()
 			return
+		case iFlagQObs:
+			// iFlagQ while observers listen (none wants plain issues,
+			// inst.fast): the slot also keeps the iteration vector, as
+			// pushFlag's does. A case of its own, not a test in iFlagQ's:
+			// the timing-only loop stays as it was (once flags keep no
+			// vector, iFlagQ serves both).
+			pl := in.plan
+			id := pl.id.eval(&c.env)
+			ps := c.pipes[in.pipe]
+			switch {
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil:
+				if !c.issueFlag(in.op, pl) {
+					return
+				}
+			case ps.q.Full():
+				c.blockQueue(ps, in.op)
+				return
+			default:
+				e := ps.q.PushSlot()
+				e.resetHot(in.ek, in.op, c.t)
+				e.flag = Flag{Src: pl.src, Dst: pl.dst, ID: int32(id)}
+				c.issued++
+				e.seq = c.issued
+				e.setIter(c.iter)
+				ps.kick(e.ready)
+				c.tick()
+			}
+			c.state = scRunning
+			c.pc++
+		case iExecLeanObs:
+			// iExecLean while observers listen (none wants plain issues,
+			// inst.fast): the slot also gets what issuePlannedExec gives an
+			// observed lean op, its iteration vector, its dynamic operands'
+			// values (leanOperands) and its issue number. An op whose cost
+			// memos are not filled yet takes issuePlannedExec.
+			pl := in.plan
+			ps := c.pipes[in.pipe]
+			if ps == nil || !pl.leanReady(in.pipe) {
+				if !c.issuePlannedExec(in.op, pl) {
+					return
+				}
+			} else {
+				if ps.q.Full() {
+					c.blockQueue(ps, in.op)
+					return
+				}
+				e := ps.q.PushSlot()
+				e.resetHot(enExec, in.op, c.t)
+				e.setIter(c.iter)
+				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) {
+					return
+				}
+				e.plan = pl
+				c.issued++ // pushed's, for an op with no unit flag and no plain issue
+				e.seq = c.issued
+				ps.kick(e.ready)
+				c.tick()
+			}
+			c.state = scRunning
+			c.pc++
 		default:
 			m.fail(c.faultK(FaultInternal, nil, asm.PipeS, "unknown statement %T", in.stmt))
 			return
@@ -460,6 +520,9 @@ const (
 	// iOp's common cases, chosen by kernelCode from the op's plan:
 	iFlagQ    // a set_flag or wait_flag into pipe's queue (entry kind ek)
 	iExecLean // an op whose plan is lean (planLean), into pipe's queue
+	// the same while observers listen (inst.fast):
+	iFlagQObs
+	iExecLeanObs
 )
 
 type inst struct {
@@ -471,8 +534,8 @@ type inst struct {
 	fx   fexpr // x, precomputed (kernelCode)
 	op   *asm.COp
 	plan *opPlan   // iOp: op's plan (nil when it has none)
-	pipe asm.Pipe  // iFlagQ, iExecLean: the queue
-	ek   entryKind // iFlagQ: set or wait
+	pipe asm.Pipe  // iFlagQ, iExecLean (and their Obs kinds): the queue
+	ek   entryKind // iFlagQ, iFlagQObs: set or wait
 	stmt asm.CStmt // the statement it starts (nil for block ends): positions, the debugger's next statement
 }
 
@@ -580,7 +643,7 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 		code[i].fx = compileExpr(code[i].x, len(k.Regs), sc)
 		if op := code[i].op; op != nil && op.ID >= 0 && op.ID < len(plans) && plans[op.ID].op == op {
 			code[i].plan = &plans[op.ID]
-			code[i].fast()
+			code[i].fast(m)
 		}
 	}
 	if m.codes == nil {
@@ -591,19 +654,27 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 }
 
 // fast turns an iOp into iFlagQ or iExecLean when its plan allows: the
-// issues the scalar makes most, which its loop then makes itself.
-func (in *inst) fast() {
+// issues the scalar makes most, which its loop then makes itself. While
+// observers listen they are iFlagQObs and iExecLeanObs, which also keep
+// what the op's events need (the iteration vector, the issue number, a
+// lean op's dynamic operands); an observer that wants every op's EvIssue
+// (IssueFilter) keeps the general issue, which reports it.
+func (in *inst) fast(m *Machine) {
 	pl, op := in.plan, in.op
-	if in.kind != iOp || op.Unit != asm.UnitNone {
+	if in.kind != iOp || op.Unit != asm.UnitNone || m.plainIssues {
 		return // a unit flag is numbered at issue (pushed)
+	}
+	flagQ, lean := iFlagQ, iExecLean
+	if m.emitting {
+		flagQ, lean = iFlagQObs, iExecLeanObs
 	}
 	switch {
 	case pl.class == ocFlag && pl.set && pl.src > asm.PipeS && pl.src < asm.PipeALL:
-		in.kind, in.pipe, in.ek = iFlagQ, pl.src, enSetFlag
+		in.kind, in.pipe, in.ek = flagQ, pl.src, enSetFlag
 	case pl.class == ocFlag && !pl.set && pl.dst > asm.PipeS && pl.dst < asm.PipeALL:
-		in.kind, in.pipe, in.ek = iFlagQ, pl.dst, enWaitFlag
+		in.kind, in.pipe, in.ek = flagQ, pl.dst, enWaitFlag
 	case pl.class == ocExec && pl.lean && op.Pipe > asm.PipeS && op.Pipe < asm.PipeALL:
-		in.kind, in.pipe = iExecLean, op.Pipe
+		in.kind, in.pipe = lean, op.Pipe
 	}
 }
 
