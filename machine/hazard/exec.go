@@ -783,7 +783,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case later && okOld:
+		case later && okOld && !d.keepsRace(c, old, rd, w, acc):
 			d.moveRace(old, rd, ko)
 		}
 	}
@@ -819,7 +819,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case okOld:
+		case okOld && !d.keepsRace(c, old, w, r, acc):
 			d.moveRace(old, w, ko)
 		}
 	}

@@ -240,19 +240,48 @@ func (r *rec) shadowed() bool { return r.write && r.raced }
 // shadows reports whether plain write w of cell c (its last, or one kept
 // beside it), which write r is ordered after, stays shadowed.
 func (d *Detector) shadows(c *cell, w, r *rec, acc *machine.Access) bool {
-	if w.agent != r.agent || r.atomic || w.atomic || w.gen != r.gen || w.step != 0 || r.step != 0 ||
-		w.serial <= 0 || r.serial <= w.serial {
+	if !shadowPair(w, r) {
 		return false
 	}
 	if low := d.landed(r, acc); low < 0 || low >= issueOf(r.serial)-1 {
 		return false // every op issued before r has landed
 	}
-	if d.selfOff(w, r) {
+	return d.shadowKept(c, w)
+}
+
+// shadowPair reports whether write r is an overwrite by w's own agent,
+// in order, that can shadow w: both plain, numbered, of one run
+// generation and no composite's step.
+func shadowPair(w, r *rec) bool {
+	return w.agent == r.agent && !r.atomic && !w.atomic && w.gen == r.gen && w.step == 0 && r.step == 0 &&
+		w.serial > 0 && r.serial > w.serial
+}
+
+// shadowKept is the rest of shadows for w, less the watermark.
+func (d *Detector) shadowKept(c *cell, w *rec) bool {
+	if d.selfOff(w, w) {
 		return false
 	}
 	// Not where the value was handed on: another agent's kept read is
 	// ordered after w.
 	return !c.anyRead(func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) })
+}
+
+// keepsRace reports whether access a's race with write old, which write r
+// is ordered after, stays when r races a too, instead of moving to r
+// (moveRace): a was issued before r, and old stays shadowed past r for as
+// long as an access issued before r is still to land (shadows, whose
+// watermark test a passes in every order it can land in). An access meant
+// before r that lands after it then meets old there and counts the race
+// (offerShadowed), so the race is counted whether a landed before r or
+// after it. A move stands for "a fix of a's race with r fixes the one with
+// old too", which holds when a is meant after r (ordered after r, a is
+// after old) and not when it is meant before: ordering a before r does not
+// order it before old (corpus qwen3_decode_incore_11, where every load's
+// WAW with the squaring of its tile moved to the second loop's in-place
+// scale when the loads were slow, and the finding went).
+func (d *Detector) keepsRace(c *cell, old, a, r *rec, acc *machine.Access) bool {
+	return issueOf(a.serial) < issueOf(r.serial) && shadowPair(old, r) && d.landed(r, acc) >= 0 && d.shadowKept(c, old)
 }
 
 // shadowOf is write w, overwritten in order by r, kept shadowed.
@@ -291,11 +320,13 @@ func needShadowed(w *rec, low int64) bool {
 // offerShadowed offers the pair of shadowed write w and access r for the
 // finding's name, as the access met it landing before w's overwrite: the
 // count went to the overwrite there (raceWrite), so none is added here.
+// An access issued before the overwrite counts the race instead: landing
+// before the overwrite, its race with w stays (keepsRace).
 func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 	if d.hbOrSame(w, r) {
 		return
 	}
 	sw := *w
 	sw.raced, sw.lag = false, 0
-	d.raceNamed(&sw, r, true, acc, lo, hi)
+	d.raceNamed(&sw, r, issueOf(r.serial) >= issueOf(w.serial)+int64(w.lag), acc, lo, hi)
 }
