@@ -568,7 +568,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
-		} else if w.agent == r.agent && d.shadows(c, w, r, acc) {
+		} else if d.shadows(c, w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
 			trim = true
@@ -577,7 +577,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
 		c.setAdds(d.putW(c.adds(), &c.w, acc))
-	} else if c.hasW && c.w.agent == r.agent && d.shadows(c, &c.w, r, acc) {
+	} else if c.hasW && d.shadows(c, &c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
 	}
