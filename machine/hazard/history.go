@@ -162,7 +162,7 @@ func issueOf(s int64) int64 {
 // (the next in list, or r) was issued when every op numbered up to low had
 // reached the detector. n is how many instances of the site list holds;
 // the new count is returned.
-func prunePrior(list []rec, r *rec, low int64, n int) ([]rec, int) {
+func (d *Detector) prunePrior(c *cell, list []rec, r *rec, low int64, n int) ([]rec, int) {
 	var drop uint64 // by index; a list past 64 entries keeps its tail
 	prev := -1
 	for i := range list {
@@ -183,6 +183,7 @@ func prunePrior(list []rec, r *rec, low int64, n int) ([]rec, int) {
 	out := list[:0]
 	for i := range list {
 		if i < 64 && drop&(1<<i) != 0 {
+			d.leaves(c, &list[i])
 			n--
 			continue
 		}
@@ -334,4 +335,88 @@ func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 	sw := *w
 	sw.raced, sw.lag = false, 0
 	d.raceNamed(&sw, r, issueOf(r.serial) >= w.overwrite(), acc, lo, hi)
+}
+
+// Races of accesses that left the cell (ghosts).
+//
+// A race that moves to a later write (raceRead, raceWrite) moves when that
+// write arrives, for the accesses still in the cell then. An access can
+// leave before: a later instance of its site replaces it, or the history
+// bound drops it (putSite, prunePrior). Its count then stayed, while in an
+// order where it was still there, or landed after the later write, it
+// moved or never counted, and a finding whose every count moves came and
+// went with the latency (a store meant before a scratch write of its tile
+// raced the next iteration's in-place op, whose value the next store reads:
+// the race moves to the next scratch write, unless the next store landed
+// first and replaced the store in the cell). So an access that leaves a
+// cell while it has raced a write still there is kept beside that write, by
+// instance, and the write that moves the races of the accesses still in the
+// cell moves its race too (settleGhosts). Only racing accesses are kept,
+// until that write leaves the cell: nothing is kept in a kernel without
+// races.
+
+// instKey names an access instance by agent, epoch and run generation.
+type instKey struct {
+	agent      int32
+	epoch, gen uint32
+}
+
+// leaves records access e leaving cell c (ghosts): kept, by the writes of c
+// it raced, for settleGhosts.
+func (d *Detector) leaves(c *cell, e *rec) {
+	if d.racedWith == nil || c == nil || e.atomic || e.shadowed() || !e.write && !e.raced {
+		return
+	}
+	keep := func(w *rec) {
+		if w.atomic || w.shadowed() || sameInstance(w, e) || d.selfOff(w, e) || !d.racedPair(e, w) {
+			return
+		}
+		if d.ghosts == nil {
+			d.ghosts = map[instKey][]rec{}
+		}
+		k := instKey{w.agent, w.epoch, w.gen}
+		d.ghosts[k] = append(d.ghosts[k], *e)
+	}
+	if c.hasW {
+		keep(&c.w)
+	}
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		keep(&adds[x])
+	}
+}
+
+// settleGhosts is, for plain write r arriving at cell c (after: r is
+// ordered after c's last write), the move of raceRead and raceWrite for the
+// accesses that left c having raced a write r is ordered after: each that
+// r races moves its race with that write to r, as it would have still in
+// the cell. The write then leaves the cell, and its ghosts with it.
+func (d *Detector) settleGhosts(c *cell, r *rec, after bool, acc *machine.Access) {
+	settle := func(old *rec) {
+		k := instKey{old.agent, old.epoch, old.gen}
+		gs, ok := d.ghosts[k]
+		if !ok {
+			return
+		}
+		delete(d.ghosts, k)
+		for i := range gs {
+			g := &gs[i]
+			if sameInstance(g, r) || d.ordered(g, r) {
+				continue // r does not race g: nothing moves
+			}
+			ko, okOld := d.raceKey(old, g)
+			kw, okNew := d.raceKey(r, g)
+			if !okOld || okNew && ko == kw || d.keepsRace(c, old, g, r, acc) {
+				continue
+			}
+			d.moveRace(old, g, ko)
+		}
+	}
+	if c.hasW && after {
+		settle(&c.w)
+	}
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if old := &adds[x]; !old.atomic && !old.shadowed() && d.ordered(old, r) {
+			settle(old)
+		}
+	}
 }
