@@ -827,14 +827,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 			d.moveRace(old, w, ko)
 		}
 	}
-	if c.hasW && after {
-		settle(&c.w)
-	}
-	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic && !old.shadowed() && d.ordered(old, r) {
-			settle(old)
-		}
-	}
+	d.orderedWrites(c, r, after, settle)
 	// warred stands for the WAW in which r overwrites w (w meant to come
 	// first): the read r races saw w's value or an earlier one. A WAW in
 	// which r is meant to come first (w landed before it, an in-place op

@@ -411,12 +411,19 @@ func (d *Detector) settleGhosts(c *cell, r *rec, after bool, acc *machine.Access
 			d.moveRace(old, g, ko)
 		}
 	}
+	d.orderedWrites(c, r, after, settle)
+}
+
+// orderedWrites calls f with each plain write of cell c, shadowed ones
+// aside, that write r is ordered after (after: r is ordered after c's last
+// write), the ones whose races r takes over (raceWrite, settleGhosts).
+func (d *Detector) orderedWrites(c *cell, r *rec, after bool, f func(*rec)) {
 	if c.hasW && after {
-		settle(&c.w)
+		f(&c.w)
 	}
 	for x, adds := 0, c.adds(); x < len(adds); x++ {
 		if old := &adds[x]; !old.atomic && !old.shadowed() && d.ordered(old, r) {
-			settle(old)
+			f(old)
 		}
 	}
 }
