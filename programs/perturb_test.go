@@ -49,6 +49,21 @@ var timingPerturbations = []perturbation{
 	{name: "slow block dispatch", prefixes: []string{"block.start"}, set: "100000"},
 }
 
+// timingSizes holds, by program, more sizes TestFindingsIgnoreTiming lints
+// it at besides its own (-D sets added to its `// test:` ones): loop counts
+// at which an outcome once moved with timing.
+var timingSizes = map[string][][]asm.Define{
+	// WAW ld, sq came and went with the DMA latency at 2, 4 and 8
+	// iterations, not at 16 (docs/hazards.md, "Which write a read's race
+	// names"); 1 has no next load to race.
+	"hazards/square_then_rescale": {
+		{{Name: "N", Value: "1"}, {Name: "M", Value: "1"}},
+		{{Name: "N", Value: "2"}, {Name: "M", Value: "2"}},
+		{{Name: "N", Value: "4"}, {Name: "M", Value: "16"}},
+		{{Name: "N", Value: "16"}, {Name: "M", Value: "16"}},
+	},
+}
+
 // apply returns the default profile with p applied; it fails when p matches
 // no parameter, so a renamed key cannot turn an entry into a no-op.
 func (p perturbation) apply() (*pipes.Profile, error) {
@@ -208,6 +223,11 @@ func TestFindingsIgnoreTiming(t *testing.T) {
 		}
 		profs[i] = prof
 	}
+	for name := range timingSizes {
+		if _, ok := programs.Find(name); !ok {
+			t.Errorf("timingSizes names %s, which is not a program", name)
+		}
+	}
 	for _, name := range programs.List() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -216,22 +236,30 @@ func TestFindingsIgnoreTiming(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			obj, errs := asm.Assemble(embedFrontend, path, defs)
-			if errs.HasErrors() || obj == nil {
-				t.Fatalf("assemble %s: %v", path, errs)
-			}
-			base, basePath, err := lintWith(obj, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, p := range timingPerturbations {
-				fs, fsPath, err := lintWith(obj, profs[i])
-				if err != nil {
-					t.Errorf("%s: %v", p.name, err)
-					continue
+			sizes := [][]asm.Define{nil}
+			sizes = append(sizes, timingSizes[name]...)
+			for _, more := range sizes {
+				size := ""
+				if more != nil {
+					size = fmt.Sprintf(" at %v", more)
 				}
-				if moved := sameReport(base, fs, basePath, fsPath); moved != "" {
-					t.Errorf("under %q %s", p.name, moved)
+				obj, errs := asm.Assemble(embedFrontend, path, append(slices.Clone(defs), more...))
+				if errs.HasErrors() || obj == nil {
+					t.Fatalf("assemble %s%s: %v", path, size, errs)
+				}
+				base, basePath, err := lintWith(obj, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, p := range timingPerturbations {
+					fs, fsPath, err := lintWith(obj, profs[i])
+					if err != nil {
+						t.Errorf("%s%s: %v", p.name, size, err)
+						continue
+					}
+					if moved := sameReport(base, fs, basePath, fsPath); moved != "" {
+						t.Errorf("under %q%s %s", p.name, size, moved)
+					}
 				}
 			}
 		})

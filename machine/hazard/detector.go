@@ -454,6 +454,9 @@ type Detector struct {
 	// whose race was counted, so a later write ordered after the second can
 	// take the race over (raceRead, raceWrite, noteRaced).
 	racedWith map[moveKey]struct{}
+	// ghosts holds, by write instance, the accesses that left a cell
+	// having raced that write (history.go, leaves).
+	ghosts map[instKey][]rec
 	// apos holds each agent's position in clocks and pagent the agent at
 	// each position (-1: none); npos is the number of positions, miscFill
 	// the group the agents of no core fill (place).

@@ -442,9 +442,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		case !c.hasR:
 			c.read0, c.hasR = *r, true
 		case sameReader(&c.read0, r) && !keepPrior(&c.read0, r, acc):
+			d.leaves(c, &c.read0)
 			c.read0 = *r
 		default:
-			c.reads = d.putRead(c.reads, r, acc)
+			c.reads = d.putRead(c, c.reads, r, acc)
 		}
 		return
 	}
@@ -519,6 +520,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			kept++
 		}
 	}
+	if len(d.ghosts) > 0 && !r.atomic {
+		d.settleGhosts(c, r, wOrdered, acc)
+	}
 	if len(c.uninit()) > 0 {
 		if r.atomic {
 			d.explainUninit(c, r, c.hasR, c.reads, acc, lo, hi)
@@ -542,7 +546,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				d.race(w, r, acc, lo, hi)
 			}
 		}
-		c.setAdds(d.putW(c.adds(), r, acc))
+		c.setAdds(d.putW(c, c.adds(), r, acc))
 		c.written = true
 		return
 	}
@@ -568,7 +572,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
-		} else if w.agent == r.agent && d.shadows(c, w, r, acc) {
+		} else if d.shadows(c, w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
 			trim = true
@@ -576,8 +580,8 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
-		c.setAdds(d.putW(c.adds(), &c.w, acc))
-	} else if c.hasW && c.w.agent == r.agent && d.shadows(c, &c.w, r, acc) {
+		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
+	} else if c.hasW && d.shadows(c, &c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
 	}
@@ -783,7 +787,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case later && okOld:
+		case later && okOld && !d.keepsRace(c, old, rd, w, acc):
 			d.moveRace(old, rd, ko)
 		}
 	}
@@ -819,18 +823,11 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case okOld:
+		case okOld && !d.keepsRace(c, old, w, r, acc):
 			d.moveRace(old, w, ko)
 		}
 	}
-	if c.hasW && after {
-		settle(&c.w)
-	}
-	for x, adds := 0, c.adds(); x < len(adds); x++ {
-		if old := &adds[x]; !old.atomic && !old.shadowed() && d.ordered(old, r) {
-			settle(old)
-		}
-	}
+	d.orderedWrites(c, r, after, settle)
 	// warred stands for the WAW in which r overwrites w (w meant to come
 	// first): the read r races saw w's value or an earlier one. A WAW in
 	// which r is meant to come first (w landed before it, an in-place op
@@ -1006,7 +1003,7 @@ func (d *Detector) raceKey(prev, cur *rec) (findKey, bool) {
 // no barrier between them are not ordered, so a read that lands after all
 // of them races each site, and the RAW with each came and went with the
 // read's latency when the cell kept one write per agent.
-func (d *Detector) putW(list []rec, r *rec, acc *machine.Access) []rec {
+func (d *Detector) putW(c *cell, list []rec, r *rec, acc *machine.Access) []rec {
 	if r.atomic {
 		for i := range list {
 			if list[i].agent == r.agent && list[i].atomic {
@@ -1016,7 +1013,7 @@ func (d *Detector) putW(list []rec, r *rec, acc *machine.Access) []rec {
 		}
 		return append(list, *r)
 	}
-	return d.putSite(list, r, acc)
+	return d.putSite(c, list, r, acc)
 }
 
 // superseded reports whether read rd, kept in cell c, is of write r's own
@@ -1037,9 +1034,9 @@ func (d *Detector) superseded(c *cell, rd, r *rec) bool {
 	return c.anyRead(func(o *rec) bool { return o.agent == rd.agent && o.gen == rd.gen && o.epoch > rd.epoch })
 }
 
-// putRead adds read r to a cell's other reads (putSite).
-func (d *Detector) putRead(list []rec, r *rec, acc *machine.Access) []rec {
-	return d.putSite(list, r, acc)
+// putRead adds read r to cell c's other reads (putSite).
+func (d *Detector) putRead(c *cell, list []rec, r *rec, acc *machine.Access) []rec {
+	return d.putSite(c, list, r, acc)
 }
 
 // putSite adds access r to list, replacing the earlier access of the same
@@ -1048,13 +1045,14 @@ func (d *Detector) putRead(list []rec, r *rec, acc *machine.Access) []rec {
 // maxPrior earlier ones of the site, the oldest dropped first. In local
 // memory the instances that no access still to land can need go at once
 // (prunePrior), and the bound is maxPriorLocal.
-func (d *Detector) putSite(list []rec, r *rec, acc *machine.Access) []rec {
+func (d *Detector) putSite(c *cell, list []rec, r *rec, acc *machine.Access) []rec {
 	n, oldest := 0, -1
 	for i := range list {
 		if !priorOf(&list[i], r) {
 			continue
 		}
 		if !keepPrior(&list[i], r, acc) {
+			d.leaves(c, &list[i])
 			list[i] = *r
 			return list
 		}
@@ -1069,13 +1067,14 @@ func (d *Detector) putSite(list []rec, r *rec, acc *machine.Access) []rec {
 		// Local memory: drop at once the instances no access still to
 		// land can need, so a cell keeps only those (an L0C accumulator
 		// the mads whose neighbours are in flight, not maxPrior of them).
-		list, n = prunePrior(list, r, low, n)
+		list, n = d.prunePrior(c, list, r, low, n)
 		limit = maxPriorLocal
 		if n > limit {
 			oldest = slices.IndexFunc(list, func(e rec) bool { return priorOf(&e, r) })
 		}
 	}
 	if n > limit {
+		d.leaves(c, &list[oldest])
 		list = slices.Delete(list, oldest, oldest+1)
 	}
 	return append(list, *r)

@@ -162,7 +162,7 @@ func issueOf(s int64) int64 {
 // (the next in list, or r) was issued when every op numbered up to low had
 // reached the detector. n is how many instances of the site list holds;
 // the new count is returned.
-func prunePrior(list []rec, r *rec, low int64, n int) ([]rec, int) {
+func (d *Detector) prunePrior(c *cell, list []rec, r *rec, low int64, n int) ([]rec, int) {
 	var drop uint64 // by index; a list past 64 entries keeps its tail
 	prev := -1
 	for i := range list {
@@ -183,6 +183,7 @@ func prunePrior(list []rec, r *rec, low int64, n int) ([]rec, int) {
 	out := list[:0]
 	for i := range list {
 		if i < 64 && drop&(1<<i) != 0 {
+			d.leaves(c, &list[i])
 			n--
 			continue
 		}
@@ -205,24 +206,37 @@ func priorOf(a, r *rec) bool {
 	return sameReader(a, r) && a.write == r.write && !a.atomic && !a.shadowed()
 }
 
-// Writes an agent overwrote in order (shadowed).
+// Writes overwritten in order (shadowed).
 //
-// A write w replaced by a later write r of its own agent ordered after it
-// (a pipe_barrier V, or an op's internal one, between them) leaves the
+// A write w replaced by a later write r of its core ordered after it (a
+// pipe_barrier V, an op's internal one, or a flag between them) leaves the
 // cell: any access that races w races r too. But it races r under another
-// pair of sites, and an access that landed between the two met w and
-// offered its pair for the finding's name (its count then moved to r,
-// raceWrite); landing after r it met r alone, and the named instance came
-// and went with the latency (corpus qwen3_decode_incore_11: a tload
-// landing after V squared the loaded tile in place and overwrote it again
-// named an earlier iteration than when it landed before). So w stays,
-// shadowed, while an op issued before r has not landed (issueSeen): what
-// meets it offers the pair for the name and counts nothing, and moves
-// nothing (raceRead, raceWrite and racesKept pass it by), as in the order
-// where it landed between. Only where no other agent's read kept in the
-// cell is ordered after w (the value was not handed on: in a kernel with
-// its flags, the consumer's read is) and the agent's same-pipe races are
-// reported (rec.lag is free then).
+// pair of sites, and an access that landed between the two met w; landing
+// after r it met r alone. So w stays, shadowed, while an op issued before r
+// has not landed (issueSeen), and what meets it is told apart by when it
+// was issued:
+//
+//   - An access issued before r counts its race with w (offerShadowed), as
+//     it does landing before r, where the race stays when r arrives
+//     (keepsRace): ordering it before r would not order it before w, so the
+//     race is its own. Before this, such a race moved to r when the access
+//     landed before r and was still in the cell, and was never met when it
+//     landed after r, while an instance that had left the cell kept its
+//     count: the finding came and went with the latency
+//     (hazards/square_then_rescale, the shape of corpus
+//     qwen3_decode_incore_11).
+//   - An access issued after r offers the pair for the finding's name only:
+//     landing before r, its race moved to r (a fix of that one orders it
+//     after w too), and the name must not follow the order it landed in
+//     (corpus qwen3_decode_incore_11 named iteration 57 of the load by
+//     default and 63 under dma latency 0).
+//
+// Nothing moves to or from a shadowed write (raceRead, raceWrite and
+// racesKept pass it by). Only where no other agent's read kept in the cell
+// is ordered after w (handedOn: in a kernel with its flags, the consumer's
+// read is; keeping those too cost 2.5% more instructions on the 8-rank
+// allgather_gemm lint), and where w's agent's same-pipe races are reported
+// (rec.lag is free then).
 
 // maxShadowed bounds the shadowed writes a cell keeps, the oldest dropped
 // first. In qwen3_decode_incore_11 the vector unit writes the tile a dozen
@@ -232,27 +246,49 @@ func priorOf(a, r *rec) bool {
 const maxShadowed = 16
 
 // shadowed reports whether write record r is kept shadowed: raced marks
-// reads that raced a write, and a write kept past its own agent's ordered
-// overwrite. lag then holds how many issue numbers later that overwrite
-// was issued (needShadowed).
+// reads that raced a write, and a write kept past an ordered overwrite.
+// lag then holds how many issue numbers later that overwrite was issued
+// (overwrite).
 func (r *rec) shadowed() bool { return r.write && r.raced }
+
+// overwrite is the issue number of the write that shadowed write w.
+func (w *rec) overwrite() int64 { return issueOf(w.serial) + int64(w.lag) }
 
 // shadows reports whether plain write w of cell c (its last, or one kept
 // beside it), which write r is ordered after, stays shadowed.
 func (d *Detector) shadows(c *cell, w, r *rec, acc *machine.Access) bool {
-	if w.agent != r.agent || r.atomic || w.atomic || w.gen != r.gen || w.step != 0 || r.step != 0 ||
-		w.serial <= 0 || r.serial <= w.serial {
+	if !d.shadowPair(w, r) {
 		return false
 	}
 	if low := d.landed(r, acc); low < 0 || low >= issueOf(r.serial)-1 {
 		return false // every op issued before r has landed
 	}
-	if d.selfOff(w, r) {
-		return false
-	}
-	// Not where the value was handed on: another agent's kept read is
-	// ordered after w.
-	return !c.anyRead(func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) })
+	return !d.handedOn(c, w)
+}
+
+// shadowPair reports whether write r, ordered after write w, can shadow
+// it: both plain, numbered, of one core and run generation, r issued
+// after w, no composite's step, and w's agent's same-pipe races reported.
+func (d *Detector) shadowPair(w, r *rec) bool {
+	return !r.atomic && !w.atomic && w.gen == r.gen && w.step == 0 && r.step == 0 &&
+		w.serial > 0 && r.serial > w.serial && !d.selfOff(w, w) &&
+		(w.agent == r.agent || d.agents[w.agent].coreIdx == d.agents[r.agent].coreIdx)
+}
+
+// handedOn reports whether write w's value was handed on: another agent's
+// read kept in cell c is ordered after it.
+func (d *Detector) handedOn(c *cell, w *rec) bool {
+	return c.anyRead(func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) })
+}
+
+// keepsRace reports whether access a's race with write old, which write r
+// of cell c is ordered after, stays when r races a too, instead of moving
+// to r (moveRace): a was issued before r, and old stays shadowed past r for
+// as long as an access issued before r is still to land (shadows, whose
+// watermark test a passes in every order it can land in), so that landing
+// after r, a counts the race there too.
+func (d *Detector) keepsRace(c *cell, old, a, r *rec, acc *machine.Access) bool {
+	return issueOf(a.serial) < issueOf(r.serial) && d.shadowPair(old, r) && d.landed(r, acc) >= 0 && !d.handedOn(c, old)
 }
 
 // shadowOf is write w, overwritten in order by r, kept shadowed.
@@ -285,17 +321,109 @@ func trimShadowed(list []rec) []rec {
 // before the write that overwrote it has not landed (low, the core's
 // watermark; -1 unknown keeps nothing).
 func needShadowed(w *rec, low int64) bool {
-	return low >= 0 && low < issueOf(w.serial)+int64(w.lag)-1
+	return low >= 0 && low < w.overwrite()-1
 }
 
-// offerShadowed offers the pair of shadowed write w and access r for the
-// finding's name, as the access met it landing before w's overwrite: the
-// count went to the overwrite there (raceWrite), so none is added here.
+// offerShadowed is access r meeting shadowed write w: an access issued
+// before w's overwrite counts the race, one issued after it offers the pair
+// for the finding's name, as it met w landing before the overwrite, where
+// the count moved to the overwrite (raceWrite).
 func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 	if d.hbOrSame(w, r) {
 		return
 	}
 	sw := *w
 	sw.raced, sw.lag = false, 0
-	d.raceNamed(&sw, r, true, acc, lo, hi)
+	d.raceNamed(&sw, r, issueOf(r.serial) >= w.overwrite(), acc, lo, hi)
+}
+
+// Races of accesses that left the cell (ghosts).
+//
+// A race that moves to a later write (raceRead, raceWrite) moves when that
+// write arrives, for the accesses still in the cell then. An access can
+// leave before: a later instance of its site replaces it, or the history
+// bound drops it (putSite, prunePrior). Its count then stayed, while in an
+// order where it was still there, or landed after the later write, it
+// moved or never counted, and a finding whose every count moves came and
+// went with the latency (a store meant before a scratch write of its tile
+// raced the next iteration's in-place op, whose value the next store reads:
+// the race moves to the next scratch write, unless the next store landed
+// first and replaced the store in the cell). So an access that leaves a
+// cell while it has raced a write still there is kept beside that write, by
+// instance, and the write that moves the races of the accesses still in the
+// cell moves its race too (settleGhosts). Only racing accesses are kept,
+// until that write leaves the cell: nothing is kept in a kernel without
+// races.
+
+// instKey names an access instance by agent, epoch and run generation.
+type instKey struct {
+	agent      int32
+	epoch, gen uint32
+}
+
+// leaves records access e leaving cell c (ghosts): kept, by the writes of c
+// it raced, for settleGhosts.
+func (d *Detector) leaves(c *cell, e *rec) {
+	if d.racedWith == nil || c == nil || e.atomic || e.shadowed() || !e.write && !e.raced {
+		return
+	}
+	keep := func(w *rec) {
+		if w.atomic || w.shadowed() || sameInstance(w, e) || d.selfOff(w, e) || !d.racedPair(e, w) {
+			return
+		}
+		if d.ghosts == nil {
+			d.ghosts = map[instKey][]rec{}
+		}
+		k := instKey{w.agent, w.epoch, w.gen}
+		d.ghosts[k] = append(d.ghosts[k], *e)
+	}
+	if c.hasW {
+		keep(&c.w)
+	}
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		keep(&adds[x])
+	}
+}
+
+// settleGhosts is, for plain write r arriving at cell c (after: r is
+// ordered after c's last write), the move of raceRead and raceWrite for the
+// accesses that left c having raced a write r is ordered after: each that
+// r races moves its race with that write to r, as it would have still in
+// the cell. The write then leaves the cell, and its ghosts with it.
+func (d *Detector) settleGhosts(c *cell, r *rec, after bool, acc *machine.Access) {
+	settle := func(old *rec) {
+		k := instKey{old.agent, old.epoch, old.gen}
+		gs, ok := d.ghosts[k]
+		if !ok {
+			return
+		}
+		delete(d.ghosts, k)
+		for i := range gs {
+			g := &gs[i]
+			if sameInstance(g, r) || d.ordered(g, r) {
+				continue // r does not race g: nothing moves
+			}
+			ko, okOld := d.raceKey(old, g)
+			kw, okNew := d.raceKey(r, g)
+			if !okOld || okNew && ko == kw || d.keepsRace(c, old, g, r, acc) {
+				continue
+			}
+			d.moveRace(old, g, ko)
+		}
+	}
+	d.orderedWrites(c, r, after, settle)
+}
+
+// orderedWrites calls f with each plain write of cell c, shadowed ones
+// aside, that write r is ordered after (after: r is ordered after c's last
+// write), the ones whose races r takes over (raceWrite, settleGhosts).
+func (d *Detector) orderedWrites(c *cell, r *rec, after bool, f func(*rec)) {
+	if c.hasW && after {
+		f(&c.w)
+	}
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if old := &adds[x]; !old.atomic && !old.shadowed() && d.ordered(old, r) {
+			f(old)
+		}
+	}
 }

@@ -86,7 +86,7 @@ func TestPrunePriorKeepsWhatLateAccessesNeed(t *testing.T) {
 		{low: 20, keep: nil},
 	} {
 		l := append([]rec(nil), list...)
-		out, n := prunePrior(l, &r, tc.low, 10)
+		out, n := (&Detector{}).prunePrior(nil, l, &r, tc.low, 10)
 		var got []int64
 		sawOther := false
 		for i := range out {
