@@ -46,6 +46,28 @@ type AccessDeferrer interface {
 	DefersAccesses() bool
 }
 
+// IterLogger is implemented by an observer that takes the loop iteration
+// vector of a core pipe's events (every event of a core's pipe with an
+// Issue number: EvExec, EvFlagSet, EvFlagWait, EvBarrier, EvCrossSet, a
+// composite's steps) from a log of the scalar's instead of the event. When
+// every observer that wants those kinds says so, those events (and EvStall)
+// come with no Iter: the machine neither copies the scalar's vector into
+// each queue slot at issue nor hands it over with each event (on a linted
+// 8-rank allgather_gemm, 1.2 M events of a vector up to 7 deep), and calls
+// ObserveIter once per change of the vector that an issue meets instead.
+//
+// ObserveIter(a, from, low, iter) says that the ops scalar a (Pipe S)
+// numbers from from on were issued in iteration iter, until the next call
+// for a's core: an op numbered n has the vector of the last call for its
+// core, in order, whose from is at most n. from does not fall between
+// calls unless the core starts afresh (a block on another physical core),
+// and then the earlier calls are done with. Every op of the core numbered
+// below low has had all its events, so the observer can forget what only
+// those needed. iter is the scalar's own slice: copy what is kept.
+type IterLogger interface {
+	ObserveIter(a Agent, from, low int64, iter []int64)
+}
+
 // PipeObserver is implemented by an observer that takes the events that
 // are most of a run's, a core pipe's EvExec, EvFlagSet and EvFlagWait (not
 // a composite's steps, nor a double set), as a PipeEvent: when it is the
