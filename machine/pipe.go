@@ -171,6 +171,16 @@ func (e *entry) iterVec() []int64 {
 	return e.iterSpill
 }
 
+// iterVecUnless is iterVec, or nil without reading the slot when the
+// observers keep the scalar's log instead (noteIter): the vector's line
+// then stays cold from issue to completion.
+func (e *entry) iterVecUnless(logged bool) []int64 {
+	if logged {
+		return nil
+	}
+	return e.iterVec()
+}
+
 // stepName is the composite step the entry is, "" for none.
 func (e *entry) stepName() string {
 	if e.hasStep {
