@@ -81,7 +81,7 @@ func (d *Detector) ObserveIter(a machine.Agent, from, low int64, iter []int64) {
 	}
 	var v [maxIter]int32
 	n := narrowIter(&v, iter)
-	d.logIter(a, from, low, &v, n)
+	d.logIter(a, from, low, v[:n])
 }
 
 // addIter adds an IterLogger call to the batch if it has room.
@@ -100,38 +100,41 @@ func (b *batch) addIter(a machine.Agent, from, low int64, iter []int64) bool {
 // vector and note are, and move past them.
 func (d *Detector) replayNote(b *batch, it *item, iter0, note0 *int) {
 	nt := &b.notes[*note0]
-	var v [maxIter]int32
 	i0 := *iter0
-	copy(v[:], b.iter[i0:i0+int(it.niter)])
 	*iter0 += int(it.niter)
 	*note0++
-	d.logIter(nt.agent, nt.from, nt.low, &v, it.niter)
+	d.logIter(nt.agent, nt.from, nt.low, b.iter[i0:*iter0])
 }
 
-// logIter enters core a's vector v[:n] for its ops numbered from on, and
-// forgets the entries that cover only numbers below low.
-func (d *Detector) logIter(a machine.Agent, from, low int64, v *[maxIter]int32, n uint8) {
+// logIter enters core a's vector v (as rec keeps vectors) for its ops
+// numbered from on, and forgets the entries that cover only numbers below
+// low.
+func (d *Detector) logIter(a machine.Agent, from, low int64, v []int32) {
 	if a.Core < 0 {
 		return
 	}
-	x := d.iterIdx.at(a.Rank, int(a.Core))
-	if *x == 0 {
+	x := d.iterIdx.get(a.Rank, int(a.Core))
+	if x == 0 {
 		d.ilog = append(d.ilog, iterLog{})
-		*x = int32(len(d.ilog))
+		x = int32(len(d.ilog))
+		*d.iterIdx.at(a.Rank, int(a.Core)) = x
 	}
-	l := &d.ilog[*x-1]
-	e := iterEnt{from: from, iter: *v, n: n}
+	l := &d.ilog[x-1]
 	switch last := len(l.ents) - 1; {
 	case last >= l.head && from > l.ents[last].from:
-		l.ents = append(l.ents, e)
+		l.ents = append(l.ents, iterEnt{})
 	case last >= l.head && from == l.ents[last].from:
 		// No op took the number since: the vector moved again first.
-		l.ents[last] = e
 	default:
 		// The first entry, or the block runs on another physical core,
 		// whose numbers are lower: the earlier entries are done with.
 		l.base += int64(len(l.ents))
-		l.ents, l.head = append(l.ents[:0], e), 0
+		l.ents, l.head = append(l.ents[:0], iterEnt{}), 0
+	}
+	e := &l.ents[len(l.ents)-1]
+	e.from, e.iter, e.n = from, [maxIter]int32{}, uint8(len(v))
+	for i, x := range v[:min(len(v), maxIter)] {
+		e.iter[i] = x
 	}
 	for l.head+1 < len(l.ents) && l.ents[l.head+1].from <= low {
 		l.head++
@@ -146,8 +149,8 @@ func (d *Detector) logIter(a machine.Agent, from, low int64, v *[maxIter]int32, 
 // iterOf sets r's iteration vector to that of op number k of agent a's
 // core from the core's log, and reports whether the core has one (only
 // when the machine keeps the log, machine.IterLogger, and then every
-// numbered op of a core pipe is in it). The agent's last entry is the
-// common answer (agentIter); iterSeek finds any other.
+// numbered op of a core pipe is in it). The agent's last entry, or one
+// after it, is the common answer (agentIter); iterSeek finds any other.
 func (d *Detector) iterOf(a int32, k int64, r *rec) bool {
 	if uint32(a) >= uint32(len(d.ailog)) || d.ailog[a].log == 0 {
 		return d.iterAttach(a, k, r)
@@ -155,10 +158,13 @@ func (d *Detector) iterOf(a int32, k int64, r *rec) bool {
 	ai := &d.ailog[a]
 	l := &d.ilog[ai.log-1]
 	ents := l.ents
-	if i := ai.at - l.base; i >= int64(l.head) && i < int64(len(ents)) && ents[i].from <= k &&
-		(i+1 == int64(len(ents)) || ents[i+1].from > k) {
+	if i := ai.at - l.base; i >= int64(l.head) && i < int64(len(ents)) && ents[i].from <= k {
+		for i+1 < int64(len(ents)) && ents[i+1].from <= k {
+			i++
+		}
 		e := &ents[i]
 		r.iter, r.niter = e.iter, e.n
+		ai.at = l.base + i
 		return true
 	}
 	return d.iterSeek(ai, l, k, r)
