@@ -42,8 +42,10 @@ type core struct {
 	state scalarState
 	kind  asm.CoreKind
 	// iterMoved says iter changed since the scalar last logged it to the
-	// observers that keep its log (noteIter); in the padding before gen.
+	// observers that keep its log (noteIter), iterLogs counts the entries
+	// logged; in the padding before gen.
 	iterMoved bool
+	iterLogs  uint8
 	gen       uint32 // which kernel start this is, machine-wide (entry.argsGen)
 	// waitPipe and flags follow state: a pipe's wake-up reads the three
 	// (pipeChanged, the flag ops), and on 8 ranks each line it touches is a

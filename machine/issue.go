@@ -173,9 +173,11 @@ func (c *core) noteIter(e *entry, n int64) {
 
 // logIter is noteIter's work: without the log, the slot's copy; with it,
 // the observers that keep it (IterLogger) are told the vector for the ops
-// numbered from n on, and the lowest number of an op still in one of the
-// core's queues (slot e, being filled, aside): every op numbered below it
-// has had its events, which pipes send before they pop the entry.
+// numbered from n on, and at every eighth entry the lowest number of an op
+// still in one of the core's queues (slot e, being filled, aside): every
+// op numbered below it has had its events, which pipes send before they
+// pop the entry. The others say 0, nothing: the observer keeps a few more
+// entries, and a log entry costs a look at every pipe's queue less.
 func (c *core) logIter(e *entry, n int64) {
 	if m := c.m; !m.iterLog {
 		if m.emitting {
@@ -184,10 +186,13 @@ func (c *core) logIter(e *entry, n int64) {
 		return
 	}
 	c.iterMoved = false
-	low := n
-	for _, p := range c.plist {
-		if h := p.q.Head(); h != nil && h != e && h.seq < low {
-			low = h.seq
+	low := int64(0)
+	if c.iterLogs++; c.iterLogs%8 == 0 {
+		low = n
+		for _, p := range c.plist {
+			if h := p.q.Head(); h != nil && h != e && h.seq < low {
+				low = h.seq
+			}
 		}
 	}
 	a := Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS}

@@ -64,8 +64,9 @@ type AccessDeferrer interface {
 // next, or stays (no op took the number: the later call holds), unless the
 // core starts afresh (a block on another physical core, numbered lower),
 // and then the earlier calls are done with. Every op of the core numbered
-// below low has had all its events, so the observer can forget what only
-// those needed. iter is the scalar's own slice: copy what is kept.
+// below low has had all its events (low is 0 when the machine did not
+// look), so the observer can forget what only those needed. iter is the
+// scalar's own slice: copy what is kept.
 type IterLogger interface {
 	ObserveIter(a Agent, from, low int64, iter []int64)
 }

@@ -386,11 +386,11 @@ type Detector struct {
 	// (history.go).
 	seen []issueSeen
 	// ilog is, by core, the scalar's iteration vectors by issue number
-	// (iterlog.go): iterIdx holds index+1 of each core's, by (rank, core),
-	// and ailog each agent's place in its core's. iterMisses counts the
-	// ops not found in their core's.
-	ilog       []iterLog
-	iterIdx    table[int32]
+	// (iterlog.go), also by (rank, core) in iterIdx, and ailog each
+	// agent's place in its core's. iterMisses counts the ops not found in
+	// their core's.
+	ilog       []*iterLog
+	iterIdx    table[*iterLog]
 	ailog      []agentIter
 	iterMisses int
 	gen        uint32

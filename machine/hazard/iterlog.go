@@ -39,12 +39,12 @@ type iterLog struct {
 	base int64
 }
 
-// agentIter is an agent's place in its core's log: index+1 of the log (0:
-// not looked up yet), and where its last op's entry was. One pipe's ops
+// agentIter is an agent's place in its core's log: the log (nil: not
+// looked up yet), and where its last op's entry was. One pipe's ops
 // come in issue order, so its next op's entry is that one or a later one:
 // a step or none, where the newest entry back was three or four.
 type agentIter struct {
-	log int32
+	log *iterLog
 	at  int64
 }
 
@@ -113,13 +113,12 @@ func (d *Detector) logIter(a machine.Agent, from, low int64, v []int32) {
 	if a.Core < 0 {
 		return
 	}
-	x := d.iterIdx.get(a.Rank, int(a.Core))
-	if x == 0 {
-		d.ilog = append(d.ilog, iterLog{})
-		x = int32(len(d.ilog))
-		*d.iterIdx.at(a.Rank, int(a.Core)) = x
+	l := d.iterIdx.get(a.Rank, int(a.Core))
+	if l == nil {
+		l = &iterLog{}
+		d.ilog = append(d.ilog, l)
+		*d.iterIdx.at(a.Rank, int(a.Core)) = l
 	}
-	l := &d.ilog[x-1]
 	switch last := len(l.ents) - 1; {
 	case last >= l.head && from > l.ents[last].from:
 		l.ents = append(l.ents, iterEnt{})
@@ -152,11 +151,14 @@ func (d *Detector) logIter(a machine.Agent, from, low int64, v []int32) {
 // numbered op of a core pipe is in it). The agent's last entry, or one
 // after it, is the common answer (agentIter); iterSeek finds any other.
 func (d *Detector) iterOf(a int32, k int64, r *rec) bool {
-	if uint32(a) >= uint32(len(d.ailog)) || d.ailog[a].log == 0 {
+	if uint32(a) >= uint32(len(d.ailog)) {
 		return d.iterAttach(a, k, r)
 	}
 	ai := &d.ailog[a]
-	l := &d.ilog[ai.log-1]
+	l := ai.log
+	if l == nil {
+		return d.iterAttach(a, k, r)
+	}
 	ents := l.ents
 	if i := ai.at - l.base; i >= int64(l.head) && i < int64(len(ents)) && ents[i].from <= k {
 		for i+1 < int64(len(ents)) && ents[i+1].from <= k {
@@ -180,10 +182,10 @@ func (d *Detector) iterAttach(a int32, k int64, r *rec) bool {
 	}
 	ai := &d.ailog[a]
 	ag := &d.agents[a]
-	if ai.log = d.iterIdx.get(ag.rank, int(ag.core)); ai.log == 0 {
+	if ai.log = d.iterIdx.get(ag.rank, int(ag.core)); ai.log == nil {
 		return false
 	}
-	return d.iterSeek(ai, &d.ilog[ai.log-1], k, r)
+	return d.iterSeek(ai, ai.log, k, r)
 }
 
 // iterSeek finds op k's entry in log l from agent ai's last one, either
