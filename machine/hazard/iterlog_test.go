@@ -10,7 +10,7 @@ import (
 	"github.com/ptoasm/ptoasm/machine"
 )
 
-// iterKinds are the events whose iteration vector a core pipe's queue slot
+// iterKind says whether e is one of the events whose iteration vector a core pipe's queue slot
 // gave, and the scalar's log gives while observers keep it.
 func iterKind(e *machine.Event) bool {
 	switch e.Kind {
@@ -20,7 +20,7 @@ func iterKind(e *machine.Event) bool {
 	return false
 }
 
-// iterEvents lists, for each event of iterKinds, its kind, agent, issue
+// iterEvents lists, for each event iterKind takes, its kind, agent, issue
 // number and vector: from the event (vectorsOnEvents) or from the scalars'
 // log as machine.IterLogger documents it (iterLogCheck).
 type iterEvents struct {
@@ -55,8 +55,13 @@ func (o *iterLogCheck) ObserveIter(a machine.Agent, from, low int64, iter []int6
 	if a.Pipe != asm.PipeS || low > from {
 		o.t.Fatalf("%s: ObserveIter(%v, %d, %d): not a scalar, or low above from", o.name, a, from, low)
 	}
+	if prev := o.calls[a]; len(prev) > 0 && from < prev[len(prev)-1].from {
+		o.low[a] = 0 // the core starts afresh
+	}
+	if low > 0 { // 0: the machine did not look
+		o.low[a] = low
+	}
 	o.calls[a] = append(o.calls[a], iterCall{from, slices.Clone(iter)})
-	o.low[a] = low
 	o.n++
 }
 
