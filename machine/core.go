@@ -41,7 +41,12 @@ type core struct {
 	t     int64 // scalar local time; may run ahead of Machine.now
 	state scalarState
 	kind  asm.CoreKind
-	gen   uint32 // which kernel start this is, machine-wide (entry.argsGen)
+	// iterMoved says iter changed since the scalar last logged it to the
+	// observers that keep its log (noteIter), iterLogs counts the entries
+	// logged; in the padding before gen.
+	iterMoved bool
+	iterLogs  uint8
+	gen       uint32 // which kernel start this is, machine-wide (entry.argsGen)
 	// waitPipe and flags follow state: a pipe's wake-up reads the three
 	// (pipeChanged, the flag ops), and on 8 ranks each line it touches is a
 	// cache miss (issue 22, round 12).
@@ -162,6 +167,7 @@ func (m *Machine) coreAt(r, idx int, kind asm.CoreKind) *core {
 // tells its pipes (pipeEvent).
 func (c *core) setVirtual(vid int, name string) {
 	c.vid, c.vname = vid, name
+	c.iterMoved = true // the log is per block (noteIter)
 	for _, p := range c.plist {
 		p.rank, p.vid = uint16(c.rank.id), int32(vid)
 		if c.rank.id > math.MaxUint16 || vid > math.MaxInt32 {
@@ -181,7 +187,7 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 		Block: int64(block), SubBlock: int64(sub), BlockNum: int64(blockNum)})
 	c.code, c.pc = m.kernelCode(k), 0
 	c.loops = c.loops[:0]
-	c.iter = c.iter[:0]
+	c.iter, c.iterMoved = c.iter[:0], true
 	c.t = at
 	c.state = scRunning
 	c.micro, c.mi = c.micro[:0], 0
@@ -381,7 +387,7 @@ func (c *core) runScalar() {
 				continue
 			}
 			c.env.Regs[s.Slot] = from
-			c.iter = append(c.iter, 0)
+			c.iter, c.iterMoved = append(c.iter, 0), true
 			c.loops = append(c.loops, loopState{to: to, step: step, trips: (to - from + step - 1) / step})
 			c.pc++
 		case iForNext:
@@ -390,10 +396,10 @@ func (c *core) runScalar() {
 			c.tick()
 			if c.env.Regs[in.slot] < l.to {
 				c.pc = in.jump
-				c.iter[len(c.iter)-1]++
+				c.iter[len(c.iter)-1], c.iterMoved = c.iter[len(c.iter)-1]+1, true
 				continue
 			}
-			c.iter = c.iter[:len(c.iter)-1]
+			c.iter, c.iterMoved = c.iter[:len(c.iter)-1], true
 			c.loops = c.loops[:len(c.loops)-1]
 			c.pc++
 		case iWhile:
@@ -402,17 +408,17 @@ func (c *core) runScalar() {
 				c.pc = in.jump
 				continue
 			}
-			c.iter = append(c.iter, 0)
+			c.iter, c.iterMoved = append(c.iter, 0), true
 			c.loops = append(c.loops, loopState{})
 			c.pc++
 		case iWhileNext:
 			c.tick()
 			if t, ok := in.fx.tested(&c.env); t || !ok && in.fx.eval(&c.env) != 0 {
 				c.pc = in.jump
-				c.iter[len(c.iter)-1]++
+				c.iter[len(c.iter)-1], c.iterMoved = c.iter[len(c.iter)-1]+1, true
 				continue
 			}
-			c.iter = c.iter[:len(c.iter)-1]
+			c.iter, c.iterMoved = c.iter[:len(c.iter)-1], true
 			c.loops = c.loops[:len(c.loops)-1]
 			c.pc++
 		case iIf:
@@ -427,7 +433,7 @@ func (c *core) runScalar() {
 		case iBreak:
 			c.tick()
 			if in.slot > 0 {
-				c.iter = c.iter[:len(c.iter)-1]
+				c.iter, c.iterMoved = c.iter[:len(c.iter)-1], true
 				c.loops = c.loops[:len(c.loops)-1]
 			}
 			c.pc = in.jump
@@ -455,9 +461,9 @@ func (c *core) runScalar() {
 				e := ps.q.PushSlot()
 				e.resetHot(in.ek, in.op, c.t)
 				e.flag = Flag{Src: pl.src, Dst: pl.dst, ID: int32(id)}
+				c.noteIter(e, c.issued+1)
 				c.issued++
 				e.seq = c.issued
-				e.setIter(c.iter)
 				ps.kick(e.ready)
 				c.tick()
 			}
@@ -482,7 +488,7 @@ func (c *core) runScalar() {
 				}
 				e := ps.q.PushSlot()
 				e.resetHot(enExec, in.op, c.t)
-				e.setIter(c.iter)
+				c.noteIter(e, c.issued+1)
 				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) {
 					return
 				}

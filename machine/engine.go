@@ -706,7 +706,7 @@ func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end in
 	pe := &m.pev
 	pe.Kind, pe.Agent, pe.Op = kind, Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}, e.op
 	pe.Start, pe.End, pe.Issue = start, end, e.seq
-	pe.Iter = e.iterVec()
+	pe.Iter = e.iterVecUnless(m.iterLog)
 	pe.Flag, pe.Accesses, pe.Deferred.plan = f, pe.Accesses[:0], nil
 	if kind == EvExec {
 		pe.Accesses = p.c.execAccesses(m, e, pe.Agent, pe.Accesses, &pe.Deferred)

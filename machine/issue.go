@@ -106,7 +106,7 @@ func (c *core) issueMicro() bool {
 		e := ps.q.PushSlot()
 		copyEntry(e, &mc.e)
 		e.ready = c.t
-		e.setIter(c.entryIter())
+		c.noteIter(e, c.issued+1)
 		// A composite's steps are covered by the one EvIssue of the composite,
 		// but each is numbered: the scalar may have synchronised between
 		// the composite's issue and this step's (tpop waits, then loads).
@@ -148,15 +148,57 @@ func (c *core) blockQueue(ps *pipeState, op *asm.COp) {
 	c.beginStall(op)
 }
 
-// entryIter is the iteration vector a queue entry keeps: only events carry
-// it, so without observers it is not copied (allgather_gemm's compute loop
-// is 7 deep, and the copy was the engine's most frequent cache miss on 8
-// ranks).
+// entryIter is the iteration vector an entry of the scalar's own keeps:
+// only events carry it, so without observers it is not copied
+// (allgather_gemm's compute loop is 7 deep, and the copy was the engine's
+// most frequent cache miss on 8 ranks), nor when they keep the scalar's
+// log (noteIter).
 func (c *core) entryIter() []int64 {
-	if c.m.emitting {
+	if m := c.m; m.emitting && !m.iterLog {
 		return c.iter
 	}
 	return nil
+}
+
+// noteIter gives the op to be numbered n, in queue slot e, the scalar's
+// iteration vector while observers listen: a copy in the slot, or, when
+// they keep the scalar's log (Machine.iterLog), none, and a log entry when
+// the vector moved since the last one (in allgather_gemm's compute loop,
+// one issue in seven).
+func (c *core) noteIter(e *entry, n int64) {
+	if c.iterMoved || !c.m.iterLog { // small enough to inline
+		c.logIter(e, n)
+	}
+}
+
+// logIter is noteIter's work: without the log, the slot's copy; with it,
+// the observers that keep it (IterLogger) are told the vector for the ops
+// numbered from n on, and at every eighth entry the lowest number of an op
+// still in one of the core's queues (slot e, being filled, aside): every
+// op numbered below it has had its events, which pipes send before they
+// pop the entry. The others say 0, nothing: the observer keeps a few more
+// entries, and a log entry costs a look at every pipe's queue less.
+func (c *core) logIter(e *entry, n int64) {
+	if m := c.m; !m.iterLog {
+		if m.emitting {
+			e.copyIter(c.iter)
+		}
+		return
+	}
+	c.iterMoved = false
+	low := int64(0)
+	if c.iterLogs++; c.iterLogs%8 == 0 {
+		low = n
+		for _, p := range c.plist {
+			if h := p.q.Head(); h != nil && h != e && h.seq < low {
+				low = h.seq
+			}
+		}
+	}
+	a := Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS}
+	for _, o := range c.m.iterObs {
+		o.ObserveIter(a, n, low, c.iter)
+	}
 }
 
 // pushed finishes an issue: report it, wake the pipe and charge the scalar.
@@ -234,7 +276,7 @@ func (c *core) push(op *asm.COp, p asm.Pipe, kind entryKind) *entry {
 func (c *core) resetSlot(e *entry, kind entryKind, op *asm.COp) {
 	e.resetHot(kind, op, c.t)
 	if c.m.emitting {
-		e.setIter(c.iter)
+		c.noteIter(e, c.issued+1)
 	}
 }
 
@@ -904,7 +946,7 @@ func (c *core) pushFlag(op *asm.COp, p asm.Pipe, kind entryKind, f Flag) bool {
 	c.issued++
 	e.seq = c.issued
 	if m := c.m; m.emitting {
-		e.setIter(c.iter)
+		c.noteIter(e, e.seq)
 		if m.plainIssues {
 			c.emitIssue(op, p, false)
 		}

@@ -197,6 +197,10 @@ type Machine struct {
 	// as PipeEvents (PipeObserver), pev the one they are built in.
 	pipeObs PipeObserver
 	pev     PipeEvent
+	// iterLog says every observer of a core pipe's events takes their
+	// iteration vectors from the scalars' logs (IterLogger), iterObs.
+	iterLog bool
+	iterObs []IterLogger
 	// views holds the tile views resolved so far (sem_view.go), so an
 	// instruction that names the same binding again reuses its view.
 	views map[viewKey]*asm.TileInfo
@@ -270,6 +274,16 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 	for i, o := range opt.Observers {
 		if f, ok := o.(AccessDeferrer); !m.skip[i][EvExec] && (!ok || !f.DefersAccesses()) {
 			m.deferAcc = false
+		}
+	}
+	m.iterLog = m.emitting
+	for i, o := range opt.Observers {
+		if l, ok := o.(IterLogger); ok {
+			m.iterObs = append(m.iterObs, l)
+			continue
+		}
+		for _, k := range [...]EventKind{EvExec, EvFlagSet, EvFlagWait, EvBarrier, EvCrossSet, EvStall} {
+			m.iterLog = m.iterLog && m.skip[i][k]
 		}
 	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)

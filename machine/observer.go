@@ -46,6 +46,31 @@ type AccessDeferrer interface {
 	DefersAccesses() bool
 }
 
+// IterLogger is implemented by an observer that takes the loop iteration
+// vector of a core pipe's events (every event of a core's pipe with an
+// Issue number: EvExec, EvFlagSet, EvFlagWait, EvBarrier, EvCrossSet, a
+// composite's steps) from a log of the scalar's instead of the event. When
+// every observer that wants those kinds says so, those events (and EvStall)
+// come with no Iter: the machine neither copies the scalar's vector into
+// each queue slot at issue nor hands it over with each event (most of a
+// linted allgather_gemm's events, with a vector 7 deep), and calls
+// ObserveIter once per change of the vector that an issue meets instead.
+// The hazard detector is one.
+//
+// ObserveIter(a, from, low, iter) says that the ops scalar a (Pipe S)
+// numbers from from on were issued in iteration iter, until the next call
+// for a's core: an op numbered n has the vector of the last call for its
+// core, in order, whose from is at most n. from grows from one call to the
+// next, or stays (no op took the number: the later call holds), unless the
+// core starts afresh (a block on another physical core, numbered lower),
+// and then the earlier calls are done with. Every op of the core numbered
+// below low has had all its events (low is 0 when the machine did not
+// look), so the observer can forget what only those needed. iter is the
+// scalar's own slice: copy what is kept.
+type IterLogger interface {
+	ObserveIter(a Agent, from, low int64, iter []int64)
+}
+
 // PipeObserver is implemented by an observer that takes the events that
 // are most of a run's, a core pipe's EvExec, EvFlagSet and EvFlagWait (not
 // a composite's steps, nor a double set), as a PipeEvent: when it is the
@@ -258,7 +283,8 @@ type Event struct {
 	Target asm.Pipe
 	Op     *asm.COp
 	// Iter is the loop iteration vector of the op's dynamic instance, outermost first
-	// (a view into machine state: copy it to keep it).
+	// (a view into machine state: copy it to keep it). Empty on a core pipe's
+	// events while every observer keeps the scalars' logs instead (IterLogger).
 	Iter     []int64
 	Step     string // composite-op internal step, e.g. "tput.load", "tput.store"
 	Accesses []Access

@@ -86,8 +86,8 @@ type entryData struct {
 	// shape (rows, cols).
 	access [maxArgs]asm.Access
 	// The loop iteration vector (iterVec), kept only while observers
-	// listen (core.entryIter; without them it stays empty and reset leaves
-	// it): its first niter elements of iterBuf, or iterSpill when niter is
+	// listen and do not keep the scalar's log instead (core.noteIter;
+	// otherwise it stays empty and reset leaves it): its first niter elements of iterBuf, or iterSpill when niter is
 	// negative. iterBuf holds nests up to 7 deep (allgather_gemm's compute
 	// kernel) in the slot, instead of a heap array of its own that cost a
 	// cache miss per issue; with niter it fills one cache line, and no
@@ -133,22 +133,22 @@ func (e *entry) reset(kind entryKind, op *asm.COp, ready int64, iter []int64) {
 	e.resetHot(kind, op, ready)
 	e.step = ""
 	e.args = e.args[:0]
-	e.setIter(iter)
+	e.copyIter(iter)
 }
 
 // resetHot writes only the hot fields, for the queue's own pushes (push,
 // issuePlannedExec): a slot's args, step and iter stay as they were, so a
 // flag touches one line. Nothing reads a flag's args, step only when
 // hasStep says so, and iter is set by the caller while observers listen
-// (core.entryIter) and empty in every slot otherwise.
+// (core.noteIter) and empty in every slot otherwise.
 func (e *entry) resetHot(kind entryKind, op *asm.COp, ready int64) {
 	e.kind, e.eff, e.op, e.xop, e.ready = kind, exExecute, op, op, ready
 	e.flag, e.atomic, e.remote, e.hasEnv, e.hasStep, e.lean = Flag{}, false, -1, false, false, leanNone
 	e.plan = nil
 }
 
-// setIter copies iter into the slot's own array.
-func (e *entry) setIter(iter []int64) {
+// copyIter copies iter into the slot's own array (core.noteIter).
+func (e *entry) copyIter(iter []int64) {
 	if len(iter) <= len(e.iterBuf) {
 		// Loop nests are shallow: a plain copy beats memmove's call.
 		e.niter = int8(len(iter))
@@ -162,12 +162,23 @@ func (e *entry) setIter(iter []int64) {
 	}
 }
 
-// iterVec is the entry's loop iteration vector (setIter).
+// iterVec is the entry's loop iteration vector (copyIter): empty while
+// observers keep the scalar's log instead (Machine.iterLog).
 func (e *entry) iterVec() []int64 {
 	if e.niter >= 0 {
 		return e.iterBuf[:e.niter]
 	}
 	return e.iterSpill
+}
+
+// iterVecUnless is iterVec, or nil without reading the slot when the
+// observers keep the scalar's log instead (noteIter): the vector's line
+// then stays cold from issue to completion.
+func (e *entry) iterVecUnless(logged bool) []int64 {
+	if logged {
+		return nil
+	}
+	return e.iterVec()
 }
 
 // stepName is the composite step the entry is, "" for none.

@@ -62,6 +62,9 @@ type batch struct {
 	// order: a lean op's plan and dynamic operands, 32 bytes, instead of
 	// its two to four 64-byte accesses.
 	def []machine.Deferred
+	// notes holds the IterLogger calls (ObserveIter), in order, their
+	// vectors in iter.
+	notes []iterNote
 	// Whole copies' slices have arenas of their own, so that a compact
 	// item's slices start where the previous compact item's end.
 	ev    []machine.Event
@@ -90,6 +93,7 @@ type item struct {
 	nacc, niter   uint8
 	whole         bool
 	deferred      bool // its accesses are the next of def
+	note          bool // the next of notes, its vector in iter
 }
 
 func newBatch() *batch {
@@ -98,6 +102,7 @@ func newBatch() *batch {
 		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int32, 0, batchIter),
 		def:   make([]machine.Deferred, 0, batchEvents),
+		notes: make([]iterNote, 0, batchEvents/2),
 		ev:    make([]machine.Event, 0, batchWhole),
 		wacc:  make([]machine.Access, 0, 2*batchWhole),
 		witer: make([]int64, 0, 4*batchWhole),
@@ -112,7 +117,7 @@ func newBatch() *batch {
 // program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
 	b.items = b.items[:0]
-	b.acc, b.iter, b.def = b.acc[:0], b.iter[:0], b.def[:0]
+	b.acc, b.iter, b.def, b.notes = b.acc[:0], b.iter[:0], b.def[:0], b.notes[:0]
 	b.ev, b.wacc, b.witer, b.peers, b.flags = b.ev[:0], b.wacc[:0], b.witer[:0], b.peers[:0], b.flags[:0]
 }
 
@@ -179,12 +184,22 @@ func (b *batch) addPipe(e *machine.PipeEvent) bool {
 	if len(e.Accesses) > 0 { // a deferred exec has none: skip the copy's call
 		b.acc = append(b.acc, e.Accesses...)
 	}
+	if ni > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
+		b.putIter(e.Iter)
+	}
+	return true
+}
+
+// putIter appends iteration vector it to iter as the detector keeps it
+// (narrowIter: the outermost maxIter levels, saturated to int32); the
+// caller has made room.
+func (b *batch) putIter(it []int64) {
+	ni, n := min(len(it), maxIter), len(b.iter)
 	b.iter = b.iter[:n+ni]
-	src := e.Iter[:ni]
+	src := it[:ni]
 	dst := b.iter[n:][:len(src)] // no bounds check in the loop
 	// Narrow without a branch per level; out is nonzero when a value does
-	// not fit int32 (rare), and the vector is then saturated as
-	// rec.setIter does.
+	// not fit int32 (rare), and the vector is then saturated.
 	var out uint64
 	for k, v := range src {
 		dst[k] = int32(v)
@@ -195,7 +210,6 @@ func (b *batch) addPipe(e *machine.PipeEvent) bool {
 			dst[k] = int32(max(min(v, math.MaxInt32), math.MinInt32))
 		}
 	}
-	return true
 }
 
 // add copies e into the batch: compact if it can be, else whole (with its
@@ -230,10 +244,13 @@ func travelsCompact(e *machine.Event) bool {
 
 // replay runs the detector over the batch's events, in order.
 func (d *Detector) replay(b *batch) {
-	e := &d.scratch
-	var acc0, iter0, def0 int
+	e, acc0, iter0, def0, note0 := &d.scratch, 0, 0, 0, 0
 	for i := range b.items {
-		d.observe(b.event(&b.items[i], e, &acc0, &iter0, &def0))
+		if it := &b.items[i]; !it.note {
+			d.observe(b.event(it, e, &acc0, &iter0, &def0)) // line 4: default.pgo inlines event here
+		} else {
+			d.replayNote(b, it, &iter0, &note0)
+		}
 	}
 	*e = machine.Event{}
 }
@@ -251,15 +268,21 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) 
 	e.Kind, e.Op, e.Issue, e.Issued = it.kind, it.op, int64(it.issue), int64(it.issued)
 	e.Agent = machine.Agent{Rank: int32(it.rank), Core: int32(it.core), Pipe: it.pipe}
 	e.Flag = machine.Flag{Src: it.src, Dst: it.dst, ID: int32(it.id)}
-	a0, i0 := *acc0, *iter0
-	a1, i1 := a0+int(it.nacc), i0+int(it.niter)
+	a0 := *acc0
+	a1 := a0 + int(it.nacc)
 	e.Accesses = b.acc[a0:a1:a1]
-	w := b.iter64[: i1-i0 : i1-i0]
-	for k, v := range b.iter[i0:i1] {
-		w[k] = int64(v)
+	*acc0 = a1
+	e.Iter = nil
+	if it.niter > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
+		i0 := *iter0
+		i1 := i0 + int(it.niter)
+		w := b.iter64[: i1-i0 : i1-i0]
+		for k, v := range b.iter[i0:i1] {
+			w[k] = int64(v)
+		}
+		e.Iter = w
+		*iter0 = i1
 	}
-	e.Iter = w
-	*acc0, *iter0 = a1, i1
 	e.Deferred = machine.Deferred{}
 	if it.deferred {
 		e.Deferred = b.def[*def0]

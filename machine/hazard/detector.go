@@ -385,7 +385,15 @@ type Detector struct {
 	// seen is, by core, which issue numbers reached the detector
 	// (history.go).
 	seen []issueSeen
-	gen  uint32
+	// ilog is, by core, the scalar's iteration vectors by issue number
+	// (iterlog.go), also by (rank, core) in iterIdx, and ailog each
+	// agent's place in its core's. iterMisses counts the ops not found in
+	// their core's.
+	ilog       []*iterLog
+	iterIdx    table[*iterLog]
+	ailog      []agentIter
+	iterMisses int
+	gen        uint32
 
 	cross    map[crossKey][]vclock
 	crossAcc map[accKey]vclock

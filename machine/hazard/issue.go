@@ -321,9 +321,15 @@ func (d *Detector) stepIndex(s string) uint8 {
 }
 
 func (d *Detector) mkrec(a int32, e *machine.Event, serial int64) rec {
-	r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, serial: serial, op: e.Op, gap: d.agents[a].gaps}
+	ag := &d.agents[a]
+	r := rec{agent: a, epoch: ag.n, gen: d.gen, serial: serial, op: e.Op, gap: ag.gaps}
 	if e.Step != "" {
 		r.step = d.stepIndex(e.Step)
+	}
+	// A core pipe's numbered op has its vector in the scalar's log, when
+	// the machine keeps one (iterlog.go), and none on the event.
+	if e.Issue > 0 && ag.kind == akPipe && d.iterOf(a, e.Issue, &r) {
+		return r
 	}
 	r.setIter(e.Iter)
 	return r

@@ -55,12 +55,17 @@ func (r *rec) iters() []int64 {
 }
 
 // setIter keeps the outermost maxIter levels of it, saturated to int32.
-func (r *rec) setIter(it []int64) {
+func (r *rec) setIter(it []int64) { r.niter = narrowIter(&r.iter, it) }
+
+// narrowIter writes iteration vector it into dst as the detector keeps
+// vectors, the outermost maxIter levels saturated to int32, and returns
+// how many levels it wrote.
+func narrowIter(dst *[maxIter]int32, it []int64) uint8 {
 	n := min(len(it), maxIter)
 	for i, v := range it[:n] {
-		r.iter[i] = int32(max(min(v, math.MaxInt32), math.MinInt32))
+		dst[i] = int32(max(min(v, math.MaxInt32), math.MinInt32))
 	}
-	r.niter = uint8(n)
+	return uint8(n)
 }
 
 // cell is the shadow state of one byte range of one buffer.
