@@ -107,12 +107,14 @@ func shape(acc *machine.Access) (rows, pitch int64) {
 }
 
 // slot returns the entry that the access of [lo, hi) in rows runs pitch
-// bytes apart, of buffer k, hashes to.
-func (cc *cellCache) slot(k shadowKey, lo, hi, rows, pitch int64) *cellSlot {
-	return &cc.slots[cc.index(k, lo, hi, rows, pitch)]
+// bytes apart, of buffer k, hashes to, and its number (that of its
+// gridRun too).
+func (cc *cellCache) slot(k shadowKey, lo, hi, rows, pitch int64) (*cellSlot, int) {
+	i := cc.index(k, lo, hi, rows, pitch)
+	return &cc.slots[i], i
 }
 
-// index is the number of slot's entry (and of its gridRun).
+// index is slot's number.
 func (cc *cellCache) index(k shadowKey, lo, hi, rows, pitch int64) int {
 	if cc.slots == nil {
 		cc.slots = make([]cellSlot, 1<<cellCacheBits)

@@ -184,14 +184,12 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		// GEMM's gathered A) may hit its cell: filed under the tensor,
 		// since two tensors may alias one range. Writes take the view
 		// (shadow2D.wrote).
-		var slot *cellSlot
-		si := 0
+		var slot, si = (*cellSlot)(nil), 0 // one line: default.pgo names the call sites below by line
 		key := gmKey(acc)
 		if !acc.Write && !acc.ReadOnly {
 			rows, pitch := shape(acc)
-			si = d.cells.index(key, acc.Lo, acc.Hi, rows, pitch)
-			slot = &d.cells.slots[si]
-			if d.hitCached(r, acc, key, slot, si, rows, pitch) {
+			slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+			if d.hitCached(r, acc, key, slot, rows, pitch) {
 				return
 			}
 		}
@@ -207,8 +205,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	shift := pageShiftOf(acc.Space)
 	pages := (acc.Hi-1)>>shift - acc.Lo>>shift + 1
 	cacheable := !(acc.ReadOnly && !acc.Write) && (!strided && pages <= 2 || acc.Space != asm.GM)
-	var slot *cellSlot
-	si := 0
+	var slot, si = (*cellSlot)(nil), 0
 	key := keyOf(acc)
 	if cacheable {
 		rows, pitch := shape(acc)
@@ -221,10 +218,9 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			d.hit = prev
 			return
 		}
-		si = d.cells.index(key, acc.Lo, acc.Hi, rows, pitch)
-		slot = &d.cells.slots[si]
-		if d.hitCached(r, acc, key, slot, si, rows, pitch) {
-			if acc.Space != asm.GM && slot.w >= 0 {
+		slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+		if d.hitCached(r, acc, key, slot, rows, pitch) {
+			if acc.Space != asm.GM {
 				d.hit = slot
 			}
 			return
@@ -283,17 +279,12 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
 
-// hitCached does access on the cells of slot (number si), the cache entry
-// of acc's bytes in buffer key, when they are still exactly acc's, and
-// reports whether it did.
-func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, si int, rows, pitch int64) bool {
-	if !slot.matches(key, acc, rows, pitch) {
-		return false
-	}
-	if slot.w < 0 {
-		return d.hitRun(r, acc, &d.cells.runs[si], int(-slot.w))
-	}
-	if !slot.valid() {
+// hitCached does access on the cells of slot, the cache entry of acc's
+// bytes in buffer key, when they are still exactly acc's, and reports
+// whether it did. (A run of cells is hitRun's: kept apart, this stays
+// small enough to inline.)
+func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
+	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
 	}
 	d.visitSlot(r, acc, slot, rows, pitch)
@@ -369,7 +360,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch}
 	move := func(m *imap) {
 		for _, c := range m.cells {
-			if slot := d.cells.slot(k, c.lo, c.hi, 1, 0); slot.c == c {
+			if slot, _ := d.cells.slot(k, c.lo, c.hi, 1, 0); slot.c == c {
 				*slot = cellSlot{}
 			}
 			d.rects = g.linear(d.rects[:0], c.lo-g.base, c.hi-g.base)
@@ -709,6 +700,12 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
 // of an L1 tile), or, in a local buffer, on up to maxRun cells of one
 // rectangle (a whole L1 tile written by a load).
 func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, key shadowKey, slot *cellSlot, si int) {
+	if slot != nil && slot.w < 0 {
+		// A run of cells (cellSlot), which hitCached leaves to this.
+		if rows, pitch := shape(acc); slot.matches(key, acc, rows, pitch) && d.hitRun(r, acc, &d.cells.runs[si], int(-slot.w)) {
+			return
+		}
+	}
 	if acc.ReadOnly && !acc.Write && s.initialised() {
 		if checkShortcuts {
 			d.checkInitialised(acc, s)
