@@ -76,10 +76,14 @@ func (s *cellSlot) valid() bool {
 	return s.c.hi == s.c2.lo && s.c2.hi == s.hi
 }
 
-// cellCacheBits sizes the cache: 2^14 slots of 64 bytes (1 MiB); on the
-// 8-rank allgather_gemm 76% of lookups hit, 85% since ranges across two
-// pages (L0C tiles) are cached too.
-const cellCacheBits = 14
+// cellCacheBits sizes the cache: 2^15 slots of 64 bytes (2 MiB; the runs
+// beside them, 4 MiB, are made at the first run). The slots are direct
+// mapped, and on the 8-rank allgather_gemm two busy accesses sharing a
+// slot evict each other every round of the cores, each miss a lookup
+// through the shadow: 2^15 against 2^14 took 0.09 M (1.2%) fewer
+// last-level misses at M=1024 in a 512 KiB model (docs/performance.md,
+// round 11 of lint); 2^13 against 2^14 more (round 6).
+const cellCacheBits = 15
 
 // keyOf names the buffer acc touches: GM is per rank, the rest per core.
 func keyOf(acc *machine.Access) shadowKey {
