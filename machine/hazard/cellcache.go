@@ -30,13 +30,20 @@ import (
 // cache.
 type cellCache struct {
 	slots []cellSlot
+	// runs holds, beside the slot of the same index, the cells of an
+	// entry over several cells of a 2-D view (cellSlot.w < 0); nil until
+	// the first.
+	runs []gridRun
 }
 
 // cellSlot is one entry, one cache line: the access (buffer, bytes, and
 // for a strided one its rows and pitch) and the cell, or for a range across
 // a page boundary the cell on each side (c2 nil for one page). A byte-range
 // entry (w 0) is valid while the cells still span the range; a 2-D entry
-// while its cell still spans columns [c0, c0+w) of its band.
+// while its cell still spans columns [c0, c0+w) of its band; an entry over
+// several cells of a 2-D view (w = -n, c its first cell) while each of the
+// n cells in the runs entry of the same index still spans its columns
+// (gridRun).
 type cellSlot struct {
 	key    shadowKey
 	rows   int32 // NumRows
@@ -57,8 +64,8 @@ func (s *cellSlot) matches(k shadowKey, acc *machine.Access, rows, pitch int64) 
 // at one.
 func (s *cellSlot) valid() bool {
 	switch {
-	case s.c == nil:
-		return false
+	case s.c == nil || s.w < 0:
+		return false // a run is gridRun.valid's
 	case s.w > 0:
 		return s.c.lo == int64(s.c0) && s.c.hi == int64(s.c0)+int64(s.w)
 	case s.c.lo != s.lo:
@@ -69,10 +76,14 @@ func (s *cellSlot) valid() bool {
 	return s.c.hi == s.c2.lo && s.c2.hi == s.hi
 }
 
-// cellCacheBits sizes the cache: 2^14 slots of 64 bytes (1 MiB); on the
-// 8-rank allgather_gemm 76% of lookups hit, 85% since ranges across two
-// pages (L0C tiles) are cached too.
-const cellCacheBits = 14
+// cellCacheBits sizes the cache: 2^15 slots of 64 bytes (2 MiB; the runs
+// beside them, 4 MiB, are made at the first run). The slots are direct
+// mapped, and on the 8-rank allgather_gemm two busy accesses sharing a
+// slot evict each other every round of the cores, each miss a lookup
+// through the shadow: 2^15 against 2^14 took 0.09 M (1.2%) fewer
+// last-level misses at M=1024 in a 512 KiB model (docs/performance.md,
+// round 11 of lint); 2^13 against 2^14 more (round 6).
+const cellCacheBits = 15
 
 // keyOf names the buffer acc touches: GM is per rank, the rest per core.
 func keyOf(acc *machine.Access) shadowKey {
@@ -100,18 +111,69 @@ func shape(acc *machine.Access) (rows, pitch int64) {
 }
 
 // slot returns the entry that the access of [lo, hi) in rows runs pitch
-// bytes apart, of buffer k, hashes to.
-func (cc *cellCache) slot(k shadowKey, lo, hi, rows, pitch int64) *cellSlot {
+// bytes apart, of buffer k, hashes to, and its number (that of its
+// gridRun too).
+func (cc *cellCache) slot(k shadowKey, lo, hi, rows, pitch int64) (*cellSlot, int) {
+	i := cc.index(k, lo, hi, rows, pitch)
+	return &cc.slots[i], i
+}
+
+// index is slot's number.
+func (cc *cellCache) index(k shadowKey, lo, hi, rows, pitch int64) int {
 	if cc.slots == nil {
 		cc.slots = make([]cellSlot, 1<<cellCacheBits)
 	}
 	h := uint64(lo)*0x9E3779B97F4A7C15 ^ uint64(hi)*0xC2B2AE3D27D4EB4F ^
 		(uint64(uint32(k.rank))<<32|uint64(uint32(k.core)))*0x165667B19E3779F9 ^ uint64(k.space) ^
 		uint64(rows)*0x27D4EB2F165667C5 ^ uint64(pitch)
-	return &cc.slots[h>>(64-cellCacheBits)]
+	return int(h >> (64 - cellCacheBits))
 }
 
-func (cc *cellCache) reset() { clear(cc.slots) }
+func (cc *cellCache) reset() {
+	clear(cc.slots)
+	clear(cc.runs)
+}
+
+// maxRun bounds the cells of an entry over several cells of a 2-D view.
+// The whole-tile loads of allgather_gemm's L1 tiles cover four (A: four
+// column windows of one band; B: one cell in each of four bands). At most
+// keepSplits, so the write the entry replays collapses no band's cells
+// (accessCells), as the view's own path would not either.
+const maxRun = min(4, keepSplits)
+
+// gridRun is the cells of a cached access of a local buffer's 2-D view
+// that covers several (Detector.access2d), in the order the view visits
+// them (band by band, then by column), with what accessCell needs of each:
+// the view's geometry and the cell's band rows. Two lines (128 bytes): on
+// a miss the band search, each band and its two cell arrays were a cache
+// miss of their own, about fourteen for the four bands of a B tile.
+type gridRun struct {
+	base, pitch int64
+	cells       [maxRun]runCell
+	_           [16]byte
+}
+
+// runCell is one cell of a gridRun: the cell, the columns [c0, c0+w) it
+// spanned, and its band's rows [r0, r1).
+type runCell struct {
+	c             *cell
+	c0, w, r0, r1 int32
+}
+
+// valid reports whether the n cells still span their columns. A cell never
+// leaves its band and a band's rows never change under its cells (a band
+// split gives both halves new cells when the view has cells cached,
+// shadow2D.cached), so n cells that still span their columns still cover
+// the access, each the one the view finds there, and no other cell can
+// overlap them.
+func (g *gridRun) valid(n int) bool {
+	for k := range g.cells[:n] {
+		if rc := &g.cells[k]; rc.c.lo != int64(rc.c0) || rc.c.hi != int64(rc.c0)+int64(rc.w) {
+			return false
+		}
+	}
+	return true
+}
 
 // exactGeo is a geo that maps cell c's columns to bytes [lo, hi): a 2-D
 // cell hit through the cache is exactly the access's rectangle, whose bytes
@@ -177,6 +239,38 @@ func (d *Detector) checkCachedCell(acc *machine.Access, slot *cellSlot) {
 			panic(fmt.Sprintf("hazard: the cell cached for %s [%d, %d) is not the page's (cells %d-%d)", acc.Space, lo, hi, i, j))
 		}
 		lo = hi
+	}
+}
+
+// runShortcuts counts the checks of runs hit through the cache.
+var runShortcuts int
+
+// checkCachedRun panics unless the n cells of run are, in order and with
+// their band rows, the cells the view's own lookup visits for acc.
+func (d *Detector) checkCachedRun(acc *machine.Access, run *gridRun, n int) {
+	shortcuts++
+	runShortcuts++
+	g := d.shadowFor(acc).grid
+	var rs []rect
+	if g != nil {
+		rs = g.rects(acc, nil)
+	}
+	if len(rs) != 1 || g.base != run.base || g.pitch != run.pitch {
+		panic(fmt.Sprintf("hazard: the cells cached for %s [%d, %d) are not one rectangle of the view", acc.Space, acc.Lo, acc.Hi))
+	}
+	q, k := rs[0], 0
+	i, j := g.span(q.r0, q.r1)
+	for _, b := range g.bands[i:j] {
+		ci, cj := b.cols.span(q.c0, q.c1)
+		for _, c := range b.cols.cells[ci:cj] {
+			if k >= n || run.cells[k].c != c || int64(run.cells[k].r0) != b.lo || int64(run.cells[k].r1) != b.hi {
+				panic(fmt.Sprintf("hazard: cell %d cached for %s [%d, %d) is not the view's", k, acc.Space, acc.Lo, acc.Hi))
+			}
+			k++
+		}
+	}
+	if k != n {
+		panic(fmt.Sprintf("hazard: %d cells cached for %s [%d, %d), the view has %d", n, acc.Space, acc.Lo, acc.Hi, k))
 	}
 }
 

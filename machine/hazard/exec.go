@@ -184,17 +184,17 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		// GEMM's gathered A) may hit its cell: filed under the tensor,
 		// since two tensors may alias one range. Writes take the view
 		// (shadow2D.wrote).
-		var slot *cellSlot
+		var slot, si = (*cellSlot)(nil), 0 // one line: default.pgo names the call sites below by line
 		key := gmKey(acc)
 		if !acc.Write && !acc.ReadOnly {
 			rows, pitch := shape(acc)
-			slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+			slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 			if d.hitCached(r, acc, key, slot, rows, pitch) {
 				return
 			}
 		}
 		if g := d.gmShadowFor(acc); g != nil {
-			d.access2d(r, acc, g, key, slot)
+			d.access2d(r, acc, g, key, slot, si)
 			return
 		}
 	}
@@ -205,7 +205,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	shift := pageShiftOf(acc.Space)
 	pages := (acc.Hi-1)>>shift - acc.Lo>>shift + 1
 	cacheable := !(acc.ReadOnly && !acc.Write) && (!strided && pages <= 2 || acc.Space != asm.GM)
-	var slot *cellSlot
+	var slot, si = (*cellSlot)(nil), 0
 	key := keyOf(acc)
 	if cacheable {
 		rows, pitch := shape(acc)
@@ -218,7 +218,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			d.hit = prev
 			return
 		}
-		slot = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+		slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 		if d.hitCached(r, acc, key, slot, rows, pitch) {
 			if acc.Space != asm.GM {
 				d.hit = slot
@@ -231,7 +231,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		d.toGrid(sm, key, acc)
 	}
 	if sm.grid != nil {
-		d.access2d(r, acc, sm.grid, key, slot)
+		d.access2d(r, acc, sm.grid, key, slot, si)
 		return
 	}
 	if strided || pages > 2 {
@@ -281,12 +281,33 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 
 // hitCached does access on the cells of slot, the cache entry of acc's
 // bytes in buffer key, when they are still exactly acc's, and reports
-// whether it did.
+// whether it did. (A run of cells is hitRun's: kept apart, this stays
+// small enough to inline.)
 func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
 	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
 	}
 	d.visitSlot(r, acc, slot, rows, pitch)
+	return true
+}
+
+// hitRun does access on the n cells of run, the cache entry of an access
+// of a local buffer's 2-D view over several cells, when they are still
+// exactly acc's: what access2d does, without the view's band and cell
+// searches.
+func (d *Detector) hitRun(r *rec, acc *machine.Access, run *gridRun, n int) bool {
+	if !run.valid(n) {
+		return false
+	}
+	if checkShortcuts {
+		d.checkCachedRun(acc, run, n)
+	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	for k := range run.cells[:n] {
+		rc := &run.cells[k]
+		d.accessCell(r, acc, rc.c, geo{run.base, run.pitch, int64(rc.r0), int64(rc.r1)}, &uninitLo, &uninitHi)
+	}
+	d.noteUninit(r, acc, uninitLo, uninitHi)
 	return true
 }
 
@@ -339,7 +360,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	g := &shadow2D{base: base, pitch: acc.Pitch, rows: gridSpan / acc.Pitch}
 	move := func(m *imap) {
 		for _, c := range m.cells {
-			if slot := d.cells.slot(k, c.lo, c.hi, 1, 0); slot.c == c {
+			if slot, _ := d.cells.slot(k, c.lo, c.hi, 1, 0); slot.c == c {
 				*slot = cellSlot{}
 			}
 			d.rects = g.linear(d.rects[:0], c.lo-g.base, c.hi-g.base)
@@ -678,9 +699,17 @@ func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
 }
 
 // access2d is access on a 2-D tensor shadow, rectangle by rectangle. slot,
-// when not nil, is the cache entry of acc in buffer key, filled when acc
-// lands on exactly one cell of one band (a column window of an L1 tile).
-func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, key shadowKey, slot *cellSlot) {
+// when not nil, is the cache entry of acc in buffer key (number si),
+// filled when acc lands on exactly one cell of one band (a column window
+// of an L1 tile), or, in a local buffer, on up to maxRun cells of one
+// rectangle (a whole L1 tile written by a load).
+func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, key shadowKey, slot *cellSlot, si int) {
+	if slot != nil && slot.w < 0 {
+		// A run of cells (cellSlot), which hitCached leaves to this.
+		if rows, pitch := shape(acc); slot.matches(key, acc, rows, pitch) && d.hitRun(r, acc, &d.cells.runs[si], int(-slot.w)) {
+			return
+		}
+	}
 	if acc.ReadOnly && !acc.Write && s.initialised() {
 		if checkShortcuts {
 			d.checkInitialised(acc, s)
@@ -694,6 +723,16 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, key shadow
 	d.rects = s.rects(acc, d.rects[:0])
 	if len(d.rects) != 1 {
 		slot = nil
+	}
+	// The run of cells visited, for an entry over several (local buffers
+	// only: a GM view must see its writes, shadow2D.wrote); -1 once they
+	// do not fit one.
+	nrun := -1
+	if slot != nil && acc.Space != asm.GM {
+		nrun = 0
+		if slot.w < 0 {
+			*slot = cellSlot{} // its run is about to be overwritten
+		}
 	}
 	for _, q := range d.rects {
 		if acc.ReadOnly && !acc.Write {
@@ -711,11 +750,44 @@ func (d *Detector) access2d(r *rec, acc *machine.Access, s *shadow2D, key shadow
 			g := geo{s.base, s.pitch, b.lo, b.hi}
 			if slot != nil && j == i+1 && cj == ci+1 {
 				d.fillGrid(slot, key, acc, s, b.cols.cells[ci], g)
+				nrun = -1
+			}
+			if nrun >= 0 {
+				nrun = d.addRun(si, nrun, s, b, ci, cj)
 			}
 			d.accessCells(r, acc, &b.cols, ci, cj, g, &uninitLo, &uninitHi)
 		}
 	}
+	if nrun > 1 {
+		// accessCells splits and merges nothing in bands of at most
+		// maxRun cells, so the cells are still those of the rectangle.
+		s.cached = true
+		rows, pitch := shape(acc)
+		*slot = cellSlot{key: key, rows: int32(rows), lo: acc.Lo, hi: acc.Hi, pitch: pitch, c: d.cells.runs[si].cells[0].c, w: -int32(nrun)}
+	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
+}
+
+// addRun adds cells [ci, cj) of band b of view s to the run being built
+// for entry si, n cells so far, and returns the new count, or -1 when they
+// do not fit (more than maxRun, or bounds past int32).
+func (d *Detector) addRun(si, n int, s *shadow2D, b *band, ci, cj int) int {
+	if n+cj-ci > maxRun || b.lo < 0 || b.hi > math.MaxInt32 {
+		return -1
+	}
+	if d.cells.runs == nil {
+		d.cells.runs = make([]gridRun, len(d.cells.slots))
+	}
+	run := &d.cells.runs[si]
+	run.base, run.pitch = s.base, s.pitch
+	for _, c := range b.cols.cells[ci:cj] {
+		if c.lo < 0 || c.hi > math.MaxInt32 {
+			return -1
+		}
+		run.cells[n] = runCell{c: c, c0: int32(c.lo), w: int32(c.hi - c.lo), r0: int32(b.lo), r1: int32(b.hi)}
+		n++
+	}
+	return n
 }
 
 // fillGrid makes slot the cache entry of acc in buffer key, which covers

@@ -205,7 +205,7 @@ func TestWindowedL1StaysSmall(t *testing.T) {
 // the view would (checkCachedCell). The default BASE_M=64 splits the L1
 // bands between the loads and the windows, so stale cells are met too.
 func TestWindowCellsCached(t *testing.T) {
-	checkShortcuts, gridShortcuts = true, 0
+	checkShortcuts, gridShortcuts, runShortcuts = true, 0, 0
 	defer func() { checkShortcuts = false }()
 	for _, defs := range [][]asm.Define{
 		{{Name: "RANKS", Value: "2"}, {Name: "MODE", Value: "pipelined"}},
@@ -216,7 +216,12 @@ func TestWindowCellsCached(t *testing.T) {
 	if gridShortcuts < 100 {
 		t.Errorf("only %d L1 windows hit the cell cache: the test no longer covers it", gridShortcuts)
 	}
-	t.Logf("%d L1 windows hit the cell cache", gridShortcuts)
+	// The whole-tile loads of the L1 tiles cover several cells (four
+	// windows of A in one band, one cell in each of four bands of B).
+	if runShortcuts < 40 {
+		t.Errorf("only %d whole L1 tiles hit the cell cache as runs of cells", runShortcuts)
+	}
+	t.Logf("%d L1 windows and %d whole L1 tiles hit the cell cache", gridShortcuts, runShortcuts)
 }
 
 func ptr[T any](v T) *T { return &v }
