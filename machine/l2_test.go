@@ -352,12 +352,7 @@ func TestL2AgreesWithReference(t *testing.T) {
 			ready := int64(step)
 			c.stamp(ready)
 			ref.stamp(ready)
-			var order []string
-			for i := c.blk[0].next; i != 0; i = c.blk[i].next {
-				b := &c.blk[i]
-				g := &c.grid[b.grid]
-				order = append(order, fmt.Sprint(b.grid, int64(b.pos)/g.rowBlocks, int64(b.pos)%g.rowBlocks, b.valid, b.ready))
-			}
+			order := c.lruOrder()
 			var want2 []string
 			for _, b := range ref.lru {
 				want2 = append(want2, fmt.Sprintf("%s %d %d", b.key, b.valid, b.ready))
@@ -367,4 +362,24 @@ func TestL2AgreesWithReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+// lruOrder lists the blocks present, least recently used first, as refL2
+// names them ("tensor band block") with their valid mask and fill time.
+func (c *l2Cache) lruOrder() []string {
+	name := map[int32]string{}
+	for t := range c.grid {
+		g := &c.grid[t]
+		for pos := int64(0); pos < g.bands*g.rowBlocks; pos++ {
+			if pg := g.pages[pos>>l2PageBits]; pg != 0 {
+				name[pg<<l2PageBits|int32(pos&(l2PageBlocks-1))] = fmt.Sprint(t, pos/g.rowBlocks, pos%g.rowBlocks)
+			}
+		}
+	}
+	var order []string
+	for i := c.blk[0].next; i != 0; i = c.blk[i].next {
+		b := &c.blk[i]
+		order = append(order, fmt.Sprintf("%s %d %d", name[i], b.valid, b.ready))
+	}
+	return order
 }
