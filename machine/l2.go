@@ -30,51 +30,58 @@ type l2Cache struct {
 	line     int64
 	capLines int64
 	used     int64
-	// grid is, per GM tensor (TensorInfo.Index), the block geometry and
-	// page table of its blocks, made on the tensor's first access.
+	// grid is, per GM tensor (TensorInfo.Index), the block table of its
+	// geometry: grid[t].at[band*rowBlocks+rowBlock] is the block's index in
+	// blk, 0 when absent. Dense slices, made on a tensor's first access, cost
+	// 4 bytes per 16 KiB of tensor and no hashing.
 	grid []l2Grid
-	// blk holds the blocks of every page allocated so far, l2PageBlocks a
-	// page: block pos of a grid is blk[page<<l2PageBits | pos&(l2PageBlocks-1)]
-	// with page = pages[pos>>l2PageBits]. Page 0 is the LRU list's sentinel
-	// (only its first block is used). A block is there when it has valid
-	// lines: an eviction clears them, and the block keeps its slot.
-	//
-	// Blocks are kept in place of their tensor, not in a table of present
-	// blocks reached through an index, because the walk's cost was its cache
-	// misses: the index, then the block, each a line of its own (a CPU
-	// profile put 55% of the walk's samples on those two loads). Now an
-	// access's blocks (consecutive rows of one band) and their LRU neighbours
-	// (usually the blocks walked beside them last time) share lines, and
-	// pages are allocated as tensors are touched (issue 22, round 17).
-	blk []l2Block
+	blk  []l2Block // index 0 is the LRU list's sentinel
+	free []int32
 	// pending is, after access, the latest fill time of the blocks whose
 	// valid lines it hit (a hit under a miss waits for the fill); filled
 	// lists the blocks it brought new lines into, for stamp.
 	pending int64
 	filled  []int32
+	// evicted counts the blocks evictions dropped (again's test).
+	evicted int64
+	// again is the last access while the same rectangle, accessed again,
+	// would find every line valid and leave the cache as it is.
+	again l2Again
 }
 
-// l2Grid is one tensor's block geometry and page table.
+// l2Again lets an access that repeats the last one on the same L2 skip the
+// walk: 21% of the 8-rank allgather_gemm's accesses do (cores loading the
+// same tile one after another). After an access that evicted nothing, its
+// blocks are valid on every row it touched and are the most recently used
+// end of the list, in walk order; the same walk again hits every line, adds
+// none (so evicts nothing: an over-full cache of one block stays so), and
+// moves each block in turn to the end, which leaves the list as it was. So
+// the repeat hits all the bytes the walk touches (all), and waits for the
+// latest fill of its blocks (ready, raised by stamp when the first access
+// brought lines in); nothing else changes the L2 in between, since every
+// access replaces again (issue 22, round 17).
+type l2Again struct {
+	ok                         bool
+	t                          int
+	off, pitch, rows, rowBytes int64
+	all, ready                 int64
+}
+
+// l2Grid is one tensor's block geometry and table.
 type l2Grid struct {
 	pitch     int64 // bytes per physical row; the line size for a flat tensor
 	rowBlocks int64
 	bands     int64
-	pages     []int32 // block pos is in page pages[pos>>l2PageBits]; 0 before its first touch
+	at        []int32
 }
 
 // l2BlockRows is the number of rows (lines of one column band) a residency
 // block covers: one bit each in l2Block.valid.
 const l2BlockRows = 32
 
-// l2PageBits sizes the pages of blocks: 512 blocks (12 KiB) cover 8 MiB of a
-// tensor, so a page table is small and stays in cache, and a tensor touched
-// in one corner costs only that corner's pages.
-const (
-	l2PageBits   = 9
-	l2PageBlocks = 1 << l2PageBits
-)
-
 type l2Block struct {
+	grid       int32 // tensor index
+	pos        int32 // index in its grid's table
 	valid      uint32
 	prev, next int32 // LRU list: blk[0].next is the least recently used
 	// ready is when the last read that missed in this block has its lines
@@ -87,7 +94,7 @@ func newL2(size, line int64) *l2Cache {
 		return nil
 	}
 	c := &l2Cache{line: line, capLines: size / line}
-	c.blk = make([]l2Block, l2PageBlocks) // page 0: the sentinel
+	c.blk = append(c.blk, l2Block{})
 	return c
 }
 
@@ -105,19 +112,19 @@ func (c *l2Cache) pushMRU(i int32) {
 	c.blk[0].prev = i
 }
 
-// page allocates the page of g's blocks that holds pos and returns its
-// number.
-func (c *l2Cache) page(g *l2Grid, pos int64) int32 {
-	n := int32(len(c.blk) >> l2PageBits)
-	c.blk = append(c.blk, make([]l2Block, l2PageBlocks)...)
-	g.pages[pos>>l2PageBits] = n
-	return n
-}
-
-// insert brings block i in with the rows of mask (rect's touch of a block
-// that is not there).
-func (c *l2Cache) insert(i int32, mask uint32) {
-	c.blk[i].valid, c.blk[i].ready = mask, 0
+// insert brings block pos of tensor t's grid g in with the rows of mask
+// (rect's touch of a block that is not there).
+func (c *l2Cache) insert(t int, g *l2Grid, pos int64, mask uint32) {
+	var i int32
+	if n := len(c.free); n > 0 {
+		i = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		c.blk = append(c.blk, l2Block{})
+		i = int32(len(c.blk) - 1)
+	}
+	c.blk[i].grid, c.blk[i].pos, c.blk[i].valid, c.blk[i].ready = int32(t), int32(pos), mask, 0
+	g.at[pos] = i
 	c.filled = append(c.filled, i)
 	c.pushMRU(i)
 	c.used += int64(bits.OnesCount32(mask))
@@ -137,7 +144,9 @@ func (c *l2Cache) evict(i int32) {
 		c.unlink(v)
 		b := &c.blk[v]
 		c.used -= int64(bits.OnesCount32(b.valid))
-		b.valid = 0
+		c.grid[b.grid].at[b.pos] = 0
+		c.free = append(c.free, v)
+		c.evicted++
 	}
 }
 
@@ -150,7 +159,7 @@ func (c *l2Cache) geometry(t *asm.TensorInfo, pitch int64) *l2Grid {
 		c.grid = append(c.grid, make([]l2Grid, t.Index+1-len(c.grid))...)
 	}
 	g := &c.grid[t.Index]
-	if g.pages == nil {
+	if g.at == nil {
 		size := max(t.Bytes, 1)
 		if pitch <= 0 || size/pitch < l2BlockRows || size%pitch != 0 {
 			pitch = 0
@@ -162,7 +171,7 @@ func (c *l2Cache) geometry(t *asm.TensorInfo, pitch int64) *l2Grid {
 		}
 		rows := (size + g.pitch - 1) / g.pitch
 		g.rowBlocks = (rows + l2BlockRows - 1) / l2BlockRows
-		g.pages = make([]int32, (g.bands*g.rowBlocks+l2PageBlocks-1)>>l2PageBits)
+		g.at = make([]int32, g.bands*g.rowBlocks)
 	}
 	return g
 }
@@ -171,11 +180,18 @@ func (c *l2Cache) geometry(t *asm.TensorInfo, pitch int64) *l2Grid {
 // pitch bytes apart, starting at byte off, and returns the bytes that hit.
 // Every line touched is valid afterwards (read- and write-allocate).
 func (c *l2Cache) access(t *asm.TensorInfo, off, pitch, rows, rowBytes int64) (hit int64) {
-	c.pending, c.filled = 0, c.filled[:0]
+	c.filled = c.filled[:0]
+	if a := &c.again; a.ok && a.off == off && a.t == t.Index && a.pitch == pitch && a.rows == rows && a.rowBytes == rowBytes {
+		c.pending = a.ready
+		return a.all
+	}
+	c.pending = 0
 	if rows <= 0 || rowBytes <= 0 {
 		return 0
 	}
 	g := c.geometry(t, pitch)
+	ev := c.evicted
+	var all, ready int64
 	if g.pitch != pitch || rowBytes > pitch {
 		// The tensor is flat (or the access does not follow its rows): the
 		// run's rows are its lines.
@@ -185,19 +201,25 @@ func (c *l2Cache) access(t *asm.TensorInfo, off, pitch, rows, rowBytes int64) (h
 		}
 		first, last := off/c.line, (off+n-1)/c.line
 		lines := last - first + 1
-		hit = c.rect(g, first*c.line, c.line, lines, c.line)
+		hit, all, ready = c.rect(t.Index, g, first*c.line, c.line, lines, c.line)
 		// The partial first and last lines count as whole lines; scale back.
 		if tot := lines * c.line; tot != n {
 			hit = hit * n / tot
+			all = all * n / tot
 		}
-		return hit
+	} else {
+		hit, all, ready = c.rect(t.Index, g, off, pitch, rows, rowBytes)
 	}
-	return c.rect(g, off, pitch, rows, rowBytes)
+	c.again = l2Again{ok: c.evicted == ev, t: t.Index, off: off, pitch: pitch, rows: rows, rowBytes: rowBytes, all: all, ready: ready}
+	return hit
 }
 
 // stamp records that the lines the last access brought in arrive at time
 // ready (a read's fill from HBM).
 func (c *l2Cache) stamp(ready int64) {
+	if len(c.filled) > 0 && c.again.ready < ready {
+		c.again.ready = ready // the latest fill of again's blocks
+	}
 	for _, i := range c.filled {
 		if c.blk[i].ready < ready {
 			c.blk[i].ready = ready
@@ -205,12 +227,15 @@ func (c *l2Cache) stamp(ready int64) {
 	}
 }
 
-func (c *l2Cache) rect(g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) {
+// rect walks a rectangle of g's rows (access). It returns the bytes that
+// hit, the bytes it touched (all of which the same walk again would hit), and
+// the latest fill time of the blocks that were there already.
+func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit, all, ready int64) {
 	r0, c0 := off/pitch, off%pitch
 	c1 := c0 + rowBytes
 	r1 := r0 + rows
 	if r0 < 0 {
-		return 0 // not a window's: the window checks reject negative offsets
+		return 0, 0, 0 // not a window's: the window checks reject negative offsets
 	}
 	// Blocks b0..b1 of each band: the first and the last take part of
 	// their rows, the ones between all l2BlockRows (a tile of 128 rows is
@@ -218,9 +243,12 @@ func (c *l2Cache) rect(g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) 
 	// window checks.
 	b0, b1 := r0/l2BlockRows, (r1-1)/l2BlockRows
 	b1 = min(b1, g.rowBlocks-1)
+	// The rows the walk touches: r0..r1-1 within the tensor's blocks.
+	touched := max(min(r1, g.rowBlocks*l2BlockRows)-r0, 0)
 	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
 		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
-		rowBase := band * g.rowBlocks
+		all += touched * (hi - lo)
+		at := g.at[band*g.rowBlocks : (band+1)*g.rowBlocks]
 		hits := 0
 		for b := b0; b <= b1; b++ {
 			mask := ^uint32(0)
@@ -237,22 +265,19 @@ func (c *l2Cache) rect(g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) 
 			// step, so a hit moves its block to the most recently used
 			// end with the list's pointers read once, and only a block
 			// that gained lines can be over capacity.
-			pos := rowBase + b
-			pg := g.pages[pos>>l2PageBits]
-			if pg == 0 {
-				pg = c.page(g, pos)
+			i := at[b]
+			if i == 0 {
+				c.insert(t, g, band*g.rowBlocks+b, mask)
+				continue
 			}
-			i := pg<<l2PageBits | int32(pos&(l2PageBlocks-1))
 			blk := c.blk
 			bk := &blk[i]
 			v := bk.valid
-			if v == 0 {
-				c.insert(i, mask)
-				continue
-			}
 			n := bits.OnesCount32(v & mask)
-			if n > 0 && bk.ready > c.pending {
-				c.pending = bk.ready
+			r := bk.ready
+			ready = max(ready, r)
+			if n > 0 && r > c.pending {
+				c.pending = r
 			}
 			hits += n
 			if add := mask &^ v; add != 0 {
@@ -275,7 +300,7 @@ func (c *l2Cache) rect(g *l2Grid, off, pitch, rows, rowBytes int64) (hit int64) 
 		}
 		hit += int64(hits) * (hi - lo)
 	}
-	return hit
+	return hit, all, ready
 }
 
 // gmRect is the physical rectangle of a GM window: rows of rowBytes bytes,

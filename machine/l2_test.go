@@ -352,7 +352,12 @@ func TestL2AgreesWithReference(t *testing.T) {
 			ready := int64(step)
 			c.stamp(ready)
 			ref.stamp(ready)
-			order := c.lruOrder()
+			var order []string
+			for i := c.blk[0].next; i != 0; i = c.blk[i].next {
+				b := &c.blk[i]
+				g := &c.grid[b.grid]
+				order = append(order, fmt.Sprint(b.grid, int64(b.pos)/g.rowBlocks, int64(b.pos)%g.rowBlocks, b.valid, b.ready))
+			}
 			var want2 []string
 			for _, b := range ref.lru {
 				want2 = append(want2, fmt.Sprintf("%s %d %d", b.key, b.valid, b.ready))
@@ -364,22 +369,75 @@ func TestL2AgreesWithReference(t *testing.T) {
 	}
 }
 
-// lruOrder lists the blocks present, least recently used first, as refL2
-// names them ("tensor band block") with their valid mask and fill time.
-func (c *l2Cache) lruOrder() []string {
-	name := map[int32]string{}
-	for t := range c.grid {
-		g := &c.grid[t]
-		for pos := int64(0); pos < g.bands*g.rowBlocks; pos++ {
-			if pg := g.pages[pos>>l2PageBits]; pg != 0 {
-				name[pg<<l2PageBits|int32(pos&(l2PageBlocks-1))] = fmt.Sprint(t, pos/g.rowBlocks, pos%g.rowBlocks)
+// TestL2RepeatAgreesWithPlain checks the repeat shortcut (l2Again): random
+// accesses, a third of them repeating the one before, some stamped, through
+// an l2Cache that takes the shortcut and one that never does (its again is
+// cleared before each access), on tensors kept by rows and flat ones, with
+// caches small enough to evict, and a few accesses running past a tensor's
+// last row. Both must agree on the bytes hit, the wait,
+// the valid lines, what stamp raises and the LRU order (the plain walk itself
+// is checked against refL2 by TestL2AgreesWithReference).
+func TestL2RepeatAgreesWithPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ts := []*asm.TensorInfo{
+		{Index: 0, Name: "A", DType: asm.F16, Shape: []int64{1024, 1024}, Bytes: 1024 * 2048},
+		{Index: 1, Name: "B", DType: asm.F32, Shape: []int64{512, 768}, Bytes: 512 * 3072},
+		{Index: 2, Name: "F", DType: asm.F32, Shape: []int64{1 << 18}, Bytes: 1 << 20},
+	}
+	for _, size := range []int64{8 << 10, 16 << 10, 64 << 10, 256 << 10, 4 << 20} {
+		fast, plain := newL2(size, 512), newL2(size, 512)
+		var tn int
+		var off, pitch, rows, rowBytes int64
+		repeats := 0
+		for step := range 3000 {
+			if step == 0 || rng.IntN(3) != 0 {
+				tn = rng.IntN(len(ts))
+				ti := ts[tn]
+				rows = []int64{1, 7, 32, 64, 128, 256, 40}[rng.IntN(7)]
+				if tn == 2 {
+					rows = 1 + rng.Int64N(8)
+					pitch, rowBytes = 0, []int64{512, 4096, 1000, 16384}[rng.IntN(4)]
+					off = rng.Int64N(ti.Bytes - rows*rowBytes + 1)
+				} else {
+					pitch = ti.Bytes / ti.Shape[0]
+					r0 := rng.Int64N(ti.Shape[0] - rows + 1)
+					if rng.IntN(2) == 0 {
+						r0 = r0 / 32 * 32
+					}
+					if rng.IntN(10) == 0 {
+						r0 = ti.Shape[0] - 1 - rng.Int64N(min(rows, 40)) // running past the end, which rect clips
+					}
+					rowBytes = []int64{512, 1024, 256, 1536, 100}[rng.IntN(5)]
+					off = r0*pitch + rng.Int64N(pitch-rowBytes+1)/256*256
+				}
+			} else if fast.again.ok {
+				repeats++
+			}
+			ti := ts[tn]
+			plain.again = l2Again{}
+			got, want := fast.access(ti, off, pitch, rows, rowBytes), plain.access(ti, off, pitch, rows, rowBytes)
+			if got != want || fast.pending != plain.pending || fast.used != plain.used || len(fast.filled) != len(plain.filled) {
+				t.Fatalf("size %d step %d: hit %d pending %d used %d filled %d, plain %d %d %d %d",
+					size, step, got, fast.pending, fast.used, len(fast.filled), want, plain.pending, plain.used, len(plain.filled))
+			}
+			if rng.IntN(2) == 0 {
+				fast.stamp(int64(step))
+				plain.stamp(int64(step))
+			}
+			// Both number their blocks alike (the same inserts and evictions
+			// in the same order), so their lists compare block by block.
+			i, j := fast.blk[0].next, plain.blk[0].next
+			for ; i != 0 && i == j; i, j = fast.blk[i].next, plain.blk[j].next {
+				if fast.blk[i] != plain.blk[j] {
+					t.Fatalf("size %d step %d: block %d is %+v, plain %+v", size, step, i, fast.blk[i], plain.blk[j])
+				}
+			}
+			if i != j {
+				t.Fatalf("size %d step %d: LRU order differs at block %d (plain %d)", size, step, i, j)
 			}
 		}
+		if repeats < 100 {
+			t.Errorf("size %d: only %d accesses took the shortcut", size, repeats)
+		}
 	}
-	var order []string
-	for i := c.blk[0].next; i != 0; i = c.blk[i].next {
-		b := &c.blk[i]
-		order = append(order, fmt.Sprintf("%s %d %d", name[i], b.valid, b.ready))
-	}
-	return order
 }
