@@ -653,6 +653,7 @@ type costMemo struct {
 	path     pipes.DMAPath
 	pathOK   bool
 	gm       bool
+	gmArg    int8 // the GM operand (gmArg), -1 for none
 	port     int64
 }
 

@@ -368,3 +368,76 @@ func TestL2AgreesWithReference(t *testing.T) {
 		}
 	}
 }
+
+// TestL2RepeatAgreesWithPlain checks the repeat shortcut (l2Again): random
+// accesses, a third of them repeating the one before, some stamped, through
+// an l2Cache that takes the shortcut and one that never does (its again is
+// cleared before each access), on tensors kept by rows and flat ones, with
+// caches small enough to evict, and a few accesses running past a tensor's
+// last row. Both must agree on the bytes hit, the wait,
+// the valid lines, what stamp raises and the LRU order (the plain walk itself
+// is checked against refL2 by TestL2AgreesWithReference).
+func TestL2RepeatAgreesWithPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ts := []*asm.TensorInfo{
+		{Index: 0, Name: "A", DType: asm.F16, Shape: []int64{1024, 1024}, Bytes: 1024 * 2048},
+		{Index: 1, Name: "B", DType: asm.F32, Shape: []int64{512, 768}, Bytes: 512 * 3072},
+		{Index: 2, Name: "F", DType: asm.F32, Shape: []int64{1 << 18}, Bytes: 1 << 20},
+	}
+	for _, size := range []int64{8 << 10, 16 << 10, 64 << 10, 256 << 10, 4 << 20} {
+		fast, plain := newL2(size, 512), newL2(size, 512)
+		var tn int
+		var off, pitch, rows, rowBytes int64
+		repeats := 0
+		for step := range 3000 {
+			if step == 0 || rng.IntN(3) != 0 {
+				tn = rng.IntN(len(ts))
+				ti := ts[tn]
+				rows = []int64{1, 7, 32, 64, 128, 256, 40}[rng.IntN(7)]
+				if tn == 2 {
+					rows = 1 + rng.Int64N(8)
+					pitch, rowBytes = 0, []int64{512, 4096, 1000, 16384}[rng.IntN(4)]
+					off = rng.Int64N(ti.Bytes - rows*rowBytes + 1)
+				} else {
+					pitch = ti.Bytes / ti.Shape[0]
+					r0 := rng.Int64N(ti.Shape[0] - rows + 1)
+					if rng.IntN(2) == 0 {
+						r0 = r0 / 32 * 32
+					}
+					if rng.IntN(10) == 0 {
+						r0 = ti.Shape[0] - 1 - rng.Int64N(min(rows, 40)) // running past the end, which rect clips
+					}
+					rowBytes = []int64{512, 1024, 256, 1536, 100}[rng.IntN(5)]
+					off = r0*pitch + rng.Int64N(pitch-rowBytes+1)/256*256
+				}
+			} else if fast.again.ok {
+				repeats++
+			}
+			ti := ts[tn]
+			plain.again = l2Again{}
+			got, want := fast.access(ti, off, pitch, rows, rowBytes), plain.access(ti, off, pitch, rows, rowBytes)
+			if got != want || fast.pending != plain.pending || fast.used != plain.used || len(fast.filled) != len(plain.filled) {
+				t.Fatalf("size %d step %d: hit %d pending %d used %d filled %d, plain %d %d %d %d",
+					size, step, got, fast.pending, fast.used, len(fast.filled), want, plain.pending, plain.used, len(plain.filled))
+			}
+			if rng.IntN(2) == 0 {
+				fast.stamp(int64(step))
+				plain.stamp(int64(step))
+			}
+			// Both number their blocks alike (the same inserts and evictions
+			// in the same order), so their lists compare block by block.
+			i, j := fast.blk[0].next, plain.blk[0].next
+			for ; i != 0 && i == j; i, j = fast.blk[i].next, plain.blk[j].next {
+				if fast.blk[i] != plain.blk[j] {
+					t.Fatalf("size %d step %d: block %d is %+v, plain %+v", size, step, i, fast.blk[i], plain.blk[j])
+				}
+			}
+			if i != j {
+				t.Fatalf("size %d step %d: LRU order differs at block %d (plain %d)", size, step, i, j)
+			}
+		}
+		if repeats < 100 {
+			t.Errorf("size %d: only %d accesses took the shortcut", size, repeats)
+		}
+	}
+}

@@ -603,7 +603,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	if mm.gm {
 		r := p.c.rank
 		if r.l2 != nil {
-			d = p.gmPorts(e, r, start, mm.bytes, d, false)
+			d = p.gmPorts(e, r, int(mm.gmArg), start, mm.bytes, d, false)
 		} else {
 			r.portBusy = max(start, r.portBusy) + mm.port
 			d = max(d, r.portBusy-start)
@@ -619,6 +619,7 @@ func (p *pipeState) dmaMemo(mm *costMemo, e *entry) {
 	mm.d = p.m.prof.DMACycles(mm.path, mm.bytes, mm.rows)
 	mm.port = ceilDiv(mm.bytes, p.m.prof.GMBW)
 	mm.gm = mm.src == asm.GM || mm.dst == asm.GM
+	mm.gmArg = int8(gmArg(e))
 	mm.ok = true
 }
 
@@ -820,7 +821,7 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 			r = m.ranks[e.remote]
 		}
 		if r.l2 != nil {
-			return max(p.gmPorts(e, r, start, bytes, d, m.stalls), 1)
+			return max(p.gmPorts(e, r, gmArg(e), start, bytes, d, m.stalls), 1)
 		}
 		ps := max(start, r.portBusy)
 		r.portBusy = ps + ceilDiv(bytes, prof.GMBW)
@@ -839,17 +840,11 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 // write allocates its lines in L2 and books their eventual write-back on the
 // HBM port without waiting for it (write-back: the store completes in L2).
 // report emits the waits as contention stalls, as dmaCost does for the
-// transfers it costs (the memoised local path never has).
-func (p *pipeState) gmPorts(e *entry, r *rankState, start, bytes, d int64, report bool) int64 {
+// transfers it costs (the memoised local path never has). gi is e's GM
+// operand (gmArg).
+func (p *pipeState) gmPorts(e *entry, r *rankState, gi int, start, bytes, d int64, report bool) int64 {
 	m := p.m
 	prof := m.prof
-	gi := -1
-	for i := range e.args {
-		if e.args[i].Kind == asm.ArgGM && e.args[i].GM != nil {
-			gi = i
-			break
-		}
-	}
 	if gi < 0 {
 		return d
 	}
@@ -886,6 +881,20 @@ func (p *pipeState) gmPorts(e *entry, r *rankState, start, bytes, d int64, repor
 		}
 	}
 	return d
+}
+
+// gmArg is the index of e's first GM operand, -1 for none. An op's operand
+// kinds and tensors are its own (resolveArg takes them from the op), so the
+// memoised DMA path keeps the index in the op's cost memo: the scan read the
+// operands before it, a line of the slot's operand array that a tload (tile
+// first) otherwise leaves cold.
+func gmArg(e *entry) int {
+	for i := range e.args {
+		if e.args[i].Kind == asm.ArgGM && e.args[i].GM != nil {
+			return i
+		}
+	}
+	return -1
 }
 
 func ceilDiv(bytes int64, bw float64) int64 {

@@ -114,3 +114,20 @@ func TestFlagsAndCounters(t *testing.T) {
 		t.Fatal("arrivals")
 	}
 }
+
+// TestRingRefillsDroppedSlot: a ring that Pop empties takes its next push in
+// the slot just dropped (still in cache), and otherwise keeps stepping round.
+func TestRingRefillsDroppedSlot(t *testing.T) {
+	r := NewRing[int](4)
+	a, b := r.PushSlot(), r.PushSlot()
+	r.Pop()
+	c := r.PushSlot()
+	if r.Head() != b || c == a || c == b {
+		t.Fatalf("a ring that is not empty must step round: head %p, slots %p %p %p", r.Head(), a, b, c)
+	}
+	r.Pop()
+	r.Pop()
+	if d := r.PushSlot(); d != c || r.Head() != c {
+		t.Fatalf("the push into the emptied ring went to slot %p, want the one just dropped, %p", d, c)
+	}
+}
