@@ -314,22 +314,22 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	if cs.drainGen != d.gen {
 		cs.drained, cs.fed, cs.drainGen = [asm.NumPipes]uint64{}, [asm.NumPipes]uint64{}, d.gen
 	}
-	for i, p := range cs.pipes {
-		if p >= 0 && p != s {
-			d.enter(p)
-			d.joinAgent(s, p, c, &cs.drained[i])
-			d.raiseIn(s, p, d.agents[p].n)
-		}
+	// The core's pipes are its locals after the scalar (listLocals), in
+	// the order of cs.pipes, without the slots no pipe fills.
+	for k := 1; k < int(cs.nlocals); k++ {
+		p, i := cs.locals[k], cs.slots[k]
+		d.enter(p)
+		d.joinAgent(s, p, c, &cs.drained[i])
+		d.raiseIn(s, p, d.agents[p].n)
 	}
 	if extra.size() > 0 {
 		// (A join of nothing changes nothing, but flushes the scalar.)
 		d.acquire(s, &extra)
 	}
-	for i, p := range cs.pipes {
-		if p >= 0 && p != s {
-			d.takeScalar(p, s, c, &d.cores[c].fed[i])
-			d.raiseOwn(p)
-		}
+	for k := 1; k < int(cs.nlocals); k++ {
+		p, i := cs.locals[k], cs.slots[k]
+		d.takeScalar(p, s, c, &cs.fed[i])
+		d.raiseOwn(p)
 	}
 }
 
