@@ -282,6 +282,14 @@ func (d *Detector) checkJoinedSig(a int32, c *cell) {
 			panic(fmt.Sprintf("hazard: agent %d skipped joining a signal word it lacks component %d of (%d > %d)", a, i, v, get(clk, i)))
 		}
 	})
+	if h := c.hist; h != nil && h.hasLoc {
+		cs := &d.cores[d.agents[c.sigFrom-1].coreIdx]
+		for k, i := range cs.lpos[:cs.nlocals] {
+			if v := h.relLoc[cs.slots[k]]; v > get(clk, i) {
+				panic(fmt.Sprintf("hazard: agent %d skipped joining a signal word it lacks its notifier's component %d of (%d > %d)", a, i, v, get(clk, i)))
+			}
+		}
+	}
 }
 
 // selfRaceChecks counts checkSelfRaced's comparisons.

@@ -1208,11 +1208,25 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	sm := d.shadowFor(acc)
 	a := r.agent
 	var rel *vclock
+	// loc, when not nil, is a's lc, the components of its core's agents
+	// that rel lags (sigHist.relLoc).
+	var loc *pipeVals
+	var lc pipeVals
 	if write {
 		// A scalar's clock holds its own count already (enter): it is its
 		// release, and the words take it without a scratch copy first.
+		// When the clock lags the scalar's lc (its count and its pipes'
+		// since the last flush), the words take it unflushed with lc
+		// beside it: the clock is shared with its issue snapshot, so a
+		// flush here copied the path to the core's block, and the
+		// scalar's next join (its wait) copied it again, the word then
+		// sharing the flushed clock. Unflushed, the word shares the
+		// snapshot's tree and the wait's flush is the one copy.
 		if ag := &d.agents[a]; d.ownComp(a) >= ag.n {
-			d.flush(a)
+			if ag.dirty {
+				lc = ag.lc
+				loc = &lc
+			}
 			rel = &ag.clock
 		} else {
 			d.tmp = d.release(a, d.tmp)
@@ -1226,7 +1240,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 			i, j := m.span(lo, hi)
 			lo = hi
 			for k := i; k < j; k++ {
-				d.signalCell(r, acc, m.cells[k], rel, &uninitLo, &uninitHi)
+				d.signalCell(r, acc, m.cells[k], rel, &loc, &uninitLo, &uninitHi)
 			}
 		}
 	}
@@ -1236,12 +1250,16 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 }
 
 // signalCell handles signal access r to word c; rel is the writer's
-// release, nil for a read.
-func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock, uninitLo, uninitHi *int64) {
+// release, nil for a read, with the writer's lc *loc beside it when not nil
+// (signalAccess; a join that needs rel whole flushes it and clears *loc).
+func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock, loc **pipeVals, uninitLo, uninitHi *int64) {
 	a, write := r.agent, rel != nil
 	if c.sigGen != d.gen {
 		c.sig.truncate()
 		c.sigFrom = 0
+		if c.hist != nil {
+			c.hist.hasLoc = false
+		}
 		c.sigGen = d.gen
 		c.sigVer++
 	}
@@ -1268,18 +1286,20 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		c.setAdds(putRec(c.adds(), r))
-		empty := c.sig.size() == 0
-		if empty || c.sigFrom == a+1 {
+		if c.sig.size() == 0 || c.sigFrom == a+1 {
 			// Alone or after its own earlier releases, a's release is
-			// the word's whole clock (a's clock only grows).
+			// the word's whole clock (a's clock only grows): the join
+			// of the word and the release is the release.
 			d.relSeq++
 			c.sigFrom, c.sigAt = a+1, d.relSeq
+			d.setRelease(c, rel, *loc)
 		} else {
+			d.wholeRelease(c)
 			c.sigFrom = 0
-		}
-		if empty {
-			c.sig.copyFrom(rel) // the join of nothing and the release
-		} else {
+			if *loc != nil {
+				d.flush(a) // rel is a's clock
+				*loc = nil
+			}
 			join(&c.sig, rel)
 		}
 		c.sigVer++
@@ -1292,10 +1312,36 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		}
 		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
-		c.sig.copyFrom(rel)
+		d.setRelease(c, rel, *loc)
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
+	}
+}
+
+// setRelease makes word c's clock the writer's release: rel, and the
+// writer's lc loc beside it when not nil (sigHist.relLoc).
+func (d *Detector) setRelease(c *cell, rel *vclock, loc *pipeVals) {
+	c.sig.copyFrom(rel)
+	if loc != nil && c.hist == nil {
+		c.hist = &sigHist{}
+	}
+	if h := c.hist; h != nil {
+		if h.hasLoc = loc != nil; h.hasLoc {
+			h.relLoc = *loc
+		}
+	}
+}
+
+// wholeRelease writes word c's relLoc into its clock, before the word
+// stops naming its notifier (cell.sigFrom).
+func (d *Detector) wholeRelease(c *cell) {
+	if h := c.hist; h != nil && h.hasLoc {
+		cs := &d.cores[d.agents[c.sigFrom-1].coreIdx]
+		for i, l := range cs.lpos[:cs.nlocals] {
+			raise(&c.sig, l, h.relLoc[cs.slots[i]])
+		}
+		h.hasLoc = false
 	}
 }
 
@@ -1344,9 +1390,41 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 	} else {
 		d.acquire(a, &c.sig)
 	}
+	if h := c.hist; h != nil && h.hasLoc {
+		d.acquireLoc(a, d.agents[c.sigFrom-1].coreIdx, &h.relLoc)
+	}
 	if c.sigFrom != 0 {
 		m = &d.relSeen[a]
 		m.c, m.from, m.at, m.gen = c, c.sigFrom, c.sigAt, d.gen
+	}
+}
+
+// acquireLoc raises agent a's components of core c's agents to loc (by
+// pipe slot): a word's relLoc, after its sig was joined (setRelease).
+func (d *Detector) acquireLoc(a, c int32, loc *pipeVals) {
+	cs := &d.cores[c]
+	ag := &d.agents[a]
+	if ag.coreIdx == c {
+		for i, l := range cs.locals[:cs.nlocals] {
+			d.raiseIn(a, l, loc[cs.slots[i]])
+		}
+		return
+	}
+	// Another core's agents: their positions share a block or two
+	// (place), made writable once, as in flushLocal.
+	var b *vblock
+	for i, l := range cs.lpos[:cs.nlocals] {
+		if v := loc[cs.slots[i]]; v > get(ag.clock, l) {
+			ag.clock.extend(l + 1)
+			if b == nil || b != ag.clock.g[l>>(blkBits+grpBits)].b[(l>>blkBits)&grpMask] {
+				b = ag.clock.own(int(l >> blkBits))
+			}
+			b.v[l&blkMask] = v
+		}
+	}
+	if b != nil {
+		ag.ver++
+		ag.rver++
 	}
 }
 

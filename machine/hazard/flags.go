@@ -314,22 +314,22 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	if cs.drainGen != d.gen {
 		cs.drained, cs.fed, cs.drainGen = [asm.NumPipes]uint64{}, [asm.NumPipes]uint64{}, d.gen
 	}
-	for i, p := range cs.pipes {
-		if p >= 0 && p != s {
-			d.enter(p)
-			d.joinAgent(s, p, c, &cs.drained[i])
-			d.raiseIn(s, p, d.agents[p].n)
-		}
+	// The core's pipes are its locals after the scalar (listLocals), in
+	// the order of cs.pipes, without the slots no pipe fills.
+	for k := 1; k < int(cs.nlocals); k++ {
+		p, i := cs.locals[k], cs.slots[k]
+		d.enter(p)
+		d.joinAgent(s, p, c, &cs.drained[i])
+		d.raiseIn(s, p, d.agents[p].n)
 	}
 	if extra.size() > 0 {
 		// (A join of nothing changes nothing, but flushes the scalar.)
 		d.acquire(s, &extra)
 	}
-	for i, p := range cs.pipes {
-		if p >= 0 && p != s {
-			d.takeScalar(p, s, c, &d.cores[c].fed[i])
-			d.raiseOwn(p)
-		}
+	for k := 1; k < int(cs.nlocals); k++ {
+		p, i := cs.locals[k], cs.slots[k]
+		d.takeScalar(p, s, c, &cs.fed[i])
+		d.raiseOwn(p)
 	}
 }
 
@@ -429,22 +429,53 @@ func (d *Detector) joinLocalPart(dst, c int32, src *vclock, p localPart) {
 		join(&want, &full)
 	}
 	// dst is an agent of core c: its lc holds the components compared.
-	lc := &d.agents[dst].lc
-	for i, l := range cs.locals[:cs.nlocals] {
-		s := cs.slots[i]
-		var v uint32
-		if p.mask&(1<<s) != 0 {
-			v = p.vals[s]
-		} else {
-			v = get(*src, cs.lpos[i]) // lpos is a line flag events need not read
-		}
-		if v > lc[s] {
-			d.raiseLocal(dst, l, asm.Pipe(s), v)
+	if p.mask&cs.mask == cs.mask {
+		d.raiseLocals(dst, cs, p.vals)
+	} else {
+		lc := &d.agents[dst].lc
+		for i, l := range cs.locals[:cs.nlocals] {
+			s := cs.slots[i]
+			var v uint32
+			if p.mask&(1<<s) != 0 {
+				v = p.vals[s]
+			} else {
+				v = get(*src, cs.lpos[i]) // lpos is a line flag events need not read
+			}
+			if v > lc[s] {
+				d.raiseLocal(dst, l, asm.Pipe(s), v)
+			}
 		}
 	}
 	if checkLocalJoins {
 		localJoins++
 		d.checkJoin(dst, want)
+	}
+}
+
+// raiseLocals is raiseLocal of every agent of core cs, dst's, to vals (by
+// pipe slot) in one pass: the joins of a drain and of most flag waits take
+// every component from an lc, and a call per component was most of their
+// cost. ver moves once for all (only whether it moved is read).
+func (d *Detector) raiseLocals(dst int32, cs *coreState, vals *pipeVals) {
+	ag := &d.agents[dst]
+	hi := int32(-1) // the highest position raised
+	other := false  // a component of another agent than dst was
+	for i, s := range cs.slots[:cs.nlocals] {
+		if v := vals[s]; v > ag.lc[s] {
+			ag.lc[s] = v
+			hi = max(hi, cs.lpos[i])
+			other = other || asm.Pipe(s) != ag.pipe
+		}
+	}
+	if hi < 0 {
+		return
+	}
+	if hi >= ag.clock.n {
+		ag.clock.extend(hi + 1)
+	}
+	ag.dirty = true
+	if other {
+		ag.ver++
 	}
 }
 

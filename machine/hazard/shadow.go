@@ -187,7 +187,8 @@ type uninitRead struct {
 // TMATMUL fills an L0C tile FIX had read 9 times, needed more than 8).
 const maxUninit = 64
 
-// sigHist is the write history of a signal word since the last host write.
+// sigHist is the write history of a signal word since the last host write,
+// and the part of the word's release clock that sig does not hold (relLoc).
 type sigHist struct {
 	last, prev       rec // the latest write, and the latest of an earlier run than last's
 	hasLast, hasPrev bool
@@ -196,6 +197,12 @@ type sigHist struct {
 	// the value it saw is left over from earlier runs.
 	runAdd int64
 	runGen uint32
+	// relLoc, while hasLoc, holds the notifier's components of its own
+	// core's agents (its lc, by pipe slot), which the word's release has
+	// beside sig: a scalar releases its clock unflushed
+	// (Detector.signalAccess). cell.sigFrom names the notifier.
+	relLoc pipeVals
+	hasLoc bool
 }
 
 // wrote records a write of r (a notify or a store) in run generation r.gen.
