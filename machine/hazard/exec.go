@@ -593,7 +593,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
-		} else if d.shadows(c, w, r, acc) {
+		} else if d.shadows(w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
 			trim = true
@@ -602,7 +602,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
 		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
-	} else if c.hasW && d.shadows(c, &c.w, r, acc) {
+	} else if c.hasW && d.shadows(&c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
 	}
@@ -859,7 +859,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case later && okOld && !d.keepsRace(c, old, rd, w, acc):
+		case later && okOld && !d.keepsRace(old, rd, w, acc):
 			d.moveRace(old, rd, ko)
 		}
 	}
@@ -895,7 +895,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case okOld && !d.keepsRace(c, old, w, r, acc):
+		case okOld && !d.keepsRace(old, w, r, acc):
 			d.moveRace(old, w, ko)
 		}
 	}
