@@ -606,7 +606,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
 	}
-	if trim {
+	if trim && len(c.adds()) > maxShadowed { // fewer entries than the bound hold fewer shadowed
 		c.setAdds(trimShadowed(c.adds()))
 	}
 	c.firstW = !c.written
