@@ -442,9 +442,17 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.race(&c.w, r, acc, lo, hi)
 			d.noteRaced(r, &c.w)
 		}
-		for x, adds := 0, c.adds(); x < len(adds); x++ {
+		adds, n := c.adds(), 0
+		low := int64(-2) // the core's watermark, looked up on first need
+		for x := range adds {
 			if w := &adds[x]; w.shadowed() {
 				d.offerShadowed(w, r, acc, lo, hi)
+				if low == -2 {
+					low = d.landed(r, acc)
+				}
+				if !needShadowed(w, low) {
+					continue // as the write path drops it: fewer to meet
+				}
 			} else if !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
@@ -453,6 +461,13 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				raced = true
 				d.noteRaced(r, w)
 			}
+			if n != x {
+				adds[n] = adds[x]
+			}
+			n++
+		}
+		if n < len(adds) {
+			c.setAdds(adds[:n])
 		}
 		if raced {
 			rr := *r

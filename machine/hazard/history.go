@@ -312,7 +312,8 @@ func trimShadowed(list []rec) []rec {
 
 // needShadowed reports whether shadowed write w must stay: an op issued
 // before the write that overwrote it has not landed (low, the core's
-// watermark; -1 unknown keeps nothing).
+// watermark; -1 unknown keeps nothing). Every access that meets w asks,
+// reads too (accessCell), so w leaves a read-mostly cell once it is done.
 func needShadowed(w *rec, low int64) bool {
 	return low >= 0 && low < w.overwrite()-1
 }
