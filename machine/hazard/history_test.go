@@ -133,10 +133,17 @@ func TestOverwrittenWriteStaysShadowed(t *testing.T) {
 		}
 		return out
 	}
-	for _, handed := range []bool{false, true} {
+	// The op issued first, landing last, is the load; or a store, a read,
+	// which drops the shadowed write as a write does once nothing issued
+	// before the overwrite is still to come.
+	for _, c := range []struct{ handed, lastRead bool }{{false, false}, {true, false}, {false, true}} {
+		handed := c.handed
 		s := newSim(Options{})
 		p := &prog{}
-		ld := p.op("tload", 10, MTE2)
+		first, firstPipe := p.op("tload", 10, MTE2), MTE2
+		if c.lastRead {
+			first, firstPipe = p.op("tstore", 9, MTE3), MTE3
+		}
 		sq := p.op("tmul", 11, V)
 		set := p.op("set_flag", 12, V)
 		wt := p.op("wait_flag", 13, MTE3)
@@ -146,8 +153,8 @@ func TestOverwrittenWriteStaysShadowed(t *testing.T) {
 		exec := func(pipe asm.Pipe, op *asm.COp, issue int64, acc ...machine.Access) {
 			s.ev(machine.Event{Kind: machine.EvExec, Agent: ag(0, 0, pipe), Op: op, Issue: issue, Accesses: acc})
 		}
-		// Issue order: ld 1, sq 2, (set 3, wait 4, st 5,) bar, ov; the
-		// load lands last.
+		// Issue order: first 1, sq 2, (set 3, wait 4, st 5,) bar, ov;
+		// the first lands last.
 		exec(V, sq, 2, tileAcc(ubX, 0, 0, 0, false), tileAcc(ubX, 0, 0, 0, true))
 		next := int64(3)
 		if handed {
@@ -160,35 +167,11 @@ func TestOverwrittenWriteStaysShadowed(t *testing.T) {
 		exec(V, ov, next+1, tileAcc(ubX, 0, 0, 0, true))
 		got := shadowedOps(s.d)
 		if want := []string{"tmul"}; !slices.Equal(got, want) {
-			t.Fatalf("handed %v: shadowed writes after the overwrite %v, want %v", handed, got, want)
+			t.Fatalf("%+v: shadowed writes after the overwrite %v, want %v", c, got, want)
 		}
-		exec(MTE2, ld, 1, tileAcc(ubX, 0, 0, 0, true))
+		exec(firstPipe, first, 1, tileAcc(ubX, 0, 0, 0, !c.lastRead))
 		if got := shadowedOps(s.d); len(got) != 0 {
-			t.Fatalf("handed %v: shadowed writes %v stay after every op issued before the overwrite landed", handed, got)
+			t.Fatalf("%+v: shadowed writes %v stay after every op issued before the overwrite landed", c, got)
 		}
-	}
-	// A read that lands once the watermark has passed the overwrite drops
-	// the shadowed write too, as a write does: nothing issued before the
-	// overwrite is still to come. The op issued first is a store here.
-	s := newSim(Options{})
-	p := &prog{}
-	st0 := p.op("tstore", 10, MTE3)
-	sq := p.op("tmul", 11, V)
-	bar := p.op("pipe_barrier", 12, V)
-	ov := p.op("tmuls", 13, V)
-	rd := p.op("tstore", 14, MTE3)
-	exec := func(pipe asm.Pipe, op *asm.COp, issue int64, acc ...machine.Access) {
-		s.ev(machine.Event{Kind: machine.EvExec, Agent: ag(0, 0, pipe), Op: op, Issue: issue, Accesses: acc})
-	}
-	exec(V, sq, 2, tileAcc(ubX, 0, 0, 0, false), tileAcc(ubX, 0, 0, 0, true))
-	s.ev(machine.Event{Kind: machine.EvBarrier, Agent: ag(0, 0, V), Target: V, Op: bar, Issue: 3})
-	exec(V, ov, 4, tileAcc(ubX, 0, 0, 0, true))
-	if got := shadowedOps(s.d); !slices.Equal(got, []string{"tmul"}) {
-		t.Fatalf("read: shadowed writes after the overwrite %v, want [tmul]", got)
-	}
-	exec(MTE3, st0, 1, tileAcc(ubX, 0, 0, 0, false))
-	exec(MTE3, rd, 5, tileAcc(ubX, 0, 0, 0, false))
-	if got := shadowedOps(s.d); len(got) != 0 {
-		t.Fatalf("read: shadowed writes %v stay after a read landed past the watermark", got)
 	}
 }
