@@ -62,6 +62,16 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "N", Value: "4"}, {Name: "M", Value: "16"}},
 		{{Name: "N", Value: "16"}, {Name: "M", Value: "16"}},
 	},
+	// WAR st, sq came and went with the flag hand-off: whether the next
+	// store had arrived when the next trowsum overwrote the squaring
+	// (docs/hazards.md, "Writes overwritten in order"); 1 has no next
+	// iteration to race.
+	"hazards/store_before_scratch": {
+		{{Name: "N", Value: "1"}},
+		{{Name: "N", Value: "2"}},
+		{{Name: "N", Value: "3"}},
+		{{Name: "N", Value: "16"}},
+	},
 }
 
 // apply returns the default profile with p applied; it fails when p matches

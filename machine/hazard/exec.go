@@ -442,9 +442,17 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.race(&c.w, r, acc, lo, hi)
 			d.noteRaced(r, &c.w)
 		}
-		for x, adds := 0, c.adds(); x < len(adds); x++ {
+		adds, n := c.adds(), 0
+		low := int64(-2) // the core's watermark, looked up on first need
+		for x := range adds {
 			if w := &adds[x]; w.shadowed() {
 				d.offerShadowed(w, r, acc, lo, hi)
+				if low == -2 {
+					low = d.landed(r, acc)
+				}
+				if !needShadowed(w, low) {
+					continue // as the write path drops it: fewer to meet
+				}
 			} else if !d.ordered(w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
@@ -453,6 +461,13 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				raced = true
 				d.noteRaced(r, w)
 			}
+			if n != x {
+				adds[n] = adds[x]
+			}
+			n++
+		}
+		if n < len(adds) {
+			c.setAdds(adds[:n])
 		}
 		if raced {
 			rr := *r
@@ -593,7 +608,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
-		} else if d.shadows(c, w, r, acc) {
+		} else if d.shadows(w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
 			trim = true
@@ -602,11 +617,11 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
 		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
-	} else if c.hasW && d.shadows(c, &c.w, r, acc) {
+	} else if c.hasW && d.shadows(&c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
 	}
-	if trim {
+	if trim && len(c.adds()) > maxShadowed { // fewer entries than the bound hold fewer shadowed
 		c.setAdds(trimShadowed(c.adds()))
 	}
 	c.firstW = !c.written
@@ -859,7 +874,7 @@ func (d *Detector) raceRead(c *cell, rd, w *rec, after bool, acc *machine.Access
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case later && okOld && !d.keepsRace(c, old, rd, w, acc):
+		case later && okOld && !d.keepsRace(old, rd, w, acc):
 			d.moveRace(old, rd, ko)
 		}
 	}
@@ -895,7 +910,7 @@ func (d *Detector) raceWrite(c *cell, w, r *rec, after, warred bool, acc *machin
 		switch {
 		case okOld && okNew && ko == kw:
 			counted = true
-		case okOld && !d.keepsRace(c, old, w, r, acc):
+		case okOld && !d.keepsRace(old, w, r, acc):
 			d.moveRace(old, w, ko)
 		}
 	}

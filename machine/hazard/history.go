@@ -232,11 +232,12 @@ func priorOf(a, r *rec) bool {
 //     default and 63 under dma latency 0).
 //
 // Nothing moves to or from a shadowed write (raceRead, raceWrite and
-// racesKept pass it by). Only where no other agent's read kept in the cell
-// is ordered after w (handedOn: in a kernel with its flags, the consumer's
-// read is; keeping those too cost 2.5% more instructions on the 8-rank
-// allgather_gemm lint), and where w's agent's same-pipe races are reported
-// (rec.lag is free then).
+// racesKept pass it by). Also where w's value was handed on (another
+// agent's read kept in the cell is ordered after w, as in a kernel with its
+// flags): whether that read had reached the detector when r did followed
+// the timing, and a store racing an in-place op whose value the next store
+// reads came and went with it (hazards/store_before_scratch). Only where
+// w's agent's same-pipe races are reported (rec.lag is free then).
 
 // maxShadowed bounds the shadowed writes a cell keeps, the oldest dropped
 // first. In qwen3_decode_incore_11 the vector unit writes the tile a dozen
@@ -256,14 +257,12 @@ func (w *rec) overwrite() int64 { return issueOf(w.serial) + int64(w.lag) }
 
 // shadows reports whether plain write w of cell c (its last, or one kept
 // beside it), which write r is ordered after, stays shadowed.
-func (d *Detector) shadows(c *cell, w, r *rec, acc *machine.Access) bool {
+func (d *Detector) shadows(w, r *rec, acc *machine.Access) bool {
 	if !d.shadowPair(w, r) {
 		return false
 	}
-	if low := d.landed(r, acc); low < 0 || low >= issueOf(r.serial)-1 {
-		return false // every op issued before r has landed
-	}
-	return !d.handedOn(c, w)
+	low := d.landed(r, acc)
+	return low >= 0 && low < issueOf(r.serial)-1 // an op issued before r is still to land
 }
 
 // shadowPair reports whether write r, ordered after write w, can shadow
@@ -275,20 +274,14 @@ func (d *Detector) shadowPair(w, r *rec) bool {
 		(w.agent == r.agent || d.agents[w.agent].coreIdx == d.agents[r.agent].coreIdx)
 }
 
-// handedOn reports whether write w's value was handed on: another agent's
-// read kept in cell c is ordered after it.
-func (d *Detector) handedOn(c *cell, w *rec) bool {
-	return c.anyRead(func(rd *rec) bool { return rd.agent != w.agent && d.hbOrSame(w, rd) })
-}
-
 // keepsRace reports whether access a's race with write old, which write r
 // of cell c is ordered after, stays when r races a too, instead of moving
 // to r (moveRace): a was issued before r, and old stays shadowed past r for
 // as long as an access issued before r is still to land (shadows, whose
 // watermark test a passes in every order it can land in), so that landing
 // after r, a counts the race there too.
-func (d *Detector) keepsRace(c *cell, old, a, r *rec, acc *machine.Access) bool {
-	return issueOf(a.serial) < issueOf(r.serial) && d.shadowPair(old, r) && d.landed(r, acc) >= 0 && !d.handedOn(c, old)
+func (d *Detector) keepsRace(old, a, r *rec, acc *machine.Access) bool {
+	return issueOf(a.serial) < issueOf(r.serial) && d.shadowPair(old, r) && d.landed(r, acc) >= 0
 }
 
 // shadowOf is write w, overwritten in order by r, kept shadowed.
@@ -319,7 +312,8 @@ func trimShadowed(list []rec) []rec {
 
 // needShadowed reports whether shadowed write w must stay: an op issued
 // before the write that overwrote it has not landed (low, the core's
-// watermark; -1 unknown keeps nothing).
+// watermark; -1 unknown keeps nothing). Every access that meets w asks,
+// reads too (accessCell), so w leaves a read-mostly cell once it is done.
 func needShadowed(w *rec, low int64) bool {
 	return low >= 0 && low < w.overwrite()-1
 }
@@ -405,7 +399,7 @@ func (d *Detector) settleGhosts(c *cell, r *rec, after bool, acc *machine.Access
 			}
 			ko, okOld := d.raceKey(old, g)
 			kw, okNew := d.raceKey(r, g)
-			if !okOld || okNew && ko == kw || d.keepsRace(c, old, g, r, acc) {
+			if !okOld || okNew && ko == kw || d.keepsRace(old, g, r, acc) {
 				continue
 			}
 			d.moveRace(old, g, ko)
