@@ -1171,6 +1171,15 @@ func (f *fnEmitter) window(a asm.Arg, t *asm.TileInfo) string {
 		return ""
 	}
 	sh, idx := a.GM.Shape, a.Idx
+	if n := len(sh) - len(idx); n > 0 {
+		// `@E` without indices starts at the tensor's first element (the
+		// machine takes missing leading indices as zero), and PTOAS's
+		// partition_view has an offset per dimension of its view.
+		idx = append(make([]asm.CExpr, n, len(sh)), idx...)
+		for i := range n {
+			idx[i] = asm.CExpr{Const: true}
+		}
+	}
 	if len(sh) == 1 {
 		sh, idx = []int64{1, sh[0]}, append([]asm.CExpr{{Const: true}}, idx...)
 	}

@@ -549,6 +549,43 @@ func roundTripSource(t *testing.T, name, src string) *asm.Object {
 	return o
 }
 
+// A GM operand without indices (`tload %t, @E`) is the window at the
+// tensor's first element; it prints as a partition_view with an explicit
+// zero offset per dimension of its view (PTOAS has no empty form), for 1-D,
+// 2-D and 3-D tensors alike, and reads back to the same accesses.
+func TestRoundTripWholeTensor(t *testing.T) {
+	for _, tc := range []struct {
+		name, decl, tile string
+		want             []string
+	}{
+		{"2d", "f32 [16, 16]", "[16, 16]", []string{"offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>"}},
+		{"2d_part", "f16 [32, 64]", "[16, 32]", []string{"offsets = [%c0, %c0], sizes = [%c16, %c32] : !pto.tensor_view<?x?xf16> -> !pto.partition_tensor_view<16x32xf16>"}},
+		{"1d", "f32 [64]", "[1, 64]", []string{"offsets = [%c0, %c0], sizes = [%c1, %c64] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<1x64xf32>"}},
+		{"3d", "f32 [2, 8, 32]", "[8, 32]", []string{"offsets = [%c0, %c0, %c0], sizes = [%c1, %c8, %c32] : !pto.tensor_view<?x?x?xf32> -> !pto.partition_tensor_view<1x8x32xf32>"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dt, _, _ := strings.Cut(tc.decl, " ")
+			src := fmt.Sprintf(`gm E : %s = random(seed=1, lo=-1, hi=1)
+gm F : %s = zero
+kernel k : aiv {
+    tile %%t : vec %s %s
+    tload %%t, @E
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    tstore @F, %%t
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`, tc.decl, tc.decl, dt, tc.tile)
+			_, m := printedHas(t, tc.name+".pto", src, tc.want...)
+			if n := strings.Count(m, "pto.partition_view"); n != 2 {
+				t.Errorf("%d partition views printed, want 2:\n%s", n, m)
+			}
+		})
+	}
+}
+
 // A 3-D GM tensor is printed as a rank-3 view with [1, R, C] partitions,
 // which the reader folds into rows a last-dimension pitch apart; `st` and
 // `ld` are store_scalar and load_scalar, and the loaded value (the fill
