@@ -413,6 +413,10 @@ type Detector struct {
 	// (rank, tensor index); rects is scratch for its rectangles.
 	gm2d  table[*shadow2D]
 	rects []rect
+	// gm2dAny says gm2d holds a shadow: until then gmShadowFor answers
+	// without the table, whose rank row is a cache miss per GM access at
+	// hundreds of ranks (a 1-D ring has none).
+	gm2dAny bool
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

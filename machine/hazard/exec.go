@@ -707,7 +707,7 @@ func keptInstance(reads []rec, r *rec) bool {
 // gmShadowFor returns the 2-D shadow of the GM tensor acc touches, or nil
 // when the tensor is kept in byte ranges.
 func (d *Detector) gmShadowFor(acc *machine.Access) *shadow2D {
-	if acc.Space != asm.GM || acc.Tensor == nil {
+	if !d.gm2dAny || acc.Space != asm.GM || acc.Tensor == nil {
 		return nil
 	}
 	return d.gm2d.get(acc.Rank, acc.Tensor.Index)

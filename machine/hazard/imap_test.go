@@ -43,6 +43,60 @@ func TestImapBounds(t *testing.T) {
 	}
 }
 
+// TestImapNear checks that the neighbour lookup span tries first agrees
+// with the binary search wherever it answers, on lists with gaps, for
+// every hint and every address around the cells, and that it answers the
+// in-order walks it is for (the next word, the previous chunk).
+func TestImapNear(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	answered := 0
+	for round := range 100 {
+		var m imap
+		for range 1 + rng.IntN(12) {
+			lo := rng.Int64N(256)
+			m.span(lo, lo+1+rng.Int64N(24))
+		}
+		for h := range len(m.bs) + 2 {
+			for lo := int64(-2); lo < 300; lo++ {
+				got := m.near(h, lo)
+				if got < 0 {
+					continue
+				}
+				answered++
+				if want := m.search(lo); got != want {
+					t.Fatalf("round %d: near(%d, %d) = %d, search = %d (bounds %v)", round, h, lo, got, want, m.bs)
+				}
+			}
+		}
+	}
+	var m imap
+	m.span(0, 64)
+	for w := int64(0); w < 60; w += 4 { // words split off one by one
+		m.hint = int(w/4) - 1
+		if w == 0 {
+			m.hint = 0
+		}
+		if got, want := m.near(m.hint, w), m.search(w); got != want {
+			t.Fatalf("in-order walk: near(%d, %d) = %d, want %d", m.hint, w, got, want)
+		}
+		m.span(w, w+4)
+	}
+	if i := m.near(5, 16); i != 4 {
+		t.Fatalf("downward walk: near(5, 16) = %d, want 4", i)
+	}
+	if answered == 0 {
+		t.Fatal("near never answered")
+	}
+}
+
+// A signal word's history stays in the 128-byte size class (see its doc
+// comment).
+func TestSigHistSize(t *testing.T) {
+	if n := unsafe.Sizeof(sigHist{}); n > 128 {
+		t.Errorf("sigHist is %d bytes, want at most 128", n)
+	}
+}
+
 // A rec stays one cache line (see its doc comment).
 func TestRecSize(t *testing.T) {
 	if n := unsafe.Sizeof(rec{}); n > 64 {

@@ -189,9 +189,16 @@ const maxUninit = 64
 
 // sigHist is the write history of a signal word since the last host write,
 // and the part of the word's release clock that sig does not hold (relLoc).
+//
+// It is 128 bytes, a size class of two lines: one per signal word a ring
+// notifies (294 000 at 384 ranks). prev is out of line, since only a word
+// written in more than one run has one; a record inline made it 192.
 type sigHist struct {
-	last, prev       rec // the latest write, and the latest of an earlier run than last's
-	hasLast, hasPrev bool
+	last rec // the latest write
+	// prev is the latest write of an earlier run than last's, nil for
+	// none. It is never written through (wrote makes a new one), so a
+	// copy of the history (cell.copyTo) may share it.
+	prev *rec
 	// runAdd sums the values this run's atomic notifies added (valid while
 	// runGen is the current run generation), so a wait can tell how much of
 	// the value it saw is left over from earlier runs.
@@ -201,14 +208,15 @@ type sigHist struct {
 	// core's agents (its lc, by pipe slot), which the word's release has
 	// beside sig: a scalar releases its clock unflushed
 	// (Detector.signalAccess). cell.sigFrom names the notifier.
-	relLoc pipeVals
-	hasLoc bool
+	relLoc          pipeVals
+	hasLast, hasLoc bool
 }
 
 // wrote records a write of r (a notify or a store) in run generation r.gen.
 func (h *sigHist) wrote(r *rec) {
 	if h.hasLast && h.last.gen != r.gen {
-		h.prev, h.hasPrev = h.last, true
+		prev := h.last
+		h.prev = &prev
 	}
 	h.last, h.hasLast = *r, true
 }
@@ -221,8 +229,8 @@ func (h *sigHist) stale(gen uint32) (*rec, bool) {
 		return nil, false
 	case h.last.gen != gen:
 		return &h.last, false
-	case h.hasPrev:
-		return &h.prev, true
+	case h.prev != nil:
+		return h.prev, true
 	}
 	return nil, true
 }
@@ -297,17 +305,45 @@ func (m *imap) search(lo int64) int {
 	return i
 }
 
+// near returns search(lo) when the cell the last span started at (h), the
+// one after it or the one before it is that cell, else -1. Accesses walk
+// a tensor in order: a ring's notifies and waits take its signal words
+// one after another, its chunks are read and stored upwards or
+// downwards. A search of a 766-word signal list (384 ranks) reads about
+// seven lines of a list the ring's other ranks have long evicted; these
+// three cells share one or two.
+func (m *imap) near(h int, lo int64) int {
+	n := len(m.bs)
+	switch {
+	case h >= n:
+		return -1
+	case m.bs[h][1] <= lo: // the cell is after h
+		if h+1 == n || m.bs[h+1][1] > lo {
+			return h + 1
+		}
+	case h == 0 || m.bs[h-1][1] <= lo:
+		return h
+	case h == 1 || m.bs[h-2][1] <= lo: // h-1 ends after lo
+		return h - 1
+	}
+	return -1
+}
+
 // span makes cells cover [lo, hi) exactly, splitting at both ends and filling
 // gaps with unwritten cells, and returns the index range [i, j) covering it.
 func (m *imap) span(lo, hi int64) (int, int) {
 	// Most accesses cover exactly a cell the last one made (a tile written
 	// and read whole): check the last answer before searching.
-	if h := m.hint; h < len(m.bs) && m.bs[h] == [2]int64{lo, hi} {
+	h := m.hint
+	if h < len(m.bs) && m.bs[h] == [2]int64{lo, hi} {
 		return h, h + 1
 	}
-	i := m.search(lo)
+	i := m.near(h, lo)
+	if i < 0 {
+		i = m.search(lo)
+	}
+	m.hint = i
 	if i < len(m.bs) && m.bs[i] == [2]int64{lo, hi} {
-		m.hint = i
 		return i, i + 1
 	}
 	pos, idx := lo, i

@@ -64,7 +64,7 @@ func (d *Detector) hostWrite(e *machine.Event) {
 					if *g != nil && (*g).cached {
 						d.cells.reset() // the old view's cells must match no entry
 					}
-					*g = ng
+					*g, d.gm2dAny = ng, true
 				}
 			}
 		}
