@@ -58,13 +58,13 @@ func TestImapNear(t *testing.T) {
 		}
 		for h := range len(m.bs) + 2 {
 			for lo := int64(-2); lo < 300; lo++ {
-				got := m.near(h, lo)
+				got := m.neighbour(h, lo)
 				if got < 0 {
 					continue
 				}
 				answered++
 				if want := m.search(lo); got != want {
-					t.Fatalf("round %d: near(%d, %d) = %d, search = %d (bounds %v)", round, h, lo, got, want, m.bs)
+					t.Fatalf("round %d: neighbour(%d, %d) = %d, search = %d (bounds %v)", round, h, lo, got, want, m.bs)
 				}
 			}
 		}
@@ -76,16 +76,16 @@ func TestImapNear(t *testing.T) {
 		if w == 0 {
 			m.hint = 0
 		}
-		if got, want := m.near(m.hint, w), m.search(w); got != want {
-			t.Fatalf("in-order walk: near(%d, %d) = %d, want %d", m.hint, w, got, want)
+		if got, want := m.neighbour(m.hint, w), m.search(w); got != want {
+			t.Fatalf("in-order walk: neighbour(%d, %d) = %d, want %d", m.hint, w, got, want)
 		}
 		m.span(w, w+4)
 	}
-	if i := m.near(5, 16); i != 4 {
-		t.Fatalf("downward walk: near(5, 16) = %d, want 4", i)
+	if i := m.neighbour(5, 16); i != 4 {
+		t.Fatalf("downward walk: neighbour(5, 16) = %d, want 4", i)
 	}
 	if answered == 0 {
-		t.Fatal("near never answered")
+		t.Fatal("neighbour never answered")
 	}
 }
 

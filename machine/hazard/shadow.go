@@ -305,14 +305,23 @@ func (m *imap) search(lo int64) int {
 	return i
 }
 
-// near returns search(lo) when the cell the last span started at (h), the
-// one after it or the one before it is that cell, else -1. Accesses walk
+// near returns search(lo), looking first at the cell the last span started
+// at (h) and the cells beside it (neighbour).
+func (m *imap) near(h int, lo int64) int {
+	if i := m.neighbour(h, lo); i >= 0 {
+		return i
+	}
+	return m.search(lo)
+}
+
+// neighbour returns search(lo) when cell h, the one after it or the one
+// before it is that cell, else -1. Accesses walk
 // a tensor in order: a ring's notifies and waits take its signal words
 // one after another, its chunks are read and stored upwards or
 // downwards. A search of a 766-word signal list (384 ranks) reads about
 // seven lines of a list the ring's other ranks have long evicted; these
 // three cells share one or two.
-func (m *imap) near(h int, lo int64) int {
+func (m *imap) neighbour(h int, lo int64) int {
 	n := len(m.bs)
 	switch {
 	case h >= n:
@@ -333,17 +342,13 @@ func (m *imap) near(h int, lo int64) int {
 // gaps with unwritten cells, and returns the index range [i, j) covering it.
 func (m *imap) span(lo, hi int64) (int, int) {
 	// Most accesses cover exactly a cell the last one made (a tile written
-	// and read whole): check the last answer before searching.
-	h := m.hint
-	if h < len(m.bs) && m.bs[h] == [2]int64{lo, hi} {
+	// and read whole): check the last answer, then search from it (near;
+	// these lines keep their count: default.pgo keys calls by line).
+	if h := m.hint; h < len(m.bs) && m.bs[h] == [2]int64{lo, hi} {
 		return h, h + 1
 	}
-	i := m.near(h, lo)
-	if i < 0 {
-		i = m.search(lo)
-	}
-	m.hint = i
-	if i < len(m.bs) && m.bs[i] == [2]int64{lo, hi} {
+	i := m.near(m.hint, lo)
+	if m.hint = i; i < len(m.bs) && m.bs[i] == [2]int64{lo, hi} {
 		return i, i + 1
 	}
 	pos, idx := lo, i
