@@ -1300,7 +1300,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
-		c.setAdds(putRec(c.adds(), r))
+		c.putAdd(r)
 		if c.sig.size() == 0 || c.sigFrom == a+1 {
 			// Alone or after its own earlier releases, a's release is
 			// the word's whole clock (a's clock only grows): the join

@@ -139,6 +139,27 @@ func (c *cell) anyRead(p func(*rec) bool) bool {
 // setAdds makes l the cell's other writes.
 func (c *cell) setAdds(l []rec) { setBox(&c.addp, l) }
 
+// putAdd records r in the cell's other writes (putRec). The first one
+// makes the box and the list in one object: every signal word a ring
+// notifies gets one atomic add, and a list of one and its box were two
+// allocations and a growslice per notify.
+func (c *cell) putAdd(r *rec) {
+	if c.addp == nil {
+		b := &recBox{}
+		b.one[0] = *r
+		b.l = b.one[:]
+		c.addp = &b.l
+		return
+	}
+	c.setAdds(putRec(c.adds(), r))
+}
+
+// recBox is a list box with room for the list's first element.
+type recBox struct {
+	l   []rec
+	one [1]rec
+}
+
 // uninit returns the reads that found the cell unwritten (or written only
 // by a write they were meant to precede), for as long as the cell keeps a
 // read of their agent: a write meant to come before one of them (it races
