@@ -38,7 +38,7 @@ func TestRegionsKeepCells(t *testing.T) {
 				}
 				lo, hi, host = tt[0], tt[1], true
 				n := len(reg.regions)
-				reg.claim(lo, hi)
+				reg.claim(lo, hi, rng.Int64N(3)*4) // two in three as signal tensors of 4- or 8-byte words
 				claimed += len(reg.regions) - n
 			case k < 98: // words and runs inside one tensor
 				tt := tensors[rng.IntN(len(tensors))]

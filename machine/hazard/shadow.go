@@ -548,6 +548,29 @@ type region struct {
 	lo, hi int64
 	p0     int64
 	pages  []*imap
+	// word, when not 0, is the word size of a signal tensor: each word
+	// becomes a cell of its own (one notify or wait each), so a page's
+	// list is made with room for its words (at most maxWordCells)
+	// instead of growing by doubling to them. A 384-rank ring's 766
+	// signal words a rank grew lists through ten sizes (docs/performance.md,
+	// round 9 at many ranks).
+	word int64
+}
+
+// maxWordCells bounds the room a signal tensor's page list is made with:
+// a large signal matrix of which a program uses a column keeps growing its
+// lists on demand.
+const maxWordCells = 1024
+
+// newPage returns an empty list for page p of the region.
+func (r *region) newPage(p int64, shift uint8) *imap {
+	m := &imap{}
+	if r.word > 0 {
+		lo, hi := max(r.lo, p<<shift), min(r.hi, (p+1)<<shift)
+		n := min((hi-lo)/r.word, maxWordCells)
+		m.cells, m.bs = make([]*cell, 0, n), make([][2]int64, 0, n)
+	}
+	return m
 }
 
 // maxRegionPages bounds a region's page table: a tensor of more than 4 GiB
@@ -586,7 +609,7 @@ func (s *shadowMem) pageSlow(lo, hi int64) (*imap, int64) {
 		r := &s.regions[k]
 		n := p - r.p0
 		if w.m = r.pages[n]; w.m == nil {
-			w.m = &imap{}
+			w.m = r.newPage(p, s.shift)
 			r.pages[n] = w.m
 		}
 		w.lo, w.hi = max(w.lo, r.lo), min(w.hi, r.hi)
@@ -646,8 +669,10 @@ func (s *shadowMem) mainPage(p int64, create bool) *imap {
 }
 
 // claim gives bytes [lo, hi) (a GM tensor the host writes whole) pages of
-// their own, unless a cell or another region already has some of them.
-func (s *shadowMem) claim(lo, hi int64) {
+// their own, unless a cell or another region already has some of them;
+// word is the tensor's word size if it is a signal tensor, else 0
+// (region.word).
+func (s *shadowMem) claim(lo, hi, word int64) {
 	if lo < 0 || hi <= lo || (hi-1)>>s.shift-lo>>s.shift >= maxRegionPages || s.grid != nil {
 		return
 	}
@@ -663,7 +688,7 @@ func (s *shadowMem) claim(lo, hi int64) {
 			}
 		}
 	}
-	s.regions = slices.Insert(s.regions, k, region{lo: lo, hi: hi, p0: p0, pages: make([]*imap, p1-p0+1)})
+	s.regions = slices.Insert(s.regions, k, region{lo: lo, hi: hi, p0: p0, pages: make([]*imap, p1-p0+1), word: word})
 	s.win = [2]window{} // a window may hold the region's bytes
 }
 

@@ -86,7 +86,11 @@ func (d *Detector) hostWrite(e *machine.Event) {
 		}
 		sm := d.shadowFor(acc)
 		if acc.Space == asm.GM && acc.Tensor != nil && acc.Hi-acc.Lo == acc.Tensor.Bytes {
-			sm.claim(acc.Lo, acc.Hi)
+			var word int64
+			if acc.Tensor.Class == asm.TensorSignal {
+				word = int64(acc.Tensor.DType.Size())
+			}
+			sm.claim(acc.Lo, acc.Hi, word)
 		}
 		for lo := acc.Lo; lo < acc.Hi; {
 			m, hi := sm.page(lo, acc.Hi)
