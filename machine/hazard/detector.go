@@ -417,6 +417,10 @@ type Detector struct {
 	// without the table, whose rank row is a cache miss per GM access at
 	// hundreds of ranks (a 1-D ring has none).
 	gm2dAny bool
+	// histGen is the run generation of the first notify (0: none yet):
+	// until a later run, no signal word's history holds a write of an
+	// earlier run, and a wait has no stale signal to look for (staleCheck).
+	histGen uint32
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

@@ -28,6 +28,9 @@ func (d *Detector) notify(e *machine.Event) {
 	d.checkBounds(&r, &acc)
 	r.write, r.atomic = true, acc.Atomic
 	d.signalAccess(&r, &acc, true)
+	if d.histGen == 0 {
+		d.histGen = d.gen
+	}
 	sm := d.shadowFor(&acc)
 	for lo := acc.Lo; lo < acc.Hi; {
 		m, hi := sm.page(lo, acc.Hi)
@@ -86,6 +89,14 @@ func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
 		if sz := int64(acc.Tensor.DType.Size()); sz > 0 && acc.Hi-sz > lo {
 			lo = acc.Hi - sz
 		}
+	}
+	if (d.histGen == 0 || d.histGen == d.gen) && lo == acc.Lo && acc.NumRows() <= 1 {
+		// No word holds a write of an earlier run (sigHist.stale finds
+		// none), and signalAccess looks up these very bytes next: a
+		// ring's wait looked its word up twice. (The last word of a
+		// wider wait is a span of its own, which may split a cell, so
+		// that one stays.)
+		return
 	}
 	sm := d.shadowFor(acc)
 	for lo < acc.Hi {
