@@ -485,7 +485,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 		return
 	}
-	if d.ownRewrite(r, acc, c, g) {
+	if d.soff[r.agent] && d.ownRewrite(r, acc, c, g) {
 		return // a cell only r's agent touched, its same-pipe races off
 	}
 	// A write that races a read of the previous value (a WAR) is reported

@@ -24,12 +24,12 @@ import (
 
 // ownRewrite does accessCell's write of plain write r to cell c by
 // rewriteOwn when it may, and reports whether it did: r's agent's
-// same-pipe races are off, its lag tells its own orderings (selfOrdered),
+// same-pipe races are off (the caller asks first: most writes are not), its lag tells its own orderings (selfOrdered),
 // no ghost waits and the cell keeps no uninitialised read, and every
 // access the cell holds is a plain one of r's agent and run generation, no
 // later than r, none kept shadowed.
 func (d *Detector) ownRewrite(r *rec, acc *machine.Access, c *cell, g geo) bool {
-	if r.atomic || r.lag == math.MaxUint16 || !d.soff[r.agent] || len(d.ghosts) > 0 || c.unp != nil && len(*c.unp) > 0 {
+	if r.atomic || r.lag == math.MaxUint16 || len(d.ghosts) > 0 || c.unp != nil && len(*c.unp) > 0 {
 		return false
 	}
 	if c.hasW && !ownPrior(&c.w, r) || c.hasR && !ownPrior(&c.read0, r) {
