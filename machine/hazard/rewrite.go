@@ -151,3 +151,20 @@ func (d *Detector) checkOwnRewrite(r *rec, acc *machine.Access, c *cell, g geo) 
 		panic(fmt.Sprintf("hazard: agent %d's rewrite of a cell of its own at epoch %d:\nrewriteOwn %+v\naccessCell %+v", r.agent, r.epoch, fast, slow))
 	}
 }
+
+// lastPruned counts the checks of checkLastPruned.
+var lastPruned int
+
+// checkLastPruned panics unless prunePrior, which took a list of k
+// entries to k2 leaving n earlier instances of the site, dropped exactly
+// the one instance putSite replaces in place when last holds.
+func checkLastPruned(last bool, k, k2, n int) {
+	if !last {
+		return
+	}
+	shortcuts++
+	lastPruned++
+	if k2 != k-1 || n != 0 {
+		panic(fmt.Sprintf("hazard: putSite would replace the last of %d entries in place; prunePrior left %d with %d instances", k, k2, n))
+	}
+}
