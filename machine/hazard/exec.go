@@ -1158,8 +1158,9 @@ func (d *Detector) putSite(c *cell, list []rec, r *rec, acc *machine.Access) []r
 		// land can need, so a cell keeps only those (an L0C accumulator
 		// the mads whose neighbours are in flight, not maxPrior of them).
 		// The commonest case, one such instance, last (a mad's read of
-		// its accumulator), is done in place: r takes its slot.
-		last := n == 1 && oldest == len(list)-1 && prunable(&list[oldest], r, low)
+		// its accumulator), is done in place: r takes its slot (within
+		// the 64 entries prunePrior prunes).
+		last := n == 1 && oldest == len(list)-1 && oldest < 64 && prunable(&list[oldest], r, low)
 		if last && !checkShortcuts {
 			d.leaves(c, &list[oldest])
 			list[oldest] = *r
