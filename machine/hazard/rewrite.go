@@ -24,10 +24,11 @@ import (
 
 // ownRewrite does accessCell's write of plain write r to cell c by
 // rewriteOwn when it may, and reports whether it did: r's agent's
-// same-pipe races are off (the caller asks first: most writes are not), its lag tells its own orderings (selfOrdered),
-// no ghost waits and the cell keeps no uninitialised read, and every
-// access the cell holds is a plain one of r's agent and run generation, no
-// later than r, none kept shadowed.
+// same-pipe races are off (the caller asks first: most writes are not),
+// its lag tells its own orderings (selfOrdered), no ghost waits and the
+// cell keeps no uninitialised read, and every access the cell holds is a
+// plain one of r's agent and run generation, no later than r, none kept
+// shadowed.
 func (d *Detector) ownRewrite(r *rec, acc *machine.Access, c *cell, g geo) bool {
 	if r.atomic || r.lag == math.MaxUint16 || len(d.ghosts) > 0 || c.unp != nil && len(*c.unp) > 0 {
 		return false
@@ -130,7 +131,7 @@ func stateOf(c *cell) cellState {
 
 // checkOwnRewrite runs rewriteOwn on a copy of cell c, then the general
 // write path on c itself, and panics unless both leave the same state and
-// the general path reported, noted and moved nothing.
+// the general path reported, moved and kept as a ghost nothing.
 func (d *Detector) checkOwnRewrite(r *rec, acc *machine.Access, c *cell, g geo) {
 	shortcuts++
 	ownRewrites++
@@ -144,8 +145,8 @@ func (d *Detector) checkOwnRewrite(r *rec, acc *machine.Access, c *cell, g geo) 
 	d.accessCell(r, acc, c, g, &lo, &hi)
 	checkingRewrite = false
 	fast, slow := stateOf(cp), stateOf(c)
-	if len(d.notes) != notes || len(d.moved) != moved {
-		panic(fmt.Sprintf("hazard: agent %d's rewrite of a cell of its own reported %d races and moved %d", r.agent, len(d.notes)-notes, len(d.moved)-moved))
+	if len(d.notes) != notes || len(d.moved) != moved || len(d.ghosts) > 0 {
+		panic(fmt.Sprintf("hazard: agent %d's rewrite of a cell of its own reported %d races, moved %d and kept %d ghosts", r.agent, len(d.notes)-notes, len(d.moved)-moved, len(d.ghosts)))
 	}
 	if fmt.Sprint(fast) != fmt.Sprint(slow) {
 		panic(fmt.Sprintf("hazard: agent %d's rewrite of a cell of its own at epoch %d:\nrewriteOwn %+v\naccessCell %+v", r.agent, r.epoch, fast, slow))
