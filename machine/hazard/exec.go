@@ -485,6 +485,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 		return
 	}
+	if d.soff[r.agent] && d.ownRewrite(r, acc, c, g) {
+		return // a cell only r's agent touched, its same-pipe races off
+	}
 	// A write that races a read of the previous value (a WAR) is reported
 	// as that WAR only: the WAW with the previous writer has the same fix.
 	warred := false
@@ -1154,7 +1157,20 @@ func (d *Detector) putSite(c *cell, list []rec, r *rec, acc *machine.Access) []r
 		// Local memory: drop at once the instances no access still to
 		// land can need, so a cell keeps only those (an L0C accumulator
 		// the mads whose neighbours are in flight, not maxPrior of them).
+		// The commonest case, one such instance, last (a mad's read of
+		// its accumulator), is done in place: r takes its slot (within
+		// the 64 entries prunePrior prunes).
+		last := n == 1 && oldest == len(list)-1 && oldest < 64 && prunable(&list[oldest], r, low)
+		if last && !checkShortcuts {
+			d.leaves(c, &list[oldest])
+			list[oldest] = *r
+			return list
+		}
+		k := len(list)
 		list, n = d.prunePrior(c, list, r, low, n)
+		if checkShortcuts {
+			checkLastPruned(last, k, len(list), n)
+		}
 		limit = maxPriorLocal
 		if n > limit {
 			oldest = slices.IndexFunc(list, func(e rec) bool { return priorOf(&e, r) })

@@ -1,0 +1,86 @@
+package hazard
+
+import (
+	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// TestOwnRewriteMatchesGeneralPath runs every shipped program with the
+// shortcuts checked, by default (the cube's L0C chains: SamePipe.M is off)
+// and with every pipe's same-pipe races off (in-place vector ops, repeated
+// loads, the FIX pipe), so that each write taking rewriteOwn is also run
+// through accessCell's general path and the two cells compared
+// (checkOwnRewrite panics on a difference, or when the general path
+// reported or moved a race), and each earlier instance putSite replaces in
+// place is the one prunePrior drops (checkLastPruned).
+func TestOwnRewriteMatchesGeneralPath(t *testing.T) {
+	checkShortcuts = true
+	defer func() { checkShortcuts = false }()
+	off := SamePipe{V: SevOff, MTE3: SevOff, MTE2: SevOff, MTE1: SevOff, M: SevOff, FIX: SevOff, SDMA: SevOff}
+	for _, tc := range []struct {
+		name string
+		sp   SamePipe
+		min  int
+	}{
+		{"default", SamePipe{}, 2000},
+		{"every pipe off", off, 20000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ownRewrites, lastPruned = 0, 0
+			eachProgram(t, func(_ string, obj *asm.Object) {
+				d := New(Options{SamePipe: tc.sp, Serial: true})
+				m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := m.Run(); err != nil {
+					d.NoteError(err)
+				}
+				d.Findings()
+			})
+			t.Logf("%d rewrites of a cell of the writer's own checked, %d instances replaced in place", ownRewrites, lastPruned)
+			if ownRewrites < tc.min || lastPruned < 1000 {
+				t.Errorf("only %d rewrites and %d replacements in place checked: the programs no longer exercise rewriteOwn and putSite's shortcut", ownRewrites, lastPruned)
+			}
+		})
+	}
+}
+
+// TestOwnRewriteChain feeds a cube's accumulator chain by hand: mads with no
+// barrier between them, a barrier, then the FIX pipe's read racing the
+// chain. The rewrites by the cube take rewriteOwn and the general path
+// alike (checked), and the FIX read meets the state they left: the RAW with
+// the last mad only, as the general path reports it.
+func TestOwnRewriteChain(t *testing.T) {
+	for _, check := range []bool{false, true} {
+		checkShortcuts, ownRewrites = check, 0
+		var p prog
+		mm := p.op("tmatmul", 10, asm.PipeM)
+		st := p.op("tstore", 20, asm.PipeFIX)
+		bar := p.op("pipe_barrier", 15, asm.PipeM)
+		s := newSim(Options{Serial: true})
+		acc := &asm.TileInfo{Name: "%c", Space: asm.L0C, Addr: []int64{0}, Bytes: 0x1000, Count: 1}
+		cube := ag(0, 0, asm.PipeM)
+		for i := range 6 {
+			if i == 3 {
+				s.barrier(0, 0, asm.PipeM, bar)
+			}
+			accs := []machine.Access{tileAcc(acc, 0, 0, 0, false), tileAcc(acc, 0, 0, 0, true)}
+			if i == 0 {
+				accs = accs[1:] // #init: the first mad only writes
+			}
+			s.exec(cube, mm, []int64{int64(i)}, accs...)
+		}
+		s.exec(ag(0, 0, asm.PipeFIX), st, nil, tileAcc(acc, 0, 0, 0, false))
+		fs := s.d.Findings()
+		checkShortcuts = false
+		if got := kinds(fs); len(got) != 1 || got[0] != KindRAW {
+			t.Fatalf("check %v: findings %v, want one RAW", check, got)
+		}
+		if check && ownRewrites < 4 {
+			t.Errorf("only %d of the mads' writes checked", ownRewrites)
+		}
+	}
+}
