@@ -51,14 +51,22 @@ type iterLog struct {
 // no event since (the log's lines are the core's, the copy the agent's).
 // until is the next entry's from when there was one, else one past the
 // number looked up (an entry after it may come). A log that starts again
-// (lower numbers) drops its core's copies (logIter). 64 bytes: one line.
+// (lower numbers) drops its core's copies (logIter).
+//
+// slog is, the same way, where the agent's last op found its scalar's
+// issue state in the core's log of them (coreState.log, logIndexFrom).
+// 64 bytes: one line.
 type agentIter struct {
 	log         *iterLog
 	at          int64
 	from, until int64
 	iter        [maxIter]int32
 	n           uint8
+	slog        uint16
 }
+
+// slog holds an index of coreState.log, which holds at most maxLog entries.
+var _ [1<<16 - maxLog]struct{}
 
 // iterNote is an IterLogger call in a batch; its vector is in batch.iter.
 type iterNote struct {
