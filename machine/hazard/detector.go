@@ -33,7 +33,15 @@ type agentState struct {
 	pipe asm.Pipe
 	kind agentKind
 	// dirty says some component of lc is ahead of clock's (see lc).
-	dirty   bool
+	dirty bool
+	// gaps counts, modulo 256, the places where the agent's queued ops
+	// skip an issue number of their core: another agent's op was issued
+	// there, so a write of that agent may be meant to come between the
+	// agent's reads on either side (rec.gap, keepPrior). lastIssue (below
+	// lc) is the issue number of its last op, truncated. Both in the first
+	// line, which every op's record reads anyway: in the last they cost
+	// every op a line more.
+	gaps    uint8
 	coreIdx int32  // -1 for SDMA and the host
 	n       uint32 // ops so far (the agent's epoch counter)
 	gen     uint32
@@ -48,7 +56,8 @@ type agentState struct {
 	// into clock before anything reads clock whole (a copy, a join from
 	// it or into it). Joins into clock reload lc (syncLocal);
 	// checkMirror verifies both in the self-checks.
-	lc pipeVals
+	lc        pipeVals
+	lastIssue uint32
 	// rver counts changes to the components of agents on other cores (or
 	// none): a flag set whose source's rver is unchanged since the channel's
 	// last full copy refreshes only the core's own few components.
@@ -79,15 +88,7 @@ type agentState struct {
 	// changed since has joined them already (signalCell).
 	sigs    [sigMemo]sigSeen
 	sigNext uint8
-	// gaps counts, modulo 256, the places where the agent's queued ops
-	// skip an issue number of their core: another agent's op was issued
-	// there, so a write of that agent may be meant to come between the
-	// agent's reads on either side (rec.gap, keepPrior). lastIssue is the
-	// issue number of its last op, truncated.
-	gaps      uint8
-	_         [2]byte
-	lastIssue uint32
-	_         [32]byte
+	_       [39]byte
 }
 
 // pipeVals holds one component per pipe slot (a pipe's number; S for the
@@ -284,15 +285,14 @@ type coreState struct {
 	scalar   int32
 	// log holds the scalar's states by issue number (mark), marked the
 	// highest number logged.
-	marked   int64
-	chans    []*flagChan
-	chanKeys []uint32 // chanKey of chans[i]
-	serial   int64
-	rank     int32
-	core     int32
-	log      []issueState
-	used     [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
-	pipes    [asm.NumPipes]int32
+	marked int64
+	chans  []*flagChan // in the order they appeared (chanHash below)
+	serial int64
+	rank   int32
+	core   int32
+	log    []issueState
+	used   [asm.NumPipes][asm.NumPipes]uint8 // event ids seen per pipe pair
+	pipes  [asm.NumPipes]int32
 	// pending holds the ordinary ops issued and not yet run, oldest first,
 	// for a producer that sends EvIssue without issue numbers (the machine
 	// numbers its issues, so this stays empty in its runs); comp the
@@ -310,7 +310,12 @@ type coreState struct {
 	drainGen     uint32
 	// lpos[i] is locals[i]'s component in clocks (Detector.pos).
 	lpos [asm.NumPipes]int32
-	_    [56]byte
+	_    [16]byte
+	// chanHash holds recent flag channels by chanSlot of their key
+	// (chanOf): a flag event reads one of its two lines, not the list.
+	chanHash [1 << chanHashBits]*flagChan
+	chanKeys []uint32 // chanKey of chans[i]
+	_        [40]byte
 }
 
 type crossKey struct{ rank, core, id int32 }

@@ -111,4 +111,13 @@ func TestSyncLayout(t *testing.T) {
 	if end := unsafe.Offsetof(agentState{}.lc) + unsafe.Sizeof(pipeVals{}); end > 64 {
 		t.Errorf("agentState.lc ends at %d, want it in the first line", end)
 	}
+	if end := unsafe.Offsetof(agentState{}.lastIssue) + 4; end > 64 || unsafe.Offsetof(agentState{}.gaps) >= 64 {
+		t.Errorf("agentState.gaps and lastIssue end at %d, want them in the first line (every op's record reads them)", end)
+	}
+	if off := unsafe.Offsetof(coreState{}.chanHash); off%64 != 0 {
+		t.Errorf("coreState.chanHash is at %d, want it on whole lines (a lookup reads one)", off)
+	}
+	if n := unsafe.Sizeof(agentIter{}); n != 64 {
+		t.Errorf("agentIter is %d bytes, want one line", n)
+	}
 }

@@ -43,10 +43,30 @@ type iterLog struct {
 // looked up yet), and where its last op's entry was. One pipe's ops
 // come in issue order, so its next op's entry is that one or a later one:
 // a step or none, where the newest entry back was three or four.
+//
+// It also keeps a copy of that entry (iter, n) with the numbers it is
+// known to cover, from up to until: a pipe runs several ops of one entry,
+// and a lookup that hits the copy reads this one line instead of the log,
+// its entry and the next entry's number, each a miss on a core that ran
+// no event since (the log's lines are the core's, the copy the agent's).
+// until is the next entry's from when there was one, else one past the
+// number looked up (an entry after it may come). A log that starts again
+// (lower numbers) drops its core's copies (logIter).
+//
+// slog is, the same way, where the agent's last op found its scalar's
+// issue state in the core's log of them (coreState.log, logIndexFrom).
+// 64 bytes: one line.
 type agentIter struct {
-	log *iterLog
-	at  int64
+	log         *iterLog
+	at          int64
+	from, until int64
+	iter        [maxIter]int32
+	n           uint8
+	slog        uint16
 }
+
+// slog holds an index of coreState.log, which holds at most maxLog entries.
+var _ [1<<16 - maxLog]struct{}
 
 // iterNote is an IterLogger call in a batch; its vector is in batch.iter.
 type iterNote struct {
@@ -126,9 +146,17 @@ func (d *Detector) logIter(a machine.Agent, from, low int64, v []int32) {
 		// No op took the number since: the vector moved again first.
 	default:
 		// The first entry, or the block runs on another physical core,
-		// whose numbers are lower: the earlier entries are done with.
+		// whose numbers are lower: the earlier entries are done with, and
+		// so are the agents' copies (agentIter).
 		l.base += int64(len(l.ents))
 		l.ents, l.head = append(l.ents[:0], iterEnt{}), 0
+		if c := d.coreIdx.get(a.Rank, int(a.Core)); c > 0 {
+			for _, p := range d.cores[c-1].pipes {
+				if p >= 0 && int(p) < len(d.ailog) {
+					d.ailog[p].until = 0
+				}
+			}
+		}
 	}
 	e := &l.ents[len(l.ents)-1]
 	e.from, e.iter, e.n = from, [maxIter]int32{}, uint8(len(v))
@@ -155,6 +183,10 @@ func (d *Detector) iterOf(a int32, k int64, r *rec) bool {
 		return d.iterAttach(a, k, r)
 	}
 	ai := &d.ailog[a]
+	if k >= ai.from && k < ai.until {
+		r.iter, r.niter = ai.iter, ai.n
+		return true
+	}
 	l := ai.log
 	if l == nil {
 		return d.iterAttach(a, k, r)
@@ -164,12 +196,24 @@ func (d *Detector) iterOf(a int32, k int64, r *rec) bool {
 		for i+1 < int64(len(ents)) && ents[i+1].from <= k {
 			i++
 		}
-		e := &ents[i]
-		r.iter, r.niter = e.iter, e.n
-		ai.at = l.base + i
+		d.iterHit(ai, l, int(i), k, r)
 		return true
 	}
 	return d.iterSeek(ai, l, k, r)
+}
+
+// iterHit gives r the vector of entry i of log l, which holds op k, and
+// makes it agent ai's, copy and all.
+func (d *Detector) iterHit(ai *agentIter, l *iterLog, i int, k int64, r *rec) {
+	e := &l.ents[i]
+	r.iter, r.niter = e.iter, e.n
+	ai.at = l.base + int64(i)
+	ai.iter, ai.n, ai.from = e.iter, e.n, e.from
+	if i+1 < len(l.ents) {
+		ai.until = l.ents[i+1].from
+	} else {
+		ai.until = k + 1
+	}
 }
 
 // iterAttach is iterOf for an agent not yet placed in its core's log.
@@ -205,8 +249,6 @@ func (d *Detector) iterSeek(ai *agentIter, l *iterLog, k int64, r *rec) bool {
 		}
 		i--
 	}
-	e := &l.ents[i]
-	r.iter, r.niter = e.iter, e.n
-	ai.at = l.base + int64(i)
+	d.iterHit(ai, l, i, k, r)
 	return true
 }
