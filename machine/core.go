@@ -39,6 +39,10 @@ type core struct {
 	micro []micro
 	mi    int
 	t     int64 // scalar local time; may run ahead of Machine.now
+	// ticks counts the scalar steps tick charged (each Machine.scalarOp
+	// cycles): kept beside t, where tick writes anyway, and added to
+	// scalarBusy and scalarOps when they are reported (scalarStats).
+	ticks int64
 	state scalarState
 	kind  asm.CoreKind
 	// iterMoved says iter changed since the scalar last logged it to the
@@ -291,14 +295,14 @@ func (c *core) runScalar() {
 	}
 	code, budget := c.code, scalarBudget+1
 	// The steps of a composite op the scalar blocked in come first.
-	if budget = c.micros(budget); budget == 0 {
+	if budget = c.micros(budget); budget == 0 || m.err != nil && budget > 1 {
 		return
 	}
 	for budget--; budget > 0; budget-- {
-		if m.err != nil {
-			return
-		}
-		in := &code[c.pc]
+		// m.err is tested on entry and after the cases that can fail (the
+		// pure ones, lets, tests and jumps, cannot), when budget is left:
+		// out of budget, the scalar sleeps first, as it did. pc is valid.
+		in := codeAt(code, c.pc)
 		switch in.kind {
 		case iOp:
 			if !c.issuePlanned(in.op, in.plan) {
@@ -306,7 +310,7 @@ func (c *core) runScalar() {
 			}
 			c.state = scRunning
 			c.pc++
-			if budget = c.micros(budget); budget == 0 {
+			if budget = c.micros(budget); budget == 0 || m.err != nil && budget > 1 {
 				return
 			}
 		case iFlagQ:
@@ -319,7 +323,7 @@ func (c *core) runScalar() {
 			ps := c.pipes[in.pipe]
 			switch {
 			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil || m.emitting:
-				if !c.issueFlag(in.op, pl) {
+				if !c.issueFlag(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			case ps.q.Full():
@@ -355,7 +359,7 @@ func (c *core) runScalar() {
 				}
 			}
 			if slow {
-				if !c.issuePlannedExec(in.op, pl) {
+				if !c.issuePlannedExec(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			} else {
@@ -451,7 +455,7 @@ func (c *core) runScalar() {
 			ps := c.pipes[in.pipe]
 			switch {
 			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil:
-				if !c.issueFlag(in.op, pl) {
+				if !c.issueFlag(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			case ps.q.Full():
@@ -478,7 +482,7 @@ func (c *core) runScalar() {
 			pl := in.plan
 			ps := c.pipes[in.pipe]
 			if ps == nil || !pl.leanReady(in.pipe) {
-				if !c.issuePlannedExec(in.op, pl) {
+				if !c.issuePlannedExec(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			} else {
@@ -489,7 +493,7 @@ func (c *core) runScalar() {
 				e := ps.q.PushSlot()
 				e.resetHot(enExec, in.op, c.t)
 				c.noteIter(e, c.issued+1)
-				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) {
+				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) || m.err != nil && budget > 1 {
 					return
 				}
 				e.plan = pl
@@ -543,6 +547,13 @@ type inst struct {
 	pipe asm.Pipe  // iFlagQ, iExecLean (and their Obs kinds): the queue
 	ek   entryKind // iFlagQ, iFlagQObs: set or wait
 	stmt asm.CStmt // the statement it starts (nil for block ends): positions, the debugger's next statement
+}
+
+// codeAt is &code[pc] without the bounds check: compileBody's jump targets
+// are all inside the code, which ends in iHalt, so runScalar's pc is always
+// valid (the check was two of the dispatch's 17 instructions).
+func codeAt(code []inst, pc int) *inst {
+	return (*inst)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(code)), uintptr(pc)*unsafe.Sizeof(inst{})))
 }
 
 // loopState is an active for loop's limit and step, evaluated on entry,
@@ -705,10 +716,14 @@ func stmtPos(n asm.Node) asm.Pos {
 // of an op into a pipe's queue. Each counts as a simulated instruction, as it
 // would in the kernel's scalar code.
 func (c *core) tick() {
-	d := c.scalarOp()
-	c.t += d
-	c.scalarBusy += d
-	c.scalarOps++
+	c.t += c.scalarOp()
+	c.ticks++
+}
+
+// scalarStats is the scalar's busy cycles and instructions: tick's steps
+// and the other charges.
+func (c *core) scalarStats() (busy, ops int64) {
+	return c.scalarBusy + c.ticks*c.scalarOp(), c.scalarOps + c.ticks
 }
 
 // sleep schedules the scalar to continue at its own time.
@@ -918,9 +933,16 @@ func (x *fexpr) eval(env *asm.Env) int64 {
 	if x.slot < 0 {
 		return x.evalSlow(env)
 	}
-	// compileExpr checked slot against the kernel's registers, which every
-	// core running it has.
-	return env.Regs[x.slot]*x.mul + x.add
+	return reg(env, x.slot)*x.mul + x.add
+}
+
+// reg is env.Regs[s] without the bounds check, for the slots compileExpr
+// made: it checked them against the kernel's registers (slotsIn,
+// builtinReg, exprScope.compile), and every core running the kernel has
+// them all (coreEnv). The scalar evaluates several expressions per flat
+// instruction, and the check was a quarter of the inlined evaluation.
+func reg(env *asm.Env, s int) int64 {
+	return *(*int64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(env.Regs)), uintptr(s)*8))
 }
 
 // tested is eval(env) != 0 by a range test, for the scalar's if, while and
@@ -931,7 +953,7 @@ func (x *fexpr) tested(env *asm.Env) (t, ok bool) {
 	if x.test == 0 {
 		return false, false
 	}
-	return (uint64(env.Regs[x.tslot]-x.lo) <= x.span) != (x.test == testOut), true
+	return (uint64(reg(env, int(x.tslot))-x.lo) <= x.span) != (x.test == testOut), true
 }
 
 // evalSlow is eval's other cases, out of line so that eval inlines.
