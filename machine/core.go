@@ -506,13 +506,16 @@ func (c *core) runScalar() {
 			budget = c.next(in, budget)
 		case iLd:
 			// issue's ld of an element of the core's own rank (scalarGM),
-			// unobserved: the offset from the plan's indices. An index
-			// outside the tensor takes the general issue, which reports it.
-			if off, ok := c.ldOffset(in.ld); !ok {
+			// unobserved: the offset from the plan's indices, once the
+			// scalar's time has met the clock. An index outside the tensor
+			// takes the general issue, which reports it.
+			if !c.syncTime() {
+				return
+			} else if off, ok := c.ldOffset(in.ld); !ok {
 				if !c.issuePlanned(in.op, in.plan) || m.err != nil && budget > 1 {
 					return
 				}
-			} else if !c.syncTime() || !c.ldAt(in.op, &c.rank.gm[in.ld.t.Index], c.rank.id, off) {
+			} else if !c.ldAt(in.op, &c.rank.gm[in.ld.t.Index], c.rank.id, off) {
 				return
 			}
 			c.state = scRunning
