@@ -322,7 +322,7 @@ func (c *core) runScalar() {
 			id := pl.id.eval(&c.env)
 			ps := c.pipes[in.pipe]
 			switch {
-			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil:
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind: // the kind says ps exists (kindUnmet)
 				if !c.issueFlag(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
@@ -454,7 +454,7 @@ func (c *core) runScalar() {
 			id := pl.id.eval(&c.env)
 			ps := c.pipes[in.pipe]
 			switch {
-			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil:
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind: // the kind says ps exists (kindUnmet)
 				if !c.issueFlag(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
