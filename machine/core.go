@@ -39,6 +39,10 @@ type core struct {
 	micro []micro
 	mi    int
 	t     int64 // scalar local time; may run ahead of Machine.now
+	// ticks counts the scalar steps tick charged (each Machine.scalarOp
+	// cycles): kept beside t, where tick writes anyway, and added to
+	// scalarBusy and scalarOps when they are reported (scalarStats).
+	ticks int64
 	state scalarState
 	kind  asm.CoreKind
 	// iterMoved says iter changed since the scalar last logged it to the
@@ -291,14 +295,14 @@ func (c *core) runScalar() {
 	}
 	code, budget := c.code, scalarBudget+1
 	// The steps of a composite op the scalar blocked in come first.
-	if budget = c.micros(budget); budget == 0 {
+	if budget = c.micros(budget); budget == 0 || m.err != nil && budget > 1 {
 		return
 	}
 	for budget--; budget > 0; budget-- {
-		if m.err != nil {
-			return
-		}
-		in := &code[c.pc]
+		// m.err is tested on entry and after the cases that can fail (the
+		// pure ones, lets, tests and jumps, cannot), when budget is left:
+		// out of budget, the scalar sleeps first, as it did. pc is valid.
+		in := codeAt(code, c.pc)
 		switch in.kind {
 		case iOp:
 			if !c.issuePlanned(in.op, in.plan) {
@@ -306,7 +310,7 @@ func (c *core) runScalar() {
 			}
 			c.state = scRunning
 			c.pc++
-			if budget = c.micros(budget); budget == 0 {
+			if budget = c.micros(budget); budget == 0 || m.err != nil && budget > 1 {
 				return
 			}
 		case iFlagQ:
@@ -318,8 +322,8 @@ func (c *core) runScalar() {
 			id := pl.id.eval(&c.env)
 			ps := c.pipes[in.pipe]
 			switch {
-			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil || m.emitting:
-				if !c.issueFlag(in.op, pl) {
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind: // the kind says ps exists (kindUnmet)
+				if !c.issueFlag(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			case ps.q.Full():
@@ -335,7 +339,7 @@ func (c *core) runScalar() {
 				c.tick()
 			}
 			c.state = scRunning
-			c.pc++
+			budget = c.next(in, budget)
 		case iExecLean:
 			// issuePlannedExec of an op that skips resolve (resolveLean),
 			// unobserved (else iExecLeanObs), once its cost memos are filled:
@@ -348,14 +352,14 @@ func (c *core) runScalar() {
 				c.blockQueue(ps, in.op)
 				return
 			}
-			slow := ps == nil || m.emitting || !pl.leanReady(in.pipe)
+			slow := ps == nil || !pl.leanReady(in.pipe)
 			for k := 0; k < len(pl.tileIdx) && !slow; k++ {
 				if x := &pl.tileIdx[k]; uint64(x.x.eval(&c.env)) >= x.n {
 					slow = true
 				}
 			}
 			if slow {
-				if !c.issuePlannedExec(in.op, pl) {
+				if !c.issuePlannedExec(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			} else {
@@ -366,11 +370,11 @@ func (c *core) runScalar() {
 				c.tick()
 			}
 			c.state = scRunning
-			c.pc++
+			budget = c.next(in, budget)
 		case iLet:
 			c.env.Regs[in.slot] = in.fx.eval(&c.env)
 			c.tick()
-			c.pc++
+			budget = c.next(in, budget)
 		case iFor:
 			s := in.stmt.(*asm.CFor)
 			from, to, step := s.From.Eval(&c.env), s.To.Eval(&c.env), s.Step.Eval(&c.env)
@@ -450,8 +454,8 @@ func (c *core) runScalar() {
 			id := pl.id.eval(&c.env)
 			ps := c.pipes[in.pipe]
 			switch {
-			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind || c.kind == asm.CoreInvalid || ps == nil:
-				if !c.issueFlag(in.op, pl) {
+			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind: // the kind says ps exists (kindUnmet)
+				if !c.issueFlag(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			case ps.q.Full():
@@ -468,7 +472,7 @@ func (c *core) runScalar() {
 				c.tick()
 			}
 			c.state = scRunning
-			c.pc++
+			budget = c.next(in, budget)
 		case iExecLeanObs:
 			// iExecLean while observers listen (none wants plain issues,
 			// inst.fast): the slot also gets what issuePlannedExec gives an
@@ -478,7 +482,7 @@ func (c *core) runScalar() {
 			pl := in.plan
 			ps := c.pipes[in.pipe]
 			if ps == nil || !pl.leanReady(in.pipe) {
-				if !c.issuePlannedExec(in.op, pl) {
+				if !c.issuePlannedExec(in.op, pl) || m.err != nil && budget > 1 {
 					return
 				}
 			} else {
@@ -489,7 +493,7 @@ func (c *core) runScalar() {
 				e := ps.q.PushSlot()
 				e.resetHot(enExec, in.op, c.t)
 				c.noteIter(e, c.issued+1)
-				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) {
+				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) || m.err != nil && budget > 1 {
 					return
 				}
 				e.plan = pl
@@ -499,7 +503,23 @@ func (c *core) runScalar() {
 				c.tick()
 			}
 			c.state = scRunning
-			c.pc++
+			budget = c.next(in, budget)
+		case iLd:
+			// issue's ld of an element of the core's own rank (scalarGM),
+			// unobserved: the offset from the plan's indices, once the
+			// scalar's time has met the clock. An index outside the tensor
+			// takes the general issue, which reports it.
+			if !c.syncTime() {
+				return
+			} else if off, ok := c.ldOffset(in.ld); !ok {
+				if !c.issuePlanned(in.op, in.plan) || m.err != nil && budget > 1 {
+					return
+				}
+			} else if !c.ldAt(in.op, &c.rank.gm[in.ld.t.Index], c.rank.id, off) {
+				return
+			}
+			c.state = scRunning
+			budget = c.next(in, budget)
 		default:
 			m.fail(c.faultK(FaultInternal, nil, asm.PipeS, "unknown statement %T", in.stmt))
 			return
@@ -529,6 +549,7 @@ const (
 	// the same while observers listen (inst.fast):
 	iFlagQObs
 	iExecLeanObs
+	iLd // an ld of the core's own rank, unobserved (ld)
 )
 
 type inst struct {
@@ -542,7 +563,82 @@ type inst struct {
 	plan *opPlan   // iOp: op's plan (nil when it has none)
 	pipe asm.Pipe  // iFlagQ, iExecLean (and their Obs kinds): the queue
 	ek   entryKind // iFlagQ, iFlagQObs: set or wait
+	ld   *ldPlan   // iLd
 	stmt asm.CStmt // the statement it starts (nil for block ends): positions, the debugger's next statement
+	// skip is how many jumps and constant tests (if MUTANT != h4) follow
+	// the instruction where it falls through, skipTo where they lead,
+	// skipTicks how many of them are tests (a step each) and skipCycles
+	// their cycles: the issues and lets that end in pc++ take them in one
+	// go (next). 0 when none follow.
+	skip, skipTicks uint8
+	skipTo          int
+	skipCycles      int64
+}
+
+// maxSkip bounds a run of jumps and constant tests taken at once.
+const maxSkip = 16
+
+// next moves the scalar past instruction in, which falls through, and
+// past the jumps and constant tests after it when the budget has room for
+// them all, as the loop would have run them one by one: each takes a
+// step of the budget, a test also a tick. Otherwise the loop runs them.
+// It returns the budget left.
+func (c *core) next(in *inst, budget int) int {
+	if in.skip != 0 && budget > int(in.skip) {
+		c.pc = in.skipTo
+		c.t += in.skipCycles
+		c.ticks += int64(in.skipTicks)
+		return budget - int(in.skip)
+	}
+	c.pc++
+	return budget
+}
+
+// constTest says whether in is an if whose condition is a constant, and
+// its value.
+func (in *inst) constTest() (v, ok bool) {
+	if in.kind != iIf {
+		return false, false
+	}
+	if in.x.Fn == nil {
+		return in.x.Val != 0, true
+	}
+	if n := in.fx.node; in.fx.slot < 0 && n != nil && n.op == fnConst {
+		return n.val != 0, true
+	}
+	return false, false
+}
+
+// skips fills each instruction's skip fields (next): the jumps and
+// constant tests from its fall-through on, scalarOp cycles a test.
+func skips(code []inst, scalarOp int64) {
+	for i := range code {
+		in := &code[i]
+		j := i + 1
+		for in.skip < maxSkip && j < len(code) {
+			p := &code[j]
+			if p.kind == iJump {
+				j = p.jump
+			} else if v, ok := p.constTest(); ok {
+				in.skipTicks++
+				if j = p.jump; v {
+					j = p.alt
+				}
+			} else {
+				break
+			}
+			in.skip++
+		}
+		in.skipTo = j
+		in.skipCycles = int64(in.skipTicks) * scalarOp
+	}
+}
+
+// codeAt is &code[pc] without the bounds check: compileBody's jump targets
+// are all inside the code, which ends in iHalt, so runScalar's pc is always
+// valid (the check was two of the dispatch's 17 instructions).
+func codeAt(code []inst, pc int) *inst {
+	return (*inst)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(code)), uintptr(pc)*unsafe.Sizeof(inst{})))
 }
 
 // loopState is an active for loop's limit and step, evaluated on entry,
@@ -652,6 +748,7 @@ func (m *Machine) kernelCode(k *asm.KernelInfo) []inst {
 			code[i].fast(m)
 		}
 	}
+	skips(code, m.scalarOp)
 	if m.codes == nil {
 		m.codes = make(map[*asm.KernelInfo][]inst)
 	}
@@ -681,7 +778,52 @@ func (in *inst) fast(m *Machine) {
 		in.kind, in.pipe, in.ek = flagQ, pl.dst, enWaitFlag
 	case pl.class == ocExec && pl.lean && op.Pipe > asm.PipeS && op.Pipe < asm.PipeALL:
 		in.kind, in.pipe = lean, op.Pipe
+	case pl.class == ocOther && op.Info.Op == asm.OpLd && !m.emitting:
+		if in.ld = newLdPlan(op, pl); in.ld != nil {
+			in.kind = iLd
+		}
 	}
+}
+
+// ldPlan is what iLd needs of an ld whose element is on the issuing core's
+// own rank (no rank=, not a FIFO) with an index per dimension, in a tensor
+// addressed row-major (ND, or one dimension): the signal polls of
+// allgather_gemm's compute loop (63 k on the quarter run), which the
+// general issue took through issue, scalarGM, gmElem and gmWindowX.
+type ldPlan struct {
+	t   *asm.TensorInfo
+	idx []fexpr // the plan's (opPlan.gmIdx)
+}
+
+func newLdPlan(op *asm.COp, pl *opPlan) *ldPlan {
+	if len(op.Args) != 2 || len(pl.gmIdx) != 2 {
+		return nil
+	}
+	a := &op.Args[1]
+	if a.Kind != asm.ArgGM || a.GM == nil || a.HasRank || a.GM.Class == asm.TensorFIFO {
+		return nil
+	}
+	t := a.GM
+	n := len(t.Shape)
+	if n == 0 || len(a.Idx) != n || len(pl.gmIdx[1]) != n || n >= 2 && t.Layout != asm.LayoutND {
+		return nil
+	}
+	return &ldPlan{t: t, idx: pl.gmIdx[1]}
+}
+
+// ldOffset is GMOffset of the ld's element, false when an index is outside
+// the tensor. Inside it, the one-element window's far corner is too, which
+// gmWindowX checks besides.
+func (c *core) ldOffset(ld *ldPlan) (int64, bool) {
+	var lin int64
+	for j := range ld.idx {
+		v, d := ld.idx[j].eval(&c.env), ld.t.Shape[j]
+		if v < 0 || v >= d {
+			return 0, false
+		}
+		lin = lin*d + v
+	}
+	return lin * int64(ld.t.DType.Size()), true
 }
 
 // nextStmt is the statement the scalar runs next (nil at a block end or the
@@ -705,10 +847,14 @@ func stmtPos(n asm.Node) asm.Pos {
 // of an op into a pipe's queue. Each counts as a simulated instruction, as it
 // would in the kernel's scalar code.
 func (c *core) tick() {
-	d := c.scalarOp()
-	c.t += d
-	c.scalarBusy += d
-	c.scalarOps++
+	c.t += c.scalarOp()
+	c.ticks++
+}
+
+// scalarStats is the scalar's busy cycles and instructions: tick's steps
+// and the other charges.
+func (c *core) scalarStats() (busy, ops int64) {
+	return c.scalarBusy + c.ticks*c.scalarOp(), c.scalarOps + c.ticks
 }
 
 // sleep schedules the scalar to continue at its own time.
@@ -919,8 +1065,21 @@ func (x *fexpr) eval(env *asm.Env) int64 {
 		return x.evalSlow(env)
 	}
 	// compileExpr checked slot against the kernel's registers, which every
-	// core running it has.
+	// core running it has. Read through reg, without the bounds check,
+	// eval costs the inliner 88 against its budget of 80: with the shipped
+	// profile the hot sites inline it anyway, and the quarter run took
+	// 13 M instructions fewer, but without a profile none does, and it
+	// took 134 M more (round 21).
 	return env.Regs[x.slot]*x.mul + x.add
+}
+
+// reg is env.Regs[s] without the bounds check, for the slots compileExpr
+// made: it checked them against the kernel's registers (slotsIn,
+// builtinReg, exprScope.compile), and every core running the kernel has
+// them all (coreEnv). The scalar's if, while and loop-end tests read one
+// (tested).
+func reg(env *asm.Env, s int) int64 {
+	return *(*int64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(env.Regs)), uintptr(s)*8))
 }
 
 // tested is eval(env) != 0 by a range test, for the scalar's if, while and
@@ -931,7 +1090,7 @@ func (x *fexpr) tested(env *asm.Env) (t, ok bool) {
 	if x.test == 0 {
 		return false, false
 	}
-	return (uint64(env.Regs[x.tslot]-x.lo) <= x.span) != (x.test == testOut), true
+	return (uint64(reg(env, int(x.tslot))-x.lo) <= x.span) != (x.test == testOut), true
 }
 
 // evalSlow is eval's other cases, out of line so that eval inlines.

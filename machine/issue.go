@@ -503,7 +503,7 @@ type opPlan struct {
 	// observed runs skip the machine-wide map's hash.
 	win *winMemo
 	// ocFlag: the pipes, set_flag or wait_flag, and the core kind both pipes
-	// were last found on (CoreInvalid until checked).
+	// were last found on (kindUnmet until checked).
 	src, dst asm.Pipe
 	set      bool
 	kind     asm.CoreKind
@@ -657,12 +657,18 @@ type costMemo struct {
 	port     int64
 }
 
+// kindUnmet is a flag plan's kind before it has met a core: equal to no
+// core's, CoreInvalid included. issueFlag sets the kind of a core that
+// has both of the flag's pipes, so a plan whose kind is the core's says
+// the core's queue for it exists (runScalar's iFlagQ tests only that).
+const kindUnmet asm.CoreKind = 255
+
 // planFlag fills pl for a set_flag or wait_flag.
 func planFlag(op *asm.COp, pl *opPlan, nregs int, sc *exprScope) {
 	pl.class = ocFlag
 	pl.src, pl.dst = argPipe(op, 0), argPipe(op, 1)
 	pl.set = op.Info.Op == asm.OpSetFlag
-	pl.kind = asm.CoreInvalid
+	pl.kind = kindUnmet
 	if len(op.Args) > 2 {
 		pl.id, pl.hasID = compileExpr(op.Args[2].Val, nregs, sc), true
 	}

@@ -107,9 +107,10 @@ func (m *Machine) result() *Result {
 				}
 				return float64(b) / float64(r.Cycles)
 			}
-			r.Pipes = append(r.Pipes, PipeStat{Rank: rs.id, Core: c.name, Pipe: "S", BusyCycles: c.scalarBusy,
-				Instructions: c.scalarOps, Utilisation: util(c.scalarBusy)})
-			r.Instructions += c.scalarOps
+			busy, ops := c.scalarStats()
+			r.Pipes = append(r.Pipes, PipeStat{Rank: rs.id, Core: c.name, Pipe: "S", BusyCycles: busy,
+				Instructions: ops, Utilisation: util(busy)})
+			r.Instructions += ops
 			for _, p := range c.plist {
 				r.Pipes = append(r.Pipes, PipeStat{Rank: rs.id, Core: c.name, Pipe: p.p.String(), BusyCycles: p.busyCycles,
 					Instructions: p.instrs, Utilisation: util(p.busyCycles)})

@@ -242,22 +242,7 @@ func (c *core) scalarGM(op *asm.COp) bool {
 	}
 	if op.Info.Op == asm.OpLd {
 		o, r, off, ok := c.gmElem(op, 1, 1)
-		if !ok {
-			return false
-		}
-		var v int64
-		if o.buf != nil {
-			var err error
-			v, err = loadInt(o.buf, o.info.DType, off)
-			if err != nil {
-				m.fail(c.execErr(op, asm.PipeS, err))
-				return false
-			}
-		}
-		c.env.Regs[op.Args[0].Slot] = v
-		c.scalarAccess(op, o, r, off, false, false, EvExec, 0)
-		c.charge(m.prof.ScalarCycles(pipes.ScalarGMLoad, c.hops(r)))
-		return true
+		return ok && c.ldAt(op, o, r, off)
 	}
 	o, r, off, ok := c.gmElem(op, 0, 1)
 	if !ok {
@@ -273,6 +258,25 @@ func (c *core) scalarGM(op *asm.COp) bool {
 	c.scalarAccess(op, o, r, off, true, false, EvExec, v)
 	c.charge(m.prof.ScalarCycles(pipes.ScalarGMStore, c.hops(r)))
 	m.gmWritten(r)
+	return true
+}
+
+// ldAt is ld op's load of the element at off of o on rank r, once the
+// scalar's time has met the clock.
+func (c *core) ldAt(op *asm.COp, o *gmObj, r int, off int64) bool {
+	m := c.m
+	var v int64
+	if o.buf != nil {
+		var err error
+		v, err = loadInt(o.buf, o.info.DType, off)
+		if err != nil {
+			m.fail(c.execErr(op, asm.PipeS, err))
+			return false
+		}
+	}
+	c.env.Regs[op.Args[0].Slot] = v
+	c.scalarAccess(op, o, r, off, false, false, EvExec, 0)
+	c.charge(m.prof.ScalarCycles(pipes.ScalarGMLoad, c.hops(r)))
 	return true
 }
 
