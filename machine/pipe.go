@@ -883,7 +883,7 @@ func (p *pipeState) gmPortsMemo(e *entry, r *rankState, pl *opPlan, start, d int
 		return d
 	}
 	a := &e.args[gi]
-	if a.GM != pl.l2.t {
+	if a.GM != pl.l2.t || p.m.l2Fresh {
 		pl.l2.set(e, gi)
 	}
 	return p.l2Book(e, r, &pl.l2, a.Off, start, mm.bytes, d, false)
