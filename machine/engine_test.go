@@ -374,12 +374,6 @@ func TestResumeAheadIsLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every program three times")
 	}
-	files, err := filepath.Glob("../programs/*/*.pto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	more, _ := filepath.Glob("../programs/*/*/*.pto")
-	files = append(files, more...)
 	run := func(obj *asm.Object, ahead int8) (string, int64) {
 		m, err := New(obj, Options{TimingOnly: true})
 		if err != nil {
@@ -394,6 +388,33 @@ func TestResumeAheadIsLocal(t *testing.T) {
 		return fmt.Sprintf("%s\nerr: %v", b, err), m.aheads
 	}
 	var seen int64
+	runs := forEachProgram(t, func(f string, defs []asm.Define, obj *asm.Object) {
+		want, _ := run(obj, aheadModel)
+		for _, rule := range []int8{aheadQueue, aheadInline} {
+			got, n := run(obj, rule)
+			seen += n
+			if got != want {
+				t.Errorf("%s %v, rule %d: result differs from the model's rule:\n%s\nwant\n%s", f, defs, rule, got, want)
+			}
+		}
+	})
+	t.Logf("%d runs; scalars resumed ahead of the clock (the inline rule): %d", runs, seen)
+	if runs < 50 || seen == 0 {
+		t.Fatalf("%d runs, %v resumes ahead: the test exercises nothing", runs, seen)
+	}
+}
+
+// forEachProgram assembles every shipped program at its default size and,
+// where it declares RANKS, at 2 and 8 ranks, and calls fn with each that
+// assembles without flags of its own; it returns how many it called.
+func forEachProgram(t *testing.T, fn func(f string, defs []asm.Define, obj *asm.Object)) int {
+	t.Helper()
+	files, err := filepath.Glob("../programs/*/*.pto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../programs/*/*/*.pto")
+	files = append(files, more...)
 	runs := 0
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -410,19 +431,42 @@ func TestResumeAheadIsLocal(t *testing.T) {
 			if len(errs) > 0 {
 				continue // a program that needs its own -D flags
 			}
-			want, _ := run(obj, aheadModel)
-			for _, rule := range []int8{aheadQueue, aheadInline} {
-				got, n := run(obj, rule)
-				seen += n
-				if got != want {
-					t.Errorf("%s %v, rule %d: result differs from the model's rule:\n%s\nwant\n%s", f, defs, rule, got, want)
-				}
-			}
+			fn(f, defs, obj)
 			runs++
 		}
 	}
-	t.Logf("%d runs; scalars resumed ahead of the clock (the inline rule): %d", runs, seen)
-	if runs < 50 || seen == 0 {
-		t.Fatalf("%d runs, %v resumes ahead: the test exercises nothing", runs, seen)
+	return runs
+}
+
+// TestL2RectMemoIsExact runs every shipped program (timing only, default
+// size and 2 and 8 ranks) with the memoised DMA path's L2 rectangle
+// (gmPortsMemo, kept in the op's plan from its first instance) and with
+// the rectangle recomputed from every instance, as gmPorts does, and
+// compares the results: what the memo keeps must be the same for every
+// instance of an op (issue 22, round 20).
+func TestL2RectMemoIsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every program twice")
+	}
+	run := func(obj *asm.Object, fresh bool) string {
+		m, err := New(obj, Options{TimingOnly: true})
+		if err != nil {
+			return "new: " + err.Error()
+		}
+		m.l2Fresh = fresh
+		r, err := m.Run()
+		b, jerr := json.Marshal(r)
+		if jerr != nil {
+			t.Fatal(jerr)
+		}
+		return fmt.Sprintf("%s\nerr: %v", b, err)
+	}
+	runs := forEachProgram(t, func(f string, defs []asm.Define, obj *asm.Object) {
+		if got, want := run(obj, false), run(obj, true); got != want {
+			t.Errorf("%s %v: result with the memoised rectangle differs:\n%s\nrecomputed\n%s", f, defs, got, want)
+		}
+	})
+	if runs < 50 {
+		t.Fatalf("%d runs: the test exercises too little", runs)
 	}
 }

@@ -532,6 +532,12 @@ type opPlan struct {
 	leanMemo leanMemo
 	// leanID numbers the machine's lean plans, for an AccessLister's memos.
 	leanID int32
+	// l2 is, beside the DMA cost memo (memo[0]), the GM operand's L2
+	// rectangle but its offset (gmPortsMemo). Last, and padded so that the
+	// plan grows by a whole line: a kernel's plans are one array, and the
+	// fields the scalar's issue reads keep the lines they had.
+	l2 l2Rect
+	_  [24]byte
 }
 
 // tileIndex is a tile array operand's element index and element count.

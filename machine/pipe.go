@@ -603,7 +603,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 	if mm.gm {
 		r := p.c.rank
 		if r.l2 != nil {
-			d = p.gmPorts(e, r, int(mm.gmArg), start, mm.bytes, d, false)
+			d = p.gmPortsMemo(e, r, pl, start, d)
 		} else {
 			r.portBusy = max(start, r.portBusy) + mm.port
 			d = max(d, r.portBusy-start)
@@ -843,15 +843,58 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 // transfers it costs (the memoised local path never has). gi is e's GM
 // operand (gmArg).
 func (p *pipeState) gmPorts(e *entry, r *rankState, gi int, start, bytes, d int64, report bool) int64 {
-	m := p.m
-	prof := m.prof
+	if gi < 0 {
+		return d
+	}
+	var l l2Rect
+	l.set(e, gi)
+	return p.l2Book(e, r, &l, e.args[gi].Off, start, bytes, d, report)
+}
+
+// l2Rect is a GM operand's L2 rectangle (gmRect) but its offset: the
+// tensor, the pitch, the rows and their bytes, and whether the transfer
+// writes.
+type l2Rect struct {
+	t                    *asm.TensorInfo
+	pitch, rows, rowByte int64
+	write                bool
+}
+
+// set fills l from e's GM operand gi.
+func (l *l2Rect) set(e *entry, gi int) {
+	a := &e.args[gi]
+	_, l.pitch, l.rows, l.rowByte = gmRect(a, int64(e.winR[gi]), int64(e.winC[gi]))
+	l.t, l.write = a.GM, e.access[gi]&asm.AccWrite != 0
+}
+
+// gmPortsMemo is gmPorts for the memoised DMA path (cost), which keeps the
+// operand's rectangle in the op's plan (opPlan.l2): of the slot it reads
+// only the operand's tensor and offset, where gmPorts reads its window (a
+// line of the slot of its own), its access and the tensor's layout and
+// shape, cache misses on the 8-rank run, where the L2's bookkeeping weighs
+// three times its share of instructions in a CPU profile (issue 22, round
+// 20). The rectangle is what every instance of the op shares, as the cost
+// memo is (access and window are static on this path: cost takes it only
+// without #init and variable shapes); a different tensor refills it.
+func (p *pipeState) gmPortsMemo(e *entry, r *rankState, pl *opPlan, start, d int64) int64 {
+	mm := &pl.memo[0]
+	gi := int(mm.gmArg)
 	if gi < 0 {
 		return d
 	}
 	a := &e.args[gi]
-	write := e.access[gi]&asm.AccWrite != 0
-	off, pitch, rows, rowBytes := gmRect(a, int64(e.winR[gi]), int64(e.winC[gi]))
-	hit := r.l2.access(a.GM, off, pitch, rows, rowBytes)
+	if a.GM != pl.l2.t || p.m.l2Fresh {
+		pl.l2.set(e, gi)
+	}
+	return p.l2Book(e, r, &pl.l2, a.Off, start, mm.bytes, d, false)
+}
+
+// l2Book is gmPorts for rectangle l at byte off.
+func (p *pipeState) l2Book(e *entry, r *rankState, l *l2Rect, off, start, bytes, d int64, report bool) int64 {
+	m := p.m
+	prof := m.prof
+	write := l.write
+	hit := r.l2.access(l.t, off, l.pitch, l.rows, l.rowByte)
 	ls := max(start, r.l2Busy)
 	r.l2Busy = ls + ceilDiv(bytes, prof.L2.BW)
 	d = max(d, r.l2Busy-start)

@@ -35,6 +35,10 @@ type scheduler struct {
 	// which TestResumeAheadIsLocal sets to show that the choice changes no
 	// output (issue 22, round 18).
 	ahead int8
+	// l2Fresh makes gmPortsMemo recompute the L2 rectangle from every
+	// instance, as gmPorts does: a knob only TestL2RectMemoIsExact sets
+	// (in the padding before aheads).
+	l2Fresh bool
 	// aheads counts those resumes under aheadInline (for the test).
 	aheads int64
 }
