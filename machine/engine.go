@@ -703,6 +703,9 @@ func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end in
 	if m.pipeObs == nil || p == nil || p.vid < 0 || e.hasStep {
 		return false
 	}
+	if b := m.sink.Buf; b != nil && m.record(b, kind, p, e, f) {
+		return true
+	}
 	pe := &m.pev
 	pe.Kind, pe.Agent, pe.Op = kind, Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}, e.op
 	pe.Start, pe.End, pe.Issue = start, end, e.seq
@@ -712,6 +715,36 @@ func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end in
 		pe.Accesses = p.c.execAccesses(m, e, pe.Agent, pe.Accesses, &pe.Deferred)
 	}
 	m.pipeObs.ObservePipe(pe)
+	return true
+}
+
+// record writes pipeFast's event into b, the PipeRecorder's buffer, if
+// it has room, the event's numbers fit a record and it lists no accesses
+// (a flag's, a lean op's deferred: execAccesses); the others go as
+// PipeEvents.
+func (m *Machine) record(b *PipeBuf, kind EventKind, p *pipeState, e *entry, f Flag) bool {
+	n := len(b.Recs)
+	// p.rank is narrow already, p.vid not negative (pipeFast).
+	if n == cap(b.Recs) || uint64(uint32(p.vid)>>16|uint32(f.ID)>>8)|uint64(e.seq)>>32 != 0 {
+		return false
+	}
+	pend := kind == EvExec
+	if pend {
+		nd := len(b.Defs)
+		if e.lean == leanNone || e.eff == exIndexed || !m.deferAcc || nd == cap(b.Defs) {
+			return false
+		}
+		b.Defs = b.Defs[:nd+1]
+		d := &b.Defs[nd]
+		d.plan, d.dyn, d.kind = e.plan, e.ldyn, e.lean
+	}
+	b.Recs = b.Recs[:n+1]
+	r := &b.Recs[n]
+	// Field by field: the whole record is written, with no temporary.
+	r.Op, r.Issue, r.Issued = e.op, uint32(e.seq), 0
+	r.Rank, r.Core, r.Pipe, r.Kind = uint16(p.rank), uint16(p.vid), p.p, kind
+	r.Src, r.Dst, r.ID = f.Src, f.Dst, uint8(f.ID)
+	r.NAcc, r.NIter, r.Deferred, r.Tag = 0, 0, pend, 0
 	return true
 }
 
