@@ -703,8 +703,25 @@ func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end in
 	if m.pipeObs == nil || p == nil || p.vid < 0 || e.hasStep {
 		return false
 	}
-	if b := m.sink.Buf; b != nil && m.record(b, kind, p, e, f) {
-		return true
+	// A PipeRecorder's record, if the buffer has room, the numbers fit
+	// (p.rank is narrow already, p.vid not negative) and the event lists
+	// no accesses (a flag's, a lean op's deferred ones); the rest go as
+	// PipeEvents. Here, not in a call: it is most of what an observed
+	// pipe event costs the machine.
+	if b := m.sink.Buf; b != nil {
+		n := len(b.Recs)
+		if n < cap(b.Recs) && uint64(uint32(p.vid)>>16|uint32(f.ID)>>8)|uint64(e.seq)>>32 == 0 {
+			if pend := kind == EvExec; !pend || m.deferTo(b, e) {
+				b.Recs = b.Recs[:n+1]
+				r := &b.Recs[n]
+				// Field by field: the whole record is written, with no temporary.
+				r.Op, r.Issue, r.Issued = e.op, uint32(e.seq), 0
+				r.Rank, r.Core, r.Pipe, r.Kind = p.rank, uint16(p.vid), p.p, kind
+				r.Src, r.Dst, r.ID = f.Src, f.Dst, uint8(f.ID)
+				r.NAcc, r.NIter, r.Deferred, r.Tag = 0, 0, pend, 0
+				return true
+			}
+		}
 	}
 	pe := &m.pev
 	pe.Kind, pe.Agent, pe.Op = kind, Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}, e.op
@@ -718,33 +735,17 @@ func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end in
 	return true
 }
 
-// record writes pipeFast's event into b, the PipeRecorder's buffer, if
-// it has room, the event's numbers fit a record and it lists no accesses
-// (a flag's, a lean op's deferred: execAccesses); the others go as
-// PipeEvents.
-func (m *Machine) record(b *PipeBuf, kind EventKind, p *pipeState, e *entry, f Flag) bool {
-	n := len(b.Recs)
-	// p.rank is narrow already, p.vid not negative (pipeFast).
-	if n == cap(b.Recs) || uint64(uint32(p.vid)>>16|uint32(f.ID)>>8)|uint64(e.seq)>>32 != 0 {
+// deferTo appends to b's Defs lean exec entry e's deferred accesses
+// (execAccesses) and reports whether it did: not when e lists accesses
+// (not lean, an indexed op, an observer that does not defer).
+func (m *Machine) deferTo(b *PipeBuf, e *entry) bool {
+	nd := len(b.Defs)
+	if e.lean == leanNone || e.eff == exIndexed || !m.deferAcc || nd == cap(b.Defs) {
 		return false
 	}
-	pend := kind == EvExec
-	if pend {
-		nd := len(b.Defs)
-		if e.lean == leanNone || e.eff == exIndexed || !m.deferAcc || nd == cap(b.Defs) {
-			return false
-		}
-		b.Defs = b.Defs[:nd+1]
-		d := &b.Defs[nd]
-		d.plan, d.dyn, d.kind = e.plan, e.ldyn, e.lean
-	}
-	b.Recs = b.Recs[:n+1]
-	r := &b.Recs[n]
-	// Field by field: the whole record is written, with no temporary.
-	r.Op, r.Issue, r.Issued = e.op, uint32(e.seq), 0
-	r.Rank, r.Core, r.Pipe, r.Kind = uint16(p.rank), uint16(p.vid), p.p, kind
-	r.Src, r.Dst, r.ID = f.Src, f.Dst, uint8(f.ID)
-	r.NAcc, r.NIter, r.Deferred, r.Tag = 0, 0, pend, 0
+	b.Defs = b.Defs[:nd+1]
+	d := &b.Defs[nd]
+	d.plan, d.dyn, d.kind = e.plan, e.ldyn, e.lean
 	return true
 }
 
