@@ -265,11 +265,14 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) 
 	e.Kind, e.Op, e.Issue, e.Issued = it.Kind, it.Op, int64(it.Issue), int64(it.Issued)
 	e.Agent = machine.Agent{Rank: int32(it.Rank), Core: int32(it.Core), Pipe: it.Pipe}
 	e.Flag = machine.Flag{Src: it.Src, Dst: it.Dst, ID: int32(it.ID)}
-	a0 := *acc0
-	a1 := a0 + int(it.NAcc)
-	e.Accesses = b.acc[a0:a1:a1]
-	*acc0 = a1
-	e.Iter = nil
+	// Most items have no accesses (flags, deferred execs) nor vector:
+	// scratch's slices and Deferred are stored only when they change.
+	if it.NAcc > 0 || len(e.Accesses) > 0 {
+		a0 := *acc0
+		a1 := a0 + int(it.NAcc)
+		e.Accesses = b.acc[a0:a1:a1]
+		*acc0 = a1
+	}
 	if it.NIter > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
 		i0 := *iter0
 		i1 := i0 + int(it.NIter)
@@ -279,11 +282,14 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) 
 		}
 		e.Iter = w
 		*iter0 = i1
+	} else if e.Iter != nil {
+		e.Iter = nil
 	}
-	e.Deferred = machine.Deferred{}
 	if it.Deferred {
 		e.Deferred = b.Defs[*def0]
 		*def0++
+	} else if e.Deferred.Pending() {
+		e.Deferred = machine.Deferred{}
 	}
 	return e
 }
