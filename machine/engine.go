@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 	"unsafe"
@@ -703,22 +704,25 @@ func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end in
 	if m.pipeObs == nil || p == nil || p.vid < 0 || e.hasStep {
 		return false
 	}
-	// A PipeRecorder's record, if the buffer has room, the numbers fit
-	// (p.rank is narrow already, p.vid not negative) and the event lists
-	// no accesses (a flag's, a lean op's deferred ones); the rest go as
+	// A PipeRecorder's record, if the buffer has room and the numbers fit
+	// (p.rank is narrow already, p.vid not negative); the rest go as
 	// PipeEvents. Here, not in a call: it is most of what an observed
 	// pipe event costs the machine.
 	if b := m.sink.Buf; b != nil {
 		n := len(b.Recs)
 		if n < cap(b.Recs) && uint64(uint32(p.vid)>>16|uint32(f.ID)>>8)|uint64(e.seq)>>32 == 0 {
-			if pend := kind == EvExec; !pend || m.deferTo(b, e) {
+			pend, nacc := kind == EvExec, 0
+			if pend && !m.deferTo(b, e) {
+				pend, nacc = false, m.listTo(b, p, e)
+			}
+			if nacc >= 0 {
 				b.Recs = b.Recs[:n+1]
 				r := &b.Recs[n]
 				// Field by field: the whole record is written, with no temporary.
 				r.Op, r.Issue, r.Issued = e.op, uint32(e.seq), 0
 				r.Rank, r.Core, r.Pipe, r.Kind = p.rank, uint16(p.vid), p.p, kind
 				r.Src, r.Dst, r.ID = f.Src, f.Dst, uint8(f.ID)
-				r.NAcc, r.NIter, r.Deferred, r.Tag = 0, 0, pend, 0
+				r.NAcc, r.NIter, r.Deferred, r.Tag = uint8(nacc), 0, pend, 0
 				return true
 			}
 		}
@@ -747,6 +751,23 @@ func (m *Machine) deferTo(b *PipeBuf, e *entry) bool {
 	d := &b.Defs[nd]
 	d.plan, d.dyn, d.kind = e.plan, e.ldyn, e.lean
 	return true
+}
+
+// listTo appends to b's Acc the accesses exec entry e lists (one that is
+// not lean: execAccesses) and says how many, or -1, appending nothing,
+// when they would be deferred or are too many for a record.
+func (m *Machine) listTo(b *PipeBuf, p *pipeState, e *entry) int {
+	if e.lean != leanNone && e.eff != exIndexed || !m.deferAcc {
+		return -1 // deferTo found no room, or not every observer defers
+	}
+	a0 := len(b.Acc)
+	b.Acc = p.c.execAccesses(m, e, Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}, b.Acc, &m.pev.Deferred)
+	n := len(b.Acc) - a0
+	if n > math.MaxUint8 {
+		b.Acc = b.Acc[:a0]
+		return -1
+	}
+	return n
 }
 
 func (m *Machine) emit() {

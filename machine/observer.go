@@ -116,19 +116,23 @@ type PipeSink struct {
 	Buf *PipeBuf
 }
 
-// PipeBuf is a run of records. The machine appends a record to Recs while
-// it has room, and a lean exec's deferred accesses to Defs (there must be
-// room for one per record Recs has room for). It records only events with
-// no listed accesses (flags, lean execs): the others go to ObservePipe.
+// PipeBuf is a run of records and their arenas. The machine appends a
+// record to Recs while it has room, a lean exec's deferred accesses to
+// Defs (there must be room for one per record Recs has room for) and
+// another exec's listed accesses to Acc (which may grow; the recorder
+// takes the slices it hands on from Acc once the machine is done with
+// the buffer).
 type PipeBuf struct {
 	Recs []PipeRecord
 	Defs []Deferred
+	Acc  []Access
 }
 
 // PipeRecord is a PipeEvent, half a cache line: what the hazard detector
-// reads of one (not Start, End or Iter). Its deferred accesses are the
-// next of Defs (Deferred). Issued, NAcc, NIter and Tag are the recorder's
-// own: records the machine writes have them zero.
+// reads of one (not Start, End or Iter). Its accesses follow the previous
+// record's in Acc (NAcc of them), its deferred accesses are the next of
+// Defs (Deferred). Issued, NIter and Tag are the recorder's own: records
+// the machine writes have them zero.
 type PipeRecord struct {
 	Op         *asm.COp
 	Issue      uint32

@@ -45,14 +45,13 @@ var serialPrefix = 1 << 10
 type batch struct {
 	// Recs is the batch in order (items). Execs and flag sets and waits,
 	// nearly every event the detector takes, travel compact: the fields it
-	// reads, a 32-byte item with their slices in the arenas (acc: compact
+	// reads, a 32-byte item with their slices in the arenas (Acc: compact
 	// items' accesses, in order; Defs: their deferred accesses, a lean
 	// op's plan and dynamic operands, 32 bytes, instead of its two to four
 	// 64-byte accesses). The rest are whole copies in ev. The machine
-	// writes a core pipe's flag and lean exec events into it itself while
-	// it is the batch being filled (machine.PipeRecorder, front.sink).
+	// writes a core pipe's events into it itself while it is the batch
+	// being filled (machine.PipeRecorder, front.sink).
 	machine.PipeBuf
-	acc []machine.Access
 	// iter holds their iteration vectors as the detector keeps them
 	// (rec.setIter): the outermost maxIter levels, saturated to int32. A
 	// flag event is an item and its vector, which at int64 was two thirds
@@ -78,7 +77,7 @@ type batch struct {
 // on the other, so every line it spans moves between them, and on a linted
 // 8-rank allgather_gemm writing 64-byte items was 8% of the machine's
 // goroutine. Its accesses and iteration vector follow the previous compact
-// item's in acc and iter (NAcc, NIter), its deferred accesses are the next
+// item's in Acc and iter (NAcc, NIter), its deferred accesses are the next
 // of Defs (Deferred); Issued is Event.Issued. An event whose numbers do
 // not fit the narrow fields travels whole: Tag tagWhole, Issue its index
 // in ev. Tag tagNote is the next of notes, its vector in iter.
@@ -96,8 +95,8 @@ func newBatch() *batch {
 		PipeBuf: machine.PipeBuf{
 			Recs: make([]item, 0, batchEvents),
 			Defs: make([]machine.Deferred, 0, batchEvents),
+			Acc:  make([]machine.Access, 0, batchAccess),
 		},
-		acc:   make([]machine.Access, 0, batchAccess),
 		iter:  make([]int32, 0, batchIter),
 		notes: make([]iterNote, 0, batchEvents/2),
 		ev:    make([]machine.Event, 0, batchWhole),
@@ -114,7 +113,7 @@ func newBatch() *batch {
 // program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
 	b.Recs = b.Recs[:0]
-	b.acc, b.iter, b.Defs, b.notes = b.acc[:0], b.iter[:0], b.Defs[:0], b.notes[:0]
+	b.Acc, b.iter, b.Defs, b.notes = b.Acc[:0], b.iter[:0], b.Defs[:0], b.notes[:0]
 	b.ev, b.wacc, b.witer, b.peers, b.flags = b.ev[:0], b.wacc[:0], b.witer[:0], b.peers[:0], b.flags[:0]
 }
 
@@ -124,7 +123,7 @@ func (b *batch) fits(e *machine.Event) bool {
 		return false
 	}
 	if travelsCompact(e) {
-		return len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+min(len(e.Iter), maxIter) <= cap(b.iter)
+		return len(b.Acc)+len(e.Accesses) <= cap(b.Acc) && len(b.iter)+min(len(e.Iter), maxIter) <= cap(b.iter)
 	}
 	return len(b.ev) < cap(b.ev) &&
 		len(b.wacc)+len(e.Accesses) <= cap(b.wacc) &&
@@ -164,7 +163,7 @@ func (b *batch) addCompact(e *machine.Event) bool {
 // if it fits the batch's remaining room and its numbers fit an item.
 func (b *batch) addPipe(e *machine.PipeEvent) bool {
 	ni, n := min(len(e.Iter), maxIter), len(b.iter)
-	if len(b.Recs) == cap(b.Recs) || len(b.acc)+len(e.Accesses) > cap(b.acc) || n+ni > cap(b.iter) ||
+	if len(b.Recs) == cap(b.Recs) || len(b.Acc)+len(e.Accesses) > cap(b.Acc) || n+ni > cap(b.iter) ||
 		uint32(e.Agent.Rank)|uint32(e.Agent.Core) > math.MaxUint16 || uint32(e.Flag.ID) > math.MaxUint8 ||
 		uint64(e.Issue) > math.MaxUint32 || len(e.Accesses) > math.MaxUint8 {
 		return false
@@ -179,7 +178,7 @@ func (b *batch) addPipe(e *machine.PipeEvent) bool {
 		b.Defs = append(b.Defs, e.Deferred)
 	}
 	if len(e.Accesses) > 0 { // a deferred exec has none: skip the copy's call
-		b.acc = append(b.acc, e.Accesses...)
+		b.Acc = append(b.Acc, e.Accesses...)
 	}
 	if ni > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
 		b.putIter(e.Iter)
@@ -270,7 +269,7 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) 
 	if it.NAcc > 0 || len(e.Accesses) > 0 {
 		a0 := *acc0
 		a1 := a0 + int(it.NAcc)
-		e.Accesses = b.acc[a0:a1:a1]
+		e.Accesses = b.Acc[a0:a1:a1]
 		*acc0 = a1
 	}
 	if it.NIter > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
@@ -469,11 +468,17 @@ func (d *Detector) pushLocal(e *machine.Event) {
 
 // localBatch is the local batch, made if there is none.
 func (d *Detector) localBatch() *batch {
-	f := &d.front
-	if f.local == nil {
-		f.local = d.batch()
-		f.sink.Buf = &f.local.PipeBuf
+	if b := d.front.local; b != nil { // inlined: this is every event's
+		return b
 	}
+	return d.newLocal()
+}
+
+// newLocal makes the local batch.
+func (d *Detector) newLocal() *batch {
+	f := &d.front
+	f.local = d.batch()
+	f.sink.Buf = &f.local.PipeBuf
 	return f.local
 }
 
