@@ -197,6 +197,9 @@ type Machine struct {
 	// as PipeEvents (PipeObserver), pev the one they are built in.
 	pipeObs PipeObserver
 	pev     PipeEvent
+	// sink is where pipeFast writes those events as records, when the
+	// observer takes them so (PipeRecorder): noSink otherwise.
+	sink *PipeSink
 	// iterLog says every observer of a core pipe's events takes their
 	// iteration vectors from the scalars' logs (IterLogger), iterObs.
 	iterLog bool
@@ -220,6 +223,10 @@ type Machine struct {
 	// exprInit spares the other ranks an expr init that does not use rank.
 	exprInit exprInitCache
 }
+
+// noSink is the sink of a machine whose observer takes no records: its Buf
+// stays nil.
+var noSink PipeSink
 
 // New prepares a machine: evaluates the launch section, allocates every GM
 // object on every rank and applies initial contents and Inputs.
@@ -285,6 +292,10 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		for _, k := range [...]EventKind{EvExec, EvFlagSet, EvFlagWait, EvBarrier, EvCrossSet, EvStall} {
 			m.iterLog = m.iterLog && m.skip[i][k]
 		}
+	}
+	m.sink = &noSink
+	if r, ok := m.pipeObs.(PipeRecorder); ok && m.iterLog {
+		m.sink = r.PipeRecords()
 	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)

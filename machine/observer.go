@@ -97,6 +97,57 @@ type PipeEvent struct {
 	Deferred   Deferred // EvExec
 }
 
+// PipeRecorder is implemented by a PipeObserver that takes those events
+// as PipeRecords the machine writes straight into the observer's buffer
+// (PipeSink): no PipeEvent is filled and no method called per event. It
+// is used only with the observer alone and keeping the scalars' logs
+// (IterLogger), since a record has no iteration vector. PipeRecords is
+// asked once, when the machine is made; the observer points the sink's
+// Buf at the buffer being filled, or at nil to take events as PipeEvents.
+// When the buffer has no room for an event the machine sends it to
+// ObservePipe, which may hand the buffer on and point Buf at another.
+// The hazard detector is one (docs/performance.md, lint round 14).
+type PipeRecorder interface {
+	PipeRecords() *PipeSink
+}
+
+// PipeSink is where the machine writes a PipeRecorder's records.
+type PipeSink struct {
+	Buf *PipeBuf
+}
+
+// PipeBuf is a run of records and their arenas. The machine appends a
+// record to Recs while it has room, a lean exec's deferred accesses to
+// Defs (there must be room for one per record Recs has room for) and
+// another exec's listed accesses to Acc (which may grow; the recorder
+// takes the slices it hands on from Acc once the machine is done with
+// the buffer).
+type PipeBuf struct {
+	Recs []PipeRecord
+	Defs []Deferred
+	Acc  []Access
+}
+
+// PipeRecord is a PipeEvent, half a cache line: what the hazard detector
+// reads of one (not Start, End or Iter). Its accesses follow the previous
+// record's in Acc (NAcc of them), its deferred accesses are the next of
+// Defs (Deferred). Issued, NIter and Tag are the recorder's own: records
+// the machine writes have them zero.
+type PipeRecord struct {
+	Op         *asm.COp
+	Issue      uint32
+	Issued     uint32
+	Rank, Core uint16
+	Pipe       asm.Pipe
+	Kind       EventKind
+	Src, Dst   asm.Pipe
+	ID         uint8
+	NAcc       uint8
+	NIter      uint8
+	Deferred   bool
+	Tag        uint8
+}
+
 // Event fills e with p as an Event, with p's slices (Cycle is Start).
 func (p *PipeEvent) Event(e *Event) {
 	*e = Event{Kind: p.Kind, Cycle: p.Start, Start: p.Start, End: p.End, Agent: p.Agent, Op: p.Op,

@@ -4,7 +4,6 @@ import (
 	"math"
 	"runtime"
 
-	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
 
@@ -44,12 +43,15 @@ var serialPrefix = 1 << 10
 // batch is a run of copied events. The arenas are preallocated and never
 // grow, so the copies' slices stay valid until the batch is recycled.
 type batch struct {
-	// items is the batch in order. Execs and flag sets and waits, nearly
-	// every event the detector takes, travel compact: the fields it reads,
-	// a 32-byte item with their slices in the arenas.
-	// The rest are whole copies in ev.
-	items []item
-	acc   []machine.Access // compact items' accesses, in order
+	// Recs is the batch in order (items). Execs and flag sets and waits,
+	// nearly every event the detector takes, travel compact: the fields it
+	// reads, a 32-byte item with their slices in the arenas (Acc: compact
+	// items' accesses, in order; Defs: their deferred accesses, a lean
+	// op's plan and dynamic operands, 32 bytes, instead of its two to four
+	// 64-byte accesses). The rest are whole copies in ev. The machine
+	// writes a core pipe's events into it itself while it is the batch
+	// being filled (machine.PipeRecorder, front.sink).
+	machine.PipeBuf
 	// iter holds their iteration vectors as the detector keeps them
 	// (rec.setIter): the outermost maxIter levels, saturated to int32. A
 	// flag event is an item and its vector, which at int64 was two thirds
@@ -58,10 +60,6 @@ type batch struct {
 	// iter64 is the current compact item's vector widened back for its
 	// Event (event), on the detector's side.
 	iter64 [maxIter]int64
-	// def holds the compact items' deferred accesses (Event.Deferred), in
-	// order: a lean op's plan and dynamic operands, 32 bytes, instead of
-	// its two to four 64-byte accesses.
-	def []machine.Deferred
 	// notes holds the IterLogger calls (ObserveIter), in order, their
 	// vectors in iter.
 	notes []iterNote
@@ -79,29 +77,27 @@ type batch struct {
 // on the other, so every line it spans moves between them, and on a linted
 // 8-rank allgather_gemm writing 64-byte items was 8% of the machine's
 // goroutine. Its accesses and iteration vector follow the previous compact
-// item's in acc and iter; an event whose numbers do not fit the narrow
-// fields travels whole.
-type item struct {
-	op *asm.COp
-	// issue is Event.Issue, or for a whole copy its index in ev.
-	issue, issued uint32
-	rank, core    uint16
-	pipe          asm.Pipe
-	kind          machine.EventKind
-	src, dst      asm.Pipe
-	id            uint8
-	nacc, niter   uint8
-	whole         bool
-	deferred      bool // its accesses are the next of def
-	note          bool // the next of notes, its vector in iter
-}
+// item's in Acc and iter (NAcc, NIter), its deferred accesses are the next
+// of Defs (Deferred); Issued is Event.Issued. An event whose numbers do
+// not fit the narrow fields travels whole: Tag tagWhole, Issue its index
+// in ev. Tag tagNote is the next of notes, its vector in iter.
+type item = machine.PipeRecord
+
+// Item tags (item.Tag); the machine writes tagCompact.
+const (
+	tagCompact = iota
+	tagWhole
+	tagNote
+)
 
 func newBatch() *batch {
 	return &batch{
-		items: make([]item, 0, batchEvents),
-		acc:   make([]machine.Access, 0, batchAccess),
+		PipeBuf: machine.PipeBuf{
+			Recs: make([]item, 0, batchEvents),
+			Defs: make([]machine.Deferred, 0, batchEvents),
+			Acc:  make([]machine.Access, 0, batchAccess),
+		},
 		iter:  make([]int32, 0, batchIter),
-		def:   make([]machine.Deferred, 0, batchEvents),
 		notes: make([]iterNote, 0, batchEvents/2),
 		ev:    make([]machine.Event, 0, batchWhole),
 		wacc:  make([]machine.Access, 0, 2*batchWhole),
@@ -116,18 +112,18 @@ func newBatch() *batch {
 // other core, and the references it holds (ops, infos) live as long as the
 // program anyway; drain clears the batches it keeps.
 func (b *batch) reset() {
-	b.items = b.items[:0]
-	b.acc, b.iter, b.def, b.notes = b.acc[:0], b.iter[:0], b.def[:0], b.notes[:0]
+	b.Recs = b.Recs[:0]
+	b.Acc, b.iter, b.Defs, b.notes = b.Acc[:0], b.iter[:0], b.Defs[:0], b.notes[:0]
 	b.ev, b.wacc, b.witer, b.peers, b.flags = b.ev[:0], b.wacc[:0], b.witer[:0], b.peers[:0], b.flags[:0]
 }
 
 // fits reports whether e's copy fits the batch's remaining room.
 func (b *batch) fits(e *machine.Event) bool {
-	if len(b.items) == cap(b.items) {
+	if len(b.Recs) == cap(b.Recs) {
 		return false
 	}
 	if travelsCompact(e) {
-		return len(b.acc)+len(e.Accesses) <= cap(b.acc) && len(b.iter)+min(len(e.Iter), maxIter) <= cap(b.iter)
+		return len(b.Acc)+len(e.Accesses) <= cap(b.Acc) && len(b.iter)+min(len(e.Iter), maxIter) <= cap(b.iter)
 	}
 	return len(b.ev) < cap(b.ev) &&
 		len(b.wacc)+len(e.Accesses) <= cap(b.wacc) &&
@@ -159,7 +155,7 @@ func (b *batch) addCompact(e *machine.Event) bool {
 	if !b.addPipe(&pe) {
 		return false
 	}
-	b.items[len(b.items)-1].issued = uint32(e.Issued)
+	b.Recs[len(b.Recs)-1].Issued = uint32(e.Issued)
 	return true
 }
 
@@ -167,22 +163,22 @@ func (b *batch) addCompact(e *machine.Event) bool {
 // if it fits the batch's remaining room and its numbers fit an item.
 func (b *batch) addPipe(e *machine.PipeEvent) bool {
 	ni, n := min(len(e.Iter), maxIter), len(b.iter)
-	if len(b.items) == cap(b.items) || len(b.acc)+len(e.Accesses) > cap(b.acc) || n+ni > cap(b.iter) ||
+	if len(b.Recs) == cap(b.Recs) || len(b.Acc)+len(e.Accesses) > cap(b.Acc) || n+ni > cap(b.iter) ||
 		uint32(e.Agent.Rank)|uint32(e.Agent.Core) > math.MaxUint16 || uint32(e.Flag.ID) > math.MaxUint8 ||
 		uint64(e.Issue) > math.MaxUint32 || len(e.Accesses) > math.MaxUint8 {
 		return false
 	}
 	// Only execs defer, and a batch has room for a def per item.
 	def := e.Deferred.Pending()
-	b.items = append(b.items, item{op: e.Op, issue: uint32(e.Issue),
-		rank: uint16(e.Agent.Rank), core: uint16(e.Agent.Core), pipe: e.Agent.Pipe, kind: e.Kind,
-		src: e.Flag.Src, dst: e.Flag.Dst, id: uint8(e.Flag.ID),
-		nacc: uint8(len(e.Accesses)), niter: uint8(ni), deferred: def})
+	b.Recs = append(b.Recs, item{Op: e.Op, Issue: uint32(e.Issue),
+		Rank: uint16(e.Agent.Rank), Core: uint16(e.Agent.Core), Pipe: e.Agent.Pipe, Kind: e.Kind,
+		Src: e.Flag.Src, Dst: e.Flag.Dst, ID: uint8(e.Flag.ID),
+		NAcc: uint8(len(e.Accesses)), NIter: uint8(ni), Deferred: def})
 	if def {
-		b.def = append(b.def, e.Deferred)
+		b.Defs = append(b.Defs, e.Deferred)
 	}
 	if len(e.Accesses) > 0 { // a deferred exec has none: skip the copy's call
-		b.acc = append(b.acc, e.Accesses...)
+		b.Acc = append(b.Acc, e.Accesses...)
 	}
 	if ni > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
 		b.putIter(e.Iter)
@@ -218,7 +214,7 @@ func (b *batch) add(e *machine.Event) {
 	if travelsCompact(e) && b.addCompact(e) {
 		return
 	}
-	b.items = append(b.items, item{kind: e.Kind, issue: uint32(len(b.ev)), whole: true})
+	b.Recs = append(b.Recs, item{Kind: e.Kind, Issue: uint32(len(b.ev)), Tag: tagWhole})
 	b.ev = append(b.ev, *e)
 	c := &b.ev[len(b.ev)-1]
 	c.Accesses = arena(&b.wacc, e.Accesses)
@@ -245,8 +241,8 @@ func travelsCompact(e *machine.Event) bool {
 // replay runs the detector over the batch's events, in order.
 func (d *Detector) replay(b *batch) {
 	e, acc0, iter0, def0, note0 := &d.scratch, 0, 0, 0, 0
-	for i := range b.items {
-		if it := &b.items[i]; !it.note {
+	for i := range b.Recs {
+		if it := &b.Recs[i]; it.Tag != tagNote {
 			d.observe(b.event(it, e, &acc0, &iter0, &def0)) // line 4: default.pgo inlines event here
 		} else {
 			d.replayNote(b, it, &iter0, &note0)
@@ -261,32 +257,38 @@ func (d *Detector) replay(b *batch) {
 // serves nothing else). acc0, iter0 and def0 are where the item's slices
 // start in the compact arenas; event moves them past it.
 func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) *machine.Event {
-	if it.whole {
-		return &b.ev[it.issue]
+	if it.Tag == tagWhole {
+		return &b.ev[it.Issue]
 	}
 	e := scratch
-	e.Kind, e.Op, e.Issue, e.Issued = it.kind, it.op, int64(it.issue), int64(it.issued)
-	e.Agent = machine.Agent{Rank: int32(it.rank), Core: int32(it.core), Pipe: it.pipe}
-	e.Flag = machine.Flag{Src: it.src, Dst: it.dst, ID: int32(it.id)}
-	a0 := *acc0
-	a1 := a0 + int(it.nacc)
-	e.Accesses = b.acc[a0:a1:a1]
-	*acc0 = a1
-	e.Iter = nil
-	if it.niter > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
+	e.Kind, e.Op, e.Issue, e.Issued = it.Kind, it.Op, int64(it.Issue), int64(it.Issued)
+	e.Agent = machine.Agent{Rank: int32(it.Rank), Core: int32(it.Core), Pipe: it.Pipe}
+	e.Flag = machine.Flag{Src: it.Src, Dst: it.Dst, ID: int32(it.ID)}
+	// Most items have no accesses (flags, deferred execs) nor vector:
+	// scratch's slices and Deferred are stored only when they change.
+	if it.NAcc > 0 || len(e.Accesses) > 0 {
+		a0 := *acc0
+		a1 := a0 + int(it.NAcc)
+		e.Accesses = b.Acc[a0:a1:a1]
+		*acc0 = a1
+	}
+	if it.NIter > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
 		i0 := *iter0
-		i1 := i0 + int(it.niter)
+		i1 := i0 + int(it.NIter)
 		w := b.iter64[: i1-i0 : i1-i0]
 		for k, v := range b.iter[i0:i1] {
 			w[k] = int64(v)
 		}
 		e.Iter = w
 		*iter0 = i1
+	} else if e.Iter != nil {
+		e.Iter = nil
 	}
-	e.Deferred = machine.Deferred{}
-	if it.deferred {
-		e.Deferred = b.def[*def0]
+	if it.Deferred {
+		e.Deferred = b.Defs[*def0]
 		*def0++
+	} else if e.Deferred.Pending() {
+		e.Deferred = machine.Deferred{}
 	}
 	return e
 }
@@ -308,7 +310,11 @@ type front struct {
 	local   *batch
 	// ev is a PipeEvent made an Event (ObservePipe).
 	ev machine.Event
-	_  [64]byte
+	// sink points the machine at the batch being filled (cur or local;
+	// nil while events are observed in place), which it then writes a
+	// core pipe's events into itself (PipeRecords).
+	sink machine.PipeSink
+	_    [64]byte
 }
 
 // pipeline is the hand-off between the machine's goroutine and the
@@ -338,12 +344,25 @@ func (d *Detector) push(e *machine.Event) {
 	if travelsCompact(e) && p.cur.addCompact(e) {
 		return
 	}
-	if !p.cur.fits(e) && len(p.cur.items) > 0 {
-		p.full <- p.cur
-		p.cur = p.next(d)
+	if !p.cur.fits(e) && len(p.cur.Recs) > 0 {
+		p.handOff(d)
 	}
 	p.cur.add(e)
 }
+
+// handOff passes the batch being filled to the detector's goroutine and
+// takes the next.
+func (p *pipeline) handOff(d *Detector) {
+	p.full <- p.cur
+	p.cur = p.next(d)
+	d.front.sink.Buf = &p.cur.PipeBuf
+}
+
+// PipeRecords implements machine.PipeRecorder: while the detector's
+// goroutine runs (or, with one CPU, its local batch fills) the machine
+// writes a core pipe's events into the batch itself; ObservePipe takes
+// those that do not fit.
+func (d *Detector) PipeRecords() *machine.PipeSink { return &d.front.sink }
 
 // ObservePipe implements machine.PipeObserver: while the detector's
 // goroutine runs (or, with one CPU, its local batch fills) the event goes
@@ -373,6 +392,7 @@ func (d *Detector) startPipeline() *pipeline {
 	p.cur = d.batch()
 	p.made = batchesEager
 	d.front.pipe = p
+	d.front.sink.Buf = &p.cur.PipeBuf
 	go func() {
 		defer close(p.done)
 		for b := range p.full {
@@ -436,40 +456,55 @@ func (p *pipeline) replayCaught(d *Detector, b *batch) {
 // time (for 9% more instructions, the copies). In CPU time the 8-rank lint
 // at M=4096 took 2.4–3.3 s against 3.1–4.1 s event by event.
 func (d *Detector) pushLocal(e *machine.Event) {
-	b := d.front.local
-	if b == nil {
-		b = d.batch()
-		d.front.local = b
-	}
+	b := d.localBatch()
 	if travelsCompact(e) && b.addCompact(e) {
 		return
 	}
-	if !b.fits(e) && len(b.items) > 0 {
+	if !b.fits(e) && len(b.Recs) > 0 {
 		d.replayLocal()
 	}
 	b.add(e)
 }
 
+// localBatch is the local batch, made if there is none.
+func (d *Detector) localBatch() *batch {
+	if b := d.front.local; b != nil { // inlined: this is every event's
+		return b
+	}
+	return d.newLocal()
+}
+
+// newLocal makes the local batch.
+func (d *Detector) newLocal() *batch {
+	f := &d.front
+	f.local = d.batch()
+	f.sink.Buf = &f.local.PipeBuf
+	return f.local
+}
+
 // replayLocal replays the local batch and empties it.
 func (d *Detector) replayLocal() {
-	b := d.front.local
-	d.front.local = nil // a panic in replay leaves no half-replayed batch behind
+	f := &d.front
+	b := f.local
+	// A panic in replay leaves no half-replayed batch behind.
+	f.local, f.sink.Buf = nil, nil
 	d.replay(b)
 	b.reset()
-	d.front.local = b
+	f.local, f.sink.Buf = b, &b.PipeBuf
 }
 
 // drain waits until every event observed so far has been processed and
 // stops the goroutine; it is called before anything reads the state.
 func (d *Detector) drain() {
-	if b := d.front.local; b != nil && len(b.items) > 0 {
-		d.replayLocal()
+	if b := d.front.local; b != nil && len(b.Recs) > 0 {
+		d.replayLocal() // and the local batch, empty, stays the one filled
 	}
 	p := d.front.pipe
 	if p == nil {
 		return
 	}
-	if len(p.cur.items) > 0 {
+	d.front.sink.Buf = nil
+	if len(p.cur.Recs) > 0 {
 		p.full <- p.cur
 	} else {
 		p.free <- p.cur
@@ -479,7 +514,7 @@ func (d *Detector) drain() {
 	close(p.free)
 	for b := range p.free {
 		clear(b.ev[:cap(b.ev)])
-		clear(b.items[:cap(b.items)])
+		clear(b.Recs[:cap(b.Recs)])
 		d.spare = append(d.spare, b)
 	}
 	d.front.pipe = nil

@@ -138,7 +138,7 @@ func TestParallelPanicReachesCaller(t *testing.T) {
 	// No event makes the detector panic (the fuzz tests see to that), so
 	// plant a batch item that indexes past its batch.
 	d.Observe(&machine.Event{Kind: machine.EvRunStart})
-	d.front.pipe.cur.items = append(d.front.pipe.cur.items, item{issue: 1 << 30, whole: true})
+	d.front.pipe.cur.Recs = append(d.front.pipe.cur.Recs, item{Issue: 1 << 30, Tag: tagWhole})
 	for range 3 * batchEvents {
 		d.Observe(&machine.Event{Kind: machine.EvRunStart})
 	}
@@ -234,10 +234,10 @@ func TestBatchRoundTrip(t *testing.T) {
 	}
 	var scratch machine.Event
 	var acc0, iter0, def0 int
-	for i := range b.items {
-		got := *b.event(&b.items[i], &scratch, &acc0, &iter0, &def0)
+	for i := range b.Recs {
+		got := *b.event(&b.Recs[i], &scratch, &acc0, &iter0, &def0)
 		want := events[i]
-		if !b.items[i].whole {
+		if b.Recs[i].Tag != tagWhole {
 			// Compact items keep only what the detector reads of them: the
 			// iteration vector as a rec keeps it.
 			var r rec
@@ -246,14 +246,14 @@ func TestBatchRoundTrip(t *testing.T) {
 				Accesses: want.Accesses, Iter: r.iters(), Issue: want.Issue, Issued: want.Issued}
 		}
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.AllowUnexported(machine.Deferred{})); diff != "" {
-			t.Errorf("event %d (whole %v) came back changed (-want +got):\n%s", i, b.items[i].whole, diff)
+			t.Errorf("event %d (whole %v) came back changed (-want +got):\n%s", i, b.Recs[i].Tag == tagWhole, diff)
 		}
 	}
-	if w := b.items[0].whole || b.items[1].whole || b.items[6].whole || b.items[7].whole; w {
+	if w := b.Recs[0].Tag == tagWhole || b.Recs[1].Tag == tagWhole || b.Recs[6].Tag == tagWhole || b.Recs[7].Tag == tagWhole; w {
 		t.Error("ordinary exec and flag events should travel compact, however deep their loop nest")
 	}
 	for _, i := range []int{2, 3, 4, 5, 8, 9, 10} {
-		if !b.items[i].whole {
+		if b.Recs[i].Tag != tagWhole {
 			t.Errorf("event %d should travel whole", i)
 		}
 	}
@@ -272,17 +272,17 @@ func TestBatchRoundTrip(t *testing.T) {
 		if diff := cmp.Diff(*e, back, cmpopts.EquateEmpty(), cmp.AllowUnexported(machine.Deferred{})); diff != "" {
 			t.Errorf("event %d as a PipeEvent and back (-want +got):\n%s", i, diff)
 		}
-		if got, want := pb.addPipe(&pe), !b.items[i].whole; got != want {
+		if got, want := pb.addPipe(&pe), b.Recs[i].Tag != tagWhole; got != want {
 			t.Errorf("event %d: added as a pipe's %v, as an Event compact %v", i, got, want)
 			continue
 		}
-		if !b.items[i].whole {
-			if pb.items[len(pb.items)-1] != b.items[i] {
-				t.Errorf("event %d: a pipe's item %+v, the Event's %+v", i, pb.items[len(pb.items)-1], b.items[i])
+		if b.Recs[i].Tag != tagWhole {
+			if pb.Recs[len(pb.Recs)-1] != b.Recs[i] {
+				t.Errorf("event %d: a pipe's item %+v, the Event's %+v", i, pb.Recs[len(pb.Recs)-1], b.Recs[i])
 			}
 		}
 	}
-	if len(pb.items) == 0 {
+	if len(pb.Recs) == 0 {
 		t.Error("no event was a pipe's")
 	}
 }

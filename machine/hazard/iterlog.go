@@ -81,18 +81,13 @@ func (d *Detector) ObserveIter(a machine.Agent, from, low int64, iter []int64) {
 	f := &d.front
 	if p := f.pipe; p != nil {
 		if !p.cur.addIter(a, from, low, iter) {
-			p.full <- p.cur
-			p.cur = p.next(d)
+			p.handOff(d)
 			p.cur.addIter(a, from, low, iter)
 		}
 		return
 	}
 	if f.batched {
-		b := f.local
-		if b == nil {
-			b = d.batch()
-			f.local = b
-		}
+		b := d.localBatch()
 		if !b.addIter(a, from, low, iter) {
 			d.replayLocal()
 			b.addIter(a, from, low, iter)
@@ -107,10 +102,10 @@ func (d *Detector) ObserveIter(a machine.Agent, from, low int64, iter []int64) {
 // addIter adds an IterLogger call to the batch if it has room.
 func (b *batch) addIter(a machine.Agent, from, low int64, iter []int64) bool {
 	ni := min(len(iter), maxIter)
-	if len(b.items) == cap(b.items) || len(b.notes) == cap(b.notes) || len(b.iter)+ni > cap(b.iter) {
+	if len(b.Recs) == cap(b.Recs) || len(b.notes) == cap(b.notes) || len(b.iter)+ni > cap(b.iter) {
 		return false
 	}
-	b.items = append(b.items, item{note: true, niter: uint8(ni)})
+	b.Recs = append(b.Recs, item{Tag: tagNote, NIter: uint8(ni)})
 	b.notes = append(b.notes, iterNote{from: from, low: low, agent: a})
 	b.putIter(iter)
 	return true
@@ -121,7 +116,7 @@ func (b *batch) addIter(a machine.Agent, from, low int64, iter []int64) bool {
 func (d *Detector) replayNote(b *batch, it *item, iter0, note0 *int) {
 	nt := &b.notes[*note0]
 	i0 := *iter0
-	*iter0 += int(it.niter)
+	*iter0 += int(it.NIter)
 	*note0++
 	d.logIter(nt.agent, nt.from, nt.low, b.iter[i0:*iter0])
 }
