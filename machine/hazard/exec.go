@@ -218,6 +218,9 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			d.hit = prev
 			return
 		}
+		if !strided && d.hitSet(r, acc, key) {
+			return
+		}
 		slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 		if d.hitCached(r, acc, key, slot, rows, pitch) {
 			if acc.Space != asm.GM {
@@ -273,8 +276,14 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 	if slot != nil && nfound > 0 {
 		// accessCells splits and merges nothing for a single cell, so
-		// the cells are still those of the range.
-		*slot = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: found[0], c2: found[1]}
+		// the cells are still those of the range. One cell goes to the
+		// sets, a pair across a page boundary to the slot.
+		if nfound == 1 {
+			set, t := d.cells.set(key, acc.Lo, acc.Hi)
+			set.put(key, t, found[0])
+		} else {
+			*slot = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: found[0], c2: found[1]}
+		}
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
@@ -288,6 +297,25 @@ func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *c
 		return false
 	}
 	d.visitSlot(r, acc, slot, rows, pitch)
+	return true
+}
+
+// hitSet does access on the cell of acc's bytes (contiguous) in buffer
+// key when the sets hold it, and reports whether it did. The entry it
+// visits through (cellCache.hit) serves the event's next access of the
+// same bytes as a slot would (Detector.hit).
+func (d *Detector) hitSet(r *rec, acc *machine.Access, key shadowKey) bool {
+	set, t := d.cells.set(key, acc.Lo, acc.Hi)
+	c := set.find(key, t, acc.Lo, acc.Hi)
+	if c == nil {
+		return false
+	}
+	e := &d.cells.hit
+	*e = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: c}
+	d.visitSlot(r, acc, e, 1, 0)
+	if acc.Space != asm.GM {
+		d.hit = e
+	}
 	return true
 }
 
