@@ -40,8 +40,14 @@ type cellCache struct {
 	sets []cellSet
 	// hit is the entry a set hit is visited through (Detector.hitSet),
 	// so that the event's next access of the same bytes finds it
-	// (Detector.hit) as it finds a slot.
-	hit cellSlot
+	// (Detector.hit) as it finds a slot; visited is the entry of the
+	// last hit, a slot or hit.
+	hit     cellSlot
+	visited *cellSlot
+	// h is the hash index took last: a contiguous access looks in the
+	// sets right after its slot's number is taken (hitCached), and the
+	// two hash alike.
+	h uint64
 }
 
 // cellSlot is one entry, one cache line: the access (buffer, bytes, and
@@ -131,7 +137,8 @@ func (cc *cellCache) index(k shadowKey, lo, hi, rows, pitch int64) int {
 	if cc.slots == nil {
 		cc.slots = make([]cellSlot, 1<<cellCacheBits)
 	}
-	return int(hashAccess(k, lo, hi, rows, pitch) >> (64 - cellCacheBits))
+	cc.h = hashAccess(k, lo, hi, rows, pitch)
+	return int(cc.h >> (64 - cellCacheBits))
 }
 
 // hashAccess mixes an access's buffer and bytes; the top bits pick an entry.
@@ -145,7 +152,19 @@ func (cc *cellCache) reset() {
 	clear(cc.slots)
 	clear(cc.runs)
 	clear(cc.sets)
-	cc.hit = cellSlot{}
+	cc.hit, cc.visited = cellSlot{rows: 1}, nil
+}
+
+// fill files the cells of an access of a contiguous range of buffer k on
+// one page (c) or across one page boundary (c and c2): one cell in the
+// sets, a pair in slot, the slot the access hashes to.
+func (cc *cellCache) fill(slot *cellSlot, k shadowKey, acc *machine.Access, c, c2 *cell) {
+	if c2 == nil && inSets(k, 1) {
+		set, t := cc.set(k, acc.Lo, acc.Hi)
+		set.put(k, t, c)
+		return
+	}
+	*slot = cellSlot{key: k, rows: 1, lo: acc.Lo, hi: acc.Hi, c: c, c2: c2}
 }
 
 // cellSet is one cache line of entries of contiguous ranges on one cell:
@@ -169,6 +188,16 @@ type cellSet struct {
 	cs   [setWays]*cell
 }
 
+// inSets reports whether the entry of a contiguous range on one cell of
+// buffer k (rows 1) is filed in the sets rather than the slots: not for
+// L1, whose buffers take a 2-D view at their first column window
+// (Detector.toGrid), after which nearly every access of them is a slot's
+// (a window, a whole tile's run), and a look in the sets first would miss,
+// nor for a GM tensor's 2-D cells (gmKey).
+func inSets(k shadowKey, rows int64) bool {
+	return rows == 1 && k.core >= -1 && k.space != asm.L1
+}
+
 // setWays is the ways of a cellSet: three keys, tags and cells fill a line.
 const setWays = 3
 
@@ -178,10 +207,15 @@ const cellSetBits = 12
 // set returns the set that an access of [lo, hi) of buffer k hashes to,
 // and its tag there.
 func (cc *cellCache) set(k shadowKey, lo, hi int64) (*cellSet, uint8) {
+	return cc.setOf(hashAccess(k, lo, hi, 1, 0))
+}
+
+// setOf is set for hash h (hashAccess).
+func (cc *cellCache) setOf(h uint64) (*cellSet, uint8) {
 	if cc.sets == nil {
 		cc.sets = make([]cellSet, 1<<cellSetBits)
+		cc.hit.rows = 1 // the hit entry's constant fields (hitSet)
 	}
-	h := hashAccess(k, lo, hi, 1, 0)
 	return &cc.sets[h>>(64-cellSetBits)], uint8(h >> (56 - cellSetBits))
 }
 
@@ -323,6 +357,19 @@ func (d *Detector) checkCachedCell(acc *machine.Access, slot *cellSlot) {
 		}
 		lo = hi
 	}
+}
+
+// checkHitSet checks a hit in the sets: that it was looked up under acc's
+// own hash (cellCache.h), that the hit entry is one of a contiguous range
+// on one cell, and that the cell is the page's (checkCachedCell).
+func (d *Detector) checkHitSet(acc *machine.Access, k shadowKey, e *cellSlot) {
+	if d.cells.h != hashAccess(k, acc.Lo, acc.Hi, 1, 0) {
+		panic(fmt.Sprintf("hazard: %s [%d, %d) looked up in the sets under another access's hash", acc.Space, acc.Lo, acc.Hi))
+	}
+	if e.rows != 1 || e.pitch != 0 || e.c2 != nil || e.c0 != 0 || e.w != 0 {
+		panic(fmt.Sprintf("hazard: the entry of a hit in the sets for %s [%d, %d) is not one of a contiguous range on one cell", acc.Space, acc.Lo, acc.Hi))
+	}
+	d.checkCachedCell(acc, e)
 }
 
 // runShortcuts counts the checks of runs hit through the cache.

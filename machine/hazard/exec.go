@@ -218,13 +218,10 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			d.hit = prev
 			return
 		}
-		if !strided && d.hitSet(r, acc, key) {
-			return
-		}
 		slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 		if d.hitCached(r, acc, key, slot, rows, pitch) {
 			if acc.Space != asm.GM {
-				d.hit = slot
+				d.hit = d.cells.visited
 			}
 			return
 		}
@@ -276,26 +273,26 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	}
 	if slot != nil && nfound > 0 {
 		// accessCells splits and merges nothing for a single cell, so
-		// the cells are still those of the range. One cell goes to the
-		// sets, a pair across a page boundary to the slot.
-		if nfound == 1 {
-			set, t := d.cells.set(key, acc.Lo, acc.Hi)
-			set.put(key, t, found[0])
-		} else {
-			*slot = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: found[0], c2: found[1]}
-		}
+		// the cells are still those of the range.
+		d.cells.fill(slot, key, acc, found[0], found[1])
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
 
-// hitCached does access on the cells of slot, the cache entry of acc's
-// bytes in buffer key, when they are still exactly acc's, and reports
-// whether it did. (A run of cells is hitRun's: kept apart, this stays
+// hitCached does access on the cells of acc's bytes in buffer key when
+// the cache holds them, still exactly acc's, and reports whether it did:
+// a contiguous range on one cell is looked up in the sets (hitSet), any
+// other in slot, the slot it hashes to (a run of cells is hitRun's). The
+// entry visited is left in cells.visited. (Kept apart, the rest stays
 // small enough to inline.)
 func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
+	if inSets(key, rows) && d.hitSet(r, acc, key) {
+		return true
+	}
 	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
 	}
+	d.cells.visited = slot
 	d.visitSlot(r, acc, slot, rows, pitch)
 	return true
 }
@@ -305,17 +302,21 @@ func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *c
 // visits through (cellCache.hit) serves the event's next access of the
 // same bytes as a slot would (Detector.hit).
 func (d *Detector) hitSet(r *rec, acc *machine.Access, key shadowKey) bool {
-	set, t := d.cells.set(key, acc.Lo, acc.Hi)
+	set, t := d.cells.setOf(d.cells.h) // the slot's hash, taken just before
 	c := set.find(key, t, acc.Lo, acc.Hi)
 	if c == nil {
 		return false
 	}
+	// Only these fields change: rows is 1, the rest zero (setOf, reset).
 	e := &d.cells.hit
-	*e = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: c}
-	d.visitSlot(r, acc, e, 1, 0)
-	if acc.Space != asm.GM {
-		d.hit = e
+	e.key, e.lo, e.hi, e.c = key, acc.Lo, acc.Hi, c
+	d.cells.visited = e
+	if checkShortcuts {
+		d.checkHitSet(acc, key, e)
 	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	d.accessCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+	d.noteUninit(r, acc, uninitLo, uninitHi)
 	return true
 }
 
