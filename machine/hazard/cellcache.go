@@ -173,7 +173,7 @@ func (cc *cellCache) fill(slot *cellSlot, k shadowKey, acc *machine.Access, c, c
 // (a cell is only ever in its own buffer's lists, and every change to them
 // changes the bounds of the cells it drops or cuts, as for a slot), so the
 // cell's own bounds, on the line the access reads first anyway, check it:
-// an entry is 20 bytes, not a 64-byte slot.
+// an entry is 21 bytes, not a 64-byte slot.
 //
 // The slots are direct mapped over 2 MiB (and their runs 4 MiB) so that
 // the 2 600 entries the 8-rank allgather_gemm keeps live rarely collide,
