@@ -34,6 +34,20 @@ type cellCache struct {
 	// entry over several cells of a 2-D view (cellSlot.w < 0); nil until
 	// the first.
 	runs []gridRun
+	// sets holds the entries of contiguous ranges on one cell (an L0
+	// tile, a UB tile, a GM range), the commonest, apart from the slots
+	// (cellSet).
+	sets []cellSet
+	// hit is the entry a set hit is visited through (Detector.hitSet),
+	// so that the event's next access of the same bytes finds it
+	// (Detector.hit) as it finds a slot; visited is the entry of the
+	// last hit, a slot or hit.
+	hit     cellSlot
+	visited *cellSlot
+	// h is the hash index took last: a contiguous access looks in the
+	// sets right after its slot's number is taken (hitCached), and the
+	// two hash alike.
+	h uint64
 }
 
 // cellSlot is one entry, one cache line: the access (buffer, bytes, and
@@ -123,15 +137,118 @@ func (cc *cellCache) index(k shadowKey, lo, hi, rows, pitch int64) int {
 	if cc.slots == nil {
 		cc.slots = make([]cellSlot, 1<<cellCacheBits)
 	}
-	h := uint64(lo)*0x9E3779B97F4A7C15 ^ uint64(hi)*0xC2B2AE3D27D4EB4F ^
+	cc.h = hashAccess(k, lo, hi, rows, pitch)
+	return int(cc.h >> (64 - cellCacheBits))
+}
+
+// hashAccess mixes an access's buffer and bytes; the top bits pick an entry.
+func hashAccess(k shadowKey, lo, hi, rows, pitch int64) uint64 {
+	return uint64(lo)*0x9E3779B97F4A7C15 ^ uint64(hi)*0xC2B2AE3D27D4EB4F ^
 		(uint64(uint32(k.rank))<<32|uint64(uint32(k.core)))*0x165667B19E3779F9 ^ uint64(k.space) ^
 		uint64(rows)*0x27D4EB2F165667C5 ^ uint64(pitch)
-	return int(h >> (64 - cellCacheBits))
 }
 
 func (cc *cellCache) reset() {
 	clear(cc.slots)
 	clear(cc.runs)
+	clear(cc.sets)
+	cc.hit, cc.visited = cellSlot{rows: 1}, nil
+}
+
+// fill files the cells of an access of a contiguous range of buffer k on
+// one page (c) or across one page boundary (c and c2): one cell in the
+// sets, a pair in slot, the slot the access hashes to.
+func (cc *cellCache) fill(slot *cellSlot, k shadowKey, acc *machine.Access, c, c2 *cell) {
+	if c2 == nil && inSets(k, 1) {
+		set, t := cc.set(k, acc.Lo, acc.Hi)
+		set.put(k, t, c)
+		return
+	}
+	*slot = cellSlot{key: k, rows: 1, lo: acc.Lo, hi: acc.Hi, c: c, c2: c2}
+}
+
+// cellSet is one cache line of entries of contiguous ranges on one cell:
+// up to setWays (buffer, cell) pairs, each with a byte of its range's hash.
+// An entry is valid while its cell still spans exactly the access's bytes
+// (a cell is only ever in its own buffer's lists, and every change to them
+// changes the bounds of the cells it drops or cuts, as for a slot), so the
+// cell's own bounds, on the line the access reads first anyway, check it:
+// an entry is 21 bytes, not a 64-byte slot.
+//
+// The slots are direct mapped over 2 MiB (and their runs 4 MiB) so that
+// the 2 600 entries the 8-rank allgather_gemm keeps live rarely collide,
+// which puts each on a line and a 4 KiB page of its own: the slot's load
+// was the costliest of an access (0.47 s of a 7 s lint profile at full
+// size, twice the cell's first line). 2^12 sets of three ways are 256 KiB
+// (64 pages) for 12 288 entries, with an overflowing set rare.
+type cellSet struct {
+	keys [setWays]shadowKey
+	tags [setWays]uint8
+	next uint8 // the way the next new entry takes when none is free
+	cs   [setWays]*cell
+}
+
+// inSets reports whether the entry of a contiguous range on one cell of
+// buffer k (rows 1) is filed in the sets rather than the slots: not for
+// L1, whose buffers take a 2-D view at their first column window
+// (Detector.toGrid), after which nearly every access of them is a slot's
+// (a window, a whole tile's run), and a look in the sets first would miss,
+// nor for a GM tensor's 2-D cells (gmKey).
+func inSets(k shadowKey, rows int64) bool {
+	return rows == 1 && k.core >= -1 && k.space != asm.L1
+}
+
+// setWays is the ways of a cellSet: three keys, tags and cells fill a line.
+const setWays = 3
+
+// cellSetBits sizes the sets: 2^12 of 64 bytes.
+const cellSetBits = 12
+
+// set returns the set that an access of [lo, hi) of buffer k hashes to,
+// and its tag there.
+func (cc *cellCache) set(k shadowKey, lo, hi int64) (*cellSet, uint8) {
+	return cc.setOf(hashAccess(k, lo, hi, 1, 0))
+}
+
+// setOf is set for hash h (hashAccess).
+func (cc *cellCache) setOf(h uint64) (*cellSet, uint8) {
+	if cc.sets == nil {
+		cc.sets = make([]cellSet, 1<<cellSetBits)
+		cc.hit.rows = 1 // the hit entry's constant fields (hitSet)
+	}
+	return &cc.sets[h>>(64-cellSetBits)], uint8(h >> (56 - cellSetBits))
+}
+
+// find returns the cell that spans exactly [lo, hi) of buffer k, if the
+// set holds it, else nil.
+func (s *cellSet) find(k shadowKey, t uint8, lo, hi int64) *cell {
+	for w := range setWays {
+		if c := s.cs[w]; c != nil && s.tags[w] == t && s.keys[w] == k && c.lo == lo && c.hi == hi {
+			return c
+		}
+	}
+	return nil
+}
+
+// put files c, which spans exactly [lo, hi) of buffer k (tag t), in the
+// set: in place of an entry of the same buffer and tag (most likely the
+// same range, its cell replaced), else in a free way, else in turn.
+func (s *cellSet) put(k shadowKey, t uint8, c *cell) {
+	w := -1
+	for i := range setWays {
+		if s.cs[i] != nil && s.tags[i] == t && s.keys[i] == k {
+			w = i
+			break
+		}
+		if w < 0 && s.cs[i] == nil {
+			w = i
+		}
+	}
+	if w < 0 {
+		w = int(s.next)
+		s.next = uint8((w + 1) % setWays)
+	}
+	s.keys[w], s.tags[w], s.cs[w] = k, t, c
 }
 
 // maxRun bounds the cells of an entry over several cells of a 2-D view.
@@ -240,6 +357,19 @@ func (d *Detector) checkCachedCell(acc *machine.Access, slot *cellSlot) {
 		}
 		lo = hi
 	}
+}
+
+// checkHitSet checks a hit in the sets: that it was looked up under acc's
+// own hash (cellCache.h), that the hit entry is one of a contiguous range
+// on one cell, and that the cell is the page's (checkCachedCell).
+func (d *Detector) checkHitSet(acc *machine.Access, k shadowKey, e *cellSlot) {
+	if d.cells.h != hashAccess(k, acc.Lo, acc.Hi, 1, 0) {
+		panic(fmt.Sprintf("hazard: %s [%d, %d) looked up in the sets under another access's hash", acc.Space, acc.Lo, acc.Hi))
+	}
+	if e.rows != 1 || e.pitch != 0 || e.c2 != nil || e.c0 != 0 || e.w != 0 {
+		panic(fmt.Sprintf("hazard: the entry of a hit in the sets for %s [%d, %d) is not one of a contiguous range on one cell", acc.Space, acc.Lo, acc.Hi))
+	}
+	d.checkCachedCell(acc, e)
 }
 
 // runShortcuts counts the checks of runs hit through the cache.

@@ -221,7 +221,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 		if d.hitCached(r, acc, key, slot, rows, pitch) {
 			if acc.Space != asm.GM {
-				d.hit = slot
+				d.hit = d.cells.visited
 			}
 			return
 		}
@@ -274,20 +274,49 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	if slot != nil && nfound > 0 {
 		// accessCells splits and merges nothing for a single cell, so
 		// the cells are still those of the range.
-		*slot = cellSlot{key: key, rows: 1, lo: acc.Lo, hi: acc.Hi, c: found[0], c2: found[1]}
+		d.cells.fill(slot, key, acc, found[0], found[1])
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 }
 
-// hitCached does access on the cells of slot, the cache entry of acc's
-// bytes in buffer key, when they are still exactly acc's, and reports
-// whether it did. (A run of cells is hitRun's: kept apart, this stays
+// hitCached does access on the cells of acc's bytes in buffer key when
+// the cache holds them, still exactly acc's, and reports whether it did:
+// a contiguous range on one cell is looked up in the sets (hitSet), any
+// other in slot, the slot it hashes to (a run of cells is hitRun's). The
+// entry visited is left in cells.visited. (Kept apart, the rest stays
 // small enough to inline.)
 func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
+	if inSets(key, rows) && d.hitSet(r, acc, key) {
+		return true
+	}
 	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
 	}
+	d.cells.visited = slot
 	d.visitSlot(r, acc, slot, rows, pitch)
+	return true
+}
+
+// hitSet does access on the cell of acc's bytes (contiguous) in buffer
+// key when the sets hold it, and reports whether it did. The entry it
+// visits through (cellCache.hit) serves the event's next access of the
+// same bytes as a slot would (Detector.hit).
+func (d *Detector) hitSet(r *rec, acc *machine.Access, key shadowKey) bool {
+	set, t := d.cells.setOf(d.cells.h) // the slot's hash, taken just before
+	c := set.find(key, t, acc.Lo, acc.Hi)
+	if c == nil {
+		return false
+	}
+	// Only these fields change: rows is 1, the rest zero (setOf, reset).
+	e := &d.cells.hit
+	e.key, e.lo, e.hi, e.c = key, acc.Lo, acc.Hi, c
+	d.cells.visited = e
+	if checkShortcuts {
+		d.checkHitSet(acc, key, e)
+	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	d.accessCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+	d.noteUninit(r, acc, uninitLo, uninitHi)
 	return true
 }
 
