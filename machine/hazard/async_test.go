@@ -99,7 +99,13 @@ func assembleProgram(t testing.TB, name string, defs ...asm.Define) *asm.Object 
 // inline or on its own goroutine, and returns the detector.
 func runLint(t *testing.T, obj *asm.Object, serial bool) *Detector {
 	t.Helper()
-	d := New(Options{Serial: serial})
+	return runLintWith(t, obj, Options{Serial: serial})
+}
+
+// runLintWith is runLint with the detector's options given whole.
+func runLintWith(t *testing.T, obj *asm.Object, opt Options) *Detector {
+	t.Helper()
+	d := New(opt)
 	m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
 	if err != nil {
 		t.Fatal(err)
@@ -297,15 +303,7 @@ func TestSelfRacedAllPipesOff(t *testing.T) {
 	defer func() { checkShortcuts = false }()
 	off := SamePipe{V: SevOff, MTE3: SevOff, MTE2: SevOff, MTE1: SevOff, M: SevOff, FIX: SevOff, SDMA: SevOff}
 	eachProgram(t, func(name string, obj *asm.Object) {
-		d := New(Options{SamePipe: off, Serial: true})
-		m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Run(); err != nil {
-			d.NoteError(err)
-		}
-		d.Findings()
+		runLintWith(t, obj, Options{SamePipe: off, Serial: true}).Findings()
 	})
 	t.Logf("%d races of an agent with itself checked", selfRaceChecks)
 	if selfRaceChecks == 0 {

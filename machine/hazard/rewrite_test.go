@@ -30,15 +30,7 @@ func TestOwnRewriteMatchesGeneralPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ownRewrites, lastPruned = 0, 0
 			eachProgram(t, func(_ string, obj *asm.Object) {
-				d := New(Options{SamePipe: tc.sp, Serial: true})
-				m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := m.Run(); err != nil {
-					d.NoteError(err)
-				}
-				d.Findings()
+				runLintWith(t, obj, Options{SamePipe: tc.sp, Serial: true}).Findings()
 			})
 			t.Logf("%d rewrites of a cell of the writer's own checked, %d instances replaced in place", ownRewrites, lastPruned)
 			if ownRewrites < tc.min || lastPruned < 1000 {
