@@ -313,11 +313,12 @@ func (c *core) runScalar() {
 			if budget = c.micros(budget); budget == 0 || m.err != nil && budget > 1 {
 				return
 			}
-		case iFlagQ:
-			// issueFlag's queued set_flag or wait_flag, without observers
-			// (iFlagQObs with them), once the plan has met this kind of
-			// core: straight into the pipe's queue. Anything else (an event
-			// id out of range, a first run) takes issueFlag.
+		case iFlagQ, iFlagQObs:
+			// issueFlag's queued set_flag or wait_flag, once the plan has
+			// met this kind of core: straight into the pipe's queue. Anything
+			// else (an event id out of range, a first run) takes issueFlag.
+			// Observed (iFlagQObs), the slot also keeps the iteration
+			// vector, as pushFlag's does.
 			pl := in.plan
 			id := pl.id.eval(&c.env)
 			ps := c.pipes[in.pipe]
@@ -333,6 +334,9 @@ func (c *core) runScalar() {
 				e := ps.q.PushSlot()
 				e.resetHot(in.ek, in.op, c.t)
 				e.flag = Flag{Src: pl.src, Dst: pl.dst, ID: int32(id)}
+				if in.kind == iFlagQObs {
+					c.noteIter(e, c.issued+1)
+				}
 				c.issued++ // flagSeq
 				e.seq = c.issued
 				ps.kick(e.ready)
@@ -444,35 +448,6 @@ func (c *core) runScalar() {
 		case iHalt:
 			c.endKernel()
 			return
-		case iFlagQObs:
-			// iFlagQ while observers listen (none wants plain issues,
-			// inst.fast): the slot also keeps the iteration vector, as
-			// pushFlag's does. A case of its own, not a test in iFlagQ's:
-			// the timing-only loop stays as it was (once flags keep no
-			// vector, iFlagQ serves both).
-			pl := in.plan
-			id := pl.id.eval(&c.env)
-			ps := c.pipes[in.pipe]
-			switch {
-			case uint64(id) >= asm.NumEventIDs || pl.kind != c.kind: // the kind says ps exists (kindUnmet)
-				if !c.issueFlag(in.op, pl) || m.err != nil && budget > 1 {
-					return
-				}
-			case ps.q.Full():
-				c.blockQueue(ps, in.op)
-				return
-			default:
-				e := ps.q.PushSlot()
-				e.resetHot(in.ek, in.op, c.t)
-				e.flag = Flag{Src: pl.src, Dst: pl.dst, ID: int32(id)}
-				c.noteIter(e, c.issued+1)
-				c.issued++
-				e.seq = c.issued
-				ps.kick(e.ready)
-				c.tick()
-			}
-			c.state = scRunning
-			budget = c.next(in, budget)
 		case iExecLeanObs:
 			// iExecLean while observers listen (none wants plain issues,
 			// inst.fast): the slot also gets what issuePlannedExec gives an
