@@ -73,13 +73,20 @@ func (s *sstate) clone() *sstate {
 	return x
 }
 
-func (s *sstate) key() string { return s.keyFacts(nil) }
+func (s *sstate) key() string { return s.keyFacts(nil, nil) }
 
-// keyFacts is the key with only the facts keep accepts (all when nil).
-func (s *sstate) keyFacts(keep func(*fact) bool) string {
+// keyFacts is the key with only the facts keep accepts (all when nil). The
+// registers frame marks stand as "a constant" without their value (a loop
+// template's key, static_frame.go).
+func (s *sstate) keyFacts(keep func(*fact) bool, frame []bool) string {
 	b := make([]byte, 0, len(s.counts)+14*len(s.regs)+26*len(s.facts))
 	b = append(b, s.counts...)
 	for i, v := range s.regs {
+		if frame != nil && frame[i] {
+			b = binary.LittleEndian.AppendUint16(b, uint16(i))
+			b = binary.LittleEndian.AppendUint32(b, frameSym)
+			continue
+		}
 		if s.syms[i] != symTop {
 			b = binary.LittleEndian.AppendUint16(b, uint16(i))
 			b = binary.LittleEndian.AppendUint32(b, uint32(s.syms[i]))
@@ -141,6 +148,11 @@ type checker struct {
 	// last: a split on one's loop variable near its ends asks for more
 	// peeling.
 	active []*loopCtx
+	// npinned counts pin calls not yet undone: a peeled loop is running.
+	npinned int
+
+	// Loop templates (static_frame.go).
+	templateState
 }
 
 // flagIDRegs finds the registers flag ids read, closed over the lets that
@@ -277,6 +289,9 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 		fs = append(fs, f.Finding)
 	}
 	SortFindings(fs)
+	if staticDone != nil {
+		staticDone(c)
+	}
 	return fs
 }
 
@@ -673,12 +688,7 @@ func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
 	// Like fixpoint, remember the loop's result per entry state.
 	c.gc(st)
 	mk := memoKey{stmt: s, n: -1, state: st.key()}
-	if res, ok := c.recall(mk, st); ok {
-		return res
-	}
-	res := c.whileRun(s, st)
-	c.remember(mk, res)
-	return res
+	return c.memoized(mk, c.loopTouch(s, s.Body, s.Cond), st, func() []*sstate { return c.whileRun(s, st) })
 }
 
 func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
@@ -741,22 +751,15 @@ func (c *checker) fixpoint(body []asm.CStmt, st *sstate, withEntry bool) []*ssta
 	// The result depends only on the body and the entry state's key, and a
 	// loop nested in loops of unknown trip count is entered from the same
 	// state over and over: remember it.
-	var mk memoKey
-	if len(body) > 0 {
-		c.gc(st)
-		mk = memoKey{stmt: &body[0], n: len(body), state: st.key()}
-		if !withEntry {
-			mk.n = -len(body)
-		}
-		if res, ok := c.recall(mk, st); ok {
-			return res
-		}
+	if len(body) == 0 {
+		return c.fixpointRun(body, st, withEntry)
 	}
-	res := c.fixpointRun(body, st, withEntry)
-	if len(body) > 0 {
-		c.remember(mk, res)
+	c.gc(st)
+	mk := memoKey{stmt: &body[0], n: len(body), state: st.key()}
+	if !withEntry {
+		mk.n = -len(body)
 	}
-	return res
+	return c.memoized(mk, c.loopTouch(&body[0], body), st, func() []*sstate { return c.fixpointRun(body, st, withEntry) })
 }
 
 // memoKey names one loop entered in one flag/register state.
@@ -770,6 +773,9 @@ func (c *checker) recall(mk memoKey, st *sstate) ([]*sstate, bool) {
 	res, ok := c.memo[mk]
 	if !ok {
 		return nil, false
+	}
+	if c.recording > 0 {
+		c.hitLog = append(c.hitLog, mk)
 	}
 	out := make([]*sstate, len(res))
 	for i, x := range res {

@@ -93,12 +93,14 @@ func (c *checker) pin(syms ...int32) {
 	for _, s := range syms {
 		c.pinned[s]++
 	}
+	c.npinned++
 }
 
 func (c *checker) unpin(syms ...int32) {
 	for _, s := range syms {
 		c.pinned[s]--
 	}
+	c.npinned--
 }
 
 // peeled runs loop s from st with the loop variable symbolic (see above).
@@ -109,20 +111,17 @@ func (c *checker) peeled(s *asm.CFor, st *sstate, lo, hi lin, step int64) []*sst
 	}
 	c.gc(st)
 	mk := memoKey{stmt: s, n: -1, state: st.key()}
-	if res, ok := c.recall(mk, st); ok {
-		return res
-	}
-	for p := 1; ; {
-		snap := c.snapshot()
-		out, want := c.peelRun(s, li, st.clone(), lo, hi, step, p)
-		if want <= p || p >= maxPeel || c.aborted {
-			out = c.cap(out)
-			c.remember(mk, out)
-			return out
+	return c.memoized(mk, c.loopTouch(s, s.Body, s.From, s.To, s.Step), st, func() []*sstate {
+		for p := 1; ; {
+			snap := c.snapshot()
+			out, want := c.peelRun(s, li, st.clone(), lo, hi, step, p)
+			if want <= p || p >= maxPeel || c.aborted {
+				return c.cap(out)
+			}
+			c.rollback(snap)
+			p = min(want, maxPeel)
 		}
-		c.rollback(snap)
-		p = min(want, maxPeel)
-	}
+	})
 }
 
 // counted runs a loop whose body decides nothing with its variable: zero

@@ -1,0 +1,389 @@
+package hazard
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/ptoasm/ptoasm/asm"
+)
+
+// Loop templates. A loop entered in a state that differs from an earlier
+// entry only in registers the loop never reads or writes, holding constants
+// (allgather_gemm's compute kernel enters its polling while loop once per
+// output column %ni, and nothing in the loop reads %ni but a tile address),
+// runs the same way: no condition, flag id or bound sees those registers,
+// no store, widening or retirement changes them, and every path of the run
+// holds the entry's values, so states meet and part as they did. The memo
+// (fixpoint) keys on the whole state, so each such entry ran the loop again;
+// that was 90% of the pass on allgather_gemm.
+//
+// So the first run of a loop from such a state is kept as a template, keyed
+// by the state with those registers' values left out (the frame), and a
+// later entry that matches takes the template's result with its own values
+// put back. It also does what the run would have done to the pass: the run's
+// memo entries are made again under the entry's values (so later lookups hit
+// and miss as they would have) and its statement visits are counted (so the
+// work budget runs out at the same statement). The run's findings need no
+// replay: a finding is keyed by kind and sites, not by the iteration, and
+// the template's run reported them already.
+//
+// A template is used only when the run would have met the memo as the
+// template's did: none of its entries exists yet under the new values, and
+// every entry the template's run found (hitLog) does. And only outside
+// peeled loops: there the pinned symbols, a peeling attempt's request for
+// more peeling and its rollback depend on the context. checkTemplates (tests)
+// runs the loop as well at every use and panics when anything differs.
+
+// frameSym stands for a frame register's value in a template's key.
+const frameSym = 0xfffffffe
+
+// checkTemplates makes every template use also run the general path and
+// compare (TestStaticTemplatesMatchGeneralPath); templateChecks counts the
+// uses compared; templatesOff runs the general path only.
+var (
+	checkTemplates bool
+	templateChecks int
+	templatesOff   bool
+	// staticDone, when set, sees each kernel's checker at the end.
+	staticDone func(*checker)
+)
+
+// templateState is the checker's part for templates.
+type templateState struct {
+	templates map[memoKey]*template
+	touched   map[any][]bool
+	// recording counts the template runs under way; hitLog lists the memo
+	// entries found meanwhile.
+	recording int
+	hitLog    []memoKey
+}
+
+// template is one run of a loop: the frame registers and their values at its
+// entry, its result, the memo entries it made (in order) and found, and the
+// statement visits it counted.
+type template struct {
+	frame []int
+	vals  []int64
+	res   []*sstate
+	made  []memoEntry
+	found []memoKey
+	work  int
+}
+
+type memoEntry struct {
+	key memoKey
+	res []*sstate
+}
+
+// loopTouch marks the registers the pass reads or writes in a loop: what its
+// lets, conditions, loop bounds and flag ids read, and what lets, loops and
+// loads write, in body and in exprs (the loop's own condition or bounds).
+func (c *checker) loopTouch(loop any, body []asm.CStmt, exprs ...asm.CExpr) []bool {
+	if t, ok := c.touched[loop]; ok {
+		return t
+	}
+	t := make([]bool, len(c.k.Regs))
+	mark := func(x asm.CExpr) {
+		if x.Src != nil {
+			for _, s := range c.exprDepsOf(x.Src).slots {
+				if s >= 0 && s < len(t) {
+					t[s] = true
+				}
+			}
+		}
+	}
+	write := func(slot int) {
+		if slot >= 0 && slot < len(t) {
+			t[slot] = true
+		}
+	}
+	for _, x := range exprs {
+		mark(x)
+	}
+	if f, ok := loop.(*asm.CFor); ok {
+		write(f.Slot)
+	}
+	walkStmts(body, func(s asm.CStmt) {
+		switch s := s.(type) {
+		case *asm.CLet:
+			write(s.Slot)
+			mark(s.X)
+		case *asm.CIf:
+			mark(s.Cond)
+		case *asm.CWhile:
+			mark(s.Cond)
+		case *asm.CFor:
+			write(s.Slot)
+			mark(s.From)
+			mark(s.To)
+			mark(s.Step)
+		case *asm.COp:
+			// As op evaluates them: a flag's id; any other op's register
+			// operands are written (a load).
+			if s.Info != nil && (s.Info.Op == asm.OpSetFlag || s.Info.Op == asm.OpWaitFlag) {
+				if len(s.Args) >= 3 {
+					mark(s.Args[2].Val)
+				}
+				return
+			}
+			for _, a := range s.Args {
+				if a.Kind == asm.ArgReg {
+					write(a.Slot)
+				}
+			}
+		}
+	})
+	if c.touched == nil {
+		c.touched = map[any][]bool{}
+	}
+	c.touched[loop] = t
+	return t
+}
+
+// frameOf is the template key of mk's loop entered in st and the frame: the
+// registers the loop does not touch that hold constants. ok is false when
+// templates do not apply here.
+func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (memoKey, []int, bool) {
+	// Register indices below 255 keep a key's register records apart from
+	// its facts (0xff) when patchKey reads it.
+	if templatesOff || c.npinned > 0 || len(c.active) > 0 || c.aborted || len(st.regs) >= 255 {
+		return memoKey{}, nil, false
+	}
+	var frame []int
+	var mask []bool
+	for i, s := range st.syms {
+		if s == symZero && !touched[i] {
+			if mask == nil {
+				mask = make([]bool, len(st.syms))
+			}
+			mask[i] = true
+			frame = append(frame, i)
+		}
+	}
+	if frame == nil {
+		return memoKey{}, nil, false
+	}
+	return memoKey{stmt: mk.stmt, n: mk.n, state: st.keyFacts(nil, mask)}, frame, true
+}
+
+// memoized runs the loop mk names from st (gc'd; run does the work) through
+// the memo and the templates.
+func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []*sstate) []*sstate {
+	if res, ok := c.recall(mk, st); ok {
+		return res
+	}
+	fk, frame, ok := c.frameOf(mk, touched, st)
+	if !ok {
+		res := run()
+		c.remember(mk, res)
+		return res
+	}
+	vals := make([]int64, len(frame))
+	for j, i := range frame {
+		vals[j] = st.regs[i]
+	}
+	if t := c.templates[fk]; t != nil {
+		if res, ok := c.useTemplate(t, vals, st, run); ok {
+			c.remember(mk, res)
+			return res
+		}
+	}
+	memo0, hit0, work0 := len(c.memoLog), len(c.hitLog), c.work
+	c.recording++
+	res := run()
+	c.recording--
+	t := &template{frame: frame, vals: vals, work: c.work - work0}
+	t.found = append(t.found, c.hitLog[hit0:]...)
+	if c.recording == 0 {
+		c.hitLog = c.hitLog[:0]
+	}
+	if !c.aborted && c.recordTemplate(t, res, memo0) {
+		if c.templates == nil {
+			c.templates = map[memoKey]*template{}
+		}
+		c.templates[fk] = t
+	}
+	c.remember(mk, res)
+	return res
+}
+
+// recordTemplate fills t from a run's result and the memo entries it made
+// since memo0; false when some path changed a frame register after all (a
+// template would then be wrong).
+func (c *checker) recordTemplate(t *template, res []*sstate, memo0 int) bool {
+	if !t.holds(res) {
+		return false
+	}
+	t.res = make([]*sstate, len(res))
+	for i, x := range res {
+		t.res[i] = x.clone()
+	}
+	for _, k := range c.memoLog[memo0:] {
+		saved := c.memo[k]
+		if !t.holds(saved) || c.patchKey(k, t, t.vals) == nil {
+			return false
+		}
+		t.made = append(t.made, memoEntry{k, saved})
+	}
+	for _, k := range t.found {
+		if c.patchKey(k, t, t.vals) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// holds reports whether every state holds the template's frame values.
+func (t *template) holds(states []*sstate) bool {
+	for _, x := range states {
+		for j, i := range t.frame {
+			if x.syms[i] != symZero || x.regs[i] != t.vals[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// useTemplate returns t's result for an entry st whose frame registers hold
+// vals, making the memo entries and counting the work of the run it stands
+// for; ok is false when that run would not have met the memo as t's did or
+// would pass the work budget (then the loop runs).
+func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() []*sstate) ([]*sstate, bool) {
+	if c.work+t.work > maxWork {
+		return nil, false
+	}
+	made := make([]memoEntry, len(t.made))
+	mine := make(map[memoKey]bool, len(t.made))
+	for i, e := range t.made {
+		k := c.patchKey(e.key, t, vals)
+		if k == nil {
+			return nil, false
+		}
+		if _, ok := c.memo[*k]; ok {
+			return nil, false
+		}
+		made[i] = memoEntry{*k, t.patch(e.res, vals)}
+		mine[*k] = true
+	}
+	found := make([]memoKey, len(t.found))
+	for i, f := range t.found {
+		k := c.patchKey(f, t, vals)
+		if k == nil {
+			return nil, false
+		}
+		// Found in the memo before the run, or made by the run itself
+		// before it was found.
+		if _, ok := c.memo[*k]; !ok && !mine[*k] {
+			return nil, false
+		}
+		found[i] = *k
+	}
+	out := t.patch(t.res, vals)
+	for _, x := range out {
+		x.iter = st.iter
+	}
+	if checkTemplates {
+		// The run stands, with the entries it made; it is compared first.
+		return c.checkTemplate(t, made, out, run), true
+	}
+	for _, e := range made {
+		c.memo[e.key] = e.res
+		c.memoLog = append(c.memoLog, e.key)
+	}
+	if c.recording > 0 {
+		// An enclosing template's run found these entries too.
+		c.hitLog = append(c.hitLog, found...)
+	}
+	c.work += t.work
+	return out, true
+}
+
+// patch clones states with the frame registers set to vals.
+func (t *template) patch(states []*sstate, vals []int64) []*sstate {
+	out := make([]*sstate, len(states))
+	for i, x := range states {
+		y := x.clone()
+		for j, r := range t.frame {
+			y.regs[r] = vals[j]
+		}
+		out[i] = y
+	}
+	return out
+}
+
+// patchKey is memo key k (made during t's run) with t's frame registers'
+// values replaced by vals; nil when k does not hold them as expected.
+func (c *checker) patchKey(k memoKey, t *template, vals []int64) *memoKey {
+	b := []byte(k.state)
+	pos, j := len(c.pairs)*numFlagIDs, 0
+	for pos+14 <= len(b) && j < len(t.frame) {
+		i := int(binary.LittleEndian.Uint16(b[pos:]))
+		if i >= len(c.k.Regs) {
+			break // the facts
+		}
+		if i == t.frame[j] {
+			if binary.LittleEndian.Uint32(b[pos+2:]) != uint32(symZero) || int64(binary.LittleEndian.Uint64(b[pos+6:])) != t.vals[j] {
+				return nil
+			}
+			binary.LittleEndian.PutUint64(b[pos+6:], uint64(vals[j]))
+			j++
+		}
+		pos += 14
+	}
+	if j < len(t.frame) {
+		return nil
+	}
+	return &memoKey{stmt: k.stmt, n: k.n, state: string(b)}
+}
+
+// checkTemplate runs the loop (the general path) where t would stand for it
+// and panics unless the run made the same memo entries, counted the same
+// work, reported no new finding, made no new symbol and returned the same
+// states as the template's result out.
+func (c *checker) checkTemplate(t *template, made []memoEntry, out []*sstate, run func() []*sstate) []*sstate {
+	templateChecks++
+	memo0, work0, nout, nsyms, limited := len(c.memoLog), c.work, len(c.out), len(c.syms), c.limited
+	unchecked := append([]bool(nil), c.unchecked...)
+	res := run()
+	fail := func(what string, a, b any) {
+		panic(fmt.Sprintf("static pass: loop template of kernel %s differs from the general path: %s %v, general path %v", c.k.Name, what, a, b))
+	}
+	if c.work-work0 != t.work {
+		fail("work", t.work, c.work-work0)
+	}
+	if len(c.out) != nout || len(c.syms) != nsyms || c.limited != limited || !slices.Equal(c.unchecked, unchecked) || c.aborted {
+		fail("findings/symbols/limits", []any{nout, nsyms, limited, unchecked}, []any{len(c.out), len(c.syms), c.limited, c.unchecked})
+	}
+	got := c.memoLog[memo0:]
+	if len(got) != len(made) {
+		fail("memo entries", len(made), len(got))
+	}
+	for i, e := range made {
+		if got[i] != e.key || !sameStates(c.memo[got[i]], e.res) {
+			fail("memo entry", i, "differs")
+		}
+	}
+	if !sameStates(res, out) {
+		fail("result", len(out), len(res))
+	}
+	for i := range res {
+		if !slices.Equal(res[i].iter, out[i].iter) {
+			fail("iteration", out[i].iter, res[i].iter)
+		}
+	}
+	return res
+}
+
+func sameStates(a, b []*sstate) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].key() != b[i].key() {
+			return false
+		}
+	}
+	return true
+}
