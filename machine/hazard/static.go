@@ -405,27 +405,47 @@ func (c *checker) join(states []*sstate) []*sstate {
 	if len(states) <= 1 {
 		return states
 	}
-	pinned := func(f *fact) bool { return c.pinned[f.a] > 0 || c.pinned[f.b] > 0 }
-	idx := make(map[uint64][]int, len(states))
+	// keep accepts the facts about pinned symbols; nil when nothing is
+	// pinned (outside peeled loops), and then no fact tells states apart.
+	var keep func(*fact) bool
+	if c.npinned > 0 {
+		keep = func(f *fact) bool { return c.pinned[f.a] > 0 || c.pinned[f.b] > 0 }
+	}
+	// sameAs is an equivalence, so the states alike are grouped: a state is
+	// compared with one of each group of its hash, then tried against that
+	// group's members in order, which is where a scan of every earlier
+	// state would have merged it.
+	type group struct{ members []int }
+	idx := make(map[uint64][]*group, len(states))
 	out := states[:0]
 next:
 	for _, s := range states {
-		h := s.hash(pinned)
-		for _, i := range idx[h] {
-			if out[i].sameAs(s, pinned) {
-				if f, ok := joinFacts(out[i].facts, s.facts); ok {
-					out[i].facts = f
-					continue next
-				}
+		h := s.hash(keep)
+		var g *group
+		for _, x := range idx[h] {
+			if out[x.members[0]].sameAs(s, keep) {
+				g = x
+				break
 			}
 		}
-		idx[h] = append(idx[h], len(out))
+		if g == nil {
+			g = &group{}
+			idx[h] = append(idx[h], g)
+		}
+		for _, i := range g.members {
+			if f, ok := joinFacts(out[i].facts, s.facts); ok {
+				out[i].facts = f
+				continue next
+			}
+		}
+		g.members = append(g.members, len(out))
 		out = append(out, s)
 	}
 	return out
 }
 
-// hash hashes what key encodes, with only the facts keep accepts.
+// hash hashes what sameAs compares: flags, registers (an unknown one holds
+// 0: store and retire clear it) and the facts keep accepts (none when nil).
 func (s *sstate) hash(keep func(*fact) bool) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
@@ -437,14 +457,14 @@ func (s *sstate) hash(keep func(*fact) bool) uint64 {
 		mix(uint64(b))
 	}
 	for i, v := range s.regs {
-		if s.syms[i] != symTop {
-			mix(uint64(i)<<32 | uint64(uint32(s.syms[i])))
-			mix(uint64(v))
-		}
+		mix(uint64(uint32(s.syms[i])) ^ uint64(v)<<32 ^ uint64(v)>>32)
+	}
+	if keep == nil {
+		return h
 	}
 	for i := range s.facts {
 		f := &s.facts[i]
-		if keep != nil && !keep(f) {
+		if !keep(f) {
 			continue
 		}
 		mix(uint64(uint32(f.a))<<32 | uint64(uint32(f.b)) ^ uint64(f.kind)<<60)
@@ -455,22 +475,20 @@ func (s *sstate) hash(keep func(*fact) bool) uint64 {
 }
 
 // sameAs reports whether s and o have the same flags, registers and the
-// facts keep accepts.
+// facts keep accepts (none when nil).
 func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
-	if string(s.counts) != string(o.counts) {
+	if string(s.counts) != string(o.counts) || !slices.Equal(s.syms, o.syms) || !slices.Equal(s.regs, o.regs) {
 		return false
 	}
-	for i := range s.syms {
-		if s.syms[i] != o.syms[i] || (s.syms[i] != symTop && s.regs[i] != o.regs[i]) {
-			return false
-		}
+	if keep == nil {
+		return true
 	}
 	i, j := 0, 0
 	for {
-		for i < len(s.facts) && keep != nil && !keep(&s.facts[i]) {
+		for i < len(s.facts) && !keep(&s.facts[i]) {
 			i++
 		}
-		for j < len(o.facts) && keep != nil && !keep(&o.facts[j]) {
+		for j < len(o.facts) && !keep(&o.facts[j]) {
 			j++
 		}
 		if i == len(s.facts) || j == len(o.facts) {
