@@ -38,6 +38,12 @@ import (
 // frameSym stands for a frame register's value in a template's key.
 const frameSym = 0xfffffffe
 
+// maxTemplates bounds the templates kept per loop and frame key (the newest).
+// A template that does not fit an entry (its run met the memo otherwise) is
+// followed by a run, which is kept as another template (in allgather_gemm
+// one template per key left 56 of 305 entries of the while loop to run).
+const maxTemplates = 8
+
 // checkTemplates makes every template use also run the general path and
 // compare (TestStaticTemplatesMatchGeneralPath); templateChecks counts the
 // uses compared; templatesOff runs the general path only.
@@ -51,7 +57,7 @@ var (
 
 // templateState is the checker's part for templates.
 type templateState struct {
-	templates map[memoKey]*template
+	templates map[memoKey][]*template
 	touched   map[any][]bool
 	// recording counts the template runs under way; hitLog lists the memo
 	// entries found meanwhile.
@@ -183,8 +189,9 @@ func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []
 	for j, i := range frame {
 		vals[j] = st.regs[i]
 	}
-	if t := c.templates[fk]; t != nil {
-		if res, ok := c.useTemplate(t, vals, st, run); ok {
+	ts := c.templates[fk]
+	for i := len(ts) - 1; i >= 0; i-- { // the newest first
+		if res, ok := c.useTemplate(ts[i], vals, st, run); ok {
 			c.remember(mk, res)
 			return res
 		}
@@ -200,9 +207,13 @@ func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []
 	}
 	if !c.aborted && c.recordTemplate(t, res, memo0) {
 		if c.templates == nil {
-			c.templates = map[memoKey]*template{}
+			c.templates = map[memoKey][]*template{}
 		}
-		c.templates[fk] = t
+		ts := c.templates[fk]
+		if len(ts) == maxTemplates {
+			ts = append(ts[:0], ts[1:]...)
+		}
+		c.templates[fk] = append(ts, t)
 	}
 	c.remember(mk, res)
 	return res
