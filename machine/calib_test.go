@@ -204,19 +204,21 @@ func gemmARAnchor(us float64) anchor {
 	}
 }
 
-// topkAnchor is pto-isa's automode topk README ("Measured Performance":
-// task_duration 324.1 us on A3, 48 AIVs, [4800, 1024] f32, k = 1000), the
-// program at its default size. No value was fitted to it; it was looked at
-// when vmrgsort4's charge was read from pto-isa's cost model
-// (docs/profile.md "Merge sort"), which kept the source's reading.
-func topkAnchor() anchor {
+// topkAnchor is a row of pto-isa's automode topk README ("Measured
+// Performance": task_duration on A3, 48 AIVs, f32, 1024 of 1280 columns,
+// k = 1000), the program with ROWS rows. No value was fitted to it; the
+// 4800-row figure was looked at when vmrgsort4's charge was read from
+// pto-isa's cost model (docs/profile.md "Merge sort"), which kept the
+// source's reading.
+func topkAnchor(rows int64, us float64) anchor {
 	return anchor{
-		name:     "topk [4800, 1024] f32, k = 1000",
+		name:     fmt.Sprintf("topk [%d, 1024] f32, k = 1000", rows),
 		group:    "topk",
 		source:   "pto-isa kernels/automode/a2a3/topk README (programs/topk/README.md)",
 		heldOut:  true,
-		measured: 324.1,
+		measured: us,
 		path:     "../programs/topk/topk.pto",
+		defs:     []asm.Define{{Name: "ROWS", Value: fmt.Sprint(rows)}},
 	}
 }
 
@@ -260,7 +262,9 @@ func calibrationAnchors() []anchor {
 		conv2dAnchor(32, 16, 96, 6144, 1.0979),
 		conv2dAnchor(40, 15, 128, 7680, 2.1312),
 		gemmARAnchor(368.1),
-		topkAnchor(),
+		topkAnchor(2304, 161.375),
+		topkAnchor(3456, 238.819),
+		topkAnchor(4800, 324.106),
 	}
 }
 
