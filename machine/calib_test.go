@@ -64,6 +64,11 @@ type anchor struct {
 	// deviceTimer: the measurement is a timer the kernel reads itself
 	// (tget_bw's SYS_CNT), so it excludes the kernel's start-up.
 	deviceTimer bool
+	// hostTimed: the measurement is a host clock around the launch and
+	// aclrtSynchronizeStream (gemm_ar's compute-only benchmark), so it is
+	// the kernel's own time plus host.launch_overhead, which holds the
+	// launch, the start-up and the stream synchronisation.
+	hostTimed bool
 	// bytes moved, for transfer anchors.
 	bytes int64
 	// shape facts for the trend checks.
@@ -154,13 +159,77 @@ func gemmPerfAnchor(s int64, ms float64) anchor {
 	}
 }
 
+// conv2dAnchor is one row of pto-isa's conv2d_forward README ("Measured
+// Performance (Reference)": A3, 24 cores, fp16 in and out, f32 in L0C;
+// X = [4, c1, hin, win, 16], K = [c1·9, n/16, 16, 16]), run with the kernel's
+// grid (one image of the batch of 4 per block row, 6 blocks along the output
+// channels) and base tiles. Held out: no profile value was fitted or chosen
+// with these rows (docs/profile.md "Held-out kernels").
+func conv2dAnchor(c1, hin, win, n int64, ms float64) anchor {
+	d := func(name string, v int64) asm.Define { return asm.Define{Name: name, Value: fmt.Sprint(v)} }
+	const batch = 4
+	return anchor{
+		name:     fmt.Sprintf("conv2d_forward X=[%d,%d,%d,%d,16] N=%d", batch, c1, hin, win, n),
+		group:    "conv2d_forward",
+		source:   "pto-isa kernels/manual/a2a3/conv2d_forward README (programs/conv2d_forward/README.md)",
+		heldOut:  true,
+		measured: ms * 1000,
+		path:     "../programs/conv2d_forward/conv2d_forward.pto",
+		defs: []asm.Define{d("BATCH", batch), d("N_GRID", 6), d("C1", c1), d("HIN", hin), d("WIN", win),
+			d("N", n)},
+		// The implicit GEMM: m = pixels (stride 1, padding 1), k = c1·9·16.
+		ranks: 1, m: batch * hin * win, k: c1 * 9 * 16, n: n,
+	}
+}
+
+// gemmARAnchor is the "Compute-only" figure of pto-isa's gemm_ar README
+// ("Measured Performance (Reference)": 8-card Ascend 910B, M = 5416, K = 6144,
+// N = 1408 padded to 5504 × 1536, 258 tiles on 24 compute blocks; every rank
+// runs the GEMM kernel alone, host-timed around launch and stream sync after
+// warm-up launches), compared with the program's "timed" run after its
+// warm-up run. Held out: no profile value was fitted or chosen with it.
+func gemmARAnchor(us float64) anchor {
+	d := func(name string, v int64) asm.Define { return asm.Define{Name: name, Value: fmt.Sprint(v)} }
+	return anchor{
+		name:      "gemm_ar_compute 5504×6144×1536 (host-timed)",
+		group:     "gemm_ar_compute",
+		source:    "pto-isa kernels/manual/a2a3/gemm_ar README (programs/gemm_ar_compute/README.md)",
+		heldOut:   true,
+		measured:  us,
+		path:      "../programs/gemm_ar_compute/gemm_ar_compute.pto",
+		defs:      []asm.Define{d("M", 5504), d("K", 6144), d("N", 1536), d("BLOCKS", 24)},
+		run:       "timed",
+		hostTimed: true,
+		ranks:     1, m: 5504, k: 6144, n: 1536,
+	}
+}
+
+// topkAnchor is a row of pto-isa's automode topk README ("Measured
+// Performance": task_duration on A3, 48 AIVs, f32, 1024 of 1280 columns,
+// k = 1000), the program with ROWS rows. No value was fitted to it; the
+// 4800-row figure was looked at when vmrgsort4's charge was read from
+// pto-isa's cost model (docs/profile.md "Merge sort"), which kept the
+// source's reading.
+func topkAnchor(rows int64, us float64) anchor {
+	return anchor{
+		name:     fmt.Sprintf("topk [%d, 1024] f32, k = 1000", rows),
+		group:    "topk",
+		source:   "pto-isa kernels/automode/a2a3/topk README (programs/topk/README.md)",
+		heldOut:  true,
+		measured: us,
+		path:     "../programs/topk/topk.pto",
+		defs:     []asm.Define{{Name: "ROWS", Value: fmt.Sprint(rows)}},
+	}
+}
+
 // calibrationAnchors lists every anchor. The tget_bw 4 KB and 4 MB points were
 // used to fit link.latency, link.stream_bw and sdma.*, the allgather_gemm rows
 // not held out to fit link.stream_overhead, the gemm_performance rows to choose
 // dma.gm_l1.bw and the L2's usable share and miss latency (docs/profile.md).
-// The held-out rows (three allgather_gemm rows, the tget_bw middle sizes) were
-// not looked at by any fit and must stay so (docs/profile.md "Calibration
-// report").
+// The held-out rows (three allgather_gemm rows, the tget_bw middle sizes,
+// conv2d_forward, gemm_ar_compute and topk) were not looked at by any fit and
+// must stay so.
+// (docs/profile.md "Calibration report").
 func calibrationAnchors() []anchor {
 	return []anchor{
 		allgatherAnchor(2, 2048, 2048, 1024, 0.297, false),
@@ -187,6 +256,15 @@ func calibrationAnchors() []anchor {
 		gemmPerfAnchor(3072, 0.2067),
 		gemmPerfAnchor(6144, 1.5060),
 		gemmPerfAnchor(7680, 3.1680),
+		conv2dAnchor(8, 8, 48, 1536, 0.0322),
+		conv2dAnchor(16, 12, 64, 3072, 0.1473),
+		conv2dAnchor(24, 12, 96, 4608, 0.4709),
+		conv2dAnchor(32, 16, 96, 6144, 1.0979),
+		conv2dAnchor(40, 15, 128, 7680, 2.1312),
+		gemmARAnchor(368.1),
+		topkAnchor(2304, 161.375),
+		topkAnchor(3456, 238.819),
+		topkAnchor(4800, 324.106),
 	}
 }
 
@@ -201,7 +279,8 @@ type outcome struct {
 
 func (o outcome) err() float64 { return (o.predicted - o.a.measured) / o.a.measured }
 
-// tflops is the per-rank TFLOPS of a GEMM anchor (allgather_gemm, gemm_performance) at time us.
+// tflops is the per-rank TFLOPS of a GEMM anchor (allgather_gemm, gemm_performance,
+// conv2d_forward as its implicit GEMM) at time us.
 func (a anchor) tflops(us float64) float64 {
 	return 2 * float64(a.m*a.k*a.n) / (us * 1e-6) / 1e12
 }
@@ -223,6 +302,9 @@ func runAnchor(t testing.TB, a anchor) outcome {
 				span, found = rs.End-rs.Start, true
 				if a.deviceTimer {
 					span = deviceSpan(prof, rs)
+				}
+				if a.hostTimed {
+					span = deviceSpan(prof, rs) + prof.LaunchOverhead
 				}
 				break
 			}
@@ -298,7 +380,10 @@ func calibrationReport(outs []outcome) string {
 	b.WriteString("(`pipes/profiles/a2a3.txt`); docs/profile.md says how the profile was fitted.\n")
 	b.WriteString("tget_bw anchors are pto-isa's device-side averages (SYS_CNT ticks of 20 ns) against the\n")
 	b.WriteString("program's `timed` run, which follows a warm-up run as the kernel's timed loop follows its warm-up,\n")
-	b.WriteString("less the kernel's start-up (`kernel.start`), which a timer read inside the kernel does not see.\n\n")
+	b.WriteString("less the kernel's start-up (`kernel.start`), which a timer read inside the kernel does not see.\n")
+	b.WriteString("gemm_ar_compute's figure is host-timed (launch to stream sync): its `timed` run less\n")
+	b.WriteString("`kernel.start`, plus `host.launch_overhead`. conv2d_forward, gemm_ar_compute and topk are held\n")
+	b.WriteString("out: no profile value was fitted or chosen with them (docs/profile.md \"Held-out kernels\").\n\n")
 	b.WriteString("| anchor | predicted | measured | error | bottleneck (mean util.) | fit / held out |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, o := range outs {
@@ -313,7 +398,10 @@ func calibrationReport(outs []outcome) string {
 		fmt.Fprintf(&b, "| %s | "+fmtv+" | "+fmtv+" | %+.1f%% | %s | %s |\n", o.a.name,
 			o.predicted, o.a.measured, 100*o.err(), o.bottleneck, ho)
 	}
-	var all, held, fitted, ag, tg, gp []outcome
+	// One row per program, in the order the anchors list them.
+	var all, held, fitted []outcome
+	var groups []string
+	byGroup := map[string][]outcome{}
 	for _, o := range outs {
 		all = append(all, o)
 		if o.a.heldOut {
@@ -321,20 +409,16 @@ func calibrationReport(outs []outcome) string {
 		} else {
 			fitted = append(fitted, o)
 		}
-		switch o.a.group {
-		case "allgather_gemm":
-			ag = append(ag, o)
-		case "tget_bw":
-			tg = append(tg, o)
-		case "gemm_performance":
-			gp = append(gp, o)
+		if _, ok := byGroup[o.a.group]; !ok {
+			groups = append(groups, o.a.group)
 		}
+		byGroup[o.a.group] = append(byGroup[o.a.group], o)
 	}
 	b.WriteString("\n| set | anchors | MAPE |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| all | %d | %.1f%% |\n", len(all), mape(all))
-	fmt.Fprintf(&b, "| allgather_gemm | %d | %.1f%% |\n", len(ag), mape(ag))
-	fmt.Fprintf(&b, "| tget_bw | %d | %.1f%% |\n", len(tg), mape(tg))
-	fmt.Fprintf(&b, "| gemm_performance | %d | %.1f%% |\n", len(gp), mape(gp))
+	for _, g := range groups {
+		fmt.Fprintf(&b, "| %s | %d | %.1f%% |\n", g, len(byGroup[g]), mape(byGroup[g]))
+	}
 	fmt.Fprintf(&b, "| fitted on | %d | %.1f%% |\n", len(fitted), mape(fitted))
 	fmt.Fprintf(&b, "| held out | %d | %.1f%% |\n", len(held), mape(held))
 
@@ -357,7 +441,9 @@ type trend struct {
 
 // calibrationTrends checks the trends issue 22 names on the allgather_gemm
 // anchors: more ranks are faster at 8192×4096×4096 (measured 2.52, 1.65,
-// 1.44 ms) and at 8 ranks the larger M reaches more TFLOPS (191 → 213).
+// 1.44 ms) and at 8 ranks the larger M reaches more TFLOPS (191 → 213); the
+// 7680³ drop of gemm_performance; and the held-out conv2d_forward rows'
+// rising TFLOPS (169 → 319).
 func calibrationTrends(outs []outcome) []trend {
 	find := func(ranks int, m int64) *outcome {
 		for i := range outs {
@@ -396,6 +482,29 @@ func calibrationTrends(outs []outcome) []trend {
 			ok:   t7 < t6,
 			detail: fmt.Sprintf("predicted 6144³ → 7680³: %.1f → %.1f TFLOPS; measured %.1f → %.1f.",
 				t6, t7, g6.a.tflops(g6.a.measured), g7.a.tflops(g7.a.measured)),
+		})
+	}
+	var conv []*outcome
+	for i := range outs {
+		if outs[i].a.group == "conv2d_forward" {
+			conv = append(conv, &outs[i])
+		}
+	}
+	if len(conv) > 1 {
+		ok := true
+		var pred, meas []string
+		for i, o := range conv {
+			if i > 0 && o.a.tflops(o.predicted) <= conv[i-1].a.tflops(conv[i-1].predicted) {
+				ok = false
+			}
+			pred = append(pred, fmt.Sprintf("%.1f", o.a.tflops(o.predicted)))
+			meas = append(meas, fmt.Sprintf("%.1f", o.a.tflops(o.a.measured)))
+		}
+		trs = append(trs, trend{
+			name: "conv2d_forward, more TFLOPS at each larger shape",
+			ok:   ok,
+			detail: fmt.Sprintf("predicted %s TFLOPS; measured %s.",
+				strings.Join(pred, " → "), strings.Join(meas, " → ")),
 		})
 	}
 	return trs
@@ -439,13 +548,17 @@ func TestCalibrationReport(t *testing.T) {
 // (Every tget_bw anchor is also pinned by TestTGETBandwidth.)
 func TestCalibrationAnchors(t *testing.T) {
 	bands := map[string][2]float64{ // allowed error range, as a fraction of the measurement
-		"allgather_gemm 2 ranks 2048×2048×1024": {-0.31, -0.19},
-		"allgather_gemm 2 ranks 4096×4096×4096": {-0.09, 0.03},
-		"allgather_gemm 4 ranks 4096×4096×4096": {0.01, 0.12},  // held out
-		"tget_bw TGET 64 KiB (device)":          {-0.03, 0.07}, // held out
-		"tget_bw TGET_ASYNC 256 KiB (device)":   {-0.03, 0.07}, // held out
-		"gemm_performance 1536³":                {-0.25, -0.14},
-		"gemm_performance 3072³":                {-0.08, 0.03},
+		"allgather_gemm 2 ranks 2048×2048×1024":       {-0.31, -0.19},
+		"allgather_gemm 2 ranks 4096×4096×4096":       {-0.09, 0.03},
+		"allgather_gemm 4 ranks 4096×4096×4096":       {0.01, 0.12},  // held out
+		"tget_bw TGET 64 KiB (device)":                {-0.03, 0.07}, // held out
+		"tget_bw TGET_ASYNC 256 KiB (device)":         {-0.03, 0.07}, // held out
+		"gemm_performance 1536³":                      {-0.25, -0.14},
+		"gemm_performance 3072³":                      {-0.08, 0.03},
+		"conv2d_forward X=[4,8,8,48,16] N=1536":       {-0.40, -0.27}, // held out
+		"conv2d_forward X=[4,16,12,64,16] N=3072":     {-0.08, 0.04},  // held out
+		"topk [4800, 1024] f32, k = 1000":             {-0.43, -0.31}, // held out
+		"gemm_ar_compute 5504×6144×1536 (host-timed)": {-0.04, 0.08},  // held out
 	}
 	n := 0
 	for _, a := range calibrationAnchors() {
