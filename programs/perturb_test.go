@@ -79,11 +79,6 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "N", Value: "1"}},
 		{{Name: "N", Value: "2"}},
 	},
-	// The cores' stores of one site and iteration were named in arrival
-	// order (the wide sweep found it at four columns).
-	"ffn_grid/mixed_3x3": {
-		{{Name: "COLS", Value: "4"}},
-	},
 }
 
 // apply returns the default profile with p applied; it fails when p matches
