@@ -335,13 +335,10 @@ func TestFindingsIgnoreTimingSweep(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p, _ := programs.Find(name)
-			defs, err := testDefines(p)
+			p, defs, sizes, err := programSizes(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sizes := [][]asm.Define{nil}
-			sizes = append(sizes, timingSizes[name]...)
 			sizes = append(sizes, sweepExtraSizes[name]...)
 			sizes = append(sizes, drawSizes(sweepSeed(seed, name), sweepConsts(p), maxSizes)...)
 			for _, more := range sizes {

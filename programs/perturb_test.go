@@ -81,6 +81,14 @@ var timingSizes = map[string][][]asm.Define{
 	},
 }
 
+// programSizes returns program name's path, its `// test:` defines and the
+// sizes TestFindingsIgnoreTiming lints it at: its own (nil) and timingSizes'.
+func programSizes(name string) (string, []asm.Define, [][]asm.Define, error) {
+	path, _ := programs.Find(name)
+	defs, err := testDefines(path)
+	return path, defs, append([][]asm.Define{nil}, timingSizes[name]...), err
+}
+
 // apply returns the default profile with p applied; it fails when p matches
 // no parameter, so a renamed key cannot turn an entry into a no-op.
 func (p perturbation) apply() (*pipes.Profile, error) {
@@ -248,13 +256,10 @@ func TestFindingsIgnoreTiming(t *testing.T) {
 	for _, name := range programs.List() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path, _ := programs.Find(name)
-			defs, err := testDefines(path)
+			path, defs, sizes, err := programSizes(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sizes := [][]asm.Define{nil}
-			sizes = append(sizes, timingSizes[name]...)
 			for _, more := range sizes {
 				size := ""
 				if more != nil {
