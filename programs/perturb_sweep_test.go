@@ -27,9 +27,10 @@ import (
 // The wide sweep (TestFindingsIgnoreTimingSweep) looks for verdicts that
 // move with timing where timingPerturbations does not reach: many profile
 // parameters changed at once, by factors from 0.02 to 50, at several sizes of
-// every program. It is long, so it runs only when asked:
+// every program. It is long, so it runs whole only when asked:
 //
-//	PTOASM_SWEEP=N        N random profiles per program and size (0: skip)
+//	PTOASM_SWEEP=N        N random profiles per program and size (unset: two,
+//	                      on the programs of sweepSlice; skipped with -short)
 //	PTOASM_SWEEP_SEED=S   the seed (default 1); a failure names its profile
 //	                      as --set flags, so it reproduces on the command line
 //	PTOASM_SWEEP_RUN=RE   only programs whose name matches RE
@@ -38,6 +39,11 @@ import (
 //
 // Every draw is a function of the seed, the program and the size, so a run
 // over a subset gives the same profiles to that subset.
+
+// sweepSlice names the programs TestFindingsIgnoreTimingSweep covers when
+// PTOASM_SWEEP is not set: where the sweep found verdicts that moved
+// (docs/hazards.md, "What each verdict depends on"), and their twins.
+var sweepSlice = regexp.MustCompile(`^(hazards/(fault_each_core|read_before_racing_writes|same_site_waw|dn_block_swap|nz_block_swap)|allgather_gemm/mutant_h4)`)
 
 // sweepFixed are the parameters a sweep leaves alone: they change what the
 // kernel is (core counts, memory sizes and alignment, which move addresses
@@ -315,8 +321,14 @@ func withoutKind(fs []hazard.Finding, kind string) []hazard.Finding {
 // form of TestFindingsIgnoreTiming (the header above says how to run it).
 func TestFindingsIgnoreTimingSweep(t *testing.T) {
 	n := envInt("PTOASM_SWEEP", 0)
+	var only *regexp.Regexp
 	if n <= 0 {
-		t.Skip("PTOASM_SWEEP=N runs the wide sweep (N random profiles per program and size)")
+		// The always-on slice: the programs where the sweep found a
+		// mover, two draws each at their sizes.
+		if testing.Short() {
+			t.Skip("-short; PTOASM_SWEEP=N runs the wide sweep (N random profiles per program and size)")
+		}
+		n, only = 2, sweepSlice
 	}
 	seed := uint64(envInt("PTOASM_SWEEP_SEED", 1))
 	maxSizes := envInt("PTOASM_SWEEP_SIZES", 6)
@@ -325,7 +337,6 @@ func TestFindingsIgnoreTimingSweep(t *testing.T) {
 		t.Logf("sweep seed %d: %d cases (program or kernel x size), %d perturbed lints, %d stopped at a limit, %.0f s",
 			seed, sweepCount.cases.Load(), sweepCount.lints.Load(), sweepCount.limited.Load(), time.Since(start).Seconds())
 	})
-	var only *regexp.Regexp
 	if re := os.Getenv("PTOASM_SWEEP_RUN"); re != "" {
 		only = regexp.MustCompile(re)
 	}
