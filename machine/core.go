@@ -120,7 +120,7 @@ type core struct {
 	// made current (what `@F[i, j]` names in a tload or tstore), -1 for none.
 	fifoCur []int64
 
-	ran bool
+	ran, halted bool // halted: stopped at a fault while other cores go on (Machine.halt)
 	// charged says the core's own state is taken out of the memory budget.
 	charged bool
 	// slot is the wave slot the core belongs to while its stream has blocks
@@ -194,7 +194,7 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	c.iter, c.iterMoved = c.iter[:0], true
 	c.t = at
 	c.state = scRunning
-	c.micro, c.mi = c.micro[:0], 0
+	c.micro, c.mi, c.halted = c.micro[:0], 0, false
 	c.flags.Reset()
 	clear(c.units)
 	c.cross.Reset()
@@ -850,6 +850,9 @@ func (c *core) syncTime() bool {
 
 // endKernel waits for every pipe to drain, then finishes the core.
 func (c *core) endKernel() {
+	if c.state == scDone {
+		return // a halted core woken again by something it waited for (Machine.halt)
+	}
 	if !c.drained() {
 		c.state = scEnd
 		return
@@ -874,6 +877,13 @@ func (c *core) finish() {
 	}
 	c.t = end
 	c.state = scDone
+	if c.halted {
+		// Stopped at a fault: its pipes have run what it issued, and
+		// nothing else of the kernel happens (no kernel end, no leftover
+		// flags to report).
+		m.coreDone(c, end)
+		return
+	}
 	// The runtime makes every write visible once the kernel has finished.
 	c.flushRemote()
 	if m.emitting {

@@ -1,8 +1,10 @@
 package machine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 	"unsafe"
@@ -35,6 +37,10 @@ func (m *Machine) Run() (*Result, error) {
 		m.events()
 		done, err := m.Step()
 		if err != nil {
+			if m.halt(err) {
+				continue
+			}
+			err = m.faultsOr(err)
 			r := m.result()
 			return r, err
 		}
@@ -47,6 +53,77 @@ func (m *Machine) Run() (*Result, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// halt takes a fault that stopped the run at one core's issue or pipe and,
+// when the core is known, stops only that core and lets the run go on: the
+// core issues nothing more, its pipes run what it had issued, and every
+// other core runs until it ends or blocks. Which faults a run reports, and
+// which accesses the detector sees before them, then follow each core's own
+// path, not which core's fault came first in time (two cores that each
+// fault reported whichever was faster; the loads issued before a fault
+// reached the detector or not as their latency allowed). It returns false
+// when the run must stop as before: not a fault, or one of no core of the
+// run, or the run's end is already being reported.
+func (m *Machine) halt(err error) bool {
+	f, ok := err.(*Fault)
+	if !ok || m.haltDone || f.CoreName == "" {
+		return false
+	}
+	var c *core
+	for _, x := range m.active {
+		if x.rank.id == f.Rank && x.vid == f.Core && x.state != scIdle {
+			c = x
+			break
+		}
+	}
+	if c == nil || c.halted || c.state == scDone {
+		return false
+	}
+	m.halted = append(m.halted, f)
+	c.halted = true
+	// The kernel body ends here: the last instruction is iHalt
+	// (compileBody), which waits for the pipes to drain and finishes the
+	// core without a kernel end (finish).
+	c.code, c.pc = c.code[len(c.code)-1:], 0
+	c.micro, c.mi = c.micro[:0], 0
+	m.err = nil
+	if c.state != scEnd {
+		c.state = scRunning
+		if !c.wake.armed {
+			c.t = max(c.t, m.now)
+			c.sleep()
+		}
+	}
+	return true
+}
+
+// faultsOr is the error a run that halted cores at faults returns: the
+// fault of the least core (rank, then block), with the others in Others,
+// whatever stopped the run at last (the end of every core, a core blocked
+// on a halted one, a guard: consequences of the faults). Otherwise err.
+func (m *Machine) faultsOr(err error) error {
+	if len(m.halted) == 0 {
+		return err
+	}
+	m.haltDone = true
+	if f, ok := err.(*Fault); ok && !slices.Contains(m.halted, f) {
+		m.halted = append(m.halted, f) // a fault no halt took (a halted core's pipe)
+	}
+	fs := slices.Clone(m.halted)
+	slices.SortStableFunc(fs, func(a, b *Fault) int {
+		if a.Rank != b.Rank {
+			return cmp.Compare(a.Rank, b.Rank)
+		}
+		return cmp.Compare(a.Core, b.Core)
+	})
+	m.res.Faults = m.res.Faults[:0]
+	for _, f := range fs {
+		m.res.Faults = append(m.res.Faults, f.Error())
+	}
+	first := *fs[0]
+	first.Others = fs[1:]
+	return &first
 }
 
 func (m *Machine) flushObservers() {
@@ -244,6 +321,13 @@ func (m *Machine) Step() (done bool, err error) {
 			return true, m.err
 		}
 		return false, nil
+	}
+	if len(m.halted) > 0 {
+		// Cores stopped at faults: the others have gone as far as they
+		// can (to their end, or blocked on a halted core, which is no
+		// deadlock of their own), and the run ends here (Run).
+		m.err = m.halted[0]
+		return true, m.err
 	}
 	if m.live > 0 {
 		m.err = m.deadlock()

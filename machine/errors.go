@@ -27,6 +27,10 @@ type Fault struct {
 	Pipe     asm.Pipe
 	Op       *asm.COp
 	Msg      string
+	// Others are the faults of other cores in the same run: a fault stops
+	// its own core only (Machine.Run), so a run reports each core's first
+	// fault, this one the least core's.
+	Others []*Fault
 }
 
 func (f *Fault) Error() string {

@@ -1233,9 +1233,23 @@ func planLean(op *asm.COp, pl *opPlan) bool {
 	return op.Pipe == asm.PipeM || op.Pipe == asm.PipeV || pl.initAttr < 0
 }
 
-// resolve decodes op's operands for this dynamic instance into e. GM windows
-// are sized by the first tile operand (1×1 when there is none).
+// resolve decodes op's operands for this dynamic instance into e, the slot
+// just pushed onto op's pipe. When they fault, the slot is taken back: the
+// run goes on past a fault on the other cores (Machine.halt), and the
+// faulting core's pipe must not run an op whose operands never resolved.
 func (c *core) resolve(op *asm.COp, pl *opPlan, e *entry) bool {
+	if c.resolveOps(op, pl, e) {
+		return true
+	}
+	if ps := c.pipes[op.Pipe]; ps != nil && ps.q.Len() > 0 && ps.q.At(ps.q.Len()-1) == e {
+		ps.q.Unpush()
+	}
+	return false
+}
+
+// resolveOps is resolve's decoding. GM windows are sized by the first tile
+// operand (1×1 when there is none).
+func (c *core) resolveOps(op *asm.COp, pl *opPlan, e *entry) bool {
 	if pl.tooMany {
 		c.m.fail(c.faultK(FaultBadOperand, op, op.Pipe, "too many operands"))
 		return false

@@ -140,6 +140,10 @@ type Machine struct {
 	live     int // active cores not yet finished
 	finished bool
 	err      error
+	// halted are the faults whose cores Run stopped while the others went
+	// on (halt); haltDone says the run's end is being reported.
+	halted   []*Fault
+	haltDone bool
 	// workEnd is when the last work ends that a spinning scalar could be
 	// waiting for: an instruction in flight on a pipe, an async copy, a
 	// GM write (the idle guard, Options.MaxIdleCycles).

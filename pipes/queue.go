@@ -93,5 +93,17 @@ func (r *Ring[T]) Pop() {
 	r.hd = &r.buf[r.head]
 }
 
+// Unpush drops the newest entry, the one the last PushSlot handed out.
+// Unpushing an empty ring does nothing.
+func (r *Ring[T]) Unpush() {
+	if r.n == 0 {
+		return
+	}
+	r.n--
+	if r.n == 0 {
+		r.hd = nil
+	}
+}
+
 // Reset empties the ring, keeping its slots for reuse.
 func (r *Ring[T]) Reset() { r.head, r.n, r.hd = 0, 0, nil }

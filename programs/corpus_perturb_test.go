@@ -30,6 +30,21 @@ var corpusPerturbations = []string{"dma latency 0", "dma latency x2", "vector he
 // here fails, and so does one here that no longer moves.
 var corpusMovers = map[string]string{}
 
+// corpusFrontend reads a corpus kernel from disk, PTOAS MLIR as an A2/A3
+// kernel (as scripts/ptoas-corpus-report.sh does) and PTO-AS as itself.
+func corpusFrontend() asm.Frontend {
+	return asm.Frontend{
+		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
+			if mlir.IsMLIR(src) {
+				return mlir.ParseFileWith(name, src, mlir.Options{Arch: "a3"})
+			}
+			return parser.ParseFile(name, src)
+		},
+		ParseExpr: parser.ParseExpr,
+		ReadFile:  os.ReadFile,
+	}
+}
+
 // TestCorpusFindingsIgnoreTiming lints every kernel of the PTOAS corpus
 // (read as an A2/A3 kernel, as scripts/ptoas-corpus-report.sh does) under
 // corpusPerturbations and holds it to TestFindingsIgnoreTiming's rule: the
@@ -65,16 +80,7 @@ func TestCorpusFindingsIgnoreTiming(t *testing.T) {
 		}
 		profs = append(profs, prof)
 	}
-	fe := asm.Frontend{
-		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
-			if mlir.IsMLIR(src) {
-				return mlir.ParseFileWith(name, src, mlir.Options{Arch: "a3"})
-			}
-			return parser.ParseFile(name, src)
-		},
-		ParseExpr: parser.ParseExpr,
-		ReadFile:  os.ReadFile,
-	}
+	fe := corpusFrontend()
 	var files []string
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".pto") {

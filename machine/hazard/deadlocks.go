@@ -74,17 +74,26 @@ func (d *Detector) NoteError(err error) {
 		}
 		d.deadlock(x.Blocked, x.Names)
 	case *machine.Fault:
-		a := d.agent(machine.Agent{Rank: int32(x.Rank), Core: int32(x.Core), Pipe: x.Pipe})
-		r := rec{agent: a, gen: d.gen, op: x.Op}
-		kind := KindFault
-		m := strings.ToLower(x.Msg)
-		switch {
-		case strings.Contains(m, "event id") || strings.Contains(m, "flag id"):
-			kind = KindBadEventID
-		case strings.Contains(m, "out of bounds") || strings.Contains(m, "out-of-bounds") || strings.Contains(m, "outside"):
-			kind = KindOutOfBounds
+		// Each core's first fault: a fault stops only its core (machine.Run).
+		d.fault(x)
+		for _, o := range x.Others {
+			d.fault(o)
 		}
-		d.single(kind, SevError, &r, x.Msg, "")
 	}
 	d.flushNotes()
+}
+
+// fault records a runtime fault, classified by its message.
+func (d *Detector) fault(x *machine.Fault) {
+	a := d.agent(machine.Agent{Rank: int32(x.Rank), Core: int32(x.Core), Pipe: x.Pipe})
+	r := rec{agent: a, gen: d.gen, op: x.Op}
+	kind := KindFault
+	m := strings.ToLower(x.Msg)
+	switch {
+	case strings.Contains(m, "event id") || strings.Contains(m, "flag id"):
+		kind = KindBadEventID
+	case strings.Contains(m, "out of bounds") || strings.Contains(m, "out-of-bounds") || strings.Contains(m, "outside"):
+		kind = KindOutOfBounds
+	}
+	d.single(kind, SevError, &r, x.Msg, "")
 }

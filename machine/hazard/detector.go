@@ -205,11 +205,15 @@ type flagChan struct {
 	last rec // the latest set_flag on this channel, in the last line
 }
 
-// dsMemo is a channel's last double-set finding, f, and the set ops of the
-// pair it was for.
+// dsMemo is a channel's last double-set finding, f, the set ops of the
+// pair it was for, and the severity of the instance that made it. That
+// severity, not f's: f is shared with the other cores' channels, and
+// whether another core's error had raised it before this channel's first
+// error instance followed timing (and with it which instance f named).
 type dsMemo struct {
 	first, second *asm.COp
 	f             *finding
+	sev           Severity
 }
 
 // waitMark is a wait_flag as the double-set rule sees it: the waiter's

@@ -459,7 +459,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// The read waits in c.uninit() either way, so that a later write
 		// meant to come before it and racing it takes its uninit-read
 		// back in every order the run meets them in (explainUninit).
-		if !c.written || c.firstW && !d.ordered(&c.w, r) && d.intendedBefore(r, &c.w) {
+		if !c.written || c.firstW && d.beforeEveryWrite(c, r) {
 			if *uninitLo < 0 {
 				*uninitLo = lo
 			}
@@ -624,6 +624,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	adds := c.adds()
 	low := int64(-2) // the core's watermark, looked up on first need
 	trim := false    // a shadowed write joined adds
+	// first: every write to these bytes so far is still in the cell,
+	// unshadowed (firstW), and stays so past r.
+	first := c.firstW && !after
 	for x := range adds {
 		if w := &adds[x]; w.shadowed() {
 			if !warred || d.intendedBefore(r, w) {
@@ -643,12 +646,15 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		} else if d.shadows(w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
-			trim = true
+			trim, first = true, false
+		} else {
+			first = false
 		}
 	}
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
 		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
+		first = first && len(c.adds()) == others+1 // putW dropped none
 	} else if c.hasW && d.shadows(&c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
@@ -656,7 +662,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if trim && len(c.adds()) > maxShadowed { // fewer entries than the bound hold fewer shadowed
 		c.setAdds(trimShadowed(c.adds()))
 	}
-	c.firstW = !c.written
+	c.firstW = !c.written || first
 	c.w, c.hasW, c.written = *r, true, true
 	// Keep the reads r races (marked raced) and the shadowed ones, in
 	// their order, read0 first.
@@ -1542,6 +1548,25 @@ func (d *Detector) raceKind(prev, cur *rec) (kind string, first, second *rec) {
 	return kind, first, second
 }
 
+// beforeEveryWrite says whether read r is meant to come before every write
+// cell c holds (its last and the racing ones beside it) and ordered after
+// none: with firstW, those are every write the launch made to the bytes, so
+// r read nothing, whichever of them the run let land first. Checking only the
+// last write missed a read that landed after two racing first writes (corpus
+// issue454_loop_if_else_loop_carried_sync: a slow tmov from L1 meeting the
+// FIX writes of its tile from before and inside the loop).
+func (d *Detector) beforeEveryWrite(c *cell, r *rec) bool {
+	if d.ordered(&c.w, r) || !d.intendedBefore(r, &c.w) {
+		return false
+	}
+	for _, w := range c.adds() {
+		if d.ordered(&w, r) || !d.intendedBefore(r, &w) {
+			return false
+		}
+	}
+	return true
+}
+
 // intendedBefore orders two accesses the way the program means them: issue
 // order on one core; across cores and ranks, the loop iteration, then the
 // source position, and only then the order they were seen.
@@ -1560,6 +1585,20 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 	pa, pb := opPos(a.op), opPos(b.op)
 	if pa.File == pb.File && pa.Line != pb.Line && pa.Line > 0 && pb.Line > 0 {
 		return pa.Line < pb.Line
+	}
+	// One site in one iteration on two cores, not the access the run met
+	// first, which followed the latencies: a read comes before a write (a
+	// step of a ring reads what an earlier step left while the peer's
+	// same step overwrites it: the WAR of allgather_matmul_ring's
+	// single_buffer), and of two writes (both AIVs of a block storing one
+	// tile) the lesser rank's, then core's.
+	if a.write != b.write {
+		return !a.write
+	}
+	if ga, gb := &d.agents[a.agent], &d.agents[b.agent]; ga.rank != gb.rank {
+		return ga.rank < gb.rank
+	} else if ga.core != gb.core {
+		return ga.core < gb.core
 	}
 	return true
 }

@@ -203,7 +203,7 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 		return
 	}
 	m := ch.ds
-	if m != nil && m.f != nil && m.first == ch.last.op && m.second == r.op && sev <= m.f.sev {
+	if m != nil && m.f != nil && m.first == ch.last.op && m.second == r.op && sev <= m.sev {
 		m.f.Count++
 		return
 	}
@@ -212,7 +212,7 @@ func (d *Detector) doubleSet(ch *flagChan, r *rec, a int32) {
 		ch.ds = m
 	}
 	src, dst, id := ch.src, ch.dst, ch.id
-	m.first, m.second = ch.last.op, r.op
+	m.first, m.second, m.sev = ch.last.op, r.op, sev
 	if sev == SevError {
 		m.f = d.pair(KindDoubleSet, SevError, &ch.last, r,
 			fmt.Sprintf("set_flag %s, %s, %d can fire again while the flag is still set: nothing %s does orders it after the wait_flag that consumed the set before the previous one, so %s can run sets ahead of %s and, the flag being one bit, on some timing a set is lost and a wait_flag hangs or passes early", src, dst, id, dst, src, dst),

@@ -94,20 +94,24 @@ func (d *Detector) rewriteOwn(c *cell, r *rec, acc *machine.Access) {
 			rd.raced = !ownOrdered(rd, r) || sameInstance(rd, r)
 		}
 	}
+	first := c.firstW && !after // as the general path's
+	n := 0
 	if c.addp != nil {
-		adds, n := *c.addp, 0
+		adds := *c.addp
 		for x := range adds {
 			if !ownOrdered(&adds[x], r) {
 				adds[n] = adds[x]
 				n++
 			}
 		}
+		first = first && n == len(adds)
 		c.setAdds(adds[:n])
 	}
 	if c.hasW && !after {
 		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
+		first = first && len(c.adds()) == n+1
 	}
-	c.firstW = !c.written
+	c.firstW = !c.written || first
 	c.w, c.hasW, c.written = *r, true, true
 }
 

@@ -153,10 +153,11 @@ func lintWaves(t *testing.T, obj *asm.Object, prof *pipes.Profile) (*machine.Mac
 
 // TestMode0WavesIgnoreTiming: a mode-0 FFTS set in a launch that runs in
 // waves would release whichever blocks hold the cores when its last set
-// arrives, which follows the timing; the machine refuses it instead, at the
-// first such set issued. Under block.start 0, the default and 100000, and a
-// profile that reorders the first wave's ends, the run stops with the same
-// sync fault at the same site, and lint reports the same one finding.
+// arrives, which follows the timing; the machine refuses it instead, at each
+// block's first such set (a fault stops its own core only). Under block.start
+// 0, the default and 100000, and a profile that reorders the first wave's
+// ends, the run reports the same sync fault at the same site, and lint the
+// same two findings: the first wave's sets and the second wave's.
 func TestMode0WavesIgnoreTiming(t *testing.T) {
 	obj, errs := asm.Assemble(fe, "../../programs/hazards/ffts_mode0_waves.pto", nil)
 	if errs.HasErrors() {
@@ -186,7 +187,7 @@ func TestMode0WavesIgnoreTiming(t *testing.T) {
 		}
 		got = append(got, b.String())
 	}
-	if want := "fault at line 36: error fault line 36"; got[0] != want {
+	if want := "fault at line 36: error fault line 36 error fault line 38"; got[0] != want {
 		t.Errorf("block.start=0: %q, want %q", got[0], want)
 	}
 	for i := 1; i < len(got); i++ {
