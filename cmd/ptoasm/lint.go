@@ -230,9 +230,10 @@ func (c *lintCmd) fix(e *env) error {
 			return err
 		}
 	}
-	if ferr != nil {
+	if ferr != nil && !errors.Is(ferr, lsp.ErrNotAssembled) {
 		// A fix that did not hold was undone; the lint below reports
-		// what is left, and its exit status stands.
+		// what is left (or why the file does not assemble), and its
+		// exit status stands.
 		fmt.Fprintf(e.stderr, "%v\n", ferr)
 	}
 	return nil

@@ -103,6 +103,22 @@ func TestLintFixUsage(t *testing.T) {
 	}
 }
 
+// TestLintFixBadFile: --fix of a file that does not assemble leaves it
+// as it was and reports exactly what lint does, a positioned error first.
+func TestLintFixBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.pto")
+	src := "kernel k : aiv {\n    tadd %a, \n}\n"
+	os.WriteFile(path, []byte(src), 0o644)
+	code, _, stderr := runCLI("lint", "--fix", path)
+	_, _, want := runCLI("lint", path)
+	if code != 2 || stderr != want || !strings.HasPrefix(stderr, path+":2:") {
+		t.Errorf("lint --fix: exit %d\n%s\nwant exit 2 and lint's report:\n%s", code, stderr, want)
+	}
+	if b, _ := os.ReadFile(path); string(b) != src {
+		t.Errorf("the file changed:\n%s", b)
+	}
+}
+
 func countLine(text, line string) int {
 	n := 0
 	for _, l := range strings.Split(text, "\n") {
