@@ -32,7 +32,9 @@ const MaxFixes = 64
 // It returns the new text and the title of each fix applied, in order. An
 // error means the text does not assemble (ErrNotAssembled), or a fix did not remove its race
 // or did not leave fewer errors and warnings than before (it is undone, and
-// the text before it returned with the fixes that did hold).
+// the text before it returned with the fixes that did hold), or ctx ended
+// (the fixes checked before it are returned: the command line gives its
+// --max-time to the whole of --fix).
 func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byte, []string, error) {
 	s := New(opt)
 	abs, err := filepath.Abs(path)
@@ -47,6 +49,11 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 	for {
 		res := s.analyze(ctx, d, text)
 		if res == nil {
+			// Cancelled, or past ctx's deadline: the last fix is not
+			// checked yet, so it is undone.
+			if len(titles) > 0 {
+				return before, titles[:len(titles)-1], ctx.Err()
+			}
 			return text, titles, ctx.Err()
 		}
 		if len(titles) > 0 {
