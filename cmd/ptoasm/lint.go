@@ -175,7 +175,7 @@ func (c *lintCmd) machineOptions(e *env) (machine.Options, error) {
 	if err != nil {
 		return machine.Options{}, err
 	}
-	mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
+	mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}
 	err = c.guardFlags.options(&mopt)
 	return mopt, err
 }
