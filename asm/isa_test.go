@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/internal/golden"
@@ -43,6 +44,60 @@ func TestSuggestOp(t *testing.T) {
 		if got := suggestOp(in); got != want {
 			t.Errorf("suggestOp(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestEditDistanceWithin: the banded distance is the full one when that is
+// at most k and k+1 otherwise, on short strings over a small alphabet
+// (where edits collide) of every length pair up to 6 and k up to 7; and an
+// unknown mnemonic of half a megabyte gets no suggestion (it took seconds).
+func TestEditDistanceWithin(t *testing.T) {
+	full := func(a, b string) int {
+		d := make([][]int, len(a)+1)
+		for i := range d {
+			d[i] = make([]int, len(b)+1)
+			d[i][0] = i
+		}
+		for j := range d[0] {
+			d[0][j] = j
+		}
+		for i := 1; i <= len(a); i++ {
+			for j := 1; j <= len(b); j++ {
+				c := d[i-1][j-1]
+				if a[i-1] != b[j-1] {
+					c++
+				}
+				d[i][j] = min(c, d[i-1][j]+1, d[i][j-1]+1)
+			}
+		}
+		return d[len(a)][len(b)]
+	}
+	var words []string
+	for n := 0; n <= 6; n++ {
+		for x := 0; x < 1<<n; x += 1 + n/2 {
+			w := make([]byte, n)
+			for i := range w {
+				w[i] = "ab"[x>>i&1]
+			}
+			words = append(words, string(w))
+		}
+	}
+	words = append(words, "tadd", "tadds", "tmatmul", "set_flag", "wait_flag", "tsub")
+	for _, a := range words {
+		for _, b := range words {
+			want := full(a, b)
+			if got := EditDistance(a, b); got != want {
+				t.Fatalf("EditDistance(%q, %q) = %d, want %d", a, b, got, want)
+			}
+			for k := 0; k <= 7; k++ {
+				if got := EditDistanceWithin(a, b, k); got != min(want, k+1) {
+					t.Fatalf("EditDistanceWithin(%q, %q, %d) = %d, want %d", a, b, k, got, min(want, k+1))
+				}
+			}
+		}
+	}
+	if got := suggestOp(strings.Repeat("x", 500_000)); got != "" {
+		t.Errorf("a 500 KB name: suggested %q", got)
 	}
 }
 

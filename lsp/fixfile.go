@@ -2,12 +2,20 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 
 	protocol "github.com/tliron/glsp/protocol_3_16"
 )
+
+// ErrNotAssembled is FixRaces' error for a text that does not assemble: no
+// fix was tried. The command line's lint that follows prints the errors
+// themselves (positioned, exit 2), so it does not print this one; printed
+// too it put a line without `error:` (and with the editor's UTF-16
+// column) above them.
+var ErrNotAssembled = errors.New("does not assemble")
 
 // MaxFixes bounds FixRaces: each fix removes at least the race it orders,
 // so a program needing more is one whose fixes do not converge.
@@ -22,9 +30,11 @@ const MaxFixes = 64
 // a second pair would be dead weight.
 //
 // It returns the new text and the title of each fix applied, in order. An
-// error means the text does not assemble, or a fix did not remove its race
+// error means the text does not assemble (ErrNotAssembled), or a fix did not remove its race
 // or did not leave fewer errors and warnings than before (it is undone, and
-// the text before it returned with the fixes that did hold).
+// the text before it returned with the fixes that did hold), or ctx ended
+// (the fixes checked before it are returned: the command line gives its
+// --max-time to the whole of --fix).
 func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byte, []string, error) {
 	s := New(opt)
 	abs, err := filepath.Abs(path)
@@ -39,6 +49,11 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 	for {
 		res := s.analyze(ctx, d, text)
 		if res == nil {
+			// Cancelled, or past ctx's deadline: the last fix is not
+			// checked yet, so it is undone.
+			if len(titles) > 0 {
+				return before, titles[:len(titles)-1], ctx.Err()
+			}
 			return text, titles, ctx.Err()
 		}
 		if len(titles) > 0 {
@@ -61,10 +76,10 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 		if res.obj == nil {
 			for _, dg := range res.diags {
 				if dg.Severity != nil && *dg.Severity == protocol.DiagnosticSeverityError {
-					return text, titles, fmt.Errorf("%s:%d:%d: %s", path, dg.Range.Start.Line+1, dg.Range.Start.Character+1, dg.Message)
+					return text, titles, fmt.Errorf("%s:%d:%d: %s: %w", path, dg.Range.Start.Line+1, dg.Range.Start.Character+1, dg.Message, ErrNotAssembled)
 				}
 			}
-			return text, titles, fmt.Errorf("%s: does not assemble", path)
+			return text, titles, fmt.Errorf("%s: %w", path, ErrNotAssembled)
 		}
 		if len(res.fixes) == 0 {
 			return text, titles, nil

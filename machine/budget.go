@@ -3,6 +3,7 @@ package machine
 import (
 	"errors"
 	"fmt"
+	"runtime/metrics"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/memory"
@@ -127,3 +128,38 @@ func (c *core) execErr(op *asm.COp, p asm.Pipe, err error) error {
 	}
 	return c.faultK(FaultExec, op, p, "%v", err)
 }
+
+// liveHeap is the Go heap's live bytes as the last garbage collection
+// marked them (0 where the runtime does not say).
+func liveHeap() int64 {
+	s := [1]metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s[:])
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// overHeap is the MaxHeap guard, at the wall-clock checks: it reports (and
+// records as the run's error) that the live heap has passed MaxHeap. The
+// live heap is known as of the last collection, which the process's memory
+// limit brings on often as the heap nears it.
+func (m *Machine) overHeap() bool {
+	if m.opt.MaxHeap <= 0 {
+		return false
+	}
+	live := liveHeap()
+	if live <= m.opt.MaxHeap {
+		return false
+	}
+	e := m.limitError(LimitMemory, m.now).(*LimitError)
+	e.MaxHeap, e.Heap, e.MaxMemory = m.opt.MaxHeap, live, m.mem.b.Max
+	m.err = e
+	return true
+}
+
+// HeapExceeded is the MaxHeap guard for a caller that steps the machine
+// one event at a time (Step, the debugger) instead of Run: true once the
+// live heap has grown past MaxHeap, the stop then being the error the
+// next Step returns.
+func (m *Machine) HeapExceeded() bool { return m.err == nil && m.overHeap() }

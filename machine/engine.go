@@ -27,7 +27,7 @@ func (m *Machine) fail(err error) {
 // far as the run got either way.
 func (m *Machine) Run() (*Result, error) {
 	defer m.flushObservers()
-	if m.opt.MaxTime > 0 || m.opt.Cancel != nil || m.opt.Progress != nil {
+	if m.opt.MaxTime > 0 || m.opt.Cancel != nil || m.opt.Progress != nil || m.opt.MaxHeap > 0 {
 		if m.opt.MaxTime > 0 {
 			m.deadline = time.Now().Add(m.opt.MaxTime)
 		}
@@ -224,7 +224,7 @@ func (m *Machine) overLimit(w *waker) bool {
 // a scalar-only loop (each of its events runs scalarBudget statements).
 const wallEvery = 1 << 12
 
-// overTime checks Cancel and MaxTime; guardN counts events down to the
+// overTime checks Cancel, MaxTime and MaxHeap; guardN counts events down to the
 // next check.
 func (m *Machine) overTime() bool {
 	m.guardN = wallEvery
@@ -238,7 +238,7 @@ func (m *Machine) overTime() bool {
 		m.reportProgress()
 	}
 	if m.opt.MaxTime <= 0 || time.Now().Before(m.deadline) {
-		return false
+		return m.overHeap()
 	}
 	m.err = m.limitError(LimitTime, m.now)
 	return true

@@ -131,6 +131,7 @@ const (
 	LimitCycles LimitKind = iota // Options.MaxCycles
 	LimitIdle                    // Options.MaxIdleCycles
 	LimitTime                    // Options.MaxTime
+	LimitMemory                  // Options.MaxHeap
 )
 
 // LimitError reports that a run guard stopped the run, usually a loop that
@@ -144,6 +145,9 @@ type LimitError struct {
 	MaxTime       time.Duration
 	// IdleSince is when the last work ended (LimitIdle).
 	IdleSince int64
+	// MaxHeap is Options.MaxHeap, Heap the live heap that passed it and
+	// MaxMemory the memory budget, which --max-memory raises (LimitMemory).
+	MaxHeap, Heap, MaxMemory int64
 	// Waiting lists what was still running or waiting, one line each.
 	Waiting []string
 }
@@ -157,6 +161,8 @@ func (e *LimitError) Raise() string {
 		return fmt.Sprintf("raise it with --max-idle-cycles=N (now %d; -1: no limit)", e.MaxIdleCycles)
 	case LimitTime:
 		return fmt.Sprintf("raise it with --max-time=DURATION (now %s; 0: no limit)", e.MaxTime)
+	case LimitMemory:
+		return fmt.Sprintf("raise it with --max-memory=SIZE (now %s)", asm.FormatBytes(e.MaxMemory))
 	default:
 		return fmt.Sprintf("raise it with --max-cycles=N (now %d)", e.MaxCycles)
 	}
@@ -180,6 +186,9 @@ func (e *LimitError) Error() string {
 			e.Cycle, e.MaxIdleCycles, e.Cycle-e.IdleSince, e.IdleSince)
 	case LimitTime:
 		s = fmt.Sprintf("stopped at cycle %d: the run exceeded the time limit %s of wall-clock time (a loop that never ends?)", e.Cycle, e.MaxTime)
+	case LimitMemory:
+		s = fmt.Sprintf("stopped at cycle %d: the live heap reached %s, past the process's memory limit of %s (the memory budget of %s, a quarter more and 64MiB): what grows with the run's work, the hazard detector's records of races and a trace's events, with the GM it touched (a loop that never ends, racing or traced?)",
+			e.Cycle, asm.FormatBytes(e.Heap), asm.FormatBytes(e.MaxHeap), asm.FormatBytes(e.MaxMemory))
 	default:
 		s = fmt.Sprintf("stopped at cycle %d: the run exceeded the cycle limit %d (a polling loop that never succeeds?)", e.Cycle, e.MaxCycles)
 	}

@@ -51,6 +51,17 @@ type Options struct {
 	// is refused with a *BudgetError before anything is allocated (GM) or
 	// when a core first needs its buffers.
 	MaxMemory int64
+	// MaxHeap, when positive, stops Run with a *LimitError (LimitMemory)
+	// once the Go heap's live bytes pass it: what grows with the run's work
+	// rather than with its declarations, the hazard detector's records and
+	// a trace's events, is bounded too (a racing loop that never ended once
+	// took a lint past 1 GiB within a minute, long before MaxTime). The CLI
+	// sets it to the process's memory limit (runtime/debug.SetMemoryLimit):
+	// the collector works harder near that limit but cannot free what is
+	// live, so past it the process would only grow. The heap is the
+	// process's: only a process that runs one machine at a time sets it.
+	// Checked with MaxTime.
+	MaxHeap int64
 	// Cancel, once closed, stops Run at its next wall-clock check (as
 	// often as MaxTime's) with ErrCancelled: the language server drops a
 	// lint run an edit has made stale.

@@ -662,8 +662,11 @@ func unknownKeyMsg(key string) string {
 	}
 	var cs []cand
 	for _, pr := range params() {
-		d := asm.EditDistance(key, pr.key)
 		limit := len(key)/3 + 1
+		d := asm.EditDistanceWithin(key, pr.key, limit)
+		if d > limit && len(key) >= 3 && strings.Contains(pr.key, key) {
+			d = asm.EditDistance(key, pr.key) // a key no longer than pr.key
+		}
 		if d <= limit || (len(key) >= 3 && strings.Contains(pr.key, key)) {
 			cs = append(cs, cand{pr.key, d})
 		}

@@ -51,3 +51,20 @@ func limitError(err error) error {
 	}
 	return errors.New(le.WithRaise())
 }
+
+// memoryLimit is the process's memory limit for a budget of maxMemory
+// (runtime/debug.SetMemoryLimit): the budget, a quarter more and 64 MiB for
+// the parser, the detector and the Go runtime.
+func memoryLimit(maxMemory int64) int64 { return maxMemory + maxMemory/4 + 64<<20 }
+
+// maxHeap is machine.Options.MaxHeap for a run of this command: the
+// process's memory limit, past which the live heap alone would keep the
+// process growing. The heap is the process's: a test or a fuzzer that
+// drives realMain in process holds its own heap in it, so there the guard
+// is off.
+func (l limits) maxHeap() int64 {
+	if !ownProcess {
+		return 0
+	}
+	return memoryLimit(l.maxMemory)
+}

@@ -143,6 +143,18 @@ func TestHostile(t *testing.T) {
 			first: `core_bomb\.pto:\d+:\d+: error: the .* of r\d+\.aiv\d+ .*one of 4096 ranks x 72 cores\): the run would need .*, over the memory budget of 64MiB \(--max-memory\)$`},
 		{name: "4096 ranks of cores, timing-only", args: []string{"lint", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
 			first: `core_bomb\.pto:11:9: error: the state of core r\d+\.aiv\d+ \(\d+B, one of 4096 ranks x 72 cores\): .* \(--max-memory\)$`},
+		// What grows with the run's work: the detector's records of a race
+		// on every trip of a loop that never ends, a trace's events. The
+		// pipes stay busy, so no cycle guard comes near; the budget stops
+		// it at the process's memory limit (it once grew past 1 GiB within
+		// a minute of lint).
+		{name: "racing loop, lint", args: []string{"lint", h("race_forever.pto"), "--max-memory", "32MiB"}, code: 2,
+			first: `^ptoasm: stopped at cycle \d+: the live heap reached \S+ \(\d+ bytes\), past the process's memory limit of 104MiB \(the memory budget of 32MiB, a quarter more and 64MiB\): .*; raise it with --max-memory=SIZE \(now 32MiB\)$`, maxMiB: 200},
+		{name: "racing loop, trace", args: []string{"trace", h("race_forever.pto"), "--max-memory", "32MiB"}, code: 2,
+			first: `^ptoasm: stopped at cycle \d+: the live heap reached .*; raise it with --max-memory=SIZE \(now 32MiB\)$`, maxMiB: 200},
+		{name: "racing loop, step", gen: map[string]func() string{"s.txt": func() string { return "continue\nquit\n" }},
+			args: []string{"step", h("race_forever.pto"), "--script", "{dir}/s.txt", "--max-memory", "32MiB"}, code: 0,
+			first: `^$`, stdout: `(?m)^the program stopped at cycle \d+ \(event #\d+\): stopped at cycle \d+: the live heap reached .*; raise it with --max-memory=SIZE \(now 32MiB\)$`, maxMiB: 200},
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 

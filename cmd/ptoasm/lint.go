@@ -175,7 +175,7 @@ func (c *lintCmd) machineOptions(e *env) (machine.Options, error) {
 	if err != nil {
 		return machine.Options{}, err
 	}
-	mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory}
+	mopt := machine.Options{Profile: prof, MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}
 	err = c.guardFlags.options(&mopt)
 	return mopt, err
 }
@@ -221,7 +221,15 @@ func (c *lintCmd) fix(e *env) error {
 		}
 		return staticFindings(obj, dynamic, sup, true), err
 	}
-	fixed, titles, ferr := lsp.FixRaces(context.Background(), opt, src.main, raw)
+	// --max-time bounds the whole of --fix, not each of its lints: a file
+	// with many races is linted once per fix (up to lsp.MaxFixes times).
+	ctx := context.Background()
+	if mopt.MaxTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, mopt.MaxTime)
+		defer cancel()
+	}
+	fixed, titles, ferr := lsp.FixRaces(ctx, opt, src.main, raw)
 	for _, t := range titles {
 		fmt.Fprintf(e.stderr, "%s: fixed: %s\n", src.main, t)
 	}
@@ -230,9 +238,18 @@ func (c *lintCmd) fix(e *env) error {
 			return err
 		}
 	}
-	if ferr != nil {
+	if errors.Is(ferr, context.DeadlineExceeded) {
+		done := "before a fix held"
+		if len(titles) > 0 {
+			done = fmt.Sprintf("after %d fixes, which are written", len(titles))
+		}
+		return fmt.Errorf("%s: --fix stopped %s: fixing took longer than the time limit %s of wall-clock time; raise it with --max-time=DURATION (now %s; 0: no limit)",
+			src.main, done, mopt.MaxTime, mopt.MaxTime)
+	}
+	if ferr != nil && !errors.Is(ferr, lsp.ErrNotAssembled) {
 		// A fix that did not hold was undone; the lint below reports
-		// what is left, and its exit status stands.
+		// what is left (or why the file does not assemble), and its
+		// exit status stands.
 		fmt.Fprintf(e.stderr, "%v\n", ferr)
 	}
 	return nil

@@ -103,6 +103,43 @@ func TestLintFixUsage(t *testing.T) {
 	}
 }
 
+// TestLintFixBadFile: --fix of a file that does not assemble leaves it
+// as it was and reports exactly what lint does, a positioned error first.
+func TestLintFixBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.pto")
+	src := "kernel k : aiv {\n    tadd %a, \n}\n"
+	os.WriteFile(path, []byte(src), 0o644)
+	code, _, stderr := runCLI("lint", "--fix", path)
+	_, _, want := runCLI("lint", path)
+	if code != 2 || stderr != want || !strings.HasPrefix(stderr, path+":2:") {
+		t.Errorf("lint --fix: exit %d\n%s\nwant exit 2 and lint's report:\n%s", code, stderr, want)
+	}
+	if b, _ := os.ReadFile(path); string(b) != src {
+		t.Errorf("the file changed:\n%s", b)
+	}
+}
+
+// TestLintFixTimeLimit: --max-time bounds the whole of --fix (a lint per
+// fix, up to lsp.MaxFixes of them, each took the whole limit); past it the
+// fixes that held are written, the file is otherwise left as it was, and
+// the stop names the flag, exit 2.
+func TestLintFixTimeLimit(t *testing.T) {
+	src, err := os.ReadFile("../../programs/hazards/war.pto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "war.pto")
+	os.WriteFile(path, src, 0o644)
+	code, _, stderr := runCLI("lint", "--fix", path, "--max-time", "1ns")
+	want := path + ": --fix stopped before a fix held: fixing took longer than the time limit 1ns of wall-clock time; raise it with --max-time=DURATION (now 1ns; 0: no limit)"
+	if first, _, _ := strings.Cut(stderr, "\n"); code != 2 || first != "ptoasm: "+want {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and ptoasm: %s", code, stderr, want)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, src) {
+		t.Error("the file changed")
+	}
+}
+
 func countLine(text, line string) int {
 	n := 0
 	for _, l := range strings.Split(text, "\n") {

@@ -128,7 +128,7 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 		// The Go heap collects harder as it nears the budget, so what a run
 		// frees (init and check scratch, parser trees) is returned before
 		// the process grows past it.
-		debug.SetMemoryLimit(lim.maxMemory + lim.maxMemory/4 + 64<<20)
+		debug.SetMemoryLimit(memoryLimit(lim.maxMemory))
 		// Most of a lint's heap is the detector's shadow and clocks, live
 		// to the end, so each collection re-marks what the last one kept:
 		// collecting at 3x the live heap instead of 2x cut a 128-rank

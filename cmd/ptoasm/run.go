@@ -100,7 +100,7 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxMemory: e.lim.maxMemory}
+	opt := machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}
 	if err := c.guardFlags.options(&opt); err != nil {
 		return err
 	}

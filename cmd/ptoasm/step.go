@@ -39,7 +39,7 @@ func (c *stepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: e.lim.maxMemory}})
+	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}})
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func (c *traceCmd) Run(e *env) error {
 	}
 	var m *machine.Machine
 	rec := trace.New(trace.Options{CoreName: func(r, k int) string { return m.CoreName(r, k) }, Filter: f})
-	opt := machine.Options{Profile: prof, Observers: []machine.Observer{rec}, MaxMemory: e.lim.maxMemory}
+	opt := machine.Options{Profile: prof, Observers: []machine.Observer{rec}, MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}
 	// Ctrl-C stops the run; the trace up to there is printed, as after an
 	// error, and the exit is 130 (docs/cli.md "Interrupting a run").
 	ui := startRunUI(e, &opt)
@@ -106,6 +106,9 @@ func (c *traceCmd) Run(e *env) error {
 			cycle = res.Cycles
 		}
 		return interruptedError(e, cycle)
+	}
+	if err := limitError(runErr); err != nil {
+		return err // the trace up to the stop is printed; exit 2, as run
 	}
 	if runErr != nil {
 		fmt.Fprintln(e.stderr, runErr)

@@ -237,11 +237,18 @@ func (d *Debugger) add(ev *event, acc []machine.Access) {
 	d.cur = append(d.cur, *ev)
 }
 
+// heapEvery is how many engine steps pass between two looks at the heap
+// (machine.Options.MaxHeap), as often as Run looks.
+const heapEvery = 1 << 12
+
 // stepEngine runs one engine step and collects its events in d.cur.
 func (d *Debugger) stepEngine() {
 	d.cur = d.cur[:0]
 	if d.done {
 		return
+	}
+	if d.steps%heapEvery == 0 {
+		d.m.HeapExceeded() // a stop is what Step returns next
 	}
 	done, err := d.m.Step()
 	if st, ok := d.m.LastStarted(); ok {

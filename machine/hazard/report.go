@@ -29,6 +29,7 @@ func spanOf(s Site) asm.Span {
 // WriteText prints findings compiler-style: the first site with the message,
 // the source line and a caret, the second site as a note, then the hint.
 func WriteText(w io.Writer, fs []Finding, src asm.Sources) {
+	p := asm.NewDiagPrinter(src)
 	for i := range fs {
 		f := &fs[i]
 		msg := f.Message
@@ -39,7 +40,7 @@ func WriteText(w io.Writer, fs []Finding, src asm.Sources) {
 		if !f.Second.IsZero() {
 			dg.Note(spanOf(f.Second), "%s", "second access: "+f.Second.where())
 		}
-		asm.ErrorList{dg}.Fprint(w, src)
+		p.Print(w, dg)
 		if f.Hint != "" {
 			fmt.Fprintf(w, "    hint: %s\n", f.Hint)
 		}

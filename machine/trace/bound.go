@@ -70,7 +70,7 @@ func (r *Recorder) aggCount(order []int32, width int64) int {
 	last := map[lane]int64{}
 	n := 0
 	for _, i := range order {
-		rec := &r.recs[i]
+		rec := r.recs.at(int(i))
 		if !sliced(rec.kind) {
 			continue
 		}
@@ -91,8 +91,8 @@ func (r *Recorder) aggCount(order []int32, width int64) int {
 // slicedCount is how many slices a full trace would have.
 func (r *Recorder) slicedCount() int {
 	n := 0
-	for i := range r.recs {
-		if sliced(r.recs[i].kind) {
+	for i := range r.recs.n {
+		if sliced(r.recs.at(i).kind) {
 			n++
 		}
 	}
@@ -111,7 +111,7 @@ func (r *Recorder) writeAggregated(j *jw, ps places, order []int32, width int64)
 	}
 	aggs := map[key]*agg{}
 	for _, i := range order {
-		rec := &r.recs[i]
+		rec := r.recs.at(int(i))
 		if !sliced(rec.kind) {
 			continue
 		}

@@ -99,8 +99,8 @@ type places struct {
 func (r *Recorder) places() places {
 	seen := map[placeKey]bool{}
 	var ps places
-	for i := range r.recs {
-		rec := &r.recs[i]
+	for i := range r.recs.n {
+		rec := r.recs.at(i)
 		if !sliced(rec.kind) {
 			continue
 		}
@@ -214,7 +214,7 @@ func (r *Recorder) WriteChromeOpts(w io.Writer, opt ChromeOptions) error {
 	}
 
 	for _, i := range order {
-		rec := &r.recs[i]
+		rec := r.recs.at(int(i))
 		switch rec.kind {
 		case machine.EvRunStart, machine.EvRunEnd, machine.EvDeadlock:
 			j.begin("i", 0, 0)

@@ -121,7 +121,7 @@ func (r *Recorder) WriteHTML(w io.Writer, opt HTMLOptions) error {
 	t0, t1 := int64(math.MaxInt64), int64(0)
 	recsOf := map[lane][]int32{}
 	for _, i := range order {
-		rec := &r.recs[i]
+		rec := r.recs.at(int(i))
 		switch rec.kind {
 		case machine.EvRunStart:
 			runs = append(runs, runBand{name: r.str(rec.str), start: rec.start, end: -1})
@@ -263,7 +263,7 @@ func (r *Recorder) WriteHTML(w io.Writer, opt HTMLOptions) error {
 	for _, pl := range pipeLanes {
 		li := pipeIx[pl]
 		for _, i := range recsOf[pl] {
-			rec := &r.recs[i]
+			rec := r.recs.at(int(i))
 			if rec.end <= rec.start || isSyncKind(rec.kind) {
 				continue
 			}
@@ -386,7 +386,7 @@ func (r *Recorder) WriteHTML(w io.Writer, opt HTMLOptions) error {
 			r.writeSlices(bw, recsOf[lane{l.rank, l.core, l.pipe}], x, &opt)
 		}
 		for _, m := range marksOf[li] {
-			xx := x(r.recs[m.rec].start)
+			xx := x(r.recs.at(int(m.rec)).start)
 			cls := "finding"
 			if l.level < 2 {
 				cls = "finding-above"
@@ -521,7 +521,7 @@ func (r *Recorder) writeSlices(bw *bufio.Writer, recs []int32, x func(int64) flo
 		p.first = -1
 	}
 	for _, i := range recs {
-		rec := &r.recs[i]
+		rec := r.recs.at(int(i))
 		x0, x1 := x(rec.start), x(rec.end)
 		if rec.end == rec.start || isSyncKind(rec.kind) {
 			// Instantaneous sync events: a thin dark tick at the top of the
@@ -595,8 +595,8 @@ func (r *Recorder) markerSites(ms []Marker, laneIx map[lane]int, f *Filter) []ma
 	seen := map[seenKey]bool{}
 	perMarker := make([]int, len(ms))
 	var out []markSite
-	for i := range r.recs {
-		rec := &r.recs[i]
+	for i := range r.recs.n {
+		rec := r.recs.at(i)
 		if rec.op < 0 || !sliced(rec.kind) || rec.kind == machine.EvStall || !r.match(f, rec) {
 			continue
 		}
@@ -625,7 +625,7 @@ func (r *Recorder) markerSites(ms []Marker, laneIx map[lane]int, f *Filter) []ma
 
 // tooltip describes one record for a hover.
 func (r *Recorder) tooltip(i int32, clockHz float64) string {
-	rec := &r.recs[i]
+	rec := r.recs.at(int(i))
 	var b strings.Builder
 	b.WriteString(r.sliceName(rec))
 	fmt.Fprintf(&b, "\n%s %s  cycles %d–%d (%d)", r.coreName(rec.rank, rec.core), laneName(rec.core, rec.pipe), rec.start, rec.end, rec.end-rec.start)

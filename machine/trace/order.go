@@ -34,12 +34,12 @@ func laneName(core int32, p asm.Pipe) string {
 // order returns record indices sorted by time, then place, then longest
 // first so that an enclosing slice precedes what it encloses.
 func (r *Recorder) order() []int32 {
-	ix := make([]int32, len(r.recs))
+	ix := make([]int32, r.recs.n)
 	for i := range ix {
 		ix[i] = int32(i)
 	}
 	sort.SliceStable(ix, func(i, j int) bool {
-		a, b := &r.recs[ix[i]], &r.recs[ix[j]]
+		a, b := r.recs.at(int(ix[i])), r.recs.at(int(ix[j]))
 		if a.start != b.start {
 			return a.start < b.start
 		}
@@ -167,7 +167,7 @@ type flowIndex struct {
 }
 
 func (r *Recorder) flowIndex() flowIndex {
-	n := len(r.recs)
+	n := r.recs.n
 	fi := flowIndex{outStart: make([]int32, n+1), inStart: make([]int32, n+1),
 		out: make([]int32, len(r.flows)), in: make([]int32, len(r.flows))}
 	for _, f := range r.flows {
@@ -212,8 +212,8 @@ func laneLess(a, b lane) bool {
 func (r *Recorder) lanes() []lane {
 	seen := map[lane]bool{}
 	var out []lane
-	for i := range r.recs {
-		rec := &r.recs[i]
+	for i := range r.recs.n {
+		rec := r.recs.at(i)
 		if !sliced(rec.kind) {
 			continue
 		}
@@ -231,10 +231,10 @@ func (r *Recorder) lanes() []lane {
 // nest properly (Perfetto drops slices that overlap partially). order must
 // come from Recorder.order.
 func (r *Recorder) nestedEnds(order []int32) []int64 {
-	ends := make([]int64, len(r.recs))
+	ends := make([]int64, r.recs.n)
 	stacks := map[lane][]int64{}
 	for _, i := range order {
-		rec := &r.recs[i]
+		rec := r.recs.at(int(i))
 		ends[i] = rec.end
 		if !sliced(rec.kind) {
 			continue

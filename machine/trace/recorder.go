@@ -168,10 +168,34 @@ type sigCursor struct {
 
 type placeKey struct{ rank, core int32 }
 
+// recStore holds the records in chunks of a fixed size rather than one
+// slice: a run that is traced until the memory budget stops it (a loop
+// that never ends) had most of the budget in one slice, and the append
+// that grew it needed that much again at once, past any limit the heap
+// guard could see coming (machine.Options.MaxHeap). Chunks grow the
+// store a megabyte at a time.
+type recStore struct {
+	chunks [][]record
+	n      int
+}
+
+const recChunk = 1 << 14 // records of a chunk (1 MiB)
+
+func (s *recStore) at(i int) *record { return &s.chunks[i/recChunk][i%recChunk] }
+
+func (s *recStore) add(rec record) {
+	if s.n%recChunk == 0 {
+		s.chunks = append(s.chunks, make([]record, 0, recChunk))
+	}
+	c := &s.chunks[len(s.chunks)-1]
+	*c = append(*c, rec)
+	s.n++
+}
+
 // Recorder records a run. The zero value is not usable; call New.
 type Recorder struct {
 	opt   Options
-	recs  []record
+	recs  recStore
 	flows []flow
 	ops   []opInfo
 	opIdx map[*asm.COp]int32
@@ -218,7 +242,7 @@ func New(opt Options) *Recorder {
 }
 
 // Len is the number of records kept.
-func (r *Recorder) Len() int { return len(r.recs) }
+func (r *Recorder) Len() int { return r.recs.n }
 
 // Dropped is the number of events the record-time filter left out.
 func (r *Recorder) Dropped() int64 { return r.dropped }
@@ -340,12 +364,12 @@ func (r *Recorder) Observe(e *machine.Event) {
 		if e.Kind == machine.EvStall && r.lastStall >= 0 {
 			// The engine may report the same blocked interval twice (once
 			// when it ends, once when the blocked instruction retries).
-			p := &r.recs[r.lastStall]
+			p := r.recs.at(int(r.lastStall))
 			if p.rank == a.Rank && p.core == a.Core && p.pipe == a.Pipe && p.start == start && p.end == end {
 				return
 			}
 		}
-		idx = int32(len(r.recs))
+		idx = int32(r.recs.n)
 		rec := record{start: start, end: end, rank: a.Rank, core: a.Core, pipe: a.Pipe, kind: e.Kind,
 			op: r.opIndex(e.Op), str: -1, flag: e.Flag, id: e.ID}
 		switch e.Kind {
@@ -391,7 +415,7 @@ func (r *Recorder) Observe(e *machine.Event) {
 			rec.iterLen = int16(min(len(e.Iter), 1<<15-1))
 			r.iters = append(r.iters, e.Iter[:rec.iterLen]...)
 		}
-		r.recs = append(r.recs, rec)
+		r.recs.add(rec)
 		if e.Kind == machine.EvStall {
 			r.lastStall = idx
 		}

@@ -59,7 +59,7 @@ func (r *Recorder) WriteText(w io.Writer, f Filter) error {
 	fmt.Fprintf(bw, "%10s %10s  %-10s %-5s %-10s %-44s %s\n", "cycle", "end", "place", "pipe", "event", "instruction", "source")
 	var line []byte
 	for _, i := range order {
-		rec := &r.recs[i]
+		rec := r.recs.at(int(i))
 		if !r.match(&f, rec) {
 			continue
 		}
@@ -125,7 +125,7 @@ func trimRight(b []byte) []byte {
 }
 
 func (r *Recorder) details(i int32, fi *flowIndex) string {
-	rec := &r.recs[i]
+	rec := r.recs.at(int(i))
 	var parts []string
 	switch rec.kind {
 	case machine.EvFlagSet, machine.EvFlagWait:
@@ -150,7 +150,7 @@ func (r *Recorder) details(i int32, fi *flowIndex) string {
 		parts = append(parts, fmt.Sprintf("iter=%v", r.iter(rec)))
 	}
 	for _, k := range fi.ins(i) {
-		from := &r.recs[r.flows[k].from]
+		from := r.recs.at(int(r.flows[k].from))
 		parts = append(parts, fmt.Sprintf("<- %s %s %s @%d", r.coreName(from.rank, from.core),
 			laneName(from.core, from.pipe), kindName(from.kind), from.start))
 	}

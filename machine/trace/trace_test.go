@@ -273,8 +273,8 @@ func TestFilters(t *testing.T) {
 	if some.Len() == 0 || some.Len() >= all.Len() || some.Dropped() == 0 {
 		t.Fatalf("filtered %d of %d records, dropped %d", some.Len(), all.Len(), some.Dropped())
 	}
-	for i := range some.recs {
-		r := &some.recs[i]
+	for i := range some.recs.n {
+		r := some.recs.at(i)
 		if r.core >= 0 && some.coreName(r.rank, r.core) != "r0.aic1" {
 			t.Errorf("kept an event of %s", some.coreName(r.rank, r.core))
 		}
@@ -406,8 +406,8 @@ func TestAllgatherOverlap(t *testing.T) {
 	rec, _ := runProgram(t, "allgather_gemm", Options{})
 	type iv struct{ s, e int64 }
 	var mte3, cube []iv
-	for i := range rec.recs {
-		r := &rec.recs[i]
+	for i := range rec.recs.n {
+		r := rec.recs.at(i)
 		if r.end <= r.start || r.core < 0 || r.kind != machine.EvExec {
 			continue
 		}

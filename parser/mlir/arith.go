@@ -243,6 +243,10 @@ func (k *kctx) arith(op *Op) {
 		}
 	case callOps[name] != "":
 		if o := operands(2); o != nil {
+			if o[0].kind != vScalar || o[1].kind != vScalar {
+				k.errf(op.Span, "%s: operands are not integers", op.Name)
+				return
+			}
 			k.define(op, k.bind(op, callVal(sp, callOps[name], o[0], o[1])))
 		}
 	case name == "cmpi" || name == "cmpf":
@@ -278,6 +282,10 @@ func (k *kctx) arith(op *Op) {
 			return
 		}
 		c, a, b := o[0], o[1], o[2]
+		if c.kind != vScalar {
+			k.errf(op.Span, "arith.select: the condition is not an integer")
+			return
+		}
 		if c.known && c.static {
 			if c.v != 0 {
 				k.define(op, a)

@@ -281,6 +281,24 @@ func (k *kctx) use(t Tok) *val {
 	return &val{}
 }
 
+// useInt is use for a value the lowering computes with as an integer (a
+// shape, a stride, an offset or a size, an operand of integer arithmetic,
+// an event id): it returns the value only if it is an integer scalar. A
+// tile, a view, a float or an opaque value there is an error at the use
+// (one use reported as undefined is not reported again), and useInt
+// returns nil, since the expressions built from it would have holes (an
+// undefined offset once crashed the lowering).
+func (k *kctx) useInt(t Tok, what string) *val {
+	v := k.use(t)
+	if v.kind == vScalar && !v.isF && v.x != nil {
+		return v
+	}
+	if t.Kind == KValue && k.vals[t.Text] != nil {
+		k.errf(t.Span, "%s: %s is not an integer", what, t.Text)
+	}
+	return nil
+}
+
 // define binds op's results; a multi-result `%r:2` binds %r#0 and %r#1.
 func (k *kctx) define(op *Op, vs ...*val) {
 	i := 0

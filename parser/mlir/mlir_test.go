@@ -78,6 +78,22 @@ func TestErrors(t *testing.T) {
 			"e.pto:3:3: error: pto.thistogram: thistogram is only supported on A5"},
 		{"func.func @k(%p : !pto.partition_tensor_view<64x64xf32>) {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=32, v_col=32>\n  pto.tstore ins(%a : T) outs(%p : !pto.partition_tensor_view<64x64xf32>)\n  return\n}\n",
 			"e.pto:3:3: error: pto.tstore: expects dst static element count (4096) to match src valid_shape static element count (1024)"},
+		// A value that is no integer where the lowering computes with one
+		// (an offset, a shape, an arith operand, an event id): an error at the
+		// use, not an expression with a hole that crashed the lowering or
+		// printed as `(( != 0) * 0)`.
+		{"func.func @k(%a: !pto.ptr<f32>) {\n  %v = pto.make_tensor_view %a, shape = [16, 16], strides = [16, 1] : T\n  pto.partition_view %v, offsets = [%u, 0], sizes = [16, 16] : T -> T\n}\n",
+			"e.pto:3:37: error: undefined value %u"},
+		{"func.func @k(%a: !pto.ptr<f32>) {\n  %d = arith.constant dense<0> : vector<4xi32>\n  %v = pto.make_tensor_view %a, shape = [%d, 16], strides = [16, 1] : T\n}\n",
+			"e.pto:3:42: error: pto.make_tensor_view: %d is not an integer"},
+		{"func.func @k(%a: !pto.ptr<f32>) {\n  %v = pto.make_tensor_view %a, shape = [99999999999999999999, 16], strides = [16, 1] : T\n}\n",
+			"e.pto:2:42: error: pto.make_tensor_view: integer 99999999999999999999 out of range"},
+		{"func.func @k() {\n  %c0 = arith.constant 0 : index\n  %d = arith.constant dense<0> : vector<4xi32>\n  %m = arith.minsi %d, %c0 : index\n}\n",
+			"e.pto:4:3: error: arith.minsi: operands are not integers"},
+		{"func.func @k() {\n  %c0 = arith.constant 0 : index\n  %d = arith.constant dense<0> : vector<4xi32>\n  %s = arith.select %d, %c0, %c0 : index\n}\n",
+			"e.pto:4:3: error: arith.select: the condition is not an integer"},
+		{"func.func @k() {\n  %c0 = arith.constant 0 : index\n  %ids = pto.declare_eventid_array -> !pto.eventid_array<2>\n  %d = arith.constant dense<0> : vector<4xi32>\n  pto.eventid_array_set %ids[%c0], %d : T\n}\n",
+			"e.pto:5:36: error: pto.eventid_array_set: %d is not an integer"},
 	} {
 		_, errs := ParseFile("e.pto", []byte(c.src))
 		if len(errs) == 0 {

@@ -691,7 +691,9 @@ func (k *kctx) pto(op *Op) {
 				k.errf(op.Span, "%s: expected , %%value", op.Name)
 				return
 			}
-			set = k.use(rest[1])
+			if set = k.useInt(rest[1], op.Name); set == nil {
+				return
+			}
 		}
 		if idx.known {
 			if set == nil {
@@ -1047,7 +1049,11 @@ func (k *kctx) makeView(op *Op) {
 		k.errf(op.Span, "pto.make_tensor_view: expected shape = [...], strides = [...]")
 		return
 	}
-	shape, strides := k.valList(shapeTs), k.valList(strideTs)
+	shape, ok1 := k.valList(shapeTs, "pto.make_tensor_view")
+	strides, ok2 := k.valList(strideTs, "pto.make_tensor_view")
+	if !ok1 || !ok2 {
+		return
+	}
 	if shape == nil || strides == nil || len(shape) != len(strides) {
 		k.errf(op.Span, "pto.make_tensor_view: shape and strides must be value lists of one length")
 		return
@@ -1110,23 +1116,34 @@ func (k *kctx) strideDefaults(shape, strides []*val, layout string) {
 	}
 }
 
-func (k *kctx) valList(ts []Tok) []*val {
-	var out []*val
+// valList reads a bracketed list of integers and SSA integers (shapes,
+// strides, offsets, sizes). A bad element is reported there and the list
+// is nil with ok false; a list of the wrong form is nil with ok true, for
+// the caller to report.
+func (k *kctx) valList(ts []Tok, what string) (out []*val, ok bool) {
 	for _, it := range splitTop(ts, ",") {
 		if len(it) != 1 {
-			return nil
+			return nil, true
 		}
 		switch it[0].Kind {
 		case KValue:
-			out = append(out, k.use(it[0]))
+			v := k.useInt(it[0], what)
+			if v == nil {
+				return nil, false
+			}
+			out = append(out, v)
 		case KInt:
-			v, _ := strconv.ParseInt(it[0].Text, 10, 64)
+			v, err := strconv.ParseInt(it[0].Text, 10, 64)
+			if err != nil {
+				k.errf(it[0].Span, "%s: integer %s out of range", what, it[0].Text)
+				return nil, false
+			}
 			out = append(out, lit(it[0].Span, v))
 		default:
-			return nil
+			return nil, true
 		}
 	}
-	return out
+	return out, true
 }
 
 // partitionView: `%p = pto.partition_view %v, offsets = [...], sizes = [...] : T -> T`.
@@ -1143,7 +1160,11 @@ func (k *kctx) partitionView(op *Op) {
 		k.errf(op.Span, "pto.partition_view: expected a view, offsets = [...], sizes = [...]")
 		return
 	}
-	offs, sizes := k.valList(offTs), k.valList(sizeTs)
+	offs, ok1 := k.valList(offTs, "pto.partition_view")
+	sizes, ok2 := k.valList(sizeTs, "pto.partition_view")
+	if !ok1 || !ok2 {
+		return
+	}
 	if offs == nil || sizes == nil || len(offs) != len(sizes) {
 		k.errf(op.Span, "pto.partition_view: offsets and sizes must be value lists of one length")
 		return
@@ -1213,7 +1234,11 @@ func (k *kctx) subset(op *Op) {
 		k.errf(op.Span, "pto.subset: expected %%tile[%%r, %%c] sizes [R, C]")
 		return
 	}
-	offs, sizes := k.valList(offTs), k.valList(sizeTs)
+	offs, ok1 := k.valList(offTs, "pto.subset")
+	sizes, ok2 := k.valList(sizeTs, "pto.subset")
+	if !ok1 || !ok2 {
+		return
+	}
 	if len(offs) != 2 || len(sizes) != 2 || !sizes[0].known || !sizes[1].known {
 		k.errf(op.Span, "pto.subset: needs two offsets and two constant sizes")
 		return
