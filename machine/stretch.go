@@ -73,8 +73,13 @@ const noWake = math.MaxInt64
 // held (core.strHold) runs this event in the global order.
 func (m *Machine) strOf(w *waker) *core {
 	if !m.strOK {
-		return nil
+		return nil // inlined: a lint's events pay a test, not a call
 	}
+	return m.strStart(w)
+}
+
+// strStart is strOf for a run that may use stretches.
+func (m *Machine) strStart(w *waker) *core {
 	var c *core
 	if p := w.pipe; p != nil {
 		c = p.c
