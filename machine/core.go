@@ -127,6 +127,13 @@ type core struct {
 	// left to dispatch (blocks beyond cores); nil otherwise.
 	slot *waveSlot
 
+	// strAt is, during a stretch of this core (stretch.go), each agent's
+	// wake-up by pipe (the scalar's at PipeS), noWake for none; strHold
+	// has bit p set while agent p's next wake-up must run in the global
+	// order (it met what reaches outside the core in a stretch).
+	strAt   strTimes
+	strHold uint8
+
 	// flagAt is when each flag was set, for the set→wait hand-off latency.
 	// It is large and touched only by flag hand-offs, so it comes last, away
 	// from the scalar's hot fields.
@@ -840,7 +847,10 @@ func (c *core) sleep() {
 // syncTime makes the scalar's local time and the global clock agree before it
 // touches shared state. It returns false when the scalar must sleep first.
 func (c *core) syncTime() bool {
-	if c.t > c.m.now {
+	if c.t > c.m.now || c.m.str != nil {
+		if c.m.str != nil {
+			return c.strPark() // see stretch.go
+		}
 		c.sleep()
 		return false
 	}
@@ -852,6 +862,10 @@ func (c *core) syncTime() bool {
 func (c *core) endKernel() {
 	if c.state == scDone {
 		return // a halted core woken again by something it waited for (Machine.halt)
+	}
+	if c.m.str != nil {
+		c.strPark() // finishing reaches the machine (coreDone)
+		return
 	}
 	if !c.drained() {
 		c.state = scEnd

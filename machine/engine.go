@@ -26,6 +26,24 @@ func (m *Machine) fail(err error) {
 // *DeadlockError, a *Fault, a *LimitError or a setup error; Result is filled as
 // far as the run got either way.
 func (m *Machine) Run() (*Result, error) {
+	// Stretches (stretch.go) in a run from the start only: one that ends
+	// in an error is run again without them, which a run the debugger
+	// stepped cannot be.
+	m.strOK = !m.hostDone && !m.noStr && !m.emitting && m.opt.Print == nil && m.prof.Sync.SetFlag > 0 &&
+		m.prof.Sync.WaitFlag > 0 && m.prof.Sync.Barrier > 0 && m.prof.Sync.FFTSSet > 0
+	r, err := m.run()
+	if err != nil && m.strRan && rerunnable(err) {
+		if nm, nerr := New(m.obj, m.opt); nerr == nil {
+			nm.noStr, nm.ahead, nm.l2Fresh = true, m.ahead, m.l2Fresh
+			m.reran = true
+			return nm.Run()
+		}
+	}
+	return r, err
+}
+
+// run is Run's work.
+func (m *Machine) run() (*Result, error) {
 	defer m.flushObservers()
 	if m.opt.MaxTime > 0 || m.opt.Cancel != nil || m.opt.Progress != nil || m.opt.MaxHeap > 0 {
 		if m.opt.MaxTime > 0 {
@@ -37,6 +55,11 @@ func (m *Machine) Run() (*Result, error) {
 		m.events()
 		done, err := m.Step()
 		if err != nil {
+			if m.strRan && rerunnable(err) {
+				// Run repeats the run without stretches: a core that ran
+				// ahead of the clock is no state to halt cores in.
+				return m.result(), err
+			}
 			if m.halt(err) {
 				continue
 			}
@@ -82,6 +105,7 @@ func (m *Machine) halt(err error) bool {
 	}
 	m.halted = append(m.halted, f)
 	c.halted = true
+	m.strOK = false // the rest of the run in the global order (stretch.go)
 	// The kernel body ends here: the last instruction is iHalt
 	// (compileBody), which waits for the pipes to drain and finishes the
 	// core without a kernel end (finish).
@@ -166,16 +190,16 @@ func (m *Machine) events() {
 		if p := w.pipe; p != nil {
 			m.now = w.at
 			w.armed = false
-			m.cur = w
+			m.cur, m.str = w, m.strOf(w)
 			p.run()
 		} else {
-			if w.scalar != nil && w.at-m.workEnd > maxIdle {
+			if w.scalar != nil && w.at-m.workEnd > maxIdle && m.foldIdle(w.at) {
 				m.err = m.limitError(LimitIdle, w.at)
 				break
 			}
 			m.now = w.at
 			w.armed = false
-			m.cur = w
+			m.cur, m.str = w, m.strOf(w)
 			if c := w.scalar; c != nil {
 				c.runScalar()
 			} else {
@@ -190,6 +214,9 @@ func (m *Machine) events() {
 			} else {
 				m.runInline(c)
 			}
+		}
+		if c := m.str; c != nil {
+			m.stretch(c)
 		}
 		if guard--; guard <= 0 {
 			stop := m.overTime()
@@ -212,7 +239,7 @@ func (m *Machine) overLimit(w *waker) bool {
 		m.err = m.limitError(LimitCycles, w.at)
 		return true
 	}
-	if w.scalar != nil && w.at-m.workEnd > m.opt.MaxIdleCycles {
+	if w.scalar != nil && w.at-m.workEnd > m.opt.MaxIdleCycles && m.foldIdle(w.at) {
 		m.err = m.limitError(LimitIdle, w.at)
 		return true
 	}
@@ -260,7 +287,7 @@ func (m *Machine) runInline(c *core) {
 	// The idle guard, as overLimit applies it to a scheduled scalar: a
 	// scalar its own pipe keeps resuming (a set_flag/wait_flag loop) never
 	// goes through the queue.
-	if m.now-m.workEnd > m.opt.MaxIdleCycles {
+	if m.now-m.workEnd > m.opt.MaxIdleCycles && m.foldIdle(m.now) {
 		m.err = m.limitError(LimitIdle, m.now)
 		return
 	}
@@ -322,6 +349,8 @@ func (m *Machine) Step() (done bool, err error) {
 		}
 		return false, nil
 	}
+	// The last event may have run in a stretch, ahead of the clock.
+	m.now = max(m.now, m.strT)
 	if len(m.halted) > 0 {
 		// Cores stopped at faults: the others have gone as far as they
 		// can (to their end, or blocked on a halted core, which is no

@@ -379,7 +379,9 @@ func TestResumeAheadIsLocal(t *testing.T) {
 		if err != nil {
 			return "new: " + err.Error(), 0
 		}
-		m.ahead = ahead
+		// The rule is the global order's: in a stretch (stretch.go) a
+		// resumed scalar is always queued at its own time.
+		m.ahead, m.noStr = ahead, true
 		r, err := m.Run()
 		b, jerr := json.Marshal(r)
 		if jerr != nil {
@@ -468,5 +470,50 @@ func TestL2RectMemoIsExact(t *testing.T) {
 	})
 	if runs < 50 {
 		t.Fatalf("%d runs: the test exercises too little", runs)
+	}
+}
+
+// TestStretchIsExact runs every shipped program (timing only and with
+// data, at its default size and at 2 and 8 ranks where it has RANKS) with
+// a core's local events in stretches (stretch.go) and without, and
+// compares the results; a run with stretches that ended in an error and
+// was repeated without them must be one whose run without them ended in
+// an error too (issue 22, round 22).
+func TestStretchIsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every program four times")
+	}
+	run := func(obj *asm.Object, timing, noStr bool) (string, *Machine) {
+		m, err := New(obj, Options{TimingOnly: timing})
+		if err != nil {
+			return "new: " + err.Error(), nil
+		}
+		m.noStr = noStr
+		r, err := m.Run()
+		b, jerr := json.Marshal(r)
+		if jerr != nil {
+			t.Fatal(jerr)
+		}
+		return fmt.Sprintf("%s\nerr: %v", b, err), m
+	}
+	var stretched int
+	runs := forEachProgram(t, func(f string, defs []asm.Define, obj *asm.Object) {
+		for _, timing := range []bool{true, false} {
+			want, _ := run(obj, timing, true)
+			got, m := run(obj, timing, false)
+			if got != want {
+				t.Errorf("%s %v timing-only %v: result with stretches differs:\n%s\nwithout\n%s", f, defs, timing, got, want)
+			}
+			if m != nil && m.strRan {
+				stretched++
+			}
+			if m != nil && m.reran && strings.HasSuffix(want, "err: <nil>") {
+				t.Errorf("%s %v timing-only %v: the run with stretches ended in an error and was repeated", f, defs, timing)
+			}
+		}
+	})
+	t.Logf("%d programs, %d runs with stretches", runs, stretched)
+	if runs < 50 || stretched == 0 {
+		t.Fatalf("%d runs, %d with stretches: the test exercises nothing", runs, stretched)
 	}
 }

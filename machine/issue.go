@@ -283,6 +283,9 @@ func (c *core) resetSlot(e *entry, kind entryKind, op *asm.COp) {
 // issuePlanned issues op, whose plan the flat code holds (nil for none):
 // the common classes go straight to their issue.
 func (c *core) issuePlanned(op *asm.COp, pl *opPlan) bool {
+	if c.m.str != nil && (pl == nil || pl.class != ocExec && pl.class != ocFlag) {
+		return c.strPark() // the general issue may touch anything
+	}
 	if pl != nil {
 		switch pl.class {
 		case ocExec:
@@ -497,6 +500,10 @@ type opPlan struct {
 	// data says the op's data effect runs (Machine.dataOp), looked up once
 	// instead of in the control slice's map at every completion.
 	data bool
+	// strDone says an instance's completion touches nothing outside its
+	// core (no data effect, no GM write, no unit flag), so its pipe's
+	// wake-up may run in a stretch (stretch.go).
+	strDone bool
 	// win memoises, for an op reading or writing a tile window (textract,
 	// tinsert), the last few windows seen and their byte ranges (access.go):
 	// an op cycles through a handful (a K loop's column windows), so
@@ -833,6 +840,7 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			pl.kernel = true
 			planOp(op, pl, len(k.Regs), sc)
 			pl.data = m.dataOp(op)
+			pl.strDone = !pl.data && pl.gmWrites == 0 && op.Unit == asm.UnitNone && op.Info.Op != asm.OpMgather && op.Info.Op != asm.OpMscatter
 			pl.lean = planLean(op, pl)
 			for _, d := range pl.dyn {
 				if pl.lean && d.kind == dynTile {

@@ -159,6 +159,13 @@ type Machine struct {
 	// waiting for: an instruction in flight on a pipe, an async copy, a
 	// GM write (the idle guard, Options.MaxIdleCycles).
 	workEnd int64
+	// Stretches (stretch.go): strOK says this run may use them, noStr
+	// that it is a rerun without them, strRan that one ran and reran that
+	// Run repeated the run; strT is the latest event a stretch ran,
+	// aheadWE the latest end of work begun in one and aheadAt the latest
+	// cycle that work began by (foldIdle).
+	strOK, noStr, strRan, reran bool
+	strT, aheadWE, aheadAt      int64
 	// guardN counts events down to the next wall-clock check (MaxInt
 	// without a MaxTime); deadline is when MaxTime runs out.
 	guardN   int

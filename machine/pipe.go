@@ -289,6 +289,10 @@ func (p *pipeState) run() {
 			m.schedule(&p.wake.w, p.end, p.key())
 			return
 		}
+		if m.str != nil && !doneLocal(p.q.Head()) {
+			p.strPark() // in a stretch (stretch.go)
+			return
+		}
 		p.complete()
 		if m.err != nil {
 			return
@@ -361,6 +365,10 @@ func (p *pipeState) begin(e *entry) bool {
 		d = p.tail + m.prof.Sync.FFTSSet
 		p.tail = 0
 	case enExec:
+		if m.str != nil && !p.beginLocal(e) {
+			p.strPark() // in a stretch (stretch.go)
+			return false
+		}
 		if x := e.xop; x != nil && x.Unit != asm.UnitNone {
 			var ok bool
 			if d, ok = p.unitBegin(e, now); !ok {

@@ -3,6 +3,8 @@ package machine
 import (
 	"math/bits"
 	"sort"
+
+	"github.com/ptoasm/ptoasm/asm"
 )
 
 // scheduler orders the machine's events: it owns the simulated clock and
@@ -41,6 +43,11 @@ type scheduler struct {
 	l2Fresh bool
 	// aheads counts those resumes under aheadInline (for the test).
 	aheads int64
+	// str is the core whose own agents run in a stretch (Machine.stretch):
+	// while it is set, schedule keeps every wake-up in pend, and the
+	// stretch places them when it ends (issue 22, round 22).
+	str  *core
+	pend []*waker
 }
 
 // The rules for a scalar resumed ahead of the clock (scheduler.ahead).
@@ -170,6 +177,7 @@ const (
 	locHeap
 	locNow
 	locWheel
+	locPend // in scheduler.pend, during a stretch
 )
 
 // The timing wheel holds the near future: one slot per cycle for the
@@ -267,6 +275,10 @@ func (s *scheduler) schedule(w *waker, at int64, key int) {
 		at = s.now
 	}
 	s.seq++ // checkSeq keeps it within seqBits
+	if s.str != nil {
+		s.pendAdd(w, at, key)
+		return
+	}
 	if w == s.cur && w.loc == locNone {
 		w.at, w.ord, w.armed = at, uint64(key+1)<<seqBits|s.seq, true
 		// In a crowded cycle (lockstep cores) the waker, usually a pipe's
@@ -303,8 +315,73 @@ func (s *scheduler) unqueue(w *waker) {
 		s.wheel.del(w)
 	case locNow:
 		s.removeNow(w)
+	case locPend:
+		s.pendDel(w)
 	}
 	w.loc = locNone
+}
+
+// pendAdd is schedule during a stretch: w keeps its wake-up out of the
+// queues, whose clock is the stretch's start (loc locPend), and the
+// stretch's core notes its time by agent (core.strAt); a wake-up already
+// queued leaves its queue. A waker of no agent of the core (none does in
+// a stretch) waits in pend for the stretch's end.
+func (s *scheduler) pendAdd(w *waker, at int64, key int) {
+	c := s.str
+	i := key - c.order*int(asm.NumPipes)
+	if w.loc == locNone && uint(i) < uint(asm.NumPipes) {
+		// The common case: an agent of the core with no wake-up.
+		w.loc = locPend
+		w.at, w.ord, w.armed = at, uint64(key+1)<<seqBits|s.seq, true
+		c.strAt[i&7] = at
+		return
+	}
+	if w.loc != locPend {
+		if w.loc != locNone {
+			s.unqueue(w)
+		}
+		w.loc = locPend
+		if uint(i) >= uint(asm.NumPipes) {
+			s.pend = append(s.pend, w)
+		}
+	}
+	w.at, w.ord, w.armed = at, uint64(key+1)<<seqBits|s.seq, true
+	if uint(i) < uint(asm.NumPipes) {
+		c.strAt[i&7] = at
+	}
+}
+
+// pendDel takes w out of a stretch's keeping: out of pend, where only a
+// waker of no agent of the core is listed (the stretch keeps core.strAt).
+func (s *scheduler) pendDel(w *waker) {
+	for i, x := range s.pend {
+		if x == w {
+			s.pend = append(s.pend[:i], s.pend[i+1:]...)
+			break
+		}
+	}
+	w.loc = locNone
+}
+
+// placePend ends a stretch: the clock is back at its start, and every
+// wake-up the stretch left goes where schedule would have put it.
+func (s *scheduler) placePend() {
+	c := s.str
+	s.str = nil
+	for i := asm.PipeS; i < asm.PipeALL; i++ {
+		if c.strAt[i] != noWake {
+			if w := c.agentWaker(i); w.loc == locPend {
+				w.loc = locNone
+				s.place(w)
+			}
+		}
+	}
+	for i, w := range s.pend {
+		s.pend[i] = nil
+		w.loc = locNone
+		s.place(w)
+	}
+	s.pend = s.pend[:0]
 }
 
 // place queues an armed waker that is in no queue.
