@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
-	"github.com/ptoasm/ptoasm/parser"
 	"github.com/ptoasm/ptoasm/parser/mlir"
 	"github.com/ptoasm/ptoasm/pipes"
 )
@@ -32,18 +31,7 @@ var corpusMovers = map[string]string{}
 
 // corpusFrontend reads a corpus kernel from disk, PTOAS MLIR as an A2/A3
 // kernel (as scripts/ptoas-corpus-report.sh does) and PTO-AS as itself.
-func corpusFrontend() asm.Frontend {
-	return asm.Frontend{
-		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
-			if mlir.IsMLIR(src) {
-				return mlir.ParseFileWith(name, src, mlir.Options{Arch: "a3"})
-			}
-			return parser.ParseFile(name, src)
-		},
-		ParseExpr: parser.ParseExpr,
-		ReadFile:  os.ReadFile,
-	}
-}
+func corpusFrontend() asm.Frontend { return mlir.Frontend(mlir.Options{Arch: "a3"}) }
 
 // TestCorpusFindingsIgnoreTiming lints every kernel of the PTOAS corpus
 // (read as an A2/A3 kernel, as scripts/ptoas-corpus-report.sh does) under

@@ -136,10 +136,7 @@ func parseFile(name string, src []byte) (*asm.File, asm.ErrorList) {
 // parseFileArch is parseFile for a PTOAS target architecture (--pto-arch;
 // empty: the module's own pto.target_arch, else a3, as ptoas decides).
 func parseFileArch(name string, src []byte, arch string) (*asm.File, asm.ErrorList) {
-	if mlir.IsMLIR(src) {
-		return mlir.ParseFileWith(name, src, mlir.Options{Arch: arch})
-	}
-	return parser.ParseFile(name, src)
+	return mlir.ParseAny(name, src, mlir.Options{Arch: arch})
 }
 
 // defineFlags is the -D NAME=VALUE list shared by every command that

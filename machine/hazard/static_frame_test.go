@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ptoasm/ptoasm/asm"
-	"github.com/ptoasm/ptoasm/parser"
 	"github.com/ptoasm/ptoasm/parser/mlir"
 )
 
@@ -91,16 +90,7 @@ func corpusObjects(t *testing.T) map[string]*asm.Object {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil
 	}
-	fe := asm.Frontend{
-		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
-			if mlir.IsMLIR(src) {
-				return mlir.ParseFileWith(name, src, mlir.Options{Arch: "a3"})
-			}
-			return parser.ParseFile(name, src)
-		},
-		ParseExpr: parser.ParseExpr,
-		ReadFile:  os.ReadFile,
-	}
+	fe := mlir.Frontend(mlir.Options{Arch: "a3"})
 	out := map[string]*asm.Object{}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".pto") {

@@ -2,11 +2,13 @@ package mlir
 
 import (
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/parser"
 )
 
 // ParseFile parses a PTOAS .pto file and lowers it to a PTO-AS syntax tree. It
@@ -870,4 +872,23 @@ func finite(f float64) float64 {
 		return 0
 	}
 	return f
+}
+
+// ParseAny reads a .pto file of either kind, told apart by content (IsMLIR):
+// PTOAS MLIR lowered to PTO-AS under opt, else PTO-AS itself.
+func ParseAny(name string, src []byte, opt Options) (*asm.File, asm.ErrorList) {
+	if IsMLIR(src) {
+		return ParseFileWith(name, src, opt)
+	}
+	return parser.ParseFile(name, src)
+}
+
+// Frontend is the assembler's frontend for .pto files of either kind read
+// from disk (ParseAny under opt): the corpus tests read PTOAS kernels with it.
+func Frontend(opt Options) asm.Frontend {
+	return asm.Frontend{
+		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) { return ParseAny(name, src, opt) },
+		ParseExpr: parser.ParseExpr,
+		ReadFile:  os.ReadFile,
+	}
 }
