@@ -129,6 +129,14 @@ func TestHostile(t *testing.T) {
 		// Lint runs timing-only: nothing reads @A's values, so it is not stored.
 		{name: "4 GiB tensor, lint", args: []string{"lint", h("gm_bomb.pto")}, code: 1,
 			first: `^$`, stdout: `gm_bomb\.pto:6:5: error: uninitialised read of @A`},
+		// The detector's host writes and read hulls of two 512 GiB nz
+		// tensors cost the pages the tiles touch, not a cell per 64 KiB of
+		// the tensors (it took minutes and 5 GB before the first event).
+		{name: "512 GiB nz tensors, lint", args: []string{"lint", "hazards/nz_block_swap_overlap", "-D", "N=4294967296", "--max-memory", "64MiB", "--max-time", "60s"},
+			code: 1, first: `^$`, stdout: `nz_block_swap_overlap\.pto:20:5: error: WAW race on @Y \(GM r0 0x8000001300\.\.0xE000001400\)`, maxMiB: 64},
+		{name: "512 GiB nz tensor read uninitialised, lint", gen: map[string]func() string{"nz.pto": func() string { return nzUninit }},
+			args: []string{"lint", "{dir}/nz.pto", "-D", "N=4294967296", "--max-memory", "64MiB", "--max-time", "60s"},
+			code: 1, first: `^$`, stdout: `nz\.pto:11:5: error: uninitialised read of @X \(GM r0 0x1000\.\.0x6000001400\)`, maxMiB: 64},
 		{name: "4 GiB tensor on four ranks", args: []string{"run", h("gm_bomb_ranks.pto")}, code: 0,
 			first: `^$`, stdout: `(?m)^cycles +\d+$`, maxMiB: 64},
 		{name: "touched pages past the budget", args: []string{"run", h("gm_touch.pto"), "--max-memory", "64MiB"}, code: 2,
@@ -301,3 +309,26 @@ func TestStdoutWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// nzUninit reads tiles of an nz tensor nothing wrote: the read's hull
+// spans the tensor's column blocks.
+const nzUninit = `const N = 64
+const B = 32
+
+gm X : f32 [N, B] nz
+gm Y : f32 [N, B] nz = zero
+
+kernel k : aiv {
+    tile %a : vec f32 [B, B]
+
+    let %src = block_idx * B
+    tload %a, @X[%src, 0]
+    set_flag MTE2, MTE3, 0
+    wait_flag MTE2, MTE3, 0
+    tstore @Y[%src, 0], %a
+}
+
+launch ranks=1 {
+    run k blocks=2
+}
+`

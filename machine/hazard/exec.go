@@ -244,7 +244,17 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	// A strided access with no 2-D shadow (a GM tensor that is not plain
 	// row-major) goes run by run.
 	for k := range acc.NumRows() {
-		for lo, end := acc.Run(k); lo < end; {
+		lo, end := acc.Run(k)
+		if acc.ReadOnly && !acc.Write && lo >= 0 && acc.Space == asm.GM && (end-1)>>shift-lo>>shift >= maxRegionPages {
+			if ulo, uhi, ok := sm.unwrittenWide(lo, end); ok {
+				if uninitLo < 0 {
+					uninitLo = ulo
+				}
+				uninitHi = uhi
+			}
+			continue
+		}
+		for lo < end {
 			m, hi := sm.page(lo, end)
 			if acc.ReadOnly && !acc.Write {
 				// Only the host writes it: nothing to race, so nothing to

@@ -526,6 +526,166 @@ type shadowMem struct {
 	grid *shadow2D
 	// shift is the page size (pageShiftOf).
 	shift uint8
+	// pending are host writes over more pages than a region may hold
+	// (tensors of more than 4 GiB, from -D), in the order they came: the
+	// pages they cover that had no list yet get their cells when first
+	// made (mainPage), so a write of a 512 GiB tensor costs the pages the
+	// run touches, not 8 M cells before the first instruction (the host
+	// write sets every field of a cell, so a page made later holds what it
+	// would have held).
+	pending []pendingWrite
+}
+
+// pendingWrite is a host write of bytes [lo, hi) not yet given to the
+// pages that had no list when it came (shadowMem.pending).
+type pendingWrite struct {
+	lo, hi int64
+	r      rec
+	poison bool
+}
+
+// hostWrite gives bytes [lo, hi) of a GM buffer the host write r. A write
+// over more than maxRegionPages pages writes the pages that have lists
+// now and leaves the rest pending, if lazy (GM: a local buffer may move
+// to a grid, which takes the pages' cells as they are).
+func (s *shadowMem) hostWrite(lo, hi int64, r *rec, poison, lazy bool) {
+	if !lazy || lo < 0 || s.grid != nil || (hi-1)>>s.shift-lo>>s.shift < maxRegionPages {
+		for lo < hi {
+			m, end := s.page(lo, hi)
+			m.hostWrite(lo, end, r, poison)
+			lo = end
+		}
+		return
+	}
+	// A page of its own would cross the region's edges: give the cells
+	// back, as page does for an access crossing a region.
+	for k := s.regionAfter(lo); k < len(s.regions) && s.regions[k].lo < hi; {
+		s.dissolve(k)
+	}
+	for _, p := range s.pagesIn(lo, hi) {
+		s.mainPage(p, false).hostWrite(max(lo, p<<s.shift), min(hi, (p+1)<<s.shift), r, poison)
+	}
+	s.pending = append(s.pending, pendingWrite{lo: lo, hi: hi, r: *r, poison: poison})
+}
+
+// hostWrite gives the cells of [lo, hi) (on this list's page) the host
+// write r, as one cell where they agree.
+func (m *imap) hostWrite(lo, hi int64, r *rec, poison bool) {
+	i, j := m.span(lo, hi)
+	for _, c := range m.cells[i:j] {
+		c.hostWrite(r, poison)
+	}
+	m.collapse(i, j)
+}
+
+// newMainPage is a new list for page p, holding what the pending host
+// writes over it left.
+func (s *shadowMem) newMainPage(p int64) *imap {
+	m := &imap{}
+	for k := range s.pending {
+		w := &s.pending[k]
+		if lo, hi := max(w.lo, p<<s.shift), min(w.hi, (p+1)<<s.shift); lo < hi {
+			m.hostWrite(lo, hi, &w.r, w.poison)
+		}
+	}
+	return m
+}
+
+// unwrittenWide is imap.unwritten for a read of [lo, hi) over more than
+// maxRegionPages pages (the hull of a tile read from a huge nz tensor):
+// it reads the pages that have lists and answers for the others from the
+// pending host writes, making no page, so the read costs the pages the
+// run touched rather than one list per 64 KiB of the range.
+func (s *shadowMem) unwrittenWide(lo, hi int64) (ulo, uhi int64, found bool) {
+	// page would dissolve these regions (the range crosses their edges);
+	// with their cells back in the buffer's pages, those hold every cell.
+	for k := s.regionAfter(lo); k < len(s.regions) && s.regions[k].lo < hi; {
+		s.dissolve(k)
+	}
+	note := func(a, b int64, ok bool) {
+		if ok {
+			if !found {
+				ulo, found = a, true
+			}
+			uhi = b
+		}
+	}
+	pos := lo
+	for _, p := range s.pagesIn(lo, hi) {
+		plo, phi := max(lo, p<<s.shift), min(hi, (p+1)<<s.shift)
+		if pos < plo {
+			note(s.pendingUnwritten(pos, plo))
+		}
+		note(s.mainPage(p, false).unwritten(plo, phi))
+		pos = phi
+	}
+	if pos < hi {
+		note(s.pendingUnwritten(pos, hi))
+	}
+	return ulo, uhi, found
+}
+
+// pagesIn returns, in order, the pages of [lo, hi) that have a list in
+// the buffer's pages.
+func (s *shadowMem) pagesIn(lo, hi int64) []int64 {
+	p0, p1 := lo>>s.shift, (hi-1)>>s.shift
+	var ps []int64
+	for p := p0; p <= p1 && p < int64(len(s.dense)); p++ {
+		if s.dense[p] != nil {
+			ps = append(ps, p)
+		}
+	}
+	for p := range s.sparse {
+		if p >= p0 && p <= p1 {
+			ps = append(ps, p)
+		}
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// pendingUnwritten is imap.unwritten for bytes [lo, hi) on pages with no
+// list: a byte is initialised if the last pending write over it was not a
+// poison.
+func (s *shadowMem) pendingUnwritten(lo, hi int64) (ulo, uhi int64, found bool) {
+	cuts := []int64{lo, hi}
+	for _, w := range s.pending {
+		if w.lo > lo && w.lo < hi {
+			cuts = append(cuts, w.lo)
+		}
+		if w.hi > lo && w.hi < hi {
+			cuts = append(cuts, w.hi)
+		}
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	for k := 0; k+1 < len(cuts); k++ {
+		a, b := cuts[k], cuts[k+1]
+		written := false
+		for n := len(s.pending) - 1; n >= 0; n-- {
+			if w := &s.pending[n]; w.lo <= a && b <= w.hi {
+				written = !w.poison
+				break
+			}
+		}
+		if !written {
+			if !found {
+				ulo, found = a, true
+			}
+			uhi = b
+		}
+	}
+	return ulo, uhi, found
+}
+
+// pendingIn reports whether a pending host write has bytes in [lo, hi).
+func (s *shadowMem) pendingIn(lo, hi int64) bool {
+	for _, w := range s.pending {
+		if w.lo < hi && lo < w.hi {
+			return true
+		}
+	}
+	return false
 }
 
 // window is bytes [lo, hi) whose cells are all in m's list; edge says hi is
@@ -653,7 +813,7 @@ func (s *shadowMem) mainPage(p int64, create bool) *imap {
 			if p >= int64(len(s.dense)) {
 				s.dense = append(s.dense, make([]*imap, int(p)+1-len(s.dense))...)
 			}
-			m = &imap{}
+			m = s.newMainPage(p)
 			s.dense[p] = m
 		}
 		return m
@@ -662,7 +822,7 @@ func (s *shadowMem) mainPage(p int64, create bool) *imap {
 		if s.sparse == nil {
 			s.sparse = map[int64]*imap{}
 		}
-		m = &imap{}
+		m = s.newMainPage(p)
 		s.sparse[p] = m
 	}
 	return m
@@ -677,7 +837,7 @@ func (s *shadowMem) claim(lo, hi, word int64) {
 		return
 	}
 	k := s.regionAfter(lo)
-	if k < len(s.regions) && s.regions[k].lo < hi {
+	if k < len(s.regions) && s.regions[k].lo < hi || s.pendingIn(lo, hi) {
 		return
 	}
 	p0, p1 := lo>>s.shift, (hi-1)>>s.shift

@@ -92,15 +92,7 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			}
 			sm.claim(acc.Lo, acc.Hi, word)
 		}
-		for lo := acc.Lo; lo < acc.Hi; {
-			m, hi := sm.page(lo, acc.Hi)
-			i0, j0 := m.span(lo, hi)
-			lo = hi
-			for _, c := range m.cells[i0:j0] {
-				c.hostWrite(&r, poison)
-			}
-			m.collapse(i0, j0)
-		}
+		sm.hostWrite(acc.Lo, acc.Hi, &r, poison, acc.Space == asm.GM)
 	}
 }
 
