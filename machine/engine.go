@@ -31,6 +31,9 @@ func (m *Machine) Run() (*Result, error) {
 	// stepped cannot be.
 	m.strOK = !m.hostDone && !m.noStr && !m.emitting && m.opt.Print == nil && m.prof.Sync.SetFlag > 0 &&
 		m.prof.Sync.WaitFlag > 0 && m.prof.Sync.Barrier > 0 && m.prof.Sync.FFTSSet > 0
+	if m.strProbeAt == 0 {
+		m.strProbeAt, m.strMinEv, m.strPauseN = strProbe, strMinEvents, strPauseCycles
+	}
 	r, err := m.run()
 	if err != nil && m.strRan && rerunnable(err) {
 		if nm, nerr := New(m.obj, m.opt); nerr == nil {

@@ -481,14 +481,20 @@ func TestL2RectMemoIsExact(t *testing.T) {
 // an error too (issue 22, round 22).
 func TestStretchIsExact(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every program four times")
+		t.Skip("runs every program six times")
 	}
-	run := func(obj *asm.Object, timing, noStr bool) (string, *Machine) {
+	// stop: every window of three stretches pauses them for 50 cycles, as
+	// when strPays finds they do not pay (the run goes on in the global
+	// order, then takes stretches again).
+	run := func(obj *asm.Object, timing, noStr, stop bool) (string, *Machine) {
 		m, err := New(obj, Options{TimingOnly: timing})
 		if err != nil {
 			return "new: " + err.Error(), nil
 		}
 		m.noStr = noStr
+		if stop {
+			m.strProbeAt, m.strMinEv, m.strPauseN = 3, 1<<40, 50
+		}
 		r, err := m.Run()
 		b, jerr := json.Marshal(r)
 		if jerr != nil {
@@ -496,13 +502,18 @@ func TestStretchIsExact(t *testing.T) {
 		}
 		return fmt.Sprintf("%s\nerr: %v", b, err), m
 	}
-	var stretched int
+	var stretched, stopped int
 	runs := forEachProgram(t, func(f string, defs []asm.Define, obj *asm.Object) {
 		for _, timing := range []bool{true, false} {
-			want, _ := run(obj, timing, true)
-			got, m := run(obj, timing, false)
+			want, _ := run(obj, timing, true, false)
+			got, m := run(obj, timing, false, false)
 			if got != want {
 				t.Errorf("%s %v timing-only %v: result with stretches differs:\n%s\nwithout\n%s", f, defs, timing, got, want)
+			}
+			if got, ms := run(obj, timing, false, true); got != want {
+				t.Errorf("%s %v timing-only %v: result with stretches paused differs:\n%s\nwithout\n%s", f, defs, timing, got, want)
+			} else if ms != nil && !ms.reran && ms.strPauses > 1 {
+				stopped++
 			}
 			if m != nil && m.strRan {
 				stretched++
@@ -512,8 +523,8 @@ func TestStretchIsExact(t *testing.T) {
 			}
 		}
 	})
-	t.Logf("%d programs, %d runs with stretches", runs, stretched)
-	if runs < 50 || stretched == 0 {
+	t.Logf("%d programs, %d runs with stretches, %d paused more than once", runs, stretched, stopped)
+	if runs < 50 || stretched == 0 || stopped == 0 {
 		t.Fatalf("%d runs, %d with stretches: the test exercises nothing", runs, stretched)
 	}
 }

@@ -166,6 +166,14 @@ type Machine struct {
 	// cycle that work began by (foldIdle).
 	strOK, noStr, strRan, reran bool
 	strT, aheadWE, aheadAt      int64
+	// strN counts the stretches of the current window and strEv the
+	// events they ran; strPays judges a window of strProbeAt (strMinEv
+	// events each on average) and pauses stretches until cycle strPause
+	// for strPauseN cycles when it falls short, strPauses times in all
+	// (strProbe, strMinEvents and strPauseCycles unless
+	// TestStretchIsExact sets them).
+	strN, strEv, strProbeAt, strMinEv int64
+	strPause, strPauseN, strPauses    int64
 	// guardN counts events down to the next wall-clock check (MaxInt
 	// without a MaxTime); deadline is when MaxTime runs out.
 	guardN   int

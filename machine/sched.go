@@ -71,12 +71,14 @@ type waker struct {
 	pipe   *pipeState
 	scalar *core
 	fn     func()
-	// next links the waker into its wheel slot while loc == locWheel. The
-	// list is singly linked (issue 22, round 18): an add is two stores, and
-	// the rare del (a reschedule or cancel of a wake-up in the wheel) walks
-	// its slot.
-	next *waker
-	_    [8]byte // pipeState stays three whole lines (TestHotLayout)
+	// next and prev link the waker into its wheel slot while loc ==
+	// locWheel. Round 18 made the list singly linked (an add is two stores,
+	// a del walks its slot); stretches (round 22) take every wake-up of a
+	// core they run out of the wheel, and at 384 ranks a slot holds
+	// thousands of polling scalars, so the walk took 40% of a run: del is
+	// O(1) again. prev is valid only while the waker is in a slot's list
+	// (a slot taken whole leaves it stale; add sets it).
+	next, prev *waker
 }
 
 // seqBits is the width of the schedule sequence number inside waker.ord; the
@@ -203,7 +205,11 @@ type wheel struct {
 
 func (wh *wheel) add(w *waker) {
 	i := int(w.at) & wheelMask
-	w.next = wh.slots[i]
+	h := wh.slots[i]
+	w.next, w.prev = h, nil
+	if h != nil {
+		h.prev = w
+	}
 	wh.slots[i] = w
 	wh.bits[i>>6] |= 1 << (i & 63)
 	wh.sum |= 1 << (i >> 6)
@@ -211,13 +217,15 @@ func (wh *wheel) add(w *waker) {
 
 func (wh *wheel) del(w *waker) {
 	i := int(w.at) & wheelMask
-	for l := &wh.slots[i]; *l != nil; l = &(*l).next {
-		if *l == w {
-			*l = w.next
-			break
-		}
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		wh.slots[i] = w.next
 	}
-	w.next = nil
+	if w.next != nil {
+		w.next.prev = w.prev
+	}
+	w.next, w.prev = nil, nil
 	if wh.slots[i] == nil {
 		wh.clearBit(i)
 	}

@@ -52,6 +52,33 @@ import (
 // wake-ups then still fall in the wheel when it ends.
 const strHorizon = wheelSize / 2
 
+// strProbe is how many stretches make a window that strPays judges, and
+// strMinEvents the events a stretch must run on average to pay for its
+// start and end (taking its core's wake-ups out of the schedule and
+// putting them back: about as much as the global order spends on 3-4
+// events). A window that falls short pauses stretches for strPauseCycles
+// simulated cycles. The 8-rank allgather_gemm's stretches run 1.9 events
+// each in its first 4096 and 16 over its first 16384; at 384 ranks
+// ring_final's polling cores run about 3, and stretches without a pause
+// made its timing-only run 31% dearer. The choice changes no output: a
+// run with stretches, without, or with them paused and resumed anywhere
+// between two gives the same results (TestStretchIsExact).
+const (
+	strProbe       = 1 << 12
+	strMinEvents   = 4
+	strPauseCycles = 1 << 16
+)
+
+// strPays ends a window of strProbeAt stretches: when they ran too few
+// events to pay for themselves, stretches pause for strPauseN cycles.
+func (m *Machine) strPays() {
+	if m.strEv < m.strProbeAt*m.strMinEv {
+		m.strPause = m.now + m.strPauseN
+		m.strPauses++
+	}
+	m.strN, m.strEv = 0, 0
+}
+
 // errRerun marks a run to be repeated without stretches.
 func rerunnable(err error) bool {
 	if err == ErrCancelled {
@@ -80,6 +107,9 @@ func (m *Machine) strOf(w *waker) *core {
 
 // strStart is strOf for a run that may use stretches.
 func (m *Machine) strStart(w *waker) *core {
+	if w.at < m.strPause {
+		return nil // the last window did not pay (strPays)
+	}
 	var c *core
 	if p := w.pipe; p != nil {
 		c = p.c
@@ -211,6 +241,7 @@ func (m *Machine) stretch(c *core) {
 		lim = min(lim, w0+m.opt.MaxIdleCycles)
 	}
 	a := &c.strAt
+	ev := m.strEv
 	for m.err == nil {
 		// c's earliest wake-up, the agents in key order: a tie goes to the
 		// lower key, as in the global order (written out: a call to a
@@ -247,6 +278,7 @@ func (m *Machine) stretch(c *core) {
 		w.loc, w.armed = locNone, false
 		a[i&7] = noWake
 		m.now = at
+		ev++
 		if i != asm.PipeS {
 			w.pipe.run()
 		} else {
@@ -254,6 +286,10 @@ func (m *Machine) stretch(c *core) {
 		}
 	}
 	m.strT = max(m.strT, m.now)
+	m.strEv = ev
+	if m.strN++; m.strN == m.strProbeAt {
+		m.strPays()
+	}
 	if m.workEnd > w0 {
 		// Work begun ahead of the clock counts for the idle guard once
 		// the clock has passed the stretch (foldIdle).
