@@ -244,8 +244,10 @@ func (m *Machine) stretch(c *core) {
 	ev := m.strEv
 	for m.err == nil {
 		// c's earliest wake-up, the agents in key order: a tie goes to the
-		// lower key, as in the global order (written out: a call to a
-		// function of it cost 30 instructions an event).
+		// lower key, as in the global order. Written out on purpose: a
+		// call to a function of it cost 30 instructions an event, and a
+		// loop over a[2:] took the quarter run from 2 471.9 M to 2 736.4 M
+		// instructions (+10.7%, callgrind).
 		at, i := a[1], asm.Pipe(1)
 		if a[2] < at {
 			at, i = a[2], 2
