@@ -26,10 +26,10 @@ const (
 // barrier or when a round trip through another pipe proves completion, which
 // is how same-pipe dependences without pipe_barrier become visible.
 type agentState struct {
-	// Every event of a pipe reads the first two cache lines (the struct
-	// is padded to whole lines, so each agent starts on a line of its
-	// own); a scalar's issue snapshot comes in the third, the signal memo
-	// after.
+	// Every event of a pipe reads the first cache line, a flag set or
+	// wait the second too (the struct is padded to whole lines, so each
+	// agent starts on a line of its own); a scalar's issue snapshot comes
+	// in the third, the signal memo after.
 	pipe asm.Pipe
 	kind agentKind
 	// dirty says some component of lc is ahead of clock's (see lc).
@@ -58,21 +58,24 @@ type agentState struct {
 	// checkMirror verifies both in the self-checks.
 	lc        pipeVals
 	lastIssue uint32
+	// lastSnap is the issue snapshot this agent joined last: joining it
+	// again changes nothing (clocks only grow within a run). lastSnapRver
+	// is its scalar's rver+1 then, and snapRver, for a scalar, its own
+	// rver+1 when it took snap: a later snapshot with the same rver differs
+	// only in its core's own components (joinState). In the first line:
+	// every op's issue state compares it (sameIssueState), and an exec
+	// reads nothing else of the second (round 19 of lint).
+	lastSnap uint64
 	// rver counts changes to the components of agents on other cores (or
 	// none): a flag set whose source's rver is unchanged since the channel's
-	// last full copy refreshes only the core's own few components.
+	// last full copy refreshes only the core's own few components. Beside
+	// remRver and rem, which remote reads with it.
 	rver uint64
 	// rem names the other-core part of a pipe's clock, while remRver is
 	// rver+1 (see remote).
 	remRver uint64
 	clock   vclock
-	// lastSnap is the issue snapshot this agent joined last: joining it
-	// again changes nothing (clocks only grow within a run). lastSnapRver
-	// is its scalar's rver+1 then, and snapRver, for a scalar, its own
-	// rver+1 when it took snap: a later snapshot with the same rver differs
-	// only in its core's own components (joinState).
-	lastSnap uint64
-	rem      remPart
+	rem     remPart
 	// ver counts changes to clock other than the agent's own component;
 	// a scalar's issue snapshot (snap, taken at version snapVer) is shared
 	// by every op it issues until then, so issuing costs no clock copy.
@@ -276,11 +279,16 @@ type coreState struct {
 	// state) fill the first cache line, those flag events read the first
 	// three (the struct is padded to whole lines).
 	//
-	// locals lists the core's agents that exist, scalar first (the scalar
-	// and a pipe for every other number: at most NumPipes); slots[i] is
-	// locals[i]'s pipe, fixed once the agent exists; mask has a bit per
-	// slot in use.
-	locals   [asm.NumPipes]int32
+	// locals (below) lists the core's agents that exist, scalar first
+	// (the scalar and a pipe for every other number: at most NumPipes);
+	// slots[i] is locals[i]'s pipe, fixed once the agent exists, and
+	// lpos[i] its component in clocks (Detector.pos); mask has a bit per
+	// slot in use. A flag wait's join raises components by slot and
+	// extends the clock to their positions (raiseLocals), and flushes
+	// write them by position: lpos shares the first line with slots,
+	// locals (agent numbers, read by drains and signal joins) is further
+	// on. In the seventh line lpos cost a wait that raised anything a line.
+	lpos     [asm.NumPipes]int32
 	slots    [asm.NumPipes]uint8
 	nlocals  uint8
 	mask     uint16
@@ -312,9 +320,8 @@ type coreState struct {
 	// (drainCore).
 	drained, fed [asm.NumPipes]uint64
 	drainGen     uint32
-	// lpos[i] is locals[i]'s component in clocks (Detector.pos).
-	lpos [asm.NumPipes]int32
-	_    [16]byte
+	locals       [asm.NumPipes]int32
+	_            [16]byte
 	// chanHash holds recent flag channels by chanSlot of their key
 	// (chanOf): a flag event reads one of its two lines, not the list.
 	chanHash [1 << chanHashBits]*flagChan
@@ -584,5 +591,7 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvDeadlock:
 		d.deadlock(e.Blocked, nil)
 	}
-	d.flushNotes()
+	if len(d.notes) > 0 { // a call per event otherwise, for the few with notes
+		d.flushNotes()
+	}
 }

@@ -114,6 +114,15 @@ func TestSyncLayout(t *testing.T) {
 	if end := unsafe.Offsetof(agentState{}.lastIssue) + 4; end > 64 || unsafe.Offsetof(agentState{}.gaps) >= 64 {
 		t.Errorf("agentState.gaps and lastIssue end at %d, want them in the first line (every op's record reads them)", end)
 	}
+	if end := unsafe.Offsetof(coreState{}.lpos) + unsafe.Sizeof(coreState{}.lpos); end > 64 || unsafe.Offsetof(coreState{}.slots)+unsafe.Sizeof(coreState{}.slots) > 64 {
+		t.Errorf("coreState.lpos ends at %d, want it in the first line with slots (a flag wait's join reads both)", end)
+	}
+	if end := unsafe.Offsetof(agentState{}.lastSnap) + 8; end > 64 {
+		t.Errorf("agentState.lastSnap ends at %d, want it in the first line (every op's issue state reads it)", end)
+	}
+	if a, b := unsafe.Offsetof(agentState{}.rver)/64, unsafe.Offsetof(agentState{}.remRver)/64; a != b || unsafe.Offsetof(agentState{}.rem)/64 != a {
+		t.Errorf("agentState.rver, remRver and rem are on lines %d, %d and %d, want one (remote reads the three)", a, b, unsafe.Offsetof(agentState{}.rem)/64)
+	}
 	if off := unsafe.Offsetof(coreState{}.chanHash); off%64 != 0 {
 		t.Errorf("coreState.chanHash is at %d, want it on whole lines (a lookup reads one)", off)
 	}

@@ -463,7 +463,7 @@ func (d *Detector) joinLocalPart(dst, c int32, src *vclock, p localPart) {
 			if p.mask&(1<<s) != 0 {
 				v = p.vals[s]
 			} else {
-				v = get(*src, cs.lpos[i]) // lpos is a line flag events need not read
+				v = get(*src, cs.lpos[i]) // a channel without every slot: rare
 			}
 			if v > lc[s] {
 				d.raiseLocal(dst, l, asm.Pipe(s), v)

@@ -1,6 +1,10 @@
 package hazard
 
-import "github.com/ptoasm/ptoasm/machine"
+import (
+	"fmt"
+
+	"github.com/ptoasm/ptoasm/machine"
+)
 
 // A core pipe's op has the loop iteration vector its scalar was in when it
 // issued the op. The detector keeps it in each access it records (rec.iter):
@@ -37,6 +41,11 @@ type iterLog struct {
 	ents []iterEnt
 	head int
 	base int64
+	// last is the newest entry's from (ents[len(ents)-1].from), beside
+	// the header a note reads anyway: the entry itself was written a note
+	// ago and is cold by the next, and its line is a load the note waited
+	// on only to compare from.
+	last int64
 }
 
 // agentIter is an agent's place in its core's log: the log (nil: not
@@ -134,10 +143,13 @@ func (d *Detector) logIter(a machine.Agent, from, low int64, v []int32) {
 		d.ilog = append(d.ilog, l)
 		*d.iterIdx.at(a.Rank, int(a.Core)) = l
 	}
+	if checkShortcuts && len(l.ents) > 0 && l.ents[len(l.ents)-1].from != l.last {
+		panic(fmt.Sprintf("hazard: core %d/%d's iteration log says its newest entry starts at %d, it starts at %d", a.Rank, a.Core, l.last, l.ents[len(l.ents)-1].from))
+	}
 	switch last := len(l.ents) - 1; {
-	case last >= l.head && from > l.ents[last].from:
+	case last >= l.head && from > l.last:
 		l.ents = append(l.ents, iterEnt{})
-	case last >= l.head && from == l.ents[last].from:
+	case last >= l.head && from == l.last:
 		// No op took the number since: the vector moved again first.
 	default:
 		// The first entry, or the block runs on another physical core,
@@ -155,10 +167,14 @@ func (d *Detector) logIter(a machine.Agent, from, low int64, v []int32) {
 	}
 	e := &l.ents[len(l.ents)-1]
 	e.from, e.iter, e.n = from, [maxIter]int32{}, uint8(len(v))
+	l.last = from
 	for i, x := range v[:min(len(v), maxIter)] {
 		e.iter[i] = x
 	}
-	for l.head+1 < len(l.ents) && l.ents[l.head+1].from <= low {
+	// Only every eighth entry says low (the others 0, below every entry's
+	// from): the others skip the read of the oldest entries, a line no
+	// other lookup touches.
+	for low > 0 && l.head+1 < len(l.ents) && l.ents[l.head+1].from <= low {
 		l.head++
 	}
 	if l.head >= 32 && 2*l.head >= len(l.ents) {
@@ -187,7 +203,14 @@ func (d *Detector) iterOf(a int32, k int64, r *rec) bool {
 		return d.iterAttach(a, k, r)
 	}
 	ents := l.ents
-	if i := ai.at - l.base; i >= int64(l.head) && i < int64(len(ents)) && ents[i].from <= k {
+	// The entry at ai.at starts at ai.from while it lives (entries move
+	// only with base, and one rewritten in place keeps its from): the
+	// copy's from spares a read of the old entry, a line the step to the
+	// next entry does not otherwise touch.
+	if i := ai.at - l.base; i >= int64(l.head) && i < int64(len(ents)) && ai.from <= k {
+		if checkShortcuts && ents[i].from != ai.from {
+			panic(fmt.Sprintf("hazard: agent %d's iteration copy starts at %d, its log entry %d at %d", a, ai.from, i, ents[i].from))
+		}
 		for i+1 < int64(len(ents)) && ents[i+1].from <= k {
 			i++
 		}
