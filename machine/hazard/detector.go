@@ -298,7 +298,10 @@ type coreState struct {
 	// log holds the scalar's states by issue number (mark), marked the
 	// highest number logged.
 	marked int64
-	chans  []*flagChan // in the order they appeared (chanHash below)
+	// logTo holds each log entry's to, in step with log: the search for
+	// an op's entry (logIndexFrom) reads eight numbers a line, not one
+	// entry of 72 bytes per number it compares.
+	logTo  []int64
 	serial int64
 	rank   int32
 	core   int32
@@ -325,8 +328,9 @@ type coreState struct {
 	// chanHash holds recent flag channels by chanSlot of their key
 	// (chanOf): a flag event reads one of its two lines, not the list.
 	chanHash [1 << chanHashBits]*flagChan
-	chanKeys []uint32 // chanKey of chans[i]
-	_        [40]byte
+	chanKeys []uint32    // chanKey of chans[i]
+	chans    []*flagChan // in the order they appeared (chanHash above)
+	_        [16]byte
 }
 
 type crossKey struct{ rank, core, id int32 }

@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -175,7 +176,7 @@ func (d *Detector) mark(c int32, issued int64) {
 	cs.marked = issued
 	if n := len(cs.log); n > 0 {
 		if l := &cs.log[n-1]; l.snapID == id && l.epoch == ep && l.gen == d.gen {
-			l.to = issued
+			l.to, cs.logTo[n-1] = issued, issued
 			return
 		}
 	}
@@ -183,8 +184,10 @@ func (d *Detector) mark(c int32, issued int64) {
 		k := copy(cs.log, cs.log[maxLog/2:])
 		clear(cs.log[k:])
 		cs.log = cs.log[:k]
+		cs.logTo = cs.logTo[:copy(cs.logTo, cs.logTo[maxLog/2:])]
 	}
 	cs.log = append(cs.log, issueState{to: issued, clock: snap, snapID: id, epoch: ep, gen: d.gen, rver: d.agents[s].snapRver})
+	cs.logTo = append(cs.logTo, issued)
 }
 
 // issueState returns the scalar state op number k of core c was issued in,
@@ -201,11 +204,14 @@ func (d *Detector) issueState(a, c int32, k int64) (issueState, bool) {
 		snap, id := d.issueSnapshot(s)
 		return issueState{to: k, clock: snap, snapID: id, epoch: d.agents[s].n, gen: d.gen, rver: d.agents[s].snapRver}, true
 	}
+	if checkShortcuts {
+		checkLogTo(cs)
+	}
 	var i int
 	if uint32(a) < uint32(len(d.ailog)) && d.agents[a].coreIdx == c {
-		i = d.logIndexFrom(&d.ailog[a], cs.log, k)
+		i = d.logIndexFrom(&d.ailog[a], cs.logTo, k)
 	} else {
-		i = logIndex(cs.log, k)
+		i = logIndex(cs.logTo, k)
 	}
 	if i == len(cs.log) || cs.log[i].gen != d.gen {
 		return issueState{}, false
@@ -213,13 +219,27 @@ func (d *Detector) issueState(a, c int32, k int64) (issueState, bool) {
 	return cs.log[i], true
 }
 
-// logIndex is the index of the first entry of log whose ops reach number k
-// (len(log) if none): the entries' to only grow.
-func logIndex(log []issueState, k int64) int {
-	i, j := 0, len(log)
+// checkLogTo panics unless core cs's logTo holds its log's to, entry by
+// entry (the self-checks).
+func checkLogTo(cs *coreState) {
+	if len(cs.logTo) != len(cs.log) {
+		panic(fmt.Sprintf("hazard: a core's log of scalar states has %d entries, its numbers %d", len(cs.log), len(cs.logTo)))
+	}
+	for i := range cs.log {
+		if cs.log[i].to != cs.logTo[i] {
+			panic(fmt.Sprintf("hazard: a core's log entry %d ends at %d, its number says %d", i, cs.log[i].to, cs.logTo[i]))
+		}
+	}
+}
+
+// logIndex is the index of the first entry of a core's log whose ops reach
+// number k (len(to) if none), by the entries' to (coreState.logTo), which
+// only grow.
+func logIndex(to []int64, k int64) int {
+	i, j := 0, len(to)
 	for i < j {
 		h := int(uint(i+j) >> 1)
-		if log[h].to >= k {
+		if to[h] >= k {
 			j = h
 		} else {
 			i = h + 1
@@ -236,16 +256,16 @@ func logIndex(log []issueState, k int64) int {
 // allgather_gemm). The place is a hint: it is taken only when the entry
 // before it ends below k, so the answer is logIndex's whatever the log did
 // since (compacted, cleared at a run boundary).
-func (d *Detector) logIndexFrom(ai *agentIter, log []issueState, k int64) int {
-	if h := int(ai.slog); h <= len(log) && (h == 0 || log[h-1].to < k) {
-		for i := h; i < len(log) && i < h+4; i++ {
-			if log[i].to >= k {
+func (d *Detector) logIndexFrom(ai *agentIter, to []int64, k int64) int {
+	if h := int(ai.slog); h <= len(to) && (h == 0 || to[h-1] < k) {
+		for i := h; i < len(to) && i < h+4; i++ {
+			if to[i] >= k {
 				ai.slog = uint16(i)
 				return i
 			}
 		}
 	}
-	i := logIndex(log, k)
+	i := logIndex(to, k)
 	ai.slog = uint16(i)
 	return i
 }

@@ -109,7 +109,7 @@ func (d *Detector) runBoundary(start bool) {
 		}
 		cs.comp = cs.comp[:0]
 		clear(cs.log)
-		cs.log = cs.log[:0]
+		cs.log, cs.logTo = cs.log[:0], cs.logTo[:0]
 		for _, ch := range cs.chans {
 			ch.set, ch.queue = false, nil
 		}
