@@ -70,7 +70,7 @@ func (d *Detector) exec(e *machine.Event) {
 // internalBarrier is the pipe_barrier(PIPE_V) inside the op e executes
 // (asm.VBarrier), nil when the op has none on its operands' path.
 func internalBarrier(e *machine.Event) *asm.VBarrier {
-	if e.Step != "" || e.Op == nil || e.Op.Info == nil || !e.Op.Info.VBar.Applies(e.Op) {
+	if e.Step != "" || e.Op == nil || e.Op.Info == nil || e.Op.Info.VBar == nil || !e.Op.Info.VBar.Applies(e.Op) {
 		return nil
 	}
 	return e.Op.Info.VBar
