@@ -76,3 +76,34 @@ func TestOwnRewriteChain(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoffMatchesGeneralPath runs every shipped program with the
+// shortcuts checked, by default and with every pipe's same-pipe races off,
+// so that each access taking handoff (a core-local tile handed between two
+// pipes of a core) is also run through accessCell's general path and the
+// two cells compared (checkHandoff panics on a difference, when the general
+// path noted, moved or found uninitialised anything, or when an ordering
+// Detector.before told is not the clock's).
+func TestHandoffMatchesGeneralPath(t *testing.T) {
+	checkShortcuts = true
+	defer func() { checkShortcuts = false }()
+	off := SamePipe{V: SevOff, MTE3: SevOff, MTE2: SevOff, MTE1: SevOff, M: SevOff, FIX: SevOff, SDMA: SevOff}
+	for _, tc := range []struct {
+		name string
+		sp   SamePipe
+	}{
+		{"default", SamePipe{}},
+		{"every pipe off", off},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			handoffs = 0
+			eachProgram(t, func(_ string, obj *asm.Object) {
+				runLintWith(t, obj, Options{SamePipe: tc.sp, Serial: true}).Findings()
+			})
+			t.Logf("%d handoffs checked", handoffs)
+			if handoffs < 20000 {
+				t.Errorf("only %d handoffs checked: the programs no longer exercise handoff", handoffs)
+			}
+		})
+	}
+}
