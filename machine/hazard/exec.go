@@ -325,7 +325,7 @@ func (d *Detector) hitSet(r *rec, acc *machine.Access, key shadowKey) bool {
 		d.checkHitSet(acc, key, e)
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
-	d.accessCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+	d.visitCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 	return true
 }
@@ -344,7 +344,7 @@ func (d *Detector) hitRun(r *rec, acc *machine.Access, run *gridRun, n int) bool
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	for k := range run.cells[:n] {
 		rc := &run.cells[k]
-		d.accessCell(r, acc, rc.c, geo{run.base, run.pitch, int64(rc.r0), int64(rc.r1)}, &uninitLo, &uninitHi)
+		d.visitCell(r, acc, rc.c, geo{run.base, run.pitch, int64(rc.r0), int64(rc.r1)}, &uninitLo, &uninitHi)
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)
 	return true
@@ -361,7 +361,7 @@ func (d *Detector) visitSlot(r *rec, acc *machine.Access, slot *cellSlot, rows, 
 	if slot.w > 0 {
 		g = exactGeo(slot.c, acc.Lo, acc.Hi+(rows-1)*pitch)
 	}
-	d.accessCell(r, acc, slot.c, g, &uninitLo, &uninitHi)
+	d.visitCell(r, acc, slot.c, g, &uninitLo, &uninitHi)
 	if slot.c2 != nil {
 		d.accessCell(r, acc, slot.c2, geo{}, &uninitLo, &uninitHi)
 	}

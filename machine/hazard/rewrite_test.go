@@ -16,26 +16,34 @@ import (
 // reported or moved a race), and each earlier instance putSite replaces in
 // place is the one prunePrior drops (checkLastPruned).
 func TestOwnRewriteMatchesGeneralPath(t *testing.T) {
+	runChecked(t, func() { ownRewrites, lastPruned = 0, 0 }, func(t *testing.T, allOff bool) {
+		t.Logf("%d rewrites of a cell of the writer's own checked, %d instances replaced in place", ownRewrites, lastPruned)
+		if min := map[bool]int{false: 2000, true: 20000}[allOff]; ownRewrites < min || lastPruned < 1000 {
+			t.Errorf("only %d rewrites and %d replacements in place checked: the programs no longer exercise rewriteOwn and putSite's shortcut", ownRewrites, lastPruned)
+		}
+	})
+}
+
+// runChecked lints every shipped program with the shortcuts checked, by
+// default and with every pipe's same-pipe races off, each set of runs a
+// subtest that calls reset before and check after it.
+func runChecked(t *testing.T, reset func(), check func(t *testing.T, allOff bool)) {
 	checkShortcuts = true
 	defer func() { checkShortcuts = false }()
 	off := SamePipe{V: SevOff, MTE3: SevOff, MTE2: SevOff, MTE1: SevOff, M: SevOff, FIX: SevOff, SDMA: SevOff}
 	for _, tc := range []struct {
 		name string
 		sp   SamePipe
-		min  int
 	}{
-		{"default", SamePipe{}, 2000},
-		{"every pipe off", off, 20000},
+		{"default", SamePipe{}},
+		{"every pipe off", off},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ownRewrites, lastPruned = 0, 0
+			reset()
 			eachProgram(t, func(_ string, obj *asm.Object) {
 				runLintWith(t, obj, Options{SamePipe: tc.sp, Serial: true}).Findings()
 			})
-			t.Logf("%d rewrites of a cell of the writer's own checked, %d instances replaced in place", ownRewrites, lastPruned)
-			if ownRewrites < tc.min || lastPruned < 1000 {
-				t.Errorf("only %d rewrites and %d replacements in place checked: the programs no longer exercise rewriteOwn and putSite's shortcut", ownRewrites, lastPruned)
-			}
+			check(t, tc.sp == off)
 		})
 	}
 }
@@ -75,4 +83,20 @@ func TestOwnRewriteChain(t *testing.T) {
 			t.Errorf("only %d of the mads' writes checked", ownRewrites)
 		}
 	}
+}
+
+// TestHandoffMatchesGeneralPath runs every shipped program with the
+// shortcuts checked, by default and with every pipe's same-pipe races off,
+// so that each access taking handoff (a core-local tile handed between two
+// pipes of a core) is also run through accessCell's general path and the
+// two cells compared (checkHandoff panics on a difference, when the general
+// path noted, moved or found uninitialised anything, or when an ordering
+// Detector.before told is not the clock's).
+func TestHandoffMatchesGeneralPath(t *testing.T) {
+	runChecked(t, func() { handoffs = 0 }, func(t *testing.T, _ bool) {
+		t.Logf("%d handoffs checked", handoffs)
+		if handoffs < 20000 {
+			t.Errorf("only %d handoffs checked: the programs no longer exercise handoff", handoffs)
+		}
+	})
 }

@@ -1,0 +1,168 @@
+package hazard
+
+import (
+	"fmt"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// A core-local tile handed from one pipe to another (handoff).
+//
+// Most checks of a core-local cell meet one of two states (docs/
+// performance.md, round 16 of lint: 479 000 of 676 000 cell visits of the
+// 8-rank allgather_gemm lint at M=1024): a producer pipe's write of a tile
+// whose last write is its own and whose one read is the consumer's, ordered
+// before it by their flag; and the consumer's read of a tile whose last
+// write is the producer's, ordered before it, with at most the shadowed
+// writes that write left (history.go). For both the general path
+// (accessCell) reports, notes and moves nothing, and what it leaves in the
+// cell is plain: the read joins as the cell's first read, the shadowed
+// writes the watermark has passed leave; the write becomes the last, its
+// own previous write kept shadowed when the watermark says so, and the read
+// leaves. handoff tells those states from the cell's header and records,
+// with the orderings told from the accessing agent's core-mate components
+// (hb's case for another pipe of its core) instead of the clock's calls,
+// and makes just that change; under checkShortcuts the general path runs
+// too and checkHandoff compares the two.
+
+// visitCell is accessCell for a cell the cache found: by handoff when it
+// takes the access. (The cache's hits call it on the lines that called
+// accessCell, so default.pgo's call sites keep their lines.)
+func (d *Detector) visitCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
+	if !d.handoff(r, acc, c, g) {
+		d.accessCell(r, acc, c, g, uninitLo, uninitHi)
+	}
+}
+
+// handoff does accessCell on core-local cell c (geo g) for access r of acc
+// when the cell is in one of the two states above, and reports whether it
+// did. A read takes it when nothing read c since its last write, which was
+// not the launch's first and is ordered before r, and every other write c
+// keeps is a shadowed one ordered before r (so that offerShadowed has
+// nothing to say). A plain write takes it when no ghost waits and c keeps
+// no uninitialised read nor other write, its last write is r's agent's
+// own, ordered before r by r's lag, and its one read is another agent's,
+// ordered before r and not kept raced.
+func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
+	if acc.Space == asm.GM || len(c.reads) != 0 || !c.hasW {
+		return false
+	}
+	if !acc.Write {
+		if c.hasR || !c.written || c.firstW {
+			return false
+		}
+		la, lc := d.aloc[r.agent], &d.agents[r.agent].lc
+		if !d.before(&c.w, la, lc) {
+			return false
+		}
+		if c.addp != nil {
+			for x, adds := 0, *c.addp; x < len(adds); x++ {
+				if w := &adds[x]; !w.shadowed() || !d.before(w, la, lc) {
+					return false
+				}
+			}
+		}
+	} else {
+		if acc.Atomic || !c.hasR || len(d.ghosts) > 0 || c.unp != nil && len(*c.unp) > 0 || c.addp != nil && len(*c.addp) > 0 {
+			return false
+		}
+		if c.w.agent != r.agent || c.read0.agent == r.agent || c.read0.raced {
+			return false
+		}
+		if v, told := selfOrdered(&c.w, r); !told || !v || !d.before(&c.read0, d.aloc[r.agent], &d.agents[r.agent].lc) {
+			return false
+		}
+	}
+	if checkShortcuts {
+		d.checkHandoff(r, acc, c, g)
+		return true
+	}
+	d.handOver(r, acc, c)
+	return true
+}
+
+// before reports whether prev is ordered before an access of agent a as
+// hb tells it for an agent of a's core in the current run generation: a's
+// component of prev's agent, in a's lc (lc, with la = aloc[a]), covers
+// prev. False is no verdict (another core, an earlier run, the host): the
+// caller takes the general path then.
+func (d *Detector) before(prev *rec, la uint32, lc *pipeVals) bool {
+	if uint(prev.agent) >= uint(len(d.aloc)) || prev.gen != d.gen || prev.agent == d.host || la < 1<<4 {
+		return false
+	}
+	li := d.aloc[prev.agent]
+	return li>>4 == la>>4 && lc[li&15] >= prev.epoch
+}
+
+// handOver is accessCell's change to c for an access handoff takes: a
+// read joins as the first read, and the shadowed writes the core's
+// watermark has passed leave; a write becomes the last, its agent's
+// previous write kept shadowed while an op issued before it is still to
+// land (shadows), and the read leaves.
+func (d *Detector) handOver(r *rec, acc *machine.Access, c *cell) {
+	if !acc.Write {
+		if c.addp != nil && len(*c.addp) > 0 {
+			adds, n := *c.addp, 0
+			low := d.landed(r, acc)
+			for x := range adds {
+				if needShadowed(&adds[x], low) {
+					adds[n] = adds[x]
+					n++
+				}
+			}
+			if n < len(adds) {
+				c.setAdds(adds[:n])
+			}
+		}
+		c.read0, c.hasR = *r, true
+		return
+	}
+	if c.addp != nil {
+		*c.addp = (*c.addp)[:0]
+	}
+	if d.shadows(&c.w, r, acc) {
+		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
+	}
+	c.firstW = !c.written
+	c.w, c.written = *r, true
+	c.hasR = false
+}
+
+// handoffs counts the accesses checkHandoff compared.
+var handoffs int
+
+// checkHandoff runs handOver on a copy of cell c, then the general path on
+// c itself, and panics unless both leave the same state and the general
+// path queued no note, moved nothing and found nothing uninitialised, and
+// unless each ordering before told is the clock's.
+func (d *Detector) checkHandoff(r *rec, acc *machine.Access, c *cell, g geo) {
+	shortcuts++
+	handoffs++
+	told := []*rec{&c.w}
+	if c.hasR {
+		told = append(told, &c.read0)
+	}
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		told = append(told, &adds[x])
+	}
+	for _, p := range told {
+		if d.before(p, d.aloc[r.agent], &d.agents[r.agent].lc) && !d.hbOrSame(p, r) {
+			panic(fmt.Sprintf("hazard: agent %d's access at epoch %d against agent %d's at %d: before says ordered, the clock not", r.agent, r.epoch, p.agent, p.epoch))
+		}
+	}
+	cp := &cell{lo: c.lo, hi: c.hi, written: c.written, hasW: c.hasW, firstW: c.firstW, hasR: c.hasR,
+		w: c.w, read0: c.read0, reads: append([]rec(nil), c.reads...)}
+	cp.setAdds(append([]rec(nil), c.adds()...))
+	notes, moved := len(d.notes), len(d.moved)
+	d.handOver(r, acc, cp)
+	lo, hi := int64(-1), int64(-1)
+	d.accessCell(r, acc, c, g, &lo, &hi)
+	if len(d.notes) != notes || len(d.moved) != moved || lo >= 0 {
+		panic(fmt.Sprintf("hazard: agent %d's handoff %s at epoch %d: the general path noted %d races, moved %d, uninitialised [%d, %d)", r.agent, verb(acc), r.epoch, len(d.notes)-notes, len(d.moved)-moved, lo, hi))
+	}
+	fast, slow := stateOf(cp), stateOf(c)
+	if fmt.Sprint(fast) != fmt.Sprint(slow) {
+		panic(fmt.Sprintf("hazard: agent %d's handoff %s at epoch %d:\nhandOver   %+v\naccessCell %+v", r.agent, verb(acc), r.epoch, fast, slow))
+	}
+}
