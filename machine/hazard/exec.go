@@ -186,7 +186,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		// (shadow2D.wrote).
 		var slot, si = (*cellSlot)(nil), 0 // one line: default.pgo names the call sites below by line
 		key := gmKey(acc)
-		if !acc.Write && !acc.ReadOnly {
+		if !acc.Write && !acc.ReadOnly && d.gm2dAny { // only access2d fills a tensor's entries (noGMGrid)
 			rows, pitch := shape(acc)
 			slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 			if d.hitCached(r, acc, key, slot, rows, pitch) {
@@ -196,6 +196,8 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		if g := d.gmShadowFor(acc); g != nil {
 			d.access2d(r, acc, g, key, slot, si)
 			return
+		} else if checkShortcuts && !d.gm2dAny && !acc.Write && !acc.ReadOnly {
+			d.checkNoGMGrid(acc)
 		}
 	}
 	strided := acc.NumRows() > 1
@@ -298,6 +300,12 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
 	if inSets(key, rows) && d.hitSet(r, acc, key) {
 		return true
+	}
+	if oneGMPage(key, acc, rows) {
+		if checkShortcuts {
+			d.checkNoSlot(acc, key, slot, rows, pitch)
+		}
+		return false // only the sets hold its entry (oneGMPage)
 	}
 	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
@@ -1317,6 +1325,9 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 			lo = hi
 			for k := i; k < j; k++ {
 				d.signalCell(r, acc, m.cells[k], rel, &loc, &uninitLo, &uninitHi)
+				if d.note.on {
+					d.wroteHist(m.cells[k], r, d.note.val)
+				}
 			}
 		}
 	}
