@@ -1435,12 +1435,26 @@ func (d *Detector) wholeRelease(c *cell) {
 // relSeen is the last release of one agent that an agent joined from a
 // signal word: from (agent+1, 0: none) recorded at at (Detector.relSeq),
 // generation gen, in word c.
+//
+// The release's groups are kept inline too (g, ng), up to relGroups of
+// them: a group a word's release holds is never written in place again
+// (copyFrom freezes its maker, and the word owns none while it names a
+// notifier), so the next wait compares its groups with these directly
+// instead of through the old word's cell and root table, two dependent
+// cache misses per wait at hundreds of ranks. A longer clock keeps ng 0
+// and takes them from c (table).
 type relSeen struct {
 	c    *cell
 	at   uint64
 	from int32
 	gen  uint32
+	ng   int32
+	g    [relGroups]*vgroup
 }
+
+// relGroups is how many groups of a release relSeen keeps inline: clocks
+// of up to 2 048 components, 512 cores (a 384-rank ring's has six).
+const relGroups = 8
 
 // table returns the blocks of the release m names, or nil when its word no
 // longer holds it. A word changes its clock in place only after recording
@@ -1470,7 +1484,9 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 	m := &d.relSeen[a]
 	var prev []*vgroup
 	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
-		prev = m.table(d.gen)
+		if prev = m.g[:m.ng]; m.ng == 0 {
+			prev = m.table(d.gen)
+		}
 	}
 	if prev != nil {
 		d.acquireCert(a, &c.sig, &cert{kind: certShared, prev: prev})
@@ -1483,6 +1499,10 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 	if c.sigFrom != 0 {
 		m = &d.relSeen[a]
 		m.c, m.from, m.at, m.gen = c, c.sigFrom, c.sigAt, d.gen
+		m.ng = 0
+		if len(c.sig.g) <= relGroups {
+			m.ng = int32(copy(m.g[:], c.sig.g))
+		}
 	}
 }
 
