@@ -1494,7 +1494,7 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 		d.acquire(a, &c.sig)
 	}
 	if h := c.hist; h != nil && h.hasLoc {
-		d.acquireLoc(a, d.agents[c.sigFrom-1].coreIdx, &h.relLoc)
+		d.acquireLoc(a, d.coreOf(c.sigFrom-1), &h.relLoc)
 	}
 	if c.sigFrom != 0 {
 		m = &d.relSeen[a]

@@ -170,3 +170,18 @@ func (d *Detector) checkNoteHist(r *rec, acc *machine.Access) {
 		}
 	}
 }
+
+// coreOf is agent a's core index (agentState.coreIdx), read from the dense
+// aloc rather than the agent's state: at a wait the notifier's state is
+// otherwise untouched, and its line was a cache miss per wait at hundreds
+// of ranks.
+func (d *Detector) coreOf(a int32) int32 {
+	c := int32(d.aloc[a]>>4) - 1
+	if checkShortcuts {
+		shortcuts++
+		if c != d.agents[a].coreIdx {
+			panic(fmt.Sprintf("hazard: agent %d's core is %d, its aloc says %d", a, d.agents[a].coreIdx, c))
+		}
+	}
+	return c
+}
