@@ -441,6 +441,8 @@ type Detector struct {
 	// until a later run, no signal word's history holds a write of an
 	// earlier run, and a wait has no stale signal to look for (staleCheck).
 	histGen uint32
+	// note is the notify whose words signalAccess visits (histNote).
+	note histNote
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

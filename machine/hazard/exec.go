@@ -186,7 +186,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		// (shadow2D.wrote).
 		var slot, si = (*cellSlot)(nil), 0 // one line: default.pgo names the call sites below by line
 		key := gmKey(acc)
-		if !acc.Write && !acc.ReadOnly {
+		if !acc.Write && !acc.ReadOnly && d.gm2dAny { // only access2d fills a tensor's entries (noGMGrid)
 			rows, pitch := shape(acc)
 			slot, si = d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
 			if d.hitCached(r, acc, key, slot, rows, pitch) {
@@ -196,6 +196,8 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		if g := d.gmShadowFor(acc); g != nil {
 			d.access2d(r, acc, g, key, slot, si)
 			return
+		} else if checkShortcuts && !d.gm2dAny && !acc.Write && !acc.ReadOnly {
+			d.checkNoGMGrid(acc)
 		}
 	}
 	strided := acc.NumRows() > 1
@@ -298,6 +300,12 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 func (d *Detector) hitCached(r *rec, acc *machine.Access, key shadowKey, slot *cellSlot, rows, pitch int64) bool {
 	if inSets(key, rows) && d.hitSet(r, acc, key) {
 		return true
+	}
+	if oneGMPage(key, acc, rows) {
+		if checkShortcuts {
+			d.checkNoSlot(acc, key, slot, rows, pitch)
+		}
+		return false // only the sets hold its entry (oneGMPage)
 	}
 	if !slot.matches(key, acc, rows, pitch) || !slot.valid() {
 		return false
@@ -1317,6 +1325,9 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 			lo = hi
 			for k := i; k < j; k++ {
 				d.signalCell(r, acc, m.cells[k], rel, &loc, &uninitLo, &uninitHi)
+				if d.note.on {
+					d.wroteHist(m.cells[k], r, d.note.val)
+				}
 			}
 		}
 	}
@@ -1424,12 +1435,26 @@ func (d *Detector) wholeRelease(c *cell) {
 // relSeen is the last release of one agent that an agent joined from a
 // signal word: from (agent+1, 0: none) recorded at at (Detector.relSeq),
 // generation gen, in word c.
+//
+// The release's groups are kept inline too (g, ng), up to relGroups of
+// them: a group a word's release holds is never written in place again
+// (copyFrom freezes its maker, and the word owns none while it names a
+// notifier), so the next wait compares its groups with these directly
+// instead of through the old word's cell and root table, two dependent
+// cache misses per wait at hundreds of ranks. A longer clock keeps ng 0
+// and takes them from c (table).
 type relSeen struct {
 	c    *cell
 	at   uint64
 	from int32
 	gen  uint32
+	ng   int32
+	g    [relGroups]*vgroup
 }
+
+// relGroups is how many groups of a release relSeen keeps inline: clocks
+// of up to 2 048 components, 512 cores (a 384-rank ring's has six).
+const relGroups = 8
 
 // table returns the blocks of the release m names, or nil when its word no
 // longer holds it. A word changes its clock in place only after recording
@@ -1459,7 +1484,9 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 	m := &d.relSeen[a]
 	var prev []*vgroup
 	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
-		prev = m.table(d.gen)
+		if prev = m.g[:m.ng]; m.ng == 0 {
+			prev = m.table(d.gen)
+		}
 	}
 	if prev != nil {
 		d.acquireCert(a, &c.sig, &cert{kind: certShared, prev: prev})
@@ -1467,11 +1494,15 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 		d.acquire(a, &c.sig)
 	}
 	if h := c.hist; h != nil && h.hasLoc {
-		d.acquireLoc(a, d.agents[c.sigFrom-1].coreIdx, &h.relLoc)
+		d.acquireLoc(a, d.coreOf(c.sigFrom-1), &h.relLoc)
 	}
 	if c.sigFrom != 0 {
 		m = &d.relSeen[a]
 		m.c, m.from, m.at, m.gen = c, c.sigFrom, c.sigAt, d.gen
+		m.ng = 0
+		if len(c.sig.g) <= relGroups {
+			m.ng = int32(copy(m.g[:], c.sig.g))
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package hazard
 
 import (
+	"fmt"
+
 	"github.com/ptoasm/ptoasm/machine"
 )
 
@@ -27,28 +29,54 @@ func (d *Detector) notify(e *machine.Event) {
 	}
 	d.checkBounds(&r, &acc)
 	r.write, r.atomic = true, acc.Atomic
-	d.signalAccess(&r, &acc, true)
 	if d.histGen == 0 {
-		d.histGen = d.gen
+		d.histGen = d.gen // staleCheck's, which signalAccess does not read
 	}
+	if acc.NumRows() <= 1 {
+		// One run: signalAccess's span visits exactly the words the loop
+		// below would span again (it splits at lo and hi, and merges
+		// nothing), so each word's history is written as it is visited
+		// (histNote), in one lookup of the word instead of two.
+		d.note = histNote{on: true, val: e.Value}
+		d.signalAccess(&r, &acc, true)
+		d.note = histNote{}
+		if checkShortcuts {
+			d.checkNoteHist(&r, &acc)
+		}
+		return
+	}
+	d.signalAccess(&r, &acc, true)
 	sm := d.shadowFor(&acc)
 	for lo := acc.Lo; lo < acc.Hi; {
 		m, hi := sm.page(lo, acc.Hi)
 		i, j := m.span(lo, hi)
 		lo = hi
 		for _, c := range m.cells[i:j] {
-			if c.hist == nil {
-				c.hist = &sigHist{}
-			}
-			h := c.hist
-			h.wrote(&r)
-			if h.runGen != d.gen {
-				h.runAdd, h.runGen = 0, d.gen
-			}
-			if acc.Atomic {
-				h.runAdd += e.Value
-			}
+			d.wroteHist(c, &r, e.Value)
 		}
+	}
+}
+
+// histNote, while on, has signalAccess write the history of each word a
+// notify visits (notify); val is the notify's value.
+type histNote struct {
+	on  bool
+	val int64
+}
+
+// wroteHist records notify r, of value val, in word c's history: its last
+// write, and this run's sum of atomic adds.
+func (d *Detector) wroteHist(c *cell, r *rec, val int64) {
+	if c.hist == nil {
+		c.hist = &sigHist{}
+	}
+	h := c.hist
+	h.wrote(r)
+	if h.runGen != d.gen {
+		h.runAdd, h.runGen = 0, d.gen
+	}
+	if r.atomic {
+		h.runAdd += val
 	}
 }
 
@@ -124,4 +152,36 @@ func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *c
 	if machine.CompareSignal(cmp, left, want) {
 		d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
 	}
+}
+
+// checkNoteHist panics unless every word of notify r's bytes, spanned
+// again, recorded r as its last write in this run (histNote).
+func (d *Detector) checkNoteHist(r *rec, acc *machine.Access) {
+	shortcuts++
+	sm := d.shadowFor(acc)
+	for lo := acc.Lo; lo < acc.Hi; {
+		m, hi := sm.page(lo, acc.Hi)
+		i, j := m.span(lo, hi)
+		lo = hi
+		for _, c := range m.cells[i:j] {
+			if h := c.hist; h == nil || !h.hasLast || h.last != *r || h.runGen != d.gen {
+				panic(fmt.Sprintf("hazard: signal word [%d, %d) of rank %d lacks the history of the notify that wrote it", c.lo, c.hi, acc.Rank))
+			}
+		}
+	}
+}
+
+// coreOf is agent a's core index (agentState.coreIdx), read from the dense
+// aloc rather than the agent's state: at a wait the notifier's state is
+// otherwise untouched, and its line was a cache miss per wait at hundreds
+// of ranks.
+func (d *Detector) coreOf(a int32) int32 {
+	c := int32(d.aloc[a]>>4) - 1
+	if checkShortcuts {
+		shortcuts++
+		if c != d.agents[a].coreIdx {
+			panic(fmt.Sprintf("hazard: agent %d's core is %d, its aloc says %d", a, d.agents[a].coreIdx, c))
+		}
+	}
+	return c
 }
