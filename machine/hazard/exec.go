@@ -1566,15 +1566,30 @@ func (d *Detector) raceKind(prev, cur *rec) (kind string, first, second *rec) {
 // issue454_loop_if_else_loop_carried_sync: a slow tmov from L1 meeting the
 // FIX writes of its tile from before and inside the loop).
 func (d *Detector) beforeEveryWrite(c *cell, r *rec) bool {
-	if d.ordered(&c.w, r) || !d.intendedBefore(r, &c.w) {
+	if d.filled(&c.w, r) || !d.intendedBefore(r, &c.w) {
 		return false
 	}
 	for _, w := range c.adds() {
-		if d.ordered(&w, r) || !d.intendedBefore(r, &w) {
+		if d.filled(&w, r) || !d.intendedBefore(r, &w) {
 			return false
 		}
 	}
 	return true
+}
+
+// filled says whether write w is ordered before read r, so that r may read
+// what w wrote. An op reads its operands before it writes its results, so
+// a write of r's own op (the same agent and epoch: one phase of one op
+// instance, an internal barrier starting another) fills none of its reads.
+// The machine lists an in-place op's write first when its destination is
+// the first operand (`tadds %b, %b, 1.0`: dst written, src read), so the
+// read meets its own write in the cell; the same op on bytes nothing wrote
+// read poison all the same (hazards/inplace_first_access).
+func (d *Detector) filled(w, r *rec) bool {
+	if w.agent == r.agent && w.epoch == r.epoch && w.gen == r.gen {
+		return false
+	}
+	return d.ordered(w, r)
 }
 
 // intendedBefore orders two accesses the way the program means them: issue
