@@ -498,6 +498,9 @@ type Detector struct {
 	miscFill posFill
 	cfill    []posFill // by core
 	relSeq   uint64    // releases recorded in signal words (cell.sigAt)
+	// readsFrom fingerprints the plain store each satisfied signal wait
+	// read (readsfrom.go).
+	readsFrom uint64
 }
 
 // New returns a detector with the given options.
