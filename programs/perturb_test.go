@@ -158,15 +158,15 @@ func verdict(fs []hazard.Finding) []string {
 }
 
 // named is the instance each finding names, both sites in full
-// (iterations, core, rank), with the hint. On the same path it must not
-// move with timing either. Not yet held: the instance count, which still
-// depends on how many earlier instances a late access can meet, and the
-// buffer named when two tiles alias the bytes (the later access's
-// operand names it); docs/hazards.md, "What each verdict depends on".
+// (iterations, core, rank), with the hint and the count (a race's pipe
+// pairs, every other kind's instances). On the same path it must not move
+// with timing either. Not yet held: the buffer named when two tiles alias
+// the bytes (the later access's operand names it); docs/hazards.md, "What
+// each verdict depends on".
 func named(fs []hazard.Finding) []string {
 	var v []string
 	for _, f := range fs {
-		v = append(v, fmt.Sprintf("%s %s %+v -> %+v | %s", f.Severity, f.Kind, f.First, f.Second, f.Hint))
+		v = append(v, fmt.Sprintf("%s %s %+v -> %+v | %s [%d]", f.Severity, f.Kind, f.First, f.Second, f.Hint, f.Count))
 	}
 	slices.Sort(v)
 	return v

@@ -354,6 +354,14 @@ type finding struct {
 	// canon says whether the instance add last counted is the one the
 	// finding names (add).
 	canon bool
+	// pairs holds a race's agent pairs (first access's agent, second's)
+	// with an instance pair met: the count a race reports (Findings).
+	// Count, until then, counts arrivals, which follow timing (an access
+	// that lands after several instances of the other side meets only
+	// those its cell keeps); every agent pair with a race is met in every
+	// order of the run, as the finding itself is (docs/hazards.md, "The
+	// count").
+	pairs map[[2]int32]struct{}
 }
 
 type findKey struct {
