@@ -64,6 +64,9 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "N", Value: "2"}, {Name: "M", Value: "2"}},
 		{{Name: "N", Value: "4"}, {Name: "M", Value: "16"}},
 		{{Name: "N", Value: "16"}, {Name: "M", Value: "16"}},
+		// More rescales per trip than 16 shadowed writes held: the
+		// WAW named trip 58 by default (docs/hazards.md, maxShadowed).
+		{{Name: "N", Value: "64"}, {Name: "M", Value: "64"}},
 	},
 	// WAR st, sq came and went with the flag hand-off: whether the next
 	// store had arrived when the next trowsum overwrote the squaring

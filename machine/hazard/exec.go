@@ -474,7 +474,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				*uninitLo = lo
 			}
 			*uninitHi = hi
-			c.setUninit(putUninit(c.uninit(), r, acc))
+			c.setUninit(d.putUninit(c, r, acc))
 		}
 		raced := c.hasW && !d.ordered(&c.w, r)
 		if raced {
@@ -688,9 +688,22 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 }
 
-// putUninit adds read r of acc to a cell's uninitialised reads, once per
+// putUninit adds read r of acc to cell c's uninitialised reads, once per
 // instance and buffer (one instance may read a cell through two operands).
-func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
+//
+// In local memory a candidate is settled once every op issued before it
+// has reached the detector (the core's watermark, landed): only a write
+// meant to come first can take its uninit-read back, and on one core that
+// is a write issued before it. A full list drops its settled candidates,
+// and while some op is still to land it may grow past maxUninit up to
+// maxUninitLocal: a slow load meant to fill a tile can be overtaken by
+// more reads than maxUninit (corpus Sync/nested_loop_confliect, ten stores
+// per load: with a fast MTE3 the 100 stores of a loop nest ran before the
+// first load landed, and the 36 past the bound kept their uninit-reads).
+// GM is read by other cores, which order by iteration, not issue: it keeps
+// maxUninit.
+func (d *Detector) putUninit(c *cell, r *rec, acc *machine.Access) []uninitRead {
+	list := c.uninit()
 	for i := range list {
 		u := &list[i]
 		if u.r.agent == r.agent && u.r.epoch == r.epoch && u.r.gen == r.gen && u.tile == acc.Tile && u.tensor == acc.Tensor {
@@ -698,7 +711,14 @@ func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
 		}
 	}
 	if len(list) >= maxUninit {
-		return list
+		limit := maxUninit
+		if low := d.landed(r, acc); low >= 0 {
+			list = slices.DeleteFunc(list, func(u uninitRead) bool { return u.r.serial > 0 && issueOf(u.r.serial) <= low })
+			limit = maxUninitLocal
+		}
+		if len(list) >= limit {
+			return list
+		}
 	}
 	return append(list, uninitRead{r: *r, tile: acc.Tile, tensor: acc.Tensor})
 }

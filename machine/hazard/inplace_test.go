@@ -144,3 +144,39 @@ func checkKindsWith(t *testing.T, src string, prof *pipes.Profile, want []string
 		t.Errorf("findings %v, want %v\n%+v", got, want, d.Findings())
 	}
 }
+
+// TestManyReadsOvertakeLoad: a load meant to fill a tile that more reads
+// than maxUninit overtake (the shape of corpus Sync/nested_loop_confliect:
+// ten unordered stores per load, a fast MTE3) is the RAW's, never an
+// uninit-read, under any timing: the reads past the bound used to keep
+// their uninit-reads when the load landed after them (putUninit).
+func TestManyReadsOvertakeLoad(t *testing.T) {
+	const src = `gm X : f32 [32, 32] = random(seed=1, lo=-1, hi=1)
+gm Y : f32 [32, 32]
+
+kernel k : aiv {
+    tile %b : vec f32 [32, 32]
+    for %i = 0 to 10 {
+        tload %b, @X[0, 0]
+        for %j = 0 to 10 {
+            tstore @Y[0, 0], %b
+        }
+    }
+}
+launch ranks=1 {
+    run k blocks=1
+}
+`
+	want := []string{hazard.KindRAW, hazard.KindWAR, hazard.KindWAW}
+	for _, set := range [][2]string{{}, {"dma.gm_ub.latency", "100000"}} {
+		t.Run("slow load "+set[1], func(t *testing.T) {
+			prof := pipes.DefaultProfile()
+			if set[0] != "" {
+				if err := prof.Set(set[0], set[1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkKindsWith(t, src, prof, want)
+		})
+	}
+}
