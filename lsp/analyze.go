@@ -138,7 +138,9 @@ func (s *Server) findingDiagnostic(d *document, file *asm.File, f *hazard.Findin
 		at, other = other, at
 	}
 	msg := f.Message
-	if f.Count > 1 {
+	if f.Count > 1 && hazard.IsRace(f.Kind) {
+		msg = fmt.Sprintf("%s (%d pipe pairs)", msg, f.Count)
+	} else if f.Count > 1 {
 		msg = fmt.Sprintf("%s (%d times)", msg, f.Count)
 	}
 	if f.Hint != "" {

@@ -365,6 +365,14 @@ type finding struct {
 	// canon says whether the instance add last counted is the one the
 	// finding names (add).
 	canon bool
+	// pairs holds a race's agent pairs (first access's agent, second's)
+	// with an instance pair met: the count a race reports (Findings).
+	// Count, until then, counts arrivals, which follow timing (an access
+	// that lands after several instances of the other side meets only
+	// those its cell keeps); every agent pair with a race is met in every
+	// order of the run, as the finding itself is (docs/hazards.md, "The
+	// count").
+	pairs map[[2]int32]struct{}
 }
 
 type findKey struct {
@@ -511,6 +519,9 @@ type Detector struct {
 	miscFill posFill
 	cfill    []posFill // by core
 	relSeq   uint64    // releases recorded in signal words (cell.sigAt)
+	// readsFrom fingerprints the plain store each satisfied signal wait
+	// read (readsfrom.go).
+	readsFrom uint64
 }
 
 // New returns a detector with the given options.

@@ -482,7 +482,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				*uninitLo = lo
 			}
 			*uninitHi = hi
-			c.setUninit(putUninit(c.uninit(), r, acc))
+			c.setUninit(d.putUninit(c, r, acc))
 		}
 		raced := c.hasW && !d.ordered(&c.w, r)
 		if raced {
@@ -696,9 +696,22 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	}
 }
 
-// putUninit adds read r of acc to a cell's uninitialised reads, once per
+// putUninit adds read r of acc to cell c's uninitialised reads, once per
 // instance and buffer (one instance may read a cell through two operands).
-func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
+//
+// In local memory a candidate is settled once every op issued before it
+// has reached the detector (the core's watermark, landed): only a write
+// meant to come first can take its uninit-read back, and on one core that
+// is a write issued before it. A full list drops its settled candidates,
+// and while some op is still to land it may grow past maxUninit up to
+// maxUninitLocal: a slow load meant to fill a tile can be overtaken by
+// more reads than maxUninit (corpus Sync/nested_loop_confliect, ten stores
+// per load: with a fast MTE3 the 100 stores of a loop nest ran before the
+// first load landed, and the 36 past the bound kept their uninit-reads).
+// GM is read by other cores, which order by iteration, not issue: it keeps
+// maxUninit.
+func (d *Detector) putUninit(c *cell, r *rec, acc *machine.Access) []uninitRead {
+	list := c.uninit()
 	for i := range list {
 		u := &list[i]
 		if u.r.agent == r.agent && u.r.epoch == r.epoch && u.r.gen == r.gen && u.tile == acc.Tile && u.tensor == acc.Tensor {
@@ -706,7 +719,14 @@ func putUninit(list []uninitRead, r *rec, acc *machine.Access) []uninitRead {
 		}
 	}
 	if len(list) >= maxUninit {
-		return list
+		limit := maxUninit
+		if low := d.landed(r, acc); low >= 0 {
+			list = slices.DeleteFunc(list, func(u uninitRead) bool { return u.r.serial > 0 && issueOf(u.r.serial) <= low })
+			limit = maxUninitLocal
+		}
+		if len(list) >= limit {
+			return list
+		}
 	}
 	return append(list, uninitRead{r: *r, tile: acc.Tile, tensor: acc.Tensor})
 }
@@ -1597,15 +1617,30 @@ func (d *Detector) raceKind(prev, cur *rec) (kind string, first, second *rec) {
 // issue454_loop_if_else_loop_carried_sync: a slow tmov from L1 meeting the
 // FIX writes of its tile from before and inside the loop).
 func (d *Detector) beforeEveryWrite(c *cell, r *rec) bool {
-	if d.ordered(&c.w, r) || !d.intendedBefore(r, &c.w) {
+	if d.filled(&c.w, r) || !d.intendedBefore(r, &c.w) {
 		return false
 	}
 	for _, w := range c.adds() {
-		if d.ordered(&w, r) || !d.intendedBefore(r, &w) {
+		if d.filled(&w, r) || !d.intendedBefore(r, &w) {
 			return false
 		}
 	}
 	return true
+}
+
+// filled says whether write w is ordered before read r, so that r may read
+// what w wrote. An op reads its operands before it writes its results, so
+// a write of r's own op (the same agent and epoch: one phase of one op
+// instance, an internal barrier starting another) fills none of its reads.
+// The machine lists an in-place op's write first when its destination is
+// the first operand (`tadds %b, %b, 1.0`: dst written, src read), so the
+// read meets its own write in the cell; the same op on bytes nothing wrote
+// read poison all the same (hazards/inplace_first_access).
+func (d *Detector) filled(w, r *rec) bool {
+	if w.agent == r.agent && w.epoch == r.epoch && w.gen == r.gen {
+		return false
+	}
+	return d.ordered(w, r)
 }
 
 // intendedBefore orders two accesses the way the program means them: issue

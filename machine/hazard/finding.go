@@ -136,6 +136,10 @@ type Options struct {
 	Serial bool
 }
 
+// IsRace reports whether kind is a race (RAW, WAR, WAW, same-pipe ones
+// included), whose Count is its pairs of agents, not instances.
+func IsRace(kind string) bool { return kind == KindRAW || kind == KindWAR || kind == KindWAW }
+
 // Finding is one reported hazard. First and Second are the two accesses,
 // earlier first in the program's intended order (issue order on one core;
 // iteration, then source position across cores), not in simulated time.
@@ -148,8 +152,13 @@ type Finding struct {
 	Second   Site
 	Buffer   string
 	Range    [2]int64
-	Count    int
-	Hint     string
+	// Count is how many dynamic instances the finding stands for, over all
+	// cores and ranks; for a race (IsRace), how many pairs of agents (a
+	// pipe of a core and rank, an SDMA engine, the host) race at its two
+	// sites, which, unlike its instances, the detector meets in every
+	// order of the run (docs/hazards.md, "The count").
+	Count int
+	Hint  string
 }
 
 // Site is one dynamic instruction instance.

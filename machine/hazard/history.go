@@ -240,11 +240,18 @@ func priorOf(a, r *rec) bool {
 // w's agent's same-pipe races are reported (rec.lag is free then).
 
 // maxShadowed bounds the shadowed writes a cell keeps, the oldest dropped
-// first. In qwen3_decode_incore_11 the vector unit writes the tile a dozen
-// times (the second loop's ops, each after a barrier) while the last loads
-// of the first loop are in flight; with 4, the squaring they race was gone
-// again when they landed.
-const maxShadowed = 16
+// first. A shadowed write leaves as soon as every op issued before its
+// overwrite has landed (needShadowed), so the list holds the overwrites
+// issued while some op is still to land, and those are as many as the
+// scalar issues in the meantime: in qwen3_decode_incore_11 the vector unit
+// writes the tile a dozen times per trip of the second loop while the last
+// loads of the first are in flight. With 4 the squaring they race was gone
+// again when they landed; with 16, a load queue of 32 or 64 entries (the
+// wide sweep) let the WAW name the load of trip 49 or 53 instead of 63, and
+// hazards/square_then_rescale at N = M = 64 named trip 58 by default. The
+// bound only guards memory: 8-rank allgather_gemm lint at M=1024 took
+// 2 227.75 M instructions with 16, 2 228.51 M with this.
+const maxShadowed = 4096
 
 // shadowed reports whether write record r is kept shadowed: raced marks
 // reads that raced a write, and a write kept past an ordered overwrite.

@@ -173,6 +173,10 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 		d.counted[movedKey{first.agent, first.epoch, first.gen, k}] = struct{}{}
 		d.counted[movedKey{second.agent, second.epoch, second.gen, k}] = struct{}{}
 	}
+	if f.pairs == nil {
+		f.pairs = map[[2]int32]struct{}{}
+	}
+	f.pairs[[2]int32{first.agent, second.agent}] = struct{}{}
 	if f.canon {
 		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
 		f.scope, f.src, f.dst, f.coreIdx = scope, fa.pipe, sa.pipe, fa.coreIdx
@@ -427,6 +431,11 @@ func (d *Detector) Findings() []Finding {
 			if g.Count -= n; g.Count <= 0 {
 				continue
 			}
+		}
+		if f.pairs != nil {
+			// A race counts its pairs of agents (pipes of cores and
+			// ranks, SDMA engines), not its arrivals.
+			g.Count = len(f.pairs)
 		}
 		if g.Hint == "" {
 			g.Hint = d.hint(f)

@@ -34,7 +34,11 @@ func WriteText(w io.Writer, fs []Finding, src asm.Sources) {
 		f := &fs[i]
 		msg := f.Message
 		if f.Count > 1 {
-			msg += fmt.Sprintf(" [%d hazards]", f.Count)
+			unit := "hazards"
+			if IsRace(f.Kind) {
+				unit = "pipe pairs" // Findings: a race counts its agent pairs
+			}
+			msg += fmt.Sprintf(" [%d %s]", f.Count, unit)
 		}
 		dg := &asm.Diagnostic{Span: spanOf(f.First), Severity: asmSeverity(f.Severity), Msg: msg}
 		if !f.Second.IsZero() {

@@ -208,6 +208,10 @@ type uninitRead struct {
 // TMATMUL fills an L0C tile FIX had read 9 times, needed more than 8).
 const maxUninit = 64
 
+// maxUninitLocal bounds cell.uninit in local memory, where settled
+// candidates leave (Detector.putUninit).
+const maxUninitLocal = 1 << 12
+
 // sigHist is the write history of a signal word since the last host write,
 // and the part of the word's release clock that sig does not hold (relLoc).
 //

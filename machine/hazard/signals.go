@@ -94,6 +94,7 @@ func (d *Detector) signalWait(e *machine.Event) {
 		d.checkBounds(&r, &acc)
 		d.staleCheck(&r, &acc, e)
 		d.signalAccess(&r, &acc, false)
+		d.noteReadsFrom(&r, &acc)
 	}
 }
 
