@@ -245,17 +245,6 @@ func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit,
 	b1 = min(b1, g.rowBlocks-1)
 	// The rows the walk touches: r0..r1-1 within the tensor's blocks.
 	touched := max(min(r1, g.rowBlocks*l2BlockRows)-r0, 0)
-	// s0..s1 is a run of blocks that hit, gained no line and were next to
-	// each other in the LRU list in walk order; their moves to the most
-	// recently used end are pending. Moving blocks to the end one by one
-	// leaves the others in their order and the moved ones at the end in
-	// the order they were moved, so the run moves in one splice (moveRun)
-	// with the same result, and a tile walked again the way it was walked
-	// before writes no block's links but its run's ends. Nothing may read
-	// the list while a run is pending: an insert, a block that gains lines
-	// and an over-full cache (evict) move it first.
-	var s0, s1 int32
-	blk := c.blk
 	for band := c0 / c.line; band*c.line < c1 && band < g.bands; band++ {
 		lo, hi := max(c0, band*c.line), min(c1, (band+1)*c.line)
 		all += touched * (hi - lo)
@@ -273,17 +262,15 @@ func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit,
 			}
 			// Touch the block: mark the rows of mask read or written and
 			// count those already valid. This is the model's innermost
-			// step: a hit joins the pending run when it follows the run's
-			// last block in the list, and only a block that gained lines
-			// can be over capacity.
+			// step, so a hit moves its block to the most recently used
+			// end with the list's pointers read once, and only a block
+			// that gained lines can be over capacity.
 			i := at[b]
 			if i == 0 {
-				c.moveRun(s0, s1)
-				s0 = 0
 				c.insert(t, g, band*g.rowBlocks+b, mask)
-				blk = c.blk
 				continue
 			}
+			blk := c.blk
 			bk := &blk[i]
 			v := bk.valid
 			n := bits.OnesCount32(v & mask)
@@ -293,50 +280,27 @@ func (c *l2Cache) rect(t int, g *l2Grid, off, pitch, rows, rowBytes int64) (hit,
 				c.pending = r
 			}
 			hits += n
-			if add := mask &^ v; add == 0 && c.used <= c.capLines {
-				if s0 != 0 && blk[s1].next == i {
-					s1 = i
-				} else {
-					c.moveRun(s0, s1)
-					s0, s1 = i, i
-				}
-				continue
-			} else if add != 0 {
+			if add := mask &^ v; add != 0 {
 				bk.valid = v | mask
 				c.used += int64(bits.OnesCount32(add))
 				c.filled = append(c.filled, i)
 			}
-			c.moveRun(s0, s1)
-			s0 = 0
-			c.moveRun(i, i)
+			if last := blk[0].prev; last != i {
+				// unlink(i), pushMRU(i)
+				prev, next := bk.prev, bk.next
+				blk[prev].next = next
+				blk[next].prev = prev
+				bk.prev, bk.next = last, 0
+				blk[last].next = i
+				blk[0].prev = i
+			}
 			if c.used > c.capLines {
 				c.evict(i)
 			}
 		}
 		hit += int64(hits) * (hi - lo)
 	}
-	c.moveRun(s0, s1)
 	return hit, all, ready
-}
-
-// moveRun moves blocks s0..s1, consecutive in the LRU list, to its most
-// recently used end in one splice (rect); s0 == 0 is no run.
-func (c *l2Cache) moveRun(s0, s1 int32) {
-	if s0 == 0 {
-		return
-	}
-	blk := c.blk
-	next := blk[s1].next
-	if next == 0 {
-		return // the run is the end already
-	}
-	prev, last := blk[s0].prev, blk[0].prev
-	blk[prev].next = next
-	blk[next].prev = prev
-	blk[last].next = s0
-	blk[s0].prev = last
-	blk[s1].next = 0
-	blk[0].prev = s1
 }
 
 // gmRect is the physical rectangle of a GM window: rows of rowBytes bytes,
