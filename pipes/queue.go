@@ -1,5 +1,7 @@
 package pipes
 
+import "unsafe"
+
 // Ring is a bounded in-order queue with a fixed capacity, used for the per-pipe
 // instruction queues. Slots are reused in place (PushSlot hands out the next
 // free slot to fill), so a steady-state simulation allocates nothing here.
@@ -91,6 +93,16 @@ func (r *Ring[T]) Pop() {
 		r.head = 0
 	}
 	r.hd = &r.buf[r.head]
+	if r.n > 1 {
+		// Prefetch the entry after the new head: its line is then on its
+		// way while the consumer works on the new head, instead of a miss
+		// it waits for when it gets there.
+		j := int(r.head) + 1
+		if j == len(r.buf) {
+			j = 0
+		}
+		prefetch(unsafe.Pointer(&r.buf[j]))
+	}
 }
 
 // Unpush drops the newest entry, the one the last PushSlot handed out.
