@@ -74,6 +74,10 @@ type Options struct {
 	// Print receives what tprint instructions print, in simulated-time
 	// order (nil: discarded). TimingOnly runs print nothing: no data.
 	Print io.Writer
+	// NoStretches runs every event in the global order, none of a core's
+	// local events ahead of the clock (stretch.go). Results and observed
+	// findings are the same either way: for tests that compare the two.
+	NoStretches bool
 }
 
 // The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device
@@ -165,6 +169,9 @@ type Machine struct {
 	// aheadWE the latest end of work begun in one and aheadAt the latest
 	// cycle that work began by (foldIdle).
 	strOK, noStr, strRan, reran bool
+	// strObs says every observer takes a core's local events ahead of
+	// the clock and can start afresh for Run's repeat (StretchObserver).
+	strObs bool
 	strT, aheadWE, aheadAt      int64
 	// strN counts the stretches of the current window and strEv the
 	// events they ran; strPays judges a window of strProbeAt (strMinEv
@@ -321,6 +328,12 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		}
 		for _, k := range [...]EventKind{EvExec, EvFlagSet, EvFlagWait, EvBarrier, EvCrossSet, EvStall} {
 			m.iterLog = m.iterLog && m.skip[i][k]
+		}
+	}
+	m.strObs = m.emitting
+	for _, o := range opt.Observers {
+		if s, ok := o.(StretchObserver); !ok || !s.TakesStretches() {
+			m.strObs = false
 		}
 	}
 	m.sink = &noSink

@@ -79,6 +79,11 @@ func (m *Machine) strPays() {
 	m.strN, m.strEv = 0, 0
 }
 
+// Stretched says whether the run used stretches and whether Run repeated
+// it without them (it ended in an error): for tests that compare a run
+// with and without them (Options.NoStretches).
+func (m *Machine) Stretched() (ran, reran bool) { return m.strRan, m.reran }
+
 // errRerun marks a run to be repeated without stretches.
 func rerunnable(err error) bool {
 	if err == ErrCancelled {
