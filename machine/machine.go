@@ -165,14 +165,12 @@ type Machine struct {
 	workEnd int64
 	// Stretches (stretch.go): strOK says this run may use them, noStr
 	// that it is a rerun without them, strRan that one ran and reran that
-	// Run repeated the run; strT is the latest event a stretch ran,
-	// aheadWE the latest end of work begun in one and aheadAt the latest
-	// cycle that work began by (foldIdle).
-	strOK, noStr, strRan, reran bool
-	// strObs says every observer takes a core's local events ahead of
-	// the clock and can start afresh for Run's repeat (StretchObserver).
-	strObs bool
-	strT, aheadWE, aheadAt      int64
+	// Run repeated the run, strObs that every observer takes them and can
+	// start afresh for Run's repeat (StretchObserver); strT is the latest
+	// event a stretch ran, aheadWE the latest end of work begun in one and
+	// aheadAt the latest cycle that work began by (foldIdle).
+	strOK, noStr, strRan, reran, strObs bool
+	strT, aheadWE, aheadAt              int64
 	// strN counts the stretches of the current window and strEv the
 	// events they ran; strPays judges a window of strProbeAt (strMinEv
 	// events each on average) and pauses stretches until cycle strPause
