@@ -972,9 +972,15 @@ func (m *Machine) planLaunch() error {
 			m.nranks = int(v)
 		case "topology":
 			if n, ok := a.Val.(*asm.Name); ok {
-				if err := m.prof.Set("link.topology", n.Name); err != nil {
+				// The machine's own copy: Options.Profile is the caller's,
+				// who may run other programs with it, side by side too (a
+				// test's perturbed profiles; the launch of one program
+				// set another's topology, and raced its reads).
+				p := m.prof.Clone()
+				if err := p.Set("link.topology", n.Name); err != nil {
 					return fmt.Errorf("%s: %v", a.Pos, err)
 				}
+				m.prof = p
 			}
 		}
 	}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -111,8 +114,8 @@ func TestStretchesKeepFindings(t *testing.T) {
 						if reran {
 							n.reran++
 						}
-						if got != want {
-							t.Errorf("%v, profile %d: with stretches\n%s\nwithout\n%s", more, i, got, want)
+						if diff := cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")); diff != "" {
+							t.Errorf("%v, profile %d: without stretches (-) and with (+):\n%s", more, i, diff)
 						}
 					}
 				}
