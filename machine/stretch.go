@@ -42,11 +42,14 @@ import (
 //     again from the start without stretches (Run), so its partial report
 //     is the model's; the wall-clock limit and a cancel are not repeated.
 //
-// Nothing runs in stretches while observers listen (events reach them in
-// order), in a run the debugger stepped, with tprint going to a writer,
-// or with a zero-cycle flag cost (a begin would complete at once and
-// begin what follows unchecked). TestStretchIsExact runs every shipped
-// program with and without them.
+// Nothing runs in stretches while an observer listens that does not take
+// them (StretchObserver: the hazard detector does, and then an op with a
+// GM operand completes in the global order too, and Run's repeat after an
+// error is the observer's only run), in a run the debugger stepped, with
+// tprint going to a writer, or with a zero-cycle flag cost (a begin would
+// complete at once and begin what follows unchecked). TestStretchIsExact
+// runs every shipped program with and without them, and
+// programs.TestStretchesKeepFindings lints every one with and without.
 
 // strHorizon bounds how far a stretch runs ahead of the clock: its
 // wake-ups then still fall in the wheel when it ends.
