@@ -224,7 +224,7 @@ func (m *Machine) events() {
 			}
 		}
 		if c := m.str; c != nil {
-			m.stretch(c)
+			guard -= m.stretch(c) // its events count for the guards' checks too
 		}
 		if guard--; guard <= 0 {
 			stop := m.overTime()
