@@ -29,14 +29,19 @@ func (m *Machine) Run() (*Result, error) {
 	// Stretches (stretch.go) in a run from the start only: one that ends
 	// in an error is run again without them, which a run the debugger
 	// stepped cannot be.
-	m.strOK = !m.hostDone && !m.noStr && !m.emitting && m.opt.Print == nil && m.prof.Sync.SetFlag > 0 &&
-		m.prof.Sync.WaitFlag > 0 && m.prof.Sync.Barrier > 0 && m.prof.Sync.FFTSSet > 0
+	m.strOK = !m.hostDone && !m.noStr && !m.opt.NoStretches && (!m.emitting || m.strObs) && m.opt.Print == nil &&
+		m.prof.Sync.SetFlag > 0 && m.prof.Sync.WaitFlag > 0 && m.prof.Sync.Barrier > 0 && m.prof.Sync.FFTSSet > 0
 	if m.strProbeAt == 0 {
 		m.strProbeAt, m.strMinEv, m.strPauseN = strProbe, strMinEvents, strPauseCycles
 	}
 	r, err := m.run()
 	if err != nil && m.strRan && rerunnable(err) {
 		if nm, nerr := New(m.obj, m.opt); nerr == nil {
+			// Observers (StretchObserver) saw the run with stretches up
+			// to its error: they take the repeat as the only run.
+			for _, o := range m.opt.Observers {
+				o.(StretchObserver).Restart()
+			}
 			nm.noStr, nm.ahead, nm.l2Fresh = true, m.ahead, m.l2Fresh
 			m.reran = true
 			return nm.Run()
@@ -219,7 +224,7 @@ func (m *Machine) events() {
 			}
 		}
 		if c := m.str; c != nil {
-			m.stretch(c)
+			guard -= m.stretch(c) // its events count for the guards' checks too
 		}
 		if guard--; guard <= 0 {
 			stop := m.overTime()

@@ -821,6 +821,16 @@ func (o *Operand) setImmediate(a *asm.Arg) {
 	}
 }
 
+// gmOperand says an operand of op is a GM window (read or written).
+func gmOperand(op *asm.COp) bool {
+	for i := range op.Args {
+		if op.Args[i].Kind == asm.ArgGM {
+			return true
+		}
+	}
+	return false
+}
+
 // opPlans plans every op of kernel k, once per kernel.
 func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 	if pl, ok := m.plans[k]; ok {
@@ -840,7 +850,8 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			pl.kernel = true
 			planOp(op, pl, len(k.Regs), sc)
 			pl.data = m.dataOp(op)
-			pl.strDone = !pl.data && pl.gmWrites == 0 && op.Unit == asm.UnitNone && op.Info.Op != asm.OpMgather && op.Info.Op != asm.OpMscatter
+			pl.strDone = !pl.data && pl.gmWrites == 0 && op.Unit == asm.UnitNone && op.Info.Op != asm.OpMgather && op.Info.Op != asm.OpMscatter &&
+				!(m.emitting && gmOperand(op)) // observed: a GM read is ordered against other cores' writes (StretchObserver)
 			pl.lean = planLean(op, pl)
 			for _, d := range pl.dyn {
 				if pl.lean && d.kind == dynTile {

@@ -74,6 +74,10 @@ type Options struct {
 	// Print receives what tprint instructions print, in simulated-time
 	// order (nil: discarded). TimingOnly runs print nothing: no data.
 	Print io.Writer
+	// NoStretches runs every event in the global order, none of a core's
+	// local events ahead of the clock (stretch.go). Results and observed
+	// findings are the same either way: for tests that compare the two.
+	NoStretches bool
 }
 
 // The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device
@@ -161,11 +165,12 @@ type Machine struct {
 	workEnd int64
 	// Stretches (stretch.go): strOK says this run may use them, noStr
 	// that it is a rerun without them, strRan that one ran and reran that
-	// Run repeated the run; strT is the latest event a stretch ran,
-	// aheadWE the latest end of work begun in one and aheadAt the latest
-	// cycle that work began by (foldIdle).
-	strOK, noStr, strRan, reran bool
-	strT, aheadWE, aheadAt      int64
+	// Run repeated the run, strObs that every observer takes them and can
+	// start afresh for Run's repeat (StretchObserver); strT is the latest
+	// event a stretch ran, aheadWE the latest end of work begun in one and
+	// aheadAt the latest cycle that work began by (foldIdle).
+	strOK, noStr, strRan, reran, strObs bool
+	strT, aheadWE, aheadAt              int64
 	// strN counts the stretches of the current window and strEv the
 	// events they ran; strPays judges a window of strProbeAt (strMinEv
 	// events each on average) and pauses stretches until cycle strPause
@@ -321,6 +326,12 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		}
 		for _, k := range [...]EventKind{EvExec, EvFlagSet, EvFlagWait, EvBarrier, EvCrossSet, EvStall} {
 			m.iterLog = m.iterLog && m.skip[i][k]
+		}
+	}
+	m.strObs = m.emitting
+	for _, o := range opt.Observers {
+		if s, ok := o.(StretchObserver); !ok || !s.TakesStretches() {
+			m.strObs = false
 		}
 	}
 	m.sink = &noSink
@@ -961,9 +972,15 @@ func (m *Machine) planLaunch() error {
 			m.nranks = int(v)
 		case "topology":
 			if n, ok := a.Val.(*asm.Name); ok {
-				if err := m.prof.Set("link.topology", n.Name); err != nil {
+				// The machine's own copy: Options.Profile is the caller's,
+				// who may run other programs with it, side by side too (a
+				// test's perturbed profiles; the launch of one program
+				// set another's topology, and raced its reads).
+				p := m.prof.Clone()
+				if err := p.Set("link.topology", n.Name); err != nil {
 					return fmt.Errorf("%s: %v", a.Pos, err)
 				}
+				m.prof = p
 			}
 		}
 	}

@@ -154,6 +154,25 @@ func (p *PipeEvent) Event(e *Event) {
 		Iter: p.Iter, Accesses: p.Accesses, Deferred: p.Deferred, Flag: p.Flag, Issue: p.Issue}
 }
 
+// StretchObserver is implemented by an observer that can take a core's
+// local events ahead of the clock (stretches, stretch.go): its results do
+// not depend on how the events of different cores interleave, as long as
+// each core's events come in the core's own order and every event that
+// reaches outside its core comes in the global order. Under observers
+// the machine keeps that second half by holding for the global order, as
+// well as what a timing-only stretch holds, every completion of an op
+// with a GM operand (a read too: its order against other cores' GM writes
+// is what a race check reads). When every observer takes stretches (and
+// says so), a run uses them. A run with stretches that ends in an error is
+// repeated without them (Run), and Restart is called between the two:
+// the observer forgets the first run and takes the repeat as if it were
+// the only one. The hazard detector is one (docs/performance.md, lint
+// round 17).
+type StretchObserver interface {
+	TakesStretches() bool
+	Restart()
+}
+
 // Flusher is implemented by an observer that works behind the machine (the
 // hazard detector on its own goroutine): Run calls Flush before it returns,
 // so the observer is finished and idle when the run is.

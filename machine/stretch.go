@@ -42,11 +42,14 @@ import (
 //     again from the start without stretches (Run), so its partial report
 //     is the model's; the wall-clock limit and a cancel are not repeated.
 //
-// Nothing runs in stretches while observers listen (events reach them in
-// order), in a run the debugger stepped, with tprint going to a writer,
-// or with a zero-cycle flag cost (a begin would complete at once and
-// begin what follows unchecked). TestStretchIsExact runs every shipped
-// program with and without them.
+// Nothing runs in stretches while an observer listens that does not take
+// them (StretchObserver: the hazard detector does, and then an op with a
+// GM operand completes in the global order too, and Run's repeat after an
+// error is the observer's only run), in a run the debugger stepped, with
+// tprint going to a writer, or with a zero-cycle flag cost (a begin would
+// complete at once and begin what follows unchecked). TestStretchIsExact
+// runs every shipped program with and without them, and
+// programs.TestStretchesKeepFindings lints every one with and without.
 
 // strHorizon bounds how far a stretch runs ahead of the clock: its
 // wake-ups then still fall in the wheel when it ends.
@@ -78,6 +81,11 @@ func (m *Machine) strPays() {
 	}
 	m.strN, m.strEv = 0, 0
 }
+
+// Stretched says whether the run used stretches and whether Run repeated
+// it without them (it ended in an error): for tests that compare a run
+// with and without them (Options.NoStretches).
+func (m *Machine) Stretched() (ran, reran bool) { return m.strRan, m.reran }
 
 // errRerun marks a run to be repeated without stretches.
 func rerunnable(err error) bool {
@@ -229,8 +237,11 @@ func (p *pipeState) strPark() {
 
 // stretch runs core c's next events after the global event that started
 // the stretch (strOf), while each is c's earliest and local, then puts the
-// clock back and the wake-ups it left into the queues.
-func (m *Machine) stretch(c *core) {
+// clock back and the wake-ups it left into the queues. It returns how many
+// events it ran: events counts them toward its next look at the wall clock
+// and the heap (overTime), which a linted loop racing with itself otherwise
+// reached 40% later in cycles and heap (lint round 17).
+func (m *Machine) stretch(c *core) int {
 	g := m.now
 	w0 := m.workEnd
 	// The latest cycle a stretch may run: not past a cycle guard, nor where
@@ -242,6 +253,7 @@ func (m *Machine) stretch(c *core) {
 	}
 	a := &c.strAt
 	ev := m.strEv
+	ev0 := ev
 	for m.err == nil {
 		// c's earliest wake-up, the agents in key order: a tie goes to the
 		// lower key, as in the global order. Written out on purpose: a
@@ -302,6 +314,7 @@ func (m *Machine) stretch(c *core) {
 	m.now = g
 	m.batch = true
 	m.placePend()
+	return int(ev - ev0)
 }
 
 // foldIdle is called where the idle guard would stop the run at cycle at:

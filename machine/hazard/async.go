@@ -540,3 +540,20 @@ func (d *Detector) NoFlagTimes() bool { return true }
 // Flush implements machine.Flusher: the machine calls it when Run returns,
 // so the detector's goroutine ends with the run.
 func (d *Detector) Flush() { d.drain() }
+
+// TakesStretches implements machine.StretchObserver: the detector reads
+// no cycle, and a core's local events (its pipes' and scalar's, on its own
+// buffers, flags and issue log) touch only that core's state and the
+// findings, whose instances and counts add up alike in any interleaving
+// (docs/performance.md, lint round 17).
+func (d *Detector) TakesStretches() bool { return true }
+
+// Restart implements machine.StretchObserver: the run the machine repeats
+// without stretches (it ended in an error) is the only one the detector
+// reports on. Its options and spare batches stay.
+func (d *Detector) Restart() {
+	d.drain()
+	opt, spare := d.opt, d.spare
+	*d = *New(opt)
+	d.spare = spare
+}

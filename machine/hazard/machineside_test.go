@@ -82,10 +82,17 @@ func (o *recordObserver) PipeRecords() *machine.PipeSink {
 	return &o.sink
 }
 
+// stretchObserver is recordObserver taking stretches
+// (machine.StretchObserver), as the detector does (lint round 17).
+type stretchObserver struct{ *recordObserver }
+
+func (stretchObserver) TakesStretches() bool { return true }
+func (stretchObserver) Restart()             {}
+
 // BenchmarkMachineSide runs the 8-rank allgather_gemm (pipelined,
 // BASE_M=128, M=4096, K=1024: a sixteenth of issue 28's lint) timing-only
-// with no observer, with nullObserver, with copyObserver and with
-// recordObserver (the detector's way), to split a lint's machine goroutine
+// with no observer, with nullObserver, with copyObserver, with
+// recordObserver and with stretchObserver (the detector's way), to split a lint's machine goroutine
 // into the run, being observed and the hand-off (docs/performance.md,
 // "Round 6 of lint: the machine side", round 14); under cachegrind with
 // GOMAXPROCS=1 it gives their instructions and misses.
@@ -106,6 +113,9 @@ func BenchmarkMachineSide(b *testing.B) {
 		{"null", func() machine.Observer { return nullObserver{} }},
 		{"copy", func() machine.Observer { return &copyObserver{b: newBatch()} }},
 		{"record", func() machine.Observer { return &recordObserver{copyObserver: &copyObserver{b: newBatch()}} }},
+		{"stretched", func() machine.Observer {
+			return stretchObserver{&recordObserver{copyObserver: &copyObserver{b: newBatch()}}}
+		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
