@@ -133,7 +133,19 @@ func (m *Machine) strStart(w *waker) *core {
 	} else if c.strHold&(1<<asm.PipeS) != 0 {
 		c.strHold &^= 1 << asm.PipeS
 		return nil
-	} else if !c.strScalar() {
+	} else {
+		// A scalar's wake-up never starts a stretch: such stretches ran
+		// 0.04-0.21 events each (cube scalars: 279k of 295k empty at the
+		// 8-rank quarter run), too few to pay for their start and end.
+		// Inside a pipe's stretch the scalar still runs (stretch). One
+		// that could have started counts as an empty stretch toward the
+		// window (strPays), so a run of many such (ring_final at 384
+		// ranks) still pauses its pipes' short stretches.
+		if c.strScalar() {
+			if m.strN++; m.strN == m.strProbeAt {
+				m.strPays()
+			}
+		}
 		return nil
 	}
 	// The agents' wake-ups by agent: the queued ones' now, pendAdd's
