@@ -495,6 +495,7 @@ type Detector struct {
 	pool    []vclock
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)
+	sigSlab sigSlab   // signal words' cells, histories and add lists (sigword.go)
 
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can

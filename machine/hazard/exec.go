@@ -1341,6 +1341,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	for n := range acc.NumRows() { // several: a column of a signal matrix
 		for lo, end := acc.Run(n); lo < end; {
 			m, hi := sm.page(lo, end)
+			d.sigSlab.roomFor(m)
 			i, j := m.span(lo, hi)
 			lo = hi
 			for k := i; k < j; k++ {
@@ -1392,7 +1393,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
-		c.putAdd(r)
+		d.putSigAdd(c, r)
 		if c.sig.size() == 0 || c.sigFrom == a+1 {
 			// Alone or after its own earlier releases, a's release is
 			// the word's whole clock (a's clock only grows): the join
@@ -1430,8 +1431,8 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 // writer's lc loc beside it when not nil (sigHist.relLoc).
 func (d *Detector) setRelease(c *cell, rel *vclock, loc *pipeVals) {
 	c.sig.copyFrom(rel)
-	if loc != nil && c.hist == nil {
-		c.hist = &sigHist{}
+	if loc != nil {
+		d.sigHistOf(c)
 	}
 	if h := c.hist; h != nil {
 		if h.hasLoc = loc != nil; h.hasLoc {

@@ -67,10 +67,7 @@ type histNote struct {
 // wroteHist records notify r, of value val, in word c's history: its last
 // write, and this run's sum of atomic adds.
 func (d *Detector) wroteHist(c *cell, r *rec, val int64) {
-	if c.hist == nil {
-		c.hist = &sigHist{}
-	}
-	h := c.hist
+	h := d.sigHistOf(c)
 	h.wrote(r)
 	if h.runGen != d.gen {
 		h.runAdd, h.runGen = 0, d.gen
