@@ -1,14 +1,17 @@
 package hazard
 
+import "unsafe"
+
 // Signal words are made in bulk. A ring's signal word is one cell split
 // off its tensor's host-written cell at its first access (a notify or a
 // wait, whichever the run brings first; a satisfied wait is one event, so
 // polling makes no cell), then one history (sigHist) and one atomic add's
 // list box (recBox) at its notify: three objects a word, 294 000 words at
-// 384 ranks. Each came from its own allocation, and the allocator's
-// per-object work and the fresh spans' clearing were a sixth of the
-// 384-rank lint (docs/performance.md, round 24s). sigSlab hands them out
-// of arrays instead, which the words then share with their neighbours.
+// 384 ranks, 0.88 M of the lint's 2.36 M allocations, each with the
+// allocator's per-object work and the clearing of fresh small-object
+// spans (docs/performance.md, "Round 11 at many ranks"). sigSlab hands
+// them out of arrays instead, which the words then share with their
+// neighbours.
 //
 // Nothing else changes: a record from a slab is the zero value a new one
 // was, and a cell is given to a page's free list, which newCell already
@@ -21,26 +24,23 @@ type sigSlab struct {
 	boxes slab[recBox]
 }
 
-// slab hands out zero values of T from arrays of them.
+// slab hands out zero values of T from arrays of slabBytes.
 type slab[T any] struct {
 	free []T
-	n    int // the size of the last array
 }
 
-// slabMin and slabMax bound the arrays a slab makes, doubling from one to
-// the next: a program with a flag or two pays for a few records, a ring
-// for one array per slabMax words (an array of 256-byte cells is then
-// 64 KiB).
-const (
-	slabMin = 8
-	slabMax = 256
-)
+// slabBytes sizes a slab's arrays: above 32 KiB, an array is a large
+// object, which starts on a page. A smaller array of pointerful records
+// starts 8 bytes into its object (the allocator's type header), which
+// would put every cell across five cache lines instead of four
+// (TestCellLayout) and every history across three instead of two.
+const slabBytes = 64 << 10
 
 // get returns a new zero T.
 func (s *slab[T]) get() *T {
 	if len(s.free) == 0 {
-		s.n = min(max(2*s.n, slabMin), slabMax)
-		s.free = make([]T, s.n)
+		var t T
+		s.free = make([]T, max(slabBytes/int(unsafe.Sizeof(t)), 1))
 	}
 	p := &s.free[0]
 	s.free = s.free[1:]
