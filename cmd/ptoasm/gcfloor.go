@@ -23,7 +23,19 @@ import (
 // memory limit (memoryLimit), so the live-heap guard (machine.Options
 // MaxHeap, which reads the live heap of the last collection) has
 // collections to read long before the limit.
-func gcFloor(maxMemory int64) int64 { return maxMemory / 3 * 2 }
+//
+// A budget whose floor would be under minFloor keeps the usual pace:
+// collections of so small a heap cost little, and a small budget is a
+// test of the guards (TestHostile's 32 and 64 MiB), which should see the
+// process as it always paced.
+func gcFloor(maxMemory int64) (floor int64, ok bool) {
+	floor = maxMemory / 3 * 2
+	return floor, floor >= minFloor
+}
+
+// minFloor is the least floor worth a lint's starting without the
+// collector.
+const minFloor = 128 << 20
 
 // collectFrom turns the collector off until the process's memory reaches
 // floor, then back to GOGC=percent under memory limit limit.

@@ -42,6 +42,18 @@ func gcSettings() (percent, limit int64) {
 	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64()) // off: -1 as a uint64
 }
 
+// TestGCFloor: two thirds of the budget, none under minFloor.
+func TestGCFloor(t *testing.T) {
+	for _, tc := range []struct {
+		budget, floor int64
+		ok            bool
+	}{{768 << 20, 512 << 20, true}, {192 << 20, 128 << 20, true}, {64 << 20, 0, false}, {32 << 20, 0, false}} {
+		if floor, ok := gcFloor(tc.budget); ok != tc.ok || ok && floor != tc.floor {
+			t.Errorf("gcFloor(%d) = %d, %v; want %d, %v", tc.budget, floor, ok, tc.floor, tc.ok)
+		}
+	}
+}
+
 // TestIsLint: the floor is for lint only.
 func TestIsLint(t *testing.T) {
 	for _, tc := range []struct {
