@@ -436,7 +436,8 @@ type Detector struct {
 	// shadow holds each buffer's shadow by (rank, (core+1) * NumSpaces +
 	// space); GM is core -1.
 	shadow  table[*shadowMem]
-	snapSeq uint64 // issue snapshots taken (agentState.snapID)
+	slab    cellSlab // makes the shadow's cells
+	snapSeq uint64   // issue snapshots taken (agentState.snapID)
 	// gm2d holds the 2-D shadow of each plain row-major GM tensor, by
 	// (rank, tensor index); rects is scratch for its rectangles.
 	gm2d  table[*shadow2D]

@@ -149,7 +149,7 @@ func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
 	slot := d.shadow.at(k.rank, int(k.core+1)*int(asm.NumSpaces)+int(k.space))
 	m := *slot
 	if m == nil {
-		m = newShadowMem(pageShiftOf(k.space))
+		m = newShadowMem(pageShiftOf(k.space), &d.slab)
 		*slot = m
 	}
 	d.lastKey, d.lastMem = k, m
@@ -438,7 +438,7 @@ func (d *Detector) toGrid(sm *shadowMem, k shadowKey, acc *machine.Access) {
 	for _, p := range slices.Sorted(maps.Keys(sm.sparse)) {
 		move(sm.sparse[p])
 	}
-	*sm = shadowMem{grid: g, shift: sm.shift}
+	*sm = shadowMem{grid: g, shift: sm.shift, slab: sm.slab}
 }
 
 // noteUninit notes an uninitialised read of [lo, hi) (lo < 0: none).

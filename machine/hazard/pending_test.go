@@ -17,7 +17,7 @@ func TestPendingHostWrites(t *testing.T) {
 		{2 * G, 2*G + 10, false}, // one page, written at once
 		{3 * G, 8*G + 3, false},
 	}
-	lazy, eager := newShadowMem(pageShift), newShadowMem(pageShift)
+	lazy, eager := newShadowMem(pageShift, nil), newShadowMem(pageShift, nil)
 	for n, w := range writes {
 		r := rec{agent: 1, epoch: uint32(n + 1), write: true}
 		lazy.hostWrite(w.lo, w.hi, &r, w.poison, true)

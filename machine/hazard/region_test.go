@@ -26,7 +26,7 @@ func TestRegionsKeepCells(t *testing.T) {
 			pos += n + 4*rng.Int64N(16)
 		}
 		end := tensors[len(tensors)-1][1]
-		plain, reg := newShadowMem(shift), newShadowMem(shift)
+		plain, reg := newShadowMem(shift, nil), newShadowMem(shift, nil)
 		for step := range 300 {
 			var lo, hi int64
 			host := false

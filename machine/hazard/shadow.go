@@ -303,6 +303,9 @@ type imap struct {
 	bs   [][2]int64
 	free []*cell
 	hint int // the cell span returned last
+	// slab makes new cells (nil: the heap); the detector's, shared by
+	// every list of its shadow (cellslab.go).
+	slab *cellSlab
 }
 
 // newCell returns an empty cell for [lo, hi), recycled if possible.
@@ -313,7 +316,7 @@ func (m *imap) newCell(lo, hi int64) *cell {
 		p.lo, p.hi = lo, hi
 		return p
 	}
-	return &cell{lo: lo, hi: hi}
+	return m.slab.newCell(lo, hi)
 }
 
 // search returns the first cell ending after lo.
@@ -538,6 +541,8 @@ type shadowMem struct {
 	// write sets every field of a cell, so a page made later holds what it
 	// would have held).
 	pending []pendingWrite
+	// slab makes the cells of every list (imap.slab).
+	slab *cellSlab
 }
 
 // pendingWrite is a host write of bytes [lo, hi) not yet given to the
@@ -585,7 +590,7 @@ func (m *imap) hostWrite(lo, hi int64, r *rec, poison bool) {
 // newMainPage is a new list for page p, holding what the pending host
 // writes over it left.
 func (s *shadowMem) newMainPage(p int64) *imap {
-	m := &imap{}
+	m := &imap{slab: s.slab}
 	for k := range s.pending {
 		w := &s.pending[k]
 		if lo, hi := max(w.lo, p<<s.shift), min(w.hi, (p+1)<<s.shift); lo < hi {
@@ -741,7 +746,11 @@ func (r *region) newPage(p int64, shift uint8) *imap {
 // (fuzzed sizes) stays in the buffer's pages.
 const maxRegionPages = 1 << 16
 
-func newShadowMem(shift uint8) *shadowMem { return &shadowMem{shift: shift} }
+// newShadowMem returns an empty shadow whose lists make their cells from
+// slab (nil: the heap).
+func newShadowMem(shift uint8, slab *cellSlab) *shadowMem {
+	return &shadowMem{shift: shift, slab: slab, negative: imap{slab: slab}}
+}
 
 // page returns the cells of the page holding lo and where the part of
 // [lo, hi) on that page ends.
@@ -774,6 +783,7 @@ func (s *shadowMem) pageSlow(lo, hi int64) (*imap, int64) {
 		n := p - r.p0
 		if w.m = r.pages[n]; w.m == nil {
 			w.m = r.newPage(p, s.shift)
+			w.m.slab = s.slab
 			r.pages[n] = w.m
 		}
 		w.lo, w.hi = max(w.lo, r.lo), min(w.hi, r.hi)

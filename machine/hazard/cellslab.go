@@ -1,0 +1,47 @@
+package hazard
+
+import "unsafe"
+
+// cellSlab hands out shadow cells from chunks of cellChunk, one per
+// detector (shadowMem.slab, imap.slab).
+//
+// A 384-rank ring lint makes about 560 000 cells, each a 256-byte object
+// of its own: the cells were half of the lint's heap allocations
+// (imap.newCell), and each new span of them was one more span of small
+// pointerful objects for the allocator to set up and the collector to
+// sweep. A chunk is one allocation for cellChunk cells.
+//
+// A cell lives as long as its shadow (a collapsed cell goes to its list's
+// free list, imap.free, and is reused there), so a chunk's cells die
+// together with the detector. The one exception is a local buffer that
+// moves to a grid (Detector.toGrid): its cells are dropped while chunks
+// they share stay alive, at most once per buffer.
+type cellSlab struct {
+	chunk []cell // what is left of the current chunk
+}
+
+// cellChunk is how many cells a chunk holds: as many as fill 16 KiB, a
+// size class of one span. An object over 512 bytes carries an 8-byte
+// header (its type), so 64 cells of 256 bytes would take the next size
+// class, 18 KiB; 63 and the header leave 248 bytes. (Chunks of 32 cells,
+// 8 200 bytes, took 9 472-byte objects: 17 MB more RSS at 384 ranks.)
+const cellChunk = (16<<10 - mallocHeader) / int(unsafe.Sizeof(cell{}))
+
+// mallocHeader is the Go runtime's header on an object over 512 bytes
+// that holds pointers (runtime/mbitmap.go, mallocHeaderSize).
+const mallocHeader = 8
+
+// newCell returns a zero cell for [lo, hi), from s's chunk; from the heap
+// when s is nil (a list made outside a detector's shadow).
+func (s *cellSlab) newCell(lo, hi int64) *cell {
+	if s == nil {
+		return &cell{lo: lo, hi: hi}
+	}
+	if len(s.chunk) == 0 {
+		s.chunk = make([]cell, cellChunk)
+	}
+	c := &s.chunk[0]
+	s.chunk = s.chunk[1:]
+	c.lo, c.hi = lo, hi
+	return c
+}
