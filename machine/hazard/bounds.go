@@ -10,10 +10,12 @@ import (
 // ---- bounds ---------------------------------------------------------------
 
 // tensorAt is where a rank's copy of a tensor lives in GM, once the host
-// wrote it whole.
+// wrote it whole, and the index of its cells (gmindex.go), on the line the
+// bounds check reads.
 type tensorAt struct {
 	base int64
 	ok   bool
+	gm   gmChunks
 }
 
 func (d *Detector) checkBounds(r *rec, acc *machine.Access) {

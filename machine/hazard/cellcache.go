@@ -48,6 +48,10 @@ type cellCache struct {
 	// sets right after its slot's number is taken (hitCached), and the
 	// two hash alike.
 	h uint64
+	// gmEntries counts the entries of the GM chunk indexes (gmindex.go),
+	// against gmIndexBudget; gmHits and gmMisses count their lookups.
+	gmEntries        int
+	gmHits, gmMisses int
 }
 
 // cellSlot is one entry, one cache line: the access (buffer, bytes, and

@@ -1,0 +1,221 @@
+package hazard
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// The GM chunk index: a rank's copy of a GM tensor kept in byte ranges (no
+// 2-D view) holds, beside where it lives (tensorAt, which every GM access
+// reads for its bounds check anyway), an array of the cells its accesses
+// landed on, by offset. A contiguous access on one page finds its cell
+// there, checked by the cell's own bounds as the cell cache's sets check
+// theirs, instead of through the sets and, on a miss, the rank's shadow
+// table, page window, region, page list and bounds search.
+//
+// The sets could not hold a many-rank ring's chunks: a chunk is reused a
+// whole ring round later, after every other rank's chunks went through the
+// sets' 12 288 entries, so at 384 ranks 63% of the 1.18 M GM accesses of
+// ring_final missed (50% at 128 ranks), each then paying about eight cold
+// lines before its cell. The index holds every chunk of every rank for
+// 8 bytes a chunk (2.4 MB at 384 ranks), so a chunk's access costs the
+// index line and the cell.
+//
+// An entry needs no invalidation, for the sets' reason (cellCache): a cell
+// is only ever in its own buffer's lists, every change to them changes the
+// bounds of the cells it drops or cuts, and a cell still spanning exactly
+// the access's bytes is the one the buffer's lookup finds for them. The
+// rank's GM shadow is never dropped (runBoundary drops local buffers only),
+// and a tensor with a 2-D view never reaches the index (access2d takes it).
+// checkShortcuts checks every hit against the page's own lookup.
+//
+// The index is bounded: at most 1<<gmIndexBits entries a tensor (a wide
+// tensor gets coarser granules, so two accesses may share an entry and take
+// turns: a miss, never a wrong cell) and gmIndexBudget in all; a tensor
+// past the budget keeps using the sets.
+
+// gmChunks is the chunk index of one rank's copy of one GM tensor.
+type gmChunks struct {
+	// cells[k] is the cell that the last indexed access starting in
+	// granule k (bytes [k<<shift, (k+1)<<shift) of the tensor) landed on
+	// exactly; nil until the first.
+	cells []*cell
+	end   int64 // one past the tensor's last byte (base + Bytes)
+	shift uint8
+	// none marks a tensor the budget gave no index: not asked again.
+	none bool
+	// init says every byte of the tensor is initialised in the rank's
+	// byte-range shadow: the host wrote the tensor whole, not as poison,
+	// and no poison host write touched it since (gmHostWrite). Only a
+	// host poison write makes initialised bytes unwritten again, so a read
+	// of a tensor no instruction writes (Access.ReadOnly) then has nothing
+	// to find (gmInitialised).
+	init bool
+}
+
+// gmIndexBits bounds one tensor's index: 2^14 entries, 128 KiB.
+// gmIndexBudget bounds the entries of all indexes together: 2^20, 8 MiB
+// (a 384-rank ring_final takes 295 000). Variables for the tests, which
+// make granules coarse (entries shared) and the budget nil (no index).
+var gmIndexBits, gmIndexBudget = 14, 1 << 20
+
+// gmIndexChecks and gmInitChecks count the self-checks of index hits and
+// of initialised read-only reads (checkShortcuts).
+var gmIndexChecks, gmInitChecks int
+
+// gmEntry returns the entry of acc, a contiguous GM access on one page of
+// a tensor kept in byte ranges, in its tensor's index, making or refining
+// the index on first need; nil when acc has none (its tensor's base is
+// unknown, it strays outside the tensor, or the budget is spent).
+func (d *Detector) gmEntry(acc *machine.Access) **cell {
+	at := d.tensorBase.ref(acc.Rank, acc.Tensor.Index)
+	if at == nil || !at.ok || acc.Lo < at.base || acc.Hi > at.gm.end {
+		return nil
+	}
+	ix := &at.gm
+	if n := acc.Hi - acc.Lo; ix.cells == nil || n>>ix.shift == 0 {
+		// The first access, or one shorter than a granule: two of them
+		// could share an entry, so make the granules as fine as it.
+		if !d.cells.refine(ix, at.base, n) {
+			return nil
+		}
+	}
+	return &ix.cells[(acc.Lo-at.base)>>ix.shift]
+}
+
+// refine gives ix (a tensor at base) granules no longer than n bytes, as
+// far as its bound allows, and reports whether it has an index. A refined
+// index starts empty: its cells are found again on their next access.
+func (cc *cellCache) refine(ix *gmChunks, base, n int64) bool {
+	if ix.none {
+		return false
+	}
+	size := ix.end - base
+	s := max(bits.Len64(uint64(n))-1, bits.Len64(uint64(size-1))-gmIndexBits)
+	if ix.cells != nil && s >= int(ix.shift) {
+		return true // as fine as the bound lets it be
+	}
+	k := int((size-1)>>s) + 1
+	if cc.gmEntries-len(ix.cells)+k > gmIndexBudget {
+		ix.none = ix.cells == nil
+		return !ix.none // a coarser index still serves
+	}
+	cc.gmEntries += k - len(ix.cells)
+	ix.cells, ix.shift = make([]*cell, k), uint8(s)
+	return true
+}
+
+// hitGM does access on c, the cell acc's index entry holds, when it still
+// spans exactly acc's bytes, and reports whether it did.
+func (d *Detector) hitGM(r *rec, acc *machine.Access, c *cell) bool {
+	if c == nil || c.lo != acc.Lo || c.hi != acc.Hi {
+		d.cells.gmMisses++
+		return false
+	}
+	d.cells.gmHits++
+	if checkShortcuts {
+		gmIndexChecks++
+		d.checkCachedCell(acc, &cellSlot{key: keyOf(acc), rows: 1, lo: acc.Lo, hi: acc.Hi, c: c})
+	}
+	uninitLo, uninitHi := int64(-1), int64(-1)
+	d.visitCell(r, acc, c, geo{}, &uninitLo, &uninitHi)
+	d.noteUninit(r, acc, uninitLo, uninitHi)
+	return true
+}
+
+// placeTensor notes where the host wrote acc's tensor whole: its bounds
+// check and its index. A tensor that moved drops its index (its cells are
+// another range's); one written again in place keeps it.
+func (d *Detector) placeTensor(acc *machine.Access) {
+	at := d.tensorBase.at(acc.Rank, acc.Tensor.Index)
+	if at.ok && at.base == acc.Lo && at.gm.end == acc.Hi {
+		return
+	}
+	d.cells.gmEntries -= len(at.gm.cells)
+	*at = tensorAt{base: acc.Lo, ok: true, gm: gmChunks{end: acc.Hi}}
+}
+
+// gmHostWrite keeps the tensors' init marks in step with a host write of
+// bytes [acc.Lo, acc.Hi) of a rank's byte-range GM shadow: a write of a
+// whole tensor not as poison marks it, a poison write unmarks every tensor
+// of the rank it touches.
+func (d *Detector) gmHostWrite(acc *machine.Access, poison bool) {
+	if !poison {
+		if t := acc.Tensor; t != nil && acc.Hi-acc.Lo == t.Bytes {
+			if at := d.tensorBase.ref(acc.Rank, t.Index); at != nil && at.ok && at.base == acc.Lo {
+				at.gm.init = true
+			}
+		}
+		return
+	}
+	unmark := func(at *tensorAt) {
+		if at.ok && at.base < acc.Hi && acc.Lo < at.gm.end {
+			at.gm.init = false
+		}
+	}
+	if r := int(acc.Rank); r >= 0 && r < len(d.tensorBase.rows) {
+		for i := range d.tensorBase.rows[r] {
+			unmark(&d.tensorBase.rows[r][i])
+		}
+	}
+	for k, at := range d.tensorBase.odd {
+		if k[0] == int(acc.Rank) {
+			unmark(at)
+		}
+	}
+}
+
+// gmInitialised reports whether every byte acc reads lies in a tensor
+// whose bytes are all initialised in the byte-range shadow (gmChunks.init):
+// a read-only access then finds nothing unwritten, and records nothing.
+func (d *Detector) gmInitialised(acc *machine.Access) bool {
+	at := d.tensorBase.ref(acc.Rank, acc.Tensor.Index)
+	if at == nil || !at.ok || !at.gm.init {
+		return false
+	}
+	lo, hi := acc.Bounds()
+	ok := lo >= at.base && hi <= at.gm.end
+	if ok && checkShortcuts {
+		d.checkGMInitialised(acc)
+	}
+	return ok
+}
+
+// checkGMInitialised panics if a byte of the read-only acc is unwritten in
+// the byte-range shadow, which gmInitialised said none was.
+func (d *Detector) checkGMInitialised(acc *machine.Access) {
+	shortcuts++
+	gmInitChecks++
+	sm := d.shadowFor(acc)
+	for k := range acc.NumRows() {
+		lo, end := acc.Run(k)
+		var uhi int64
+		found := false
+		if shift := pageShiftOf(asm.GM); lo >= 0 && (end-1)>>shift-lo>>shift >= maxRegionPages {
+			_, uhi, found = sm.unwrittenWide(lo, end)
+			lo = end // never page by page: it may span 512 GiB
+		}
+		for lo < end && !found {
+			m, hi := sm.page(lo, end)
+			_, uhi, found = m.unwritten(lo, hi)
+			lo = hi
+		}
+		if found {
+			panic(fmt.Sprintf("hazard: a read of %s found byte %d unwritten in a tensor kept as initialised", acc.Tensor.Name, uhi-1))
+		}
+	}
+}
+
+// gmEntryOf is gmEntry for an access the index may hold: a contiguous
+// range on one page that the access records (not a read-only read), of a
+// tensor kept in byte ranges (the caller's). Else nil.
+func (d *Detector) gmEntryOf(acc *machine.Access) **cell {
+	shift := pageShiftOf(asm.GM)
+	if acc.ReadOnly && !acc.Write || acc.NumRows() > 1 || acc.Lo < 0 || acc.Lo>>shift != (acc.Hi-1)>>shift {
+		return nil
+	}
+	return d.gmEntry(acc)
+}
