@@ -48,8 +48,10 @@ type cellCache struct {
 	// sets right after its slot's number is taken (hitCached), and the
 	// two hash alike.
 	h uint64
-	// gmEntries counts the entries of the GM chunk indexes (gmindex.go),
-	// against gmIndexBudget; gmHits and gmMisses count their lookups.
+	// gm holds the GM chunk indexes by tensor number (gmindex.go);
+	// gmEntries counts their entries, against gmIndexBudget, and gmHits
+	// and gmMisses their lookups.
+	gm               []gmTensorIx
 	gmEntries        int
 	gmHits, gmMisses int
 }

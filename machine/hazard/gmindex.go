@@ -8,10 +8,10 @@ import (
 	"github.com/ptoasm/ptoasm/machine"
 )
 
-// The GM chunk index: a rank's copy of a GM tensor kept in byte ranges (no
-// 2-D view) holds, beside where it lives (tensorAt, which every GM access
-// reads for its bounds check anyway), an array of the cells its accesses
-// landed on, by offset. A contiguous access on one page finds its cell
+// The GM chunk index: each GM tensor kept in byte ranges (no 2-D view) has
+// an array of the cells its accesses landed on, by rank and offset from
+// the rank's base (tensorAt, which every GM access reads for its bounds
+// check anyway). A contiguous access on one page finds its cell
 // there, checked by the cell's own bounds as the cell cache's sets check
 // theirs, instead of through the sets and, on a miss, the rank's shadow
 // table, page window, region, page list and bounds search.
@@ -32,79 +32,129 @@ import (
 // and a tensor with a 2-D view never reaches the index (access2d takes it).
 // checkShortcuts checks every hit against the page's own lookup.
 //
-// The index is bounded: at most 1<<gmIndexBits entries a tensor (a wide
+// The index is bounded: at most 1<<gmIndexBits entries a rank (a wide
 // tensor gets coarser granules, so two accesses may share an entry and take
 // turns: a miss, never a wrong cell) and gmIndexBudget in all; a tensor
-// past the budget keeps using the sets.
+// or rank past the budget keeps using the sets. An entry is per rank since
+// a cell is per rank's buffer, and the entry's bounds check then also
+// covers a tensor the host moved: a cell spanning the access's bytes of
+// that rank's GM is the one for them whatever tensor it was found through.
+//
+// Beside the index, tensorAt.init marks a rank's copy of a tensor whose
+// bytes are all initialised in the byte-range shadow: the host wrote it
+// whole, not as poison, and no poison host write touched it since
+// (gmHostWrite). Only a host poison write makes initialised bytes unwritten
+// again, so a read of a tensor no instruction writes (Access.ReadOnly)
+// then has nothing to find and skips the shadow (gmInitialised): the ring's
+// loads of In, 147 000 at 384 ranks.
 
-// gmChunks is the chunk index of one rank's copy of one GM tensor.
-type gmChunks struct {
-	// cells[k] is the cell that the last indexed access starting in
-	// granule k (bytes [k<<shift, (k+1)<<shift) of the tensor) landed on
-	// exactly; nil until the first.
+// gmTensorIx is the chunk index of one GM tensor on every rank: a rank's
+// entries are a run of per in cells, rank by rank, so a chunk's entry is
+// found from the tensor's index number (a line every rank shares) and the
+// rank's base, which the bounds check has just read (tensorAt: the index
+// is not kept there, whose rank rows every GM access and signal word reads,
+// and which took twice the misses at 56 bytes an entry).
+type gmTensorIx struct {
+	// cells[rank*per+k] is the cell that the last indexed access of the
+	// rank's copy starting in granule k (bytes [k<<shift, (k+1)<<shift)
+	// of the tensor) landed on exactly; nil until the first. It holds the
+	// ranks up to the highest one seen.
 	cells []*cell
-	end   int64 // one past the tensor's last byte (base + Bytes)
+	bytes int64 // the tensor's size, from its first placement
+	per   int   // entries a rank; 0 until the first access
 	shift uint8
 	// none marks a tensor the budget gave no index: not asked again.
 	none bool
-	// init says every byte of the tensor is initialised in the rank's
-	// byte-range shadow: the host wrote the tensor whole, not as poison,
-	// and no poison host write touched it since (gmHostWrite). Only a
-	// host poison write makes initialised bytes unwritten again, so a read
-	// of a tensor no instruction writes (Access.ReadOnly) then has nothing
-	// to find (gmInitialised).
-	init bool
 }
 
-// gmIndexBits bounds one tensor's index: 2^14 entries, 128 KiB.
+// gmIndexBits bounds one rank's index of a tensor: 2^14 entries, 128 KiB.
 // gmIndexBudget bounds the entries of all indexes together: 2^20, 8 MiB
 // (a 384-rank ring_final takes 295 000). Variables for the tests, which
 // make granules coarse (entries shared) and the budget nil (no index).
 var gmIndexBits, gmIndexBudget = 14, 1 << 20
 
+// maxGMTensors bounds the tensor numbers that have an index (and an init
+// mark): a junk event's huge number costs nothing.
+const maxGMTensors = 1 << 10
+
 // gmIndexChecks and gmInitChecks count the self-checks of index hits and
 // of initialised read-only reads (checkShortcuts).
 var gmIndexChecks, gmInitChecks int
 
-// gmEntry returns the entry of acc, a contiguous GM access on one page of
-// a tensor kept in byte ranges, in its tensor's index, making or refining
-// the index on first need; nil when acc has none (its tensor's base is
-// unknown, it strays outside the tensor, or the budget is spent).
-func (d *Detector) gmEntry(acc *machine.Access) **cell {
-	at := d.tensorBase.ref(acc.Rank, acc.Tensor.Index)
-	if at == nil || !at.ok || acc.Lo < at.base || acc.Hi > at.gm.end {
+// tensorIx returns the index of GM tensor t, nil for a number past
+// maxGMTensors.
+func (cc *cellCache) tensorIx(t *asm.TensorInfo) *gmTensorIx {
+	if t.Index < 0 || t.Index >= maxGMTensors {
 		return nil
 	}
-	ix := &at.gm
-	if n := acc.Hi - acc.Lo; ix.cells == nil || n>>ix.shift == 0 {
+	if t.Index >= len(cc.gm) {
+		cc.gm = append(cc.gm, make([]gmTensorIx, t.Index+1-len(cc.gm))...)
+	}
+	ix := &cc.gm[t.Index]
+	if ix.bytes == 0 {
+		ix.bytes = t.Bytes
+	}
+	return ix
+}
+
+// gmEntry returns the entry of acc, a contiguous GM access on one page of
+// a tensor kept in byte ranges, in its tensor's index, making, refining or
+// growing the index on first need; nil when acc has none (its tensor's
+// base is unknown, it strays outside the tensor, or the budget is spent).
+func (d *Detector) gmEntry(acc *machine.Access) **cell {
+	t := acc.Tensor
+	if !dense(acc.Rank, t.Index) {
+		return nil
+	}
+	at := d.tensorBase.ref(acc.Rank, t.Index)
+	if at == nil || !at.ok {
+		return nil
+	}
+	ix := d.cells.tensorIx(t)
+	if ix == nil || acc.Lo < at.base || acc.Hi > at.base+ix.bytes {
+		return nil
+	}
+	if n := acc.Hi - acc.Lo; ix.per == 0 || n>>ix.shift == 0 {
 		// The first access, or one shorter than a granule: two of them
 		// could share an entry, so make the granules as fine as it.
-		if !d.cells.refine(ix, at.base, n) {
+		if !d.cells.refine(ix, n) {
 			return nil
 		}
 	}
-	return &ix.cells[(acc.Lo-at.base)>>ix.shift]
+	i := int(acc.Rank)*ix.per + int((acc.Lo-at.base)>>ix.shift)
+	if i >= len(ix.cells) && !d.cells.grow(ix, int(acc.Rank)) {
+		return nil
+	}
+	return &ix.cells[i]
 }
 
-// refine gives ix (a tensor at base) granules no longer than n bytes, as
-// far as its bound allows, and reports whether it has an index. A refined
-// index starts empty: its cells are found again on their next access.
-func (cc *cellCache) refine(ix *gmChunks, base, n int64) bool {
-	if ix.none {
+// refine gives ix granules no longer than n bytes, as far as its bound
+// allows, and reports whether it has an index. A refined index starts
+// empty (grow makes its ranks' entries): its cells are found again on
+// their next access.
+func (cc *cellCache) refine(ix *gmTensorIx, n int64) bool {
+	if ix.none || ix.bytes <= 0 {
 		return false
 	}
-	size := ix.end - base
-	s := max(bits.Len64(uint64(n))-1, bits.Len64(uint64(size-1))-gmIndexBits)
-	if ix.cells != nil && s >= int(ix.shift) {
+	s := max(bits.Len64(uint64(n))-1, bits.Len64(uint64(ix.bytes-1))-gmIndexBits)
+	if ix.per > 0 && s >= int(ix.shift) {
 		return true // as fine as the bound lets it be
 	}
-	k := int((size-1)>>s) + 1
+	cc.gmEntries -= len(ix.cells)
+	ix.cells, ix.shift, ix.per = nil, uint8(s), int((ix.bytes-1)>>s)+1
+	return true
+}
+
+// grow gives ix entries for ranks up to rank, and reports whether the
+// budget let it: a rank past it has no index, the others keep theirs.
+func (cc *cellCache) grow(ix *gmTensorIx, rank int) bool {
+	k := (rank + 1) * ix.per
 	if cc.gmEntries-len(ix.cells)+k > gmIndexBudget {
-		ix.none = ix.cells == nil
-		return !ix.none // a coarser index still serves
+		ix.none = len(ix.cells) == 0
+		return false
 	}
 	cc.gmEntries += k - len(ix.cells)
-	ix.cells, ix.shift = make([]*cell, k), uint8(s)
+	ix.cells = append(ix.cells, make([]*cell, k-len(ix.cells))...)
 	return true
 }
 
@@ -126,58 +176,54 @@ func (d *Detector) hitGM(r *rec, acc *machine.Access, c *cell) bool {
 	return true
 }
 
-// placeTensor notes where the host wrote acc's tensor whole: its bounds
-// check and its index. A tensor that moved drops its index (its cells are
-// another range's); one written again in place keeps it.
+// placeTensor notes where the host wrote acc's tensor whole, for the
+// bounds check; gmHostWrite then marks it initialised if it is.
 func (d *Detector) placeTensor(acc *machine.Access) {
-	at := d.tensorBase.at(acc.Rank, acc.Tensor.Index)
-	if at.ok && at.base == acc.Lo && at.gm.end == acc.Hi {
-		return
-	}
-	d.cells.gmEntries -= len(at.gm.cells)
-	*at = tensorAt{base: acc.Lo, ok: true, gm: gmChunks{end: acc.Hi}}
+	*d.tensorBase.at(acc.Rank, acc.Tensor.Index) = tensorAt{base: acc.Lo, ok: true}
 }
 
-// gmHostWrite keeps the tensors' init marks in step with a host write of
-// bytes [acc.Lo, acc.Hi) of a rank's byte-range GM shadow: a write of a
-// whole tensor not as poison marks it, a poison write unmarks every tensor
-// of the rank it touches.
+// gmHostWrite keeps the tensors' init marks (tensorAt.init) in step with a
+// host write of bytes [acc.Lo, acc.Hi) of a rank's byte-range GM shadow: a
+// write of a whole tensor not as poison marks it, a poison write unmarks
+// every tensor of the rank it touches (each whose extent is unknown).
 func (d *Detector) gmHostWrite(acc *machine.Access, poison bool) {
 	if !poison {
-		if t := acc.Tensor; t != nil && acc.Hi-acc.Lo == t.Bytes {
-			if at := d.tensorBase.ref(acc.Rank, t.Index); at != nil && at.ok && at.base == acc.Lo {
-				at.gm.init = true
+		if t := acc.Tensor; t != nil && dense(acc.Rank, t.Index) {
+			at := d.tensorBase.ref(acc.Rank, t.Index)
+			if ix := d.cells.tensorIx(t); at != nil && at.ok && at.base == acc.Lo && ix != nil && acc.Hi-acc.Lo == ix.bytes {
+				at.init = true
 			}
 		}
 		return
 	}
-	unmark := func(at *tensorAt) {
-		if at.ok && at.base < acc.Hi && acc.Lo < at.gm.end {
-			at.gm.init = false
+	unmark := func(i int, at *tensorAt) {
+		if i < 0 || i >= len(d.cells.gm) || at.base < acc.Hi && acc.Lo < at.base+d.cells.gm[i].bytes {
+			at.init = false
 		}
 	}
 	if r := int(acc.Rank); r >= 0 && r < len(d.tensorBase.rows) {
 		for i := range d.tensorBase.rows[r] {
-			unmark(&d.tensorBase.rows[r][i])
+			unmark(i, &d.tensorBase.rows[r][i])
 		}
 	}
 	for k, at := range d.tensorBase.odd {
 		if k[0] == int(acc.Rank) {
-			unmark(at)
+			unmark(-1, at)
 		}
 	}
 }
 
 // gmInitialised reports whether every byte acc reads lies in a tensor
-// whose bytes are all initialised in the byte-range shadow (gmChunks.init):
+// whose bytes are all initialised in the byte-range shadow (tensorAt.init):
 // a read-only access then finds nothing unwritten, and records nothing.
 func (d *Detector) gmInitialised(acc *machine.Access) bool {
-	at := d.tensorBase.ref(acc.Rank, acc.Tensor.Index)
-	if at == nil || !at.ok || !at.gm.init {
+	t := acc.Tensor
+	at := d.tensorBase.ref(acc.Rank, t.Index)
+	if at == nil || !at.init || t.Index < 0 || t.Index >= len(d.cells.gm) {
 		return false
 	}
 	lo, hi := acc.Bounds()
-	ok := lo >= at.base && hi <= at.gm.end
+	ok := lo >= at.base && hi <= at.base+d.cells.gm[t.Index].bytes
 	if ok && checkShortcuts {
 		d.checkGMInitialised(acc)
 	}

@@ -8,43 +8,54 @@ import (
 )
 
 // TestGMIndexRefine: an index has granules no longer than the shortest
-// access it served, at most 2^gmIndexBits entries whatever the tensor's
-// size, and none past the budget.
+// access it served, at most 2^gmIndexBits entries a rank whatever the
+// tensor's size, and entries for no rank past the budget.
 func TestGMIndexRefine(t *testing.T) {
 	const G = int64(1) << 30
 	for _, tc := range []struct {
 		name      string
 		size      int64
-		lens      []int64 // the accesses' lengths, in order
+		lens      []int64 // the accesses' lengths, in order, by rank 0
+		ranks     []int   // then one access by each of these ranks
 		used      int     // entries other indexes hold
-		ok        bool
+		ok        bool    // the last access has an entry
 		shift     uint8
-		entries   int
+		per       int
 		usedAfter int
 	}{
-		{"a ring's chunks", 12 << 10, []int64{32}, 0, true, 5, 384, 384},
-		{"an odd length", 12 << 10, []int64{48}, 0, true, 5, 384, 384},
-		{"finer on a shorter access", 12 << 10, []int64{256, 32}, 0, true, 5, 384, 384},
-		{"not coarser on a longer one", 12 << 10, []int64{32, 4096}, 0, true, 5, 384, 384},
-		{"a 4 GiB tensor", 4 * G, []int64{32}, 0, true, 18, 1 << 14, 1 << 14},
-		{"a 512 GiB tensor", 512 * G, []int64{2}, 0, true, 25, 1 << 14, 1 << 14},
-		{"one byte", 1, []int64{1}, 0, true, 0, 1, 1},
-		{"past the budget", 12 << 10, []int64{32}, gmIndexBudget - 100, false, 0, 0, gmIndexBudget - 100},
-		{"a coarse one kept at the budget", 12 << 10, []int64{1024, 32}, gmIndexBudget - 20, true, 10, 12, gmIndexBudget - 8},
+		{"a ring's chunks", 12 << 10, []int64{32}, nil, 0, true, 5, 384, 384},
+		{"an odd length", 12 << 10, []int64{48}, nil, 0, true, 5, 384, 384},
+		{"finer on a shorter access", 12 << 10, []int64{256, 32}, nil, 0, true, 5, 384, 384},
+		{"not coarser on a longer one", 12 << 10, []int64{32, 4096}, nil, 0, true, 5, 384, 384},
+		{"a 4 GiB tensor", 4 * G, []int64{32}, nil, 0, true, 18, 1 << 14, 1 << 14},
+		{"a 512 GiB tensor", 512 * G, []int64{2}, nil, 0, true, 25, 1 << 14, 1 << 14},
+		{"one byte", 1, []int64{1}, nil, 0, true, 0, 1, 1},
+		{"ranks up to the highest", 12 << 10, []int64{32}, []int{7, 3}, 0, true, 5, 384, 8 * 384},
+		{"past the budget", 12 << 10, []int64{32}, nil, gmIndexBudget - 100, false, 5, 384, gmIndexBudget - 100},
+		{"a rank past the budget", 12 << 10, []int64{32}, []int{1, 5}, gmIndexBudget - 1000, false, 5, 384, gmIndexBudget - 1000 + 768},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc := &cellCache{gmEntries: tc.used}
-			ix := &gmChunks{end: 0x1000 + tc.size}
+			ix := &gmTensorIx{bytes: tc.size}
+			access := func(rank int, n int64) bool {
+				if ix.per == 0 || n>>ix.shift == 0 {
+					if !cc.refine(ix, n) {
+						return false
+					}
+				}
+				return rank*ix.per < len(ix.cells) || cc.grow(ix, rank)
+			}
 			ok := false
 			for _, n := range tc.lens {
-				if ix.cells == nil || n>>ix.shift == 0 {
-					ok = cc.refine(ix, 0x1000, n)
-				}
+				ok = access(0, n)
 			}
-			if ok != tc.ok || ix.shift != tc.shift || len(ix.cells) != tc.entries || cc.gmEntries != tc.usedAfter {
-				t.Errorf("ok %v, shift %d, %d entries, %d in all; want %v, %d, %d, %d", ok, ix.shift, len(ix.cells), cc.gmEntries, tc.ok, tc.shift, tc.entries, tc.usedAfter)
+			for _, r := range tc.ranks {
+				ok = access(r, 32)
 			}
-			if !tc.ok && (cc.refine(ix, 0x1000, 32) || !ix.none) {
+			if ok != tc.ok || ix.shift != tc.shift || ix.per != tc.per || cc.gmEntries != tc.usedAfter {
+				t.Errorf("ok %v, shift %d, %d a rank, %d in all; want %v, %d, %d, %d", ok, ix.shift, ix.per, cc.gmEntries, tc.ok, tc.shift, tc.per, tc.usedAfter)
+			}
+			if tc.ranks == nil && !tc.ok && (access(0, 32) || !ix.none) {
 				t.Error("a tensor the budget refused is asked again")
 			}
 		})
