@@ -10,10 +10,11 @@ import (
 // ---- bounds ---------------------------------------------------------------
 
 // tensorAt is where a rank's copy of a tensor lives in GM, once the host
-// wrote it whole.
+// wrote it whole, and whether every byte of it is initialised (init,
+// gmindex.go).
 type tensorAt struct {
-	base int64
-	ok   bool
+	base     int64
+	ok, init bool
 }
 
 func (d *Detector) checkBounds(r *rec, acc *machine.Access) {

@@ -48,6 +48,12 @@ type cellCache struct {
 	// sets right after its slot's number is taken (hitCached), and the
 	// two hash alike.
 	h uint64
+	// gm holds the GM chunk indexes by tensor number (gmindex.go);
+	// gmEntries counts their entries, against gmIndexBudget, and gmHits
+	// and gmMisses their lookups.
+	gm               []gmTensorIx
+	gmEntries        int
+	gmHits, gmMisses int
 }
 
 // cellSlot is one entry, one cache line: the access (buffer, bytes, and

@@ -200,6 +200,15 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			d.checkNoGMGrid(acc)
 		}
 	}
+	var ent **cell // acc's entry in its tensor's chunk index (gmindex.go)
+	if acc.Space == asm.GM && acc.Tensor != nil {
+		if acc.ReadOnly && !acc.Write && d.gmInitialised(acc) {
+			return // nothing to record, and every byte is initialised
+		}
+		if ent = d.gmEntryOf(acc); ent != nil && d.hitGM(r, acc, *ent) {
+			return
+		}
+	}
 	strided := acc.NumRows() > 1
 	// A range on one page, or across one page boundary (a 192 KiB UB
 	// tile may fill two), is cacheable, and so is any access of a local
@@ -209,7 +218,7 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 	cacheable := !(acc.ReadOnly && !acc.Write) && (!strided && pages <= 2 || acc.Space != asm.GM)
 	var slot, si = (*cellSlot)(nil), 0
 	key := keyOf(acc)
-	if cacheable {
+	if cacheable && ent == nil {
 		rows, pitch := shape(acc)
 		if prev != nil && prev.matches(key, acc, rows, pitch) {
 			// The same bytes as the event's previous access, which hit
@@ -272,20 +281,23 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 			}
 			i, j := m.span(lo, hi)
 			lo = hi
-			if slot != nil {
+			if slot != nil || ent != nil {
 				if j == i+1 && nfound < len(found) {
 					found[nfound] = m.cells[i]
 					nfound++
 				} else {
-					slot = nil // more cells than the slot holds
+					slot, ent = nil, nil // more cells than an entry holds
 				}
 			}
 			d.accessCells(r, acc, m, i, j, geo{}, &uninitLo, &uninitHi)
 		}
 	}
-	if slot != nil && nfound > 0 {
-		// accessCells splits and merges nothing for a single cell, so
-		// the cells are still those of the range.
+	// accessCells splits and merges nothing for a single cell, so the
+	// cells found are still those of the range.
+	switch {
+	case ent != nil && nfound == 1:
+		*ent = found[0]
+	case slot != nil && nfound > 0:
 		d.cells.fill(slot, key, acc, found[0], found[1])
 	}
 	d.noteUninit(r, acc, uninitLo, uninitHi)

@@ -58,7 +58,7 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			continue
 		}
 		if acc.Tensor != nil && acc.Hi-acc.Lo == acc.Tensor.Bytes {
-			*d.tensorBase.at(acc.Rank, acc.Tensor.Index) = tensorAt{acc.Lo, true}
+			d.placeTensor(acc)
 			if g := d.gm2d.at(acc.Rank, acc.Tensor.Index); *g == nil || (*g).base != acc.Lo {
 				if ng := newGMShadow(acc.Tensor, acc.Lo); ng != nil {
 					if *g != nil && (*g).cached {
@@ -93,6 +93,9 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			sm.claim(acc.Lo, acc.Hi, word)
 		}
 		sm.hostWrite(acc.Lo, acc.Hi, &r, poison, acc.Space == asm.GM)
+		if acc.Space == asm.GM {
+			d.gmHostWrite(acc, poison)
+		}
 	}
 }
 

@@ -56,3 +56,15 @@ func (t *table[T]) get(rank int32, slot int) T {
 	}
 	return t.rows[rank][slot]
 }
+
+// ref returns the entry for (rank, slot), or nil when the table has none,
+// without growing.
+func (t *table[T]) ref(rank int32, slot int) *T {
+	if !dense(rank, slot) {
+		return t.odd[[2]int{int(rank), slot}]
+	}
+	if int(rank) >= len(t.rows) || slot >= len(t.rows[rank]) {
+		return nil
+	}
+	return &t.rows[rank][slot]
+}
