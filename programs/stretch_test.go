@@ -22,12 +22,23 @@ import (
 // (machine.Options.NoStretches), the run's result and error as text, and
 // whether the run used stretches and was repeated without them.
 func lintStretched(obj *asm.Object, prof *pipes.Profile, noStr bool) (out string, ran, reran bool, err error) {
-	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
-	m, err = machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof,
-		NoStretches: noStr})
+	out, m, err := lintOptions(obj, machine.Options{Profile: prof, NoStretches: noStr})
 	if err != nil {
 		return "", false, false, err
+	}
+	ran, reran = m.Stretched()
+	return out, ran, reran, nil
+}
+
+// lintOptions is lintWith under machine options opt (TimingOnly and the
+// detector added): the findings, the run's result and error as text.
+func lintOptions(obj *asm.Object, opt machine.Options) (string, *machine.Machine, error) {
+	var m *machine.Machine
+	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
+	opt.Observers, opt.TimingOnly = []machine.Observer{det}, true
+	m, err := machine.New(obj, opt)
+	if err != nil {
+		return "", nil, err
 	}
 	res, runErr := m.Run()
 	if runErr != nil {
@@ -35,14 +46,13 @@ func lintStretched(obj *asm.Object, prof *pipes.Profile, noStr bool) (out string
 	}
 	b, err := json.MarshalIndent(det.Findings(), "", " ")
 	if err != nil {
-		return "", false, false, err
+		return "", nil, err
 	}
 	r, err := json.Marshal(res)
 	if err != nil {
-		return "", false, false, err
+		return "", nil, err
 	}
-	ran, reran = m.Stretched()
-	return fmt.Sprintf("%s\nresult: %s\nerr: %v", b, r, runErr), ran, reran, nil
+	return fmt.Sprintf("%s\nresult: %s\nerr: %v", b, r, runErr), m, nil
 }
 
 // rankRE finds a program with a rank count to set, as
