@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
 )
@@ -37,8 +38,16 @@ type accTmpl struct {
 	atomic bool
 	n      uint8 // operands
 	gm     int8  // the GM operand the GM accesses are relative to, -1 for none
+	nused  uint8 // used's length
+	// window says the op reads operands 2 and 3 as a tile window's
+	// origin (textract, tinsert: tileWindow).
+	window bool
+	used   [maxArgs]uint8 // the operands with an access, in order
+	access [maxArgs]asm.Access
 	xop    *asm.COp
-	args   [maxArgs]tmplArg
+	args   [maxArgs]tmplArg // by operand; only used's are filled
+	win    [2]int64         // operands 2 and 3's Int when window
+	winT   [2]*asm.TileInfo // operands 0 and 1's tiles when window
 	// acc is the listing, GM accesses (fromGM) relative to the window's
 	// first byte and rank 0; a tile access's agent is written per
 	// instance.
@@ -46,16 +55,14 @@ type accTmpl struct {
 	fromGM uint64
 }
 
-// tmplArg is what the listing read of one operand, but a GM window's
-// start (Off) and owner rank.
+// tmplArg is what the listing read of one operand with an access, but a
+// GM window's start (Off) and owner rank.
 type tmplArg struct {
-	acc        asm.Access
 	kind       asm.ArgKind
 	tile       *asm.TileInfo
 	gmT        *asm.TensorInfo
 	off        int64 // a tile's offset; 0 for a GM window
 	rowStride  int64
-	ival       int64
 	winR, winC int32
 }
 
@@ -97,22 +104,17 @@ func (m *Machine) tmplAccesses(rank, core int32, e *entry, out []Access) []Acces
 
 // matches reports whether e's inputs are the template's.
 func (t *accTmpl) matches(e *entry) bool {
-	if int(t.n) != len(e.args) || t.atomic != e.atomic || t.xop != e.xop {
+	if int(t.n) != len(e.args) || t.atomic != e.atomic || t.xop != e.xop || t.access != e.access {
 		return false
 	}
-	for i := range e.args {
+	if t.window && (e.args[2].Int != t.win[0] || e.args[3].Int != t.win[1] ||
+		e.args[0].Tile != t.winT[0] || e.args[1].Tile != t.winT[1]) {
+		return false
+	}
+	for _, i := range t.used[:t.nused] {
 		a, k := &e.args[i], &t.args[i]
-		if a.Kind != k.kind || a.Int != k.ival || e.access[i] != k.acc {
-			return false
-		}
-		if k.acc == asm.AccNone {
-			continue
-		}
-		if a.Tile != k.tile || a.GM != k.gmT || a.RowStride != k.rowStride ||
-			e.winR[i] != k.winR || e.winC[i] != k.winC {
-			return false
-		}
-		if int8(i) != t.gm && a.Off != k.off {
+		if a.Kind != k.kind || a.Tile != k.tile || a.GM != k.gmT || a.RowStride != k.rowStride ||
+			e.winR[i] != k.winR || e.winC[i] != k.winC || (int8(i) != t.gm && a.Off != k.off) {
 			return false
 		}
 	}
@@ -120,7 +122,7 @@ func (t *accTmpl) matches(e *entry) bool {
 }
 
 // apply appends the template's accesses for e (which matches it) on the
-// agent's rank and core.
+// agent's rank and core, each written in place.
 func (t *accTmpl) apply(m *Machine, rank, core int32, e *entry, out []Access) []Access {
 	var shift int64
 	var gr int32
@@ -129,14 +131,17 @@ func (t *accTmpl) apply(m *Machine, rank, core int32, e *entry, out []Access) []
 		gr = e.argRank[t.gm]
 		shift = m.ranks[gr].gm[a.GM.Index].base + a.Off
 	}
-	for k := range t.acc {
-		x := t.acc[k]
+	n := len(out)
+	out = slices.Grow(out, len(t.acc))[:n+len(t.acc)]
+	dst := out[n:]
+	for k := range dst {
+		x := &dst[k]
+		*x = t.acc[k]
 		if t.fromGM>>k&1 != 0 {
 			x.Lo, x.Hi, x.Rank = x.Lo+shift, x.Hi+shift, gr
 		} else {
 			x.Rank, x.Core = rank, core
 		}
-		out = append(out, x)
 	}
 	return out
 }
@@ -148,15 +153,23 @@ func (t *accTmpl) fill(m *Machine, e *entry, acc []Access) {
 	if e.plan.varShape || len(e.args) > maxArgs || len(acc) > maxTmplAcc {
 		return
 	}
-	t.n, t.atomic, t.xop, t.gm = uint8(len(e.args)), e.atomic, e.xop, -1
+	t.n, t.atomic, t.xop, t.gm, t.access, t.nused = uint8(len(e.args)), e.atomic, e.xop, -1, e.access, 0
+	code := asm.OpNone
+	if e.xop != nil && e.xop.Info != nil {
+		code = e.xop.Info.Op
+	}
+	if t.window = (code == asm.OpTextract || code == asm.OpTinsert) && len(e.args) >= 4; t.window {
+		t.win = [2]int64{e.args[2].Int, e.args[3].Int}
+		t.winT = [2]*asm.TileInfo{e.args[0].Tile, e.args[1].Tile}
+	}
 	for i := range e.args {
-		a := &e.args[i]
-		t.args[i] = tmplArg{acc: e.access[i], kind: a.Kind, ival: a.Int}
 		if e.access[i] == asm.AccNone {
 			continue
 		}
+		a := &e.args[i]
+		t.used[t.nused], t.nused = uint8(i), t.nused+1
 		k := &t.args[i]
-		k.tile, k.gmT, k.rowStride, k.winR, k.winC = a.Tile, a.GM, a.RowStride, e.winR[i], e.winC[i]
+		*k = tmplArg{kind: a.Kind, tile: a.Tile, gmT: a.GM, rowStride: a.RowStride, winR: e.winR[i], winC: e.winC[i]}
 		switch {
 		case a.Kind == asm.ArgGM && a.GM != nil:
 			if t.gm >= 0 || a.GM.Layout == asm.LayoutNZ {
