@@ -1,13 +1,11 @@
 package programs_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/programs"
 )
@@ -26,24 +24,9 @@ func TestAccessTemplatesKeepFindings(t *testing.T) {
 	for _, name := range programs.List() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path, defs, sizes, err := programSizes(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := programs.FS.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rankRE.Match(src) {
-				for _, r := range []string{"2", "3", "8"} {
-					sizes = append(sizes, []asm.Define{{Name: "RANKS", Value: r}})
-				}
-			}
+			path, defs, sizes := rankedSizes(t, name, "2", "3", "8")
 			for _, more := range sizes {
-				obj, errs := asm.Assemble(embedFrontend, path, append(slices.Clone(defs), more...))
-				if errs.HasErrors() || obj == nil {
-					t.Fatalf("assemble %s %v: %v", path, more, errs)
-				}
+				obj := assembleSize(t, path, defs, more)
 				want, _, err := lintOptions(obj, machine.Options{NoAccessTemplates: true})
 				if err != nil {
 					t.Fatal(err)

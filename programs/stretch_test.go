@@ -59,6 +59,36 @@ func lintOptions(obj *asm.Object, opt machine.Options) (string, *machine.Machine
 // scripts/lint-compare.sh does.
 var rankRE = regexp.MustCompile(`\bRANKS\b`)
 
+// rankedSizes is programSizes with, where the program has RANKS, a size
+// for each of ranks added.
+func rankedSizes(t *testing.T, name string, ranks ...string) (string, []asm.Define, [][]asm.Define) {
+	t.Helper()
+	path, defs, sizes, err := programSizes(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := programs.FS.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rankRE.Match(src) {
+		for _, r := range ranks {
+			sizes = append(sizes, []asm.Define{{Name: "RANKS", Value: r}})
+		}
+	}
+	return path, defs, sizes
+}
+
+// assembleSize assembles the program at path with defs and more.
+func assembleSize(t *testing.T, path string, defs, more []asm.Define) *asm.Object {
+	t.Helper()
+	obj, errs := asm.Assemble(embedFrontend, path, append(slices.Clone(defs), more...))
+	if errs.HasErrors() || obj == nil {
+		t.Fatalf("assemble %s %v: %v", path, more, errs)
+	}
+	return obj
+}
+
 // TestStretchesKeepFindings lints every program (at its test sizes, and
 // at 2 and 8 ranks where it has RANKS) with a core's local events run
 // ahead of the clock (stretches, machine/stretch.go) and without, under
@@ -92,22 +122,9 @@ func TestStretchesKeepFindings(t *testing.T) {
 				t.Parallel()
 				var n count
 				defer func() { counts <- n }()
-				path, defs, sizes, err := programSizes(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				src, err := programs.FS.ReadFile(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rankRE.Match(src) {
-					sizes = append(sizes, []asm.Define{{Name: "RANKS", Value: "2"}}, []asm.Define{{Name: "RANKS", Value: "8"}})
-				}
+				path, defs, sizes := rankedSizes(t, name, "2", "8")
 				for _, more := range sizes {
-					obj, errs := asm.Assemble(embedFrontend, path, append(slices.Clone(defs), more...))
-					if errs.HasErrors() || obj == nil {
-						t.Fatalf("assemble %s %v: %v", path, more, errs)
-					}
+					obj := assembleSize(t, path, defs, more)
 					for i, prof := range profs {
 						want, _, _, err := lintStretched(obj, prof, true)
 						if err != nil {

@@ -38,17 +38,7 @@ func machineSideRing(b *testing.B, ranks string) {
 		b.Run(c.name, func(b *testing.B) {
 			t0 := ringCPU()
 			for b.Loop() {
-				opt := machine.Options{TimingOnly: true}
-				if c.obs != nil {
-					opt.Observers = []machine.Observer{c.obs()}
-				}
-				m, err := machine.New(obj, opt)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := m.Run(); err != nil {
-					b.Fatal(err)
-				}
+				runObserved(b, obj, c.obs)
 			}
 			b.ReportMetric((ringCPU()-t0).Seconds()/float64(b.N), "CPU-s/op")
 		})
