@@ -22,7 +22,7 @@ func (c *core) accesses(e *entry, out []Access) []Access {
 // lines.
 func (c *core) accessesAs(m *Machine, rank, core int32, e *entry, out []Access) []Access {
 	if e.lean == leanNone {
-		return m.operandAccesses(&m.winMemo, rank, core, e, e.args, &e.access, out)
+		return m.tmplAccesses(rank, core, e, out)
 	}
 	// A lean entry's accesses are a function of its plan, its dynamic
 	// operands and #init (leanOperands), and of the agent, which every

@@ -509,6 +509,8 @@ type opPlan struct {
 	// an op cycles through a handful (a K loop's column windows), so
 	// observed runs skip the machine-wide map's hash.
 	win *winMemo
+	// accT is the template of an observed op's accesses (acctmpl.go).
+	accT *accTmpl
 	// ocFlag: the pipes, set_flag or wait_flag, and the core kind both pipes
 	// were last found on (kindUnmet until checked).
 	src, dst asm.Pipe

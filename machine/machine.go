@@ -78,6 +78,10 @@ type Options struct {
 	// local events ahead of the clock (stretch.go). Results and observed
 	// findings are the same either way: for tests that compare the two.
 	NoStretches bool
+	// NoAccessTemplates lists every observed op's accesses afresh, none
+	// from its plan's template (acctmpl.go). Findings are the same either
+	// way: for tests that compare the two.
+	NoAccessTemplates bool
 }
 
 // The default run guards. DefaultMaxCycles is 2^34 cycles, 9.3 s of device

@@ -22,12 +22,23 @@ import (
 // (machine.Options.NoStretches), the run's result and error as text, and
 // whether the run used stretches and was repeated without them.
 func lintStretched(obj *asm.Object, prof *pipes.Profile, noStr bool) (out string, ran, reran bool, err error) {
-	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
-	m, err = machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof,
-		NoStretches: noStr})
+	out, m, err := lintOptions(obj, machine.Options{Profile: prof, NoStretches: noStr})
 	if err != nil {
 		return "", false, false, err
+	}
+	ran, reran = m.Stretched()
+	return out, ran, reran, nil
+}
+
+// lintOptions is lintWith under machine options opt (TimingOnly and the
+// detector added): the findings, the run's result and error as text.
+func lintOptions(obj *asm.Object, opt machine.Options) (string, *machine.Machine, error) {
+	var m *machine.Machine
+	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
+	opt.Observers, opt.TimingOnly = []machine.Observer{det}, true
+	m, err := machine.New(obj, opt)
+	if err != nil {
+		return "", nil, err
 	}
 	res, runErr := m.Run()
 	if runErr != nil {
@@ -35,19 +46,48 @@ func lintStretched(obj *asm.Object, prof *pipes.Profile, noStr bool) (out string
 	}
 	b, err := json.MarshalIndent(det.Findings(), "", " ")
 	if err != nil {
-		return "", false, false, err
+		return "", nil, err
 	}
 	r, err := json.Marshal(res)
 	if err != nil {
-		return "", false, false, err
+		return "", nil, err
 	}
-	ran, reran = m.Stretched()
-	return fmt.Sprintf("%s\nresult: %s\nerr: %v", b, r, runErr), ran, reran, nil
+	return fmt.Sprintf("%s\nresult: %s\nerr: %v", b, r, runErr), m, nil
 }
 
 // rankRE finds a program with a rank count to set, as
 // scripts/lint-compare.sh does.
 var rankRE = regexp.MustCompile(`\bRANKS\b`)
+
+// rankedSizes is programSizes with, where the program has RANKS, a size
+// for each of ranks added.
+func rankedSizes(t *testing.T, name string, ranks ...string) (string, []asm.Define, [][]asm.Define) {
+	t.Helper()
+	path, defs, sizes, err := programSizes(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := programs.FS.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rankRE.Match(src) {
+		for _, r := range ranks {
+			sizes = append(sizes, []asm.Define{{Name: "RANKS", Value: r}})
+		}
+	}
+	return path, defs, sizes
+}
+
+// assembleSize assembles the program at path with defs and more.
+func assembleSize(t *testing.T, path string, defs, more []asm.Define) *asm.Object {
+	t.Helper()
+	obj, errs := asm.Assemble(embedFrontend, path, append(slices.Clone(defs), more...))
+	if errs.HasErrors() || obj == nil {
+		t.Fatalf("assemble %s %v: %v", path, more, errs)
+	}
+	return obj
+}
 
 // TestStretchesKeepFindings lints every program (at its test sizes, and
 // at 2 and 8 ranks where it has RANKS) with a core's local events run
@@ -82,22 +122,9 @@ func TestStretchesKeepFindings(t *testing.T) {
 				t.Parallel()
 				var n count
 				defer func() { counts <- n }()
-				path, defs, sizes, err := programSizes(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				src, err := programs.FS.ReadFile(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rankRE.Match(src) {
-					sizes = append(sizes, []asm.Define{{Name: "RANKS", Value: "2"}}, []asm.Define{{Name: "RANKS", Value: "8"}})
-				}
+				path, defs, sizes := rankedSizes(t, name, "2", "8")
 				for _, more := range sizes {
-					obj, errs := asm.Assemble(embedFrontend, path, append(slices.Clone(defs), more...))
-					if errs.HasErrors() || obj == nil {
-						t.Fatalf("assemble %s %v: %v", path, more, errs)
-					}
+					obj := assembleSize(t, path, defs, more)
 					for i, prof := range profs {
 						want, _, _, err := lintStretched(obj, prof, true)
 						if err != nil {

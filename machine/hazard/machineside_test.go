@@ -119,19 +119,24 @@ func BenchmarkMachineSide(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				opt := machine.Options{TimingOnly: true}
-				if c.obs != nil {
-					opt.Observers = []machine.Observer{c.obs()}
-				}
-				m, err := machine.New(obj, opt)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := m.Run(); err != nil {
-					b.Fatal(err)
-				}
+				runObserved(b, obj, c.obs)
 			}
 		})
+	}
+}
+
+// runObserved runs obj timing-only once, observed by obs() (nil: none).
+func runObserved(b *testing.B, obj *asm.Object, obs func() machine.Observer) {
+	opt := machine.Options{TimingOnly: true}
+	if obs != nil {
+		opt.Observers = []machine.Observer{obs()}
+	}
+	m, err := machine.New(obj, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		b.Fatal(err)
 	}
 }
 
