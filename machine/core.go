@@ -128,11 +128,9 @@ type core struct {
 	slot *waveSlot
 
 	// strAt is, during a stretch of this core (stretch.go), each agent's
-	// wake-up by pipe (the scalar's at PipeS), noWake for none; strHold
-	// has bit p set while agent p's next wake-up must run in the global
-	// order (it met what reaches outside the core in a stretch).
-	strAt   strTimes
-	strHold uint8
+	// wake-up by pipe (the scalar's at PipeS), noWake for none. (An agent
+	// whose next wake-up must run in the global order is waker.held.)
+	strAt strTimes
 
 	// flagAt is when each flag was set, for the set→wait hand-off latency.
 	// It is large and touched only by flag hand-offs, so it comes last, away

@@ -707,6 +707,7 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 		for _, c := range sl.cores[:sl.n] {
 			c.slot = sl
 		}
+		m.waves = true
 	}
 	return nil
 }

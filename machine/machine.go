@@ -174,7 +174,10 @@ type Machine struct {
 	// event a stretch ran, aheadWE the latest end of work begun in one and
 	// aheadAt the latest cycle that work began by (foldIdle).
 	strOK, noStr, strRan, reran, strObs bool
-	strT, aheadWE, aheadAt              int64
+	// waves says some core of the run has had a wave slot (core.slot):
+	// until then strIdle need not read the slot (round 25).
+	waves                  bool
+	strT, aheadWE, aheadAt int64
 	// strN counts the stretches of the current window and strEv the
 	// events they ran; strPays judges a window of strProbeAt (strMinEv
 	// events each on average) and pauses stretches until cycle strPause

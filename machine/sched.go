@@ -66,6 +66,12 @@ type waker struct {
 	hidx  int32
 	loc   uint8 // locNone, locHeap, locWheel or locNow
 	armed bool
+	// held says the agent's next wake-up must run in the global order: it
+	// met what reaches outside its core in a stretch (strPark). Kept in
+	// the waker's padding, where strStart reads it with the waker's line
+	// (round 25); core.strHold, a bit mask in a line of the core's own,
+	// cost a cache miss per global event.
+	held bool
 	// The agent: a pipe or a core's scalar, called directly (no closure),
 	// or else fn (an SDMA transfer).
 	pipe   *pipeState

@@ -105,33 +105,33 @@ const noWake = math.MaxInt64
 // strOf says whether global event w starts a stretch: it returns w's core,
 // with the machine in stretch mode (schedule keeps wake-ups out of the
 // queues, and a resumed scalar is queued, not inline), or nil. An agent
-// held (core.strHold) runs this event in the global order.
+// held (waker.held) runs this event in the global order.
 func (m *Machine) strOf(w *waker) *core {
-	if !m.strOK {
-		return nil // inlined: a lint's events pay a test, not a call
+	if !m.strOK || w.at < m.strPause {
+		// Inlined: a lint's events pay a test, not a call, and so do
+		// the paused windows' (strPays; 97% of the 384-rank ring_final's
+		// cycles, where the call cost 45 M instructions, round 25).
+		return nil
 	}
 	return m.strStart(w)
 }
 
-// strStart is strOf for a run that may use stretches.
+// strStart is strOf for a run that may use stretches, past a pause.
 func (m *Machine) strStart(w *waker) *core {
-	if w.at < m.strPause {
-		return nil // the last window did not pay (strPays)
+	if w.held {
+		// In the waker's own line, which the event has just read: a
+		// global event that runs held touches none of its core's lines
+		// here (round 25).
+		w.held = false
+		return nil
 	}
 	var c *core
 	if p := w.pipe; p != nil {
 		c = p.c
-		if c.strHold&(1<<(p.p&7)) != 0 {
-			c.strHold &^= 1 << (p.p & 7)
-			return nil
-		}
 		if !p.strLocal(w.at) {
 			return nil
 		}
 	} else if c = w.scalar; c == nil {
-		return nil
-	} else if c.strHold&(1<<asm.PipeS) != 0 {
-		c.strHold &^= 1 << asm.PipeS
 		return nil
 	} else {
 		// A scalar's wake-up never starts a stretch: such stretches ran
@@ -141,7 +141,7 @@ func (m *Machine) strStart(w *waker) *core {
 		// that could have started counts as an empty stretch toward the
 		// window (strPays), so a run of many such (ring_final at 384
 		// ranks) still pauses its pipes' short stretches.
-		if c.strScalar() {
+		if c.strScalar(m.waves) {
 			if m.strN++; m.strN == m.strProbeAt {
 				m.strPays()
 			}
@@ -149,13 +149,17 @@ func (m *Machine) strStart(w *waker) *core {
 		return nil
 	}
 	// The agents' wake-ups by agent: the queued ones' now, pendAdd's
-	// during the stretch.
-	for i := asm.PipeS; i < asm.PipeALL; i++ {
-		c.strAt[i] = noWake
-		if i == asm.PipeS || c.pipes[i] != nil {
-			if x := c.agentWaker(i); x.armed {
-				c.strAt[i] = x.at
-			}
+	// during the stretch. The scalar, then the pipes, written out: a loop
+	// over agentWaker cost about 40 instructions an agent (round 25).
+	a := &c.strAt
+	a[asm.PipeS] = noWake
+	if c.wake.armed {
+		a[asm.PipeS] = c.wake.at
+	}
+	for i := asm.PipeS + 1; i < asm.PipeALL; i++ {
+		a[i&7] = noWake
+		if p := c.pipes[i]; p != nil && p.wake.w.armed {
+			a[i&7] = p.wake.w.at
 		}
 	}
 	m.batch = false
@@ -173,19 +177,21 @@ func (c *core) agentWaker(i asm.Pipe) *waker {
 
 // strIdle says whether core c's state lets a stretch run: its scalar waits
 // for nothing outside the core, and it belongs to no wave slot (which
-// shares the scalar's agent key and starts the next block).
-func (c *core) strIdle() bool {
+// shares the scalar's agent key and starts the next block). waves is
+// Machine.waves: without it no core has a slot, and the slot's line (far
+// from state's) stays cold (round 25).
+func (c *core) strIdle(waves bool) bool {
 	switch c.state {
 	case scRunning, scQueueFull, scDrain, scFlag:
-		return c.slot == nil
+		return !waves || c.slot == nil
 	}
 	return false
 }
 
 // strScalar says whether the scalar's run at its wake-up can be in a
 // stretch: no composite op's steps are pending (they may touch anything).
-func (c *core) strScalar() bool {
-	return c.state == scRunning && c.mi >= len(c.micro) && c.slot == nil
+func (c *core) strScalar(waves bool) bool {
+	return c.state == scRunning && c.mi >= len(c.micro) && (!waves || c.slot == nil)
 }
 
 // strLocal says whether pipe p's wake-up at cycle now, a global event,
@@ -195,7 +201,7 @@ func (c *core) strScalar() bool {
 // one entry begins. Inside a stretch the pipe checks the same where it
 // acts (run, begin) and parks (strPark).
 func (p *pipeState) strLocal(now int64) bool {
-	if !p.c.strIdle() {
+	if !p.c.strIdle(p.m.waves) {
 		return false
 	}
 	i := 0
@@ -243,7 +249,7 @@ type strTimes [8]int64
 // the core (run, begin): it is held for the global order at the current
 // cycle, where the rest of the wake-up runs.
 func (p *pipeState) strPark() {
-	p.c.strHold |= 1 << (p.p & 7)
+	p.wake.w.held = true
 	p.m.schedule(&p.wake.w, p.m.now, p.key())
 }
 
@@ -291,13 +297,16 @@ func (m *Machine) stretch(c *core) int {
 		if a[7] < at {
 			at, i = a[7], 7
 		}
-		if at > lim || c.strHold>>(i&7)&1 != 0 {
+		if at > lim {
+			break
+		}
+		w := c.agentWaker(i)
+		if w.held {
 			break
 		}
 		if i == asm.PipeS && c.mi < len(c.micro) {
 			break // a composite op's steps may touch anything
 		}
-		w := c.agentWaker(i)
 		if w.loc != locPend {
 			m.unqueue(w) // queued before the stretch
 		}
@@ -343,7 +352,7 @@ func (m *Machine) foldIdle(at int64) bool {
 // strPark is a scalar's op that must run in the global order, met in a
 // stretch: the scalar sleeps at its own time, held for the global order.
 func (c *core) strPark() bool {
-	c.strHold |= 1 << asm.PipeS
+	c.wake.held = true
 	c.sleep()
 	return false
 }

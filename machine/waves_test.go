@@ -286,3 +286,31 @@ func smallDie(t *testing.T) *pipes.Profile {
 	}
 	return prof
 }
+
+// TestWavesMarked: strIdle reads a core's wave slot only in a run where
+// some core has had one (Machine.waves, round 25): a launch in waves must
+// mark it, or a stretch could start on a core whose slot shares its
+// scalar's agent key; a launch that fits leaves it unmarked (the slot's
+// line then stays cold).
+func TestWavesMarked(t *testing.T) {
+	cases := []struct {
+		name   string
+		blocks int
+		waves  bool
+	}{
+		{"fits", 4, false},
+		{"2 waves", 8, true},
+		{"3 waves", 12, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, err := runObj(t, gemm24(t, tc.blocks), Options{Profile: smallDie(t), TimingOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.waves != tc.waves {
+				t.Errorf("Machine.waves = %v, want %v", m.waves, tc.waves)
+			}
+		})
+	}
+}
