@@ -137,9 +137,6 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 		// limit above still bounds the process. GOGC, when set, wins.
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(200)
-			if floor, ok := gcFloor(lim.maxMemory); ok && isLint(ctx.Command()) {
-				collectFrom(floor, memoryLimit(lim.maxMemory), 200)
-			}
 		}
 	}
 	if c.CPUProfile != "" {
