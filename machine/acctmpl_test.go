@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
-	"github.com/ptoasm/ptoasm/parser"
 	"github.com/ptoasm/ptoasm/parser/mlir"
 	"github.com/ptoasm/ptoasm/programs"
 )
@@ -30,16 +29,8 @@ func (o *tmplObserver) Observe(e *Event) {
 func TestAccessTemplates(t *testing.T) {
 	checkAccTmpl, accTmplHits = true, 0
 	defer func() { checkAccTmpl = false }()
-	fe := asm.Frontend{
-		ParseFile: func(name string, src []byte) (*asm.File, asm.ErrorList) {
-			if mlir.IsMLIR(src) {
-				return mlir.ParseFile(name, src)
-			}
-			return parser.ParseFile(name, src)
-		},
-		ParseExpr: parser.ParseExpr,
-		ReadFile:  func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, name) },
-	}
+	fe := mlir.Frontend(mlir.Options{})
+	fe.ReadFile = func(name string) ([]byte, error) { return fs.ReadFile(programs.FS, name) }
 	ranksRE := regexp.MustCompile(`\bRANKS\b`)
 	runs := 0
 	for _, name := range programs.List() {
