@@ -63,6 +63,12 @@ type batch struct {
 	// notes holds the IterLogger calls (ObserveIter), in order, their
 	// vectors in iter.
 	notes []iterNote
+	// vals holds a notify's or signal wait's Value and Want (tagSync
+	// items, in order), vnext the next to read; sync is the Event such an
+	// item becomes on the detector's side (syncEvent).
+	vals  []int64
+	vnext int
+	sync  machine.Event
 	// Whole copies' slices have arenas of their own, so that a compact
 	// item's slices start where the previous compact item's end.
 	ev    []machine.Event
@@ -83,12 +89,22 @@ type batch struct {
 // in ev. Tag tagNote is the next of notes, its vector in iter.
 type item = machine.PipeRecord
 
-// Item tags (item.Tag); the machine writes tagCompact.
+// Item tags (item.Tag); the machine writes tagCompact. tagSync is a
+// compact scalar or pipe barrier, notify or signal wait (travelsSync):
+// Src holds its Target, ID its Word (syncWords), and a notify's or wait's
+// Value and Want are the next two of vals. A ring's barriers, notifies and
+// waits were a fifth of its events and, whole, 300-byte copies: at 128
+// ranks the copies alone were 50 M instructions of the machine's
+// goroutine (docs/performance.md, lint round 24).
 const (
 	tagCompact = iota
 	tagWhole
 	tagNote
+	tagSync
 )
+
+// syncWords are the Words a tagSync item can carry, by its ID.
+var syncWords = [...]string{"", "set", "add"}
 
 func newBatch() *batch {
 	return &batch{
@@ -99,6 +115,7 @@ func newBatch() *batch {
 		},
 		iter:  make([]int32, 0, batchIter),
 		notes: make([]iterNote, 0, batchEvents/2),
+		vals:  make([]int64, 0, batchEvents/2),
 		ev:    make([]machine.Event, 0, batchWhole),
 		wacc:  make([]machine.Access, 0, 2*batchWhole),
 		witer: make([]int64, 0, 4*batchWhole),
@@ -114,6 +131,7 @@ func newBatch() *batch {
 func (b *batch) reset() {
 	b.Recs = b.Recs[:0]
 	b.Acc, b.iter, b.Defs, b.notes = b.Acc[:0], b.iter[:0], b.Defs[:0], b.notes[:0]
+	b.vals, b.vnext = b.vals[:0], 0
 	b.ev, b.wacc, b.witer, b.peers, b.flags = b.ev[:0], b.wacc[:0], b.witer[:0], b.peers[:0], b.flags[:0]
 }
 
@@ -211,7 +229,7 @@ func (b *batch) putIter(it []int64) {
 // add copies e into the batch: compact if it can be, else whole (with its
 // slices in the batch's arenas where they fit, else in their own).
 func (b *batch) add(e *machine.Event) {
-	if travelsCompact(e) && b.addCompact(e) {
+	if b.addItem(e) {
 		return
 	}
 	b.Recs = append(b.Recs, item{Kind: e.Kind, Issue: uint32(len(b.ev)), Tag: tagWhole})
@@ -224,6 +242,71 @@ func (b *batch) add(e *machine.Event) {
 	if e.Blocked != nil {
 		c.Blocked = append([]machine.Blocked(nil), e.Blocked...)
 	}
+}
+
+// addItem copies e as a compact item (addCompact, addSync) if it can
+// travel as one and fits the batch's remaining room.
+func (b *batch) addItem(e *machine.Event) bool {
+	return travelsCompact(e) && b.addCompact(e) || travelsSync(e) && b.addSync(e)
+}
+
+// addSync copies e, which travelsSync, as a tagSync item if it fits the
+// batch's remaining room: addPipe's item, with Issued, Target (in Src),
+// Word (in ID) and, but for a barrier, Value and Want in vals.
+func (b *batch) addSync(e *machine.Event) bool {
+	nv := 2
+	if e.Kind == machine.EvBarrier {
+		nv = 0
+	}
+	if len(b.vals)+nv > cap(b.vals) {
+		return false
+	}
+	pe := machine.PipeEvent{Kind: e.Kind, Agent: e.Agent, Op: e.Op, Issue: e.Issue, Iter: e.Iter, Accesses: e.Accesses}
+	if !b.addPipe(&pe) {
+		return false
+	}
+	it := &b.Recs[len(b.Recs)-1]
+	it.Issued, it.Tag, it.Src, it.ID = uint32(e.Issued), tagSync, e.Target, syncWord(e.Word)
+	if nv > 0 {
+		b.vals = append(b.vals, e.Value, e.Want)
+	}
+	return true
+}
+
+// syncWord is w's index in syncWords, or len(syncWords) for another word.
+func syncWord(w string) uint8 {
+	for i, s := range syncWords {
+		if s == w {
+			return uint8(i)
+		}
+	}
+	return uint8(len(syncWords))
+}
+
+// travelsSync reports whether e goes as a tagSync item: a barrier, notify
+// or signal wait of a core (not a composite's step) whose numbers fit the
+// narrow fields and which has nothing else the item does not keep (the
+// detector reads no cycle). A barrier has no Value or Want, a notify or
+// wait no Target.
+func travelsSync(e *machine.Event) bool {
+	switch e.Kind {
+	case machine.EvBarrier:
+		if e.Value != 0 || e.Want != 0 {
+			return false
+		}
+	case machine.EvNotify, machine.EvSignalWait:
+		if e.Target != 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	return e.Step == "" && e.Agent.Core >= 0 && e.Agent.Core <= math.MaxUint16 &&
+		e.Agent.Rank >= 0 && e.Agent.Rank <= math.MaxUint16 &&
+		len(e.Accesses) <= math.MaxUint8 && syncWord(e.Word) < uint8(len(syncWords)) &&
+		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32 &&
+		e.Flag == (machine.Flag{}) && !e.Deferred.Pending() && e.ID == 0 && e.Mode == 0 && e.Group == 0 &&
+		e.IssueCore == 0 && len(e.Peers) == 0 && len(e.Flags) == 0 && e.Reason == "" && e.Blocked == nil && e.RunName == ""
 }
 
 // travelsCompact reports whether e goes as a compact item: an exec or a
@@ -257,8 +340,8 @@ func (d *Detector) replay(b *batch) {
 // serves nothing else). acc0, iter0 and def0 are where the item's slices
 // start in the compact arenas; event moves them past it.
 func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) *machine.Event {
-	if it.Tag == tagWhole {
-		return &b.ev[it.Issue]
+	if it.Tag != tagCompact {
+		return b.other(it, acc0, iter0)
 	}
 	e := scratch
 	e.Kind, e.Op, e.Issue, e.Issued = it.Kind, it.Op, int64(it.Issue), int64(it.Issued)
@@ -273,14 +356,7 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) 
 		*acc0 = a1
 	}
 	if it.NIter > 0 { // none while the detector keeps the scalars' logs (iterlog.go)
-		i0 := *iter0
-		i1 := i0 + int(it.NIter)
-		w := b.iter64[: i1-i0 : i1-i0]
-		for k, v := range b.iter[i0:i1] {
-			w[k] = int64(v)
-		}
-		e.Iter = w
-		*iter0 = i1
+		e.Iter = b.iterOf(it, iter0)
 	} else if e.Iter != nil {
 		e.Iter = nil
 	}
@@ -289,6 +365,46 @@ func (b *batch) event(it *item, scratch *machine.Event, acc0, iter0, def0 *int) 
 		*def0++
 	} else if e.Deferred.Pending() {
 		e.Deferred = machine.Deferred{}
+	}
+	return e
+}
+
+// iterOf is item it's vector, widened into iter64, which starts at
+// *iter0 in iter; it moves *iter0 past it.
+func (b *batch) iterOf(it *item, iter0 *int) []int64 {
+	i0 := *iter0
+	i1 := i0 + int(it.NIter)
+	w := b.iter64[: i1-i0 : i1-i0]
+	for k, v := range b.iter[i0:i1] {
+		w[k] = int64(v)
+	}
+	*iter0 = i1
+	return w
+}
+
+// other is event for an item that is not tagCompact: its whole copy, or
+// a tagSync item as an Event of its own (sync, every field written),
+// which leaves scratch's fields as they were for the next compact item.
+func (b *batch) other(it *item, acc0, iter0 *int) *machine.Event {
+	if it.Tag == tagWhole {
+		return &b.ev[it.Issue]
+	}
+	e := &b.sync
+	*e = machine.Event{Kind: it.Kind, Op: it.Op, Issue: int64(it.Issue), Issued: int64(it.Issued),
+		Agent: machine.Agent{Rank: int32(it.Rank), Core: int32(it.Core), Pipe: it.Pipe},
+		Target: it.Src, Word: syncWords[it.ID]}
+	if it.NAcc > 0 {
+		a0 := *acc0
+		a1 := a0 + int(it.NAcc)
+		e.Accesses = b.Acc[a0:a1:a1]
+		*acc0 = a1
+	}
+	if it.NIter > 0 {
+		e.Iter = b.iterOf(it, iter0)
+	}
+	if it.Kind != machine.EvBarrier {
+		e.Value, e.Want = b.vals[b.vnext], b.vals[b.vnext+1]
+		b.vnext += 2
 	}
 	return e
 }
@@ -341,7 +457,7 @@ func (d *Detector) push(e *machine.Event) {
 	if p == nil {
 		p = d.startPipeline()
 	}
-	if travelsCompact(e) && p.cur.addCompact(e) {
+	if p.cur.addItem(e) {
 		return
 	}
 	if !p.cur.fits(e) && len(p.cur.Recs) > 0 {
@@ -457,7 +573,7 @@ func (p *pipeline) replayCaught(d *Detector, b *batch) {
 // at M=4096 took 2.4–3.3 s against 3.1–4.1 s event by event.
 func (d *Detector) pushLocal(e *machine.Event) {
 	b := d.localBatch()
-	if travelsCompact(e) && b.addCompact(e) {
+	if b.addItem(e) {
 		return
 	}
 	if !b.fits(e) && len(b.Recs) > 0 {
@@ -515,6 +631,7 @@ func (d *Detector) drain() {
 	for b := range p.free {
 		clear(b.ev[:cap(b.ev)])
 		clear(b.Recs[:cap(b.Recs)])
+		b.sync = machine.Event{}
 		d.spare = append(d.spare, b)
 	}
 	d.front.pipe = nil

@@ -216,6 +216,7 @@ func TestBatchRoundTrip(t *testing.T) {
 		many[i] = machine.Access{Space: asm.GM, Lo: int64(i), Hi: int64(i) + 1}
 	}
 	ag := machine.Agent{Rank: 3, Core: 17, Pipe: asm.PipeM}
+	sc := machine.Agent{Rank: 300, Core: 2, Pipe: asm.PipeS}
 	f := machine.Flag{Src: asm.PipeMTE1, Dst: asm.PipeM, ID: 5}
 	events := []machine.Event{
 		{Kind: machine.EvExec, Agent: ag, Op: op, Accesses: acc, Iter: []int64{1, 2, 3, 4, 5, 6, 7}, Issue: 9, Issued: 12},
@@ -230,6 +231,17 @@ func TestBatchRoundTrip(t *testing.T) {
 		{Kind: machine.EvExec, Agent: ag, Op: op, Accesses: acc, Step: "read"},
 		{Kind: machine.EvExec, Agent: machine.Agent{Rank: 0, Core: -1, Pipe: asm.PipeInvalid}, Op: op, Accesses: acc, IssueCore: 2},
 		{Kind: machine.EvExec, Agent: ag, Op: op, Accesses: acc[:1], Iter: []int64{4}},
+		// 12-19: barriers, notifies and signal waits (tagSync items, but
+		// for the last three: a word, a value and a cycle-free field no
+		// item keeps).
+		{Kind: machine.EvBarrier, Agent: sc, Op: op, Target: asm.PipeALL, Issued: 40, Iter: []int64{2, 1 << 40}},
+		{Kind: machine.EvBarrier, Agent: ag, Op: op, Target: asm.PipeM, Issue: 11},
+		{Kind: machine.EvNotify, Agent: sc, Op: op, Word: "add", Value: -7, Accesses: acc[:1], Issued: 41, Iter: []int64{3}},
+		{Kind: machine.EvSignalWait, Agent: sc, Op: op, Value: 1 << 40, Want: -(1 << 35), Accesses: acc, Issued: 42},
+		{Kind: machine.EvNotify, Agent: sc, Op: op, Word: "set", Value: 5, Accesses: acc[:1]},
+		{Kind: machine.EvNotify, Agent: sc, Op: op, Word: "xor", Value: 5, Accesses: acc[:1]},
+		{Kind: machine.EvBarrier, Agent: sc, Op: op, Target: asm.PipeALL, Value: 1},
+		{Kind: machine.EvSignalWait, Agent: sc, Op: op, Accesses: acc, Reason: "why"},
 	}
 	b := newBatch()
 	for i := range events {
@@ -249,7 +261,8 @@ func TestBatchRoundTrip(t *testing.T) {
 			var r rec
 			r.setIter(want.Iter)
 			want = machine.Event{Kind: want.Kind, Agent: want.Agent, Op: want.Op, Flag: want.Flag,
-				Accesses: want.Accesses, Iter: r.iters(), Issue: want.Issue, Issued: want.Issued}
+				Accesses: want.Accesses, Iter: r.iters(), Issue: want.Issue, Issued: want.Issued,
+				Target: want.Target, Word: want.Word, Value: want.Value, Want: want.Want}
 		}
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.AllowUnexported(machine.Deferred{})); diff != "" {
 			t.Errorf("event %d (whole %v) came back changed (-want +got):\n%s", i, b.Recs[i].Tag == tagWhole, diff)
@@ -258,9 +271,14 @@ func TestBatchRoundTrip(t *testing.T) {
 	if w := b.Recs[0].Tag == tagWhole || b.Recs[1].Tag == tagWhole || b.Recs[6].Tag == tagWhole || b.Recs[7].Tag == tagWhole; w {
 		t.Error("ordinary exec and flag events should travel compact, however deep their loop nest")
 	}
-	for _, i := range []int{2, 3, 4, 5, 8, 9, 10} {
+	for _, i := range []int{2, 3, 4, 5, 8, 9, 10, 17, 18, 19} {
 		if b.Recs[i].Tag != tagWhole {
 			t.Errorf("event %d should travel whole", i)
+		}
+	}
+	for i := 12; i < 17; i++ {
+		if b.Recs[i].Tag != tagSync {
+			t.Errorf("event %d should travel as a tagSync item", i)
 		}
 	}
 	// A pipe's event (ObservePipe) travels as the same item, or not at all
@@ -268,7 +286,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	pb := newBatch()
 	for i := range events {
 		e := &events[i]
-		if e.Issued != 0 || e.Step != "" || e.IssueCore != 0 {
+		if e.Issued != 0 || e.Step != "" || e.IssueCore != 0 || e.Kind != machine.EvExec && e.Kind != machine.EvFlagSet && e.Kind != machine.EvFlagWait {
 			continue // not a pipe's event
 		}
 		pe := machine.PipeEvent{Kind: e.Kind, Agent: e.Agent, Op: e.Op, Issue: e.Issue, Iter: e.Iter,

@@ -32,7 +32,7 @@ type copyObserver struct {
 }
 
 func (o *copyObserver) Observe(e *machine.Event) {
-	if travelsCompact(e) && o.b.addCompact(e) {
+	if o.b.addItem(e) {
 		return
 	}
 	if !o.b.fits(e) {
