@@ -391,7 +391,7 @@ func (b *batch) other(it *item, acc0, iter0 *int) *machine.Event {
 	}
 	e := &b.sync
 	*e = machine.Event{Kind: it.Kind, Op: it.Op, Issue: int64(it.Issue), Issued: int64(it.Issued),
-		Agent: machine.Agent{Rank: int32(it.Rank), Core: int32(it.Core), Pipe: it.Pipe},
+		Agent:  machine.Agent{Rank: int32(it.Rank), Core: int32(it.Core), Pipe: it.Pipe},
 		Target: it.Src, Word: syncWords[it.ID]}
 	if it.NAcc > 0 {
 		a0 := *acc0
