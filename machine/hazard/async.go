@@ -252,33 +252,42 @@ func (b *batch) addItem(e *machine.Event) bool {
 
 // addSync copies e, which travelsSync, as a tagSync item if it fits the
 // batch's remaining room: addPipe's item, with Issued, Target (in Src),
-// Word (in ID) and, but for a barrier, Value and Want in vals.
+// Word (in ID) and, but for a barrier, Value and Want in vals. The item is
+// written field by field, with no PipeEvent in between: a whole ring's
+// barriers, notifies and waits go this way.
 func (b *batch) addSync(e *machine.Event) bool {
-	nv := 2
-	if e.Kind == machine.EvBarrier {
-		nv = 0
-	}
-	if len(b.vals)+nv > cap(b.vals) {
+	n, na, ni := len(b.Recs), len(e.Accesses), min(len(e.Iter), maxIter)
+	if n == cap(b.Recs) || len(b.Acc)+na > cap(b.Acc) || len(b.iter)+ni > cap(b.iter) || len(b.vals)+2 > cap(b.vals) {
 		return false
 	}
-	pe := machine.PipeEvent{Kind: e.Kind, Agent: e.Agent, Op: e.Op, Issue: e.Issue, Iter: e.Iter, Accesses: e.Accesses}
-	if !b.addPipe(&pe) {
-		return false
+	b.Recs = b.Recs[:n+1]
+	it := &b.Recs[n]
+	it.Op, it.Issue, it.Issued = e.Op, uint32(e.Issue), uint32(e.Issued)
+	it.Rank, it.Core, it.Pipe, it.Kind = uint16(e.Agent.Rank), uint16(e.Agent.Core), e.Agent.Pipe, e.Kind
+	it.Src, it.Dst, it.ID = e.Target, 0, syncWord(e.Word)
+	it.NAcc, it.NIter, it.Deferred, it.Tag = uint8(na), uint8(ni), false, tagSync
+	if na > 0 {
+		b.Acc = append(b.Acc, e.Accesses...)
 	}
-	it := &b.Recs[len(b.Recs)-1]
-	it.Issued, it.Tag, it.Src, it.ID = uint32(e.Issued), tagSync, e.Target, syncWord(e.Word)
-	if nv > 0 {
+	if ni > 0 {
+		b.putIter(e.Iter)
+	}
+	if e.Kind != machine.EvBarrier {
 		b.vals = append(b.vals, e.Value, e.Want)
 	}
 	return true
 }
 
-// syncWord is w's index in syncWords, or len(syncWords) for another word.
+// syncWord is w's index in syncWords, or len(syncWords) for another word
+// (a switch: a loop over syncWords called memequal per word).
 func syncWord(w string) uint8 {
-	for i, s := range syncWords {
-		if s == w {
-			return uint8(i)
-		}
+	switch w {
+	case "":
+		return 0
+	case "set":
+		return 1
+	case "add":
+		return 2
 	}
 	return uint8(len(syncWords))
 }
@@ -287,11 +296,11 @@ func syncWord(w string) uint8 {
 // or signal wait of a core (not a composite's step) whose numbers fit the
 // narrow fields and which has nothing else the item does not keep (the
 // detector reads no cycle). A barrier has no Value or Want, a notify or
-// wait no Target.
+// wait no Target. (Ranges are tested as unsigned, negatives too.)
 func travelsSync(e *machine.Event) bool {
 	switch e.Kind {
 	case machine.EvBarrier:
-		if e.Value != 0 || e.Want != 0 {
+		if e.Value|e.Want != 0 {
 			return false
 		}
 	case machine.EvNotify, machine.EvSignalWait:
@@ -301,12 +310,11 @@ func travelsSync(e *machine.Event) bool {
 	default:
 		return false
 	}
-	return e.Step == "" && e.Agent.Core >= 0 && e.Agent.Core <= math.MaxUint16 &&
-		e.Agent.Rank >= 0 && e.Agent.Rank <= math.MaxUint16 &&
-		len(e.Accesses) <= math.MaxUint8 && syncWord(e.Word) < uint8(len(syncWords)) &&
-		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32 &&
-		e.Flag == (machine.Flag{}) && !e.Deferred.Pending() && e.ID == 0 && e.Mode == 0 && e.Group == 0 &&
-		e.IssueCore == 0 && len(e.Peers) == 0 && len(e.Flags) == 0 && e.Reason == "" && e.Blocked == nil && e.RunName == ""
+	return uint32(e.Agent.Core)|uint32(e.Agent.Rank) <= math.MaxUint16 &&
+		uint64(e.Issue)|uint64(e.Issued) <= math.MaxUint32 && len(e.Accesses) <= math.MaxUint8 &&
+		len(e.Step)|len(e.Reason)|len(e.RunName)|len(e.Peers)|len(e.Flags) == 0 && e.Blocked == nil &&
+		e.ID|e.Mode|e.Group|e.IssueCore == 0 && e.Flag == (machine.Flag{}) && !e.Deferred.Pending() &&
+		syncWord(e.Word) < uint8(len(syncWords))
 }
 
 // travelsCompact reports whether e goes as a compact item: an exec or a
@@ -389,10 +397,13 @@ func (b *batch) other(it *item, acc0, iter0 *int) *machine.Event {
 	if it.Tag == tagWhole {
 		return &b.ev[it.Issue]
 	}
+	// Field by field (a composite literal went through a temporary and a
+	// typed copy, 200 instructions an item): sync has no other field set,
+	// ever.
 	e := &b.sync
-	*e = machine.Event{Kind: it.Kind, Op: it.Op, Issue: int64(it.Issue), Issued: int64(it.Issued),
-		Agent:  machine.Agent{Rank: int32(it.Rank), Core: int32(it.Core), Pipe: it.Pipe},
-		Target: it.Src, Word: syncWords[it.ID]}
+	e.Kind, e.Op, e.Issue, e.Issued = it.Kind, it.Op, int64(it.Issue), int64(it.Issued)
+	e.Agent = machine.Agent{Rank: int32(it.Rank), Core: int32(it.Core), Pipe: it.Pipe}
+	e.Target, e.Word, e.Accesses, e.Iter, e.Value, e.Want = it.Src, syncWords[it.ID], nil, nil, 0, 0
 	if it.NAcc > 0 {
 		a0 := *acc0
 		a1 := a0 + int(it.NAcc)
