@@ -1094,12 +1094,36 @@ func (c *core) drainAll(op *asm.COp) bool {
 		p.tail = 0
 	}
 	c.t = max(c.t, end) + m.prof.Sync.Barrier
-	if m.emitting {
+	if m.emitting && !m.barrierRecord(c, op) {
 		e := m.event(EvBarrier, c, asm.PipeS, op)
 		e.Target = asm.PipeALL
 		e.Start, e.End, e.Cycle = c.t, c.t, c.t
 		m.emit()
 	}
+	return true
+}
+
+// barrierRecord writes scalar c's pipe_barrier ALL (op) as a record
+// (RecSync) into the PipeRecorder's buffer, if there is one with room and
+// the numbers fit, and reports whether it did. A ring's barriers are half
+// its scalar events: as Events, each emptied and filled the shared Event,
+// went through Observe and was checked and copied into the batch, some 370
+// instructions (docs/performance.md, lint round 24).
+func (m *Machine) barrierRecord(c *core, op *asm.COp) bool {
+	b := m.sink.Buf
+	if b == nil {
+		return false
+	}
+	n := len(b.Recs)
+	if n == cap(b.Recs) || m.skip[0][EvBarrier] || uint64(c.vid|c.rank.id)>>16|uint64(c.issued)>>32 != 0 {
+		return false
+	}
+	b.Recs = b.Recs[:n+1]
+	r := &b.Recs[n]
+	r.Op, r.Issue, r.Issued = op, 0, uint32(c.issued)
+	r.Rank, r.Core, r.Pipe, r.Kind = uint16(c.rank.id), uint16(c.vid), asm.PipeS, EvBarrier
+	r.Src, r.Dst, r.ID = asm.PipeALL, 0, 0
+	r.NAcc, r.NIter, r.Deferred, r.Tag = 0, 0, false, RecSync
 	return true
 }
 

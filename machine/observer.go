@@ -132,7 +132,8 @@ type PipeBuf struct {
 // reads of one (not Start, End or Iter). Its accesses follow the previous
 // record's in Acc (NAcc of them), its deferred accesses are the next of
 // Defs (Deferred). Issued, NIter and Tag are the recorder's own: records
-// the machine writes have them zero.
+// the machine writes have them zero, but for a scalar's pipe_barrier ALL
+// (RecSync).
 type PipeRecord struct {
 	Op         *asm.COp
 	Issue      uint32
@@ -147,6 +148,12 @@ type PipeRecord struct {
 	Deferred   bool
 	Tag        uint8
 }
+
+// RecSync is the Tag of the record the machine writes for a scalar's
+// pipe_barrier ALL: Kind EvBarrier, Issued the scalar's (Event.Issued),
+// Src its Target (PipeALL), and no Iter, which the hazard detector does
+// not read of a barrier. The recorder's own tags are the other values.
+const RecSync = 3
 
 // Event fills e with p as an Event, with p's slices (Cycle is Start).
 func (p *PipeEvent) Event(e *Event) {

@@ -96,11 +96,13 @@ type item = machine.PipeRecord
 // waits were a fifth of its events and, whole, 300-byte copies: at 128
 // ranks the copies alone were 50 M instructions of the machine's
 // goroutine (docs/performance.md, lint round 24).
+// The machine writes tagSync itself for a scalar's pipe_barrier ALL
+// (machine.RecSync), with no vector: Detector.barrier reads none.
 const (
 	tagCompact = iota
 	tagWhole
 	tagNote
-	tagSync
+	tagSync = machine.RecSync
 )
 
 // syncWords are the Words a tagSync item can carry, by its ID.
