@@ -470,7 +470,7 @@ func (d *Detector) push(e *machine.Event) {
 	if p == nil {
 		p = d.startPipeline()
 	}
-	if p.cur.addItem(e) {
+	if travelsCompact(e) && p.cur.addCompact(e) || travelsSync(e) && p.cur.addSync(e) {
 		return
 	}
 	if !p.cur.fits(e) && len(p.cur.Recs) > 0 {
@@ -586,7 +586,7 @@ func (p *pipeline) replayCaught(d *Detector, b *batch) {
 // at M=4096 took 2.4–3.3 s against 3.1–4.1 s event by event.
 func (d *Detector) pushLocal(e *machine.Event) {
 	b := d.localBatch()
-	if b.addItem(e) {
+	if travelsCompact(e) && b.addCompact(e) || travelsSync(e) && b.addSync(e) {
 		return
 	}
 	if !b.fits(e) && len(b.Recs) > 0 {
