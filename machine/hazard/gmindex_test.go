@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -195,6 +196,53 @@ func TestGMIndexSharedEntry(t *testing.T) {
 			}
 			if gmIndexChecks == before {
 				t.Error("no access hit the index")
+			}
+		})
+	}
+}
+
+// gmReadRoom grows a full read list of a GM cell, from its second entry,
+// to maxPrior+1 entries at once, keeping every entry in order, and leaves
+// any other list (local memory, writes, lists with room or already past
+// maxPrior, empty ones) as append would grow it.
+func TestGMReadRoom(t *testing.T) {
+	full := func(n int) []rec {
+		l := make([]rec, n)
+		for i := range l {
+			l[i] = rec{agent: int32(i + 1), epoch: uint32(10 * i)}
+		}
+		return l
+	}
+	read := &rec{agent: 7}
+	write := &rec{agent: 7, write: true}
+	gm := &machine.Access{Space: asm.GM}
+	ub := &machine.Access{Space: asm.UB}
+	for _, tc := range []struct {
+		name    string
+		list    []rec
+		r       *rec
+		acc     *machine.Access
+		wantCap int // 0: the list itself, unchanged
+	}{
+		{"GM read, second entry", full(1), read, gm, maxPrior + 1},
+		{"GM read, fifth entry", full(4), read, gm, maxPrior + 1},
+		{"GM read, last prior", full(maxPrior), read, gm, maxPrior + 1},
+		{"GM read, past maxPrior", full(maxPrior + 1), read, gm, 0},
+		{"GM read, room left", append(make([]rec, 0, 4), full(2)...), read, gm, 0},
+		{"GM read, empty", nil, read, gm, 0},
+		{"GM write", full(1), write, gm, 0},
+		{"local read", full(1), read, ub, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := gmReadRoom(tc.list, tc.r, tc.acc)
+			if !slices.Equal(got, tc.list) {
+				t.Fatalf("entries %v, want %v", got, tc.list)
+			}
+			switch {
+			case tc.wantCap == 0 && (cap(got) != cap(tc.list) || len(got) > 0 && &got[0] != &tc.list[0]):
+				t.Errorf("the list was reallocated (cap %d, was %d)", cap(got), cap(tc.list))
+			case tc.wantCap != 0 && cap(got) != tc.wantCap:
+				t.Errorf("cap %d, want %d", cap(got), tc.wantCap)
 			}
 		})
 	}
