@@ -1265,7 +1265,24 @@ func (d *Detector) putSite(c *cell, list []rec, r *rec, acc *machine.Access) []r
 		d.leaves(c, &list[oldest])
 		list = slices.Delete(list, oldest, oldest+1)
 	}
-	return append(list, *r)
+	return append(gmReadRoom(list, r, acc), *r)
+}
+
+// gmReadRoom returns list, a cell's reads, with room for maxPrior+1 entries
+// when r, a GM read, is about to add the second or later entry to a full
+// list. A GM cell keeps every earlier instance of a site (keepPrior), so a
+// list that takes a second read nearly always fills to maxPrior+1 (an
+// 8-rank allgather_gemm's 16 384 gathered-A tiles each do, read once an
+// N block); doubling from one entry allocated 64+128+256+512 bytes of
+// garbage and a 1 KiB array for the 9 entries (putSite: 36 MB in all), the
+// 576-byte array made here once 9.4 MB (putSite: 13.5 MB). A list that
+// stays at one read (a ring's chunk, 147 000 at 384 ranks) keeps its 64
+// bytes. Only capacity changes: the entries and their order are append's.
+func gmReadRoom(list []rec, r *rec, acc *machine.Access) []rec {
+	if len(list) != cap(list) || len(list) == 0 || len(list) > maxPrior || r.write || acc.Space != asm.GM {
+		return list
+	}
+	return append(make([]rec, 0, maxPrior+1), list...)
 }
 
 // maxPrior bounds how many earlier accesses of one agent and site a cell

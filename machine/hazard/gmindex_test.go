@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -43,7 +44,7 @@ func TestGMIndexRefine(t *testing.T) {
 						return false
 					}
 				}
-				return rank*ix.per < len(ix.cells) || cc.grow(ix, rank)
+				return rank*ix.per < len(ix.cells) || cc.grow(ix, rank, 0)
 			}
 			ok := false
 			for _, n := range tc.lens {
@@ -57,6 +58,49 @@ func TestGMIndexRefine(t *testing.T) {
 			}
 			if tc.ranks == nil && !tc.ok && (access(0, 32) || !ix.none) {
 				t.Error("a tensor the budget refused is asked again")
+			}
+		})
+	}
+}
+
+// TestGMIndexReserve: growing an index for a rank makes room for every
+// placed rank at once when the budget would let them all in, and otherwise
+// grows as append does; either way only the entries made (up to the rank)
+// count against the budget, and they are all empty.
+func TestGMIndexReserve(t *testing.T) {
+	const per = 384
+	for _, tc := range []struct {
+		name    string
+		used    int // entries other indexes hold
+		rank    int // the first access's rank
+		ranks   int // ranks placed
+		reserve bool
+	}{
+		{"all ranks", 0, 0, 384, true},
+		{"from a middle rank", 0, 100, 384, true},
+		{"the last rank (all it needs)", 0, 383, 384, true},
+		{"no ranks known", 0, 3, 0, false},
+		{"all ranks past the budget", gmIndexBudget - 100*per, 0, 384, false},
+		{"all ranks just in the budget", gmIndexBudget - 384*per, 0, 384, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := &cellCache{gmEntries: tc.used}
+			ix := &gmTensorIx{bytes: 12 << 10}
+			if !cc.refine(ix, 32) || ix.per != per {
+				t.Fatalf("no index of %d a rank: %d", per, ix.per)
+			}
+			if !cc.grow(ix, tc.rank, tc.ranks) {
+				t.Fatal("the budget refused the rank")
+			}
+			k := (tc.rank + 1) * per
+			if len(ix.cells) != k || cc.gmEntries != tc.used+k {
+				t.Errorf("%d entries, %d in all; want %d, %d", len(ix.cells), cc.gmEntries, k, tc.used+k)
+			}
+			if got := cap(ix.cells) == tc.ranks*per; got != tc.reserve {
+				t.Errorf("cap %d with %d ranks placed: reserved %v, want %v", cap(ix.cells), tc.ranks, got, tc.reserve)
+			}
+			if slices.ContainsFunc(ix.cells[:cap(ix.cells)], func(c *cell) bool { return c != nil }) {
+				t.Error("a new entry is not empty")
 			}
 		})
 	}
@@ -195,6 +239,53 @@ func TestGMIndexSharedEntry(t *testing.T) {
 			}
 			if gmIndexChecks == before {
 				t.Error("no access hit the index")
+			}
+		})
+	}
+}
+
+// gmReadRoom grows a full read list of a GM cell, from its second entry,
+// to maxPrior+1 entries at once, keeping every entry in order, and leaves
+// any other list (local memory, writes, lists with room or already past
+// maxPrior, empty ones) as append would grow it.
+func TestGMReadRoom(t *testing.T) {
+	full := func(n int) []rec {
+		l := make([]rec, n)
+		for i := range l {
+			l[i] = rec{agent: int32(i + 1), epoch: uint32(10 * i)}
+		}
+		return l
+	}
+	read := &rec{agent: 7}
+	write := &rec{agent: 7, write: true}
+	gm := &machine.Access{Space: asm.GM}
+	ub := &machine.Access{Space: asm.UB}
+	for _, tc := range []struct {
+		name    string
+		list    []rec
+		r       *rec
+		acc     *machine.Access
+		wantCap int // 0: the list itself, unchanged
+	}{
+		{"GM read, second entry", full(1), read, gm, maxPrior + 1},
+		{"GM read, fifth entry", full(4), read, gm, maxPrior + 1},
+		{"GM read, last prior", full(maxPrior), read, gm, maxPrior + 1},
+		{"GM read, past maxPrior", full(maxPrior + 1), read, gm, 0},
+		{"GM read, room left", append(make([]rec, 0, 4), full(2)...), read, gm, 0},
+		{"GM read, empty", nil, read, gm, 0},
+		{"GM write", full(1), write, gm, 0},
+		{"local read", full(1), read, ub, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := gmReadRoom(tc.list, tc.r, tc.acc)
+			if !slices.Equal(got, tc.list) {
+				t.Fatalf("entries %v, want %v", got, tc.list)
+			}
+			switch {
+			case tc.wantCap == 0 && (cap(got) != cap(tc.list) || len(got) > 0 && &got[0] != &tc.list[0]):
+				t.Errorf("the list was reallocated (cap %d, was %d)", cap(got), cap(tc.list))
+			case tc.wantCap != 0 && cap(got) != tc.wantCap:
+				t.Errorf("cap %d, want %d", cap(got), tc.wantCap)
 			}
 		})
 	}
