@@ -52,13 +52,27 @@ func (d *Detector) hitLocal(r *rec, acc *machine.Access, prev *cellSlot) bool {
 		d.hit = prev
 		return true
 	}
-	slot, si := d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
-	if d.hitCached(r, acc, key, slot, rows, pitch) {
+	if inSets(key, rows) {
+		// hitCached's first look, under the hash slot would take; a miss
+		// (or a range across a page boundary, in a slot) is access's.
+		d.cells.h = hashAccess(key, acc.Lo, acc.Hi, rows, pitch)
+		if !d.hitSet(r, acc, key) {
+			return false
+		}
 		d.hit = d.cells.visited
 		return true
 	}
+	// hitCached's look in the slot (the sets do not hold the entry, and
+	// oneGMPage is GM's).
+	slot, si := d.cells.slot(key, acc.Lo, acc.Hi, rows, pitch)
+	if slot.matches(key, acc, rows, pitch) && slot.valid() {
+		d.cells.visited = slot
+		d.visitSlot(r, acc, slot, rows, pitch)
+		d.hit = slot
+		return true
+	}
 	if slot.w >= 0 || !slot.matches(key, acc, rows, pitch) {
-		return false
+		return false // no entry, or one of a single cell no longer exact
 	}
 	// A run is only filled in a 2-D view (access2d), which access would
 	// reach with this slot (no toGrid: the view is there).
