@@ -162,18 +162,18 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		return
 	}
 	if acc.Rows > maxRuns {
-		// No tile has this many rows: junk from another producer than the
-		// machine. Bound the work run-by-run paths do.
+		// No tile has this many rows (junk): bound the run-by-run work.
 		clamped := *acc
 		clamped.Rows = maxRuns
 		acc = &clamped
 	}
 	d.checkBounds(r, acc)
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
-	// Only an access that hit the cell cache leaves d.hit set, for the
-	// next access of the same event.
-	prev := d.hit
-	d.hit = nil
+	// Only a cache hit leaves d.hit set, for the event's next access.
+	prev := d.takeHit()
+	if d.hitLocal(r, acc, prev) {
+		return
+	}
 	if isSignal(acc) {
 		d.signalAccess(r, acc, acc.Write)
 		r.lag = d.selfLag(r) // a read may have joined the agent's own news

@@ -100,3 +100,17 @@ func TestHandoffMatchesGeneralPath(t *testing.T) {
 		}
 	})
 }
+
+// TestLocalHitsMatchGeneralDispatch runs every shipped program with the
+// shortcuts checked, so that each access hitLocal takes (a contiguous
+// access of a core-local tile hitting the cache) is compared with the
+// dispatch access's general path would have made (checkLocal), and its
+// cell with the page's (checkHitSet, checkCachedCell).
+func TestLocalHitsMatchGeneralDispatch(t *testing.T) {
+	runChecked(t, func() { localHits = 0 }, func(t *testing.T, _ bool) {
+		t.Logf("%d local hits checked", localHits)
+		if localHits < 20000 {
+			t.Errorf("only %d local hits checked: the programs no longer exercise hitLocal", localHits)
+		}
+	})
+}
