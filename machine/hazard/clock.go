@@ -26,12 +26,18 @@ import (
 // one pointer per 32 agents (docs/performance.md, lint rounds 1 to 6).
 
 const (
-	blkBits = 5
+	// blkBits: 16 components a block, 64 bytes, one cache line: four
+	// cores' agents (posGroup). A ring rank's wait copies the path to its
+	// core's block once a round, and the word it notifies next keeps that
+	// version: with blocks of 32 the path was 272 bytes at 384 ranks,
+	// with 16 it is 256, and a 128-rank ring's 232 is 192, for the same
+	// instructions (docs/performance.md, round 15 at many ranks).
+	blkBits = 4
 	blk     = 1 << blkBits
 	blkMask = blk - 1
 
-	// grpBits: 8 blocks a group, 256 components: a 64-rank ring's clock
-	// is one group, a 384-rank one six. Groups of 16 blocks cost 2.5%
+	// grpBits: 8 blocks a group, 128 components: a 32-rank ring's clock
+	// is one group, a 384-rank one 13. Groups of 16 blocks cost 2.5%
 	// more instructions at 128 ranks (docs/performance.md).
 	grpBits = 3
 	grp     = 1 << grpBits
@@ -52,12 +58,12 @@ type vgroup struct {
 }
 
 // vblock is blk components, owned through the group that holds it
-// (vgroup.made). It carries no owner of its own: 128 bytes, a size class
-// whose objects start on a cache line, so a block is two lines. With an
-// owner id it was 136 bytes in the 144-byte class, three lines for most
-// blocks, and the 16 bytes more at every copy-on-write copy of a block,
-// one per signal wait of a ring's rank (docs/performance.md, round 15 at
-// many ranks).
+// (vgroup.made). It carries no owner of its own: 64 bytes, a size class
+// whose objects start on a cache line, so a block is one line. With an
+// owner id a block of 32 was 136 bytes in the 144-byte class, three lines
+// for most blocks, and 16 bytes more at every copy-on-write copy of a
+// block, one per signal wait of a ring's rank (docs/performance.md, round
+// 15 at many ranks).
 type vblock struct {
 	v [blk]uint32
 }
