@@ -26,31 +26,46 @@ import (
 // one pointer per 32 agents (docs/performance.md, lint rounds 1 to 6).
 
 const (
-	blkBits = 5
+	// blkBits: 16 components a block, 64 bytes, one cache line: four
+	// cores' agents (posGroup). A ring rank's wait copies the path to its
+	// core's block once a round, and the word it notifies next keeps that
+	// version: with blocks of 32 the path was 272 bytes at 384 ranks,
+	// with 16 it is 256, and a 128-rank ring's 232 is 192, for the same
+	// instructions (docs/performance.md, round 15 at many ranks).
+	blkBits = 4
 	blk     = 1 << blkBits
 	blkMask = blk - 1
 
-	// grpBits: 8 blocks a group, 256 components: a 64-rank ring's clock
-	// is one group, a 384-rank one six. Groups of 16 blocks cost 2.5%
+	// grpBits: 8 blocks a group, 128 components: a 32-rank ring's clock
+	// is one group, a 384-rank one 13. Groups of 16 blocks cost 2.5%
 	// more instructions at 128 ranks (docs/performance.md).
 	grpBits = 3
 	grp     = 1 << grpBits
 	grpMask = grp - 1
 )
 
-// vblock is blk components, made by the clock whose id is owner. Only that
-// clock writes it in place, and only while its id is unchanged: a clock
-// takes a new id whenever another may hold its blocks or groups (freeze),
-// and a clock that writes a block it did not make copies it first (own).
-type vblock struct {
-	owner uint64
-	v     [blk]uint32
-}
-
-// vgroup is grp blocks (nil: all zero), owned like a vblock.
+// vgroup is grp blocks (nil: all zero), made by the clock whose id is
+// owner. Only that clock writes it in place, and only while its id is
+// unchanged: a clock takes a new id whenever another may hold its blocks
+// or groups (freeze), and a clock that writes a group it did not make
+// copies it first (group). Bit k of made says the owner made block b[k]
+// in this group since (ownCopy), so it may write that block in place too;
+// a block taken from another clock clears it (adoptAbove).
 type vgroup struct {
 	owner uint64
 	b     [grp]*vblock
+	made  uint8
+}
+
+// vblock is blk components, owned through the group that holds it
+// (vgroup.made). It carries no owner of its own: 64 bytes, a size class
+// whose objects start on a cache line, so a block is one line. With an
+// owner id a block of 32 was 136 bytes in the 144-byte class, three lines
+// for most blocks, and 16 bytes more at every copy-on-write copy of a
+// block, one per signal wait of a ring's rank (docs/performance.md, round
+// 15 at many ranks).
+type vblock struct {
+	v [blk]uint32
 }
 
 // noGroup is every all-zero group of every root table: a root has no nil
@@ -160,13 +175,12 @@ func (c *vclock) group(gi int) *vgroup {
 // c's own, one c did not make a private copy, and so does every group and
 // root table on the way to it.
 func (c *vclock) own(i int) *vblock {
-	// Most writes are to a block c made since it was last copied.
-	// (Groups and blocks have non-zero owners, so a c with id 0 fails.)
+	// Most writes are to a block c made since it was last copied: its
+	// group's bit says so without reading the block. (Groups have
+	// non-zero owners, so a c with id 0 fails.)
 	if c.mine {
-		if g := c.g[i>>grpBits]; g.owner == c.id {
-			if b := g.b[i&grpMask]; b != nil && b.owner == c.id {
-				return b
-			}
+		if g := c.g[i>>grpBits]; g.owner == c.id && g.made&(1<<(i&grpMask)) != 0 {
+			return g.b[i&grpMask]
 		}
 	}
 	return c.ownCopy(i)
@@ -175,17 +189,23 @@ func (c *vclock) own(i int) *vblock {
 // ownCopy is own for a block that must be made or copied first.
 func (c *vclock) ownCopy(i int) *vblock {
 	g := c.group(i >> grpBits)
-	b := g.b[i&grpMask]
-	switch {
-	case b == nil:
-		b = &vblock{owner: c.id}
-		g.b[i&grpMask] = b
-	case b.owner != c.id:
-		nb := &vblock{owner: c.id, v: b.v}
-		g.b[i&grpMask] = nb
-		b = nb
+	k := i & grpMask
+	if g.made&(1<<k) == 0 {
+		nb := new(vblock)
+		if b := g.b[k]; b != nil {
+			nb.v = b.v
+		}
+		g.b[k] = nb
+		g.made |= 1 << k
 	}
-	return b
+	return g.b[k]
+}
+
+// take puts src's block b, shared, at k of c's writable group g: c may
+// not write it in place.
+func (g *vgroup) take(k int, b *vblock) {
+	g.b[k] = b
+	g.made &^= 1 << k
 }
 
 // copyFrom makes c a copy of src sharing src's groups and blocks, which
@@ -377,7 +397,7 @@ func adoptAbove(dst *vclock, src *vclock, ct *cert, home int, local func(i int32
 				if wg == nil {
 					wg = dst.group(gi)
 				}
-				wg.b[k] = sb
+				wg.take(k, sb)
 				adopted = true
 				changed, remote = true, true
 				continue
@@ -387,7 +407,7 @@ func adoptAbove(dst *vclock, src *vclock, ct *cert, home int, local func(i int32
 				if wg == nil {
 					wg = dst.group(gi)
 				}
-				wg.b[k] = sb
+				wg.take(k, sb)
 				adopted = true
 				if changed && (remote || local == nil) {
 					continue
@@ -395,7 +415,7 @@ func adoptAbove(dst *vclock, src *vclock, ct *cert, home int, local func(i int32
 				changed, remote = news(sb, bi<<blkBits, changed, remote, local)
 				continue
 			}
-			if bi == home && db.owner == dst.id && dg.owner == dst.id && dst.mine {
+			if bi == home && dg.owner == dst.id && dg.made&(1<<k) != 0 && dst.mine {
 				// dst's own block, written in place: one pass that
 				// merges and tells what changed.
 				for j, v := range sb.v {
@@ -426,7 +446,7 @@ func adoptAbove(dst *vclock, src *vclock, ct *cert, home int, local func(i int32
 				wg = dst.group(gi)
 			}
 			if !lt {
-				wg.b[k] = sb
+				wg.take(k, sb)
 				adopted = true
 				continue
 			}

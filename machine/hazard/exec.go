@@ -1503,8 +1503,9 @@ type relSeen struct {
 }
 
 // relGroups is how many groups of a release relSeen keeps inline: clocks
-// of up to 2 048 components, 512 cores (a 384-rank ring's has six).
-const relGroups = 8
+// of up to 2 048 components, 512 cores (a 384-rank ring's has 13 groups
+// of 128).
+const relGroups = 16
 
 // table returns the blocks of the release m names, or nil when its word no
 // longer holds it. A word changes its clock in place only after recording
