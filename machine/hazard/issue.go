@@ -96,6 +96,9 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 	if e.Issue > 0 {
 		c := ag.coreIdx
 		if c >= 0 && !step && d.sameIssueState(ag, c, e) {
+			if checkLocalJoins {
+				d.checkHolds(a, &d.agents[d.cores[c].scalar].snap)
+			}
 			return 2 * e.Issue, nil
 		}
 		if c < 0 {
@@ -272,6 +275,9 @@ func (d *Detector) logIndexFrom(ai *agentIter, to []int64, k int64) int {
 
 // joinState gives agent a the scalar state st of core c an op was issued in.
 func (d *Detector) joinState(a, c int32, st issueState) {
+	if checkLocalJoins && d.agents[a].lastSnap == st.snapID {
+		d.checkHolds(a, &st.clock)
+	}
 	if ag := &d.agents[a]; ag.lastSnap != st.snapID {
 		was := ag.remote()
 		switch {
