@@ -351,7 +351,7 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	if cs.drainGen != d.gen {
 		cs.drained, cs.fed, cs.drainGen = [asm.NumPipes]uint64{}, [asm.NumPipes]uint64{}, d.gen
 	}
-	if extra.size() == 0 && d.drainLocal(s, cs) {
+	if extra.size() == 0 && !noLocalDrain && d.drainLocal(s, cs) {
 		return
 	}
 	// The core's pipes are its locals after the scalar (listLocals), in
@@ -417,6 +417,7 @@ func (d *Detector) drainLocal(s int32, cs *coreState) bool {
 		}
 	}
 	if checkLocalJoins {
+		localDrains++
 		for k := range n {
 			localJoins++
 			d.checkMirror(cs.locals[k])
@@ -425,6 +426,13 @@ func (d *Detector) drainLocal(s int32, cs *coreState) bool {
 	}
 	return true
 }
+
+// noLocalDrain turns drainLocal off, and localDrains counts the drains it
+// took while checkLocalJoins is on (tests: TestLocalDrain).
+var (
+	noLocalDrain bool
+	localDrains  int
+)
 
 // drainWant is what a drain of core cs (scalar s) leaves in each of its
 // agents, by full joins: every clock of the core, each pipe's own
