@@ -352,6 +352,19 @@ func (d *Detector) checkJoin(a int32, want vclock) {
 	}
 }
 
+// checkHolds panics unless agent a's clock holds at least src in every
+// component: a join of src that a shortcut skips would change nothing
+// (checkLocalJoins).
+func (d *Detector) checkHolds(a int32, src *vclock) {
+	localJoins++
+	got := d.exact(a)
+	for i := range src.size() {
+		if get(got, i) < get(*src, i) {
+			panic(fmt.Sprintf("hazard: agent %d skipped a join of a clock it does not hold: component %d is %d, the clock's %d", a, i, get(got, i), get(*src, i)))
+		}
+	}
+}
+
 // mate returns agent i's pipe slot when it runs on agent a's core.
 func (d *Detector) mate(a, i int32) (asm.Pipe, bool) {
 	la := d.aloc[a]

@@ -269,13 +269,12 @@ func (d *Detector) flagWait(e *machine.Event) {
 	if ch.set {
 		w := d.agents[a].remote()
 		switch {
-		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen:
+		case ch.snapID != 0 && ch.seenID == ch.snapID && ch.snapGen == d.gen && d.agents[a].gen == d.gen,
 			// The other-core part is the copy this pipe joined last time.
-			d.joinLocalPart(a, c, &ch.clock, ch.local(&d.cores[c]))
-		case ch.rem.within(w):
+			ch.rem.within(w):
 			// The setter's news of other cores came from a snapshot of
 			// the scalar no later than the one this pipe has.
-			d.joinLocalPart(a, c, &ch.clock, ch.local(&d.cores[c]))
+			d.waitLocal(a, c, ch)
 		default:
 			ch.settle(&d.cores[c])
 			d.acquire(a, &ch.clock)
@@ -304,6 +303,20 @@ func (d *Detector) flagWait(e *machine.Event) {
 		ch.rem = q.rem
 		ch.set = true
 	}
+}
+
+// waitLocal is the join of a wait whose waiter a holds channel ch's
+// other-core part: only core c's own components move. A channel whose
+// set left them all in loc (every set does, unless a queued set took
+// its place) raises a's lc from loc in one pass; joinLocalPart's checks
+// and call cost a wait about 70 instructions more.
+func (d *Detector) waitLocal(a, c int32, ch *flagChan) {
+	cs := &d.cores[c]
+	if !checkLocalJoins && ch.locOnly && ch.locMask&cs.mask == cs.mask {
+		d.raiseLocals(a, cs, &ch.loc)
+		return
+	}
+	d.joinLocalPart(a, c, &ch.clock, ch.local(cs))
 }
 
 func (d *Detector) barrier(e *machine.Event) {
@@ -338,6 +351,9 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 	if cs.drainGen != d.gen {
 		cs.drained, cs.fed, cs.drainGen = [asm.NumPipes]uint64{}, [asm.NumPipes]uint64{}, d.gen
 	}
+	if extra.size() == 0 && !noLocalDrain && d.drainLocal(s, cs) {
+		return
+	}
 	// The core's pipes are its locals after the scalar (listLocals), in
 	// the order of cs.pipes, without the slots no pipe fills.
 	for k := 1; k < int(cs.nlocals); k++ {
@@ -355,6 +371,80 @@ func (d *Detector) drainCore(c int32, extra vclock) {
 		d.takeScalar(p, s, c, &cs.fed[i])
 		d.raiseOwn(p)
 	}
+}
+
+// drainLocal is drainCore (no extra) for a drain whose first half takes
+// joinAgent's local paths: every pipe of core cs is in this run generation
+// (its enter changes nothing) and the scalar s holds its other-core
+// components. Then s takes the maximum of every lc and each pipe's op
+// count in one raise, and each pipe takes s's lc in one more when it
+// holds s's other-core components (takeScalar's fed; s's rver is
+// unchanged by a local join), else takeScalar's copy. The general path
+// spent about 1 900 instructions a drain at every pipe_barrier ALL of a
+// ring (two a round) in four enters, three joinAgent and three takeScalar
+// calls and their joins. It reports false, having changed nothing, when
+// some pipe needs the general path.
+func (d *Detector) drainLocal(s int32, cs *coreState) bool {
+	sa := &d.agents[s]
+	n := int(cs.nlocals)
+	for k := 1; k < n; k++ {
+		pa, i := &d.agents[cs.locals[k]], cs.slots[k]
+		if pa.gen != d.gen || (cs.drained[i] != pa.rver+1 && !pa.remote().known()) {
+			return false
+		}
+	}
+	var want vclock
+	if checkLocalJoins {
+		want = d.drainWant(s, cs)
+	}
+	m := sa.lc
+	for k := 1; k < n; k++ {
+		pa, i := &d.agents[cs.locals[k]], cs.slots[k]
+		for _, sl := range cs.slots[:n] {
+			m[sl] = max(m[sl], pa.lc[sl])
+		}
+		m[i] = max(m[i], pa.n)
+		cs.drained[i] = pa.rver + 1
+	}
+	d.raiseLocals(s, cs, &m)
+	c := d.agents[s].coreIdx
+	for k := 1; k < n; k++ {
+		p, i := cs.locals[k], cs.slots[k]
+		if cs.fed[i] == d.agents[s].rver+1 {
+			d.raiseLocals(p, cs, &d.agents[s].lc)
+		} else {
+			d.takeScalar(p, s, c, &cs.fed[i])
+		}
+	}
+	if checkLocalJoins {
+		localDrains++
+		for k := range n {
+			localJoins++
+			d.checkMirror(cs.locals[k])
+			d.checkJoin(cs.locals[k], want)
+		}
+	}
+	return true
+}
+
+// noLocalDrain turns drainLocal off, and localDrains counts the drains it
+// took while checkLocalJoins is on (tests: TestLocalDrain).
+var (
+	noLocalDrain bool
+	localDrains  int
+)
+
+// drainWant is what a drain of core cs (scalar s) leaves in each of its
+// agents, by full joins: every clock of the core, each pipe's own
+// component at its op count (the self-checks of drainLocal).
+func (d *Detector) drainWant(s int32, cs *coreState) vclock {
+	want := d.exact(s)
+	for _, p := range cs.locals[1:cs.nlocals] {
+		w := d.exact(p)
+		join(&want, &w)
+		raise(&want, d.pos(p), d.agents[p].n)
+	}
+	return want
 }
 
 // takeScalar joins scalar s's clock into pipe p of core c in the second
@@ -390,6 +480,12 @@ func (d *Detector) takeScalar(p, s, c int32, seen *uint64) {
 	pa.ver++
 	pa.rver++
 	pa.setRemote(knownRem(id))
+	// The pipe now holds the snapshot (taken from, or no later than, the
+	// clock it copied): its next op, issued in it, joins nothing
+	// (joinState). Without this the first op of every pipe after the
+	// drain joined it again, by acquireAbove's walk of the clock's
+	// groups: once per pipe per round of a ring.
+	pa.lastSnap, pa.lastSnapRver = id, sa.snapRver
 	*seen = sa.rver + 1
 	if checkLocalJoins {
 		localJoins++
