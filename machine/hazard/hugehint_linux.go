@@ -10,9 +10,16 @@ import (
 // hugeSpan is the size of a transparent huge page on amd64 and arm64.
 const hugeSpan = 2 << 20
 
+// hugeAhead is how far past the array the advice reaches: the heap grows
+// upwards into fresh memory, and the spans just above a new slab array are
+// where the lint's next objects (clock blocks, lists, more arrays) go. At
+// 384 ranks, advising the array's own spans cut the faults from 96 000 to
+// 61 000; 4 MiB ahead, to 38 000; 16 MiB, to 35 000.
+const hugeAhead = 4 << 20
+
 // hugeHint asks the kernel to back the 2 MiB spans around [p, p+n), a
-// detector's slab array just made, with transparent huge pages
-// (MADV_HUGEPAGE). The slabs hold most of what a lint at many ranks keeps
+// detector's slab array just made, and hugeAhead bytes above it with
+// transparent huge pages (MADV_HUGEPAGE). The slabs hold most of what a lint at many ranks keeps
 // (the 384-rank ring_final's cells, signal histories and add boxes: 200
 // of its 395 MB), and each 4 KiB page of them is a page fault at its first
 // touch, about 8 us of system time on a Firecracker guest: 96 000 faults,
@@ -22,15 +29,15 @@ const hugeSpan = 2 << 20
 // are the lint's too, and the advice is only a hint, which changes no byte
 // and no result; where huge pages are off or "always", or none is free,
 // the kernel maps 4 KiB pages as before. *last is the span the caller's
-// slab advised last: its next arrays mostly lie in it, and one system call
-// a span is enough. (The call takes addresses, not a slice: the rounded
+// slab advised last from: its next arrays mostly lie in it, and one system
+// call a span is enough. (The call takes addresses, not a slice: the rounded
 // span reaches past the array's object.)
 func hugeHint(last *uintptr, p unsafe.Pointer, n uintptr) {
 	lo := uintptr(p) &^ (hugeSpan - 1)
-	hi := (uintptr(p) + n + hugeSpan - 1) &^ (hugeSpan - 1)
-	if lo == *last && hi == lo+hugeSpan {
+	hi := (uintptr(p) + n + hugeAhead + hugeSpan - 1) &^ (hugeSpan - 1)
+	if lo == *last {
 		return
 	}
-	*last = hi - hugeSpan
+	*last = lo
 	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
 }
