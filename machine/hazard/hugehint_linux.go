@@ -31,7 +31,9 @@ const hugeAhead = 4 << 20
 // the kernel maps 4 KiB pages as before. *last is the span the caller's
 // slab advised last from: its next arrays mostly lie in it, and one system
 // call a span is enough. (The call takes addresses, not a slice: the rounded
-// span reaches past the array's object.)
+// span reaches past the array's object. It is raw: madvise does not block,
+// and Syscall's scheduler bookkeeping reads the cycle counter with rdtscp,
+// which valgrind does not decode, so callgrind died on it.)
 func hugeHint(last *uintptr, p unsafe.Pointer, n uintptr) {
 	lo := uintptr(p) &^ (hugeSpan - 1)
 	hi := (uintptr(p) + n + hugeAhead + hugeSpan - 1) &^ (hugeSpan - 1)
@@ -39,5 +41,5 @@ func hugeHint(last *uintptr, p unsafe.Pointer, n uintptr) {
 		return
 	}
 	*last = lo
-	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
 }
