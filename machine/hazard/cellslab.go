@@ -17,8 +17,7 @@ import "unsafe"
 // moves to a grid (Detector.toGrid): its cells are dropped while chunks
 // they share stay alive, at most once per buffer.
 type cellSlab struct {
-	chunk []cell  // what is left of the current chunk
-	huge  uintptr // the span of huge pages advised last (hugeHint)
+	chunk []cell // what is left of the current chunk
 }
 
 // cellChunk is how many cells a chunk holds: as many as fill 16 KiB, a
@@ -40,7 +39,6 @@ func (s *cellSlab) newCell(lo, hi int64) *cell {
 	}
 	if len(s.chunk) == 0 {
 		s.chunk = make([]cell, cellChunk)
-		hugeHint(&s.huge, unsafe.Pointer(&s.chunk[0]), uintptr(len(s.chunk))*unsafe.Sizeof(cell{}))
 	}
 	c := &s.chunk[0]
 	s.chunk = s.chunk[1:]

@@ -27,7 +27,6 @@ type sigSlab struct {
 // slab hands out zero values of T from arrays of slabBytes.
 type slab[T any] struct {
 	free []T
-	huge uintptr // the span of huge pages advised last (hugeHint)
 }
 
 // slabBytes sizes a slab's arrays: above 32 KiB, an array is a large
@@ -42,7 +41,6 @@ func (s *slab[T]) get() *T {
 	if len(s.free) == 0 {
 		var t T
 		s.free = make([]T, max(slabBytes/int(unsafe.Sizeof(t)), 1))
-		hugeHint(&s.huge, unsafe.Pointer(&s.free[0]), uintptr(len(s.free))*unsafe.Sizeof(t))
 	}
 	p := &s.free[0]
 	s.free = s.free[1:]
