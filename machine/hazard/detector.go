@@ -524,6 +524,9 @@ type Detector struct {
 	// readsFrom fingerprints the plain store each satisfied signal wait
 	// read (readsfrom.go).
 	readsFrom uint64
+	// handingCopy is set while checkHandoff runs handoff on a cell's copy,
+	// so that the copy takes handoff's own change, unchecked.
+	handingCopy bool
 }
 
 // New returns a detector with the given options.

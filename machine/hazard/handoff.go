@@ -74,11 +74,42 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 			return false
 		}
 	}
-	if checkShortcuts {
+	if checkShortcuts && !d.handingCopy {
 		d.checkHandoff(r, acc, c, g)
 		return true
 	}
-	d.handOver(r, acc, c)
+	// accessCell's change to c: a read joins as the first read, and the
+	// shadowed writes the core's watermark has passed leave; a write
+	// becomes the last, its agent's previous write kept shadowed while an
+	// op issued before it is still to land (shadows), and the read leaves.
+	// It is written here, not called: default.pgo inlines handoff into
+	// visitCell, and a call here was not inlined there (round 27 of lint).
+	if !acc.Write {
+		if c.addp != nil && len(*c.addp) > 0 {
+			adds, n := *c.addp, 0
+			low := d.landed(r, acc)
+			for x := range adds {
+				if needShadowed(&adds[x], low) {
+					adds[n] = adds[x]
+					n++
+				}
+			}
+			if n < len(adds) {
+				c.setAdds(adds[:n])
+			}
+		}
+		c.read0, c.hasR = *r, true
+		return true
+	}
+	if c.addp != nil {
+		*c.addp = (*c.addp)[:0]
+	}
+	if d.shadowPair(&c.w, r) && d.unlanded(r, acc) { // shadows
+		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
+	}
+	c.firstW = !c.written
+	c.w, c.written = *r, true
+	c.hasR = false
 	return true
 }
 
@@ -95,47 +126,14 @@ func (d *Detector) before(prev *rec, la uint32, lc *pipeVals) bool {
 	return li>>4 == la>>4 && lc[li&15] >= prev.epoch
 }
 
-// handOver is accessCell's change to c for an access handoff takes: a
-// read joins as the first read, and the shadowed writes the core's
-// watermark has passed leave; a write becomes the last, its agent's
-// previous write kept shadowed while an op issued before it is still to
-// land (shadows), and the read leaves.
-func (d *Detector) handOver(r *rec, acc *machine.Access, c *cell) {
-	if !acc.Write {
-		if c.addp != nil && len(*c.addp) > 0 {
-			adds, n := *c.addp, 0
-			low := d.landed(r, acc)
-			for x := range adds {
-				if needShadowed(&adds[x], low) {
-					adds[n] = adds[x]
-					n++
-				}
-			}
-			if n < len(adds) {
-				c.setAdds(adds[:n])
-			}
-		}
-		c.read0, c.hasR = *r, true
-		return
-	}
-	if c.addp != nil {
-		*c.addp = (*c.addp)[:0]
-	}
-	if d.shadows(&c.w, r, acc) {
-		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
-	}
-	c.firstW = !c.written
-	c.w, c.written = *r, true
-	c.hasR = false
-}
-
 // handoffs counts the accesses checkHandoff compared.
 var handoffs int
 
-// checkHandoff runs handOver on a copy of cell c, then the general path on
-// c itself, and panics unless both leave the same state and the general
-// path queued no note, moved nothing and found nothing uninitialised, and
-// unless each ordering before told is the clock's.
+// checkHandoff runs handoff, unchecked, on a copy of cell c, then the
+// general path on c itself, and panics unless handoff takes the copy, both
+// leave the same state and the general path queued no note, moved nothing
+// and found nothing uninitialised, and unless each ordering before told is
+// the clock's.
 func (d *Detector) checkHandoff(r *rec, acc *machine.Access, c *cell, g geo) {
 	shortcuts++
 	handoffs++
@@ -155,7 +153,12 @@ func (d *Detector) checkHandoff(r *rec, acc *machine.Access, c *cell, g geo) {
 		w: c.w, read0: c.read0, reads: append([]rec(nil), c.reads...)}
 	cp.setAdds(append([]rec(nil), c.adds()...))
 	notes, moved := len(d.notes), len(d.moved)
-	d.handOver(r, acc, cp)
+	d.handingCopy = true
+	took := d.handoff(r, acc, cp, g)
+	d.handingCopy = false
+	if !took {
+		panic(fmt.Sprintf("hazard: agent %d's handoff %s at epoch %d: not taken on the cell's copy", r.agent, verb(acc), r.epoch))
+	}
 	lo, hi := int64(-1), int64(-1)
 	d.accessCell(r, acc, c, g, &lo, &hi)
 	if len(d.notes) != notes || len(d.moved) != moved || lo >= 0 {
@@ -163,6 +166,6 @@ func (d *Detector) checkHandoff(r *rec, acc *machine.Access, c *cell, g geo) {
 	}
 	fast, slow := stateOf(cp), stateOf(c)
 	if fmt.Sprint(fast) != fmt.Sprint(slow) {
-		panic(fmt.Sprintf("hazard: agent %d's handoff %s at epoch %d:\nhandOver   %+v\naccessCell %+v", r.agent, verb(acc), r.epoch, fast, slow))
+		panic(fmt.Sprintf("hazard: agent %d's handoff %s at epoch %d:\nhandoff    %+v\naccessCell %+v", r.agent, verb(acc), r.epoch, fast, slow))
 	}
 }

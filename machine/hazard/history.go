@@ -264,12 +264,16 @@ func (w *rec) overwrite() int64 { return issueOf(w.serial) + int64(w.lag) }
 
 // shadows reports whether plain write w of cell c (its last, or one kept
 // beside it), which write r is ordered after, stays shadowed.
+// (handoff spells it out, so that each half inlines where shadows would
+// not.)
 func (d *Detector) shadows(w, r *rec, acc *machine.Access) bool {
-	if !d.shadowPair(w, r) {
-		return false
-	}
+	return d.shadowPair(w, r) && d.unlanded(r, acc)
+}
+
+// unlanded reports whether an op issued before r is still to land (landed).
+func (d *Detector) unlanded(r *rec, acc *machine.Access) bool {
 	low := d.landed(r, acc)
-	return low >= 0 && low < issueOf(r.serial)-1 // an op issued before r is still to land
+	return low >= 0 && low < issueOf(r.serial)-1
 }
 
 // shadowPair reports whether write r, ordered after write w, can shadow
