@@ -891,7 +891,14 @@ func (m *Machine) listTo(b *PipeBuf, p *pipeState, e *entry) int {
 		return -1 // deferTo found no room, or not every observer defers
 	}
 	a0 := len(b.Acc)
-	b.Acc = p.c.execAccesses(m, e, Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}, b.Acc, &m.pev.Deferred)
+	if e.lean == leanNone && e.eff != exIndexed {
+		// All execAccesses and accessesAs do for it (no Deferred: not
+		// lean), without their two calls: a GM op's listing through its
+		// template, 44 of a ring_final one's 390 instructions (lint round 26).
+		b.Acc = m.tmplAccesses(int32(p.rank), p.vid, e, b.Acc)
+	} else {
+		b.Acc = p.c.execAccesses(m, e, Agent{Rank: int32(p.rank), Core: p.vid, Pipe: p.p}, b.Acc, &m.pev.Deferred)
+	}
 	n := len(b.Acc) - a0
 	if n > math.MaxUint8 {
 		b.Acc = b.Acc[:a0]
