@@ -2,7 +2,6 @@ package hazard
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -61,10 +60,8 @@ func (d *Detector) newAgent(a machine.Agent) int32 {
 			cs.pipes[a.Pipe] = i
 		}
 		cs.listLocals()
-		cs.lmax = -1
 		for k, l := range cs.locals[:cs.nlocals] {
 			cs.lpos[k] = d.apos[l]
-			cs.lmax = int16(min(max(int32(cs.lmax), cs.lpos[k]), math.MaxInt16))
 		}
 	} else {
 		d.place(i, &d.miscFill)

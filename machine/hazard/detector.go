@@ -294,10 +294,7 @@ type coreState struct {
 	mask     uint16
 	live     bool
 	sawIssue bool // false until the engine emits EvIssue for this core; until then pipe ops take the scalar's current clock (see takeIssue)
-	// lmax is the highest of lpos, saturated (raiseLocals extends a clock
-	// only when it ends at or before lmax).
-	lmax   int16
-	scalar int32
+	scalar   int32
 	// log holds the scalar's states by issue number (mark), marked the
 	// highest number logged.
 	marked int64

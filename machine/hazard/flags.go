@@ -2,7 +2,6 @@ package hazard
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -618,96 +617,26 @@ func (d *Detector) joinLocalPart(dst, c int32, src *vclock, p localPart) {
 // pipe slot) in one pass: the joins of a drain and of most flag waits take
 // every component from an lc, and a call per component was most of their
 // cost. ver moves once for all (only whether it moved is read).
-//
-// The pass walks the core's slots by the bits of its mask, and the highest
-// position raised, which only says whether the clock must grow, is sought
-// only when the core's highest position (lmax) is past the clock's end: the
-// walk of the locals with their positions cost a drain's or a wait's join
-// about 105 instructions, a fifth of a ring's drain. Under checkShortcuts
-// the result is checked against that walk (raiseWant).
 func (d *Detector) raiseLocals(dst int32, cs *coreState, vals *pipeVals) {
-	var want raised
-	if checkShortcuts {
-		want = d.raiseWant(dst, cs, vals)
-	}
 	ag := &d.agents[dst]
-	var up uint16 // the slots raised
-	for m := cs.mask; m != 0; m &= m - 1 {
-		s := bits.TrailingZeros16(m)
+	hi := int32(-1) // the highest position raised
+	other := false  // a component of another agent than dst was
+	for i, s := range cs.slots[:cs.nlocals] {
 		if v := vals[s]; v > ag.lc[s] {
 			ag.lc[s] = v
-			up |= 1 << s
-		}
-	}
-	if up != 0 {
-		if int32(cs.lmax) >= ag.clock.n {
-			d.growLocals(ag, cs, up)
-		}
-		ag.dirty = true
-		if up&^(1<<ag.pipe) != 0 {
-			ag.ver++ // a component of another agent than dst moved
-		}
-	}
-	if checkShortcuts {
-		d.checkRaise(dst, want)
-	}
-}
-
-// growLocals extends agent ag's clock to the highest position of core cs's
-// slots in up, when the clock ends before it (raiseLocals).
-func (d *Detector) growLocals(ag *agentState, cs *coreState, up uint16) {
-	hi := int32(-1)
-	for i, s := range cs.slots[:cs.nlocals] {
-		if up>>s&1 != 0 {
-			hi = max(hi, cs.lpos[i])
-		}
-	}
-	if hi >= ag.clock.n {
-		ag.clock.extend(hi + 1)
-	}
-}
-
-// raised is what raiseLocals leaves in an agent: its lc, clock length,
-// ver and dirty.
-type raised struct {
-	lc    pipeVals
-	n     int32
-	ver   uint64
-	dirty bool
-}
-
-// raiseWant is raiseLocals' result by the walk of the core's locals with
-// their positions, computed without changing agent dst (the self-check).
-func (d *Detector) raiseWant(dst int32, cs *coreState, vals *pipeVals) raised {
-	ag := &d.agents[dst]
-	w := raised{lc: ag.lc, n: ag.clock.n, ver: ag.ver, dirty: ag.dirty}
-	hi := int32(-1)
-	other := false
-	for i, s := range cs.slots[:cs.nlocals] {
-		if v := vals[s]; v > w.lc[s] {
-			w.lc[s] = v
 			hi = max(hi, cs.lpos[i])
 			other = other || asm.Pipe(s) != ag.pipe
 		}
 	}
 	if hi < 0 {
-		return w
+		return
 	}
-	w.n = max(w.n, hi+1)
-	w.dirty = true
+	if hi >= ag.clock.n {
+		ag.clock.extend(hi + 1)
+	}
+	ag.dirty = true
 	if other {
-		w.ver++
-	}
-	return w
-}
-
-// checkRaise panics unless agent a holds what raiseWant said raiseLocals
-// would leave.
-func (d *Detector) checkRaise(a int32, want raised) {
-	shortcuts++
-	ag := &d.agents[a]
-	if got := (raised{lc: ag.lc, n: ag.clock.n, ver: ag.ver, dirty: ag.dirty}); got != want {
-		panic(fmt.Sprintf("hazard: raiseLocals left agent %d with %+v, the walk of its core's locals %+v", a, got, want))
+		ag.ver++
 	}
 }
 
