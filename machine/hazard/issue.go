@@ -95,7 +95,7 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 	}
 	if e.Issue > 0 {
 		c := ag.coreIdx
-		if c >= 0 && !step && d.sameIssueState(ag, c, e) {
+		if c >= 0 && !step && !isComposite(e.Op) && d.sameIssueState(ag, c, e.Issue) {
 			if checkLocalJoins {
 				d.checkHolds(a, &d.agents[d.cores[c].scalar].snap)
 			}
@@ -134,11 +134,13 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 // snapshot is the one ag joined last, and ag's lc already holds the
 // scalar's epoch. Joining that state changes nothing, so nothing more is
 // read: on the 8-rank allgather_gemm nearly every op of a pipe is such.
-// A composite op chains through its entry and takes the slow path.
-func (d *Detector) sameIssueState(ag *agentState, c int32, e *machine.Event) bool {
+// A composite op chains through its entry and takes the slow path (its
+// caller's test, which keeps this function small enough to inline: the
+// call was about 15 of its 46 instructions at every flag event).
+func (d *Detector) sameIssueState(ag *agentState, c int32, issue int64) bool {
 	cs := &d.cores[c]
 	s := cs.scalar
-	if e.Issue <= cs.marked || s < 0 || isComposite(e.Op) {
+	if issue <= cs.marked || s < 0 {
 		return false
 	}
 	sa := &d.agents[s]
