@@ -497,6 +497,10 @@ type Detector struct {
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)
 	sigSlab sigSlab   // signal words' cells, histories and add lists (sigword.go)
+	// wordScratch stands for table word wordCur while the signal code
+	// has it (wordCell).
+	wordScratch cell
+	wordCur     *sigWord
 
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can

@@ -1367,19 +1367,15 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 		}
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
-	for n := range acc.NumRows() { // several: a column of a signal matrix
-		for lo, end := acc.Run(n); lo < end; {
-			m, hi := sm.page(lo, end)
-			d.sigSlab.roomFor(m)
-			i, j := m.span(lo, hi)
-			lo = hi
-			for k := i; k < j; k++ {
-				d.signalCell(r, acc, m.cells[k], rel, &loc, &uninitLo, &uninitHi)
-				if d.note.on {
-					d.wroteHist(m.cells[k], r, d.note.val)
-				}
-			}
+	visit := func(c *cell) {
+		d.signalCell(r, acc, c, rel, &loc, &uninitLo, &uninitHi)
+		if d.note.on {
+			d.wroteHist(c, r, d.note.val)
 		}
+	}
+	for n := range acc.NumRows() { // several: a column of a signal matrix
+		lo, end := acc.Run(n)
+		d.eachSigCell(sm, lo, end, true, visit)
 	}
 	if uninitLo >= 0 {
 		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
@@ -1409,13 +1405,14 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			*uninitHi = c.hi
 		}
 		// A waiter polling an unchanged word has joined it already.
-		if checkShortcuts && d.agents[a].joinedSig(c, d.gen) {
+		id := d.sigID(c)
+		if checkShortcuts && d.agents[a].joinedSig(id, c.sigVer, d.gen) {
 			d.checkJoinedSig(a, c)
 		}
-		if !d.agents[a].joinedSig(c, d.gen) {
+		if !d.agents[a].joinedSig(id, c.sigVer, d.gen) {
 			d.acquireSig(a, c)
 			ag := &d.agents[a]
-			ag.sigs[ag.sigNext] = sigSeen{c, c.sigVer, d.gen}
+			ag.sigs[ag.sigNext] = sigSeen{id, c.sigVer, d.gen}
 			ag.sigNext = (ag.sigNext + 1) % sigMemo
 		}
 	case r.atomic:
@@ -1484,7 +1481,8 @@ func (d *Detector) wholeRelease(c *cell) {
 
 // relSeen is the last release of one agent that an agent joined from a
 // signal word: from (agent+1, 0: none) recorded at at (Detector.relSeq),
-// generation gen, in word c.
+// generation gen, in the word whose release id is (a cell's or a table
+// word's, Detector.sigID).
 //
 // The release's groups are kept inline too (g, ng), up to relGroups of
 // them: a group a word's release holds is never written in place again
@@ -1494,7 +1492,7 @@ func (d *Detector) wholeRelease(c *cell) {
 // cache misses per wait at hundreds of ranks. A longer clock keeps ng 0
 // and takes them from c (table).
 type relSeen struct {
-	c    *cell
+	id   *sigCore
 	at   uint64
 	from int32
 	gen  uint32
@@ -1509,14 +1507,16 @@ const relGroups = 16
 
 // table returns the blocks of the release m names, or nil when its word no
 // longer holds it. A word changes its clock in place only after recording
-// a new release (a new sigAt, unique in the run) or dropping the claim
-// (sigFrom 0: another agent's add, a host write, a new run, a recycled
-// cell), so a word that still names m's release holds its blocks as they
-// were. Referring to them instead of keeping a copy saves copying a block
-// table per wait: one pointer per 32 agents, the whole clock's table at
-// every step of a 384-rank ring.
-func (m *relSeen) table(gen uint32) []*vgroup {
-	if c := m.c; c != nil && c.sigFrom == m.from && c.sigAt == m.at && c.sigGen == gen {
+// a new release (a new sigAt, unique in the detector's life) or dropping
+// the claim (sigFrom 0: another agent's add, a host write, a new run, a
+// recycled cell), so a word that still names m's release holds its blocks
+// as they were. Referring to them instead of keeping a copy saves copying
+// a block table per wait: one pointer per 32 agents, the whole clock's
+// table at every step of a 384-rank ring. (The word's run generation need
+// not be read: the caller takes m only from this run, m.at was recorded in
+// it, and a word still naming it has had no new run since.)
+func (d *Detector) table(m *relSeen) []*vgroup {
+	if c := d.liveSig(m.id); c != nil && c.sigFrom == m.from && c.sigAt == m.at {
 		return c.sig.g
 	}
 	return nil
@@ -1536,7 +1536,7 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 	var prev []*vgroup
 	if c.sigFrom != 0 && m.from == c.sigFrom && m.gen == d.gen && m.at <= c.sigAt {
 		if prev = m.g[:m.ng]; m.ng == 0 {
-			prev = m.table(d.gen)
+			prev = d.table(m)
 		}
 	}
 	if prev != nil {
@@ -1549,7 +1549,7 @@ func (d *Detector) acquireSig(a int32, c *cell) {
 	}
 	if c.sigFrom != 0 {
 		m = &d.relSeen[a]
-		m.c, m.from, m.at, m.gen = c, c.sigFrom, c.sigAt, d.gen
+		m.id, m.from, m.at, m.gen = d.sigID(c), c.sigFrom, c.sigAt, d.gen
 		m.ng = 0
 		if len(c.sig.g) <= relGroups {
 			m.ng = int32(copy(m.g[:], c.sig.g))
@@ -1592,16 +1592,18 @@ func (d *Detector) acquireLoc(a, c int32, loc *pipeVals) {
 // joined every other word's whole clock again at each poll.
 const sigMemo = 4
 
-// sigSeen is a signal word at version ver of run generation gen.
+// sigSeen is a signal word (named by its release, Detector.sigID) at
+// version ver of run generation gen.
 type sigSeen struct {
-	c        *cell
+	id       *sigCore
 	ver, gen uint32
 }
 
-// joinedSig reports whether the agent has joined c's current clock.
-func (ag *agentState) joinedSig(c *cell, gen uint32) bool {
+// joinedSig reports whether the agent has joined the current clock of the
+// word id, at version ver.
+func (ag *agentState) joinedSig(id *sigCore, ver, gen uint32) bool {
 	for _, s := range ag.sigs {
-		if s.c == c && s.ver == c.sigVer && s.gen == gen {
+		if s.id == id && s.ver == ver && s.gen == gen {
 			return true
 		}
 	}

@@ -21,21 +21,18 @@ import (
 func (d *Detector) noteReadsFrom(r *rec, acc *machine.Access) {
 	sm := d.shadowFor(acc)
 	w := &d.agents[r.agent]
-	for n := range acc.NumRows() {
-		for lo, end := acc.Run(n); lo < end; {
-			m, hi := sm.page(lo, end)
-			i, j := m.span(lo, hi)
-			lo = hi
-			for _, c := range m.cells[i:j] {
-				if !c.hasW || c.w.gen != d.gen {
-					continue // no plain store of this run: adds commute
-				}
-				s := &d.agents[c.w.agent]
-				d.readsFrom += mix64(uint64(uint32(w.rank))<<32|uint64(uint32(w.core))<<8|uint64(w.pipe)) ^
-					mix64(uint64(uint32(s.rank))<<40|uint64(uint32(s.core))<<16|uint64(s.pipe)<<8|1) ^
-					mix64(uint64(c.w.epoch)<<32|uint64(uint32(c.lo))^uint64(c.w.gen)<<56)
-			}
+	visit := func(c *cell) {
+		if !c.hasW || c.w.gen != d.gen {
+			return // no plain store of this run: adds commute
 		}
+		s := &d.agents[c.w.agent]
+		d.readsFrom += mix64(uint64(uint32(w.rank))<<32|uint64(uint32(w.core))<<8|uint64(w.pipe)) ^
+			mix64(uint64(uint32(s.rank))<<40|uint64(uint32(s.core))<<16|uint64(s.pipe)<<8|1) ^
+			mix64(uint64(c.w.epoch)<<32|uint64(uint32(c.lo))^uint64(c.w.gen)<<56)
+	}
+	for n := range acc.NumRows() {
+		lo, end := acc.Run(n)
+		d.eachSigCell(sm, lo, end, false, visit)
 	}
 }
 

@@ -101,8 +101,19 @@ type cell struct {
 	unp   *[]uninitRead
 	w     rec // last plain write
 	read0 rec
-	// sig is the release clock of a signal word (join of the notifies since
-	// the last plain store), valid while sigGen is the current run generation.
+	// sigCore is a signal word's release, valid while sigGen is the
+	// current run generation.
+	sigCore
+	// hist is what a signal word remembers across runs, for stale-signal;
+	// nil for data cells.
+	hist *sigHist
+}
+
+// sigCore is the release clock of a signal word: a cell's, or a word's of
+// a region's table (sigWord). The agents' memos of the words they joined
+// (relSeen, sigSeen) name a word by its sigCore, whichever holds it.
+type sigCore struct {
+	// sig is the join of the notifies since the last plain store.
 	sig vclock
 	// sigFrom is agent+1 when sig is that agent's release recorded at
 	// sigAt (Detector.relSeq), or the join of its releases up to it, else 0
@@ -110,9 +121,6 @@ type cell struct {
 	sigFrom int32
 	sigVer  uint32 // counts changes to sig (Detector.signalCell)
 	sigAt   uint64
-	// hist is what a signal word remembers across runs, for stale-signal;
-	// nil for data cells.
-	hist *sigHist
 }
 
 // adds returns the other writes not ordered before w, one per agent and
@@ -466,7 +474,7 @@ func (m *imap) collapse(i, j int) {
 		c.sig.truncate()
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
-		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sig: c.sig}
+		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sigCore: sigCore{sig: c.sig}}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])
@@ -543,6 +551,10 @@ type shadowMem struct {
 	pending []pendingWrite
 	// slab makes the cells of every list (imap.slab).
 	slab *cellSlab
+	// tabs counts the regions with a word table (region.tab); lastTab is
+	// the table tableWord found last.
+	tabs    int
+	lastTab *sigTable
 }
 
 // pendingWrite is a host write of bytes [lo, hi) not yet given to the
@@ -724,6 +736,9 @@ type region struct {
 	// signal words a rank grew lists through ten sizes (docs/performance.md,
 	// round 9 at many ranks).
 	word int64
+	// tab, when not nil, holds the region's signal words instead of
+	// pages (sigword.go): pages is all nil until unTable.
+	tab *sigTable
 }
 
 // maxWordCells bounds the room a signal tensor's page list is made with:
@@ -779,6 +794,9 @@ func (s *shadowMem) pageSlow(lo, hi int64) (*imap, int64) {
 		s.dissolve(k)
 	}
 	if k < len(s.regions) && s.regions[k].lo <= lo {
+		if s.regions[k].tab != nil {
+			s.unTable(k)
+		}
 		r := &s.regions[k]
 		n := p - r.p0
 		if w.m = r.pages[n]; w.m == nil {
@@ -869,6 +887,9 @@ func (s *shadowMem) claim(lo, hi, word int64) {
 // dissolve gives region k's cells back to the buffer's pages, where they
 // fall between the cells before and after the region's bytes.
 func (s *shadowMem) dissolve(k int) {
+	if s.regions[k].tab != nil {
+		s.unTable(k)
+	}
 	r := &s.regions[k]
 	for n, rm := range r.pages {
 		if rm == nil {

@@ -22,6 +22,8 @@ type sigSlab struct {
 	cells slab[cell]
 	hists slab[sigHist]
 	boxes slab[recBox]
+	words slab[sigWord]
+	recs  slab[rec]
 }
 
 // slab hands out zero values of T from arrays of slabBytes.
@@ -81,10 +83,256 @@ func (d *Detector) putSigAdd(c *cell, r *rec) {
 	c.putAdd(r)
 }
 
-// sigHistOf returns word c's history, made empty if it has none.
+// sigHistOf returns word c's history, made empty if it has none (a
+// table word's own, for the cell that stands for it: wordCell).
 func (d *Detector) sigHistOf(c *cell) *sigHist {
 	if c.hist == nil {
-		c.hist = d.sigSlab.hist()
+		if c == &d.wordScratch {
+			c.hist = &d.wordCur.hist
+		} else {
+			c.hist = d.sigSlab.hist()
+		}
 	}
 	return c.hist
+}
+
+// ---- word tables ------------------------------------------------------------
+//
+// A signal tensor the host writes whole (a ring's Sig) gets a table of
+// its words instead of page lists (region.tab): each word's record
+// (sigWord) holds only what a signal access reads and writes, and a word
+// the run never touches is a nil pointer. As cells, each word a ring
+// notifies was split off the host write's cell (a 256-byte cell, a copy
+// of the host write's record in it, the list entries), then given a
+// 128-byte history and an 88-byte box for its one add: 472 bytes and a
+// split. A table word is 288 bytes, its host write shared, and no list
+// changes.
+//
+// A table serves exactly the accesses that, as cells, would visit one
+// word's cell alone: a single-row access of one aligned word. For those
+// the cell path's cells are one per word (a span splits a cell only at
+// the bounds of the words accessed) holding the host write's state until
+// their first access, which is what a new table word holds. A word's
+// record is handed to the existing signal code as a cell (wordCell, into
+// d.wordScratch) and taken back after (putWord), so the code that decides
+// races, releases and histories is the cells' own. Any other access of
+// the region's bytes (a run of several words, a multi-row access, an
+// access crossing the region's edge, a data access, a second host write)
+// turns the table into the page lists the cells would have had
+// (unTable: the host write's cells, each touched word's cell split off
+// and given its record) before it is served, and the region keeps its
+// lists from then on. The agents' memos of joined words name a word by
+// its release (sigCore), which unTable moves to the word's cell.
+
+// sigWord is one word of a table: the fields of a cell a signal access
+// uses (signalCell, wroteHist, staleCell, noteReadsFrom).
+type sigWord struct {
+	sc            sigCore
+	sigGen        uint32
+	written, hasW bool
+	hasHist, ownW bool
+	w             *rec // the table's host write, or the word's own (ownW)
+	adds          recBox
+	hist          sigHist
+}
+
+// sigTable is the words of a region of word size word (region.tab).
+type sigTable struct {
+	lo, hi, word int64
+	host         rec  // the host write of the region
+	poison       bool // it poisoned the bytes
+	words        []*sigWord
+	d            *Detector
+	gone         bool // unTable has turned it into page lists
+}
+
+// useWordTables lets tests run the detector without tables.
+var useWordTables = true
+
+// tableHostWrite gives the region that claim has just made over [lo, hi)
+// (a signal tensor of word size word, no page yet) a table holding host
+// write r, instead of page lists, and reports whether it did.
+func (s *shadowMem) tableHostWrite(d *Detector, lo, hi, word int64, r *rec, poison bool) bool {
+	if !useWordTables || word <= 0 || lo%word != 0 || (hi-lo)%word != 0 || 1<<s.shift%word != 0 {
+		return false
+	}
+	k := s.regionAfter(lo)
+	if k == len(s.regions) || s.regions[k].lo != lo || s.regions[k].hi != hi || s.regions[k].tab != nil {
+		return false
+	}
+	rg := &s.regions[k]
+	for _, m := range rg.pages {
+		if m != nil {
+			return false
+		}
+	}
+	rg.tab = &sigTable{lo: lo, hi: hi, word: word, host: *r, poison: poison, words: make([]*sigWord, (hi-lo)/word), d: d}
+	s.tabs++
+	return true
+}
+
+// tableWord returns the table and index of the word [lo, hi) is, when it
+// is exactly one word of a table; else nil.
+func (s *shadowMem) tableWord(lo, hi int64) (*sigTable, int) {
+	if s.tabs == 0 {
+		return nil, 0
+	}
+	t := s.lastTab
+	if t == nil || t.gone || lo < t.lo || lo >= t.hi {
+		k := s.regionAfter(lo)
+		if k == len(s.regions) || s.regions[k].lo > lo || s.regions[k].tab == nil {
+			return nil, 0
+		}
+		t = s.regions[k].tab
+		s.lastTab = t
+	}
+	if hi-lo != t.word || (lo-t.lo)%t.word != 0 || hi > t.hi {
+		return nil, 0
+	}
+	return t, int((lo - t.lo) / t.word)
+}
+
+// wordCell returns word i of table t as a cell (d.wordScratch) for the
+// signal code; putWord takes it back.
+func (d *Detector) wordCell(t *sigTable, i int) *cell {
+	sw := t.words[i]
+	if sw == nil {
+		// The state the host write's cell had, which a split copies.
+		sw = d.sigSlab.words.get()
+		sw.w, sw.hasW, sw.written = &t.host, true, !t.poison
+		sw.sc.sigVer = 1 // cell.hostWrite's count on a new cell
+		sw.adds.l = sw.adds.one[:0]
+		t.words[i] = sw
+	}
+	lo := t.lo + int64(i)*t.word
+	c := &d.wordScratch
+	*c = cell{lo: lo, hi: lo + t.word, written: sw.written, hasW: sw.hasW, sigGen: sw.sigGen,
+		addp: &sw.adds.l, w: *sw.w, sigCore: sw.sc}
+	if sw.hasHist {
+		c.hist = &sw.hist
+	}
+	d.wordCur = sw
+	return c
+}
+
+// putWord takes back into word sw what the signal code left in c
+// (wordCell).
+func (d *Detector) putWord(sw *sigWord, c *cell) {
+	if checkShortcuts {
+		shortcuts++
+		if c.addp != &sw.adds.l || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR || c.unp != nil {
+			panic("hazard: a signal word's cell holds state its table word does not")
+		}
+	}
+	sw.sc, sw.sigGen, sw.written, sw.hasW, sw.hasHist = c.sigCore, c.sigGen, c.written, c.hasW, c.hist != nil
+	if c.w != *sw.w {
+		if !sw.ownW {
+			sw.w, sw.ownW = d.sigSlab.recs.get(), true
+		}
+		*sw.w = c.w
+	}
+	d.wordCur = nil
+}
+
+// sigID names the word whose cell c is in the agents' memos: its
+// table word's release while c stands for one (wordCell), else its own.
+func (d *Detector) sigID(c *cell) *sigCore {
+	if c == &d.wordScratch {
+		return &d.wordCur.sc
+	}
+	return &c.sigCore
+}
+
+// liveSig is the release id names now: the cell standing for its table
+// word while the signal code has it (wordCell), else id itself.
+func (d *Detector) liveSig(id *sigCore) *sigCore {
+	if w := d.wordCur; w != nil && id == &w.sc {
+		return &d.wordScratch.sigCore
+	}
+	return id
+}
+
+// eachSigCell calls f on each cell of bytes [lo, hi) of sm, spanned as a
+// signal access spans them: a table's word as a cell (wordCell), else the
+// page lists' cells (which turns a table the bytes meet into lists
+// first). room gives each list the cells a span may make (roomFor).
+func (d *Detector) eachSigCell(sm *shadowMem, lo, hi int64, room bool, f func(*cell)) {
+	if t, i := sm.tableWord(lo, hi); t != nil {
+		c := d.wordCell(t, i)
+		f(c)
+		d.putWord(t.words[i], c)
+		return
+	}
+	for lo < hi {
+		m, end := sm.page(lo, hi)
+		if room {
+			d.sigSlab.roomFor(m)
+		}
+		i, j := m.span(lo, end)
+		lo = end
+		for k := i; k < j; k++ {
+			f(m.cells[k])
+		}
+	}
+}
+
+// unTable turns region k's table into the page lists its words would have
+// had as cells: the host write's, each touched word's cell split off and
+// given its record. The agents' memos move to the cells' releases.
+func (s *shadowMem) unTable(k int) {
+	rg := &s.regions[k]
+	t := rg.tab
+	rg.tab, t.gone = nil, true
+	s.tabs--
+	for lo := t.lo; lo < t.hi; {
+		p := lo >> s.shift
+		m := rg.newPage(p, s.shift)
+		m.slab = s.slab
+		rg.pages[p-rg.p0] = m
+		end := min(t.hi, (p+1)<<s.shift)
+		m.hostWrite(lo, end, &t.host, t.poison)
+		lo = end
+	}
+	moved := map[*sigCore]*sigCore{}
+	for i, sw := range t.words {
+		if sw == nil {
+			continue
+		}
+		lo := t.lo + int64(i)*t.word
+		m := rg.pages[lo>>s.shift-rg.p0]
+		a, _ := m.span(lo, lo+t.word)
+		c := m.cells[a]
+		t.d.wordInto(sw, c)
+		moved[&sw.sc] = &c.sigCore
+	}
+	t.words = nil
+	t.d.moveSigs(moved)
+}
+
+// wordInto gives cell c, split off the host write's cell, word sw's state.
+func (d *Detector) wordInto(sw *sigWord, c *cell) {
+	c.written, c.hasW, c.w, c.sigGen, c.sigCore = sw.written, sw.hasW, *sw.w, sw.sigGen, sw.sc
+	c.setAdds(append(c.adds()[:0], sw.adds.l...))
+	if sw.hasHist {
+		h := d.sigSlab.hist()
+		*h = sw.hist
+		c.hist = h
+	}
+}
+
+// moveSigs renames the words the agents' memos hold (sigSeen, relSeen) by
+// moved.
+func (d *Detector) moveSigs(moved map[*sigCore]*sigCore) {
+	for a := range d.agents {
+		for k := range d.agents[a].sigs {
+			if n, ok := moved[d.agents[a].sigs[k].id]; ok {
+				d.agents[a].sigs[k].id = n
+			}
+		}
+	}
+	for a := range d.relSeen {
+		if n, ok := moved[d.relSeen[a].id]; ok {
+			d.relSeen[a].id = n
+		}
+	}
 }

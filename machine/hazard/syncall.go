@@ -91,6 +91,10 @@ func (d *Detector) hostWrite(e *machine.Event) {
 				word = int64(acc.Tensor.DType.Size())
 			}
 			sm.claim(acc.Lo, acc.Hi, word)
+			if sm.tableHostWrite(d, acc.Lo, acc.Hi, word, &r, poison) {
+				d.gmHostWrite(acc, poison)
+				continue
+			}
 		}
 		sm.hostWrite(acc.Lo, acc.Hi, &r, poison, acc.Space == asm.GM)
 		if acc.Space == asm.GM {
