@@ -284,8 +284,11 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 // copyTo gives n c's state, reusing n's slices (n comes from the free
 // list, so a split allocates nothing in the steady state).
 func (c *cell) copyTo(n *cell) {
-	addp, reads, unp, sig := n.addp, n.reads[:0], n.unp, n.sig
+	addp, reads, unp, sig, ver := n.addp, n.reads[:0], n.unp, n.sig, n.sigVer
 	*n = *c
+	// n is a new word to the agents' memos (sigSeen): its version goes on
+	// from its own, not c's, so that no memo of n's earlier life matches.
+	n.sigVer = ver + 1
 	// n keeps its own lists: c's would be shared.
 	n.addp, n.unp = addp, unp
 	n.setAdds(append(n.adds()[:0], c.adds()...))
@@ -474,7 +477,9 @@ func (m *imap) collapse(i, j int) {
 		c.sig.truncate()
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
-		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sigCore: sigCore{sig: c.sig}}
+		// The version goes on counting: an agent's memo may still name
+		// the cell (sigSeen), and its next life must not match it.
+		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sigCore: sigCore{sig: c.sig, sigVer: c.sigVer + 1}}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])

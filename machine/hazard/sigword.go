@@ -293,7 +293,7 @@ func (s *shadowMem) unTable(k int) {
 		m.hostWrite(lo, end, &t.host, t.poison)
 		lo = end
 	}
-	moved := map[*sigCore]*sigCore{}
+	moved := map[*sigCore]movedSig{}
 	for i, sw := range t.words {
 		if sw == nil {
 			continue
@@ -302,8 +302,10 @@ func (s *shadowMem) unTable(k int) {
 		m := rg.pages[lo>>s.shift-rg.p0]
 		a, _ := m.span(lo, lo+t.word)
 		c := m.cells[a]
+		ver := c.sigVer
 		t.d.wordInto(sw, c)
-		moved[&sw.sc] = &c.sigCore
+		moved[&sw.sc] = movedSig{&c.sigCore, sw.sc.sigVer, ver}
+		c.sigVer = ver
 	}
 	t.words = nil
 	t.d.moveSigs(moved)
@@ -320,19 +322,33 @@ func (d *Detector) wordInto(sw *sigWord, c *cell) {
 	}
 }
 
+// movedSig is a table word's release moved to cell release id, whose
+// version to stands for the word's version from (unTable): the cell
+// keeps a version of its own (cell.copyTo).
+type movedSig struct {
+	id       *sigCore
+	from, to uint32
+}
+
 // moveSigs renames the words the agents' memos hold (sigSeen, relSeen) by
-// moved.
-func (d *Detector) moveSigs(moved map[*sigCore]*sigCore) {
+// moved. A memo of a word's earlier version matched nothing and is
+// dropped.
+func (d *Detector) moveSigs(moved map[*sigCore]movedSig) {
 	for a := range d.agents {
 		for k := range d.agents[a].sigs {
-			if n, ok := moved[d.agents[a].sigs[k].id]; ok {
-				d.agents[a].sigs[k].id = n
+			s := &d.agents[a].sigs[k]
+			if n, ok := moved[s.id]; ok {
+				if s.ver == n.from {
+					s.id, s.ver = n.id, n.to
+				} else {
+					*s = sigSeen{}
+				}
 			}
 		}
 	}
 	for a := range d.relSeen {
 		if n, ok := moved[d.relSeen[a].id]; ok {
-			d.relSeen[a].id = n
+			d.relSeen[a].id = n.id
 		}
 	}
 }
