@@ -1375,7 +1375,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	}
 	for n := range acc.NumRows() { // several: a column of a signal matrix
 		lo, end := acc.Run(n)
-		d.eachSigCell(sm, lo, end, true, visit)
+		d.eachSigCell(sm, lo, end, write && !r.atomic, true, visit)
 	}
 	if uninitLo >= 0 {
 		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})

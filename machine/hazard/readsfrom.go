@@ -21,19 +21,32 @@ import (
 func (d *Detector) noteReadsFrom(r *rec, acc *machine.Access) {
 	sm := d.shadowFor(acc)
 	w := &d.agents[r.agent]
-	visit := func(c *cell) {
-		if !c.hasW || c.w.gen != d.gen {
-			return // no plain store of this run: adds commute
-		}
-		s := &d.agents[c.w.agent]
-		d.readsFrom += mix64(uint64(uint32(w.rank))<<32|uint64(uint32(w.core))<<8|uint64(w.pipe)) ^
-			mix64(uint64(uint32(s.rank))<<40|uint64(uint32(s.core))<<16|uint64(s.pipe)<<8|1) ^
-			mix64(uint64(c.w.epoch)<<32|uint64(uint32(c.lo))^uint64(c.w.gen)<<56)
-	}
+	visit := func(c *cell) { d.readFrom(w, c.hasW, &c.w, c.lo) }
 	for n := range acc.NumRows() {
 		lo, end := acc.Run(n)
-		d.eachSigCell(sm, lo, end, false, visit)
+		if t, i := sm.tableWord(lo, end); t != nil {
+			// A table word read in place: no cell to stand for it.
+			if sw := t.words[i]; sw != nil {
+				d.readFrom(w, sw.hasW, sw.w, lo)
+			} else {
+				d.readFrom(w, true, &t.host, lo)
+			}
+			continue
+		}
+		d.eachSigCell(sm, lo, end, false, false, visit)
 	}
+}
+
+// readFrom adds to the fingerprint that waiter w read the word at lo
+// holding plain store s (when hasW).
+func (d *Detector) readFrom(w *agentState, hasW bool, s *rec, lo int64) {
+	if !hasW || s.gen != d.gen {
+		return // no plain store of this run: adds commute
+	}
+	sa := &d.agents[s.agent]
+	d.readsFrom += mix64(uint64(uint32(w.rank))<<32|uint64(uint32(w.core))<<8|uint64(w.pipe)) ^
+		mix64(uint64(uint32(sa.rank))<<40|uint64(uint32(sa.core))<<16|uint64(sa.pipe)<<8|1) ^
+		mix64(uint64(s.epoch)<<32|uint64(uint32(lo))^uint64(s.gen)<<56)
 }
 
 // mix64 is splitmix64's finaliser: a fingerprint term per field.

@@ -206,8 +206,10 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 	}
 	lo := t.lo + int64(i)*t.word
 	c := &d.wordScratch
-	*c = cell{lo: lo, hi: lo + t.word, written: sw.written, hasW: sw.hasW, sigGen: sw.sigGen,
-		addp: &sw.adds.l, w: *sw.w, sigCore: sw.sc}
+	// The fields the signal code leaves alone (the reads, the uninit list,
+	// firstW) stay as the detector made them: empty (putWord checks).
+	c.lo, c.hi, c.written, c.hasW, c.sigGen = lo, lo+t.word, sw.written, sw.hasW, sw.sigGen
+	c.addp, c.w, c.sigCore, c.hist = &sw.adds.l, *sw.w, sw.sc, nil
 	if sw.hasHist {
 		c.hist = &sw.hist
 	}
@@ -216,16 +218,17 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 }
 
 // putWord takes back into word sw what the signal code left in c
-// (wordCell).
-func (d *Detector) putWord(sw *sigWord, c *cell) {
+// (wordCell); store says it may have written c.w (a plain store).
+func (d *Detector) putWord(sw *sigWord, c *cell, store bool) {
 	if checkShortcuts {
 		shortcuts++
-		if c.addp != &sw.adds.l || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR || c.unp != nil {
+		if c.addp != &sw.adds.l || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR || c.unp != nil || c.firstW || c.read0 != (rec{}) ||
+			!store && c.w != *sw.w {
 			panic("hazard: a signal word's cell holds state its table word does not")
 		}
 	}
 	sw.sc, sw.sigGen, sw.written, sw.hasW, sw.hasHist = c.sigCore, c.sigGen, c.written, c.hasW, c.hist != nil
-	if c.w != *sw.w {
+	if store && c.w != *sw.w {
 		if !sw.ownW {
 			sw.w, sw.ownW = d.sigSlab.recs.get(), true
 		}
@@ -255,12 +258,13 @@ func (d *Detector) liveSig(id *sigCore) *sigCore {
 // eachSigCell calls f on each cell of bytes [lo, hi) of sm, spanned as a
 // signal access spans them: a table's word as a cell (wordCell), else the
 // page lists' cells (which turns a table the bytes meet into lists
-// first). room gives each list the cells a span may make (roomFor).
-func (d *Detector) eachSigCell(sm *shadowMem, lo, hi int64, room bool, f func(*cell)) {
+// first). store says f may make a plain store (putWord); room gives each
+// list the cells a span may make (roomFor).
+func (d *Detector) eachSigCell(sm *shadowMem, lo, hi int64, store, room bool, f func(*cell)) {
 	if t, i := sm.tableWord(lo, hi); t != nil {
 		c := d.wordCell(t, i)
 		f(c)
-		d.putWord(t.words[i], c)
+		d.putWord(t.words[i], c, store)
 		return
 	}
 	for lo < hi {
