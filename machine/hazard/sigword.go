@@ -127,14 +127,23 @@ func (d *Detector) sigHistOf(c *cell) *sigHist {
 // sigWord is one word of a table: the fields of a cell a signal access
 // uses (signalCell, wroteHist, staleCell, noteReadsFrom).
 type sigWord struct {
-	sc            sigCore
-	sigGen        uint32
-	written, hasW bool
-	hasHist, ownW bool
-	w             *rec // the table's host write, or the word's own (ownW)
-	adds          recBox
-	hist          sigHist
+	sc                     sigCore
+	sigGen                 uint32
+	written, hasW, hasHist bool
+	adds                   uint8  // what the word's other writes are (addsNone...)
+	w                      *rec   // the table's host write, or the word's own
+	addx                   *[]rec // the other writes, when adds is addsOwn
+	hist                   sigHist
 }
+
+// A table word's other writes (cell.adds): none; one, the history's last
+// write (a notify's add: the list's element and the history's record are
+// the same, kept once); or the list addx.
+const (
+	addsNone = iota
+	addsLast
+	addsOwn
+)
 
 // sigTable is the words of a region of word size word (region.tab).
 type sigTable struct {
@@ -201,7 +210,6 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 		sw = d.sigSlab.words.get()
 		sw.w, sw.hasW, sw.written = &t.host, true, !t.poison
 		sw.sc.sigVer = 1 // cell.hostWrite's count on a new cell
-		sw.adds.l = sw.adds.one[:0]
 		t.words[i] = sw
 	}
 	lo := t.lo + int64(i)*t.word
@@ -209,7 +217,16 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 	// The fields the signal code leaves alone (the reads, the uninit list,
 	// firstW) stay as the detector made them: empty (putWord checks).
 	c.lo, c.hi, c.written, c.hasW, c.sigGen = lo, lo+t.word, sw.written, sw.hasW, sw.sigGen
-	c.addp, c.w, c.sigCore, c.hist = &sw.adds.l, *sw.w, sw.sc, nil
+	c.addp, c.w, c.sigCore, c.hist = &d.wordAdds, *sw.w, sw.sc, nil
+	switch sw.adds {
+	case addsNone:
+		d.wordAdds = d.wordAdd1[:0]
+	case addsLast:
+		d.wordAdd1[0] = sw.hist.last
+		d.wordAdds = d.wordAdd1[:1]
+	default:
+		d.wordAdds = *sw.addx
+	}
 	if sw.hasHist {
 		c.hist = &sw.hist
 	}
@@ -217,22 +234,37 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 	return c
 }
 
-// putWord takes back into word sw what the signal code left in c
+// putWord takes back into word i of t what the signal code left in c
 // (wordCell); store says it may have written c.w (a plain store).
-func (d *Detector) putWord(sw *sigWord, c *cell, store bool) {
+func (d *Detector) putWord(t *sigTable, i int, c *cell, store bool) {
+	sw := t.words[i]
 	if checkShortcuts {
 		shortcuts++
-		if c.addp != &sw.adds.l || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR || c.unp != nil || c.firstW || c.read0 != (rec{}) ||
+		if c.addp != &d.wordAdds || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR || c.unp != nil || c.firstW || c.read0 != (rec{}) ||
 			!store && c.w != *sw.w {
 			panic("hazard: a signal word's cell holds state its table word does not")
 		}
 	}
 	sw.sc, sw.sigGen, sw.written, sw.hasW, sw.hasHist = c.sigCore, c.sigGen, c.written, c.hasW, c.hist != nil
 	if store && c.w != *sw.w {
-		if !sw.ownW {
-			sw.w, sw.ownW = d.sigSlab.recs.get(), true
+		if sw.w == &t.host {
+			sw.w = d.sigSlab.recs.get()
 		}
 		*sw.w = c.w
+	}
+	switch l := d.wordAdds; {
+	case len(l) == 0:
+		sw.adds = addsNone
+	case len(l) == 1 && sw.hasHist && sw.hist.hasLast && l[0] == sw.hist.last:
+		sw.adds = addsLast
+	default:
+		if sw.addx == nil {
+			sw.addx = new([]rec)
+		}
+		if &l[0] == &d.wordAdd1[0] {
+			l = append((*sw.addx)[:0], l...) // off the scratch array
+		}
+		*sw.addx, sw.adds = l, addsOwn
 	}
 	d.wordCur = nil
 }
@@ -264,7 +296,7 @@ func (d *Detector) eachSigCell(sm *shadowMem, lo, hi int64, store, room bool, f 
 	if t, i := sm.tableWord(lo, hi); t != nil {
 		c := d.wordCell(t, i)
 		f(c)
-		d.putWord(t.words[i], c, store)
+		d.putWord(t, i, c, store)
 		return
 	}
 	for lo < hi {
@@ -318,7 +350,12 @@ func (s *shadowMem) unTable(k int) {
 // wordInto gives cell c, split off the host write's cell, word sw's state.
 func (d *Detector) wordInto(sw *sigWord, c *cell) {
 	c.written, c.hasW, c.w, c.sigGen, c.sigCore = sw.written, sw.hasW, *sw.w, sw.sigGen, sw.sc
-	c.setAdds(append(c.adds()[:0], sw.adds.l...))
+	switch sw.adds {
+	case addsLast:
+		c.setAdds(append(c.adds()[:0], sw.hist.last))
+	case addsOwn:
+		c.setAdds(append(c.adds()[:0], *sw.addx...))
+	}
 	if sw.hasHist {
 		h := d.sigSlab.hist()
 		*h = sw.hist
