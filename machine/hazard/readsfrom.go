@@ -26,7 +26,7 @@ func (d *Detector) noteReadsFrom(r *rec, acc *machine.Access) {
 		lo, end := acc.Run(n)
 		if t, i := sm.tableWord(lo, end); t != nil {
 			// A table word read in place: no cell to stand for it.
-			if sw := t.words[i]; sw != nil {
+			if sw := t.at(i); sw != nil {
 				d.readFrom(w, sw.hasW, sw.w, lo)
 			} else {
 				d.readFrom(w, true, &t.host, lo)

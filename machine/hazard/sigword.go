@@ -2,7 +2,10 @@ package hazard
 
 import "unsafe"
 
-// Signal words are made in bulk. A ring's signal word is one cell split
+// Signal words are made in bulk. Most signal words are a table's (word
+// tables, below: one compact record each); a word outside a table (a
+// signal tensor the host does not write whole, or whose table an access
+// of several words turned into cells) is one cell split
 // off its tensor's host-written cell at its first access (a notify or a
 // wait, whichever the run brings first; a satisfied wait is one event, so
 // polling makes no cell), then one history (sigHist) and one atomic add's
@@ -11,7 +14,7 @@ import "unsafe"
 // allocator's per-object work and the clearing of fresh small-object
 // spans (docs/performance.md, "Round 11 at many ranks"). sigSlab hands
 // them out of arrays instead, which the words then share with their
-// neighbours.
+// neighbours; the tables' words come from a slab too.
 //
 // Nothing else changes: a record from a slab is the zero value a new one
 // was, and a cell is given to a page's free list, which newCell already
@@ -150,9 +153,43 @@ type sigTable struct {
 	lo, hi, word int64
 	host         rec  // the host write of the region
 	poison       bool // it poisoned the bytes
-	words        []*sigWord
-	d            *Detector
-	gone         bool // unTable has turned it into page lists
+	// chunks holds the touched words, wordChunk to a chunk made on first
+	// need: a table costs its touched words, not 8 bytes a word of a
+	// large signal matrix that a program uses a column of.
+	chunks []*[wordChunk]*sigWord
+	d      *Detector
+	gone   bool // unTable has turned it into page lists
+}
+
+// wordChunk is how many words' pointers a chunk of a table holds.
+const wordChunk = 64
+
+// at returns word i, nil while untouched.
+func (t *sigTable) at(i int) *sigWord {
+	if ch := t.chunks[i/wordChunk]; ch != nil {
+		return ch[i%wordChunk]
+	}
+	return nil
+}
+
+// slot returns where word i's pointer goes, making its chunk.
+func (t *sigTable) slot(i int) **sigWord {
+	ch := t.chunks[i/wordChunk]
+	if ch == nil {
+		ch = new([wordChunk]*sigWord)
+		t.chunks[i/wordChunk] = ch
+	}
+	return &ch[i%wordChunk]
+}
+
+// touched reports whether a word of t has a record.
+func (t *sigTable) touched() bool {
+	for _, ch := range t.chunks {
+		if ch != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // useWordTables lets tests run the detector without tables.
@@ -175,7 +212,7 @@ func (s *shadowMem) tableHostWrite(d *Detector, lo, hi, word int64, r *rec, pois
 			return false
 		}
 	}
-	rg.tab = &sigTable{lo: lo, hi: hi, word: word, host: *r, poison: poison, words: make([]*sigWord, (hi-lo)/word), d: d}
+	rg.tab = &sigTable{lo: lo, hi: hi, word: word, host: *r, poison: poison, chunks: make([]*[wordChunk]*sigWord, ((hi-lo)/word+wordChunk-1)/wordChunk), d: d}
 	s.tabs++
 	return true
 }
@@ -204,13 +241,13 @@ func (s *shadowMem) tableWord(lo, hi int64) (*sigTable, int) {
 // wordCell returns word i of table t as a cell (d.wordScratch) for the
 // signal code; putWord takes it back.
 func (d *Detector) wordCell(t *sigTable, i int) *cell {
-	sw := t.words[i]
+	sw := t.at(i)
 	if sw == nil {
 		// The state the host write's cell had, which a split copies.
 		sw = d.sigSlab.words.get()
 		sw.w, sw.hasW, sw.written = &t.host, true, !t.poison
 		sw.sc.sigVer = 1 // cell.hostWrite's count on a new cell
-		t.words[i] = sw
+		*t.slot(i) = sw
 	}
 	lo := t.lo + int64(i)*t.word
 	c := &d.wordScratch
@@ -237,7 +274,7 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 // putWord takes back into word i of t what the signal code left in c
 // (wordCell); store says it may have written c.w (a plain store).
 func (d *Detector) putWord(t *sigTable, i int, c *cell, store bool) {
-	sw := t.words[i]
+	sw := t.at(i)
 	if checkShortcuts {
 		shortcuts++
 		if c.addp != &d.wordAdds || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR || c.unp != nil || c.firstW || c.read0 != (rec{}) ||
@@ -330,26 +367,31 @@ func (s *shadowMem) unTable(k int) {
 		lo = end
 	}
 	moved := map[*sigCore]movedSig{}
-	for i, sw := range t.words {
-		if sw == nil {
+	for ci, ch := range t.chunks {
+		if ch == nil {
 			continue
 		}
-		lo := t.lo + int64(i)*t.word
-		m := rg.pages[lo>>s.shift-rg.p0]
-		a, _ := m.span(lo, lo+t.word)
-		c := m.cells[a]
-		ver := c.sigVer
-		t.d.wordInto(sw, c)
-		moved[&sw.sc] = movedSig{&c.sigCore, sw.sc.sigVer, ver}
-		c.sigVer = ver
+		for j, sw := range ch {
+			if sw != nil {
+				t.d.cellOf(s, rg, t, sw, t.lo+int64(ci*wordChunk+j)*t.word, moved)
+			}
+		}
 	}
-	t.words = nil
+	t.chunks = nil
 	t.d.moveSigs(moved)
 }
 
-// wordInto gives cell c, split off the host write's cell, word sw's state.
-func (d *Detector) wordInto(sw *sigWord, c *cell) {
+// cellOf splits word sw at lo off region rg's host write cell and gives the
+// cell the word's state (unTable), noting its release's move in moved. The
+// cell keeps its own version (cell.copyTo): the memos' move says which of
+// its versions stands for the word's.
+func (d *Detector) cellOf(s *shadowMem, rg *region, t *sigTable, sw *sigWord, lo int64, moved map[*sigCore]movedSig) {
+	m := rg.pages[lo>>s.shift-rg.p0]
+	a, _ := m.span(lo, lo+t.word)
+	c := m.cells[a]
+	ver := c.sigVer
 	c.written, c.hasW, c.w, c.sigGen, c.sigCore = sw.written, sw.hasW, *sw.w, sw.sigGen, sw.sc
+	c.sigVer = ver
 	switch sw.adds {
 	case addsLast:
 		c.setAdds(append(c.adds()[:0], sw.hist.last))
@@ -361,6 +403,7 @@ func (d *Detector) wordInto(sw *sigWord, c *cell) {
 		*h = sw.hist
 		c.hist = h
 	}
+	moved[&sw.sc] = movedSig{&c.sigCore, sw.sc.sigVer, ver}
 }
 
 // movedSig is a table word's release moved to cell release id, whose

@@ -139,7 +139,7 @@ func wordTableRun(t *testing.T, seed uint64, tables bool) (string, int, int) {
 		probe := gmAcc(sig, q, base, base+4, false)
 		sm := s.d.shadowFor(&probe)
 		had := sm.tabs > 0 && slices.ContainsFunc(sm.regions, func(g region) bool {
-			return g.tab != nil && slices.ContainsFunc(g.tab.words, func(w *sigWord) bool { return w != nil })
+			return g.tab != nil && g.tab.touched()
 		})
 		k := rng.IntN(100)
 		if pure && k >= 84 && k < 95 {
