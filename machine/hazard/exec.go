@@ -1366,6 +1366,13 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 			rel = &d.tmp
 		}
 	}
+	kind := sigRead
+	if write {
+		kind = sigWrite
+		if !r.atomic {
+			kind = sigStore
+		}
+	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	visit := func(c *cell) {
 		d.signalCell(r, acc, c, rel, &loc, &uninitLo, &uninitHi)
@@ -1375,7 +1382,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	}
 	for n := range acc.NumRows() { // several: a column of a signal matrix
 		lo, end := acc.Run(n)
-		d.eachSigCell(sm, lo, end, write && !r.atomic, true, visit)
+		d.eachSigCell(sm, lo, end, kind, true, visit)
 	}
 	if uninitLo >= 0 {
 		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})

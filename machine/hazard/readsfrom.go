@@ -33,7 +33,7 @@ func (d *Detector) noteReadsFrom(r *rec, acc *machine.Access) {
 			}
 			continue
 		}
-		d.eachSigCell(sm, lo, end, false, false, visit)
+		d.eachSigCell(sm, lo, end, sigRead, false, visit)
 	}
 }
 

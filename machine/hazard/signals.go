@@ -46,7 +46,7 @@ func (d *Detector) notify(e *machine.Event) {
 		return
 	}
 	d.signalAccess(&r, &acc, true)
-	d.eachSigCell(d.shadowFor(&acc), acc.Lo, acc.Hi, false, false, func(c *cell) { d.wroteHist(c, &r, e.Value) })
+	d.eachSigCell(d.shadowFor(&acc), acc.Lo, acc.Hi, sigWrite, false, func(c *cell) { d.wroteHist(c, &r, e.Value) })
 }
 
 // histNote, while on, has signalAccess write the history of each word a
@@ -116,7 +116,7 @@ func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
 		// that one stays.)
 		return
 	}
-	d.eachSigCell(d.shadowFor(acc), lo, acc.Hi, false, false, func(c *cell) { d.staleCell(r, acc, e, c, cmp, want) })
+	d.eachSigCell(d.shadowFor(acc), lo, acc.Hi, sigRead, false, func(c *cell) { d.staleCell(r, acc, e, c, cmp, want) })
 }
 
 func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *cell, cmp string, want int64) {
@@ -140,7 +140,7 @@ func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *c
 // again, recorded r as its last write in this run (histNote).
 func (d *Detector) checkNoteHist(r *rec, acc *machine.Access) {
 	shortcuts++
-	d.eachSigCell(d.shadowFor(acc), acc.Lo, acc.Hi, false, false, func(c *cell) {
+	d.eachSigCell(d.shadowFor(acc), acc.Lo, acc.Hi, sigRead, false, func(c *cell) {
 		if h := c.hist; h == nil || !h.hasLast || h.last != *r || h.runGen != d.gen {
 			panic(fmt.Sprintf("hazard: signal word [%d, %d) of rank %d lacks the history of the notify that wrote it", c.lo, c.hi, acc.Rank))
 		}

@@ -1,6 +1,9 @@
 package hazard
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Signal words are made in bulk. Most signal words are a table's (word
 // tables, below: one compact record each); a word outside a table (a
@@ -240,7 +243,7 @@ func (s *shadowMem) tableWord(lo, hi int64) (*sigTable, int) {
 
 // wordCell returns word i of table t as a cell (d.wordScratch) for the
 // signal code; putWord takes it back.
-func (d *Detector) wordCell(t *sigTable, i int) *cell {
+func (d *Detector) wordCell(t *sigTable, i int, v sigVisit) *cell {
 	sw := t.at(i)
 	if sw == nil {
 		// The state the host write's cell had, which a split copies.
@@ -255,10 +258,12 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 	// firstW) stay as the detector made them: empty (putWord checks).
 	c.lo, c.hi, c.written, c.hasW, c.sigGen = lo, lo+t.word, sw.written, sw.hasW, sw.sigGen
 	c.addp, c.w, c.sigCore, c.hist = &d.wordAdds, *sw.w, sw.sc, nil
-	switch sw.adds {
-	case addsNone:
+	switch {
+	case v == sigRead:
+		d.wordAdds = nil // a read does not look at them
+	case sw.adds == addsNone:
 		d.wordAdds = d.wordAdd1[:0]
-	case addsLast:
+	case sw.adds == addsLast:
 		d.wordAdd1[0] = sw.hist.last
 		d.wordAdds = d.wordAdd1[:1]
 	default:
@@ -272,18 +277,19 @@ func (d *Detector) wordCell(t *sigTable, i int) *cell {
 }
 
 // putWord takes back into word i of t what the signal code left in c
-// (wordCell); store says it may have written c.w (a plain store).
-func (d *Detector) putWord(t *sigTable, i int, c *cell, store bool) {
+// (wordCell) on a visit of kind v.
+func (d *Detector) putWord(t *sigTable, i int, c *cell, v sigVisit) {
 	sw := t.at(i)
 	if checkShortcuts {
-		shortcuts++
-		if c.addp != &d.wordAdds || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR || c.unp != nil || c.firstW || c.read0 != (rec{}) ||
-			!store && c.w != *sw.w {
-			panic("hazard: a signal word's cell holds state its table word does not")
-		}
+		d.checkPutWord(sw, c, v)
 	}
-	sw.sc, sw.sigGen, sw.written, sw.hasW, sw.hasHist = c.sigCore, c.sigGen, c.written, c.hasW, c.hist != nil
-	if store && c.w != *sw.w {
+	sw.sc, sw.sigGen = c.sigCore, c.sigGen
+	if v == sigRead {
+		d.wordCur = nil
+		return
+	}
+	sw.written, sw.hasW, sw.hasHist = c.written, c.hasW, c.hist != nil
+	if v == sigStore && c.w != *sw.w {
 		if sw.w == &t.host {
 			sw.w = d.sigSlab.recs.get()
 		}
@@ -304,6 +310,29 @@ func (d *Detector) putWord(t *sigTable, i int, c *cell, store bool) {
 		*sw.addx, sw.adds = l, addsOwn
 	}
 	d.wordCur = nil
+}
+
+// sigVisit is what a visit of a table word may change (putWord).
+type sigVisit uint8
+
+const (
+	sigRead  sigVisit = iota // its release alone (a wait, a stale check)
+	sigWrite                 // its other writes and history too (a notify's add)
+	sigStore                 // its last plain write too (a plain store)
+)
+
+// checkPutWord panics unless the visit of kind v left in c no state that
+// putWord would not take back into sw.
+func (d *Detector) checkPutWord(sw *sigWord, c *cell, v sigVisit) {
+	shortcuts++
+	bad := c.addp != &d.wordAdds || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR ||
+		c.unp != nil || c.firstW || c.read0 != (rec{}) || v != sigStore && c.w != *sw.w
+	if v == sigRead {
+		bad = bad || c.written != sw.written || c.hasW != sw.hasW || (c.hist != nil) != sw.hasHist || len(d.wordAdds) > 0
+	}
+	if bad {
+		panic(fmt.Sprintf("hazard: signal word [%d, %d) holds state its table word does not after a visit of kind %d", c.lo, c.hi, v))
+	}
 }
 
 // sigID names the word whose cell c is in the agents' memos: its
@@ -327,13 +356,13 @@ func (d *Detector) liveSig(id *sigCore) *sigCore {
 // eachSigCell calls f on each cell of bytes [lo, hi) of sm, spanned as a
 // signal access spans them: a table's word as a cell (wordCell), else the
 // page lists' cells (which turns a table the bytes meet into lists
-// first). store says f may make a plain store (putWord); room gives each
-// list the cells a span may make (roomFor).
-func (d *Detector) eachSigCell(sm *shadowMem, lo, hi int64, store, room bool, f func(*cell)) {
+// first). v says what f may change (putWord); room gives each list the
+// cells a span may make (roomFor).
+func (d *Detector) eachSigCell(sm *shadowMem, lo, hi int64, v sigVisit, room bool, f func(*cell)) {
 	if t, i := sm.tableWord(lo, hi); t != nil {
-		c := d.wordCell(t, i)
+		c := d.wordCell(t, i, v)
 		f(c)
-		d.putWord(t, i, c, store)
+		d.putWord(t, i, c, v)
 		return
 	}
 	for lo < hi {
