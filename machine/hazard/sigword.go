@@ -167,6 +167,11 @@ type sigTable struct {
 // wordChunk is how many words' pointers a chunk of a table holds.
 const wordChunk = 64
 
+// maxTableWords bounds the words of a table: its chunk list is 8 bytes a
+// chunk from the start (128 KiB here), which a signal tensor sized by -D
+// in gigabytes would make large. Larger ones keep their cells.
+const maxTableWords = 1 << 20
+
 // at returns word i, nil while untouched.
 func (t *sigTable) at(i int) *sigWord {
 	if ch := t.chunks[i/wordChunk]; ch != nil {
@@ -202,7 +207,7 @@ var useWordTables = true
 // (a signal tensor of word size word, no page yet) a table holding host
 // write r, instead of page lists, and reports whether it did.
 func (s *shadowMem) tableHostWrite(d *Detector, lo, hi, word int64, r *rec, poison bool) bool {
-	if !useWordTables || word <= 0 || lo%word != 0 || (hi-lo)%word != 0 || 1<<s.shift%word != 0 {
+	if !useWordTables || word <= 0 || lo%word != 0 || (hi-lo)%word != 0 || 1<<s.shift%word != 0 || (hi-lo)/word > maxTableWords {
 		return false
 	}
 	k := s.regionAfter(lo)

@@ -198,3 +198,47 @@ func wordTableRun(t *testing.T, seed uint64, tables bool) (string, int, int) {
 	}
 	return fmt.Sprintf("%+v\nreads from %x", s.d.Findings(), s.d.ReadsFrom()), kept, turned
 }
+
+// TestTableHostWrite: a table is made only for a whole signal tensor whose
+// words each lie on one page and are served one to a span, of bounded size,
+// over a region just claimed.
+func TestTableHostWrite(t *testing.T) {
+	r := rec{agent: 1, write: true}
+	for _, tc := range []struct {
+		name       string
+		lo, hi     int64
+		word       int64
+		paged, off bool
+		want       bool
+	}{
+		{"ring's words", 0x3000, 0x3000 + 766*4, 4, false, false, true},
+		{"8-byte words", 0x10000, 0x10100, 8, false, false, true},
+		{"not a signal tensor", 0x3000, 0x3100, 0, false, false, false},
+		{"unaligned base", 0x3002, 0x3102, 4, false, false, false},
+		{"part of a word", 0x3000, 0x3102, 4, false, false, false},
+		{"too many words", 0, 4 * (maxTableWords + 1), 4, false, false, false},
+		{"region with pages", 0x3000, 0x3100, 4, true, false, false},
+		{"tables off", 0x3000, 0x3100, 4, false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(old bool) { useWordTables = old }(useWordTables)
+			useWordTables = !tc.off
+			s := newShadowMem(pageShift, nil)
+			s.claim(tc.lo, tc.hi, tc.word)
+			if tc.paged {
+				s.page(tc.lo, tc.hi)
+			}
+			if got := s.tableHostWrite(nil, tc.lo, tc.hi, tc.word, &r, false); got != tc.want || (s.tabs > 0) != tc.want {
+				t.Fatalf("table made: %v (%d tables), want %v", got, s.tabs, tc.want)
+			}
+			if tc.want {
+				if tw, i := s.tableWord(tc.hi-tc.word, tc.hi); tw == nil || i != int((tc.hi-tc.lo)/tc.word)-1 {
+					t.Fatalf("the last word is not the table's last (%v, %d)", tw, i)
+				}
+				if tw, _ := s.tableWord(tc.lo, tc.lo+2*tc.word); tw != nil {
+					t.Fatal("two words served as one")
+				}
+			}
+		})
+	}
+}
