@@ -205,25 +205,16 @@ var useWordTables = true
 
 // tableHostWrite gives the region that claim has just made over [lo, hi)
 // (a signal tensor of word size word, no page yet) a table holding host
-// write r, instead of page lists, and reports whether it did. A host write
-// over a table none of whose words was touched replaces its record: as
-// cells, it wrote the one cell the first had made.
+// write r, instead of page lists, and reports whether it did.
 func (s *shadowMem) tableHostWrite(d *Detector, lo, hi, word int64, r *rec, poison bool) bool {
 	if !useWordTables || word <= 0 || lo%word != 0 || (hi-lo)%word != 0 || 1<<s.shift%word != 0 || (hi-lo)/word > maxTableWords {
 		return false
 	}
 	k := s.regionAfter(lo)
-	if k == len(s.regions) || s.regions[k].lo != lo || s.regions[k].hi != hi {
+	if k == len(s.regions) || s.regions[k].lo != lo || s.regions[k].hi != hi || s.regions[k].tab != nil {
 		return false
 	}
 	rg := &s.regions[k]
-	if t := rg.tab; t != nil {
-		if t.touched() {
-			return false // unTable, then the cells' host write
-		}
-		t.host, t.poison = *r, poison
-		return true
-	}
 	for _, m := range rg.pages {
 		if m != nil {
 			return false
@@ -263,7 +254,7 @@ func (d *Detector) wordCell(t *sigTable, i int, v sigVisit) *cell {
 		// The state the host write's cell had, which a split copies.
 		sw = d.sigSlab.words.get()
 		sw.w, sw.hasW, sw.written = &t.host, true, !t.poison
-		sw.sc.sigVer = 1 // its own count: only memos of this word compare with it
+		sw.sc.sigVer = 1 // cell.hostWrite's count on a new cell
 		*t.slot(i) = sw
 	}
 	lo := t.lo + int64(i)*t.word
