@@ -1,7 +1,6 @@
 package hazard
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,74 +37,6 @@ const (
 	// for minutes; past the budget the pass stops and says so.
 	maxWork = 1 << 20
 )
-
-// sstate is the flag state of one path: a token count per (src, dst, id)
-// channel (0 or 1: the flag is one bit), the last set on it, the scalar
-// registers (syms[i] == symZero: the constant regs[i]; symTop: unknown;
-// otherwise symbol syms[i] plus regs[i]) and the facts the path has assumed
-// about its symbols. Channels are numbered over the pipe pairs the kernel
-// uses, so a state is small to copy and to key.
-type sstate struct {
-	counts []uint8
-	last   []int32
-	regs   []int64
-	syms   []int32
-	facts  []fact
-	iter   []int64
-}
-
-func (s *sstate) clone() *sstate {
-	// One allocation for last and syms: states are cloned on every split.
-	n := len(s.last)
-	i32 := make([]int32, n+len(s.syms))
-	copy(i32, s.last)
-	copy(i32[n:], s.syms)
-	x := &sstate{
-		counts: append([]uint8(nil), s.counts...),
-		last:   i32[:n:n],
-		regs:   append([]int64(nil), s.regs...),
-		syms:   i32[n:],
-		iter:   s.iter,
-	}
-	if len(s.facts) > 0 {
-		x.facts = append(make([]fact, 0, len(s.facts)+2), s.facts...)
-	}
-	return x
-}
-
-func (s *sstate) key() string { return s.keyFacts(nil, nil) }
-
-// keyFacts is the key with only the facts keep accepts (all when nil). The
-// registers frame marks stand as "a constant" without their value (a loop
-// template's key, static_frame.go).
-func (s *sstate) keyFacts(keep func(*fact) bool, frame []bool) string {
-	b := make([]byte, 0, len(s.counts)+14*len(s.regs)+26*len(s.facts))
-	b = append(b, s.counts...)
-	for i, v := range s.regs {
-		if frame != nil && frame[i] {
-			b = binary.LittleEndian.AppendUint16(b, uint16(i))
-			b = binary.LittleEndian.AppendUint32(b, frameSym)
-			continue
-		}
-		if s.syms[i] != symTop {
-			b = binary.LittleEndian.AppendUint16(b, uint16(i))
-			b = binary.LittleEndian.AppendUint32(b, uint32(s.syms[i]))
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		}
-	}
-	for i := range s.facts {
-		f := &s.facts[i]
-		if keep != nil && !keep(f) {
-			continue
-		}
-		b = append(b, 0xff, f.kind)
-		b = binary.LittleEndian.AppendUint32(b, uint32(f.a))
-		b = binary.LittleEndian.AppendUint32(b, uint32(f.b))
-		b = binary.LittleEndian.AppendUint64(b, uint64(f.lo))
-		b = binary.LittleEndian.AppendUint64(b, uint64(f.hi))
-	}
-	return string(b)
-}
 
 type checker struct {
 	k       *asm.KernelInfo
@@ -242,7 +173,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	c.unchecked = make([]bool, len(c.pairs))
 	c.idRegs = c.flagIDRegs()
 	nch := len(c.pairs) * numFlagIDs
-	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs))}
+	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs)), own: ownAll}
 	for i := range st.last {
 		st.last[i] = -1
 	}
@@ -433,8 +364,7 @@ next:
 			idx[h] = append(idx[h], g)
 		}
 		for _, i := range g.members {
-			if f, ok := joinFacts(out[i].facts, s.facts); ok {
-				out[i].facts = f
+			if joinFacts(out[i], s.facts) {
 				continue next
 			}
 		}
@@ -444,71 +374,16 @@ next:
 	return out
 }
 
-// hash hashes what sameAs compares: flags, registers (an unknown one holds
-// 0: store and retire clear it) and the facts keep accepts (none when nil).
-func (s *sstate) hash(keep func(*fact) bool) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	mix := func(v uint64) { h = (h ^ v) * prime }
-	for i := 0; i+8 <= len(s.counts); i += 8 {
-		mix(binary.LittleEndian.Uint64(s.counts[i:]))
-	}
-	for _, b := range s.counts[len(s.counts)&^7:] {
-		mix(uint64(b))
-	}
-	for i, v := range s.regs {
-		mix(uint64(uint32(s.syms[i])) ^ uint64(v)<<32 ^ uint64(v)>>32)
-	}
-	if keep == nil {
-		return h
-	}
-	for i := range s.facts {
-		f := &s.facts[i]
-		if !keep(f) {
-			continue
-		}
-		mix(uint64(uint32(f.a))<<32 | uint64(uint32(f.b)) ^ uint64(f.kind)<<60)
-		mix(uint64(f.lo))
-		mix(uint64(f.hi))
-	}
-	return h
-}
-
-// sameAs reports whether s and o have the same flags, registers and the
-// facts keep accepts (none when nil).
-func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
-	if string(s.counts) != string(o.counts) || !slices.Equal(s.syms, o.syms) || !slices.Equal(s.regs, o.regs) {
-		return false
-	}
-	if keep == nil {
-		return true
-	}
-	i, j := 0, 0
-	for {
-		for i < len(s.facts) && !keep(&s.facts[i]) {
-			i++
-		}
-		for j < len(o.facts) && !keep(&o.facts[j]) {
-			j++
-		}
-		if i == len(s.facts) || j == len(o.facts) {
-			return i == len(s.facts) && j == len(o.facts)
-		}
-		if s.facts[i] != o.facts[j] {
-			return false
-		}
-		i, j = i+1, j+1
-	}
-}
-
 // joinFacts is the facts of the union of two paths that agree on flags,
 // registers and pinned facts, when that union is exact: the facts are the
 // same but for one fact only one path has (the other path's set contains the
 // first's: drop it), or one range of the same pair that overlaps or touches
 // the other's (the hull). Anything else — the union of a disjunction — stays
 // two paths: merging `B ≤ 1 ∧ R ≥ 1` with `B ≥ 2` would let a later
-// `B ≤ 1 ∧ R = 0` through.
-func joinFacts(x, y []fact) ([]fact, bool) {
+// `B ≤ 1 ∧ R = 0` through. It makes st's facts the union's (x: st's, y: the
+// other path's) and reports whether that was exact.
+func joinFacts(st *sstate, y []fact) bool {
+	x := st.facts
 	i, j := 0, 0
 	diff := -1 // the index in x of the differing fact, or len(x) if only y has one
 	var hull fact
@@ -518,12 +393,12 @@ func joinFacts(x, y []fact) ([]fact, bool) {
 			i, j = i+1, j+1
 			continue
 		case diff >= 0:
-			return nil, false
+			return false
 		}
 		if i < len(x) && j < len(y) && x[i].a == y[j].a && x[i].b == y[j].b && x[i].kind == factRange && y[j].kind == factRange {
 			f, g := x[i], y[j]
 			if f.hi < g.lo-1 || g.hi < f.lo-1 {
-				return nil, false
+				return false
 			}
 			hull = fact{a: f.a, b: f.b, kind: factRange, lo: min(f.lo, g.lo), hi: max(f.hi, g.hi)}
 			diff = i
@@ -540,14 +415,16 @@ func joinFacts(x, y []fact) ([]fact, bool) {
 			j++
 		}
 	}
-	switch {
-	case diff < 0 || diff == len(x):
-		return x, true
-	case hull.kind == 0xff:
-		return append(x[:diff], x[diff+1:]...), true
+	if diff < 0 || diff == len(x) {
+		return true
 	}
-	x[diff] = hull
-	return x, true
+	st.writeFacts()
+	if hull.kind == 0xff {
+		st.facts = append(st.facts[:diff], st.facts[diff+1:]...)
+	} else if st.facts[diff] != hull {
+		st.facts[diff] = hull
+	}
+	return true
 }
 
 // block runs stmts on every state and returns the states that fall through
@@ -926,7 +803,7 @@ func (w *widener) apply(x *sstate) {
 			// symbols carries over as facts of the symbol.
 			v := regLin(x, i)
 			w.c.retire(x, s)
-			x.syms[i], x.regs[i] = s, 0
+			x.setReg(i, s, 0)
 			w.c.relate(x, s, v, w.condSyms(x, i))
 		}
 	}
@@ -938,6 +815,9 @@ func (w *widener) apply(x *sstate) {
 // counter's facts converge at the loop head (`%i >= 1`, and its relation to
 // the loop's bound, stay).
 func (c *checker) shiftSym(x *sstate, s int32, d int64) {
+	// A register holds s (the caller saw it): both parts change.
+	x.writeRegs()
+	x.writeFacts()
 	for i := range x.syms {
 		if x.syms[i] > symZero && x.syms[i] != s && c.dependsOn(x.syms[i], s) {
 			x.syms[i], x.regs[i] = symTop, 0
@@ -1093,7 +973,7 @@ func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
 		for v := r.lo; v <= r.hi; v++ {
 			x := st
 			if v < r.hi {
-				x = st.clone()
+				x = st.fork()
 			}
 			if c.assumeCmp(x, linAddConst(id, -v), "==") {
 				c.flag(op, set, src, dst, where, v, x)
@@ -1141,8 +1021,11 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 				fmt.Sprintf("wait for the first set (`wait_flag %s, %s, %d`) before setting it again, or use a second event id", src, dst, id))
 		}
 		// The flag is one bit: a second set is lost, not counted.
-		st.counts[ch] = 1
-		st.last[ch] = int32(op.ID)
+		if st.counts[ch] != 1 || st.last[ch] != int32(op.ID) {
+			st.writeFlags()
+			st.counts[ch] = 1
+			st.last[ch] = int32(op.ID)
+		}
 		return
 	}
 	if st.counts[ch] == 0 {
@@ -1151,6 +1034,7 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 			fmt.Sprintf("make every path reaching this wait run `set_flag %s, %s, %d` first (prime it before the loop), or drop the wait on the paths without a set", src, dst, id))
 		return
 	}
+	st.writeFlags()
 	st.counts[ch]--
 }
 

@@ -313,7 +313,7 @@ func (t *template) patch(states []*sstate, vals []int64) []*sstate {
 	for i, x := range states {
 		y := x.clone()
 		for j, r := range t.frame {
-			y.regs[r] = vals[j]
+			y.setReg(r, symZero, vals[j])
 		}
 		out[i] = y
 	}

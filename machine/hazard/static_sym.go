@@ -246,15 +246,15 @@ func (c *checker) store(st *sstate, slot int, l lin) {
 	}
 	switch {
 	case l.top:
-		st.syms[slot], st.regs[slot] = symTop, 0
+		st.setReg(slot, symTop, 0)
 	case l.n == 0:
-		st.syms[slot], st.regs[slot] = symZero, l.c
+		st.setReg(slot, symZero, l.c)
 	case l.n == 1 && l.m[0] == 1:
-		st.syms[slot], st.regs[slot] = l.s[0], l.c
+		st.setReg(slot, l.s[0], l.c)
 	default:
 		r := c.rangeOfLin(st, l)
 		t := c.term("lin", r.lo, r.hi, l)
-		st.syms[slot], st.regs[slot] = t.s[0], 0
+		st.setReg(slot, t.s[0], 0)
 	}
 }
 
@@ -422,7 +422,10 @@ func (c *checker) symMod(st *sstate, s int32, m int64) (int64, bool) {
 func addFactRaw(st *sstate, f fact) {
 	if f.kind != factNE {
 		if i := findFact(st, f.a, f.b, f.kind); i >= 0 {
-			st.facts[i] = f
+			if st.facts[i] != f {
+				st.writeFacts()
+				st.facts[i] = f
+			}
 			return
 		}
 	}
@@ -430,6 +433,7 @@ func addFactRaw(st *sstate, f fact) {
 	if found {
 		return
 	}
+	st.writeFacts()
 	st.facts = slices.Insert(st.facts, i, f)
 }
 
@@ -512,15 +516,11 @@ func (c *checker) assumeMod(st *sstate, s int32, m, r int64) bool {
 		if f.hi%m == 0 {
 			return true
 		}
-		if m%f.hi == 0 {
-			st.facts[j].lo, st.facts[j].hi = r, m
-			return true
-		}
 		// Keep the larger modulus; the other is a weaker fact.
-		if m < f.hi {
-			return true
+		if (m%f.hi == 0 || m > f.hi) && (f.lo != r || f.hi != m) {
+			st.writeFacts()
+			st.facts[j].lo, st.facts[j].hi = r, m
 		}
-		st.facts[j].lo, st.facts[j].hi = r, m
 		return true
 	}
 	if rs := c.rangeOf(st, s); rs.single() {
@@ -545,13 +545,27 @@ func (c *checker) retire(st *sstate, x int32) {
 	}
 	for i, s := range st.syms {
 		if s > symZero && c.dependsOn(s, x) {
-			st.syms[i], st.regs[i] = symTop, 0
+			st.setReg(i, symTop, 0)
 		}
 	}
-	out := st.facts[:0]
-	for _, f := range st.facts {
-		if !c.dependsOn(f.a, x) && !(f.b > symZero && c.dependsOn(f.b, x)) {
-			out = append(out, f)
+	st.dropFacts(func(f *fact) bool { return c.dependsOn(f.a, x) || (f.b > symZero && c.dependsOn(f.b, x)) })
+}
+
+// dropFacts drops the facts drop accepts from st, copying them first only
+// when one goes.
+func (st *sstate) dropFacts(drop func(*fact) bool) {
+	i := 0
+	for i < len(st.facts) && !drop(&st.facts[i]) {
+		i++
+	}
+	if i == len(st.facts) {
+		return
+	}
+	st.writeFacts()
+	out := st.facts[:i]
+	for j := i + 1; j < len(st.facts); j++ {
+		if !drop(&st.facts[j]) {
+			out = append(out, st.facts[j])
 		}
 	}
 	st.facts = out
@@ -569,13 +583,7 @@ func (c *checker) gc(st *sstate) {
 		}
 		return slices.Contains(st.syms, s)
 	}
-	out := st.facts[:0]
-	for _, f := range st.facts {
-		if live(f.a) && live(f.b) {
-			out = append(out, f)
-		}
-	}
-	st.facts = out
+	st.dropFacts(func(f *fact) bool { return !live(f.a) || !live(f.b) })
 }
 
 // value evaluates x on path st.
@@ -1047,7 +1055,7 @@ func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
 		return nil, []*sstate{st}
 	}
 	if d.top {
-		return []*sstate{st.clone()}, []*sstate{st}
+		return []*sstate{st.fork()}, []*sstate{st}
 	}
 	if !pairable(d) {
 		// d's own term: assuming it true on one side and false on the other
@@ -1055,7 +1063,7 @@ func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
 		tm := c.term("c"+op, 0, 1, d)
 		return c.splitCmp(st, tm, "!=")
 	}
-	ts := st.clone()
+	ts := st.fork()
 	if c.assumeCmp(ts, d, op) {
 		t = []*sstate{ts}
 	}

@@ -1,0 +1,227 @@
+package hazard
+
+import (
+	"encoding/binary"
+	"slices"
+)
+
+// sstate is the flag state of one path: a token count per (src, dst, id)
+// channel (0 or 1: the flag is one bit), the last set on it, the scalar
+// registers (syms[i] == symZero: the constant regs[i]; symTop: unknown;
+// otherwise symbol syms[i] plus regs[i]) and the facts the path has assumed
+// about its symbols. Channels are numbered over the pipe pairs the kernel
+// uses, so a state is small to copy and to key.
+//
+// States are copied on write. A clone shares its three parts — the flags
+// (counts, last), the registers (regs, syms) and the facts — with its
+// original, and own marks the parts a state may write in place: clone takes
+// the mark from both, and the first write to a part (writeFlags, writeRegs,
+// writeFacts) copies it. Paths split, memo entries are recalled and loops
+// return many states that are merged away or written in one part only, so
+// most clones never copy anything (issue 28, session 14). Every write to a
+// state's slices goes through those three; a write that would not change the
+// value is skipped, so that it does not copy either.
+type sstate struct {
+	counts []uint8
+	last   []int32
+	regs   []int64
+	syms   []int32
+	facts  []fact
+	iter   []int64
+	own    uint8
+	// h is hash(nil) (flags and registers) when hashed; a write to the
+	// flags or registers clears it.
+	h      uint64
+	hashed bool
+}
+
+// The parts of a state (sstate.own).
+const (
+	ownFlags uint8 = 1 << iota
+	ownRegs
+	ownFacts
+	ownAll = ownFlags | ownRegs | ownFacts
+)
+
+// cowOff makes clone copy every part at once, as before copy on write
+// (TestStaticSharedMatchesCopied compares the two).
+var cowOff bool
+
+func (s *sstate) clone() *sstate {
+	if cowOff {
+		return s.copyAll()
+	}
+	s.own = 0
+	x := *s
+	return &x
+}
+
+// fork is a clone for a split: both sides usually assume a fact at once, so
+// the clone's facts are copied now, and the original keeps its own.
+func (s *sstate) fork() *sstate {
+	own := s.own & ownFacts
+	x := s.clone()
+	s.own |= own
+	x.own &^= ownFacts
+	x.writeFacts()
+	return x
+}
+
+// copyAll is a clone that shares nothing.
+func (s *sstate) copyAll() *sstate {
+	x := *s
+	x.own = 0
+	x.writeFlags()
+	x.writeRegs()
+	x.writeFacts()
+	x.h, x.hashed = s.h, s.hashed
+	return &x
+}
+
+// writeFlags makes s's flags its own, to be written.
+func (s *sstate) writeFlags() {
+	if s.own&ownFlags == 0 {
+		s.counts = slices.Clone(s.counts)
+		s.last = slices.Clone(s.last)
+		s.own |= ownFlags
+	}
+	s.hashed = false
+}
+
+// writeRegs makes s's registers its own, to be written.
+func (s *sstate) writeRegs() {
+	if s.own&ownRegs == 0 {
+		s.regs = slices.Clone(s.regs)
+		s.syms = slices.Clone(s.syms)
+		s.own |= ownRegs
+	}
+	s.hashed = false
+}
+
+// writeFacts makes s's facts its own, to be written. An empty slice is
+// copied too: its spare capacity may be another state's.
+func (s *sstate) writeFacts() {
+	if s.own&ownFacts == 0 {
+		if len(s.facts) > 0 {
+			s.facts = append(make([]fact, 0, len(s.facts)+2), s.facts...)
+		} else {
+			s.facts = nil
+		}
+		s.own |= ownFacts
+	}
+}
+
+// setReg writes register i, copying the registers first when they are
+// shared and the value changes.
+func (s *sstate) setReg(i int, sym int32, v int64) {
+	if s.syms[i] == sym && s.regs[i] == v {
+		return
+	}
+	s.writeRegs()
+	s.syms[i], s.regs[i] = sym, v
+}
+
+func (s *sstate) key() string { return s.keyFacts(nil, nil) }
+
+// keyFacts is the key with only the facts keep accepts (all when nil). The
+// registers frame marks stand as "a constant" without their value (a loop
+// template's key, static_frame.go).
+func (s *sstate) keyFacts(keep func(*fact) bool, frame []bool) string {
+	b := make([]byte, 0, len(s.counts)+14*len(s.regs)+26*len(s.facts))
+	b = append(b, s.counts...)
+	for i, v := range s.regs {
+		if frame != nil && frame[i] {
+			b = binary.LittleEndian.AppendUint16(b, uint16(i))
+			b = binary.LittleEndian.AppendUint32(b, frameSym)
+			continue
+		}
+		if s.syms[i] != symTop {
+			b = binary.LittleEndian.AppendUint16(b, uint16(i))
+			b = binary.LittleEndian.AppendUint32(b, uint32(s.syms[i]))
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+	}
+	for i := range s.facts {
+		f := &s.facts[i]
+		if keep != nil && !keep(f) {
+			continue
+		}
+		b = append(b, 0xff, f.kind)
+		b = binary.LittleEndian.AppendUint32(b, uint32(f.a))
+		b = binary.LittleEndian.AppendUint32(b, uint32(f.b))
+		b = binary.LittleEndian.AppendUint64(b, uint64(f.lo))
+		b = binary.LittleEndian.AppendUint64(b, uint64(f.hi))
+	}
+	return string(b)
+}
+
+// hash hashes what sameAs compares: flags, registers (an unknown one holds
+// 0: store and retire clear it) and the facts keep accepts (none when nil).
+// The flags' and registers' part is kept until they are written.
+func (s *sstate) hash(keep func(*fact) bool) uint64 {
+	const prime = 1099511628211
+	if !s.hashed {
+		h := uint64(14695981039346656037)
+		for i := 0; i+8 <= len(s.counts); i += 8 {
+			h = (h ^ binary.LittleEndian.Uint64(s.counts[i:])) * prime
+		}
+		for _, b := range s.counts[len(s.counts)&^7:] {
+			h = (h ^ uint64(b)) * prime
+		}
+		for i, v := range s.regs {
+			h = (h ^ (uint64(uint32(s.syms[i])) ^ uint64(v)<<32 ^ uint64(v)>>32)) * prime
+		}
+		s.h, s.hashed = h, true
+	}
+	h := s.h
+	if keep == nil {
+		return h
+	}
+	mix := func(v uint64) { h = (h ^ v) * prime }
+	for i := range s.facts {
+		f := &s.facts[i]
+		if !keep(f) {
+			continue
+		}
+		mix(uint64(uint32(f.a))<<32 | uint64(uint32(f.b)) ^ uint64(f.kind)<<60)
+		mix(uint64(f.lo))
+		mix(uint64(f.hi))
+	}
+	return h
+}
+
+// sameAs reports whether s and o have the same flags, registers and the
+// facts keep accepts (none when nil). Parts still shared are the same.
+func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
+	if !sameSlice(s.counts, o.counts) && string(s.counts) != string(o.counts) {
+		return false
+	}
+	if !sameSlice(s.regs, o.regs) && (!slices.Equal(s.syms, o.syms) || !slices.Equal(s.regs, o.regs)) {
+		return false
+	}
+	if keep == nil {
+		return true
+	}
+	i, j := 0, 0
+	for {
+		for i < len(s.facts) && !keep(&s.facts[i]) {
+			i++
+		}
+		for j < len(o.facts) && !keep(&o.facts[j]) {
+			j++
+		}
+		if i == len(s.facts) || j == len(o.facts) {
+			return i == len(s.facts) && j == len(o.facts)
+		}
+		if s.facts[i] != o.facts[j] {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
+// sameSlice reports whether a and b are the same memory: a part two states
+// share.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
