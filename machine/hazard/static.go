@@ -81,6 +81,8 @@ type checker struct {
 	active []*loopCtx
 	// npinned counts pin calls not yet undone: a peeled loop is running.
 	npinned int
+	// pinEpoch changes with every pin and unpin (sstate.gcAt).
+	pinEpoch uint32
 
 	// Loop templates (static_frame.go).
 	templateState
@@ -180,6 +182,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	for i := range st.syms {
 		st.syms[i] = symTop
 	}
+	st.h = st.partHash()
 	// rank < nranks, block_idx < block_num.
 	c.assume(st, builtinSyms["rank"], builtinSyms["nranks"], rng{negInf, -1})
 	c.assume(st, builtinSyms["block_idx"], builtinSyms["block_num"], rng{negInf, -1})
@@ -815,14 +818,13 @@ func (w *widener) apply(x *sstate) {
 // counter's facts converge at the loop head (`%i >= 1`, and its relation to
 // the loop's bound, stay).
 func (c *checker) shiftSym(x *sstate, s int32, d int64) {
-	// A register holds s (the caller saw it): both parts change.
-	x.writeRegs()
+	// A register holds s (the caller saw it): the facts change too.
 	x.writeFacts()
 	for i := range x.syms {
 		if x.syms[i] > symZero && x.syms[i] != s && c.dependsOn(x.syms[i], s) {
-			x.syms[i], x.regs[i] = symTop, 0
+			x.setReg(i, symTop, 0)
 		} else if x.syms[i] == s {
-			x.regs[i] -= d
+			x.setReg(i, s, x.regs[i]-d)
 		}
 	}
 	out := x.facts[:0]
@@ -1021,11 +1023,7 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 				fmt.Sprintf("wait for the first set (`wait_flag %s, %s, %d`) before setting it again, or use a second event id", src, dst, id))
 		}
 		// The flag is one bit: a second set is lost, not counted.
-		if st.counts[ch] != 1 || st.last[ch] != int32(op.ID) {
-			st.writeFlags()
-			st.counts[ch] = 1
-			st.last[ch] = int32(op.ID)
-		}
+		st.setFlag(ch, 1, int32(op.ID))
 		return
 	}
 	if st.counts[ch] == 0 {
@@ -1034,8 +1032,7 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 			fmt.Sprintf("make every path reaching this wait run `set_flag %s, %s, %d` first (prime it before the loop), or drop the wait on the paths without a set", src, dst, id))
 		return
 	}
-	st.writeFlags()
-	st.counts[ch]--
+	st.setFlag(ch, st.counts[ch]-1, st.last[ch])
 }
 
 // walkRefs calls f on every register reference in e.

@@ -94,6 +94,7 @@ func (c *checker) pin(syms ...int32) {
 		c.pinned[s]++
 	}
 	c.npinned++
+	c.pinEpoch++
 }
 
 func (c *checker) unpin(syms ...int32) {
@@ -101,6 +102,7 @@ func (c *checker) unpin(syms ...int32) {
 		c.pinned[s]--
 	}
 	c.npinned--
+	c.pinEpoch++
 }
 
 // peeled runs loop s from st with the loop variable symbolic (see above).

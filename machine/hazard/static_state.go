@@ -19,8 +19,9 @@ import (
 // writeFacts) copies it. Paths split, memo entries are recalled and loops
 // return many states that are merged away or written in one part only, so
 // most clones never copy anything (issue 28, session 14). Every write to a
-// state's slices goes through those three; a write that would not change the
-// value is skipped, so that it does not copy either.
+// state's slices goes through those three (registers through setReg, flags
+// through setFlag); a write that would not change the value is skipped, so
+// that it does not copy either.
 type sstate struct {
 	counts []uint8
 	last   []int32
@@ -29,10 +30,13 @@ type sstate struct {
 	facts  []fact
 	iter   []int64
 	own    uint8
-	// h is hash(nil) (flags and registers) when hashed; a write to the
-	// flags or registers clears it.
-	h      uint64
-	hashed bool
+	// h is the hash of the flags and registers (partHash), kept up to date
+	// by setReg and setFlag.
+	h uint64
+	// gcAt is the checker's pin epoch when gc last ran on this content (0:
+	// not since the registers or facts were written): gc depends on those
+	// and the pinned symbols only, and then has nothing to drop.
+	gcAt uint32
 }
 
 // The parts of a state (sstate.own).
@@ -44,8 +48,9 @@ const (
 )
 
 // cowOff makes clone copy every part at once, as before copy on write
-// (TestStaticSharedMatchesCopied compares the two).
-var cowOff bool
+// (TestStaticSharedMatchesCopied compares the two); checkHashes checks every
+// state's kept hash when it is used.
+var cowOff, checkHashes bool
 
 func (s *sstate) clone() *sstate {
 	if cowOff {
@@ -74,28 +79,27 @@ func (s *sstate) copyAll() *sstate {
 	x.writeFlags()
 	x.writeRegs()
 	x.writeFacts()
-	x.h, x.hashed = s.h, s.hashed
+	x.gcAt = s.gcAt
 	return &x
 }
 
-// writeFlags makes s's flags its own, to be written.
+// writeFlags makes s's flags its own, to be written (setFlag).
 func (s *sstate) writeFlags() {
 	if s.own&ownFlags == 0 {
 		s.counts = slices.Clone(s.counts)
 		s.last = slices.Clone(s.last)
 		s.own |= ownFlags
 	}
-	s.hashed = false
 }
 
-// writeRegs makes s's registers its own, to be written.
+// writeRegs makes s's registers its own, to be written (setReg).
 func (s *sstate) writeRegs() {
 	if s.own&ownRegs == 0 {
 		s.regs = slices.Clone(s.regs)
 		s.syms = slices.Clone(s.syms)
 		s.own |= ownRegs
 	}
-	s.hashed = false
+	s.gcAt = 0
 }
 
 // writeFacts makes s's facts its own, to be written. An empty slice is
@@ -109,6 +113,7 @@ func (s *sstate) writeFacts() {
 		}
 		s.own |= ownFacts
 	}
+	s.gcAt = 0
 }
 
 // setReg writes register i, copying the registers first when they are
@@ -118,7 +123,44 @@ func (s *sstate) setReg(i int, sym int32, v int64) {
 		return
 	}
 	s.writeRegs()
+	s.h += regHash(i, sym, v) - regHash(i, s.syms[i], s.regs[i])
 	s.syms[i], s.regs[i] = sym, v
+}
+
+// setFlag writes channel ch's count and last set, as setReg.
+func (s *sstate) setFlag(ch int, n uint8, last int32) {
+	if s.counts[ch] == n && s.last[ch] == last {
+		return
+	}
+	s.writeFlags()
+	s.h += chanHash(ch, n) - chanHash(ch, s.counts[ch])
+	s.counts[ch], s.last[ch] = n, last
+}
+
+// partHash is the hash of s's flags and registers: a sum of one term per
+// register and per set flag, so that setReg and setFlag update it with two
+// terms. Any function of what sameAs compares would do for join; this one
+// costs nothing to keep.
+func (s *sstate) partHash() uint64 {
+	var h uint64
+	for ch, n := range s.counts {
+		h += chanHash(ch, n)
+	}
+	for i, v := range s.regs {
+		h += regHash(i, s.syms[i], v)
+	}
+	return h
+}
+
+func regHash(i int, sym int32, v int64) uint64 {
+	return mix64(uint64(i)<<32|uint64(uint32(sym))) ^ mix64(uint64(v)+0x9e3779b97f4a7c15)
+}
+
+func chanHash(ch int, n uint8) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return mix64(1<<63 | uint64(ch)<<8 | uint64(n))
 }
 
 func (s *sstate) key() string { return s.keyFacts(nil, nil) }
@@ -157,21 +199,10 @@ func (s *sstate) keyFacts(keep func(*fact) bool, frame []bool) string {
 
 // hash hashes what sameAs compares: flags, registers (an unknown one holds
 // 0: store and retire clear it) and the facts keep accepts (none when nil).
-// The flags' and registers' part is kept until they are written.
 func (s *sstate) hash(keep func(*fact) bool) uint64 {
 	const prime = 1099511628211
-	if !s.hashed {
-		h := uint64(14695981039346656037)
-		for i := 0; i+8 <= len(s.counts); i += 8 {
-			h = (h ^ binary.LittleEndian.Uint64(s.counts[i:])) * prime
-		}
-		for _, b := range s.counts[len(s.counts)&^7:] {
-			h = (h ^ uint64(b)) * prime
-		}
-		for i, v := range s.regs {
-			h = (h ^ (uint64(uint32(s.syms[i])) ^ uint64(v)<<32 ^ uint64(v)>>32)) * prime
-		}
-		s.h, s.hashed = h, true
+	if checkHashes && s.h != s.partHash() {
+		panic("static pass: a state's hash is not that of its flags and registers")
 	}
 	h := s.h
 	if keep == nil {

@@ -16,14 +16,16 @@ import (
 // memo entry's and loop template's states: flags, last sets, registers,
 // facts and iterations. A write to a shared part that bypasses writeFlags,
 // writeRegs or writeFacts changes the states that share it — a memo entry,
-// the other side of a split — and shows here.
+// the other side of a split — and shows here. Every state's kept hash is
+// checked when join uses it (checkHashes).
 func TestStaticSharedMatchesCopied(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the static pass runs twice on every program and corpus kernel")
 	}
 	var did []string
 	staticDone = func(c *checker) { did = append(did, staticDigest(c)...) }
-	defer func() { staticDone, cowOff = nil, false }()
+	checkHashes = true
+	defer func() { staticDone, cowOff, checkHashes = nil, false, false }()
 	for name, obj := range staticObjects(t) {
 		did = nil
 		cowOff = true

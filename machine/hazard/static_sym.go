@@ -574,7 +574,7 @@ func (st *sstate) dropFacts(drop func(*fact) bool) {
 // gc drops the facts about symbols no register holds, so that two paths that
 // differ only there are one state.
 func (c *checker) gc(st *sstate) {
-	if len(st.facts) == 0 {
+	if len(st.facts) == 0 || st.gcAt == c.pinEpoch+1 {
 		return
 	}
 	live := func(s int32) bool {
@@ -584,6 +584,7 @@ func (c *checker) gc(st *sstate) {
 		return slices.Contains(st.syms, s)
 	}
 	st.dropFacts(func(f *fact) bool { return !live(f.a) || !live(f.b) })
+	st.gcAt = c.pinEpoch + 1
 }
 
 // value evaluates x on path st.
