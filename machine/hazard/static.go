@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,7 +50,11 @@ type checker struct {
 	// after which every block returns its input unchanged.
 	work    int
 	aborted bool
-	memo    map[memoKey][]*sstate
+	memo    map[memoKey]memoEntry
+	// loopNums numbers the loops for memo keys; keyBuf is the scratch a key
+	// is built in, so that a lookup that hits allocates nothing.
+	loopNums map[memoLoop]uint32
+	keyBuf   []byte
 	// memoLog lists memo entries in the order they were made, so that a
 	// peeling attempt that is redone takes its entries back (rollback).
 	memoLog []memoKey
@@ -153,7 +158,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	if k == nil {
 		return nil
 	}
-	c := &checker{k: k, slots: map[string]int{}, consts: consts, byKey: map[findKey]*finding{}, memo: map[memoKey][]*sstate{},
+	c := &checker{k: k, slots: map[string]int{}, consts: consts, byKey: map[findKey]*finding{}, memo: map[memoKey]memoEntry{}, loopNums: map[memoLoop]uint32{},
 		deps: map[asm.Expr]exprDeps{}, findPair: map[*finding]int{}, ldSyms: map[int]int32{}, loops: map[*asm.CFor]*loopInfo{},
 		widenSyms: map[widenKey]int32{}}
 	c.initSyms()
@@ -585,8 +590,7 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
 	// Like fixpoint, remember the loop's result per entry state.
 	c.gc(st)
-	mk := memoKey{stmt: s, n: -1, state: st.key()}
-	return c.memoized(mk, c.loopTouch(s, s.Body, s.Cond), st, func() []*sstate { return c.whileRun(s, st) })
+	return c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.Cond), st, func() []*sstate { return c.whileRun(s, st) })
 }
 
 func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
@@ -653,34 +657,54 @@ func (c *checker) fixpoint(body []asm.CStmt, st *sstate, withEntry bool) []*ssta
 		return c.fixpointRun(body, st, withEntry)
 	}
 	c.gc(st)
-	mk := memoKey{stmt: &body[0], n: len(body), state: st.key()}
+	loop := memoLoop{&body[0], len(body)}
 	if !withEntry {
-		mk.n = -len(body)
+		loop.n = -len(body)
 	}
-	return c.memoized(mk, c.loopTouch(&body[0], body), st, func() []*sstate { return c.fixpointRun(body, st, withEntry) })
+	return c.memoized(loop, c.loopTouch(&body[0], body), st, func() []*sstate { return c.fixpointRun(body, st, withEntry) })
 }
 
-// memoKey names one loop entered in one flag/register state.
-type memoKey struct {
-	stmt  any
-	n     int
-	state string
+// memoLoop names a loop for the memo: its statement (fixpoint: the first of
+// its body) and n (fixpoint: the body's length, negative without the
+// zero-trip entry; while and peeled loops: -1).
+type memoLoop struct {
+	stmt any
+	n    int
 }
 
-func (c *checker) recall(mk memoKey, st *sstate) ([]*sstate, bool) {
-	res, ok := c.memo[mk]
+// memoKey names one loop entered in one flag/register state: the loop's
+// number (loopNums) and the state's key.
+type memoKey = string
+
+// memoEntry is a memo entry: its key and the loop's result.
+type memoEntry struct {
+	key memoKey
+	res []*sstate
+}
+
+// memoKeyOf builds loop's key for st in c.keyBuf.
+func (c *checker) memoKeyOf(loop memoLoop, st *sstate) []byte {
+	id, ok := c.loopNums[loop]
 	if !ok {
-		return nil, false
+		id = uint32(len(c.loopNums))
+		c.loopNums[loop] = id
 	}
+	c.keyBuf = binary.LittleEndian.AppendUint32(c.keyBuf[:0], id)
+	c.keyBuf = st.appendKey(c.keyBuf, nil)
+	return c.keyBuf
+}
+
+// recall returns clones of memo entry e's states, in st's iteration.
+func (c *checker) recall(e memoEntry, st *sstate) []*sstate {
 	if c.recording > 0 {
-		c.hitLog = append(c.hitLog, mk)
+		c.hitLog = append(c.hitLog, e.key)
 	}
-	out := make([]*sstate, len(res))
-	for i, x := range res {
+	out := make([]*sstate, len(e.res))
+	for i, x := range e.res {
 		out[i] = x.clone()
 		out[i].iter = st.iter
 	}
-	return out, true
+	return out
 }
 
 func (c *checker) remember(mk memoKey, res []*sstate) {
@@ -691,7 +715,7 @@ func (c *checker) remember(mk memoKey, res []*sstate) {
 	for i, x := range res {
 		saved[i] = x.clone()
 	}
-	c.memo[mk] = saved
+	c.memo[mk] = memoEntry{mk, saved}
 	c.memoLog = append(c.memoLog, mk)
 }
 

@@ -57,12 +57,14 @@ var (
 
 // templateState is the checker's part for templates.
 type templateState struct {
-	templates map[memoKey][]*template
+	templates map[string][]*template
 	touched   map[any][]bool
 	// recording counts the template runs under way; hitLog lists the memo
 	// entries found meanwhile.
 	recording int
 	hitLog    []memoKey
+	// patchBuf is patchKey's scratch.
+	patchBuf []byte
 }
 
 // template is one run of a loop: the frame registers and their values at its
@@ -77,10 +79,6 @@ type template struct {
 	work  int
 }
 
-type memoEntry struct {
-	key memoKey
-	res []*sstate
-}
 
 // loopTouch marks the registers the pass reads or writes in a loop: what its
 // lets, conditions, loop bounds and flag ids read, and what lets, loops and
@@ -150,11 +148,11 @@ func (c *checker) loopTouch(loop any, body []asm.CStmt, exprs ...asm.CExpr) []bo
 // frameOf is the template key of mk's loop entered in st and the frame: the
 // registers the loop does not touch that hold constants. ok is false when
 // templates do not apply here.
-func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (memoKey, []int, bool) {
+func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (string, []int, bool) {
 	// Register indices below 255 keep a key's register records apart from
 	// its facts (0xff) when patchKey reads it.
 	if templatesOff || c.npinned > 0 || len(c.active) > 0 || c.aborted || len(st.regs) >= 255 {
-		return memoKey{}, nil, false
+		return "", nil, false
 	}
 	var frame []int
 	var mask []bool
@@ -168,17 +166,20 @@ func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (memoKey, []in
 		}
 	}
 	if frame == nil {
-		return memoKey{}, nil, false
+		return "", nil, false
 	}
-	return memoKey{stmt: mk.stmt, n: mk.n, state: st.keyFacts(nil, mask)}, frame, true
+	// The loop's number, then the state's key with the frame left out.
+	return string(st.appendKey([]byte(mk[:4]), mask)), frame, true
 }
 
-// memoized runs the loop mk names from st (gc'd; run does the work) through
-// the memo and the templates.
-func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []*sstate) []*sstate {
-	if res, ok := c.recall(mk, st); ok {
-		return res
+// memoized runs loop from st (gc'd; run does the work) through the memo and
+// the templates.
+func (c *checker) memoized(loop memoLoop, touched []bool, st *sstate, run func() []*sstate) []*sstate {
+	b := c.memoKeyOf(loop, st)
+	if e, ok := c.memo[string(b)]; ok {
+		return c.recall(e, st)
 	}
+	mk := string(b)
 	fk, frame, ok := c.frameOf(mk, touched, st)
 	if !ok {
 		res := run()
@@ -207,7 +208,7 @@ func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []
 	}
 	if !c.aborted && c.recordTemplate(t, res, memo0) {
 		if c.templates == nil {
-			c.templates = map[memoKey][]*template{}
+			c.templates = map[string][]*template{}
 		}
 		ts := c.templates[fk]
 		if len(ts) == maxTemplates {
@@ -232,7 +233,7 @@ func (c *checker) recordTemplate(t *template, res []*sstate, memo0 int) bool {
 		t.res[i] = x.clone()
 	}
 	for _, k := range c.memoLog[memo0:] {
-		saved := c.memo[k]
+		saved := c.memo[k].res
 		if !t.holds(saved) {
 			return false
 		}
@@ -262,30 +263,44 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 		return nil, false
 	}
 	made := make([]memoEntry, len(t.made))
-	mine := make(map[memoKey]bool, len(t.made))
 	for i, e := range t.made {
-		k := c.patchKey(e.key, t, vals)
-		if k == nil {
+		b, ok := c.patchKey(e.key, t, vals)
+		if !ok {
 			return nil, false
 		}
-		if _, ok := c.memo[*k]; ok {
+		if _, ok := c.memo[string(b)]; ok {
 			return nil, false
 		}
-		made[i] = memoEntry{*k, t.patch(e.res, vals)}
-		mine[*k] = true
+		made[i].key = string(b)
 	}
-	found := make([]memoKey, len(t.found))
-	for i, f := range t.found {
-		k := c.patchKey(f, t, vals)
-		if k == nil {
+	var found []memoKey
+	var mine map[memoKey]bool
+	for _, f := range t.found {
+		b, ok := c.patchKey(f, t, vals)
+		if !ok {
 			return nil, false
 		}
 		// Found in the memo before the run, or made by the run itself
 		// before it was found.
-		if _, ok := c.memo[*k]; !ok && !mine[*k] {
-			return nil, false
+		e, ok := c.memo[string(b)]
+		if !ok {
+			if mine == nil {
+				mine = make(map[memoKey]bool, len(made))
+				for _, m := range made {
+					mine[m.key] = true
+				}
+			}
+			if !mine[string(b)] {
+				return nil, false
+			}
+			e.key = string(b)
 		}
-		found[i] = *k
+		if c.recording > 0 {
+			found = append(found, e.key)
+		}
+	}
+	for i, e := range t.made {
+		made[i].res = t.patch(e.res, vals)
 	}
 	out := t.patch(t.res, vals)
 	for _, x := range out {
@@ -296,7 +311,7 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 		return c.checkTemplate(t, made, out, run), true
 	}
 	for _, e := range made {
-		c.memo[e.key] = e.res
+		c.memo[e.key] = e
 		c.memoLog = append(c.memoLog, e.key)
 	}
 	if c.recording > 0 {
@@ -321,10 +336,12 @@ func (t *template) patch(states []*sstate, vals []int64) []*sstate {
 }
 
 // patchKey is memo key k (made during t's run) with t's frame registers'
-// values replaced by vals; nil when k does not hold them as expected.
-func (c *checker) patchKey(k memoKey, t *template, vals []int64) *memoKey {
-	b := []byte(k.state)
-	pos, j := len(c.pairs)*numFlagIDs, 0
+// values replaced by vals, in a scratch buffer (valid until the next call);
+// false when k does not hold them as expected.
+func (c *checker) patchKey(k memoKey, t *template, vals []int64) ([]byte, bool) {
+	c.patchBuf = append(c.patchBuf[:0], k...)
+	b := c.patchBuf
+	pos, j := 4+len(c.pairs)*numFlagIDs, 0 // past the loop's number and the flags
 	for pos+14 <= len(b) && j < len(t.frame) {
 		i := int(binary.LittleEndian.Uint16(b[pos:]))
 		if i >= len(c.k.Regs) {
@@ -332,7 +349,7 @@ func (c *checker) patchKey(k memoKey, t *template, vals []int64) *memoKey {
 		}
 		if i == t.frame[j] {
 			if binary.LittleEndian.Uint32(b[pos+2:]) != uint32(symZero) || int64(binary.LittleEndian.Uint64(b[pos+6:])) != t.vals[j] {
-				return nil
+				return nil, false
 			}
 			binary.LittleEndian.PutUint64(b[pos+6:], uint64(vals[j]))
 			j++
@@ -340,9 +357,9 @@ func (c *checker) patchKey(k memoKey, t *template, vals []int64) *memoKey {
 		pos += 14
 	}
 	if j < len(t.frame) {
-		return nil
+		return nil, false
 	}
-	return &memoKey{stmt: k.stmt, n: k.n, state: string(b)}
+	return b, true
 }
 
 // checkTemplate runs the loop (the general path) where t would stand for it
@@ -368,7 +385,7 @@ func (c *checker) checkTemplate(t *template, made []memoEntry, out []*sstate, ru
 		fail("memo entries", len(made), len(got))
 	}
 	for i, e := range made {
-		if got[i] != e.key || !sameStates(c.memo[got[i]], e.res) {
+		if got[i] != e.key || !sameStates(c.memo[got[i]].res, e.res) {
 			fail("memo entry", i, "differs")
 		}
 	}

@@ -112,8 +112,7 @@ func (c *checker) peeled(s *asm.CFor, st *sstate, lo, hi lin, step int64) []*sst
 		return c.counted(s, li, st, lo, hi)
 	}
 	c.gc(st)
-	mk := memoKey{stmt: s, n: -1, state: st.key()}
-	return c.memoized(mk, c.loopTouch(s, s.Body, s.From, s.To, s.Step), st, func() []*sstate {
+	return c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.From, s.To, s.Step), st, func() []*sstate {
 		for p := 1; ; {
 			snap := c.snapshot()
 			out, want := c.peelRun(s, li, st.clone(), lo, hi, step, p)

@@ -163,13 +163,13 @@ func chanHash(ch int, n uint8) uint64 {
 	return mix64(1<<63 | uint64(ch)<<8 | uint64(n))
 }
 
-func (s *sstate) key() string { return s.keyFacts(nil, nil) }
+func (s *sstate) key() string { return string(s.appendKey(nil, nil)) }
 
-// keyFacts is the key with only the facts keep accepts (all when nil). The
+// appendKey appends s's key to b: its flags, registers and facts. The
 // registers frame marks stand as "a constant" without their value (a loop
 // template's key, static_frame.go).
-func (s *sstate) keyFacts(keep func(*fact) bool, frame []bool) string {
-	b := make([]byte, 0, len(s.counts)+14*len(s.regs)+26*len(s.facts))
+func (s *sstate) appendKey(b []byte, frame []bool) []byte {
+	b = slices.Grow(b, len(s.counts)+14*len(s.regs)+26*len(s.facts))
 	b = append(b, s.counts...)
 	for i, v := range s.regs {
 		if frame != nil && frame[i] {
@@ -185,16 +185,13 @@ func (s *sstate) keyFacts(keep func(*fact) bool, frame []bool) string {
 	}
 	for i := range s.facts {
 		f := &s.facts[i]
-		if keep != nil && !keep(f) {
-			continue
-		}
 		b = append(b, 0xff, f.kind)
 		b = binary.LittleEndian.AppendUint32(b, uint32(f.a))
 		b = binary.LittleEndian.AppendUint32(b, uint32(f.b))
 		b = binary.LittleEndian.AppendUint64(b, uint64(f.lo))
 		b = binary.LittleEndian.AppendUint64(b, uint64(f.hi))
 	}
-	return string(b)
+	return b
 }
 
 // hash hashes what sameAs compares: flags, registers (an unknown one holds

@@ -48,14 +48,14 @@ func TestStaticSharedMatchesCopied(t *testing.T) {
 func staticDigest(c *checker) []string {
 	out := []string{fmt.Sprintf("%s: work %d memo %d symbols %d aborted %v limited %v", c.k.Name, c.work, len(c.memo), len(c.syms), c.aborted, c.limited)}
 	for i, k := range c.memoLog {
-		out = append(out, fmt.Sprintf("%s memo %d: %x", c.k.Name, i, sha256.Sum256([]byte(k.state+statesDigest(c.memo[k])))))
+		out = append(out, fmt.Sprintf("%s memo %d: %x", c.k.Name, i, sha256.Sum256([]byte(k+statesDigest(c.memo[k].res)))))
 	}
 	var ts []string
 	for k, tl := range c.templates {
 		for _, t := range tl {
-			d := fmt.Sprint(k.n, k.state, t.frame, t.vals, t.work, statesDigest(t.res))
+			d := fmt.Sprint(k, t.frame, t.vals, t.work, statesDigest(t.res))
 			for _, e := range t.made {
-				d += e.key.state + statesDigest(e.res)
+				d += e.key + statesDigest(e.res)
 			}
 			ts = append(ts, fmt.Sprintf("%s template: %x", c.k.Name, sha256.Sum256([]byte(d))))
 		}
