@@ -88,6 +88,12 @@ type checker struct {
 	npinned int
 	// pinEpoch changes with every pin and unpin (sstate.gcAt).
 	pinEpoch uint32
+	// joinGroups and joinNext are join's scratch; liveMark and liveGen gc's
+	// (liveMark[s] == liveGen: a register holds s).
+	joinGroups []joinGroup
+	joinNext   []int32
+	liveMark   []uint32
+	liveGen    uint32
 
 	// Loop templates (static_frame.go).
 	templateState
@@ -353,33 +359,70 @@ func (c *checker) join(states []*sstate) []*sstate {
 	// sameAs is an equivalence, so the states alike are grouped: a state is
 	// compared with one of each group of its hash, then tried against that
 	// group's members in order, which is where a scan of every earlier
-	// state would have merged it.
-	type group struct{ members []int }
-	idx := make(map[uint64][]*group, len(states))
+	// state would have merged it. The groups are found by a scan, or for
+	// many states through a map of their hashes.
+	gs, next := c.joinGroups[:0], c.joinNext[:0]
+	var byHash map[uint64]int32
+	if len(states) > joinScan {
+		byHash = make(map[uint64]int32, len(states))
+	}
 	out := states[:0]
-next:
 	for _, s := range states {
 		h := s.hash(keep)
-		var g *group
-		for _, x := range idx[h] {
-			if out[x.members[0]].sameAs(s, keep) {
-				g = x
-				break
+		g := int32(-1)
+		if byHash != nil {
+			for x := byHash[h] - 1; x >= 0 && g < 0; x = gs[x].same {
+				if out[gs[x].first].sameAs(s, keep) {
+					g = x
+				}
+			}
+		} else {
+			for x := range gs {
+				if gs[x].h == h && out[gs[x].first].sameAs(s, keep) {
+					g = int32(x)
+					break
+				}
 			}
 		}
-		if g == nil {
-			g = &group{}
-			idx[h] = append(idx[h], g)
+		if g >= 0 && c.joinMember(out, next, gs[g].first, s) {
+			continue
 		}
-		for _, i := range g.members {
-			if joinFacts(out[i], s.facts) {
-				continue next
-			}
+		i := int32(len(out))
+		out, next = append(out, s), append(next, -1)
+		switch {
+		case g >= 0:
+			next[gs[g].last], gs[g].last = i, i
+		case byHash != nil:
+			gs = append(gs, joinGroup{h: h, first: i, last: i, same: byHash[h] - 1})
+			byHash[h] = int32(len(gs))
+		default:
+			gs = append(gs, joinGroup{h: h, first: i, last: i, same: -1})
 		}
-		g.members = append(g.members, len(out))
-		out = append(out, s)
 	}
+	c.joinGroups, c.joinNext = gs, next
 	return out
+}
+
+// joinScan is the most states join groups with a scan of the groups.
+const joinScan = 32
+
+// joinGroup is a group of states alike (join): their hash, the first and
+// last member (indices in join's output, chained by joinNext) and the next
+// group of the same hash (-1: none).
+type joinGroup struct {
+	h                 uint64
+	first, last, same int32
+}
+
+// joinMember merges s into the first member of the group from first that
+// it can join, and reports whether there was one.
+func (c *checker) joinMember(out []*sstate, next []int32, first int32, s *sstate) bool {
+	for i := first; i >= 0; i = next[i] {
+		if joinFacts(out[i], s.facts) {
+			return true
+		}
+	}
+	return false
 }
 
 // joinFacts is the facts of the union of two paths that agree on flags,

@@ -79,7 +79,6 @@ type template struct {
 	work  int
 }
 
-
 // loopTouch marks the registers the pass reads or writes in a loop: what its
 // lets, conditions, loop bounds and flag ids read, and what lets, loops and
 // loads write, in body and in exprs (the loop's own condition or bounds).

@@ -577,11 +577,19 @@ func (c *checker) gc(st *sstate) {
 	if len(st.facts) == 0 || st.gcAt == c.pinEpoch+1 {
 		return
 	}
-	live := func(s int32) bool {
-		if s <= numBuiltinSyms || c.pinned[s] > 0 {
-			return true
+	// Mark the symbols the registers hold, under a new generation.
+	c.liveGen++
+	if c.liveGen == 0 || len(c.liveMark) < len(c.syms) {
+		c.liveMark = make([]uint32, len(c.syms)+len(c.syms)/2)
+		c.liveGen = 1
+	}
+	for _, s := range st.syms {
+		if s > numBuiltinSyms {
+			c.liveMark[s] = c.liveGen
 		}
-		return slices.Contains(st.syms, s)
+	}
+	live := func(s int32) bool {
+		return s <= numBuiltinSyms || c.pinned[s] > 0 || c.liveMark[s] == c.liveGen
 	}
 	st.dropFacts(func(f *fact) bool { return !live(f.a) || !live(f.b) })
 	st.gcAt = c.pinEpoch + 1
