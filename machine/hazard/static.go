@@ -86,7 +86,7 @@ type checker struct {
 	active []*loopCtx
 	// npinned counts pin calls not yet undone: a peeled loop is running.
 	npinned int
-	// pinEpoch changes with every pin and unpin (sstate.gcAt).
+	// pinEpoch changes with every unpin (sstate.gcAt).
 	pinEpoch uint32
 	// joinGroups and joinNext are join's scratch; liveMark and liveGen gc's
 	// (liveMark[s] == liveGen: a register holds s).

@@ -94,7 +94,6 @@ func (c *checker) pin(syms ...int32) {
 		c.pinned[s]++
 	}
 	c.npinned++
-	c.pinEpoch++
 }
 
 func (c *checker) unpin(syms ...int32) {
@@ -102,7 +101,7 @@ func (c *checker) unpin(syms ...int32) {
 		c.pinned[s]--
 	}
 	c.npinned--
-	c.pinEpoch++
+	c.pinEpoch++ // gc may drop more now (sstate.gcAt)
 }
 
 // peeled runs loop s from st with the loop variable symbolic (see above).

@@ -33,9 +33,10 @@ type sstate struct {
 	// h is the hash of the flags and registers (partHash), kept up to date
 	// by setReg and setFlag.
 	h uint64
-	// gcAt is the checker's pin epoch when gc last ran on this content (0:
-	// not since the registers or facts were written): gc depends on those
-	// and the pinned symbols only, and then has nothing to drop.
+	// gcAt is the checker's pin epoch + 1 when gc last ran on this state,
+	// or 0. gc drops the facts about symbols no register holds and none is
+	// pinned; it has nothing to drop again until a fact is added, a register
+	// stops holding a symbol, or a symbol is unpinned (a new epoch).
 	gcAt uint32
 }
 
@@ -49,8 +50,8 @@ const (
 
 // cowOff makes clone copy every part at once, as before copy on write
 // (TestStaticSharedMatchesCopied compares the two); checkHashes checks every
-// state's kept hash when it is used.
-var cowOff, checkHashes bool
+// state's kept hash when it is used, checkGC every gc skipped (sstate.gcAt).
+var cowOff, checkHashes, checkGC bool
 
 func (s *sstate) clone() *sstate {
 	if cowOff {
@@ -99,7 +100,6 @@ func (s *sstate) writeRegs() {
 		s.syms = slices.Clone(s.syms)
 		s.own |= ownRegs
 	}
-	s.gcAt = 0
 }
 
 // writeFacts makes s's facts its own, to be written. An empty slice is
@@ -113,7 +113,6 @@ func (s *sstate) writeFacts() {
 		}
 		s.own |= ownFacts
 	}
-	s.gcAt = 0
 }
 
 // setReg writes register i, copying the registers first when they are
@@ -124,6 +123,9 @@ func (s *sstate) setReg(i int, sym int32, v int64) {
 	}
 	s.writeRegs()
 	s.h += regHash(i, sym, v) - regHash(i, s.syms[i], s.regs[i])
+	if old := s.syms[i]; old > numBuiltinSyms && old != sym {
+		s.gcAt = 0
+	}
 	s.syms[i], s.regs[i] = sym, v
 }
 

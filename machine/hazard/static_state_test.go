@@ -17,15 +17,16 @@ import (
 // facts and iterations. A write to a shared part that bypasses writeFlags,
 // writeRegs or writeFacts changes the states that share it — a memo entry,
 // the other side of a split — and shows here. Every state's kept hash is
-// checked when join uses it (checkHashes).
+// checked when join uses it (checkHashes), and every gc skipped on a state
+// it cleaned before (checkGC).
 func TestStaticSharedMatchesCopied(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the static pass runs twice on every program and corpus kernel")
 	}
 	var did []string
 	staticDone = func(c *checker) { did = append(did, staticDigest(c)...) }
-	checkHashes = true
-	defer func() { staticDone, cowOff, checkHashes = nil, false, false }()
+	checkHashes, checkGC = true, true
+	defer func() { staticDone, cowOff, checkHashes, checkGC = nil, false, false, false }()
 	for name, obj := range staticObjects(t) {
 		did = nil
 		cowOff = true

@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -435,6 +436,7 @@ func addFactRaw(st *sstate, f fact) {
 	}
 	st.writeFacts()
 	st.facts = slices.Insert(st.facts, i, f)
+	st.gcAt = 0 // a fact about a symbol no register holds goes at the next gc
 }
 
 // assume adds a - b in r to st and reports whether the path is still
@@ -574,10 +576,25 @@ func (st *sstate) dropFacts(drop func(*fact) bool) {
 // gc drops the facts about symbols no register holds, so that two paths that
 // differ only there are one state.
 func (c *checker) gc(st *sstate) {
-	if len(st.facts) == 0 || st.gcAt == c.pinEpoch+1 {
+	if len(st.facts) == 0 {
 		return
 	}
-	// Mark the symbols the registers hold, under a new generation.
+	if st.gcAt == c.pinEpoch+1 {
+		if checkGC && c.deadFacts(st) {
+			panic(fmt.Sprintf("static pass: kernel %s: gc skipped a state with facts to drop", c.k.Name))
+		}
+		return
+	}
+	if c.deadFacts(st) {
+		st.dropFacts(c.deadFact)
+	}
+	st.gcAt = c.pinEpoch + 1
+}
+
+// deadFacts marks the symbols st's registers hold (liveMark, under a new
+// generation) and reports whether a fact of st is about a symbol no register
+// holds and none is pinned (deadFact).
+func (c *checker) deadFacts(st *sstate) bool {
 	c.liveGen++
 	if c.liveGen == 0 || len(c.liveMark) < len(c.syms) {
 		c.liveMark = make([]uint32, len(c.syms)+len(c.syms)/2)
@@ -588,11 +605,20 @@ func (c *checker) gc(st *sstate) {
 			c.liveMark[s] = c.liveGen
 		}
 	}
-	live := func(s int32) bool {
-		return s <= numBuiltinSyms || c.pinned[s] > 0 || c.liveMark[s] == c.liveGen
+	for i := range st.facts {
+		if c.deadFact(&st.facts[i]) {
+			return true
+		}
 	}
-	st.dropFacts(func(f *fact) bool { return !live(f.a) || !live(f.b) })
-	st.gcAt = c.pinEpoch + 1
+	return false
+}
+
+func (c *checker) deadFact(f *fact) bool { return !c.live(f.a) || !c.live(f.b) }
+
+// live reports whether s is a launch value, pinned or held by a register of
+// the state deadFacts marked last.
+func (c *checker) live(s int32) bool {
+	return s <= numBuiltinSyms || c.pinned[s] > 0 || c.liveMark[s] == c.liveGen
 }
 
 // value evaluates x on path st.
