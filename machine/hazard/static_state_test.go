@@ -72,3 +72,27 @@ func statesDigest(states []*sstate) string {
 	}
 	return s
 }
+
+// TestStaticGCAfterUnpin: a state gc cleaned while a symbol was pinned keeps
+// the facts about it; once unpinned, gc must drop them even though the state
+// has not changed (the pin epoch, sstate.gcAt).
+func TestStaticGCAfterUnpin(t *testing.T) {
+	c := &checker{}
+	c.initSyms()
+	s := c.newSym(negInf, posInf, nil)
+	st := &sstate{regs: make([]int64, 2), syms: []int32{symTop, symTop}, own: ownAll}
+	st.h = st.partHash()
+	c.pin(s)
+	if !c.assume(st, s, symZero, rng{0, 5}) || len(st.facts) != 1 {
+		t.Fatalf("assume: facts %v", st.facts)
+	}
+	c.gc(st)
+	if len(st.facts) != 1 {
+		t.Fatalf("gc dropped a pinned symbol's fact: %v", st.facts)
+	}
+	c.unpin(s)
+	c.gc(st)
+	if len(st.facts) != 0 {
+		t.Errorf("gc after unpin kept %v", st.facts)
+	}
+}
