@@ -63,6 +63,7 @@ type checker struct {
 	// pairIdx[pair]*numFlagIDs + id is the pair's event id.
 	pairs   [][2]asm.Pipe
 	pairIdx map[[2]asm.Pipe]int
+	opPair  []int32 // by op ID: its pair, or -1
 	// unchecked marks the pairs with an id the pass cannot evaluate on some
 	// path; findPair is the pair a balance finding is about.
 	unchecked []bool
@@ -172,7 +173,9 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 		c.slots[strings.TrimPrefix(r, "%")] = i
 	}
 	c.pairIdx = map[[2]asm.Pipe]int{}
-	for _, op := range k.Ops {
+	c.opPair = make([]int32, len(k.Ops))
+	for i, op := range k.Ops {
+		c.opPair[i] = -1
 		if op == nil || op.Info == nil || (op.Info.Op != asm.OpSetFlag && op.Info.Op != asm.OpWaitFlag) ||
 			len(op.Args) < 2 || op.Args[0].Kind != asm.ArgPipe || op.Args[1].Kind != asm.ArgPipe {
 			continue
@@ -182,6 +185,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 			c.pairIdx[pr] = len(c.pairs)
 			c.pairs = append(c.pairs, pr)
 		}
+		c.opPair[i] = int32(c.pairIdx[pr])
 	}
 	c.unchecked = make([]bool, len(c.pairs))
 	c.idRegs = c.flagIDRegs()
@@ -240,8 +244,13 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	return fs
 }
 
-func (c *checker) chanIndex(src, dst asm.Pipe, id int64) int {
-	return c.pairIdx[[2]asm.Pipe{src, dst}]*numFlagIDs + int(id)
+// pairOf is the pair index of flag op's pipes (src, dst): from opPair for
+// a kernel op, which lists the pairs of the op's own pipe operands.
+func (c *checker) pairOf(op *asm.COp, src, dst asm.Pipe) int {
+	if op.ID >= 0 && op.ID < len(c.opPair) && c.k.Ops[op.ID] == op && c.opPair[op.ID] >= 0 {
+		return int(c.opPair[op.ID])
+	}
+	return c.pairIdx[[2]asm.Pipe{src, dst}]
 }
 
 func (c *checker) chanParts(ch int) (asm.Pipe, asm.Pipe, int) {
@@ -1051,7 +1060,7 @@ func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
 		}
 		return out, false
 	}
-	p := c.pairIdx[[2]asm.Pipe{src, dst}]
+	p := c.pairOf(op, src, dst)
 	c.unchecked[p] = true
 	c.report(KindUnchecked, SevNote, op, where, st.iter, nil, asm.PipeInvalid,
 		fmt.Sprintf("%s %s, %s: the event id depends on values the static pass cannot know (rank, block index or a register set from memory); flag balance on the %s->%s pair (every id) is not checked", op.Info.Name, src, dst, src, dst),
@@ -1081,8 +1090,8 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 			fmt.Sprintf("use an id in 0-%d", numFlagIDs-1))
 		return
 	}
-	ch := c.chanIndex(src, dst, id)
-	p := ch / numFlagIDs
+	p := c.pairOf(op, src, dst)
+	ch := p*numFlagIDs + int(id)
 	if set {
 		if st.counts[ch] >= 1 {
 			c.reportPair(p, KindDoubleSet, SevError, c.opByID(st.last[ch]), src, st.iter, op, src,
