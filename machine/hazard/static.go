@@ -336,11 +336,30 @@ func (c *checker) site(op *asm.COp, pipe asm.Pipe, iter []int64) Site {
 	return s
 }
 
-func (c *checker) cap(states []*sstate) []*sstate {
-	for _, s := range states {
-		c.gc(s)
+func (c *checker) cap(states []*sstate) []*sstate { return c.capRecalled(states, nil) }
+
+// recalled describes a state a while loop's memo entry gave without a copy
+// (memo: the memo's own state) and the iteration of the path it stands for.
+// Most of those are merged away at once by join (88% in allgather_gemm's
+// polling loop), so only the ones join keeps are copied.
+type recalled struct {
+	iter []int64
+	memo bool
+}
+
+// capRecalled is cap of states, of which those from marks memo are the
+// memo's own, read only until join keeps them (copied then).
+func (c *checker) capRecalled(states []*sstate, from []recalled) []*sstate {
+	for i, s := range states {
+		if from != nil && from[i].memo {
+			if c.gcClean(s) {
+				continue
+			}
+			states[i], from[i].memo = s.recalledCopy(from[i].iter), false
+		}
+		c.gc(states[i])
 	}
-	states = c.join(states)
+	states = c.join(states, from)
 	if len(states) > maxStates {
 		c.limited = true
 		states = states[:maxStates]
@@ -355,8 +374,11 @@ func (c *checker) cap(states []*sstate) []*sstate {
 // flag checks see the same outcomes; only the correlation between two of
 // their facts is lost. Without it a loop's trip-count facts (zero trips, one,
 // two, many) multiply the paths of every loop around it.
-func (c *checker) join(states []*sstate) []*sstate {
+func (c *checker) join(states []*sstate, from []recalled) []*sstate {
 	if len(states) <= 1 {
+		if len(states) == 1 && from != nil && from[0].memo {
+			states[0] = states[0].recalledCopy(from[0].iter)
+		}
 		return states
 	}
 	// keep accepts the facts about pinned symbols; nil when nothing is
@@ -376,7 +398,7 @@ func (c *checker) join(states []*sstate) []*sstate {
 		byHash = make(map[uint64]int32, len(states))
 	}
 	out := states[:0]
-	for _, s := range states {
+	for k, s := range states {
 		h := s.hash(keep)
 		g := int32(-1)
 		if byHash != nil {
@@ -395,6 +417,9 @@ func (c *checker) join(states []*sstate) []*sstate {
 		}
 		if g >= 0 && c.joinMember(out, next, gs[g].first, s) {
 			continue
+		}
+		if from != nil && from[k].memo {
+			s = s.recalledCopy(from[k].iter)
 		}
 		i := int32(len(out))
 		out, next = append(out, s), append(next, -1)
@@ -571,10 +596,15 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 			cur = c.cap(next)
 		case *asm.CWhile:
 			var next []*sstate
+			var from []recalled
 			for _, st := range cur {
-				next = append(next, c.whileLoop(s, st)...)
+				res, memo := c.whileLoop(s, st, !cowOff)
+				for range res {
+					from = append(from, recalled{st.iter, memo})
+				}
+				next = append(next, res...)
 			}
-			cur = c.cap(next)
+			cur = c.capRecalled(next, from)
 		case *asm.CBreak:
 			brk = append(brk, cur...)
 			cur = nil
@@ -639,10 +669,13 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 // to maxUnroll); once it depends on unknowns (a polling loop) the loop head
 // widens as in fixpoint and the trips stop when no new state appears, after
 // at most maxFixpoint more.
-func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
+//
+// With shared, a memo entry's states come back as they are, not copied
+// (memo true: see capRecalled).
+func (c *checker) whileLoop(s *asm.CWhile, st *sstate, shared bool) (res []*sstate, memo bool) {
 	// Like fixpoint, remember the loop's result per entry state.
 	c.gc(st)
-	return c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.Cond), st, func() []*sstate { return c.whileRun(s, st) })
+	return c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.Cond), st, shared, func() []*sstate { return c.whileRun(s, st) })
 }
 
 func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
@@ -713,7 +746,8 @@ func (c *checker) fixpoint(body []asm.CStmt, st *sstate, withEntry bool) []*ssta
 	if !withEntry {
 		loop.n = -len(body)
 	}
-	return c.memoized(loop, c.loopTouch(&body[0], body), st, func() []*sstate { return c.fixpointRun(body, st, withEntry) })
+	res, _ := c.memoized(loop, c.loopTouch(&body[0], body), st, false, func() []*sstate { return c.fixpointRun(body, st, withEntry) })
+	return res
 }
 
 // memoLoop names a loop for the memo: its statement (fixpoint: the first of
@@ -748,15 +782,19 @@ func (c *checker) memoKeyOf(loop memoLoop, st *sstate) []byte {
 
 // recall returns clones of memo entry e's states, in st's iteration.
 func (c *checker) recall(e memoEntry, st *sstate) []*sstate {
+	c.noteHit(e)
+	out := make([]*sstate, len(e.res))
+	for i, x := range e.res {
+		out[i] = x.recalledCopy(st.iter)
+	}
+	return out
+}
+
+// noteHit logs a memo hit for the template runs under way.
+func (c *checker) noteHit(e memoEntry) {
 	if c.recording > 0 {
 		c.hitLog = append(c.hitLog, e.key)
 	}
-	out := make([]*sstate, len(e.res))
-	for i, x := range e.res {
-		out[i] = x.clone()
-		out[i].iter = st.iter
-	}
-	return out
 }
 
 func (c *checker) remember(mk memoKey, res []*sstate) {

@@ -172,18 +172,23 @@ func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (string, []int
 }
 
 // memoized runs loop from st (gc'd; run does the work) through the memo and
-// the templates.
-func (c *checker) memoized(loop memoLoop, touched []bool, st *sstate, run func() []*sstate) []*sstate {
+// the templates. With shared, a memo entry's own states are returned (memo
+// true), for the caller to copy (capRecalled).
+func (c *checker) memoized(loop memoLoop, touched []bool, st *sstate, shared bool, run func() []*sstate) (res []*sstate, memo bool) {
 	b := c.memoKeyOf(loop, st)
 	if e, ok := c.memo[string(b)]; ok {
-		return c.recall(e, st)
+		if shared {
+			c.noteHit(e)
+			return e.res, true
+		}
+		return c.recall(e, st), false
 	}
 	mk := string(b)
 	fk, frame, ok := c.frameOf(mk, touched, st)
 	if !ok {
 		res := run()
 		c.remember(mk, res)
-		return res
+		return res, false
 	}
 	vals := make([]int64, len(frame))
 	for j, i := range frame {
@@ -193,12 +198,12 @@ func (c *checker) memoized(loop memoLoop, touched []bool, st *sstate, run func()
 	for i := len(ts) - 1; i >= 0; i-- { // the newest first
 		if res, ok := c.useTemplate(ts[i], vals, st, run); ok {
 			c.remember(mk, res)
-			return res
+			return res, false
 		}
 	}
 	memo0, hit0, work0 := len(c.memoLog), len(c.hitLog), c.work
 	c.recording++
-	res := run()
+	res = run()
 	c.recording--
 	t := &template{frame: frame, vals: vals, work: c.work - work0}
 	t.found = append(t.found, c.hitLog[hit0:]...)
@@ -216,7 +221,7 @@ func (c *checker) memoized(loop memoLoop, touched []bool, st *sstate, run func()
 		c.templates[fk] = append(ts, t)
 	}
 	c.remember(mk, res)
-	return res
+	return res, false
 }
 
 // recordTemplate fills t from a run's result and the memo entries it made

@@ -111,7 +111,7 @@ func (c *checker) peeled(s *asm.CFor, st *sstate, lo, hi lin, step int64) []*sst
 		return c.counted(s, li, st, lo, hi)
 	}
 	c.gc(st)
-	return c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.From, s.To, s.Step), st, func() []*sstate {
+	res, _ := c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.From, s.To, s.Step), st, false, func() []*sstate {
 		for p := 1; ; {
 			snap := c.snapshot()
 			out, want := c.peelRun(s, li, st.clone(), lo, hi, step, p)
@@ -122,6 +122,7 @@ func (c *checker) peeled(s *asm.CFor, st *sstate, lo, hi lin, step int64) []*sst
 			p = min(want, maxPeel)
 		}
 	})
+	return res
 }
 
 // counted runs a loop whose body decides nothing with its variable: zero

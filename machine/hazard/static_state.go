@@ -48,7 +48,8 @@ const (
 	ownAll = ownFlags | ownRegs | ownFacts
 )
 
-// cowOff makes clone copy every part at once, as before copy on write
+// cowOff makes clone copy every part at once and a while loop's memo
+// entries be copied when recalled, as before copy on write
 // (TestStaticSharedMatchesCopied compares the two); checkHashes checks every
 // state's kept hash when it is used, checkGC every gc skipped (sstate.gcAt).
 var cowOff, checkHashes, checkGC bool
@@ -60,6 +61,14 @@ func (s *sstate) clone() *sstate {
 	s.own = 0
 	x := *s
 	return &x
+}
+
+// recalledCopy is a clone of a memo entry's state for a path in iteration
+// iter.
+func (s *sstate) recalledCopy(iter []int64) *sstate {
+	x := s.clone()
+	x.iter = iter
+	return x
 }
 
 // fork is a clone for a split: both sides usually assume a fact at once, so

@@ -576,19 +576,30 @@ func (st *sstate) dropFacts(drop func(*fact) bool) {
 // gc drops the facts about symbols no register holds, so that two paths that
 // differ only there are one state.
 func (c *checker) gc(st *sstate) {
+	if !c.gcClean(st) {
+		st.dropFacts(c.deadFact)
+		st.gcAt = c.pinEpoch + 1
+	}
+}
+
+// gcClean reports whether gc has nothing to drop from st (and notes it in
+// st.gcAt, which changes no content). When not, deadFacts has marked st's
+// live symbols for deadFact.
+func (c *checker) gcClean(st *sstate) bool {
 	if len(st.facts) == 0 {
-		return
+		return true
 	}
 	if st.gcAt == c.pinEpoch+1 {
 		if checkGC && c.deadFacts(st) {
 			panic(fmt.Sprintf("static pass: kernel %s: gc skipped a state with facts to drop", c.k.Name))
 		}
-		return
+		return true
 	}
 	if c.deadFacts(st) {
-		st.dropFacts(c.deadFact)
+		return false
 	}
 	st.gcAt = c.pinEpoch + 1
+	return true
 }
 
 // deadFacts marks the symbols st's registers hold (liveMark, under a new
