@@ -98,6 +98,8 @@ type checker struct {
 
 	// Loop templates (static_frame.go).
 	templateState
+	// interned holds the memo states' parts by content (intern).
+	interned map[uint64][]*sstate
 }
 
 // flagIDRegs finds the registers flag ids read, closed over the lets that
@@ -469,6 +471,9 @@ func (c *checker) joinMember(out []*sstate, next []int32, first int32, s *sstate
 // other path's) and reports whether that was exact.
 func joinFacts(st *sstate, y []fact) bool {
 	x := st.facts
+	if sameSlice(x, y) {
+		return true // the same facts, shared
+	}
 	i, j := 0, 0
 	diff := -1 // the index in x of the differing fact, or len(x) if only y has one
 	var hull fact
@@ -804,6 +809,7 @@ func (c *checker) remember(mk memoKey, res []*sstate) {
 	saved := make([]*sstate, len(res))
 	for i, x := range res {
 		saved[i] = x.clone()
+		c.intern(saved[i])
 	}
 	c.memo[mk] = memoEntry{mk, saved}
 	c.memoLog = append(c.memoLog, mk)

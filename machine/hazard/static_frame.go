@@ -315,6 +315,9 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 		return c.checkTemplate(t, made, out, run), true
 	}
 	for _, e := range made {
+		for _, x := range e.res {
+			c.intern(x)
+		}
 		c.memo[e.key] = e
 		c.memoLog = append(c.memoLog, e.key)
 	}

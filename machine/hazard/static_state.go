@@ -264,3 +264,78 @@ func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
 func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
+
+// intern makes a new memo state's parts those of an earlier memo state when
+// they are equal, so that the memo keeps one copy of each (allgather_gemm's
+// 8 000 memo states hold a few hundred distinct register files) and join's
+// sameAs and joinFacts find recalled states alike by their pointers. Memo
+// states are never written (recall copies them), so their parts are shared
+// with no owner.
+func (c *checker) intern(x *sstate) {
+	x.own = 0
+	if cowOff {
+		return
+	}
+	if c.interned == nil {
+		c.interned = map[uint64][]*sstate{}
+	}
+	c.internPart(x, x.flagsHash(), (*sstate).sameFlags, func(y *sstate) { x.counts, x.last = y.counts, y.last })
+	c.internPart(x, x.regsHash(), (*sstate).sameRegs, func(y *sstate) { x.regs, x.syms = y.regs, y.syms })
+	if len(x.facts) > 0 {
+		c.internPart(x, x.factsHash(), (*sstate).sameFacts, func(y *sstate) { x.facts = y.facts })
+	}
+}
+
+// internPart finds an interned state whose part (hashed h) equals x's
+// (same) and takes it (take); else x's part is interned.
+func (c *checker) internPart(x *sstate, h uint64, same func(x, y *sstate) bool, take func(y *sstate)) {
+	for _, y := range c.interned[h] {
+		if same(x, y) {
+			take(y)
+			return
+		}
+	}
+	c.interned[h] = append(c.interned[h], x)
+}
+
+// The parts' hashes, one family each (a tag in the first word).
+func (s *sstate) flagsHash() uint64 {
+	h := fnvWord(fnvBasis, 1)
+	for _, n := range s.counts {
+		h = fnvWord(h, uint64(n))
+	}
+	for _, v := range s.last {
+		h = fnvWord(h, uint64(uint32(v)))
+	}
+	return h
+}
+
+func (s *sstate) regsHash() uint64 {
+	h := fnvWord(fnvBasis, 2)
+	for i, v := range s.regs {
+		h = fnvWord(fnvWord(h, uint64(v)), uint64(uint32(s.syms[i])))
+	}
+	return h
+}
+
+func (s *sstate) factsHash() uint64 {
+	h := fnvWord(fnvBasis, 3)
+	for _, f := range s.facts {
+		h = fnvWord(fnvWord(fnvWord(h, uint64(uint32(f.a))<<32|uint64(uint32(f.b))^uint64(f.kind)<<60), uint64(f.lo)), uint64(f.hi))
+	}
+	return h
+}
+
+const fnvBasis = 14695981039346656037
+
+func fnvWord(h, w uint64) uint64 { return (h ^ w) * 1099511628211 }
+
+func (s *sstate) sameFlags(o *sstate) bool {
+	return string(s.counts) == string(o.counts) && slices.Equal(s.last, o.last)
+}
+
+func (s *sstate) sameRegs(o *sstate) bool {
+	return slices.Equal(s.regs, o.regs) && slices.Equal(s.syms, o.syms)
+}
+
+func (s *sstate) sameFacts(o *sstate) bool { return slices.Equal(s.facts, o.facts) }
