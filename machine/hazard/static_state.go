@@ -279,8 +279,9 @@ func (c *checker) intern(x *sstate) {
 	if c.interned == nil {
 		c.interned = map[uint64][]*sstate{}
 	}
-	c.internPart(x, x.flagsHash(), (*sstate).sameFlags, func(y *sstate) { x.counts, x.last = y.counts, y.last })
-	c.internPart(x, x.regsHash(), (*sstate).sameRegs, func(y *sstate) { x.regs, x.syms = y.regs, y.syms })
+	share, lasts := x.flagsHash()
+	c.internPart(x, share+lasts, (*sstate).sameFlags, func(y *sstate) { x.counts, x.last = y.counts, y.last })
+	c.internPart(x, x.h-share, (*sstate).sameRegs, func(y *sstate) { x.regs, x.syms = y.regs, y.syms })
 	if len(x.facts) > 0 {
 		c.internPart(x, x.factsHash(), (*sstate).sameFacts, func(y *sstate) { x.facts = y.facts })
 	}
@@ -298,28 +299,27 @@ func (c *checker) internPart(x *sstate, h uint64, same func(x, y *sstate) bool, 
 	c.interned[h] = append(c.interned[h], x)
 }
 
-// The parts' hashes, one family each (a tag in the first word).
-func (s *sstate) flagsHash() uint64 {
-	h := fnvWord(fnvBasis, 1)
-	for _, n := range s.counts {
-		h = fnvWord(h, uint64(n))
+// flagsHash is the flags' share of s.h (s.h - share is the registers'),
+// and a hash of the last sets of the channels with a token. A part's hash
+// need only be equal for equal parts: the last sets of the others are
+// compared, not hashed.
+func (s *sstate) flagsHash() (share, lasts uint64) {
+	for i := 0; i < len(s.counts); i += 8 {
+		if i+8 <= len(s.counts) && binary.LittleEndian.Uint64(s.counts[i:]) == 0 {
+			continue // eight channels with no token
+		}
+		for ch := i; ch < min(i+8, len(s.counts)); ch++ {
+			if n := s.counts[ch]; n != 0 {
+				share += chanHash(ch, n)
+				lasts += mix64(uint64(ch)<<32 | uint64(uint32(s.last[ch])))
+			}
+		}
 	}
-	for _, v := range s.last {
-		h = fnvWord(h, uint64(uint32(v)))
-	}
-	return h
-}
-
-func (s *sstate) regsHash() uint64 {
-	h := fnvWord(fnvBasis, 2)
-	for i, v := range s.regs {
-		h = fnvWord(fnvWord(h, uint64(v)), uint64(uint32(s.syms[i])))
-	}
-	return h
+	return share, lasts
 }
 
 func (s *sstate) factsHash() uint64 {
-	h := fnvWord(fnvBasis, 3)
+	h := uint64(fnvBasis)
 	for _, f := range s.facts {
 		h = fnvWord(fnvWord(fnvWord(h, uint64(uint32(f.a))<<32|uint64(uint32(f.b))^uint64(f.kind)<<60), uint64(f.lo)), uint64(f.hi))
 	}
