@@ -303,10 +303,11 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 			found = append(found, e.key)
 		}
 	}
+	p := &patcher{t: t, vals: vals}
 	for i, e := range t.made {
-		made[i].res = t.patch(e.res, vals)
+		made[i].res = p.patch(e.res)
 	}
-	out := t.patch(t.res, vals)
+	out := p.patch(t.res)
 	for _, x := range out {
 		x.iter = st.iter
 	}
@@ -315,9 +316,6 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 		return c.checkTemplate(t, made, out, run), true
 	}
 	for _, e := range made {
-		for _, x := range e.res {
-			c.intern(x)
-		}
 		c.memo[e.key] = e
 		c.memoLog = append(c.memoLog, e.key)
 	}
@@ -329,17 +327,55 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 	return out, true
 }
 
-// patch clones states with the frame registers set to vals.
-func (t *template) patch(states []*sstate, vals []int64) []*sstate {
+// patcher sets a template's frame registers to one entry's values (vals)
+// in clones of the template's states. States that share their registers
+// (interned memo states, intern) share the patched copy too: done lists the
+// copies made, by the registers they were made from, and the change of the
+// hash. The copies have no owner: they go into the memo, and the result
+// states are cloned into it at once (remember).
+type patcher struct {
+	t    *template
+	vals []int64
+	done []patched
+}
+
+type patched struct {
+	from *int64
+	regs []int64
+	syms []int32
+	dh   uint64
+}
+
+// patch clones states with the frame registers set to p.vals.
+func (p *patcher) patch(states []*sstate) []*sstate {
 	out := make([]*sstate, len(states))
 	for i, x := range states {
 		y := x.clone()
-		for j, r := range t.frame {
-			y.setReg(r, symZero, vals[j])
-		}
+		p.setFrame(y)
 		out[i] = y
 	}
 	return out
+}
+
+func (p *patcher) setFrame(y *sstate) {
+	if len(y.regs) == 0 {
+		return
+	}
+	from := &y.regs[0]
+	for _, d := range p.done {
+		if d.from == from {
+			// The frame registers hold constants before and after, so no
+			// symbol is let go of (gcAt stands).
+			y.regs, y.syms, y.h = d.regs, d.syms, y.h+d.dh
+			return
+		}
+	}
+	h0 := y.h
+	for j, r := range p.t.frame {
+		y.setReg(r, symZero, p.vals[j])
+	}
+	y.own &^= ownRegs
+	p.done = append(p.done, patched{from, y.regs, y.syms, y.h - h0})
 }
 
 // patchKey is memo key k (made during t's run) with t's frame registers'
