@@ -93,8 +93,11 @@ type checker struct {
 	// (liveMark[s] == liveGen: a register holds s).
 	joinGroups []joinGroup
 	joinNext   []int32
+	joinTable  []int32
 	liveMark   []uint32
 	liveGen    uint32
+	// env is evalConst's.
+	env asm.Env
 
 	// Loop templates (static_frame.go).
 	templateState
@@ -395,16 +398,26 @@ func (c *checker) join(states []*sstate, from []recalled) []*sstate {
 	// state would have merged it. The groups are found by a scan, or for
 	// many states through a map of their hashes.
 	gs, next := c.joinGroups[:0], c.joinNext[:0]
-	var byHash map[uint64]int32
+	var table []int32 // open addressing by hash: a group of each hash, +1
 	if len(states) > joinScan {
-		byHash = make(map[uint64]int32, len(states))
+		n := 64
+		for n < 2*len(states) {
+			n *= 2
+		}
+		if cap(c.joinTable) < n {
+			c.joinTable = make([]int32, n)
+		}
+		table = c.joinTable[:n]
+		clear(table)
 	}
 	out := states[:0]
 	for k, s := range states {
 		h := s.hash(keep)
 		g := int32(-1)
-		if byHash != nil {
-			for x := byHash[h] - 1; x >= 0 && g < 0; x = gs[x].same {
+		var slot *int32
+		if table != nil {
+			slot = joinSlot(table, gs, h)
+			for x := *slot - 1; x >= 0 && g < 0; x = gs[x].same {
 				if out[gs[x].first].sameAs(s, keep) {
 					g = x
 				}
@@ -428,9 +441,9 @@ func (c *checker) join(states []*sstate, from []recalled) []*sstate {
 		switch {
 		case g >= 0:
 			next[gs[g].last], gs[g].last = i, i
-		case byHash != nil:
-			gs = append(gs, joinGroup{h: h, first: i, last: i, same: byHash[h] - 1})
-			byHash[h] = int32(len(gs))
+		case table != nil:
+			gs = append(gs, joinGroup{h: h, first: i, last: i, same: *slot - 1})
+			*slot = int32(len(gs))
 		default:
 			gs = append(gs, joinGroup{h: h, first: i, last: i, same: -1})
 		}
@@ -441,6 +454,17 @@ func (c *checker) join(states []*sstate, from []recalled) []*sstate {
 
 // joinScan is the most states join groups with a scan of the groups.
 const joinScan = 32
+
+// joinSlot is hash h's slot in join's open-addressing table (linear
+// probing; a slot holds 1 + the newest group of its hash, 0 when empty).
+func joinSlot(table []int32, gs []joinGroup, h uint64) *int32 {
+	mask := uint64(len(table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		if table[i] == 0 || gs[table[i]-1].h == h {
+			return &table[i]
+		}
+	}
+}
 
 // joinGroup is a group of states alike (join): their hash, the first and
 // last member (indices in join's output, chained by joinNext) and the next

@@ -675,7 +675,9 @@ func (c *checker) evalConst(x asm.CExpr, st *sstate) (v int64, ok bool) {
 			v, ok = 0, false
 		}
 	}()
-	return x.Fn(&asm.Env{Regs: st.regs}), true
+	// One Env for every call: the compiled closure keeps no reference.
+	c.env.Regs = st.regs
+	return x.Fn(&c.env), true
 }
 
 // cmpOps are the comparisons a condition may split on.
