@@ -39,74 +39,6 @@ const (
 	maxWork = 1 << 20
 )
 
-// sstate is the flag state of one path: a token count per (src, dst, id)
-// channel (0 or 1: the flag is one bit), the last set on it, the scalar
-// registers (syms[i] == symZero: the constant regs[i]; symTop: unknown;
-// otherwise symbol syms[i] plus regs[i]) and the facts the path has assumed
-// about its symbols. Channels are numbered over the pipe pairs the kernel
-// uses, so a state is small to copy and to key.
-type sstate struct {
-	counts []uint8
-	last   []int32
-	regs   []int64
-	syms   []int32
-	facts  []fact
-	iter   []int64
-}
-
-func (s *sstate) clone() *sstate {
-	// One allocation for last and syms: states are cloned on every split.
-	n := len(s.last)
-	i32 := make([]int32, n+len(s.syms))
-	copy(i32, s.last)
-	copy(i32[n:], s.syms)
-	x := &sstate{
-		counts: append([]uint8(nil), s.counts...),
-		last:   i32[:n:n],
-		regs:   append([]int64(nil), s.regs...),
-		syms:   i32[n:],
-		iter:   s.iter,
-	}
-	if len(s.facts) > 0 {
-		x.facts = append(make([]fact, 0, len(s.facts)+2), s.facts...)
-	}
-	return x
-}
-
-func (s *sstate) key() string { return s.keyFacts(nil, nil) }
-
-// keyFacts is the key with only the facts keep accepts (all when nil). The
-// registers frame marks stand as "a constant" without their value (a loop
-// template's key, static_frame.go).
-func (s *sstate) keyFacts(keep func(*fact) bool, frame []bool) string {
-	b := make([]byte, 0, len(s.counts)+14*len(s.regs)+26*len(s.facts))
-	b = append(b, s.counts...)
-	for i, v := range s.regs {
-		if frame != nil && frame[i] {
-			b = binary.LittleEndian.AppendUint16(b, uint16(i))
-			b = binary.LittleEndian.AppendUint32(b, frameSym)
-			continue
-		}
-		if s.syms[i] != symTop {
-			b = binary.LittleEndian.AppendUint16(b, uint16(i))
-			b = binary.LittleEndian.AppendUint32(b, uint32(s.syms[i]))
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		}
-	}
-	for i := range s.facts {
-		f := &s.facts[i]
-		if keep != nil && !keep(f) {
-			continue
-		}
-		b = append(b, 0xff, f.kind)
-		b = binary.LittleEndian.AppendUint32(b, uint32(f.a))
-		b = binary.LittleEndian.AppendUint32(b, uint32(f.b))
-		b = binary.LittleEndian.AppendUint64(b, uint64(f.lo))
-		b = binary.LittleEndian.AppendUint64(b, uint64(f.hi))
-	}
-	return string(b)
-}
-
 type checker struct {
 	k       *asm.KernelInfo
 	slots   map[string]int
@@ -118,7 +50,11 @@ type checker struct {
 	// after which every block returns its input unchanged.
 	work    int
 	aborted bool
-	memo    map[memoKey][]*sstate
+	memo    map[memoKey]memoEntry
+	// loopNums numbers the loops for memo keys; keyBuf is the scratch a key
+	// is built in, so that a lookup that hits allocates nothing.
+	loopNums map[memoLoop]uint32
+	keyBuf   []byte
 	// memoLog lists memo entries in the order they were made, so that a
 	// peeling attempt that is redone takes its entries back (rollback).
 	memoLog []memoKey
@@ -127,6 +63,7 @@ type checker struct {
 	// pairIdx[pair]*numFlagIDs + id is the pair's event id.
 	pairs   [][2]asm.Pipe
 	pairIdx map[[2]asm.Pipe]int
+	opPair  []int32 // by op ID: its pair, or -1
 	// unchecked marks the pairs with an id the pass cannot evaluate on some
 	// path; findPair is the pair a balance finding is about.
 	unchecked []bool
@@ -150,9 +87,22 @@ type checker struct {
 	active []*loopCtx
 	// npinned counts pin calls not yet undone: a peeled loop is running.
 	npinned int
+	// pinEpoch changes with every unpin (sstate.gcAt).
+	pinEpoch uint32
+	// joinGroups and joinNext are join's scratch; liveMark and liveGen gc's
+	// (liveMark[s] == liveGen: a register holds s).
+	joinGroups []joinGroup
+	joinNext   []int32
+	joinTable  []int32
+	liveMark   []uint32
+	liveGen    uint32
+	// env is evalConst's.
+	env asm.Env
 
 	// Loop templates (static_frame.go).
 	templateState
+	// interned holds the memo states' parts by content (intern).
+	interned map[uint64][]*sstate
 }
 
 // flagIDRegs finds the registers flag ids read, closed over the lets that
@@ -220,7 +170,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	if k == nil {
 		return nil
 	}
-	c := &checker{k: k, slots: map[string]int{}, consts: consts, byKey: map[findKey]*finding{}, memo: map[memoKey][]*sstate{},
+	c := &checker{k: k, slots: map[string]int{}, consts: consts, byKey: map[findKey]*finding{}, memo: map[memoKey]memoEntry{}, loopNums: map[memoLoop]uint32{},
 		deps: map[asm.Expr]exprDeps{}, findPair: map[*finding]int{}, ldSyms: map[int]int32{}, loops: map[*asm.CFor]*loopInfo{},
 		widenSyms: map[widenKey]int32{}}
 	c.initSyms()
@@ -228,7 +178,9 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 		c.slots[strings.TrimPrefix(r, "%")] = i
 	}
 	c.pairIdx = map[[2]asm.Pipe]int{}
-	for _, op := range k.Ops {
+	c.opPair = make([]int32, len(k.Ops))
+	for i, op := range k.Ops {
+		c.opPair[i] = -1
 		if op == nil || op.Info == nil || (op.Info.Op != asm.OpSetFlag && op.Info.Op != asm.OpWaitFlag) ||
 			len(op.Args) < 2 || op.Args[0].Kind != asm.ArgPipe || op.Args[1].Kind != asm.ArgPipe {
 			continue
@@ -238,17 +190,19 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 			c.pairIdx[pr] = len(c.pairs)
 			c.pairs = append(c.pairs, pr)
 		}
+		c.opPair[i] = int32(c.pairIdx[pr])
 	}
 	c.unchecked = make([]bool, len(c.pairs))
 	c.idRegs = c.flagIDRegs()
 	nch := len(c.pairs) * numFlagIDs
-	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs))}
+	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs)), own: ownAll}
 	for i := range st.last {
 		st.last[i] = -1
 	}
 	for i := range st.syms {
 		st.syms[i] = symTop
 	}
+	st.h = st.partHash()
 	// rank < nranks, block_idx < block_num.
 	c.assume(st, builtinSyms["rank"], builtinSyms["nranks"], rng{negInf, -1})
 	c.assume(st, builtinSyms["block_idx"], builtinSyms["block_num"], rng{negInf, -1})
@@ -295,8 +249,13 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	return fs
 }
 
-func (c *checker) chanIndex(src, dst asm.Pipe, id int64) int {
-	return c.pairIdx[[2]asm.Pipe{src, dst}]*numFlagIDs + int(id)
+// pairOf is the pair index of flag op's pipes (src, dst): from opPair for
+// a kernel op, which lists the pairs of the op's own pipe operands.
+func (c *checker) pairOf(op *asm.COp, src, dst asm.Pipe) int {
+	if op.ID >= 0 && op.ID < len(c.opPair) && c.k.Ops[op.ID] == op && c.opPair[op.ID] >= 0 {
+		return int(c.opPair[op.ID])
+	}
+	return c.pairIdx[[2]asm.Pipe{src, dst}]
 }
 
 func (c *checker) chanParts(ch int) (asm.Pipe, asm.Pipe, int) {
@@ -382,11 +341,30 @@ func (c *checker) site(op *asm.COp, pipe asm.Pipe, iter []int64) Site {
 	return s
 }
 
-func (c *checker) cap(states []*sstate) []*sstate {
-	for _, s := range states {
-		c.gc(s)
+func (c *checker) cap(states []*sstate) []*sstate { return c.capRecalled(states, nil) }
+
+// recalled describes a state a while loop's memo entry gave without a copy
+// (memo: the memo's own state) and the iteration of the path it stands for.
+// Most of those are merged away at once by join (88% in allgather_gemm's
+// polling loop), so only the ones join keeps are copied.
+type recalled struct {
+	iter []int64
+	memo bool
+}
+
+// capRecalled is cap of states, of which those from marks memo are the
+// memo's own, read only until join keeps them (copied then).
+func (c *checker) capRecalled(states []*sstate, from []recalled) []*sstate {
+	for i, s := range states {
+		if from != nil && from[i].memo {
+			if c.gcClean(s) {
+				continue
+			}
+			states[i], from[i].memo = s.recalledCopy(from[i].iter), false
+		}
+		c.gc(states[i])
 	}
-	states = c.join(states)
+	states = c.join(states, from)
 	if len(states) > maxStates {
 		c.limited = true
 		states = states[:maxStates]
@@ -401,8 +379,11 @@ func (c *checker) cap(states []*sstate) []*sstate {
 // flag checks see the same outcomes; only the correlation between two of
 // their facts is lost. Without it a loop's trip-count facts (zero trips, one,
 // two, many) multiply the paths of every loop around it.
-func (c *checker) join(states []*sstate) []*sstate {
+func (c *checker) join(states []*sstate, from []recalled) []*sstate {
 	if len(states) <= 1 {
+		if len(states) == 1 && from != nil && from[0].memo {
+			states[0] = states[0].recalledCopy(from[0].iter)
+		}
 		return states
 	}
 	// keep accepts the facts about pinned symbols; nil when nothing is
@@ -414,91 +395,94 @@ func (c *checker) join(states []*sstate) []*sstate {
 	// sameAs is an equivalence, so the states alike are grouped: a state is
 	// compared with one of each group of its hash, then tried against that
 	// group's members in order, which is where a scan of every earlier
-	// state would have merged it.
-	type group struct{ members []int }
-	idx := make(map[uint64][]*group, len(states))
-	out := states[:0]
-next:
-	for _, s := range states {
-		h := s.hash(keep)
-		var g *group
-		for _, x := range idx[h] {
-			if out[x.members[0]].sameAs(s, keep) {
-				g = x
-				break
-			}
+	// state would have merged it. The groups are found by a scan, or for
+	// many states through a map of their hashes.
+	gs, next := c.joinGroups[:0], c.joinNext[:0]
+	var table []int32 // open addressing by hash: a group of each hash, +1
+	if len(states) > joinScan {
+		n := 64
+		for n < 2*len(states) {
+			n *= 2
 		}
-		if g == nil {
-			g = &group{}
-			idx[h] = append(idx[h], g)
+		if cap(c.joinTable) < n {
+			c.joinTable = make([]int32, n)
 		}
-		for _, i := range g.members {
-			if f, ok := joinFacts(out[i].facts, s.facts); ok {
-				out[i].facts = f
-				continue next
-			}
-		}
-		g.members = append(g.members, len(out))
-		out = append(out, s)
+		table = c.joinTable[:n]
+		clear(table)
 	}
+	out := states[:0]
+	for k, s := range states {
+		h := s.hash(keep)
+		g := int32(-1)
+		var slot *int32
+		if table != nil {
+			slot = joinSlot(table, gs, h)
+			for x := *slot - 1; x >= 0 && g < 0; x = gs[x].same {
+				if out[gs[x].first].sameAs(s, keep) {
+					g = x
+				}
+			}
+		} else {
+			for x := range gs {
+				if gs[x].h == h && out[gs[x].first].sameAs(s, keep) {
+					g = int32(x)
+					break
+				}
+			}
+		}
+		if g >= 0 && c.joinMember(out, next, gs[g].first, s) {
+			continue
+		}
+		if from != nil && from[k].memo {
+			s = s.recalledCopy(from[k].iter)
+		}
+		i := int32(len(out))
+		out, next = append(out, s), append(next, -1)
+		switch {
+		case g >= 0:
+			next[gs[g].last], gs[g].last = i, i
+		case table != nil:
+			gs = append(gs, joinGroup{h: h, first: i, last: i, same: *slot - 1})
+			*slot = int32(len(gs))
+		default:
+			gs = append(gs, joinGroup{h: h, first: i, last: i, same: -1})
+		}
+	}
+	c.joinGroups, c.joinNext = gs, next
 	return out
 }
 
-// hash hashes what sameAs compares: flags, registers (an unknown one holds
-// 0: store and retire clear it) and the facts keep accepts (none when nil).
-func (s *sstate) hash(keep func(*fact) bool) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	mix := func(v uint64) { h = (h ^ v) * prime }
-	for i := 0; i+8 <= len(s.counts); i += 8 {
-		mix(binary.LittleEndian.Uint64(s.counts[i:]))
-	}
-	for _, b := range s.counts[len(s.counts)&^7:] {
-		mix(uint64(b))
-	}
-	for i, v := range s.regs {
-		mix(uint64(uint32(s.syms[i])) ^ uint64(v)<<32 ^ uint64(v)>>32)
-	}
-	if keep == nil {
-		return h
-	}
-	for i := range s.facts {
-		f := &s.facts[i]
-		if !keep(f) {
-			continue
+// joinScan is the most states join groups with a scan of the groups.
+const joinScan = 32
+
+// joinSlot is hash h's slot in join's open-addressing table (linear
+// probing; a slot holds 1 + the newest group of its hash, 0 when empty).
+func joinSlot(table []int32, gs []joinGroup, h uint64) *int32 {
+	mask := uint64(len(table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		if table[i] == 0 || gs[table[i]-1].h == h {
+			return &table[i]
 		}
-		mix(uint64(uint32(f.a))<<32 | uint64(uint32(f.b)) ^ uint64(f.kind)<<60)
-		mix(uint64(f.lo))
-		mix(uint64(f.hi))
 	}
-	return h
 }
 
-// sameAs reports whether s and o have the same flags, registers and the
-// facts keep accepts (none when nil).
-func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
-	if string(s.counts) != string(o.counts) || !slices.Equal(s.syms, o.syms) || !slices.Equal(s.regs, o.regs) {
-		return false
+// joinGroup is a group of states alike (join): their hash, the first and
+// last member (indices in join's output, chained by joinNext) and the next
+// group of the same hash (-1: none).
+type joinGroup struct {
+	h                 uint64
+	first, last, same int32
+}
+
+// joinMember merges s into the first member of the group from first that
+// it can join, and reports whether there was one.
+func (c *checker) joinMember(out []*sstate, next []int32, first int32, s *sstate) bool {
+	for i := first; i >= 0; i = next[i] {
+		if joinFacts(out[i], s.facts) {
+			return true
+		}
 	}
-	if keep == nil {
-		return true
-	}
-	i, j := 0, 0
-	for {
-		for i < len(s.facts) && !keep(&s.facts[i]) {
-			i++
-		}
-		for j < len(o.facts) && !keep(&o.facts[j]) {
-			j++
-		}
-		if i == len(s.facts) || j == len(o.facts) {
-			return i == len(s.facts) && j == len(o.facts)
-		}
-		if s.facts[i] != o.facts[j] {
-			return false
-		}
-		i, j = i+1, j+1
-	}
+	return false
 }
 
 // joinFacts is the facts of the union of two paths that agree on flags,
@@ -507,8 +491,13 @@ func (s *sstate) sameAs(o *sstate, keep func(*fact) bool) bool {
 // first's: drop it), or one range of the same pair that overlaps or touches
 // the other's (the hull). Anything else — the union of a disjunction — stays
 // two paths: merging `B ≤ 1 ∧ R ≥ 1` with `B ≥ 2` would let a later
-// `B ≤ 1 ∧ R = 0` through.
-func joinFacts(x, y []fact) ([]fact, bool) {
+// `B ≤ 1 ∧ R = 0` through. It makes st's facts the union's (x: st's, y: the
+// other path's) and reports whether that was exact.
+func joinFacts(st *sstate, y []fact) bool {
+	x := st.facts
+	if sameSlice(x, y) {
+		return true // the same facts, shared
+	}
 	i, j := 0, 0
 	diff := -1 // the index in x of the differing fact, or len(x) if only y has one
 	var hull fact
@@ -518,12 +507,12 @@ func joinFacts(x, y []fact) ([]fact, bool) {
 			i, j = i+1, j+1
 			continue
 		case diff >= 0:
-			return nil, false
+			return false
 		}
 		if i < len(x) && j < len(y) && x[i].a == y[j].a && x[i].b == y[j].b && x[i].kind == factRange && y[j].kind == factRange {
 			f, g := x[i], y[j]
 			if f.hi < g.lo-1 || g.hi < f.lo-1 {
-				return nil, false
+				return false
 			}
 			hull = fact{a: f.a, b: f.b, kind: factRange, lo: min(f.lo, g.lo), hi: max(f.hi, g.hi)}
 			diff = i
@@ -540,14 +529,16 @@ func joinFacts(x, y []fact) ([]fact, bool) {
 			j++
 		}
 	}
-	switch {
-	case diff < 0 || diff == len(x):
-		return x, true
-	case hull.kind == 0xff:
-		return append(x[:diff], x[diff+1:]...), true
+	if diff < 0 || diff == len(x) {
+		return true
 	}
-	x[diff] = hull
-	return x, true
+	st.writeFacts()
+	if hull.kind == 0xff {
+		st.facts = append(st.facts[:diff], st.facts[diff+1:]...)
+	} else if st.facts[diff] != hull {
+		st.facts[diff] = hull
+	}
+	return true
 }
 
 // block runs stmts on every state and returns the states that fall through
@@ -634,10 +625,15 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 			cur = c.cap(next)
 		case *asm.CWhile:
 			var next []*sstate
+			var from []recalled
 			for _, st := range cur {
-				next = append(next, c.whileLoop(s, st)...)
+				res, memo := c.whileLoop(s, st, !cowOff)
+				for range res {
+					from = append(from, recalled{st.iter, memo})
+				}
+				next = append(next, res...)
 			}
-			cur = c.cap(next)
+			cur = c.capRecalled(next, from)
 		case *asm.CBreak:
 			brk = append(brk, cur...)
 			cur = nil
@@ -702,11 +698,13 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 // to maxUnroll); once it depends on unknowns (a polling loop) the loop head
 // widens as in fixpoint and the trips stop when no new state appears, after
 // at most maxFixpoint more.
-func (c *checker) whileLoop(s *asm.CWhile, st *sstate) []*sstate {
+//
+// With shared, a memo entry's states come back as they are, not copied
+// (memo true: see capRecalled).
+func (c *checker) whileLoop(s *asm.CWhile, st *sstate, shared bool) (res []*sstate, memo bool) {
 	// Like fixpoint, remember the loop's result per entry state.
 	c.gc(st)
-	mk := memoKey{stmt: s, n: -1, state: st.key()}
-	return c.memoized(mk, c.loopTouch(s, s.Body, s.Cond), st, func() []*sstate { return c.whileRun(s, st) })
+	return c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.Cond), st, shared, func() []*sstate { return c.whileRun(s, st) })
 }
 
 func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
@@ -773,34 +771,59 @@ func (c *checker) fixpoint(body []asm.CStmt, st *sstate, withEntry bool) []*ssta
 		return c.fixpointRun(body, st, withEntry)
 	}
 	c.gc(st)
-	mk := memoKey{stmt: &body[0], n: len(body), state: st.key()}
+	loop := memoLoop{&body[0], len(body)}
 	if !withEntry {
-		mk.n = -len(body)
+		loop.n = -len(body)
 	}
-	return c.memoized(mk, c.loopTouch(&body[0], body), st, func() []*sstate { return c.fixpointRun(body, st, withEntry) })
+	res, _ := c.memoized(loop, c.loopTouch(&body[0], body), st, false, func() []*sstate { return c.fixpointRun(body, st, withEntry) })
+	return res
 }
 
-// memoKey names one loop entered in one flag/register state.
-type memoKey struct {
-	stmt  any
-	n     int
-	state string
+// memoLoop names a loop for the memo: its statement (fixpoint: the first of
+// its body) and n (fixpoint: the body's length, negative without the
+// zero-trip entry; while and peeled loops: -1).
+type memoLoop struct {
+	stmt any
+	n    int
 }
 
-func (c *checker) recall(mk memoKey, st *sstate) ([]*sstate, bool) {
-	res, ok := c.memo[mk]
+// memoKey names one loop entered in one flag/register state: the loop's
+// number (loopNums) and the state's key.
+type memoKey = string
+
+// memoEntry is a memo entry: its key and the loop's result.
+type memoEntry struct {
+	key memoKey
+	res []*sstate
+}
+
+// memoKeyOf builds loop's key for st in c.keyBuf.
+func (c *checker) memoKeyOf(loop memoLoop, st *sstate) []byte {
+	id, ok := c.loopNums[loop]
 	if !ok {
-		return nil, false
+		id = uint32(len(c.loopNums))
+		c.loopNums[loop] = id
 	}
+	c.keyBuf = binary.LittleEndian.AppendUint32(c.keyBuf[:0], id)
+	c.keyBuf = st.appendKey(c.keyBuf, nil)
+	return c.keyBuf
+}
+
+// recall returns clones of memo entry e's states, in st's iteration.
+func (c *checker) recall(e memoEntry, st *sstate) []*sstate {
+	c.noteHit(e)
+	out := make([]*sstate, len(e.res))
+	for i, x := range e.res {
+		out[i] = x.recalledCopy(st.iter)
+	}
+	return out
+}
+
+// noteHit logs a memo hit for the template runs under way.
+func (c *checker) noteHit(e memoEntry) {
 	if c.recording > 0 {
-		c.hitLog = append(c.hitLog, mk)
+		c.hitLog = append(c.hitLog, e.key)
 	}
-	out := make([]*sstate, len(res))
-	for i, x := range res {
-		out[i] = x.clone()
-		out[i].iter = st.iter
-	}
-	return out, true
 }
 
 func (c *checker) remember(mk memoKey, res []*sstate) {
@@ -810,8 +833,9 @@ func (c *checker) remember(mk memoKey, res []*sstate) {
 	saved := make([]*sstate, len(res))
 	for i, x := range res {
 		saved[i] = x.clone()
+		c.intern(saved[i])
 	}
-	c.memo[mk] = saved
+	c.memo[mk] = memoEntry{mk, saved}
 	c.memoLog = append(c.memoLog, mk)
 }
 
@@ -926,7 +950,7 @@ func (w *widener) apply(x *sstate) {
 			// symbols carries over as facts of the symbol.
 			v := regLin(x, i)
 			w.c.retire(x, s)
-			x.syms[i], x.regs[i] = s, 0
+			x.setReg(i, s, 0)
 			w.c.relate(x, s, v, w.condSyms(x, i))
 		}
 	}
@@ -938,11 +962,13 @@ func (w *widener) apply(x *sstate) {
 // counter's facts converge at the loop head (`%i >= 1`, and its relation to
 // the loop's bound, stay).
 func (c *checker) shiftSym(x *sstate, s int32, d int64) {
+	// A register holds s (the caller saw it): the facts change too.
+	x.writeFacts()
 	for i := range x.syms {
 		if x.syms[i] > symZero && x.syms[i] != s && c.dependsOn(x.syms[i], s) {
-			x.syms[i], x.regs[i] = symTop, 0
+			x.setReg(i, symTop, 0)
 		} else if x.syms[i] == s {
-			x.regs[i] -= d
+			x.setReg(i, s, x.regs[i]-d)
 		}
 	}
 	out := x.facts[:0]
@@ -1093,7 +1119,7 @@ func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
 		for v := r.lo; v <= r.hi; v++ {
 			x := st
 			if v < r.hi {
-				x = st.clone()
+				x = st.fork()
 			}
 			if c.assumeCmp(x, linAddConst(id, -v), "==") {
 				c.flag(op, set, src, dst, where, v, x)
@@ -1102,7 +1128,7 @@ func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
 		}
 		return out, false
 	}
-	p := c.pairIdx[[2]asm.Pipe{src, dst}]
+	p := c.pairOf(op, src, dst)
 	c.unchecked[p] = true
 	c.report(KindUnchecked, SevNote, op, where, st.iter, nil, asm.PipeInvalid,
 		fmt.Sprintf("%s %s, %s: the event id depends on values the static pass cannot know (rank, block index or a register set from memory); flag balance on the %s->%s pair (every id) is not checked", op.Info.Name, src, dst, src, dst),
@@ -1132,8 +1158,8 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 			fmt.Sprintf("use an id in 0-%d", numFlagIDs-1))
 		return
 	}
-	ch := c.chanIndex(src, dst, id)
-	p := ch / numFlagIDs
+	p := c.pairOf(op, src, dst)
+	ch := p*numFlagIDs + int(id)
 	if set {
 		if st.counts[ch] >= 1 {
 			c.reportPair(p, KindDoubleSet, SevError, c.opByID(st.last[ch]), src, st.iter, op, src,
@@ -1141,8 +1167,7 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 				fmt.Sprintf("wait for the first set (`wait_flag %s, %s, %d`) before setting it again, or use a second event id", src, dst, id))
 		}
 		// The flag is one bit: a second set is lost, not counted.
-		st.counts[ch] = 1
-		st.last[ch] = int32(op.ID)
+		st.setFlag(ch, 1, int32(op.ID))
 		return
 	}
 	if st.counts[ch] == 0 {
@@ -1151,7 +1176,7 @@ func (c *checker) flag(op *asm.COp, set bool, src, dst, where asm.Pipe, id int64
 			fmt.Sprintf("make every path reaching this wait run `set_flag %s, %s, %d` first (prime it before the loop), or drop the wait on the paths without a set", src, dst, id))
 		return
 	}
-	st.counts[ch]--
+	st.setFlag(ch, st.counts[ch]-1, st.last[ch])
 }
 
 // walkRefs calls f on every register reference in e.

@@ -57,12 +57,14 @@ var (
 
 // templateState is the checker's part for templates.
 type templateState struct {
-	templates map[memoKey][]*template
+	templates map[string][]*template
 	touched   map[any][]bool
 	// recording counts the template runs under way; hitLog lists the memo
 	// entries found meanwhile.
 	recording int
 	hitLog    []memoKey
+	// patchBuf is patchKey's scratch.
+	patchBuf []byte
 }
 
 // template is one run of a loop: the frame registers and their values at its
@@ -75,11 +77,6 @@ type template struct {
 	made  []memoEntry
 	found []memoKey
 	work  int
-}
-
-type memoEntry struct {
-	key memoKey
-	res []*sstate
 }
 
 // loopTouch marks the registers the pass reads or writes in a loop: what its
@@ -150,11 +147,11 @@ func (c *checker) loopTouch(loop any, body []asm.CStmt, exprs ...asm.CExpr) []bo
 // frameOf is the template key of mk's loop entered in st and the frame: the
 // registers the loop does not touch that hold constants. ok is false when
 // templates do not apply here.
-func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (memoKey, []int, bool) {
+func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (string, []int, bool) {
 	// Register indices below 255 keep a key's register records apart from
 	// its facts (0xff) when patchKey reads it.
 	if templatesOff || c.npinned > 0 || len(c.active) > 0 || c.aborted || len(st.regs) >= 255 {
-		return memoKey{}, nil, false
+		return "", nil, false
 	}
 	var frame []int
 	var mask []bool
@@ -168,22 +165,30 @@ func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (memoKey, []in
 		}
 	}
 	if frame == nil {
-		return memoKey{}, nil, false
+		return "", nil, false
 	}
-	return memoKey{stmt: mk.stmt, n: mk.n, state: st.keyFacts(nil, mask)}, frame, true
+	// The loop's number, then the state's key with the frame left out.
+	return string(st.appendKey([]byte(mk[:4]), mask)), frame, true
 }
 
-// memoized runs the loop mk names from st (gc'd; run does the work) through
-// the memo and the templates.
-func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []*sstate) []*sstate {
-	if res, ok := c.recall(mk, st); ok {
-		return res
+// memoized runs loop from st (gc'd; run does the work) through the memo and
+// the templates. With shared, a memo entry's own states are returned (memo
+// true), for the caller to copy (capRecalled).
+func (c *checker) memoized(loop memoLoop, touched []bool, st *sstate, shared bool, run func() []*sstate) (res []*sstate, memo bool) {
+	b := c.memoKeyOf(loop, st)
+	if e, ok := c.memo[string(b)]; ok {
+		if shared {
+			c.noteHit(e)
+			return e.res, true
+		}
+		return c.recall(e, st), false
 	}
+	mk := string(b)
 	fk, frame, ok := c.frameOf(mk, touched, st)
 	if !ok {
 		res := run()
 		c.remember(mk, res)
-		return res
+		return res, false
 	}
 	vals := make([]int64, len(frame))
 	for j, i := range frame {
@@ -193,12 +198,12 @@ func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []
 	for i := len(ts) - 1; i >= 0; i-- { // the newest first
 		if res, ok := c.useTemplate(ts[i], vals, st, run); ok {
 			c.remember(mk, res)
-			return res
+			return res, false
 		}
 	}
 	memo0, hit0, work0 := len(c.memoLog), len(c.hitLog), c.work
 	c.recording++
-	res := run()
+	res = run()
 	c.recording--
 	t := &template{frame: frame, vals: vals, work: c.work - work0}
 	t.found = append(t.found, c.hitLog[hit0:]...)
@@ -207,7 +212,7 @@ func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []
 	}
 	if !c.aborted && c.recordTemplate(t, res, memo0) {
 		if c.templates == nil {
-			c.templates = map[memoKey][]*template{}
+			c.templates = map[string][]*template{}
 		}
 		ts := c.templates[fk]
 		if len(ts) == maxTemplates {
@@ -216,7 +221,7 @@ func (c *checker) memoized(mk memoKey, touched []bool, st *sstate, run func() []
 		c.templates[fk] = append(ts, t)
 	}
 	c.remember(mk, res)
-	return res
+	return res, false
 }
 
 // recordTemplate fills t from a run's result and the memo entries it made
@@ -232,7 +237,7 @@ func (c *checker) recordTemplate(t *template, res []*sstate, memo0 int) bool {
 		t.res[i] = x.clone()
 	}
 	for _, k := range c.memoLog[memo0:] {
-		saved := c.memo[k]
+		saved := c.memo[k].res
 		if !t.holds(saved) {
 			return false
 		}
@@ -262,32 +267,47 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 		return nil, false
 	}
 	made := make([]memoEntry, len(t.made))
-	mine := make(map[memoKey]bool, len(t.made))
 	for i, e := range t.made {
-		k := c.patchKey(e.key, t, vals)
-		if k == nil {
+		b, ok := c.patchKey(e.key, t, vals)
+		if !ok {
 			return nil, false
 		}
-		if _, ok := c.memo[*k]; ok {
+		if _, ok := c.memo[string(b)]; ok {
 			return nil, false
 		}
-		made[i] = memoEntry{*k, t.patch(e.res, vals)}
-		mine[*k] = true
+		made[i].key = string(b)
 	}
-	found := make([]memoKey, len(t.found))
-	for i, f := range t.found {
-		k := c.patchKey(f, t, vals)
-		if k == nil {
+	var found []memoKey
+	var mine map[memoKey]bool
+	for _, f := range t.found {
+		b, ok := c.patchKey(f, t, vals)
+		if !ok {
 			return nil, false
 		}
 		// Found in the memo before the run, or made by the run itself
 		// before it was found.
-		if _, ok := c.memo[*k]; !ok && !mine[*k] {
-			return nil, false
+		e, ok := c.memo[string(b)]
+		if !ok {
+			if mine == nil {
+				mine = make(map[memoKey]bool, len(made))
+				for _, m := range made {
+					mine[m.key] = true
+				}
+			}
+			if !mine[string(b)] {
+				return nil, false
+			}
+			e.key = string(b)
 		}
-		found[i] = *k
+		if c.recording > 0 {
+			found = append(found, e.key)
+		}
 	}
-	out := t.patch(t.res, vals)
+	p := &patcher{t: t, vals: vals}
+	for i, e := range t.made {
+		made[i].res = p.patch(e.res)
+	}
+	out := p.patch(t.res)
 	for _, x := range out {
 		x.iter = st.iter
 	}
@@ -296,7 +316,7 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 		return c.checkTemplate(t, made, out, run), true
 	}
 	for _, e := range made {
-		c.memo[e.key] = e.res
+		c.memo[e.key] = e
 		c.memoLog = append(c.memoLog, e.key)
 	}
 	if c.recording > 0 {
@@ -307,24 +327,64 @@ func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() 
 	return out, true
 }
 
-// patch clones states with the frame registers set to vals.
-func (t *template) patch(states []*sstate, vals []int64) []*sstate {
+// patcher sets a template's frame registers to one entry's values (vals)
+// in clones of the template's states. States that share their registers
+// (interned memo states, intern) share the patched copy too: done lists the
+// copies made, by the registers they were made from, and the change of the
+// hash. The copies have no owner: they go into the memo, and the result
+// states are cloned into it at once (remember).
+type patcher struct {
+	t    *template
+	vals []int64
+	done []patched
+}
+
+type patched struct {
+	from *int64
+	regs []int64
+	syms []int32
+	dh   uint64
+}
+
+// patch clones states with the frame registers set to p.vals.
+func (p *patcher) patch(states []*sstate) []*sstate {
 	out := make([]*sstate, len(states))
 	for i, x := range states {
 		y := x.clone()
-		for j, r := range t.frame {
-			y.regs[r] = vals[j]
-		}
+		p.setFrame(y)
 		out[i] = y
 	}
 	return out
 }
 
+func (p *patcher) setFrame(y *sstate) {
+	if len(y.regs) == 0 {
+		return
+	}
+	from := &y.regs[0]
+	for _, d := range p.done {
+		if d.from == from {
+			// The frame registers hold constants before and after, so no
+			// symbol is let go of (gcAt stands).
+			y.regs, y.syms, y.h = d.regs, d.syms, y.h+d.dh
+			return
+		}
+	}
+	h0 := y.h
+	for j, r := range p.t.frame {
+		y.setReg(r, symZero, p.vals[j])
+	}
+	y.own &^= ownRegs
+	p.done = append(p.done, patched{from, y.regs, y.syms, y.h - h0})
+}
+
 // patchKey is memo key k (made during t's run) with t's frame registers'
-// values replaced by vals; nil when k does not hold them as expected.
-func (c *checker) patchKey(k memoKey, t *template, vals []int64) *memoKey {
-	b := []byte(k.state)
-	pos, j := len(c.pairs)*numFlagIDs, 0
+// values replaced by vals, in a scratch buffer (valid until the next call);
+// false when k does not hold them as expected.
+func (c *checker) patchKey(k memoKey, t *template, vals []int64) ([]byte, bool) {
+	c.patchBuf = append(c.patchBuf[:0], k...)
+	b := c.patchBuf
+	pos, j := 4+len(c.pairs)*numFlagIDs, 0 // past the loop's number and the flags
 	for pos+14 <= len(b) && j < len(t.frame) {
 		i := int(binary.LittleEndian.Uint16(b[pos:]))
 		if i >= len(c.k.Regs) {
@@ -332,7 +392,7 @@ func (c *checker) patchKey(k memoKey, t *template, vals []int64) *memoKey {
 		}
 		if i == t.frame[j] {
 			if binary.LittleEndian.Uint32(b[pos+2:]) != uint32(symZero) || int64(binary.LittleEndian.Uint64(b[pos+6:])) != t.vals[j] {
-				return nil
+				return nil, false
 			}
 			binary.LittleEndian.PutUint64(b[pos+6:], uint64(vals[j]))
 			j++
@@ -340,9 +400,9 @@ func (c *checker) patchKey(k memoKey, t *template, vals []int64) *memoKey {
 		pos += 14
 	}
 	if j < len(t.frame) {
-		return nil
+		return nil, false
 	}
-	return &memoKey{stmt: k.stmt, n: k.n, state: string(b)}
+	return b, true
 }
 
 // checkTemplate runs the loop (the general path) where t would stand for it
@@ -368,7 +428,7 @@ func (c *checker) checkTemplate(t *template, made []memoEntry, out []*sstate, ru
 		fail("memo entries", len(made), len(got))
 	}
 	for i, e := range made {
-		if got[i] != e.key || !sameStates(c.memo[got[i]], e.res) {
+		if got[i] != e.key || !sameStates(c.memo[got[i]].res, e.res) {
 			fail("memo entry", i, "differs")
 		}
 	}

@@ -24,23 +24,7 @@ func TestStaticTemplatesMatchGeneralPath(t *testing.T) {
 		t.Skip("-short: the static pass runs three times on every program and corpus kernel")
 	}
 	templateChecks = 0
-	objs := map[string]*asm.Object{}
-	eachProgram(t, func(name string, obj *asm.Object) { objs[name] = obj })
-	for _, m := range []string{"1024", "16384"} {
-		objs["allgather_gemm M="+m] = assembleProgram(t, "allgather_gemm",
-			asm.Define{Name: "RANKS", Value: "8"}, asm.Define{Name: "M", Value: m}, asm.Define{Name: "K", Value: "4096"},
-			asm.Define{Name: "N", Value: "4096"}, asm.Define{Name: "BASE_M", Value: "128"},
-			asm.Define{Name: "COMPUTE_BLOCKS", Value: "24"}, asm.Define{Name: "COMM_BLOCKS", Value: "48"},
-			asm.Define{Name: "MODE", Value: "pipelined"})
-	}
-	objs["ring_final RANKS=384"] = assembleProgram(t, "allreduce_ring/ring_final", asm.Define{Name: "RANKS", Value: "384"})
-	corpus := corpusObjects(t)
-	for name, obj := range corpus {
-		objs[name] = obj
-	}
-	if len(corpus) == 0 {
-		t.Log("no PTOAS corpus in corpus/: shipped programs only")
-	}
+	objs := staticObjects(t)
 	// What the pass did besides its findings: the statement visits (the
 	// work budget), memo entries and symbols, per kernel.
 	var did []string
@@ -80,6 +64,30 @@ func TestStaticTemplatesMatchGeneralPath(t *testing.T) {
 	if templateChecks < 100 {
 		t.Errorf("only %d template uses compared: the programs no longer exercise loop templates", templateChecks)
 	}
+}
+
+// staticObjects is every shipped program, allgather_gemm also at its
+// kernels.md sizes, the ring at 384 ranks and every PTOAS corpus kernel.
+func staticObjects(t *testing.T) map[string]*asm.Object {
+	t.Helper()
+	objs := map[string]*asm.Object{}
+	eachProgram(t, func(name string, obj *asm.Object) { objs[name] = obj })
+	for _, m := range []string{"1024", "16384"} {
+		objs["allgather_gemm M="+m] = assembleProgram(t, "allgather_gemm",
+			asm.Define{Name: "RANKS", Value: "8"}, asm.Define{Name: "M", Value: m}, asm.Define{Name: "K", Value: "4096"},
+			asm.Define{Name: "N", Value: "4096"}, asm.Define{Name: "BASE_M", Value: "128"},
+			asm.Define{Name: "COMPUTE_BLOCKS", Value: "24"}, asm.Define{Name: "COMM_BLOCKS", Value: "48"},
+			asm.Define{Name: "MODE", Value: "pipelined"})
+	}
+	objs["ring_final RANKS=384"] = assembleProgram(t, "allreduce_ring/ring_final", asm.Define{Name: "RANKS", Value: "384"})
+	corpus := corpusObjects(t)
+	for name, obj := range corpus {
+		objs[name] = obj
+	}
+	if len(corpus) == 0 {
+		t.Log("no PTOAS corpus in corpus/: shipped programs only")
+	}
+	return objs
 }
 
 // corpusObjects assembles the PTOAS corpus kernels (as A3 kernels, as the

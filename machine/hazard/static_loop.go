@@ -101,6 +101,7 @@ func (c *checker) unpin(syms ...int32) {
 		c.pinned[s]--
 	}
 	c.npinned--
+	c.pinEpoch++ // gc may drop more now (sstate.gcAt)
 }
 
 // peeled runs loop s from st with the loop variable symbolic (see above).
@@ -110,8 +111,7 @@ func (c *checker) peeled(s *asm.CFor, st *sstate, lo, hi lin, step int64) []*sst
 		return c.counted(s, li, st, lo, hi)
 	}
 	c.gc(st)
-	mk := memoKey{stmt: s, n: -1, state: st.key()}
-	return c.memoized(mk, c.loopTouch(s, s.Body, s.From, s.To, s.Step), st, func() []*sstate {
+	res, _ := c.memoized(memoLoop{s, -1}, c.loopTouch(s, s.Body, s.From, s.To, s.Step), st, false, func() []*sstate {
 		for p := 1; ; {
 			snap := c.snapshot()
 			out, want := c.peelRun(s, li, st.clone(), lo, hi, step, p)
@@ -122,6 +122,7 @@ func (c *checker) peeled(s *asm.CFor, st *sstate, lo, hi lin, step int64) []*sst
 			p = min(want, maxPeel)
 		}
 	})
+	return res
 }
 
 // counted runs a loop whose body decides nothing with its variable: zero
@@ -148,7 +149,7 @@ func (c *checker) counted(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin) []*
 // splitD splits states on hi - lo <= v (first result) and hi - lo > v.
 func (c *checker) splitD(d lin, states []*sstate, v int64) (le, gt []*sstate) {
 	for _, x := range states {
-		y := x.clone()
+		y := x.fork()
 		if c.assumeCmp(x, linAddConst(d, -v), "<=") {
 			le = append(le, x)
 		}
@@ -178,7 +179,7 @@ func (c *checker) peelRun(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin, ste
 		// trips, so `%k & 1` is exact on those too.
 		starts = nil
 		for r := range m {
-			y := st.clone()
+			y := st.fork()
 			if c.assumeMod(y, loB.sym, m, r-loB.off) {
 				starts = append(starts, y)
 			}

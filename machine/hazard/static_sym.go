@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -246,15 +247,15 @@ func (c *checker) store(st *sstate, slot int, l lin) {
 	}
 	switch {
 	case l.top:
-		st.syms[slot], st.regs[slot] = symTop, 0
+		st.setReg(slot, symTop, 0)
 	case l.n == 0:
-		st.syms[slot], st.regs[slot] = symZero, l.c
+		st.setReg(slot, symZero, l.c)
 	case l.n == 1 && l.m[0] == 1:
-		st.syms[slot], st.regs[slot] = l.s[0], l.c
+		st.setReg(slot, l.s[0], l.c)
 	default:
 		r := c.rangeOfLin(st, l)
 		t := c.term("lin", r.lo, r.hi, l)
-		st.syms[slot], st.regs[slot] = t.s[0], 0
+		st.setReg(slot, t.s[0], 0)
 	}
 }
 
@@ -422,7 +423,10 @@ func (c *checker) symMod(st *sstate, s int32, m int64) (int64, bool) {
 func addFactRaw(st *sstate, f fact) {
 	if f.kind != factNE {
 		if i := findFact(st, f.a, f.b, f.kind); i >= 0 {
-			st.facts[i] = f
+			if st.facts[i] != f {
+				st.writeFacts()
+				st.facts[i] = f
+			}
 			return
 		}
 	}
@@ -430,7 +434,9 @@ func addFactRaw(st *sstate, f fact) {
 	if found {
 		return
 	}
+	st.writeFacts()
 	st.facts = slices.Insert(st.facts, i, f)
+	st.gcAt = 0 // a fact about a symbol no register holds goes at the next gc
 }
 
 // assume adds a - b in r to st and reports whether the path is still
@@ -512,15 +518,11 @@ func (c *checker) assumeMod(st *sstate, s int32, m, r int64) bool {
 		if f.hi%m == 0 {
 			return true
 		}
-		if m%f.hi == 0 {
-			st.facts[j].lo, st.facts[j].hi = r, m
-			return true
-		}
 		// Keep the larger modulus; the other is a weaker fact.
-		if m < f.hi {
-			return true
+		if (m%f.hi == 0 || m > f.hi) && (f.lo != r || f.hi != m) {
+			st.writeFacts()
+			st.facts[j].lo, st.facts[j].hi = r, m
 		}
-		st.facts[j].lo, st.facts[j].hi = r, m
 		return true
 	}
 	if rs := c.rangeOf(st, s); rs.single() {
@@ -545,13 +547,27 @@ func (c *checker) retire(st *sstate, x int32) {
 	}
 	for i, s := range st.syms {
 		if s > symZero && c.dependsOn(s, x) {
-			st.syms[i], st.regs[i] = symTop, 0
+			st.setReg(i, symTop, 0)
 		}
 	}
-	out := st.facts[:0]
-	for _, f := range st.facts {
-		if !c.dependsOn(f.a, x) && !(f.b > symZero && c.dependsOn(f.b, x)) {
-			out = append(out, f)
+	st.dropFacts(func(f *fact) bool { return c.dependsOn(f.a, x) || (f.b > symZero && c.dependsOn(f.b, x)) })
+}
+
+// dropFacts drops the facts drop accepts from st, copying them first only
+// when one goes.
+func (st *sstate) dropFacts(drop func(*fact) bool) {
+	i := 0
+	for i < len(st.facts) && !drop(&st.facts[i]) {
+		i++
+	}
+	if i == len(st.facts) {
+		return
+	}
+	st.writeFacts()
+	out := st.facts[:i]
+	for j := i + 1; j < len(st.facts); j++ {
+		if !drop(&st.facts[j]) {
+			out = append(out, st.facts[j])
 		}
 	}
 	st.facts = out
@@ -560,22 +576,60 @@ func (c *checker) retire(st *sstate, x int32) {
 // gc drops the facts about symbols no register holds, so that two paths that
 // differ only there are one state.
 func (c *checker) gc(st *sstate) {
-	if len(st.facts) == 0 {
-		return
+	if !c.gcClean(st) {
+		st.dropFacts(c.deadFact)
+		st.gcAt = c.pinEpoch + 1
 	}
-	live := func(s int32) bool {
-		if s <= numBuiltinSyms || c.pinned[s] > 0 {
+}
+
+// gcClean reports whether gc has nothing to drop from st (and notes it in
+// st.gcAt, which changes no content). When not, deadFacts has marked st's
+// live symbols for deadFact.
+func (c *checker) gcClean(st *sstate) bool {
+	if len(st.facts) == 0 {
+		return true
+	}
+	if st.gcAt == c.pinEpoch+1 {
+		if checkGC && c.deadFacts(st) {
+			panic(fmt.Sprintf("static pass: kernel %s: gc skipped a state with facts to drop", c.k.Name))
+		}
+		return true
+	}
+	if c.deadFacts(st) {
+		return false
+	}
+	st.gcAt = c.pinEpoch + 1
+	return true
+}
+
+// deadFacts marks the symbols st's registers hold (liveMark, under a new
+// generation) and reports whether a fact of st is about a symbol no register
+// holds and none is pinned (deadFact).
+func (c *checker) deadFacts(st *sstate) bool {
+	c.liveGen++
+	if c.liveGen == 0 || len(c.liveMark) < len(c.syms) {
+		c.liveMark = make([]uint32, len(c.syms)+len(c.syms)/2)
+		c.liveGen = 1
+	}
+	for _, s := range st.syms {
+		if s > numBuiltinSyms {
+			c.liveMark[s] = c.liveGen
+		}
+	}
+	for i := range st.facts {
+		if c.deadFact(&st.facts[i]) {
 			return true
 		}
-		return slices.Contains(st.syms, s)
 	}
-	out := st.facts[:0]
-	for _, f := range st.facts {
-		if live(f.a) && live(f.b) {
-			out = append(out, f)
-		}
-	}
-	st.facts = out
+	return false
+}
+
+func (c *checker) deadFact(f *fact) bool { return !c.live(f.a) || !c.live(f.b) }
+
+// live reports whether s is a launch value, pinned or held by a register of
+// the state deadFacts marked last.
+func (c *checker) live(s int32) bool {
+	return s <= numBuiltinSyms || c.pinned[s] > 0 || c.liveMark[s] == c.liveGen
 }
 
 // value evaluates x on path st.
@@ -621,7 +675,9 @@ func (c *checker) evalConst(x asm.CExpr, st *sstate) (v int64, ok bool) {
 			v, ok = 0, false
 		}
 	}()
-	return x.Fn(&asm.Env{Regs: st.regs}), true
+	// One Env for every call: the compiled closure keeps no reference.
+	c.env.Regs = st.regs
+	return x.Fn(&c.env), true
 }
 
 // cmpOps are the comparisons a condition may split on.
@@ -1047,7 +1103,7 @@ func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
 		return nil, []*sstate{st}
 	}
 	if d.top {
-		return []*sstate{st.clone()}, []*sstate{st}
+		return []*sstate{st.fork()}, []*sstate{st}
 	}
 	if !pairable(d) {
 		// d's own term: assuming it true on one side and false on the other
@@ -1055,7 +1111,7 @@ func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
 		tm := c.term("c"+op, 0, 1, d)
 		return c.splitCmp(st, tm, "!=")
 	}
-	ts := st.clone()
+	ts := st.fork()
 	if c.assumeCmp(ts, d, op) {
 		t = []*sstate{ts}
 	}
