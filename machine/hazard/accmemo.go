@@ -161,7 +161,9 @@ func (d *Detector) remember(r *rec, acc *machine.Access, slot *cellSlot, si int,
 		return
 	}
 	if b >= len(d.cells.memo) {
-		d.cells.memo = append(d.cells.memo, make([]accMemo, max(b+memoWays, 2*len(d.cells.memo))-len(d.cells.memo))...)
+		// Every core known so far: they are made in a burst at the
+		// first events, and a core's entries are 2 KiB.
+		d.cells.memo = append(d.cells.memo, make([]accMemo, max(b, len(d.cores)*memoWays-memoWays)+memoWays-len(d.cells.memo))...)
 	}
 	i := b + memoWay(t, acc.Elem)
 	if slot.w > 0 {
