@@ -69,6 +69,15 @@ func windowWay(t *asm.TileInfo, elem int32, lo, hi int64) int {
 	return memoWays/2 + (4*(2*t.Index+int(elem))+k)&(memoWays/2-1)
 }
 
+// memoWayOf is the entry of core b's for acc's tile element t, in the
+// windows' half when window.
+func (d *Detector) memoWayOf(b int, t *asm.TileInfo, acc *machine.Access, window bool) *accMemo {
+	if window {
+		return &d.cells.memo[b+windowWay(t, acc.Elem, acc.Lo, acc.Hi)]
+	}
+	return &d.cells.memo[b+memoWay(t, acc.Elem)]
+}
+
 // same reports whether e was filled by an access of the same bytes of the
 // same buffer as acc, through the same tile element: what hitLocal looked
 // up and checkBounds checked.
@@ -92,9 +101,12 @@ func (d *Detector) hitMemo(r *rec, acc *machine.Access) bool {
 	if b < 0 || b >= len(d.cells.memo) {
 		return false
 	}
-	e := &d.cells.memo[b+memoWay(t, acc.Elem)]
+	// A strided access is most likely a column window, anything else a
+	// whole element or a run: the likelier way first, each a line.
+	strided := acc.Rows > 1 && acc.Pitch > 0
+	e := d.memoWayOf(b, t, acc, strided)
 	if !e.same(acc) {
-		if e = &d.cells.memo[b+windowWay(t, acc.Elem, acc.Lo, acc.Hi)]; !e.same(acc) {
+		if e = d.memoWayOf(b, t, acc, !strided); !e.same(acc) {
 			return false
 		}
 	}
@@ -165,16 +177,21 @@ func (d *Detector) remember(r *rec, acc *machine.Access, slot *cellSlot, si int,
 		// first events, and a core's entries are 2 KiB.
 		d.cells.memo = append(d.cells.memo, make([]accMemo, max(b, len(d.cores)*memoWays-memoWays)+memoWays-len(d.cells.memo))...)
 	}
-	i := b + memoWay(t, acc.Elem)
+	// One entry an access: the other half's, from when the access
+	// landed on other cells, would hide this one from a look there first.
+	i, o := d.memoWayOf(b, t, acc, false), d.memoWayOf(b, t, acc, true)
 	if slot.w > 0 {
-		i = b + windowWay(t, acc.Elem, acc.Lo, acc.Hi)
+		i, o = o, i
+	}
+	if o.same(acc) {
+		*o = accMemo{}
 	}
 	e := accMemo{tile: t, c: slot.c, lo: acc.Lo, hi: acc.Hi, key: slot.key,
 		rows: int32(acc.Rows), pitch: int32(acc.Pitch), elem: acc.Elem, c0: slot.c0, w: slot.w}
 	if slot.w < 0 {
 		e.c, e.c0 = nil, int32(si)
 	}
-	d.cells.memo[i] = e
+	*i = e
 }
 
 // memoHits counts the hits checkMemo compared.
