@@ -52,25 +52,27 @@ type accMemo struct {
 const memoWays = 32
 
 // memoBase is where agent a's core's entries start, -1 for an agent of no
-// core, and memoWay the way of tile element (t, elem) in the first half.
+// core.
 func (d *Detector) memoBase(a int32) int {
 	return int(d.aloc[a]>>4)*memoWays - memoWays // core index + 1
 }
 
+// memoWay is the way of tile element (t, elem) in the first half.
 func memoWay(t *asm.TileInfo, elem int32) int {
 	return (2*t.Index + int(elem)) & (memoWays/2 - 1)
 }
 
 // windowWay is the way of a window [lo, hi) of tile element (t, elem) in
-// the second half: the window's number in its element, by its width
-// (windows are as wide as each other, and a power of two wide).
+// the second half: the window's number in its element, by its width. Only
+// a placement (an entry names its access whole): an element's windows are
+// as wide as each other, and in the shipped programs a power of two wide.
 func windowWay(t *asm.TileInfo, elem int32, lo, hi int64) int {
 	k := int(lo>>bits.TrailingZeros64(uint64(hi-lo))) & 3
 	return memoWays/2 + (4*(2*t.Index+int(elem))+k)&(memoWays/2-1)
 }
 
-// memoWayOf is the entry of core b's for acc's tile element t, in the
-// windows' half when window.
+// memoWayOf is the entry acc (through tile t) maps to among the core's
+// entries from b: in the windows' half when window.
 func (d *Detector) memoWayOf(b int, t *asm.TileInfo, acc *machine.Access, window bool) *accMemo {
 	if window {
 		return &d.cells.memo[b+windowWay(t, acc.Elem, acc.Lo, acc.Hi)]
