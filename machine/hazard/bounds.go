@@ -17,7 +17,9 @@ type tensorAt struct {
 	ok, init bool
 }
 
-func (d *Detector) checkBounds(r *rec, acc *machine.Access) {
+// checkBounds notes an access outside its tile or tensor, and reports
+// whether it noted nothing.
+func (d *Detector) checkBounds(r *rec, acc *machine.Access) bool {
 	// A strided access's runs all lie within its bounds: checking those
 	// covers its last row, which Hi alone does not.
 	lo, hi := acc.Bounds()
@@ -29,8 +31,9 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) {
 		if !ok {
 			if len(t.Addr) > 0 {
 				d.oob(r, acc, fmt.Sprintf("%s %s [%#x, %#x) outside every element of tile %s", verb(acc), acc.Space, lo, hi, tileName(t, -1)))
+				return false
 			}
-			return
+			return true
 		}
 		if base := t.Addr[el]; lo < base || hi > base+t.Bytes {
 			where := "past the end of"
@@ -38,16 +41,19 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) {
 				where = "before the start of"
 			}
 			d.oob(r, acc, fmt.Sprintf("%s %s [%#x, %#x), %s tile %s [%#x, %#x)", verb(acc), acc.Space, lo, hi, where, elemName(t, el), base, base+t.Bytes))
+			return false
 		}
-		return
+		return true
 	}
 	if t := acc.Tensor; t != nil && acc.Space == asm.GM {
 		at := d.tensorBase.get(acc.Rank, t.Index)
 		base := at.base
 		if at.ok && (lo < base || hi > base+t.Bytes) {
 			d.oob(r, acc, fmt.Sprintf("%s bytes [%d, %d) of %s, which has %d bytes", verb(acc), lo-base, hi-base, tensorName(t, acc.Rank), t.Bytes))
+			return false
 		}
 	}
+	return true
 }
 
 // elemAt is the element of acc's tile array the access went through:

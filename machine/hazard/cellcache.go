@@ -44,6 +44,9 @@ type cellCache struct {
 	// last hit, a slot or hit.
 	hit     cellSlot
 	visited *cellSlot
+	// memo holds each core's last access of each tile element
+	// (accmemo.go), by the core's index; empty until the first.
+	memo []accMemo
 	// h is the hash index took last: a contiguous access looks in the
 	// sets right after its slot's number is taken (hitCached), and the
 	// two hash alike.
@@ -158,6 +161,7 @@ func (cc *cellCache) reset() {
 	clear(cc.slots)
 	clear(cc.runs)
 	clear(cc.sets)
+	clear(cc.memo)
 	cc.hit, cc.visited = cellSlot{rows: 1}, nil
 }
 

@@ -158,7 +158,7 @@ func (d *Detector) shadowFor(acc *machine.Access) *shadowMem {
 
 // access checks one access of r against the shadow state and records it.
 func (d *Detector) access(r *rec, acc *machine.Access) {
-	if acc.Hi <= acc.Lo {
+	if acc.Hi <= acc.Lo || d.hitMemo(r, acc) {
 		return
 	}
 	if acc.Rows > maxRuns {
@@ -167,11 +167,11 @@ func (d *Detector) access(r *rec, acc *machine.Access) {
 		clamped.Rows = maxRuns
 		acc = &clamped
 	}
-	d.checkBounds(r, acc)
+	inBounds := d.checkBounds(r, acc)
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
 	// Only a cache hit leaves d.hit set, for the event's next access.
 	prev := d.takeHit()
-	if d.hitLocal(r, acc, prev) {
+	if d.hitLocal(r, acc, prev, inBounds) {
 		return
 	}
 	if isSignal(acc) {

@@ -38,7 +38,7 @@ func localAccess(acc *machine.Access) bool {
 // then the slot's run of cells in the buffer's 2-D view (access2d's
 // hitRun). A miss changes nothing access reads (the cache's hash and the
 // shadow memo are taken again), so access then takes its general path.
-func (d *Detector) hitLocal(r *rec, acc *machine.Access, prev *cellSlot) bool {
+func (d *Detector) hitLocal(r *rec, acc *machine.Access, prev *cellSlot, inBounds bool) bool {
 	if !localAccess(acc) {
 		return false
 	}
@@ -50,6 +50,7 @@ func (d *Detector) hitLocal(r *rec, acc *machine.Access, prev *cellSlot) bool {
 	if prev != nil && prev.matches(key, acc, rows, pitch) {
 		d.visitSlot(r, acc, prev, rows, pitch)
 		d.hit = prev
+		d.remember(r, acc, prev, -1, inBounds)
 		return true
 	}
 	if inSets(key, rows) {
@@ -60,6 +61,7 @@ func (d *Detector) hitLocal(r *rec, acc *machine.Access, prev *cellSlot) bool {
 			return false
 		}
 		d.hit = d.cells.visited
+		d.remember(r, acc, d.hit, -1, inBounds)
 		return true
 	}
 	// hitCached's look in the slot (the sets do not hold the entry, and
@@ -69,6 +71,7 @@ func (d *Detector) hitLocal(r *rec, acc *machine.Access, prev *cellSlot) bool {
 		d.cells.visited = slot
 		d.visitSlot(r, acc, slot, rows, pitch)
 		d.hit = slot
+		d.remember(r, acc, slot, -1, inBounds)
 		return true
 	}
 	if slot.w >= 0 || !slot.matches(key, acc, rows, pitch) {
@@ -79,6 +82,7 @@ func (d *Detector) hitLocal(r *rec, acc *machine.Access, prev *cellSlot) bool {
 	if sm := d.shadowFor(acc); sm.grid == nil || !d.hitRun(r, acc, &d.cells.runs[si], int(-slot.w)) {
 		return false
 	}
+	d.remember(r, acc, slot, si, inBounds)
 	return true
 }
 
