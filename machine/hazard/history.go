@@ -1,7 +1,6 @@
 package hazard
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -89,35 +88,21 @@ func (s *issueSeen) mark(k int64) {
 // so only k itself could move it. Small enough to inline where every pipe
 // event passes (takeIssueOf): three flag events in four, and one exec in
 // three, took the call of sawIssue and mark, about 70 instructions, on
-// the 8-rank allgather_gemm. checkQuick holds it to mark.
+// the 8-rank allgather_gemm. TestIssueSeenQuick holds it to mark.
 func (s *issueSeen) quick(k int64) bool {
-	n := uint64(k) + 1
-	switch d := k - s.low; {
-	case d == 1 && s.bits[n/64%(seenWindow/64)]&(1<<(n%64)) == 0:
+	if k == s.low+1 {
+		n := uint64(k) + 1
+		if s.bits[n/64%(seenWindow/64)]&(1<<(n%64)) != 0 {
+			return false
+		}
 		s.low = k
-	case uint64(d-2) < seenWindow-1: // 2 <= d <= seenWindow
-		s.set(k)
-	default:
+		return true
+	}
+	if uint64(k-s.low-2) >= seenWindow-1 { // not 2 <= k-low <= seenWindow
 		return false
 	}
+	s.set(k)
 	return true
-}
-
-// checkQuick panics unless quick leaves core c's watermark as mark does
-// for number k, when it takes k (checkShortcuts).
-func (d *Detector) checkQuick(c int32, k int64) {
-	if uint32(c) >= uint32(len(d.seen)) || d.seen[c].gen != d.gen {
-		return
-	}
-	got, want := d.seen[c], d.seen[c]
-	if !got.quick(k) {
-		return
-	}
-	shortcuts++
-	want.mark(k)
-	if got != want {
-		panic(fmt.Sprintf("hazard: issue %d of core %d: the quick mark leaves watermark %d, mark %d", k, c, got.low, want.low))
-	}
 }
 
 // advance moves the watermark over the numbers marked right above it, a

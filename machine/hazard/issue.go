@@ -89,13 +89,9 @@ func findPending(cs *coreState, op *asm.COp) (*pending, int) {
 // they still chain through the composite's EvIssue entry (comp).
 func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pending) {
 	ag := &d.agents[a]
-	if c := ag.coreIdx; e.Issue > 0 && ag.kind == akPipe {
-		if checkShortcuts {
-			d.checkQuick(c, e.Issue)
-		}
-		if uint32(c) >= uint32(len(d.seen)) || d.seen[c].gen != d.gen || !d.seen[c].quick(e.Issue) {
-			d.sawIssue(c, e.Issue)
-		}
+	if c := ag.coreIdx; e.Issue > 0 && ag.kind == akPipe &&
+		(uint32(c) >= uint32(len(d.seen)) || d.seen[c].gen != d.gen || !d.seen[c].quick(e.Issue)) {
+		d.sawIssue(c, e.Issue)
 	}
 	if e.Issue > 0 {
 		c := ag.coreIdx
