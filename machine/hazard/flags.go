@@ -315,7 +315,11 @@ func (d *Detector) flagWait(e *machine.Event) {
 			ch.rem.within(w):
 			// The setter's news of other cores came from a snapshot of
 			// the scalar no later than the one this pipe has.
-			d.waitLocal(a, c, ch)
+			if cs := &d.cores[c]; !checkLocalJoins && ch.locOnly && ch.locMask&cs.mask == cs.mask {
+				d.raiseLocals(a, cs, &ch.loc)
+			} else {
+				d.waitLocal(a, c, ch)
+			}
 		default:
 			ch.settle(&d.cores[c])
 			d.acquire(a, &ch.clock)
@@ -347,17 +351,14 @@ func (d *Detector) flagWait(e *machine.Event) {
 }
 
 // waitLocal is the join of a wait whose waiter a holds channel ch's
-// other-core part: only core c's own components move. A channel whose
-// set left them all in loc (every set does, unless a queued set took
-// its place) raises a's lc from loc in one pass; joinLocalPart's checks
-// and call cost a wait about 70 instructions more.
+// other-core part, when ch's loc does not hold every component of core
+// c's (a queued set took the set's place): only c's own components move,
+// by joinLocalPart. A channel whose set left them all in loc, every set
+// does but such, raises a's lc from loc in one pass, which flagWait does
+// itself: joinLocalPart's checks and call cost a wait about 70
+// instructions more, and a call of this function about 20.
 func (d *Detector) waitLocal(a, c int32, ch *flagChan) {
-	cs := &d.cores[c]
-	if !checkLocalJoins && ch.locOnly && ch.locMask&cs.mask == cs.mask {
-		d.raiseLocals(a, cs, &ch.loc)
-		return
-	}
-	d.joinLocalPart(a, c, &ch.clock, ch.local(cs))
+	d.joinLocalPart(a, c, &ch.clock, ch.local(&d.cores[c]))
 }
 
 func (d *Detector) barrier(e *machine.Event) {
