@@ -335,16 +335,28 @@ func (d *Detector) joinState(a, c int32, st *issueState) {
 		}
 	}
 	s := d.cores[c].scalar
-	if ag := &d.agents[a]; ag.coreIdx == c {
+	if ag := &d.agents[a]; ag.coreIdx != c {
+		d.raiseIn(a, s, st.epoch)
+	} else if ag.lc[asm.PipeS] < st.epoch {
 		// raiseIn's own test (mate): a is of c, whose scalar's slot is S.
 		// Most of these states are snapshots a holds, and a look at lc
 		// is all the raise does.
-		if ag.lc[asm.PipeS] < st.epoch {
-			d.raiseLocal(a, s, asm.PipeS, st.epoch)
-		}
-		return
+		d.raiseLocal(a, s, asm.PipeS, st.epoch)
 	}
-	d.raiseIn(a, s, st.epoch)
+	if checkLocalJoins {
+		d.checkEpoch(a, s, st.epoch)
+	}
+}
+
+// checkEpoch panics unless agent a's clock holds scalar s's component at
+// epoch ep at least, as joinState leaves it (checkLocalJoins): no finding
+// of the shipped programs depends on that raise, so a missed one would
+// otherwise pass their tests.
+func (d *Detector) checkEpoch(a, s int32, ep uint32) {
+	localJoins++
+	if got := get(d.exact(a), d.pos(s)); got < ep {
+		panic(fmt.Sprintf("hazard: agent %d holds its scalar's component at %d after joining an issue state of epoch %d", a, got, ep))
+	}
 }
 
 // takeIssue joins the issue-time clock of op into agent a and returns the
