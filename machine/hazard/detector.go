@@ -413,6 +413,8 @@ type Detector struct {
 	// seen is, by core, which issue numbers reached the detector
 	// (history.go).
 	seen []issueSeen
+	// stNow is issueState's answer for the current state of a scalar.
+	stNow issueState
 	// ilog is, by core, the scalar's iteration vectors by issue number
 	// (iterlog.go), also by (rank, core) in iterIdx, and ailog each
 	// agent's place in its core's. iterMisses counts the ops not found in

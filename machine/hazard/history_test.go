@@ -9,6 +9,51 @@ import (
 	"github.com/ptoasm/ptoasm/machine"
 )
 
+// TestIssueSeenQuick holds quick to mark: from the same watermark, every
+// number quick takes must leave what mark leaves, over shuffled numbers
+// (nearby and far), repeats, numbers that never come and jumps.
+func TestIssueSeenQuick(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	taken := 0
+	for trial := range 200 {
+		var s issueSeen
+		next := int64(1)
+		for range 4 * seenWindow {
+			var k int64
+			switch r := rng.IntN(100); {
+			case r < 60:
+				k = next // in order
+				next++
+			case r < 85:
+				k = next + int64(rng.IntN(40)) // ahead, within queues
+			case r < 93:
+				k = max(1, next-int64(rng.IntN(40))) // again, or late
+			case r < 97:
+				k = next + int64(rng.IntN(2*seenWindow)) // near the window's end
+			case r < 98:
+				k = next + int64(3*seenWindow) // a jump
+				next = k
+			default:
+				next++ // a number that never comes
+				continue
+			}
+			want := s
+			want.mark(k)
+			if s.quick(k) {
+				taken++
+				if s != want {
+					t.Fatalf("trial %d: quick(%d) left watermark %d and bits %x, mark %d and %x", trial, k, s.low, s.bits, want.low, want.bits)
+				}
+			} else {
+				s.mark(k)
+			}
+		}
+	}
+	if taken == 0 {
+		t.Fatal("quick took no number")
+	}
+}
+
 // TestIssueSeenWatermark marks a core's issue numbers in shuffled orders
 // and checks the watermark against the lowest number not yet marked, and
 // that a number that never comes is given up only once the window has
