@@ -70,13 +70,13 @@ func narrowIter(dst *[maxIter]int32, it []int64) uint8 {
 
 // cell is the shadow state of one byte range of one buffer.
 type cell struct {
-	// The fields are laid out in four cache lines (256 bytes, a size class
-	// whose objects start on a line): what every access reads first (the
-	// bounds, the flags and the lists' headers), then w, then read0, then
-	// what only signal words use. An access of a data cell touches three
-	// lines; at 288 bytes, its hot fields spread over 224 bytes starting
-	// half a line in, it touched four or five (a 384-rank lint holds
-	// 560 000 cells).
+	// The fields are laid out in three lines' worth (192 bytes) and the
+	// signal box's pointer: what every access reads first (the bounds, the
+	// flags and the lists' headers), then w, then read0. Cells live in
+	// chunks (cellSlab) whose arrays start 8 bytes into their object, so a
+	// data access touches three or four lines; at 288 bytes, its hot fields
+	// spread over 224 bytes starting half a line in, it touched four or
+	// five (a 384-rank lint holds 560 000 cells).
 	lo, hi  int64
 	written bool // initialised in this launch (host write or any store)
 	hasW    bool
