@@ -5,8 +5,9 @@ import "unsafe"
 // cellSlab hands out shadow cells from chunks of cellChunk, one per
 // detector (shadowMem.slab, imap.slab).
 //
-// A 384-rank ring lint makes about 560 000 cells, each a 256-byte object
-// of its own: the cells were half of the lint's heap allocations
+// A 384-rank ring lint makes about 560 000 cells, each then a 256-byte
+// object of its own (200 bytes since their signal fields went to a box,
+// cell.sigBox): the cells were half of the lint's heap allocations
 // (imap.newCell), and each new span of them was one more span of small
 // pointerful objects for the allocator to set up and the collector to
 // sweep. A chunk is one allocation for cellChunk cells.
@@ -22,9 +23,10 @@ type cellSlab struct {
 
 // cellChunk is how many cells a chunk holds: as many as fill 16 KiB, a
 // size class of one span. An object over 512 bytes carries an 8-byte
-// header (its type), so 64 cells of 256 bytes would take the next size
-// class, 18 KiB; 63 and the header leave 248 bytes. (Chunks of 32 cells,
-// 8 200 bytes, took 9 472-byte objects: 17 MB more RSS at 384 ranks.)
+// header (its type), which the cells must leave room for: 81 cells of 200
+// bytes and the header leave 176 bytes (with 256-byte cells, 64 would have
+// taken the next size class, 18 KiB). (Chunks of 32 cells, 8 200 bytes,
+// took 9 472-byte objects: 17 MB more RSS at 384 ranks.)
 const cellChunk = (16<<10 - mallocHeader) / int(unsafe.Sizeof(cell{}))
 
 // mallocHeader is the Go runtime's header on an object over 512 bytes

@@ -547,6 +547,7 @@ func New(opt Options) *Detector {
 		syncRounds: map[int32][]vclock{},
 		byKey:      map[findKey]*finding{},
 	}
+	d.wordScratch.sigBox = new(sigBox)
 	d.host = int32(len(d.agents))
 	d.agents = append(d.agents, agentState{rank: -1, core: -1, pipe: asm.PipeInvalid, kind: akHost, coreIdx: -1, gen: d.gen})
 	d.place(d.host, &d.miscFill)

@@ -70,13 +70,13 @@ func narrowIter(dst *[maxIter]int32, it []int64) uint8 {
 
 // cell is the shadow state of one byte range of one buffer.
 type cell struct {
-	// The fields are laid out in four cache lines (256 bytes, a size class
-	// whose objects start on a line): what every access reads first (the
-	// bounds, the flags and the lists' headers), then w, then read0, then
-	// what only signal words use. An access of a data cell touches three
-	// lines; at 288 bytes, its hot fields spread over 224 bytes starting
-	// half a line in, it touched four or five (a 384-rank lint holds
-	// 560 000 cells).
+	// The fields are laid out in three lines' worth (192 bytes) and the
+	// signal box's pointer: what every access reads first (the bounds, the
+	// flags and the lists' headers), then w, then read0. Cells live in
+	// chunks (cellSlab) whose arrays start 8 bytes into their object, so a
+	// data access touches three or four lines; at 288 bytes, its hot fields
+	// spread over 224 bytes starting half a line in, it touched four or
+	// five (a 384-rank lint holds 560 000 cells).
 	lo, hi  int64
 	written bool // initialised in this launch (host write or any store)
 	hasW    bool
@@ -101,11 +101,23 @@ type cell struct {
 	unp   *[]uninitRead
 	w     rec // last plain write
 	read0 rec
+	// sigBox holds what only a signal word's cell uses, nil for data cells
+	// (most cells: a 384-rank ring lint makes about 290 000 of them): nil
+	// stands for the zero box, which a signal visit makes real
+	// (Detector.eachSigCell) before it reads or writes a field of it.
+	*sigBox
+}
+
+// sigBox is a signal word's part of its cell: its release and history.
+// Inline, it was a fourth cache line of every cell (256 bytes), which data
+// cells never read; boxed, a cell is 200 bytes (docs/performance.md, round
+// 17 at many ranks).
+type sigBox struct {
 	// sigCore is a signal word's release, valid while sigGen is the
 	// current run generation.
 	sigCore
 	// hist is what a signal word remembers across runs, for stale-signal;
-	// nil for data cells.
+	// nil for none.
 	hist *sigHist
 }
 
@@ -275,30 +287,46 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.reads, c.hasR = c.reads[:0], false
 	c.setAdds(c.adds()[:0])
 	c.setUninit(c.uninit()[:0])
-	c.sig.truncate()
-	c.sigFrom = 0
-	c.sigVer++
-	c.hist = nil
+	if b := c.sigBox; b != nil {
+		b.sig.truncate()
+		b.sigFrom = 0
+		b.sigVer++
+		b.hist = nil
+	}
 }
 
 // copyTo gives n c's state, reusing n's slices (n comes from the free
 // list, so a split allocates nothing in the steady state).
 func (c *cell) copyTo(n *cell) {
-	addp, reads, unp, sig, ver := n.addp, n.reads[:0], n.unp, n.sig, n.sigVer
+	addp, reads, unp, box := n.addp, n.reads[:0], n.unp, n.sigBox
 	*n = *c
-	// n is a new word to the agents' memos (sigSeen): its version goes on
-	// from its own, not c's, so that no memo of n's earlier life matches.
-	n.sigVer = ver + 1
-	// n keeps its own lists: c's would be shared.
-	n.addp, n.unp = addp, unp
+	// n keeps its own lists and box: c's would be shared.
+	n.addp, n.unp, n.sigBox = addp, unp, box
 	n.setAdds(append(n.adds()[:0], c.adds()...))
 	n.reads = append(reads, c.reads...)
 	n.setUninit(append(n.uninit()[:0], c.uninit()...))
-	sig.copyFrom(&c.sig)
-	n.sig = sig
-	if c.hist != nil {
-		h := *c.hist
-		n.hist = &h
+	src := c.sigBox
+	if src == nil {
+		if box == nil {
+			return // both zero boxes
+		}
+		src = &sigBox{}
+	}
+	if box == nil {
+		box = new(sigBox)
+		n.sigBox = box
+	}
+	sig, ver := box.sig, box.sigVer
+	box.sigCore = src.sigCore
+	// n is a new word to the agents' memos (sigSeen): its version goes on
+	// from its own, not c's, so that no memo of n's earlier life matches.
+	box.sigVer = ver + 1
+	sig.copyFrom(&src.sig)
+	box.sig = sig
+	box.hist = nil
+	if src.hist != nil {
+		h := *src.hist
+		box.hist = &h
 	}
 }
 
@@ -474,12 +502,16 @@ func (m *imap) collapse(i, j int) {
 	m.cells[i].hi = m.cells[j-1].hi
 	m.bs[i][1] = m.bs[j-1][1]
 	for _, c := range m.cells[i+1 : j] {
-		c.sig.truncate()
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
-		// The version goes on counting: an agent's memo may still name
-		// the cell (sigSeen), and its next life must not match it.
-		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sigCore: sigCore{sig: c.sig, sigVer: c.sigVer + 1}}
+		if b := c.sigBox; b != nil {
+			b.sig.truncate()
+			// The version goes on counting: an agent's memo may still
+			// name the cell (sigSeen), and its next life must not match
+			// it.
+			*b = sigBox{sigCore: sigCore{sig: b.sig, sigVer: b.sigVer + 1}}
+		}
+		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sigBox: c.sigBox}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])

@@ -30,6 +30,8 @@ type sigSlab struct {
 	boxes slab[recBox]
 	words slab[sigWord]
 	recs  slab[rec]
+	// sigBoxes are the signal parts of cells that became signal words.
+	sigBoxes slab[sigBox]
 }
 
 // slab hands out zero values of T from arrays of slabBytes.
@@ -87,6 +89,12 @@ func (d *Detector) putSigAdd(c *cell, r *rec) {
 		return
 	}
 	c.putAdd(r)
+}
+
+// newSigBox gives data cell c a box of its own, the zero box its nil
+// stood for, before the signal code reads or writes it (cell.sigBox).
+func (d *Detector) newSigBox(c *cell) {
+	c.sigBox = d.sigSlab.sigBoxes.get()
 }
 
 // sigHistOf returns word c's history, made empty if it has none (a
@@ -378,7 +386,11 @@ func (d *Detector) eachSigCell(sm *shadowMem, lo, hi int64, v sigVisit, room boo
 		i, j := m.span(lo, end)
 		lo = end
 		for k := i; k < j; k++ {
-			f(m.cells[k])
+			c := m.cells[k]
+			if c.sigBox == nil {
+				d.newSigBox(c)
+			}
+			f(c)
 		}
 	}
 }
@@ -423,6 +435,9 @@ func (d *Detector) cellOf(s *shadowMem, rg *region, t *sigTable, sw *sigWord, lo
 	m := rg.pages[lo>>s.shift-rg.p0]
 	a, _ := m.span(lo, lo+t.word)
 	c := m.cells[a]
+	if c.sigBox == nil {
+		d.newSigBox(c)
+	}
 	ver := c.sigVer
 	c.written, c.hasW, c.w, c.sigGen, c.sigCore = sw.written, sw.hasW, *sw.w, sw.sigGen, sw.sc
 	c.sigVer = ver

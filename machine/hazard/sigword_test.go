@@ -12,7 +12,8 @@ import (
 )
 
 // A slab hands out distinct zero records, as new would, each on its own
-// bytes, and cells and histories that start on a cache line (slabBytes).
+// bytes, and signal boxes and histories that start on a cache line
+// (slabBytes).
 func TestSigSlabRecords(t *testing.T) {
 	var s sigSlab
 	r := rec{agent: 3, epoch: 7}
@@ -22,7 +23,8 @@ func TestSigSlabRecords(t *testing.T) {
 		size  uintptr
 		align uintptr
 	}{
-		{"cell", func() unsafe.Pointer { return unsafe.Pointer(s.cells.get()) }, unsafe.Sizeof(cell{}), 64},
+		{"cell", func() unsafe.Pointer { return unsafe.Pointer(s.cells.get()) }, unsafe.Sizeof(cell{}), 8},
+		{"sigBox", func() unsafe.Pointer { return unsafe.Pointer(s.sigBoxes.get()) }, unsafe.Sizeof(sigBox{}), 64},
 		{"sigHist", func() unsafe.Pointer { return unsafe.Pointer(s.hist()) }, unsafe.Sizeof(sigHist{}), 64},
 		{"recBox", func() unsafe.Pointer { return unsafe.Pointer(s.boxes.get()) }, unsafe.Sizeof(recBox{}), 8},
 	}
