@@ -48,6 +48,22 @@ func runChecked(t *testing.T, reset func(), check func(t *testing.T, allOff bool
 	}
 }
 
+// runCheckedAtLeast is runChecked for a shortcut whose self-check counts
+// what it compared in *n: it logs the count for each setting and fails
+// when fewer than 20 000 were compared, so that a test whose programs no
+// longer take shortcut (its name in the message) cannot pass by checking
+// nothing.
+func runCheckedAtLeast(t *testing.T, n *int, what, shortcut string) {
+	t.Helper()
+	runChecked(t, func() { *n = 0 }, func(t *testing.T, _ bool) {
+		t.Helper()
+		t.Logf("%d %s checked", *n, what)
+		if *n < 20000 {
+			t.Errorf("only %d %s checked: the programs no longer exercise %s", *n, what, shortcut)
+		}
+	})
+}
+
 // TestOwnRewriteChain feeds a cube's accumulator chain by hand: mads with no
 // barrier between them, a barrier, then the FIX pipe's read racing the
 // chain. The rewrites by the cube take rewriteOwn and the general path
@@ -93,12 +109,7 @@ func TestOwnRewriteChain(t *testing.T) {
 // path noted, moved or found uninitialised anything, or when an ordering
 // Detector.before told is not the clock's).
 func TestHandoffMatchesGeneralPath(t *testing.T) {
-	runChecked(t, func() { handoffs = 0 }, func(t *testing.T, _ bool) {
-		t.Logf("%d handoffs checked", handoffs)
-		if handoffs < 20000 {
-			t.Errorf("only %d handoffs checked: the programs no longer exercise handoff", handoffs)
-		}
-	})
+	runCheckedAtLeast(t, &handoffs, "handoffs", "handoff")
 }
 
 // TestLocalHitsMatchGeneralDispatch runs every shipped program with the
@@ -107,10 +118,5 @@ func TestHandoffMatchesGeneralPath(t *testing.T) {
 // dispatch access's general path would have made (checkLocal), and its
 // cell with the page's (checkHitSet, checkCachedCell).
 func TestLocalHitsMatchGeneralDispatch(t *testing.T) {
-	runChecked(t, func() { localHits = 0 }, func(t *testing.T, _ bool) {
-		t.Logf("%d local hits checked", localHits)
-		if localHits < 20000 {
-			t.Errorf("only %d local hits checked: the programs no longer exercise hitLocal", localHits)
-		}
-	})
+	runCheckedAtLeast(t, &localHits, "local hits", "hitLocal")
 }

@@ -25,12 +25,9 @@ func TestStaticTemplatesMatchGeneralPath(t *testing.T) {
 	}
 	templateChecks = 0
 	objs := staticObjects(t)
-	// What the pass did besides its findings: the statement visits (the
-	// work budget), memo entries and symbols, per kernel.
+	// What the pass did besides its findings, per kernel.
 	var did []string
-	staticDone = func(c *checker) {
-		did = append(did, fmt.Sprintf("%s: work %d memo %d symbols %d aborted %v limited %v", c.k.Name, c.work, len(c.memo), len(c.syms), c.aborted, c.limited))
-	}
+	staticDone = func(c *checker) { did = append(did, staticCounts(c)) }
 	defer func() { staticDone = nil }()
 	for name, obj := range objs {
 		did = nil

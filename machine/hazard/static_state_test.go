@@ -44,10 +44,17 @@ func TestStaticSharedMatchesCopied(t *testing.T) {
 	}
 }
 
+// staticCounts is what a kernel's pass did besides its findings, in one
+// line: the statement visits (the work budget), memo entries, symbols and
+// whether it gave up or hit a limit.
+func staticCounts(c *checker) string {
+	return fmt.Sprintf("%s: work %d memo %d symbols %d aborted %v limited %v", c.k.Name, c.work, len(c.memo), len(c.syms), c.aborted, c.limited)
+}
+
 // staticDigest describes what a kernel's pass did, one line for its counts
 // and one per memo entry (in the order made) and loop template (sorted).
 func staticDigest(c *checker) []string {
-	out := []string{fmt.Sprintf("%s: work %d memo %d symbols %d aborted %v limited %v", c.k.Name, c.work, len(c.memo), len(c.syms), c.aborted, c.limited)}
+	out := []string{staticCounts(c)}
 	for i, k := range c.memoLog {
 		out = append(out, fmt.Sprintf("%s memo %d: %x", c.k.Name, i, sha256.Sum256([]byte(k+statesDigest(c.memo[k].res)))))
 	}
