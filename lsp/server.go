@@ -67,6 +67,10 @@ type Server struct {
 
 	exit     chan struct{} // closed by the exit notification
 	exitOnce sync.Once
+
+	// afterConnect, if set, runs in Serve once the connection reads:
+	// a test delays Serve's goroutine there.
+	afterConnect func()
 }
 
 // document is an open file and the state of its analysis.
@@ -137,10 +141,14 @@ func New(opt Options) *Server {
 // Serve speaks LSP over rw until the client disconnects or ctx ends.
 func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	h := jsonrpc2.HandlerWithError(s.handle)
+	// The connection reads and handles requests from here on; s.conn is
+	// set by the first request's handling (s.handle), not after NewConn
+	// returns, or a document opened and analysed before this goroutine ran
+	// again would publish to no one.
 	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}), h)
-	s.mu.Lock()
-	s.conn = conn
-	s.mu.Unlock()
+	if s.afterConnect != nil {
+		s.afterConnect()
+	}
 	// exit ends the session even while a read of the stream blocks (stdin
 	// stays open when the editor sends exit and waits for us to go).
 	select {
@@ -168,6 +176,9 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			err = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: fmt.Sprintf("%s: internal error: %v", req.Method, r)}
 		}
 	}()
+	s.mu.Lock()
+	s.conn = conn
+	s.mu.Unlock()
 	gctx := glsp.Context{
 		Method: req.Method,
 		Notify: func(method string, params any) { conn.Notify(ctx, method, params) },
