@@ -10,21 +10,28 @@ import (
 )
 
 // TestPublishBeforeServeResumes: the first document's diagnostics reach the
-// client even when Serve's own goroutine is slow to run after the
-// connection starts reading (a loaded CI host once lost them this way: the
-// analysis of a small file finished before the server knew its connection).
+// client while Serve's own goroutine has not run since the connection
+// started reading (a loaded CI host once lost them this way: the analysis
+// of a small file finished before the server knew its connection). Serve is
+// held until the diagnostics arrive, so the test does not depend on load.
 func TestPublishBeforeServeResumes(t *testing.T) {
+	release := make(chan struct{})
 	cl := lsptest.Start(t, func(ctx context.Context, rw io.ReadWriteCloser) error {
 		s := New(Options{Debounce: time.Millisecond})
-		s.afterConnect = func() { time.Sleep(2 * time.Second) }
+		s.afterConnect = func() {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
 		return s.Serve(ctx, rw)
 	})
+	defer close(release)
 	const uri = "file:///tmp/late.pto"
 	if err := cl.Open(uri, "kernel k : aiv {\n    tfrob\n}\n"); err != nil {
 		t.Fatal(err)
 	}
-	// Well inside the two seconds Serve sleeps.
-	p, err := cl.WaitDiagnostics(uri, time.Second, lsptest.Version(1))
+	p, err := cl.WaitDiagnostics(uri, 30*time.Second, lsptest.Version(1))
 	if err != nil {
 		t.Fatal(err)
 	}
