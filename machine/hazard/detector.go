@@ -475,6 +475,7 @@ type Detector struct {
 	lister machine.AccessLister
 	spare  []*batch
 	front  front
+	group  grouper // replayGrouped's scratch
 
 	findings []*finding
 	byKey    map[findKey]*finding
@@ -568,7 +569,7 @@ func (d *Detector) Observe(e *machine.Event) {
 		d.push(e)
 		return
 	}
-	if f.events >= serialPrefix && !f.inline {
+	if (f.events >= serialPrefix || d.opt.Batched) && !f.inline {
 		if d.parallel() {
 			d.push(e)
 			return
