@@ -331,18 +331,8 @@ func travelsCompact(e *machine.Event) bool {
 		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32
 }
 
-// replay runs the detector over the batch's events: core by core within
-// segments (replayGrouped), or in the machine's order (Options.InOrder).
+// replay runs the detector over the batch's events, in order.
 func (d *Detector) replay(b *batch) {
-	if !d.opt.InOrder && !gstatsInOrder {
-		d.replayGrouped(b)
-		return
-	}
-	d.replayInOrder(b)
-}
-
-// replayInOrder runs the detector over the batch's events, in order.
-func (d *Detector) replayInOrder(b *batch) {
 	e, acc0, iter0, def0, note0 := &d.scratch, 0, 0, 0, 0
 	for i := range b.Recs {
 		if it := &b.Recs[i]; it.Tag != tagNote {

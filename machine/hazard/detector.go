@@ -475,7 +475,6 @@ type Detector struct {
 	lister machine.AccessLister
 	spare  []*batch
 	front  front
-	group  grouper // replayGrouped's scratch
 
 	findings []*finding
 	byKey    map[findKey]*finding
@@ -569,7 +568,7 @@ func (d *Detector) Observe(e *machine.Event) {
 		d.push(e)
 		return
 	}
-	if (f.events >= serialPrefix || d.opt.Batched) && !f.inline {
+	if f.events >= serialPrefix && !f.inline {
 		if d.parallel() {
 			d.push(e)
 			return

@@ -134,11 +134,6 @@ type Options struct {
 	// long run hands events to a goroutine of its own when more than one
 	// CPU is available; findings are the same either way.
 	Serial bool
-	// InOrder replays each batch of events in the machine's order, not
-	// core by core (group.go), and Batched sends every event through the
-	// batches, none observed in place: for tests, which compare the two
-	// orders on short runs too. Findings are the same either way.
-	InOrder, Batched bool
 }
 
 // IsRace reports whether kind is a race (RAW, WAR, WAW, same-pipe ones

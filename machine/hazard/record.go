@@ -398,7 +398,6 @@ func spaceLabel(acc *machine.Access) string {
 // Findings returns every finding not suppressed and not turned off, with its
 // hint, ordered by first site, then kind, then second site.
 func (d *Detector) Findings() []Finding {
-	defer gstatsPrint()
 	d.drain()
 	out := make([]Finding, 0, len(d.findings))
 	// A write that races a read of the previous value is reported as that
