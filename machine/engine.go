@@ -823,14 +823,17 @@ func (m *Machine) pipeEvent(kind EventKind, p *pipeState, op *asm.COp) *Event {
 // It is a call in one line at each site: default.pgo's inlining in
 // begin and complete is keyed by each call's line within them.
 //
-// Nearly every event is a flag's or a lean exec's, which the recorder
-// takes as a record and a deferred listing (recordLean): that leaf, with
-// no call of its own, goes first, so nothing is spilled around calls on
-// its way. An event it declines takes pipeSlow, which does all it did
-// before (the leaf only ever does what pipeSlow's pipeRecord would have
-// done for the event: it declines the rest). A non-nil Buf is only ever
-// the recorder's (Machine.sink), so pipeObs is not nil; a negative vid
-// fails recordLean's narrowness test.
+// Nearly every event is a flag's or a lean exec's, which goes as a record
+// and a deferred listing (pipeRecord through deferTo): pipeFast writes
+// those itself and calls nothing on their way, so nothing is spilled
+// around calls (the listing and ObservePipe); any other event, or one
+// that does not fit, takes pipeSlow, the whole path, which does for it
+// what it did before. A non-nil Buf is only ever the recorder's
+// (Machine.sink), so pipeObs is not nil; a negative vid fails the
+// narrowness test. begin and complete call it, not inlined (with the
+// shipped default.pgo), so the record's stores stay out of timing-only's
+// code: inlined in begin they cost it 2 to 4 M on the quarter run (lint
+// round 14).
 func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end int64, f Flag) bool {
 	b := m.sink.Buf
 	if b == nil || p == nil || e.hasStep {
@@ -860,7 +863,7 @@ func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end in
 	return true
 }
 
-// pipeSlow is pipeFast for the events recordLean declines: a record with
+// pipeSlow is pipeFast for the events it does not record itself: a record with
 // listed accesses (pipeRecord), else a PipeEvent, else nothing.
 func (m *Machine) pipeSlow(kind EventKind, p *pipeState, e *entry, start, end int64, f Flag) bool {
 	if m.pipeObs == nil || p == nil || p.vid < 0 || e.hasStep {
