@@ -454,11 +454,9 @@ func (c *core) runScalar() {
 			c.endKernel()
 			return
 		case iExecLeanObs:
-			// iExecLean while observers listen (none wants plain issues,
-			// inst.fast): the slot also gets what issuePlannedExec gives an
-			// observed lean op, its iteration vector, its dynamic operands'
-			// values (leanOperands) and its issue number. An op whose cost
-			// memos are not filled yet takes issuePlannedExec.
+			// iExecLean observed (no plain issues): the slot also gets its iteration vector (noteIter,
+			// written out: runScalar is too big for it to be inlined), its dynamic operands' values
+			// (leanOperands) and issue number; issuePlannedExec before the cost memos are filled.
 			pl := in.plan
 			ps := c.pipes[in.pipe]
 			if ps == nil || !pl.leanReady(in.pipe) {
@@ -472,7 +470,9 @@ func (c *core) runScalar() {
 				}
 				e := ps.q.PushSlot()
 				e.resetHot(enExec, in.op, c.t)
-				c.noteIter(e, c.issued+1)
+				if c.iterMoved || !m.iterLog {
+					c.logIter(e, c.issued+1)
+				}
 				if !c.leanOperands(pl, e) && !c.resolve(in.op, pl, e) || m.err != nil && budget > 1 {
 					return
 				}

@@ -821,12 +821,51 @@ func (m *Machine) pipeEvent(kind EventKind, p *pipeState, op *asm.COp) *Event {
 // it did; the event goes as an Event otherwise (a composite's step, a
 // virtual core pipeEvent asks the core for, no pipe: the scalar's set).
 // It is a call in one line at each site: default.pgo's inlining in
-// begin and complete is keyed by each call's line within them. The
-// record is written out of line (pipeRecord): begin, where default.pgo
-// inlines pipeFast, took 2 to 4 M instructions more on the quarter run
-// timing-only with it written here (lint round 14), though a run with
-// no observer never gets this far.
+// begin and complete is keyed by each call's line within them.
+//
+// Nearly every event is a flag's or a lean exec's, which goes as a record
+// and a deferred listing (pipeRecord through deferTo): pipeFast writes
+// those itself and calls nothing on their way, so nothing is spilled
+// around calls (the listing and ObservePipe); any other event, or one
+// that does not fit, takes pipeSlow, the whole path, which does for it
+// what it did before. A non-nil Buf is only ever the recorder's
+// (Machine.sink), so pipeObs is not nil; a negative vid fails the
+// narrowness test. begin and complete call it, not inlined (with the
+// shipped default.pgo), so the record's stores stay out of timing-only's
+// code: inlined in begin they cost it 2 to 4 M on the quarter run (lint
+// round 14).
 func (m *Machine) pipeFast(kind EventKind, p *pipeState, e *entry, start, end int64, f Flag) bool {
+	b := m.sink.Buf
+	if b == nil || p == nil || e.hasStep {
+		return m.pipeSlow(kind, p, e, start, end, f)
+	}
+	n := len(b.Recs)
+	if n == cap(b.Recs) || uint64(uint32(p.vid)>>16|uint32(f.ID)>>8)|uint64(e.seq)>>32 != 0 {
+		return m.pipeSlow(kind, p, e, start, end, f)
+	}
+	pend := kind == EvExec
+	if pend {
+		nd := len(b.Defs)
+		if e.lean == leanNone || e.eff == exIndexed || !m.deferAcc || nd == cap(b.Defs) {
+			return m.pipeSlow(kind, p, e, start, end, f)
+		}
+		b.Defs = b.Defs[:nd+1]
+		d := &b.Defs[nd]
+		d.plan, d.dyn, d.kind = e.plan, e.ldyn, e.lean
+	}
+	b.Recs = b.Recs[:n+1]
+	r := &b.Recs[n]
+	// Field by field: the whole record is written, with no temporary.
+	r.Op, r.Issue, r.Issued = e.op, uint32(e.seq), 0
+	r.Rank, r.Core, r.Pipe, r.Kind = p.rank, uint16(p.vid), p.p, kind
+	r.Src, r.Dst, r.ID = f.Src, f.Dst, uint8(f.ID)
+	r.NAcc, r.NIter, r.Deferred, r.Tag = 0, 0, pend, 0
+	return true
+}
+
+// pipeSlow is pipeFast for the events it does not record itself: a record with
+// listed accesses (pipeRecord), else a PipeEvent, else nothing.
+func (m *Machine) pipeSlow(kind EventKind, p *pipeState, e *entry, start, end int64, f Flag) bool {
 	if m.pipeObs == nil || p == nil || p.vid < 0 || e.hasStep {
 		return false
 	}

@@ -546,7 +546,45 @@ type opPlan struct {
 	// plan grows by a whole line: a kernel's plans are one array, and the
 	// fields the scalar's issue reads keep the lines they had.
 	l2 l2Rect
-	_  [24]byte
+	// leanDyn is dyn as leanOperands reads it when it can (planLeanDyn),
+	// in the 24 bytes that padded the plan.
+	leanDyn []leanDynArg
+}
+
+// leanDynArg is a lean plan's dynamic operand affine in one register
+// (fexpr.slot >= 0): its value is Regs[slot]*mul+add, and fits when
+// uint64(value-lo) <= span (a tile array's element index in range, any
+// other value an int32), the two tests leanOperands makes of dyn.
+type leanDynArg struct {
+	slot     int
+	mul, add int64
+	lo       int64
+	span     uint64
+}
+
+// planLeanDyn is pl.leanDyn: nil unless pl is lean with at most
+// maxLeanDyn dynamic operands, each affine in one register, whose tile
+// arrays have from 1 to MaxInt32+1 elements (leanDynSlow handles the rest).
+func planLeanDyn(pl *opPlan) []leanDynArg {
+	if !pl.lean || len(pl.dyn) == 0 || len(pl.dyn) > maxLeanDyn {
+		return nil
+	}
+	out := make([]leanDynArg, len(pl.dyn))
+	for k := range pl.dyn {
+		d := &pl.dyn[k]
+		if d.x.slot < 0 {
+			return nil
+		}
+		a := leanDynArg{slot: d.x.slot, mul: d.x.mul, add: d.x.add, lo: math.MinInt32, span: math.MaxUint32}
+		if d.kind == dynTile {
+			if n := len(d.addr); n == 0 || n-1 > math.MaxInt32 {
+				return nil
+			}
+			a.lo, a.span = 0, uint64(len(d.addr)-1)
+		}
+		out[k] = a
+	}
+	return out
 }
 
 // tileIndex is a tile array operand's element index and element count.
@@ -862,6 +900,7 @@ func (m *Machine) opPlans(k *asm.KernelInfo) []opPlan {
 			}
 			if pl.lean {
 				pl.leanID, m.leanPlans = m.leanPlans, m.leanPlans+1
+				pl.leanDyn = planLeanDyn(pl)
 			}
 		default:
 			// The scalar's GM operands (ld, st, tnotify, twait: gmElem).
@@ -1200,6 +1239,39 @@ const maxLeanDyn = 4
 // a value does not fit or a tile array element is out of range (resolve
 // reports the fault).
 func (c *core) leanOperands(pl *opPlan, e *entry) bool {
+	if ld := pl.leanDyn; ld != nil {
+		if !c.leanDynFast(ld, e) {
+			return false
+		}
+	} else if !c.leanDynSlow(pl, e) {
+		return false
+	}
+	e.lean = leanPlan
+	if pl.initAttr >= 0 && len(pl.tmpl) > 0 && pl.access[0]&asm.AccWrite != 0 && pl.initX.eval(&c.env) != 0 {
+		e.lean = leanInit
+	}
+	return true
+}
+
+// leanDynFast is leanDynSlow on the plan's leanDyn: one test per
+// operand, on a small table (the plan's dyn is 160 bytes an operand).
+// TestLeanDynFast holds the two to the same values and verdicts.
+func (c *core) leanDynFast(ld []leanDynArg, e *entry) bool {
+	regs := c.env.Regs
+	for k := range ld {
+		d := &ld[k]
+		v := regs[d.slot]*d.mul + d.add
+		if uint64(v-d.lo) > d.span {
+			return false
+		}
+		e.ldyn[k&(maxLeanDyn-1)] = int32(v) // k < maxLeanDyn (planLeanDyn)
+	}
+	return true
+}
+
+// leanDynSlow is leanOperands' dynamic operands for a plan without
+// leanDyn: each one's value into e.ldyn, or false.
+func (c *core) leanDynSlow(pl *opPlan, e *entry) bool {
 	if len(pl.dyn) > maxLeanDyn {
 		return false
 	}
@@ -1213,10 +1285,6 @@ func (c *core) leanOperands(pl *opPlan, e *entry) bool {
 			return false
 		}
 		e.ldyn[k] = int32(v)
-	}
-	e.lean = leanPlan
-	if pl.initAttr >= 0 && len(pl.tmpl) > 0 && pl.access[0]&asm.AccWrite != 0 && pl.initX.eval(&c.env) != 0 {
-		e.lean = leanInit
 	}
 	return true
 }
