@@ -60,12 +60,13 @@ func (s *slab[T]) get() *T {
 // hist returns a new, empty signal history.
 func (s *sigSlab) hist() *sigHist { return s.hists.get() }
 
-// addBox returns a new list box holding r alone (cell.putAdd's first).
-func (s *sigSlab) addBox(r *rec) *[]rec {
+// addBox returns new cell lists whose other writes are r alone
+// (cell.putAdd's first).
+func (s *sigSlab) addBox(r *rec) *cellLists {
 	b := s.boxes.get()
 	b.one[0] = *r
-	b.l = b.one[:]
-	return &b.l
+	b.ls.adds = b.one[:]
+	return &b.ls
 }
 
 // sigCellsPerSpan is the most cells one span of a signal access makes:
@@ -84,8 +85,8 @@ func (s *sigSlab) roomFor(m *imap) {
 // putSigAdd records atomic add r in signal word c's other writes
 // (cell.putAdd), the first one's list box from the slab.
 func (d *Detector) putSigAdd(c *cell, r *rec) {
-	if c.addp == nil {
-		c.addp = d.sigSlab.addBox(r)
+	if c.lists == nil {
+		c.lists = d.sigSlab.addBox(r)
 		return
 	}
 	c.putAdd(r)
@@ -270,17 +271,17 @@ func (d *Detector) wordCell(t *sigTable, i int, v sigVisit) *cell {
 	// The fields the signal code leaves alone (the reads, the uninit list,
 	// firstW) stay as the detector made them: empty (putWord checks).
 	c.lo, c.hi, c.written, c.hasW, c.sigGen = lo, lo+t.word, sw.written, sw.hasW, sw.sigGen
-	c.addp, c.w, c.sigCore, c.hist = &d.wordAdds, *sw.w, sw.sc, nil
+	c.lists, c.w, c.sigCore, c.hist = &d.wordLists, *sw.w, sw.sc, nil
 	switch {
 	case v == sigRead:
-		d.wordAdds = nil // a read does not look at them
+		d.wordLists.adds = nil // a read does not look at them
 	case sw.adds == addsNone:
-		d.wordAdds = d.wordAdd1[:0]
+		d.wordLists.adds = d.wordAdd1[:0]
 	case sw.adds == addsLast:
 		d.wordAdd1[0] = sw.hist.last
-		d.wordAdds = d.wordAdd1[:1]
+		d.wordLists.adds = d.wordAdd1[:1]
 	default:
-		d.wordAdds = *sw.addx
+		d.wordLists.adds = *sw.addx
 	}
 	if sw.hasHist {
 		c.hist = &sw.hist
@@ -308,7 +309,7 @@ func (d *Detector) putWord(t *sigTable, i int, c *cell, v sigVisit) {
 		}
 		*sw.w = c.w
 	}
-	switch l := d.wordAdds; {
+	switch l := d.wordLists.adds; {
 	case len(l) == 0:
 		sw.adds = addsNone
 	case len(l) == 1 && sw.hasHist && sw.hist.hasLast && l[0] == sw.hist.last:
@@ -338,10 +339,10 @@ const (
 // putWord would not take back into sw.
 func (d *Detector) checkPutWord(sw *sigWord, c *cell, v sigVisit) {
 	shortcuts++
-	bad := c.addp != &d.wordAdds || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR ||
-		c.unp != nil || c.firstW || c.read0 != (rec{}) || v != sigStore && c.w != *sw.w
+	bad := c.lists != &d.wordLists || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR ||
+		len(d.wordLists.unin) > 0 || c.firstW || c.read0 != (rec{}) || v != sigStore && c.w != *sw.w
 	if v == sigRead {
-		bad = bad || c.written != sw.written || c.hasW != sw.hasW || (c.hist != nil) != sw.hasHist || len(d.wordAdds) > 0
+		bad = bad || c.written != sw.written || c.hasW != sw.hasW || (c.hist != nil) != sw.hasHist || len(d.wordLists.adds) > 0
 	}
 	if bad {
 		panic(fmt.Sprintf("hazard: signal word [%d, %d) holds state its table word does not after a visit of kind %d", c.lo, c.hi, v))

@@ -12,7 +12,7 @@ import (
 )
 
 // A slab hands out distinct zero records, as new would, each on its own
-// bytes, and signal boxes and histories that start on a cache line
+// bytes, and cells, signal boxes and histories that start on a cache line
 // (slabBytes).
 func TestSigSlabRecords(t *testing.T) {
 	var s sigSlab
@@ -23,7 +23,7 @@ func TestSigSlabRecords(t *testing.T) {
 		size  uintptr
 		align uintptr
 	}{
-		{"cell", func() unsafe.Pointer { return unsafe.Pointer(s.cells.get()) }, unsafe.Sizeof(cell{}), 8},
+		{"cell", func() unsafe.Pointer { return unsafe.Pointer(s.cells.get()) }, unsafe.Sizeof(cell{}), 64},
 		{"sigBox", func() unsafe.Pointer { return unsafe.Pointer(s.sigBoxes.get()) }, unsafe.Sizeof(sigBox{}), 64},
 		{"sigHist", func() unsafe.Pointer { return unsafe.Pointer(s.hist()) }, unsafe.Sizeof(sigHist{}), 64},
 		{"recBox", func() unsafe.Pointer { return unsafe.Pointer(s.boxes.get()) }, unsafe.Sizeof(recBox{}), 8},
@@ -53,9 +53,8 @@ func TestSigSlabRecords(t *testing.T) {
 			}
 		}
 	}
-	l := s.addBox(&r)
-	if len(*l) != 1 || (*l)[0] != r {
-		t.Fatalf("addBox holds %v, want just %v", *l, r)
+	if l := s.addBox(&r); len(l.adds) != 1 || l.adds[0] != r || l.unin != nil {
+		t.Fatalf("addBox holds %v, want just %v", l.adds, r)
 	}
 }
 
