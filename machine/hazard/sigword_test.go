@@ -12,8 +12,8 @@ import (
 )
 
 // A slab hands out distinct zero records, as new would, each on its own
-// bytes, and cells, signal boxes and histories that start on a cache line
-// (slabBytes).
+// bytes, and cells, signal boxes, histories and table words that start on
+// a cache line (slabBytes).
 func TestSigSlabRecords(t *testing.T) {
 	var s sigSlab
 	r := rec{agent: 3, epoch: 7}
@@ -27,6 +27,11 @@ func TestSigSlabRecords(t *testing.T) {
 		{"sigBox", func() unsafe.Pointer { return unsafe.Pointer(s.sigBoxes.get()) }, unsafe.Sizeof(sigBox{}), 64},
 		{"sigHist", func() unsafe.Pointer { return unsafe.Pointer(s.hist()) }, unsafe.Sizeof(sigHist{}), 64},
 		{"recBox", func() unsafe.Pointer { return unsafe.Pointer(s.boxes.get()) }, unsafe.Sizeof(recBox{}), 8},
+		{"sigWord", func() unsafe.Pointer { return unsafe.Pointer(s.words.get()) }, unsafe.Sizeof(sigWord{}), 64},
+	}
+	// A table word is three lines (sigWord).
+	if n := unsafe.Sizeof(sigWord{}); n != 192 {
+		t.Errorf("sigWord is %d bytes, want 192", n)
 	}
 	for _, tc := range cases {
 		seen := map[unsafe.Pointer]bool{}
