@@ -169,13 +169,18 @@ func (c *cell) anyRead(p func(*rec) bool) bool {
 
 // setAdds makes l the cell's other writes.
 func (c *cell) setAdds(l []rec) {
-	if c.lists == nil {
-		if len(l) == 0 {
-			return
-		}
+	if x := c.listsFor(len(l)); x != nil {
+		x.adds = l
+	}
+}
+
+// listsFor returns the cell's lists to hold a list of n elements, made on
+// first need: nil while the cell has none and n is 0.
+func (c *cell) listsFor(n int) *cellLists {
+	if c.lists == nil && n > 0 {
 		c.lists = new(cellLists)
 	}
-	c.lists.adds = l
+	return c.lists
 }
 
 // putAdd records r in the cell's other writes (putRec). The first one
@@ -216,13 +221,9 @@ func (c *cell) uninit() []uninitRead {
 
 // setUninit makes l the cell's uninitialised reads.
 func (c *cell) setUninit(l []uninitRead) {
-	if c.lists == nil {
-		if len(l) == 0 {
-			return
-		}
-		c.lists = new(cellLists)
+	if x := c.listsFor(len(l)); x != nil {
+		x.unin = l
 	}
-	c.lists.unin = l
 }
 
 // hasUninit reports whether the cell keeps an uninitialised read.

@@ -350,7 +350,7 @@ func (d *Detector) putWord(t *sigTable, i int, c *cell, v sigVisit) {
 	own := sw.adds & wordOwnW
 	switch l := d.wordLists.adds; {
 	case len(l) == 0:
-		sw.adds = own | addsNone
+		sw.adds = own // addsNone
 	case len(l) == 1 && sw.hasHist && sw.hist.hasLast && l[0] == sw.hist.last:
 		sw.adds = own | addsLast
 	default:
