@@ -125,3 +125,32 @@ func TestCellLayout(t *testing.T) {
 		t.Errorf("w at %d and read0 at %d, want 64 and 128", unsafe.Offsetof(c.w), unsafe.Offsetof(c.read0))
 	}
 }
+
+// A split gives the new cell lists of its own (cell.copyTo): changing
+// one side's other writes or uninitialised reads after leaves the
+// other's as they were, whichever side changes.
+func TestSplitKeepsListsApart(t *testing.T) {
+	add, un := rec{agent: 1, epoch: 1, atomic: true}, uninitRead{r: rec{agent: 2, epoch: 2}}
+	for _, tc := range []struct {
+		name   string
+		change int // which cell of the split changes: 0 left, 1 right
+	}{{"left changes", 0}, {"right changes", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &imap{}
+			i, _ := m.span(0, 64)
+			c := m.cells[i]
+			c.putAdd(&add)
+			c.setUninit([]uninitRead{un})
+			m.span(0, 32) // splits the cell at 32
+			if len(m.cells) != 2 || m.cells[0].lists == m.cells[1].lists {
+				t.Fatalf("split made %d cells sharing lists %v", len(m.cells), m.cells[0].lists == m.cells[1].lists)
+			}
+			ch, other := m.cells[tc.change], m.cells[1-tc.change]
+			ch.setAdds(append(ch.adds()[:0], rec{agent: 3}))
+			ch.setUninit(ch.uninit()[:0])
+			if a, u := other.adds(), other.uninit(); len(a) != 1 || a[0] != add || len(u) != 1 || u[0] != un {
+				t.Errorf("the other cell holds adds %v and uninit %v, want [%v] and [%v]", a, u, add, un)
+			}
+		})
+	}
+}

@@ -116,8 +116,9 @@ type cellLists struct {
 
 // sigBox is a signal word's part of its cell: its release and history.
 // Inline, it was a fourth cache line of every cell (256 bytes), which data
-// cells never read; boxed, a cell is 200 bytes (docs/performance.md, round
-// 17 at many ranks).
+// cells never read; boxed, a cell was 200 bytes (docs/performance.md,
+// round 17 at many ranks), 192 since its two rare lists share one
+// pointer (cell.lists, round 18).
 type sigBox struct {
 	// sigCore is a signal word's release, valid while sigGen is the
 	// current run generation.
