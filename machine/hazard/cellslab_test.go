@@ -7,10 +7,10 @@ import (
 )
 
 // TestCellSlab: the slab hands out distinct zero cells with the bounds
-// asked for, one allocation per chunk, and a chunk with its header fits
-// the 16 KiB size class it is sized for.
+// asked for, each on a cache line, one allocation per chunk, and a chunk
+// with its header and lead fits the 16 KiB size class it is sized for.
 func TestCellSlab(t *testing.T) {
-	if size := cellChunk*int(unsafe.Sizeof(cell{})) + mallocHeader; size > 16<<10 || size+int(unsafe.Sizeof(cell{})) <= 16<<10 {
+	if size := int(unsafe.Sizeof(cellChunkArray{})) + mallocHeader; size > 16<<10 || size+int(unsafe.Sizeof(cell{})) <= 16<<10 {
 		t.Fatalf("a chunk of %d cells takes %d bytes: want the most that fit 16 KiB", cellChunk, size)
 	}
 	for _, tc := range []struct {
@@ -27,6 +27,9 @@ func TestCellSlab(t *testing.T) {
 				seen[c] = true
 				if c.lo != int64(i) || c.hi != int64(i+1) || !reflect.DeepEqual(*c, cell{lo: c.lo, hi: c.hi}) {
 					t.Fatalf("cell %d: %+v, want an empty cell for [%d, %d)", i, c, i, i+1)
+				}
+				if a := uintptr(unsafe.Pointer(c)); a%64 != 0 {
+					t.Fatalf("cell %d at %#x: not on a cache line", i, a)
 				}
 				c.written, c.reads = true, make([]rec, 1) // dirty it: the next must not see this
 			}

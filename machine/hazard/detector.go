@@ -503,8 +503,8 @@ type Detector struct {
 	// has it (wordCell).
 	wordScratch cell
 	wordCur     *sigWord
-	wordAdds    []rec  // wordScratch's other writes (sigWord.adds)
-	wordAdd1    [1]rec // their array while they are none or one
+	wordLists   cellLists // wordScratch's: its other writes (sigWord.adds)
+	wordAdd1    [1]rec    // their array while they are none or one
 
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can

@@ -56,15 +56,15 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 		if !d.before(&c.w, la, lc) {
 			return false
 		}
-		if c.addp != nil {
-			for x, adds := 0, *c.addp; x < len(adds); x++ {
+		if c.lists != nil {
+			for x, adds := 0, c.lists.adds; x < len(adds); x++ {
 				if w := &adds[x]; !w.shadowed() || !d.before(w, la, lc) {
 					return false
 				}
 			}
 		}
 	} else {
-		if acc.Atomic || !c.hasR || len(d.ghosts) > 0 || c.unp != nil && len(*c.unp) > 0 || c.addp != nil && len(*c.addp) > 0 {
+		if acc.Atomic || !c.hasR || len(d.ghosts) > 0 || c.hasUninit() || c.hasAdds() {
 			return false
 		}
 		if c.w.agent != r.agent || c.read0.agent == r.agent || c.read0.raced {
@@ -85,8 +85,8 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 	// It is written here, not called: default.pgo inlines handoff into
 	// visitCell, and a call here was not inlined there (round 27 of lint).
 	if !acc.Write {
-		if c.addp != nil && len(*c.addp) > 0 {
-			adds, n := *c.addp, 0
+		if c.hasAdds() {
+			adds, n := c.lists.adds, 0
 			low := d.landed(r, acc)
 			for x := range adds {
 				if needShadowed(&adds[x], low) {
@@ -101,8 +101,8 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 		c.read0, c.hasR = *r, true
 		return true
 	}
-	if c.addp != nil {
-		*c.addp = (*c.addp)[:0]
+	if c.lists != nil {
+		c.lists.adds = c.lists.adds[:0]
 	}
 	if d.shadowPair(&c.w, r) && d.unlanded(r, acc) { // shadows
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))

@@ -105,23 +105,52 @@ func TestRecSize(t *testing.T) {
 }
 
 // A data cell's access reads its first line (bounds, flags, the lists'
-// headers), w and read0: three lines only if the cell is four whole lines
-// (a size class whose objects start on a line) with w and read0 on lines
-// of their own.
+// headers, the signal box's pointer), w and read0: three whole lines,
+// w and read0 each on one, for a cell that starts on a line
+// (TestCellSlab, TestSigSlabRecords).
 func TestCellLayout(t *testing.T) {
 	var c cell
-	// Three lines and the signal box's pointer: data cells, most of
-	// them, carry no signal word's fields.
-	if n := unsafe.Sizeof(c); n != 200 {
-		t.Errorf("cell is %d bytes, want 200", n)
+	// Three lines: data cells, most of them, carry no signal word's
+	// fields and rarely a list but the reads.
+	if n := unsafe.Sizeof(c); n != 192 {
+		t.Errorf("cell is %d bytes, want 192", n)
 	}
 	if n := unsafe.Sizeof(sigBox{}); n != 64 {
 		t.Errorf("sigBox is %d bytes, want 64, one line", n)
 	}
-	if o := unsafe.Offsetof(c.unp) + unsafe.Sizeof(c.unp); o > 64 {
+	if o := unsafe.Offsetof(c.sigBox) + unsafe.Sizeof(c.sigBox); o > 64 {
 		t.Errorf("the first line ends at %d, want 64", o)
 	}
 	if unsafe.Offsetof(c.w) != 64 || unsafe.Offsetof(c.read0) != 128 {
 		t.Errorf("w at %d and read0 at %d, want 64 and 128", unsafe.Offsetof(c.w), unsafe.Offsetof(c.read0))
+	}
+}
+
+// A split gives the new cell lists of its own (cell.copyTo): changing
+// one side's other writes or uninitialised reads after leaves the
+// other's as they were, whichever side changes.
+func TestSplitKeepsListsApart(t *testing.T) {
+	add, un := rec{agent: 1, epoch: 1, atomic: true}, uninitRead{r: rec{agent: 2, epoch: 2}}
+	for _, tc := range []struct {
+		name   string
+		change int // which cell of the split changes: 0 left, 1 right
+	}{{"left changes", 0}, {"right changes", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &imap{}
+			i, _ := m.span(0, 64)
+			c := m.cells[i]
+			c.putAdd(&add)
+			c.setUninit([]uninitRead{un})
+			m.span(0, 32) // splits the cell at 32
+			if len(m.cells) != 2 || m.cells[0].lists == m.cells[1].lists {
+				t.Fatalf("split made %d cells sharing lists %v", len(m.cells), m.cells[0].lists == m.cells[1].lists)
+			}
+			ch, other := m.cells[tc.change], m.cells[1-tc.change]
+			ch.setAdds(append(ch.adds()[:0], rec{agent: 3}))
+			ch.setUninit(ch.uninit()[:0])
+			if a, u := other.adds(), other.uninit(); len(a) != 1 || a[0] != add || len(u) != 1 || u[0] != un {
+				t.Errorf("the other cell holds adds %v and uninit %v, want [%v] and [%v]", a, u, add, un)
+			}
+		})
 	}
 }

@@ -27,7 +27,7 @@ func (d *Detector) noteReadsFrom(r *rec, acc *machine.Access) {
 		if t, i := sm.tableWord(lo, end); t != nil {
 			// A table word read in place: no cell to stand for it.
 			if sw := t.at(i); sw != nil {
-				d.readFrom(w, sw.hasW, sw.w, lo)
+				d.readFrom(w, sw.hasW, t.wordW(i, sw), lo)
 			} else {
 				d.readFrom(w, true, &t.host, lo)
 			}

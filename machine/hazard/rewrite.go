@@ -30,7 +30,7 @@ import (
 // plain one of r's agent and run generation, no later than r, none kept
 // shadowed.
 func (d *Detector) ownRewrite(r *rec, acc *machine.Access, c *cell, g geo) bool {
-	if r.atomic || r.lag == math.MaxUint16 || len(d.ghosts) > 0 || c.unp != nil && len(*c.unp) > 0 {
+	if r.atomic || r.lag == math.MaxUint16 || len(d.ghosts) > 0 || c.hasUninit() {
 		return false
 	}
 	if c.hasW && !ownPrior(&c.w, r) || c.hasR && !ownPrior(&c.read0, r) {
@@ -41,8 +41,8 @@ func (d *Detector) ownRewrite(r *rec, acc *machine.Access, c *cell, g geo) bool 
 			return false
 		}
 	}
-	if c.addp != nil {
-		for x, adds := 0, *c.addp; x < len(adds); x++ {
+	if c.lists != nil {
+		for x, adds := 0, c.lists.adds; x < len(adds); x++ {
 			if !ownPrior(&adds[x], r) || adds[x].shadowed() {
 				return false
 			}
@@ -96,8 +96,8 @@ func (d *Detector) rewriteOwn(c *cell, r *rec, acc *machine.Access) {
 	}
 	first := c.firstW && !after // as the general path's
 	n := 0
-	if c.addp != nil {
-		adds := *c.addp
+	if c.lists != nil {
+		adds := c.lists.adds
 		for x := range adds {
 			if !ownOrdered(&adds[x], r) {
 				adds[n] = adds[x]

@@ -70,13 +70,13 @@ func narrowIter(dst *[maxIter]int32, it []int64) uint8 {
 
 // cell is the shadow state of one byte range of one buffer.
 type cell struct {
-	// The fields are laid out in three lines' worth (192 bytes) and the
-	// signal box's pointer: what every access reads first (the bounds, the
-	// flags and the lists' headers), then w, then read0. Cells live in
-	// chunks (cellSlab) whose arrays start 8 bytes into their object, so a
-	// data access touches three or four lines; at 288 bytes, its hot fields
-	// spread over 224 bytes starting half a line in, it touched four or
-	// five (a 384-rank lint holds 560 000 cells).
+	// The fields are laid out in three lines (192 bytes): what every
+	// access reads first (the bounds, the flags, the lists' headers and
+	// the signal box's pointer), then w, then read0. Every cell starts on
+	// a line (cellSlab's chunks, the slabs' arrays and the heap's 192-byte
+	// class all put it there), so a data access touches exactly three;
+	// at 200 bytes, cells started 8 bytes into a line and most accesses
+	// touched four (docs/performance.md, round 18 at many ranks).
 	lo, hi  int64
 	written bool // initialised in this launch (host write or any store)
 	hasW    bool
@@ -93,25 +93,32 @@ type cell struct {
 	// cells have one reader (a tile and the pipe that consumes it), and a
 	// slice's array is one more cache miss on every access of a cold cell.
 	reads []rec
-	// addp holds the other writes not ordered before w (adds), nil until
-	// the cell first has one: most cells never do, and a slice header
-	// inline took the room of the first line.
-	addp *[]rec
-	// unp holds the uninitialised reads (uninit), nil until the first.
-	unp   *[]uninitRead
-	w     rec // last plain write
-	read0 rec
+	// lists holds the other writes not ordered before w (adds) and the
+	// uninitialised reads (uninit), nil until the cell first has one of
+	// either: most cells never do, and two slice headers inline took the
+	// room of the first line (one pointer each took 8 bytes more than
+	// three lines).
+	lists *cellLists
 	// sigBox holds what only a signal word's cell uses, nil for data cells
 	// (most cells: a 384-rank ring lint makes about 290 000 of them): nil
 	// stands for the zero box, which a signal visit makes real
 	// (Detector.eachSigCell) before it reads or writes a field of it.
 	*sigBox
+	w     rec // last plain write
+	read0 rec
+}
+
+// cellLists is a cell's two rarely used lists (cell.lists).
+type cellLists struct {
+	adds []rec
+	unin []uninitRead
 }
 
 // sigBox is a signal word's part of its cell: its release and history.
 // Inline, it was a fourth cache line of every cell (256 bytes), which data
-// cells never read; boxed, a cell is 200 bytes (docs/performance.md, round
-// 17 at many ranks).
+// cells never read; boxed, a cell was 200 bytes (docs/performance.md,
+// round 17 at many ranks), 192 since its two rare lists share one
+// pointer (cell.lists, round 18).
 type sigBox struct {
 	// sigCore is a signal word's release, valid while sigGen is the
 	// current run generation.
@@ -140,7 +147,12 @@ type sigCore struct {
 // Keeping only w would make a later read race whichever of two racing
 // writes ran last, a report that followed the run's timing. The list
 // aliases the cell's: writing an element writes the cell's.
-func (c *cell) adds() []rec { return unbox(c.addp) }
+func (c *cell) adds() []rec {
+	if c.lists == nil {
+		return nil
+	}
+	return c.lists.adds
+}
 
 // anyRead reports whether p holds for one of the reads c keeps (read0 and
 // the others).
@@ -156,27 +168,37 @@ func (c *cell) anyRead(p func(*rec) bool) bool {
 	return false
 }
 
-// setAdds makes l the cell's other writes.
-func (c *cell) setAdds(l []rec) { setBox(&c.addp, l) }
+// setAdds makes l the cell's other writes. (It and setUninit are
+// written out, not one helper that makes the box: the helper cost
+// allgather_gemm 1.7 M instructions at M=1024.)
+func (c *cell) setAdds(l []rec) {
+	if c.lists == nil {
+		if len(l) == 0 {
+			return
+		}
+		c.lists = new(cellLists)
+	}
+	c.lists.adds = l
+}
 
 // putAdd records r in the cell's other writes (putRec). The first one
 // makes the box and the list in one object: every signal word a ring
 // notifies gets one atomic add, and a list of one and its box were two
 // allocations and a growslice per notify.
 func (c *cell) putAdd(r *rec) {
-	if c.addp == nil {
+	if c.lists == nil {
 		b := &recBox{}
 		b.one[0] = *r
-		b.l = b.one[:]
-		c.addp = &b.l
+		b.ls.adds = b.one[:]
+		c.lists = &b.ls
 		return
 	}
 	c.setAdds(putRec(c.adds(), r))
 }
 
-// recBox is a list box with room for the list's first element.
+// recBox is a cell's lists with room for the other writes' first element.
 type recBox struct {
-	l   []rec
+	ls  cellLists
 	one [1]rec
 }
 
@@ -188,29 +210,29 @@ type recBox struct {
 // by timing (Detector.explainUninit). At most maxUninit, one per instance;
 // unlike reads, not one per agent, so an agent's earlier uninitialised
 // reads are still there to retract. The list aliases the cell's.
-func (c *cell) uninit() []uninitRead { return unbox(c.unp) }
-
-// setUninit makes l the cell's uninitialised reads.
-func (c *cell) setUninit(l []uninitRead) { setBox(&c.unp, l) }
-
-// unbox is the list box holds, none while box is nil.
-func unbox[T any](box *[]T) []T {
-	if box == nil {
+func (c *cell) uninit() []uninitRead {
+	if c.lists == nil {
 		return nil
 	}
-	return *box
+	return c.lists.unin
 }
 
-// setBox makes l the list *box holds, making the box on first need.
-func setBox[T any](box **[]T, l []T) {
-	if *box == nil {
+// setUninit makes l the cell's uninitialised reads.
+func (c *cell) setUninit(l []uninitRead) {
+	if c.lists == nil {
 		if len(l) == 0 {
 			return
 		}
-		*box = new([]T)
+		c.lists = new(cellLists)
 	}
-	**box = l
+	c.lists.unin = l
 }
+
+// hasUninit reports whether the cell keeps an uninitialised read.
+func (c *cell) hasUninit() bool { return c.lists != nil && len(c.lists.unin) > 0 }
+
+// hasAdds reports whether the cell keeps another write.
+func (c *cell) hasAdds() bool { return c.lists != nil && len(c.lists.adds) > 0 }
 
 // uninitRead is a read that found unwritten bytes, with what it read
 // through (its uninit-read note is per site and buffer).
@@ -298,10 +320,10 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 // copyTo gives n c's state, reusing n's slices (n comes from the free
 // list, so a split allocates nothing in the steady state).
 func (c *cell) copyTo(n *cell) {
-	addp, reads, unp, box := n.addp, n.reads[:0], n.unp, n.sigBox
+	lists, reads, box := n.lists, n.reads[:0], n.sigBox
 	*n = *c
 	// n keeps its own lists and box: c's would be shared.
-	n.addp, n.unp, n.sigBox = addp, unp, box
+	n.lists, n.sigBox = lists, box
 	n.setAdds(append(n.adds()[:0], c.adds()...))
 	n.reads = append(reads, c.reads...)
 	n.setUninit(append(n.uninit()[:0], c.uninit()...))
@@ -511,7 +533,7 @@ func (m *imap) collapse(i, j int) {
 			// it.
 			*b = sigBox{sigCore: sigCore{sig: b.sig, sigVer: b.sigVer + 1}}
 		}
-		*c = cell{reads: c.reads[:0], addp: c.addp, unp: c.unp, sigBox: c.sigBox}
+		*c = cell{reads: c.reads[:0], lists: c.lists, sigBox: c.sigBox}
 		m.free = append(m.free, c)
 	}
 	n := copy(m.cells[i+1:], m.cells[j:])

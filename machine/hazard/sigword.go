@@ -29,7 +29,6 @@ type sigSlab struct {
 	hists slab[sigHist]
 	boxes slab[recBox]
 	words slab[sigWord]
-	recs  slab[rec]
 	// sigBoxes are the signal parts of cells that became signal words.
 	sigBoxes slab[sigBox]
 }
@@ -60,12 +59,13 @@ func (s *slab[T]) get() *T {
 // hist returns a new, empty signal history.
 func (s *sigSlab) hist() *sigHist { return s.hists.get() }
 
-// addBox returns a new list box holding r alone (cell.putAdd's first).
-func (s *sigSlab) addBox(r *rec) *[]rec {
+// addBox returns new cell lists whose other writes are r alone
+// (cell.putAdd's first).
+func (s *sigSlab) addBox(r *rec) *cellLists {
 	b := s.boxes.get()
 	b.one[0] = *r
-	b.l = b.one[:]
-	return &b.l
+	b.ls.adds = b.one[:]
+	return &b.ls
 }
 
 // sigCellsPerSpan is the most cells one span of a signal access makes:
@@ -84,8 +84,8 @@ func (s *sigSlab) roomFor(m *imap) {
 // putSigAdd records atomic add r in signal word c's other writes
 // (cell.putAdd), the first one's list box from the slab.
 func (d *Detector) putSigAdd(c *cell, r *rec) {
-	if c.addp == nil {
-		c.addp = d.sigSlab.addBox(r)
+	if c.lists == nil {
+		c.lists = d.sigSlab.addBox(r)
 		return
 	}
 	c.putAdd(r)
@@ -139,25 +139,42 @@ func (d *Detector) sigHistOf(c *cell) *sigHist {
 // its release (sigCore), which unTable moves to the word's cell.
 
 // sigWord is one word of a table: the fields of a cell a signal access
-// uses (signalCell, wroteHist, staleCell, noteReadsFrom).
+// uses (signalCell, wroteHist, staleCell, noteReadsFrom). It is 192
+// bytes, three lines, 341 to a slab's array: its last plain write and
+// its list of other writes, when it has its own (a plain store, two
+// adds), are the table's (wordExt); inline as two pointers they made it
+// 208 bytes, and a ring's words have neither (docs/performance.md, round
+// 18 at many ranks).
 type sigWord struct {
 	sc                     sigCore
 	sigGen                 uint32
 	written, hasW, hasHist bool
-	adds                   uint8  // what the word's other writes are (addsNone...)
-	w                      *rec   // the table's host write, or the word's own
-	addx                   *[]rec // the other writes, when adds is addsOwn
-	hist                   sigHist
+	// adds is what the word's other writes are (addsNone...), and
+	// wordOwnW whether its last plain write is its own (else the
+	// table's host write).
+	adds uint8
+	hist sigHist
 }
 
 // A table word's other writes (cell.adds): none; one, the history's last
 // write (a notify's add: the list's element and the history's record are
-// the same, kept once); or the list addx.
+// the same, kept once); or the list in the word's wordExt.
 const (
 	addsNone = iota
 	addsLast
 	addsOwn
+	addsMask = 3
+	// wordOwnW, beside the adds, says the word's last plain write is
+	// wordExt.w.
+	wordOwnW = 4
 )
+
+// wordExt is what a table word keeps beside its record once it has it
+// (sigTable.ext): its own last plain write and its other writes' list.
+type wordExt struct {
+	w    rec
+	addx []rec
+}
 
 // sigTable is the words of a region of word size word (region.tab).
 type sigTable struct {
@@ -168,8 +185,32 @@ type sigTable struct {
 	// need: a table costs its touched words, not 8 bytes a word of a
 	// large signal matrix that a program uses a column of.
 	chunks []*[wordChunk]*sigWord
-	d      *Detector
-	gone   bool // unTable has turned it into page lists
+	// ext holds, by word, the words' own last plain writes and lists of
+	// other writes (wordExt), for the few words that have one.
+	ext  map[int]*wordExt
+	d    *Detector
+	gone bool // unTable has turned it into page lists
+}
+
+// wordW returns word i's last plain write: its own or the host write.
+func (t *sigTable) wordW(i int, sw *sigWord) *rec {
+	if sw.adds&wordOwnW != 0 {
+		return &t.ext[i].w
+	}
+	return &t.host
+}
+
+// extOf returns word i's wordExt, made on first need.
+func (t *sigTable) extOf(i int) *wordExt {
+	x := t.ext[i]
+	if x == nil {
+		if t.ext == nil {
+			t.ext = map[int]*wordExt{}
+		}
+		x = new(wordExt)
+		t.ext[i] = x
+	}
+	return x
 }
 
 // wordChunk is how many words' pointers a chunk of a table holds.
@@ -261,7 +302,7 @@ func (d *Detector) wordCell(t *sigTable, i int, v sigVisit) *cell {
 	if sw == nil {
 		// The state the host write's cell had, which a split copies.
 		sw = d.sigSlab.words.get()
-		sw.w, sw.hasW, sw.written = &t.host, true, !t.poison
+		sw.hasW, sw.written = true, !t.poison
 		sw.sc.sigVer = 1 // cell.hostWrite's count on a new cell
 		*t.slot(i) = sw
 	}
@@ -270,17 +311,17 @@ func (d *Detector) wordCell(t *sigTable, i int, v sigVisit) *cell {
 	// The fields the signal code leaves alone (the reads, the uninit list,
 	// firstW) stay as the detector made them: empty (putWord checks).
 	c.lo, c.hi, c.written, c.hasW, c.sigGen = lo, lo+t.word, sw.written, sw.hasW, sw.sigGen
-	c.addp, c.w, c.sigCore, c.hist = &d.wordAdds, *sw.w, sw.sc, nil
+	c.lists, c.w, c.sigCore, c.hist = &d.wordLists, *t.wordW(i, sw), sw.sc, nil
 	switch {
 	case v == sigRead:
-		d.wordAdds = nil // a read does not look at them
-	case sw.adds == addsNone:
-		d.wordAdds = d.wordAdd1[:0]
-	case sw.adds == addsLast:
+		d.wordLists.adds = nil // a read does not look at them
+	case sw.adds&addsMask == addsNone:
+		d.wordLists.adds = d.wordAdd1[:0]
+	case sw.adds&addsMask == addsLast:
 		d.wordAdd1[0] = sw.hist.last
-		d.wordAdds = d.wordAdd1[:1]
+		d.wordLists.adds = d.wordAdd1[:1]
 	default:
-		d.wordAdds = *sw.addx
+		d.wordLists.adds = t.ext[i].addx
 	}
 	if sw.hasHist {
 		c.hist = &sw.hist
@@ -294,7 +335,7 @@ func (d *Detector) wordCell(t *sigTable, i int, v sigVisit) *cell {
 func (d *Detector) putWord(t *sigTable, i int, c *cell, v sigVisit) {
 	sw := t.at(i)
 	if checkShortcuts {
-		d.checkPutWord(sw, c, v)
+		d.checkPutWord(t, i, sw, c, v)
 	}
 	sw.sc, sw.sigGen = c.sigCore, c.sigGen
 	if v == sigRead {
@@ -302,25 +343,22 @@ func (d *Detector) putWord(t *sigTable, i int, c *cell, v sigVisit) {
 		return
 	}
 	sw.written, sw.hasW, sw.hasHist = c.written, c.hasW, c.hist != nil
-	if v == sigStore && c.w != *sw.w {
-		if sw.w == &t.host {
-			sw.w = d.sigSlab.recs.get()
-		}
-		*sw.w = c.w
+	if v == sigStore && c.w != *t.wordW(i, sw) {
+		t.extOf(i).w = c.w
+		sw.adds |= wordOwnW
 	}
-	switch l := d.wordAdds; {
+	own := sw.adds & wordOwnW
+	switch l := d.wordLists.adds; {
 	case len(l) == 0:
-		sw.adds = addsNone
+		sw.adds = own // addsNone
 	case len(l) == 1 && sw.hasHist && sw.hist.hasLast && l[0] == sw.hist.last:
-		sw.adds = addsLast
+		sw.adds = own | addsLast
 	default:
-		if sw.addx == nil {
-			sw.addx = new([]rec)
-		}
+		x := t.extOf(i)
 		if &l[0] == &d.wordAdd1[0] {
-			l = append((*sw.addx)[:0], l...) // off the scratch array
+			l = append(x.addx[:0], l...) // off the scratch array
 		}
-		*sw.addx, sw.adds = l, addsOwn
+		x.addx, sw.adds = l, own|addsOwn
 	}
 	d.wordCur = nil
 }
@@ -336,12 +374,12 @@ const (
 
 // checkPutWord panics unless the visit of kind v left in c no state that
 // putWord would not take back into sw.
-func (d *Detector) checkPutWord(sw *sigWord, c *cell, v sigVisit) {
+func (d *Detector) checkPutWord(t *sigTable, i int, sw *sigWord, c *cell, v sigVisit) {
 	shortcuts++
-	bad := c.addp != &d.wordAdds || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR ||
-		c.unp != nil || c.firstW || c.read0 != (rec{}) || v != sigStore && c.w != *sw.w
+	bad := c.lists != &d.wordLists || c.hist != nil && c.hist != &sw.hist || len(c.reads) > 0 || c.hasR ||
+		len(d.wordLists.unin) > 0 || c.firstW || c.read0 != (rec{}) || v != sigStore && c.w != *t.wordW(i, sw)
 	if v == sigRead {
-		bad = bad || c.written != sw.written || c.hasW != sw.hasW || (c.hist != nil) != sw.hasHist || len(d.wordAdds) > 0
+		bad = bad || c.written != sw.written || c.hasW != sw.hasW || (c.hist != nil) != sw.hasHist || len(d.wordLists.adds) > 0
 	}
 	if bad {
 		panic(fmt.Sprintf("hazard: signal word [%d, %d) holds state its table word does not after a visit of kind %d", c.lo, c.hi, v))
@@ -419,19 +457,20 @@ func (s *shadowMem) unTable(k int) {
 		}
 		for j, sw := range ch {
 			if sw != nil {
-				t.d.cellOf(s, rg, t, sw, t.lo+int64(ci*wordChunk+j)*t.word, moved)
+				t.d.cellOf(s, rg, t, ci*wordChunk+j, sw, moved)
 			}
 		}
 	}
-	t.chunks = nil
+	t.chunks, t.ext = nil, nil
 	t.d.moveSigs(moved)
 }
 
-// cellOf splits word sw at lo off region rg's host write cell and gives the
-// cell the word's state (unTable), noting its release's move in moved. The
-// cell keeps its own version (cell.copyTo): the memos' move says which of
-// its versions stands for the word's.
-func (d *Detector) cellOf(s *shadowMem, rg *region, t *sigTable, sw *sigWord, lo int64, moved map[*sigCore]movedSig) {
+// cellOf splits word i of t, sw, off region rg's host write cell and gives
+// the cell the word's state (unTable), noting its release's move in moved.
+// The cell keeps its own version (cell.copyTo): the memos' move says which
+// of its versions stands for the word's.
+func (d *Detector) cellOf(s *shadowMem, rg *region, t *sigTable, i int, sw *sigWord, moved map[*sigCore]movedSig) {
+	lo := t.lo + int64(i)*t.word
 	m := rg.pages[lo>>s.shift-rg.p0]
 	a, _ := m.span(lo, lo+t.word)
 	c := m.cells[a]
@@ -439,13 +478,13 @@ func (d *Detector) cellOf(s *shadowMem, rg *region, t *sigTable, sw *sigWord, lo
 		d.newSigBox(c)
 	}
 	ver := c.sigVer
-	c.written, c.hasW, c.w, c.sigGen, c.sigCore = sw.written, sw.hasW, *sw.w, sw.sigGen, sw.sc
+	c.written, c.hasW, c.w, c.sigGen, c.sigCore = sw.written, sw.hasW, *t.wordW(i, sw), sw.sigGen, sw.sc
 	c.sigVer = ver
-	switch sw.adds {
+	switch sw.adds & addsMask {
 	case addsLast:
 		c.setAdds(append(c.adds()[:0], sw.hist.last))
 	case addsOwn:
-		c.setAdds(append(c.adds()[:0], *sw.addx...))
+		c.setAdds(append(c.adds()[:0], t.ext[i].addx...))
 	}
 	if sw.hasHist {
 		h := d.sigSlab.hist()

@@ -12,8 +12,8 @@ import (
 )
 
 // A slab hands out distinct zero records, as new would, each on its own
-// bytes, and signal boxes and histories that start on a cache line
-// (slabBytes).
+// bytes, and cells, signal boxes, histories and table words that start on
+// a cache line (slabBytes).
 func TestSigSlabRecords(t *testing.T) {
 	var s sigSlab
 	r := rec{agent: 3, epoch: 7}
@@ -23,10 +23,15 @@ func TestSigSlabRecords(t *testing.T) {
 		size  uintptr
 		align uintptr
 	}{
-		{"cell", func() unsafe.Pointer { return unsafe.Pointer(s.cells.get()) }, unsafe.Sizeof(cell{}), 8},
+		{"cell", func() unsafe.Pointer { return unsafe.Pointer(s.cells.get()) }, unsafe.Sizeof(cell{}), 64},
 		{"sigBox", func() unsafe.Pointer { return unsafe.Pointer(s.sigBoxes.get()) }, unsafe.Sizeof(sigBox{}), 64},
 		{"sigHist", func() unsafe.Pointer { return unsafe.Pointer(s.hist()) }, unsafe.Sizeof(sigHist{}), 64},
 		{"recBox", func() unsafe.Pointer { return unsafe.Pointer(s.boxes.get()) }, unsafe.Sizeof(recBox{}), 8},
+		{"sigWord", func() unsafe.Pointer { return unsafe.Pointer(s.words.get()) }, unsafe.Sizeof(sigWord{}), 64},
+	}
+	// A table word is three lines (sigWord).
+	if n := unsafe.Sizeof(sigWord{}); n != 192 {
+		t.Errorf("sigWord is %d bytes, want 192", n)
 	}
 	for _, tc := range cases {
 		seen := map[unsafe.Pointer]bool{}
@@ -53,9 +58,8 @@ func TestSigSlabRecords(t *testing.T) {
 			}
 		}
 	}
-	l := s.addBox(&r)
-	if len(*l) != 1 || (*l)[0] != r {
-		t.Fatalf("addBox holds %v, want just %v", *l, r)
+	if l := s.addBox(&r); len(l.adds) != 1 || l.adds[0] != r || l.unin != nil {
+		t.Fatalf("addBox holds %v, want just %v", l.adds, r)
 	}
 }
 
