@@ -106,14 +106,23 @@ func runLint(t *testing.T, obj *asm.Object, serial bool) *Detector {
 func runLintWith(t *testing.T, obj *asm.Object, opt Options) *Detector {
 	t.Helper()
 	d := New(opt)
+	lintRun(t, obj, d)
+	return d
+}
+
+// lintRun runs obj timing-only with detector d attached, as lint does, and
+// returns the run's result and error (which d has noted).
+func lintRun(t *testing.T, obj *asm.Object, d *Detector) (*machine.Result, error) {
+	t.Helper()
 	m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Run(); err != nil {
+	res, err := m.Run()
+	if err != nil {
 		d.NoteError(err)
 	}
-	return d
+	return res, err
 }
 
 // lintTiming is runLint's findings as JSON.

@@ -190,14 +190,7 @@ func lintOrdered(t *testing.T, obj *asm.Object, order coreOrder) (all, verdict s
 		regroupers.Store(d, g)
 		defer regroupers.Delete(d)
 	}
-	m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{d}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, runErr := m.Run()
-	if runErr != nil {
-		d.NoteError(runErr)
-	}
+	res, runErr := lintRun(t, obj, d)
 	fs := d.Findings()
 	b, err := json.MarshalIndent(fs, "", " ")
 	if err != nil {
