@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -82,11 +83,7 @@ func BenchmarkStatic(b *testing.B) {
 func BenchmarkLintRanks(b *testing.B) {
 	for _, ranks := range []int{8, 64, 128, 384} {
 		b.Run(fmt.Sprint(ranks), func(b *testing.B) {
-			path, _ := programs.Find("allreduce_ring/ring_final")
-			obj, errs := asm.Assemble(embedFE, path, []asm.Define{{Name: "RANKS", Value: fmt.Sprint(ranks)}})
-			if errs.HasErrors() {
-				b.Fatal(errs)
-			}
+			obj := assembleWith(b, "allreduce_ring/ring_final", fmt.Sprint("RANKS=", ranks))
 			run := func(det *hazard.Detector) uint64 {
 				opt := machine.Options{TimingOnly: true}
 				if det != nil {
@@ -136,16 +133,7 @@ func BenchmarkLintRanks(b *testing.B) {
 func BenchmarkLintAllgatherGEMM8(b *testing.B) {
 	for _, m := range []int{4096, 16384} {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
-			path, _ := programs.Find("allgather_gemm")
-			var defs []asm.Define
-			for _, kv := range [][2]string{{"RANKS", "8"}, {"M", fmt.Sprint(m)}, {"K", "4096"}, {"N", "4096"},
-				{"BASE_M", "128"}, {"COMPUTE_BLOCKS", "24"}, {"COMM_BLOCKS", "48"}, {"MODE", "pipelined"}} {
-				defs = append(defs, asm.Define{Name: kv[0], Value: kv[1]})
-			}
-			obj, errs := asm.Assemble(embedFE, path, defs)
-			if errs.HasErrors() {
-				b.Fatal(errs)
-			}
+			obj := allgatherGEMM8(b, m)
 			run := func(det *hazard.Detector) {
 				opt := machine.Options{TimingOnly: true}
 				if det != nil {
@@ -179,6 +167,30 @@ func BenchmarkLintAllgatherGEMM8(b *testing.B) {
 			reportLintCost(b, plain, linted, peak)
 		})
 	}
+}
+
+// allgatherGEMM8 assembles issue 28's allgather_gemm shape with M rows.
+func allgatherGEMM8(b *testing.B, m int) *asm.Object {
+	return assembleWith(b, "allgather_gemm", "RANKS=8", fmt.Sprint("M=", m), "K=4096", "N=4096",
+		"BASE_M=128", "COMPUTE_BLOCKS=24", "COMM_BLOCKS=48", "MODE=pipelined")
+}
+
+// assembleWith assembles a shipped program with NAME=VALUE defines.
+func assembleWith(b *testing.B, name string, defs ...string) *asm.Object {
+	path, ok := programs.Find(name)
+	if !ok {
+		b.Fatalf("no program %s", name)
+	}
+	var ds []asm.Define
+	for _, d := range defs {
+		k, v, _ := strings.Cut(d, "=")
+		ds = append(ds, asm.Define{Name: k, Value: v})
+	}
+	obj, errs := asm.Assemble(embedFE, path, ds)
+	if errs.HasErrors() {
+		b.Fatal(errs)
+	}
+	return obj
 }
 
 // reportLintCost reports the CPU of b.N timing-only runs and of as many
