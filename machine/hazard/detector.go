@@ -454,6 +454,13 @@ type Detector struct {
 	histGen uint32
 	// note is the notify whose words signalAccess visits (histNote).
 	note histNote
+	// wait is the satisfied wait whose word signalAccess visits (waitCmp);
+	// prefixes holds the earlier releases of words one agent adds to, by
+	// the word's latest release number, and movedPrefix one on its way
+	// from the old number to the new (sigprefix.go).
+	wait        waitCmp
+	prefixes    map[uint64]*sigPrefix
+	movedPrefix *sigPrefix
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem
