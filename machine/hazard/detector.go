@@ -435,6 +435,9 @@ type Detector struct {
 	// (ffts.go).
 	crossIncs map[crossKey][]crossInc
 	accArr    map[accKey]accArrivals
+	// crossCnt counts each counter's increments and waits in the run, for
+	// the overflow check (ffts.go, checkOverflow).
+	crossCnt map[crossKey]*crossCount
 	// shadow holds each buffer's shadow by (rank, (core+1) * NumSpaces +
 	// space); GM is core -1.
 	shadow  table[*shadowMem]

@@ -128,6 +128,7 @@ func (d *Detector) runBoundary(start bool) {
 	clear(d.crossAcc)
 	clear(d.crossIncs)
 	clear(d.accArr)
+	clear(d.crossCnt)
 	clear(d.syncRounds)
 	if start {
 		// Local buffers do not carry data from one launch to the next.
