@@ -126,9 +126,9 @@ func (d *Detector) countOf(ck crossKey) *crossCount {
 	return c
 }
 
-// noteCrossWaitPoint records that counter ck's next wait passed on core c,
-// whose scalar issues nothing until it does: the scalar's next epoch is the
-// wait's point (an event of its own, so that a set issued before the wait
+// noteCrossWaitPoint records that counter ck's next wait passed on the core
+// of scalar s, which issues nothing until it does: the scalar's next epoch is
+// the wait's point (an event of its own, so that a set issued before the wait
 // is not taken for one after it).
 func (d *Detector) noteCrossWaitPoint(ck crossKey, s int32) {
 	ag := &d.agents[s]
