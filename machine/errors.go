@@ -63,7 +63,7 @@ const (
 	FaultBadEventID   FaultKind = "bad-event-id"  // set/wait_flag id outside 0..7, FFTS id outside 0..15
 	FaultOutOfBounds  FaultKind = "out-of-bounds" // GM window, rank or tile index outside its object
 	FaultFIFO         FaultKind = "fifo"          // tpush/tpop misuse
-	FaultOverflow     FaultKind = "overflow"      // an FFTS counter past 15
+	FaultOverflow     FaultKind = "overflow"      // a fault whose message says overflow (FFTS counters count past 15: their overflow is the detector's double-set, by ordering)
 	FaultUnsupported  FaultKind = "unsupported"   // an op or mode this core or machine cannot run
 	FaultBadOperand   FaultKind = "bad-operand"   // a malformed operand or attribute value
 	FaultPrivateGM    FaultKind = "private-gm"    // a private gm tensor addressed on another rank

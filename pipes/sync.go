@@ -6,20 +6,16 @@ import "github.com/ptoasm/ptoasm/asm"
 const CrossMax = 15
 
 // CrossCounters are one core's FFTS counters: a set adds one, a wait blocks
-// while the counter is zero and then subtracts one.
+// while the counter is zero and then subtracts one. They count past CrossMax
+// instead of failing, as the event flags count sets (FlagBits): whether a
+// counter can overflow is a question of ordering (the hazard detector's
+// double-set on FFTS counters), not of how far this run's producer got ahead.
 type CrossCounters struct {
-	c [asm.NumFFTSIDs]uint8
+	c [asm.NumFFTSIDs]uint32
 }
 
-// Inc adds one to id's counter; it returns false (leaving the counter at its
-// maximum) on overflow past 15.
-func (x *CrossCounters) Inc(id int) bool {
-	if x.c[id&(asm.NumFFTSIDs-1)] >= CrossMax {
-		return false
-	}
-	x.c[id&(asm.NumFFTSIDs-1)]++
-	return true
-}
+// Inc adds one to id's counter.
+func (x *CrossCounters) Inc(id int) { x.c[id&(asm.NumFFTSIDs-1)]++ }
 
 // Value is id's counter.
 func (x *CrossCounters) Value(id int) int { return int(x.c[id&(asm.NumFFTSIDs-1)]) }
@@ -34,7 +30,7 @@ func (x *CrossCounters) TryDec(id int) bool {
 }
 
 // Reset zeroes every counter.
-func (x *CrossCounters) Reset() { x.c = [asm.NumFFTSIDs]uint8{} }
+func (x *CrossCounters) Reset() { x.c = [asm.NumFFTSIDs]uint32{} }
 
 // Arrivals counts participants of a reduction (an FFTS mode-0/1/2 reduce or a
 // syncall): Arrive returns true for the arrival that completes a round and

@@ -23,7 +23,7 @@ func (d *Detector) crossSet(e *machine.Event) {
 	rel := d.release(a, d.getBuf())
 	k := accKey{rank: e.Agent.Rank, id: e.ID, mode: e.Mode, group: e.Group}
 	r := d.mkrec(a, e, serial)
-	d.noteCrossSet(k, &r, e)
+	inc := d.noteCrossSet(k, &r, e)
 	if len(e.Peers) == 0 {
 		// A contribution that did not complete a mode-0/mode-2 reduction yet:
 		// keep it for the set that does.
@@ -39,6 +39,7 @@ func (d *Detector) crossSet(e *machine.Event) {
 	}
 	for i, peer := range e.Peers {
 		ck := crossKey{rank: e.Agent.Rank, core: peer, id: e.ID}
+		d.checkOverflow(ck, &rel, &inc)
 		v := rel
 		if i < len(e.Peers)-1 {
 			v = d.getBuf()
@@ -68,9 +69,11 @@ func (d *Detector) crossWait(e *machine.Event) {
 	d.acquire(a, &v)
 	// On A2/A3 the wait stalls the whole core: the scalar issues nothing
 	// until it passes.
-	if s := d.scalarOf(c); s != a {
+	s := d.scalarOf(c)
+	if s != a {
 		d.enter(s)
 		d.acquire(s, &v)
 	}
+	d.noteCrossWaitPoint(ck, s)
 	d.putBuf(v)
 }

@@ -435,6 +435,9 @@ type Detector struct {
 	// (ffts.go).
 	crossIncs map[crossKey][]crossInc
 	accArr    map[accKey]accArrivals
+	// crossCnt counts each counter's increments and waits in the run, for
+	// the overflow check (ffts.go, checkOverflow).
+	crossCnt map[crossKey]*crossCount
 	// shadow holds each buffer's shadow by (rank, (core+1) * NumSpaces +
 	// space); GM is core -1.
 	shadow  table[*shadowMem]
@@ -454,6 +457,13 @@ type Detector struct {
 	histGen uint32
 	// note is the notify whose words signalAccess visits (histNote).
 	note histNote
+	// wait is the satisfied wait whose word signalAccess visits (waitCmp);
+	// prefixes holds the earlier releases of words one agent adds to, by
+	// the word's latest release number, and movedPrefix one on its way
+	// from the old number to the new (sigprefix.go).
+	wait        waitCmp
+	prefixes    map[uint64]*sigPrefix
+	movedPrefix *sigPrefix
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

@@ -1411,6 +1411,12 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			}
 			*uninitHi = c.hi
 		}
+		if ent, none := d.prefixFor(c); none || ent != nil {
+			if ent != nil {
+				d.acquirePrefix(a, c, ent) // the wait needed an earlier add
+			}
+			break
+		}
 		// A waiter polling an unchanged word has joined it already.
 		id := d.sigID(c)
 		if checkShortcuts && d.agents[a].joinedSig(id, c.sigVer, d.gen) {
@@ -1430,12 +1436,18 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if c.sig.size() == 0 || c.sigFrom == a+1 {
 			// Alone or after its own earlier releases, a's release is
 			// the word's whole clock (a's clock only grows): the join
-			// of the word and the release is the release.
+			// of the word and the release is the release. The earlier
+			// release stays beside it for a wait that needed only it.
+			if c.sigFrom == a+1 {
+				d.keepPrefix(c)
+			}
 			d.relSeq++
 			c.sigFrom, c.sigAt = a+1, d.relSeq
+			d.keptPrefix(c)
 			d.setRelease(c, rel, *loc)
 		} else {
 			d.wholeRelease(c)
+			d.dropPrefix(c)
 			c.sigFrom = 0
 			if *loc != nil {
 				d.flush(a) // rel is a's clock
@@ -1453,6 +1465,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		}
 		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
+		d.dropPrefix(c)
 		d.setRelease(c, rel, *loc)
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/pipes"
 )
 
 // FFTS counters left raised when a run ends: the cross-core analogue of an
@@ -53,7 +54,7 @@ func (d *Detector) setAfter(a, b *rec) bool {
 // an arrival when the reduction did not fire (no Peers), else one increment
 // of every peer's counter (mode 2: an AIC set raises both AIVs' counters, the
 // second AIV set the AIC's).
-func (d *Detector) noteCrossSet(k accKey, r *rec, e *machine.Event) {
+func (d *Detector) noteCrossSet(k accKey, r *rec, e *machine.Event) crossInc {
 	if d.crossIncs == nil {
 		d.crossIncs = map[crossKey][]crossInc{}
 		d.accArr = map[accKey]accArrivals{}
@@ -74,13 +75,89 @@ func (d *Detector) noteCrossSet(k accKey, r *rec, e *machine.Event) {
 		arr.last = inc
 		arr.n++
 		d.accArr[k] = arr
-		return
+		return inc
 	}
 	delete(d.accArr, k)
 	for _, peer := range e.Peers {
 		ck := crossKey{rank: e.Agent.Rank, core: peer, id: e.ID}
 		d.crossIncs[ck] = append(d.crossIncs[ck], inc)
 	}
+	return inc
+}
+
+// FFTS counters are 4 bits (pipes.CrossMax): the (n+15)-th increment of a
+// counter overflows it unless the wait that consumed the n-th came first.
+// Whether a run's producer got that far ahead is timing; whether it can is
+// ordering, and that is what is reported, as double-set is for the one-bit
+// event flags: an increment whose set (for a reduction, the join of its
+// arrivals: the counter rises when the last arrives) is not ordered after
+// the wait 15 increments back. The machine counts past 15 instead of
+// failing (it used to fault, and stop the core, only when this run's
+// producer was 16 ahead: hazards/c2v_gm_ffts_no_credit_wait at N = 32
+// faulted on one AIV or the other, and the AIC's counter overflowed or not,
+// with the FFTS latency).
+
+// crossCount is one FFTS counter's increments and satisfied waits in this
+// run, with the points of its last CrossMax + 1 waits (enough: a wait
+// consumes an increment that came before it, so the wait an increment needs
+// is never more than CrossMax waits back).
+type crossCount struct {
+	incs, waits int
+	ring        [pipes.CrossMax + 1]crossPoint
+}
+
+// crossPoint is a point of an agent's history: what happens after it holds
+// at least epoch in the agent's component.
+type crossPoint struct {
+	agent int32
+	epoch uint32
+}
+
+// countOf returns counter ck's count, made on first use.
+func (d *Detector) countOf(ck crossKey) *crossCount {
+	if d.crossCnt == nil {
+		d.crossCnt = map[crossKey]*crossCount{}
+	}
+	c := d.crossCnt[ck]
+	if c == nil {
+		c = &crossCount{}
+		d.crossCnt[ck] = c
+	}
+	return c
+}
+
+// noteCrossWaitPoint records that counter ck's next wait passed on the core
+// of scalar s, which issues nothing until it does: the scalar's next epoch is
+// the wait's point (an event of its own, so that a set issued before the wait
+// is not taken for one after it).
+func (d *Detector) noteCrossWaitPoint(ck crossKey, s int32) {
+	ag := &d.agents[s]
+	ag.n++
+	d.raiseOwn(s)
+	cnt := d.countOf(ck)
+	cnt.ring[cnt.waits%len(cnt.ring)] = crossPoint{agent: s, epoch: ag.n}
+	cnt.waits++
+}
+
+// checkOverflow counts an increment of counter ck by a set whose release is
+// rel, named at inc, and reports it when it can overflow the counter.
+func (d *Detector) checkOverflow(ck crossKey, rel *vclock, inc *crossInc) {
+	cnt := d.countOf(ck)
+	cnt.incs++
+	need := cnt.incs - pipes.CrossMax // the wait that must come first, 1-based
+	if need <= 0 {
+		return
+	}
+	if cnt.waits >= need {
+		if w := cnt.ring[(need-1)%len(cnt.ring)]; get(*rel, d.pos(w.agent)) >= w.epoch {
+			return
+		}
+	}
+	core := d.coreName(&agentState{rank: ck.rank, core: ck.core})
+	msg := fmt.Sprintf("ffts_set of flag %d can raise the counter of %s past %d: nothing orders it after the ffts_wait that consumed the increment %d before it, so the setter can run that far ahead of the waiter and the 4-bit counter overflows (an error on A2/A3)",
+		ck.id, core, pipes.CrossMax, pipes.CrossMax)
+	hint := fmt.Sprintf("hold the setter back: have %s hand back a credit after each wait (`ffts_set` on another id) and `ffts_wait` for it before setting again, so at most %d sets are ever pending", core, pipes.CrossMax)
+	d.single(KindDoubleSet, SevError, &inc.set, msg, hint)
 }
 
 // noteCrossWait consumes the oldest pending increment of counter ck, as the
@@ -144,4 +221,5 @@ func (d *Detector) crossLeftovers() {
 	}
 	clear(d.crossIncs)
 	clear(d.accArr)
+	clear(d.crossCnt)
 }

@@ -105,6 +105,7 @@ func (d *Detector) hostWrite(e *machine.Event) {
 
 func (d *Detector) runBoundary(start bool) {
 	d.gen++
+	d.prefixes = nil // every word's release is of an earlier run now
 	for i := range d.cores {
 		cs := &d.cores[i]
 		for j := range cs.pending {
@@ -127,6 +128,7 @@ func (d *Detector) runBoundary(start bool) {
 	clear(d.crossAcc)
 	clear(d.crossIncs)
 	clear(d.accArr)
+	clear(d.crossCnt)
 	clear(d.syncRounds)
 	if start {
 		// Local buffers do not carry data from one launch to the next.
