@@ -231,6 +231,46 @@ func TestSizeChain(t *testing.T) {
 	}
 }
 
+// TestArgDefaults: the value an integer kernel argument gets from how the
+// body uses it. A guard bound (`i < %n` around a loop's body, the Qwen3
+// decode kernels' `block*64 + i < %arg4`) defaults to 1, so the body runs
+// (at 0 it never ran and lint said "no hazards found"); an equality compare
+// does not make a bound; a set_validshape count is a size; in a size `%n -
+// %off`, %off stays an offset.
+func TestArgDefaults(t *testing.T) {
+	const tile = `!pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=64, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>`
+	cases := []struct {
+		name, args, body string
+		want             []string
+	}{
+		{"slt bound", "%n: index", "%g = arith.cmpi slt, %i, %n : index", []string{"const n = 1"}},
+		{"sgt bound", "%n: index", "%g = arith.cmpi sgt, %n, %i : index", []string{"const n = 1"}},
+		{"bound through a cast", "%n: i32", "%m = arith.index_cast %n : i32 to index\n%g = arith.cmpi slt, %i, %m : index", []string{"const n = 1"}},
+		{"slt, the index side", "%n: index", "%g = arith.cmpi slt, %n, %i : index", []string{"const n = 0"}},
+		{"eq is no bound", "%n: index", "%g = arith.cmpi eq, %i, %n : index", []string{"const n = 0"}},
+		{"set_validshape", "%len: index, %off: index", "%t = pto.alloc_tile valid_row = %c8 valid_col = %c8 : " + tile +
+			"\n%r = arith.subi %len, %off : index\n%c = arith.minsi %r, %c8 : index\npto.set_validshape %t, %c8, %c : " + tile,
+			[]string{fmt.Sprintf("const len = %d", DefaultScalarArg), "const off = 0"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := "module {\n  func.func @k(" + c.args + ") {\n    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n" +
+				"    %c8 = arith.constant 8 : index\n    scf.for %i = %c0 to %c8 step %c1 {\n" + c.body + "\n    }\n    return\n  }\n}\n"
+			f, errs := ParseFile("args.pto", []byte(src))
+			if errs.HasErrors() || f == nil {
+				t.Fatalf("errors: %v\n%s", errs, src)
+			}
+			var out bytes.Buffer
+			asm.Fprint(&out, f)
+			for _, w := range c.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("no %q in\n%.600s", w, out.String())
+				}
+			}
+		})
+	}
+}
+
 // TestEntryFunctions: a `pto.entry` function with a body of tile ops is a
 // kernel (its body used to be dropped: the file had no kernel); one that
 // only calls kernels is a wrapper binding their arguments; a helper that
