@@ -76,6 +76,14 @@ func TestErrors(t *testing.T) {
 			"e.pto:3:3: error: pto.tsel: expects A2/A3 tsel src0, src1, and dst element type to be i16/i32/f16/f32 (%a is i8)"},
 		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32>\n  pto.thistogram ins(%a, %a : T, T) outs(%a : T)\n  return\n}\n",
 			"e.pto:3:3: error: pto.thistogram: thistogram is only supported on A5"},
+		// pto-isa has no A2/A3 TADDC (CPU simulator only) and no A2/A3
+		// TGET_SCALE_ADDR (A5): PTOAS emits them, the build fails.
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32>\n  pto.taddc ins(%a, %a, %a : T, T, T) outs(%a : T)\n  return\n}\n",
+			"e.pto:3:3: error: pto.taddc: taddc is not an A2/A3 instruction (CPU simulator only: include/pto/cpu (no NPU implementation)); ptoasm models A2/A3 (profile a2a3)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=left, dtype=f16, rows=16, cols=32>\n  %b = pto.alloc_tile : !pto.tile_buf<loc=scaling, dtype=f16, rows=1, cols=32>\n  pto.tget_scale_addr ins(%a : T) outs(%b : T)\n  return\n}\n",
+			"e.pto:4:3: error: pto.tget_scale_addr: tget_scale_addr is not an A2/A3 instruction (A5 only: include/pto/npu/a5/TGetScaleAddr.hpp); ptoasm models A2/A3 (profile a2a3)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, pad=0>\n  pto.tfillpad ins(%a : T) outs(%a : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, pad=0>)\n  return\n}\n",
+			"e.pto:3:3: error: pto.tfillpad: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min)"},
 		{"func.func @k(%p : !pto.partition_tensor_view<64x64xf32>) {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=32, v_col=32>\n  pto.tstore ins(%a : T) outs(%p : !pto.partition_tensor_view<64x64xf32>)\n  return\n}\n",
 			"e.pto:3:3: error: pto.tstore: expects dst static element count (4096) to match src valid_shape static element count (1024)"},
 		// A value that is no integer where the lowering computes with one
@@ -147,6 +155,35 @@ func TestLower(t *testing.T) {
 	k := f.Decls[len(f.Decls)-2].(*asm.Kernel)
 	if p := k.Body[0].NodeSpan().Pos; p.File != "v.pto" || p.Line != 8 {
 		t.Errorf("tile decl at %v, want v.pto:8", p)
+	}
+}
+
+// TestISAOps: PTOAS ops our ISA has are lowered to them, reading every tile
+// the op reads. The arg-reductions were a stand-in that only wrote the index
+// tile (no V op reads an f16 tile into a u32 one), so a read of an unwritten
+// or racing source went unreported; trem, trems, tpartmul and tfillpad were
+// tadd/tmov stand-ins whose data were not the op's.
+func TestISAOps(t *testing.T) {
+	tile := func(dt string, rows, cols int, pad int) string {
+		return fmt.Sprintf("!pto.tile_buf<loc=vec, dtype=%s, rows=%d, cols=%d, v_row=%d, v_col=%d, blayout=row_major, slayout=none_box, fractal=512, pad=%d>", dt, rows, cols, rows, cols, pad)
+	}
+	src, dst, idx := tile("f32", 16, 32, 0), tile("f32", 16, 32, 3), tile("ui32", 16, 1, 0)
+	for _, c := range []struct{ name, body, want string }{
+		{"trowargmax", "pto.trowargmax ins(%s, %tmp : " + src + ", " + src + ") outs(%i : " + idx + ")", "trowargmax %i, %s, %tmp"},
+		{"tcolargmin", "pto.tcolargmin ins(%s, %tmp : " + src + ", " + src + ") outs(%i : " + idx + ")", "tcolargmin %i, %s, %tmp"},
+		{"trowargmax.val", "pto.trowargmax ins(%s, %tmp : " + src + ", " + src + ") outs(%d, %i : " + dst + ", " + idx + ")", "trowargmax.val %d, %i, %s, %tmp"},
+		{"trem", "pto.trem ins(%s, %d, %tmp : " + src + ", " + dst + ", " + src + ") outs(%o : " + src + ")", "trem %o, %s, %d, %tmp"},
+		{"trems", "pto.trems ins(%s, %cst, %tmp : " + src + ", f32, " + src + ") outs(%o : " + src + ")", "trems %o, %s, 2.5, %tmp"},
+		{"tpartmul", "pto.tpartmul ins(%s, %d : " + src + ", " + dst + ") outs(%o : " + src + ")", "tpartmul %o, %s, %d"},
+		{"tfillpad", "pto.tfillpad ins(%s : " + src + ") outs(%d : " + dst + ")", "tfillpad %d, %s #pad=min"},
+		{"tfillpad_inplace", "pto.tfillpad_inplace ins(%d : " + dst + ") outs(%d : " + dst + ")", "tfillpad %d, %d #pad=min"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := "module {\n  func.func @k() {\n    %cst = arith.constant 2.5 : f32\n" +
+				"    %s = pto.alloc_tile : " + src + "\n    %tmp = pto.alloc_tile : " + src + "\n    %o = pto.alloc_tile : " + src + "\n" +
+				"    %d = pto.alloc_tile : " + dst + "\n    %i = pto.alloc_tile : " + idx + "\n    " + c.body + "\n    return\n  }\n}\n"
+			lowerHas(t, "isa.pto", prog, c.want)
+		})
 	}
 }
 

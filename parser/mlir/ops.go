@@ -44,6 +44,10 @@ const (
 	shPrint                    // tprint %src: ins(src), no outs
 	shQuant                    // tquant: ins(src, fp [, offset]) outs(dst) {quant_type}
 	shDequant                  // tdequant: ins(src, scale, offset) outs(dst)
+	shArgRed                   // trowargmax & co.: ins(src [, tmp]) outs(dstidx) or outs(dst, dstidx) (the .val form)
+	shRem                      // trem %d, %a, %b, %tmp: ins(a, b, tmp) outs(dst)
+	shRems                     // trems %d, %a, s, %tmp: ins(a, s, tmp) outs(dst)
+	shFillPad                  // tfillpad %d, %s #pad: ins(src) outs(dst), the pad value dst's type's
 	shStandIn                  // no equivalent: V-pipe stand-in
 )
 
@@ -72,6 +76,16 @@ var tileOps = func() map[string]opRow {
 		"tci": {"tci", shGen}, "ttri": {"ttri", shGen},
 		"tlrelu": {"tlrelu", shScalar}, "tprelu": {"tprelu", shBinary},
 		"tquant": {"tquant", shQuant}, "tdequant": {"tdequant", shDequant},
+		"trem": {"trem", shRem}, "trems": {"trems", shRems},
+		// TFillPadOp, TFillPadInplaceOp, TFillPadExpandOp: one TFILLPAD
+		// whose pad value is the destination tile type's
+		"tfillpad": {"tfillpad", shFillPad}, "tfillpad_inplace": {"tfillpad", shFillPad}, "tfillpad_expand": {"tfillpad", shFillPad},
+	}
+	for _, n := range strings.Fields("trowargmax trowargmin tcolargmax tcolargmin") {
+		m[n] = opRow{n, shArgRed}
+	}
+	for _, n := range strings.Fields("tpartadd tpartmul tpartmax tpartmin") {
+		m[n] = opRow{n, shBinary}
 	}
 	for _, n := range strings.Fields("tabs texp tlog tneg tnot trecip trelu tsqrt trsqrt trowexpand tcolexpand") {
 		m[n] = opRow{n, shUnary}
@@ -127,6 +141,12 @@ func (k *kctx) tileOp(op *Op, name string) {
 		}
 	}
 	if !k.verifyTileOp(op, name, d, insT, outT) {
+		return
+	}
+	if why := asm.NotOnA2A3(name); why != "" {
+		// PTOAS emits the call on any target; pto-isa cannot build it
+		// for A2/A3 (TADDC: CPU simulator only; TGET_SCALE_ADDR: A5)
+		k.errf(op.NameTok.Span, "%s: %s", op.Name, why)
 		return
 	}
 	if len(op.Results) > 0 {
@@ -395,9 +415,68 @@ func (k *kctx) tileOp(op *Op, name string) {
 		if on {
 			in.Attrs = append(in.Attrs, &asm.Attr{Span: op.Span, Key: map[string]string{"tci": "descending", "ttri": "upper"}[name], Val: num(op.Span, 1)})
 		}
+	case shArgRed:
+		// PTOAS's argmax/argmin write the index tile (outs(dst)), or the
+		// value and the index (outs(dst, dstidx)): the ISA's op and its
+		// .val form; the tmp operand is written scratch (scratchIns).
+		if !need(1, 1) {
+			return
+		}
+		args := []asm.Expr{dst()}
+		mn := row.our
+		if len(outT) > 1 {
+			mn += ".val"
+			args = append(args, tileRef(outT[1], outTok[1]))
+		}
+		args = append(args, ref(0))
+		if len(insT) > 1 {
+			args = append(args, ref(1))
+		}
+		k.instr(op, mn, args...)
+	case shRem:
+		if need(3, 1) {
+			k.instr(op, "trem", dst(), ref(0), ref(1), ref(2))
+		}
+	case shRems:
+		if need(2, 1) {
+			k.instr(op, "trems", dst(), ref(0), scalarArg(), ref(1))
+		}
+	case shFillPad:
+		if !need(1, 1) {
+			return
+		}
+		pad, sp, ok := outsPad(op)
+		if !ok {
+			// PadValue::Null: no pad value to fill with
+			k.errf(op.NameTok.Span, "%s: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min)", op.Name)
+			return
+		}
+		in := k.instr(op, "tfillpad", dst(), ref(0))
+		in.Attrs = append(in.Attrs, &asm.Attr{Span: sp, Key: "pad", Val: &asm.Name{Span: sp, Name: pad}})
 	case shStandIn:
 		k.standIn(op, name, d, insT, insTok, outT, outTok)
 	}
+}
+
+// padWords are pto-isa's PadValue (Null, Zero, Max, Min; include/pto/
+// common/type.hpp at 3186c381) by the number a tile_buf type's pad= gives.
+var padWords = map[string]string{"1": "zero", "2": "max", "3": "min"}
+
+// outsPad reads the pad value of an op's destination tile type (`outs(%d :
+// !pto.tile_buf<..., pad=3>)`): the ISA's #pad word, and false for
+// PadValue::Null or no pad key.
+func outsPad(op *Op) (string, asm.Span, bool) {
+	g, ok := keyGroup(op.Toks, "outs")
+	if !ok {
+		return "", asm.Span{}, false
+	}
+	for i := 0; i+2 < len(g); i++ {
+		if g[i].Kind == KIdent && g[i].Text == "pad" && g[i+1].is("=") {
+			w, ok := padWords[g[i+2].Text]
+			return w, g[i+2].Span, ok
+		}
+	}
+	return "", asm.Span{}, false
 }
 
 // quantTmp resolves a tquant's `ptoasm.tmp = "%v"`: the tile value %v,
