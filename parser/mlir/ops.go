@@ -130,7 +130,10 @@ func (k *kctx) tileOp(op *Op, name string) {
 	}
 	d := k.dps(op)
 	if _, ok := keyGroup(op.Toks, "ins"); !ok && !d.hasOutsType {
-		k.errf(op.NameTok.Span, "unsupported operation %s", op.Name)
+		// Neither an op this package reads nor a tile op in PTOAS's
+		// destination-passing form (a legacy spelling such as
+		// pto.subview is no PTOAS op at all): say what is read.
+		k.errf(op.NameTok.Span, "unsupported operation %s: not an op ptoasm reads (PTOAS's tile ops in their ins(...) outs(...) form, and the view, sync, pipe and scalar ops docs/mlir.md lists)", op.Name)
 		return
 	}
 	insT, insTok := d.tiles(d.ins, d.inTok)
@@ -143,9 +146,10 @@ func (k *kctx) tileOp(op *Op, name string) {
 	if !k.verifyTileOp(op, name, d, insT, outT) {
 		return
 	}
-	if why := asm.NotOnA2A3(name); why != "" {
+	if why := notOnA2A3(name); why != "" {
 		// PTOAS emits the call on any target; pto-isa cannot build it
-		// for A2/A3 (TADDC: CPU simulator only; TGET_SCALE_ADDR: A5)
+		// for A2/A3 (TADDC: CPU simulator only; TGET_SCALE_ADDR and the
+		// MX matmuls: A5)
 		k.errf(op.NameTok.Span, "%s: %s", op.Name, why)
 		return
 	}
@@ -456,6 +460,19 @@ func (k *kctx) tileOp(op *Op, name string) {
 	case shStandIn:
 		k.standIn(op, name, d, insT, insTok, outT, outTok)
 	}
+}
+
+// notOnA2A3 says why pto-isa has no A2/A3 implementation of a PTOAS tile
+// op, or "": PTOAS's dotted variants are the ISA's underscored base
+// (tmatmul.mx.acc is tmatmul_mx).
+func notOnA2A3(name string) string {
+	n := strings.ReplaceAll(name, ".", "_")
+	for _, v := range []string{n, strings.TrimSuffix(n, "_acc"), strings.TrimSuffix(n, "_bias")} {
+		if why := asm.NotOnA2A3(v); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // padWords are pto-isa's PadValue (Null, Zero, Max, Min; include/pto/
