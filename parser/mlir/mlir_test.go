@@ -85,7 +85,7 @@ func TestErrors(t *testing.T) {
 		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=left, dtype=f16, rows=16, cols=32>\n  %b = pto.alloc_tile : !pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16>\n  pto.tmatmul.mx.acc ins(%b, %a, %a, %a, %a : T, T, T, T, T) outs(%b : T)\n  return\n}\n",
 			"e.pto:4:3: error: pto.tmatmul.mx.acc: tmatmul_mx is not an A2/A3 instruction (A5 only: include/pto/npu/a5/TMatmul.hpp (MX formats)); ptoasm models A2/A3 (profile a2a3)"},
 		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, pad=0>\n  pto.tfillpad ins(%a : T) outs(%a : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, pad=0>)\n  return\n}\n",
-			"e.pto:3:3: error: pto.tfillpad: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min)"},
+			"e.pto:3:3: error: pto.tfillpad: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min) and pto-isa's TFillPad.hpp static-asserts a non-Null pad"},
 		{"func.func @k(%p : !pto.partition_tensor_view<64x64xf32>) {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=32, v_col=32>\n  pto.tstore ins(%a : T) outs(%p : !pto.partition_tensor_view<64x64xf32>)\n  return\n}\n",
 			"e.pto:3:3: error: pto.tstore: expects dst static element count (4096) to match src valid_shape static element count (1024)"},
 		// A value that is no integer where the lowering computes with one

@@ -452,7 +452,7 @@ func (k *kctx) tileOp(op *Op, name string) {
 		pad, sp, ok := outsPad(op)
 		if !ok {
 			// PadValue::Null: no pad value to fill with
-			k.errf(op.NameTok.Span, "%s: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min)", op.Name)
+			k.errf(op.NameTok.Span, "%s: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min) and pto-isa's TFillPad.hpp static-asserts a non-Null pad", op.Name)
 			return
 		}
 		in := k.instr(op, "tfillpad", dst(), ref(0))
