@@ -582,6 +582,14 @@ func (k *kctx) standInMain(op *Op, insT []*val, insTok []Tok, outT []*val, outTo
 		default:
 			continue
 		}
+		if !first {
+			// One op, several V instructions writing its destination:
+			// ordered, as the internal barriers of pto-isa's composite V
+			// ops order theirs, so the detector does not report the op
+			// against itself (tgather's compare form gave a same-pipe WAW
+			// on its own dst).
+			k.instr(op, "pipe_barrier", &asm.Name{Span: op.Span, Name: "V"})
+		}
 		in := k.instr(op, mn, tileRef(outT[0], outTok[0]), tileRef(s, insTok[i]))
 		if first {
 			k.note(in, "stand-in for %s (V pipe, same reads and writes)", op.Name)
