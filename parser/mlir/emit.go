@@ -1171,7 +1171,7 @@ var fpNames = map[string]struct {
 var emitOps = func() map[string]opShape {
 	m := map[string]opShape{}
 	for name, row := range tileOps {
-		if name == row.our && row.sh != shMX && row.sh != shMXAcc && row.sh != shMXBias {
+		if name == row.our {
 			m[name] = row.sh
 		}
 	}

@@ -23,9 +23,6 @@ const (
 	shMM                       // tmatmul %c, %a, %b
 	shMMAcc                    // ins(acc_in, a, b)
 	shMMBias                   // ins(a, b, bias)
-	shMX                       // ins(a, a_scale, b, b_scale)
-	shMXAcc                    // ins(c_in, a, a_scale, b, b_scale)
-	shMXBias                   // ins(a, a_scale, b, b_scale, bias)
 	shLoad                     // tload %t, @g[...]
 	shStore                    // tstore @g[...], %t
 	shMove                     // tmov %d, %s
@@ -65,9 +62,6 @@ var tileOps = func() map[string]opRow {
 		"tmatmul": {"tmatmul", shMM}, "tgemv": {"tgemv", shMM},
 		"tmatmul.acc": {"tmatmul.acc", shMMAcc}, "tgemv.acc": {"tgemv.acc", shMMAcc},
 		"tmatmul.bias": {"tmatmul.bias", shMMBias}, "tgemv.bias": {"tgemv.bias", shMMBias},
-		"tmatmul.mx": {"tmatmul", shMX}, "tgemv.mx": {"tgemv", shMX},
-		"tmatmul.mx.acc": {"tmatmul.acc", shMXAcc}, "tgemv.mx.acc": {"tgemv.acc", shMXAcc},
-		"tmatmul.mx.bias": {"tmatmul.bias", shMXBias}, "tgemv.mx.bias": {"tgemv.bias", shMXBias},
 		"tcvt": {"tcvt", shCvt}, "tcmp": {"tcmp", shCmp}, "tcmps": {"tcmps", shCmps},
 		"tsel": {"tsel", shSel}, "tsels": {"tsels", shSels}, "texpands": {"texpands", shFill},
 		"tscatter": {"tscatter", shIdx}, "tprint": {"tprint", shPrint},
@@ -281,18 +275,6 @@ func (k *kctx) tileOp(op *Op, name string) {
 	case shMMBias:
 		if need(3, 1) {
 			k.instr(op, row.our, dst(), ref(0), ref(1), ref(2))
-		}
-	case shMX:
-		if need(4, 1) {
-			k.note(k.instr(op, row.our, dst(), ref(0), ref(2)), "scales of %s not modelled", op.Name)
-		}
-	case shMXAcc:
-		if need(5, 1) {
-			k.note(k.instr(op, row.our, dst(), ref(1), ref(3)), "scales of %s not modelled", op.Name)
-		}
-	case shMXBias:
-		if need(5, 1) {
-			k.note(k.instr(op, row.our, dst(), ref(0), ref(2), ref(4)), "scales of %s not modelled", op.Name)
 		}
 	case shUnary:
 		if need(1, 1) {
