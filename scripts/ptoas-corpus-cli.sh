@@ -24,7 +24,6 @@
 #   scripts/ptoas-corpus-cli.sh [-b PTOASM] [-j JOBS] [EXTRA FLAGS...] > cli.tsv
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir="$root/corpus"
 bin=
 jobs=2
 while getopts b:j: o; do
@@ -35,14 +34,7 @@ while getopts b:j: o; do
 	esac
 done
 shift $((OPTIND - 1))
-if [ -z "$bin" ]; then
-	bin=$(mktemp -d)/ptoasm
-	(cd "$root" && go build -o "$bin" ./cmd/ptoasm) || exit 2
-fi
-if [ ! -d "$dir" ]; then
-	echo "no corpus/ (run scripts/fetch-ptoas-corpus.sh)" >&2
-	exit 2
-fi
+. "$root/scripts/corpus-setup.sh"
 export bin dir TIMEOUT=${TIMEOUT:-30}
 export EXTRA="$*"
 
