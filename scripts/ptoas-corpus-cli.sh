@@ -17,8 +17,12 @@
 #             with exit 0
 #
 # It prints one tab-separated line per file (FILE, then the four classes,
-# then the first stderr line of the first command that did not succeed),
-# and a count per command and class on stderr. Extra arguments go to every
+# then UNRUN, then the first stderr line of the first command that did not
+# succeed), and a count per command and class on stderr. UNRUN lists the
+# source lines of tile instructions (not S, not flags or barriers) that a
+# timing-only run at the default argument values never executed: code that
+# lint's verdict does not cover until -D picks values that reach it (a
+# constant-false branch, a mode argument compared for equality, ...). Extra arguments go to every
 # command (e.g. --pto-arch=a3 to read A5 files as A2/A3 kernels).
 #
 #   scripts/ptoas-corpus-cli.sh [-b PTOASM] [-j JOBS] [EXTRA FLAGS...] > cli.tsv
@@ -35,6 +39,7 @@ while getopts b:j: o; do
 done
 shift $((OPTIND - 1))
 . "$root/scripts/corpus-setup.sh"
+command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
 export bin dir TIMEOUT=${TIMEOUT:-30}
 export EXTRA="$*"
 
@@ -84,15 +89,30 @@ one() {
 		fi
 	done
 	rm -f "$e"
-	printf '%s%s\t%s\n' "$rel" "$line" "$msg"
+	printf '%s%s\t%s\t%s\n' "$rel" "$line" "$(unrun "$f")" "$msg"
 }
 export -f one
+
+# unrun FILE prints the lines of FILE's tile instructions that a
+# timing-only run never executed, or "-".
+unrun() {
+	local f=$1 a sites ran miss
+	# shellcheck disable=SC2086
+	a=$(timeout "$TIMEOUT" "$bin" asm $EXTRA "$f" 2>/dev/null) || { echo -; return; }
+	sites=$(echo "$a" | awk '$1 ~ /^[0-9]+$/ && $3 != "S" && $4 !~ /^(set_flag|wait_flag|pipe_barrier|ffts_set|ffts_wait)$/ { sub(/.*:/, "", $2); print $2 }' | sort -u)
+	# shellcheck disable=SC2086
+	ran=$(timeout "$TIMEOUT" "$bin" run --timing-only --stats=on --no-lint --format json $EXTRA "$f" 2>/dev/null | jq -r '.hotspots[]?.line' | sort -u)
+	miss=$(comm -23 <(echo "$sites") <(echo "$ran") | grep . | sort -n | tr '\n' ' ')
+	echo "${miss:--}"
+}
+export -f unrun
 
 out=$(mktemp)
 find "$dir" -name '*.pto' | sort | xargs -d '\n' -n1 -P "$jobs" bash -c 'one "$1"' _ | sort >"$out"
 cat "$out"
 awk -F'\t' '
 	{ for (i = 2; i <= 5; i++) n[i, $i]++; files++ }
+	$6 != "-" { unrun++ }
 	END {
 		split("asm lint run--timing-only run", name, " ")
 		printf "%d files\n", files > "/dev/stderr"
@@ -102,5 +122,6 @@ awk -F'\t' '
 			for (k = 1; k <= 8; k++) if (n[i, cls[k]]) s = s sprintf(" %s=%d", cls[k], n[i, cls[k]])
 			printf "%-16s%s\n", name[i - 1], s > "/dev/stderr"
 		}
+		printf "%d files have tile instructions their default arguments never run\n", unrun > "/dev/stderr"
 	}' "$out"
 rm -f "$out"
