@@ -459,9 +459,10 @@ func sizeLike(body *Region) (sizes, bounds map[string]bool) {
 }
 
 // flowBack adds to set every value the arith ops of def compute a member
-// from, transitively (of a subtraction, the minuend). It walks back from each value to the ops defining it,
-// each value once: sweeping every op until nothing changed took a pass per
-// link of a chain, quadratic (10,000 chained arith.addi took 15 s).
+// from, transitively (of a subtraction, the minuend). It walks back from
+// each value to the ops defining it, each value once: sweeping every op
+// until nothing changed took a pass per link of a chain, quadratic (10,000
+// chained arith.addi took 15 s).
 func flowBack(set map[string]bool, def map[string][]*Op) {
 	work := make([]string, 0, len(set))
 	for v := range set {
