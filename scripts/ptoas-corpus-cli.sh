@@ -22,10 +22,11 @@
 # source lines of tile instructions (not S, not flags or barriers) that a
 # timing-only run at the default argument values never executed: code that
 # lint's verdict does not cover until -D picks values that reach it (a
-# constant-false branch, a mode argument compared for equality, ...). Extra arguments go to every
-# command (e.g. --pto-arch=a3 to read A5 files as A2/A3 kernels).
+# constant-false branch, a mode argument compared for equality, ...).
+# Extra arguments go to every command, after -- (e.g. -- --pto-arch=a3 to
+# read A5 files as A2/A3 kernels).
 #
-#   scripts/ptoas-corpus-cli.sh [-b PTOASM] [-j JOBS] [EXTRA FLAGS...] > cli.tsv
+#   scripts/ptoas-corpus-cli.sh [-b PTOASM] [-j JOBS] [-- EXTRA FLAGS...] > cli.tsv
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=
