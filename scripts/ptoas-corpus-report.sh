@@ -14,16 +14,8 @@
 #   scripts/ptoas-corpus-report.sh [PTOASM_BINARY] > report.tsv
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir="$root/corpus"
 bin=${1:-}
-if [ -z "$bin" ]; then
-	bin=$(mktemp -d)/ptoasm
-	(cd "$root" && go build -o "$bin" ./cmd/ptoasm) || exit 2
-fi
-if [ ! -d "$dir" ]; then
-	echo "no corpus/ (run scripts/fetch-ptoas-corpus.sh)" >&2
-	exit 2
-fi
+. "$root/scripts/corpus-setup.sh"
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
 err=$(mktemp)
 out=$(mktemp)

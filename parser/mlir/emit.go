@@ -386,6 +386,8 @@ type fnEmitter struct {
 	regs   map[int]string // register slot -> SSA value
 	views  map[string]string
 	tiles  map[*asm.TileInfo]string
+	// pads are the pad values (PadValue numbers) tfillpad fills tiles with
+	pads map[*asm.TileInfo]int
 	// addrs are the i64 addresses tassign, tsubview and treshape gave
 	// tiles in the open regions ("" once the region that set one closed)
 	addrs map[*asm.TileInfo]string
@@ -473,6 +475,23 @@ func mlirDType(d asm.DType) string {
 	return d.String()
 }
 
+// padType gives a tile type the pad value the kernel's tfillpads fill t
+// with (pads): PTOAS's TFillPadOp takes it from the destination's type
+// (pad=1 zero, 2 max, 3 min: pto-isa's PadValue), so the declaration and
+// every use carry it.
+func (f *fnEmitter) padType(t *asm.TileInfo, ty string) string {
+	if n, ok := f.pads[t]; ok {
+		return strings.Replace(ty, "pad=0>", "pad="+strconv.Itoa(n)+">", 1)
+	}
+	return ty
+}
+
+func (f *fnEmitter) elemType(t *asm.TileInfo) string { return f.padType(t, elemType(t)) }
+
+func (f *fnEmitter) tileType(t *asm.TileInfo, rows, cols, vrows, vcols int) string {
+	return f.padType(t, tileType(t, rows, cols, vrows, vcols))
+}
+
 func elemType(t *asm.TileInfo) string {
 	if t.DynValid() {
 		// PTOAS's dynamic valid shape: v_row=? and v_col=?, which
@@ -507,7 +526,7 @@ func (f *fnEmitter) setValid(op *asm.COp) {
 		}
 		done[a.Tile] = true
 		r, c := f.validShape(a.Tile, a.Span)
-		f.line("pto.set_validshape %s, %s, %s : %s", f.tiles[a.Tile], r, c, elemType(a.Tile))
+		f.line("pto.set_validshape %s, %s, %s : %s", f.tiles[a.Tile], r, c, f.elemType(a.Tile))
 	}
 }
 
@@ -618,10 +637,13 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 		f.line("%%%s_pipe = pto.initialize_l2g2l_pipe {dir_mask = %d, slot_size = %d, slot_num = %d, flag_base = %d}(%%%s : !pto.ptr<%s>, %s : i32) -> !pto.pipe",
 			t.Name, f.fifoDir(t), t.Elems()*int64(t.DType.Size()), t.Attrs["slots"], t.Attrs["id"], t.Name, mlirDType(t.DType), f.constant(0, "i32"))
 	}
+	if !f.fillPads(k) {
+		return
+	}
 	f.tiles = map[*asm.TileInfo]string{}
 	for _, t := range k.Tiles {
 		sp := t.Decl.Span
-		typ := elemType(t)
+		typ := f.elemType(t)
 		if t.Variable() && t.Count > 1 {
 			f.errf(sp, "--to mlir: tile array %%%s: a valid region read from registers or a binding made at run time is printed for single tiles only", t.Name)
 			return
@@ -635,7 +657,7 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 				f.errf(sp, "--to mlir: tile array %%%s: only evenly spaced arrays of whole row-major rows or column-major columns, or of row-major unboxed tiles 32-byte multiples apart, are printed (as pto.subset of one tile)", t.Name)
 				return
 			}
-			typ = tileType(t, pr[0], pr[1], pr[0], pr[1])
+			typ = f.tileType(t, pr[0], pr[1], pr[0], pr[1])
 		}
 		name := "%" + t.Name
 		f.tiles[t] = name
@@ -653,6 +675,29 @@ func (f *fnEmitter) body(k *asm.KernelInfo, tensors, fifos []*asm.TensorInfo) {
 		return
 	}
 	f.stmts(k.Body)
+}
+
+// padNumbers are pto-isa's PadValue numbers of the ISA's #pad words (the
+// inverse of padWords).
+var padNumbers = map[string]int{"zero": 1, "max": 2, "min": 3}
+
+// fillPads gives every tile a tfillpad of k writes the pad value it fills
+// with; a tile filled with two pad values has no one type and is refused.
+func (f *fnEmitter) fillPads(k *asm.KernelInfo) bool {
+	f.pads = map[*asm.TileInfo]int{}
+	for _, op := range k.Ops {
+		at, ok := op.Attr("pad")
+		if op.Info.Name != "tfillpad" || !ok || len(op.Args) == 0 || op.Args[0].Tile == nil {
+			continue
+		}
+		t, n := op.Args[0].Tile, padNumbers[at.Word]
+		if m, seen := f.pads[t]; seen && m != n {
+			f.errf(op.Instr.OpSpan, "--to mlir: tfillpad: %%%s is filled with two pad values; PTOAS takes the pad value from the destination tile's type, which is one", t.Name)
+			return false
+		}
+		f.pads[t] = n
+	}
+	return true
 }
 
 // breakSlot stands, in the register maps, for the innermost while loop's
@@ -1115,7 +1160,7 @@ func (f *fnEmitter) truth(x asm.Expr) string {
 // ptoasStandIns are PTOAS tile ops (include/PTO/IR/PTOOps.td at a56b18c3)
 // that ptoasm's ISA has too but the reader still lowers to stand-ins (their
 // operand forms are not read yet), so the printer cannot use them.
-var ptoasStandIns = map[string]bool{"tgather": true, "tfillpad": true}
+var ptoasStandIns = map[string]bool{"tgather": true}
 
 // fpNames are the quantising moves PTOAS spells with an underscore.
 var fpNames = map[string]struct {
@@ -1126,7 +1171,7 @@ var fpNames = map[string]struct {
 var emitOps = func() map[string]opShape {
 	m := map[string]opShape{}
 	for name, row := range tileOps {
-		if name == row.our && row.sh != shMX && row.sh != shMXAcc && row.sh != shMXBias {
+		if name == row.our {
 			m[name] = row.sh
 		}
 	}
@@ -1138,7 +1183,7 @@ var emitOps = func() map[string]opShape {
 func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 	t := a.Tile
 	if !t.IsArray || t.Count < 2 {
-		return f.tiles[t], elemType(t) // an array of one is its one tile
+		return f.tiles[t], f.elemType(t) // an array of one is its one tile
 	}
 	mode, s, pr, _ := arrayGeometry(t)
 	off := f.cexpr(a.TileIdx, a.Span)
@@ -1160,8 +1205,8 @@ func (f *fnEmitter) tile(a asm.Arg) (string, string) {
 		sizes = [2]int{t.VRows, t.VCols}
 	}
 	v := f.fresh("e")
-	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, sizes[0], sizes[1], tileType(t, pr[0], pr[1], pr[0], pr[1]))
-	return v, elemType(t)
+	f.line("%s = pto.subset %s[%s, %s] sizes [%d, %d] : %s", v, f.tiles[t], r, c, sizes[0], sizes[1], f.tileType(t, pr[0], pr[1], pr[0], pr[1]))
+	return v, f.elemType(t)
 }
 
 // window prints the partition of a GM operand that tile t moves.
@@ -1368,6 +1413,10 @@ func (f *fnEmitter) op(op *asm.COp) {
 	}
 	sh, ok := emitOps[name]
 	ptoName := name
+	if base, val := strings.CutSuffix(name, ".val"); val && tileOps[base].sh == shArgRed {
+		// outs(dst, dstidx): the reader's .val form
+		sh, ok, ptoName = shArgRed, true, base
+	}
 	if ren, fp := fpNames[name]; fp {
 		sh, ok, ptoName = ren.sh, true, ren.name
 	}
@@ -1390,6 +1439,8 @@ func (f *fnEmitter) op(op *asm.COp) {
 			dict = append(dict, "cmpMode = #pto<cmp "+at.Word+">")
 		case name == "tstore" && at.Key == "atomic" && at.IsWord && at.Word == "add":
 			dict = append(dict, "atomicType = #pto<atomic_type atomic_add>")
+		case name == "tfillpad" && at.Key == "pad":
+			// in the destination's type (fillPads)
 		case name == "tci" && at.Key == "descending" || name == "ttri" && at.Key == "upper":
 			if !at.Val.Const {
 				f.errf(op.Instr.OpSpan, "--to mlir: a computed #%s of %s is not printed", at.Key, name)
@@ -1490,7 +1541,26 @@ func (f *fnEmitter) op(op *asm.COp) {
 		s, ty := f.scalar(args[len(args)-1], args[1].Tile.DType)
 		ins, inTy = append(ins, s), append(inTy, ty)
 		out(args[0])
-	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx, shSort32, shDequant:
+	case shArgRed:
+		// trowargmax[.val] [dst,] dstidx, a [, tmp]: ins(a [, tmp]) outs([dst,] dstidx)
+		nout := 1
+		if ptoName != name {
+			nout = 2
+		}
+		for _, a := range args[nout:] {
+			in(a)
+		}
+		for _, a := range args[:nout] {
+			out(a)
+		}
+	case shRems:
+		// trems d, a, s, tmp: ins(a, s, tmp) outs(d)
+		in(args[1])
+		s, ty := f.scalar(args[2], args[1].Tile.DType)
+		ins, inTy = append(ins, s), append(inTy, ty)
+		in(args[3])
+		out(args[0])
+	case shUnary, shBinary, shRed, shMM, shMMBias, shMove, shSel, shCvt, shCmp, shIdx, shSort32, shDequant, shRem, shFillPad:
 		for _, a := range args[1:] {
 			in(a)
 		}
@@ -1670,7 +1740,7 @@ func (f *fnEmitter) rebind(op *asm.COp) {
 		}
 	}
 	v := f.fresh(d.Tile.Name + "_at")
-	f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[d.Tile], x, elemType(d.Tile), elemType(d.Tile))
+	f.line("%s = pto.tassign %s, %s : %s -> %s", v, f.tiles[d.Tile], x, f.elemType(d.Tile), f.elemType(d.Tile))
 	f.tiles[d.Tile] = v
 	f.addrs[d.Tile] = x
 }

@@ -104,7 +104,7 @@ func (f *fnEmitter) session() bool {
 	name := "%" + sdmaScratch
 	ty := "!pto.tile_buf<loc=vec, dtype=i8, rows=1, cols=32, v_row=1, v_col=32, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
 	if scratch != nil {
-		name, ty = f.tiles[scratch], elemType(scratch)
+		name, ty = f.tiles[scratch], f.elemType(scratch)
 	} else {
 		at := (end + 31) / 32 * 32
 		if at+32 > asm.SpaceCapacity(asm.UB) {

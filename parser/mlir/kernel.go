@@ -62,7 +62,7 @@ func (l *lowerer) kernel(fi *funcInfo, kind, section, name string, mixed bool) *
 // bindArgs makes the function's arguments values: pointers and GM memrefs
 // become tensors, integers constants (overridable with -D), local memrefs tiles.
 func (k *kctx) bindArgs(fi *funcInfo) {
-	sizes := sizeLike(fi.body)
+	sizes, bounds := sizeLike(fi.body)
 	for i, a := range fi.args {
 		if i < len(fi.argVals) && fi.argVals[i] != nil {
 			k.vals[a.Name] = fi.argVals[i]
@@ -118,6 +118,8 @@ func (k *kctx) bindArgs(fi *funcInfo) {
 			def := int64(0)
 			if sizes[a.Name] {
 				def = DefaultScalarArg
+			} else if bounds[a.Name] {
+				def = 1
 			}
 			k.l.constant(n, num(a.Span, def), a.Span)
 			k.vals[a.Name] = &val{kind: vScalar, x: &asm.Name{Span: a.Span, Name: n}, static: true, known: true, v: def}
@@ -395,15 +397,22 @@ func sprintf(format string, args ...any) string {
 
 // sizeLike returns the values that flow, through arith ops, into a size: a
 // tensor view's shape, a partition's sizes, a loop bound or step, a valid
-// shape. Integer kernel arguments among them default to DefaultScalarArg;
-// the others are offsets and default to 0, the one value that keeps every
-// access inside tensors sized by the views.
-func sizeLike(body *Region) map[string]bool {
-	set := map[string]bool{}
+// shape (alloc_tile's or set_validshape's). Integer kernel arguments among
+// them default to DefaultScalarArg; the others are offsets and default to 0,
+// the one value that keeps every access inside tensors sized by the views.
+// bounds are the values that flow into the bound of an ordering compare
+// (cmpBound) and into no size: a guard `i < n` around a loop's body. Such an
+// argument defaults to 1, the least count that runs the guarded body: at 0
+// the Qwen3 decode kernels (`block*64 + i < %arg4`) ran nothing and lint
+// said "no hazards found"; at DefaultScalarArg a trip past the first read a
+// valid column count `min(%arg5 - 64*i, 64)` below 1, since the count and
+// the length it was derived from default independently.
+func sizeLike(body *Region) (sizes, bounds map[string]bool) {
+	sizes, bounds = map[string]bool{}, map[string]bool{}
 	if body == nil {
-		return set
+		return sizes, bounds
 	}
-	add := func(ts []Tok) {
+	add := func(set map[string]bool, ts []Tok) {
 		for _, t := range ts {
 			if t.Kind == KValue {
 				set[t.Text] = true
@@ -415,39 +424,66 @@ func sizeLike(body *Region) map[string]bool {
 		switch {
 		case op.Name == "pto.make_tensor_view":
 			g, _ := keyGroup(op.Toks, "shape")
-			add(g)
+			add(sizes, g)
 		case op.Name == "pto.partition_view":
 			g, _ := keyGroup(op.Toks, "sizes")
-			add(g)
+			add(sizes, g)
 		case op.Name == "pto.alloc_tile":
 			for _, kw := range []string{"valid_row", "valid_col"} {
 				v, _ := keyValue(op.Toks, kw)
-				add(v)
+				add(sizes, v)
+			}
+		case op.Name == "pto.set_validshape":
+			// %tile, %rows, %cols : type
+			body, _, _ := cutTop(op.Toks, ":")
+			if items := splitTop(body, ","); len(items) == 3 {
+				add(sizes, items[1])
+				add(sizes, items[2])
 			}
 		case op.Name == "scf.for" && len(op.Toks) >= 7:
-			add([]Tok{op.Toks[4], op.Toks[6]})
+			add(sizes, []Tok{op.Toks[4], op.Toks[6]})
+		case op.Name == "arith.cmpi" && len(op.Results) == 1:
+			add(bounds, cmpBound(op.Toks))
+			ariths = append(ariths, op)
 		case strings.HasPrefix(op.Name, "arith.") && len(op.Results) == 1:
 			ariths = append(ariths, op)
 		}
 	})
-	// Walk back from each size to the arith ops defining it, each value
-	// once: sweeping every op until nothing changed took a pass per link of
-	// a chain, quadratic (10,000 chained arith.addi took 15 s).
 	def := make(map[string][]*Op, len(ariths))
 	for _, op := range ariths {
 		def[op.Results[0].Name] = append(def[op.Results[0].Name], op)
 	}
+	flowBack(sizes, def)
+	flowBack(bounds, def)
+	return sizes, bounds
+}
+
+// flowBack adds to set every value the arith ops of def compute a member
+// from, transitively (of a subtraction, the minuend). It walks back from
+// each value to the ops defining it, each value once: sweeping every op
+// until nothing changed took a pass per link of a chain, quadratic (10,000
+// chained arith.addi took 15 s).
+func flowBack(set map[string]bool, def map[string][]*Op) {
 	work := make([]string, 0, len(set))
 	for v := range set {
 		work = append(work, v)
 	}
+	seen := map[string]bool{}
 	for len(work) > 0 {
 		v := work[len(work)-1]
 		work = work[:len(work)-1]
-		ops := def[v]
-		delete(def, v) // visited
-		for _, op := range ops {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		for _, op := range def[v] {
 			body, _, _ := cutTop(op.Toks, ":")
+			if op.Name == "arith.subi" {
+				// n - off: off is an offset into the extent n, not a size
+				if items := splitTop(body, ","); len(items) == 2 {
+					body = items[0]
+				}
+			}
 			for _, t := range body {
 				if t.Kind == KValue && !set[t.Text] {
 					set[t.Text] = true
@@ -456,7 +492,33 @@ func sizeLike(body *Region) map[string]bool {
 			}
 		}
 	}
-	return set
+}
+
+// cmpBound returns the bound of an ordering comparison, `arith.cmpi slt,
+// %i, %n` (%n; %i for sgt/sge): a guard `i < n` is a loop bound by another
+// name (the Qwen3 decode kernels guard their body with `block*64 + i <
+// %arg4`), and an argument defaulting to 0 there skips the whole body, so
+// lint judged a kernel that ran nothing. Equality compares stay offsets.
+func cmpBound(ts []Tok) []Tok {
+	if len(ts) < 1 {
+		return nil
+	}
+	rest := ts[1:]
+	if len(rest) > 0 && rest[0].is(",") {
+		rest = rest[1:]
+	}
+	body, _, _ := cutTop(rest, ":")
+	items := splitTop(body, ",")
+	if len(items) != 2 {
+		return nil
+	}
+	switch ts[0].Text {
+	case "slt", "sle", "ult", "ule":
+		return items[1]
+	case "sgt", "sge", "ugt", "uge":
+		return items[0]
+	}
+	return nil
 }
 
 // genericDPS rewrites `"pto.tmov"(%src, %dst, ...) <{...}> : (...) -> ()` into

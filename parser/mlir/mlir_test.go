@@ -64,7 +64,7 @@ func TestErrors(t *testing.T) {
 		{"module {\n  func.func @k() {\n    return\n", "e.pto:2:18: error: { is never closed"},
 		{"module {\n  %x = \n}\n", "e.pto:3:1: error: expected an operation name, found \"}\""},
 		{"module {\n  func.func @k() {\n    pto.tadd ins(%a, %b : T, T) outs(%c : T)\n    return\n  }\n}\n", "e.pto:3:5: error: pto.tadd: expected 2 input and 1 output tiles, got 0 and 0"},
-		{"module {\n  func.func @k() {\n    pto.frob %x\n  }\n}\n", "e.pto:3:5: error: unsupported operation pto.frob"},
+		{"module {\n  func.func @k() {\n    pto.frob %x\n  }\n}\n", "e.pto:3:5: error: unsupported operation pto.frob: not an op ptoasm reads (PTOAS's tile ops in their ins(...) outs(...) form, and the view, sync, pipe and scalar ops docs/mlir.md lists)"},
 		{"module {\n  func.func @k() {\n    \"foo.bar\"() : () -> ()\n  }\n}\n", "e.pto:3:5: error: the generic form of foo.bar is not supported"},
 		{"module { ) }", "e.pto:1:10: error: ) does not close {"},
 		{"module {\n  func.func @k() {\n    pto.set_flag[<PIPE_MTE4>, <PIPE_V>, <EVENT_ID0>]\n  }\n}\n", "e.pto:3:19: error: pto.set_flag: pipe PIPE_MTE4 is not an A2/A3 pipe"},
@@ -76,6 +76,16 @@ func TestErrors(t *testing.T) {
 			"e.pto:3:3: error: pto.tsel: expects A2/A3 tsel src0, src1, and dst element type to be i16/i32/f16/f32 (%a is i8)"},
 		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32>\n  pto.thistogram ins(%a, %a : T, T) outs(%a : T)\n  return\n}\n",
 			"e.pto:3:3: error: pto.thistogram: thistogram is only supported on A5"},
+		// pto-isa has no A2/A3 TADDC (CPU simulator only) and no A2/A3
+		// TGET_SCALE_ADDR (A5): PTOAS emits them, the build fails.
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32>\n  pto.taddc ins(%a, %a, %a : T, T, T) outs(%a : T)\n  return\n}\n",
+			"e.pto:3:3: error: pto.taddc: taddc is not an A2/A3 instruction (CPU simulator only: include/pto/cpu (no NPU implementation)); ptoasm models A2/A3 (profile a2a3)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=left, dtype=f16, rows=16, cols=32>\n  %b = pto.alloc_tile : !pto.tile_buf<loc=scaling, dtype=f16, rows=1, cols=32>\n  pto.tget_scale_addr ins(%a : T) outs(%b : T)\n  return\n}\n",
+			"e.pto:4:3: error: pto.tget_scale_addr: tget_scale_addr is not an A2/A3 instruction (A5 only: include/pto/npu/a5/TGetScaleAddr.hpp); ptoasm models A2/A3 (profile a2a3)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=left, dtype=f16, rows=16, cols=32>\n  %b = pto.alloc_tile : !pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16>\n  pto.tmatmul.mx.acc ins(%b, %a, %a, %a, %a : T, T, T, T, T) outs(%b : T)\n  return\n}\n",
+			"e.pto:4:3: error: pto.tmatmul.mx.acc: tmatmul_mx is not an A2/A3 instruction (A5 only: include/pto/npu/a5/TMatmul.hpp (MX formats)); ptoasm models A2/A3 (profile a2a3)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, pad=0>\n  pto.tfillpad ins(%a : T) outs(%a : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, pad=0>)\n  return\n}\n",
+			"e.pto:3:3: error: pto.tfillpad: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min) and pto-isa's TFillPad.hpp static-asserts a non-Null pad"},
 		{"func.func @k(%p : !pto.partition_tensor_view<64x64xf32>) {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=32, v_col=32>\n  pto.tstore ins(%a : T) outs(%p : !pto.partition_tensor_view<64x64xf32>)\n  return\n}\n",
 			"e.pto:3:3: error: pto.tstore: expects dst static element count (4096) to match src valid_shape static element count (1024)"},
 		// A value that is no integer where the lowering computes with one
@@ -147,6 +157,35 @@ func TestLower(t *testing.T) {
 	k := f.Decls[len(f.Decls)-2].(*asm.Kernel)
 	if p := k.Body[0].NodeSpan().Pos; p.File != "v.pto" || p.Line != 8 {
 		t.Errorf("tile decl at %v, want v.pto:8", p)
+	}
+}
+
+// TestISAOps: PTOAS ops our ISA has are lowered to them, reading every tile
+// the op reads. The arg-reductions were a stand-in that only wrote the index
+// tile (no V op reads an f16 tile into a u32 one), so a read of an unwritten
+// or racing source went unreported; trem, trems, tpartmul and tfillpad were
+// tadd/tmov stand-ins whose data were not the op's.
+func TestISAOps(t *testing.T) {
+	tile := func(dt string, rows, cols int, pad int) string {
+		return fmt.Sprintf("!pto.tile_buf<loc=vec, dtype=%s, rows=%d, cols=%d, v_row=%d, v_col=%d, blayout=row_major, slayout=none_box, fractal=512, pad=%d>", dt, rows, cols, rows, cols, pad)
+	}
+	src, dst, idx := tile("f32", 16, 32, 0), tile("f32", 16, 32, 3), tile("ui32", 16, 1, 0)
+	for _, c := range []struct{ name, body, want string }{
+		{"trowargmax", "pto.trowargmax ins(%s, %tmp : " + src + ", " + src + ") outs(%i : " + idx + ")", "trowargmax %i, %s, %tmp"},
+		{"tcolargmin", "pto.tcolargmin ins(%s, %tmp : " + src + ", " + src + ") outs(%i : " + idx + ")", "tcolargmin %i, %s, %tmp"},
+		{"trowargmax.val", "pto.trowargmax ins(%s, %tmp : " + src + ", " + src + ") outs(%d, %i : " + dst + ", " + idx + ")", "trowargmax.val %d, %i, %s, %tmp"},
+		{"trem", "pto.trem ins(%s, %d, %tmp : " + src + ", " + dst + ", " + src + ") outs(%o : " + src + ")", "trem %o, %s, %d, %tmp"},
+		{"trems", "pto.trems ins(%s, %cst, %tmp : " + src + ", f32, " + src + ") outs(%o : " + src + ")", "trems %o, %s, 2.5, %tmp"},
+		{"tpartmul", "pto.tpartmul ins(%s, %d : " + src + ", " + dst + ") outs(%o : " + src + ")", "tpartmul %o, %s, %d"},
+		{"tfillpad", "pto.tfillpad ins(%s : " + src + ") outs(%d : " + dst + ")", "tfillpad %d, %s #pad=min"},
+		{"tfillpad_inplace", "pto.tfillpad_inplace ins(%d : " + dst + ") outs(%d : " + dst + ")", "tfillpad %d, %d #pad=min"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := "module {\n  func.func @k() {\n    %cst = arith.constant 2.5 : f32\n" +
+				"    %s = pto.alloc_tile : " + src + "\n    %tmp = pto.alloc_tile : " + src + "\n    %o = pto.alloc_tile : " + src + "\n" +
+				"    %d = pto.alloc_tile : " + dst + "\n    %i = pto.alloc_tile : " + idx + "\n    " + c.body + "\n    return\n  }\n}\n"
+			lowerHas(t, "isa.pto", prog, c.want)
+		})
 	}
 }
 
@@ -228,6 +267,46 @@ func TestSizeChain(t *testing.T) {
 	asm.Fprint(&out, f)
 	if want := fmt.Sprintf("const n = %d", DefaultScalarArg); !strings.Contains(out.String(), want) {
 		t.Errorf("the chain's head is not a size: no %q in\n%.400s", want, out.String())
+	}
+}
+
+// TestArgDefaults: the value an integer kernel argument gets from how the
+// body uses it. A guard bound (`i < %n` around a loop's body, the Qwen3
+// decode kernels' `block*64 + i < %arg4`) defaults to 1, so the body runs
+// (at 0 it never ran and lint said "no hazards found"); an equality compare
+// does not make a bound; a set_validshape count is a size; in a size `%n -
+// %off`, %off stays an offset.
+func TestArgDefaults(t *testing.T) {
+	const tile = `!pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=64, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>`
+	cases := []struct {
+		name, args, body string
+		want             []string
+	}{
+		{"slt bound", "%n: index", "%g = arith.cmpi slt, %i, %n : index", []string{"const n = 1"}},
+		{"sgt bound", "%n: index", "%g = arith.cmpi sgt, %n, %i : index", []string{"const n = 1"}},
+		{"bound through a cast", "%n: i32", "%m = arith.index_cast %n : i32 to index\n%g = arith.cmpi slt, %i, %m : index", []string{"const n = 1"}},
+		{"slt, the index side", "%n: index", "%g = arith.cmpi slt, %n, %i : index", []string{"const n = 0"}},
+		{"eq is no bound", "%n: index", "%g = arith.cmpi eq, %i, %n : index", []string{"const n = 0"}},
+		{"set_validshape", "%len: index, %off: index", "%t = pto.alloc_tile valid_row = %c8 valid_col = %c8 : " + tile +
+			"\n%r = arith.subi %len, %off : index\n%c = arith.minsi %r, %c8 : index\npto.set_validshape %t, %c8, %c : " + tile,
+			[]string{fmt.Sprintf("const len = %d", DefaultScalarArg), "const off = 0"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := "module {\n  func.func @k(" + c.args + ") {\n    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n" +
+				"    %c8 = arith.constant 8 : index\n    scf.for %i = %c0 to %c8 step %c1 {\n" + c.body + "\n    }\n    return\n  }\n}\n"
+			f, errs := ParseFile("args.pto", []byte(src))
+			if errs.HasErrors() || f == nil {
+				t.Fatalf("errors: %v\n%s", errs, src)
+			}
+			var out bytes.Buffer
+			asm.Fprint(&out, f)
+			for _, w := range c.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("no %q in\n%.600s", w, out.String())
+				}
+			}
+		})
 	}
 }
 

@@ -23,9 +23,6 @@ const (
 	shMM                       // tmatmul %c, %a, %b
 	shMMAcc                    // ins(acc_in, a, b)
 	shMMBias                   // ins(a, b, bias)
-	shMX                       // ins(a, a_scale, b, b_scale)
-	shMXAcc                    // ins(c_in, a, a_scale, b, b_scale)
-	shMXBias                   // ins(a, a_scale, b, b_scale, bias)
 	shLoad                     // tload %t, @g[...]
 	shStore                    // tstore @g[...], %t
 	shMove                     // tmov %d, %s
@@ -44,6 +41,10 @@ const (
 	shPrint                    // tprint %src: ins(src), no outs
 	shQuant                    // tquant: ins(src, fp [, offset]) outs(dst) {quant_type}
 	shDequant                  // tdequant: ins(src, scale, offset) outs(dst)
+	shArgRed                   // trowargmax & co.: ins(src [, tmp]) outs(dstidx) or outs(dst, dstidx) (the .val form)
+	shRem                      // trem %d, %a, %b, %tmp: ins(a, b, tmp) outs(dst)
+	shRems                     // trems %d, %a, s, %tmp: ins(a, s, tmp) outs(dst)
+	shFillPad                  // tfillpad %d, %s #pad: ins(src) outs(dst), the pad value dst's type's
 	shStandIn                  // no equivalent: V-pipe stand-in
 )
 
@@ -61,9 +62,6 @@ var tileOps = func() map[string]opRow {
 		"tmatmul": {"tmatmul", shMM}, "tgemv": {"tgemv", shMM},
 		"tmatmul.acc": {"tmatmul.acc", shMMAcc}, "tgemv.acc": {"tgemv.acc", shMMAcc},
 		"tmatmul.bias": {"tmatmul.bias", shMMBias}, "tgemv.bias": {"tgemv.bias", shMMBias},
-		"tmatmul.mx": {"tmatmul", shMX}, "tgemv.mx": {"tgemv", shMX},
-		"tmatmul.mx.acc": {"tmatmul.acc", shMXAcc}, "tgemv.mx.acc": {"tgemv.acc", shMXAcc},
-		"tmatmul.mx.bias": {"tmatmul.bias", shMXBias}, "tgemv.mx.bias": {"tgemv.bias", shMXBias},
 		"tcvt": {"tcvt", shCvt}, "tcmp": {"tcmp", shCmp}, "tcmps": {"tcmps", shCmps},
 		"tsel": {"tsel", shSel}, "tsels": {"tsels", shSels}, "texpands": {"texpands", shFill},
 		"tscatter": {"tscatter", shIdx}, "tprint": {"tprint", shPrint},
@@ -72,6 +70,16 @@ var tileOps = func() map[string]opRow {
 		"tci": {"tci", shGen}, "ttri": {"ttri", shGen},
 		"tlrelu": {"tlrelu", shScalar}, "tprelu": {"tprelu", shBinary},
 		"tquant": {"tquant", shQuant}, "tdequant": {"tdequant", shDequant},
+		"trem": {"trem", shRem}, "trems": {"trems", shRems},
+		// TFillPadOp, TFillPadInplaceOp, TFillPadExpandOp: one TFILLPAD
+		// whose pad value is the destination tile type's
+		"tfillpad": {"tfillpad", shFillPad}, "tfillpad_inplace": {"tfillpad", shFillPad}, "tfillpad_expand": {"tfillpad", shFillPad},
+	}
+	for _, n := range strings.Fields("trowargmax trowargmin tcolargmax tcolargmin") {
+		m[n] = opRow{n, shArgRed}
+	}
+	for _, n := range strings.Fields("tpartadd tpartmul tpartmax tpartmin") {
+		m[n] = opRow{n, shBinary}
 	}
 	for _, n := range strings.Fields("tabs texp tlog tneg tnot trecip trelu tsqrt trsqrt trowexpand tcolexpand") {
 		m[n] = opRow{n, shUnary}
@@ -116,7 +124,10 @@ func (k *kctx) tileOp(op *Op, name string) {
 	}
 	d := k.dps(op)
 	if _, ok := keyGroup(op.Toks, "ins"); !ok && !d.hasOutsType {
-		k.errf(op.NameTok.Span, "unsupported operation %s", op.Name)
+		// Neither an op this package reads nor a tile op in PTOAS's
+		// destination-passing form (a legacy spelling such as
+		// pto.subview is no PTOAS op at all): say what is read.
+		k.errf(op.NameTok.Span, "unsupported operation %s: not an op ptoasm reads (PTOAS's tile ops in their ins(...) outs(...) form, and the view, sync, pipe and scalar ops docs/mlir.md lists)", op.Name)
 		return
 	}
 	insT, insTok := d.tiles(d.ins, d.inTok)
@@ -127,6 +138,13 @@ func (k *kctx) tileOp(op *Op, name string) {
 		}
 	}
 	if !k.verifyTileOp(op, name, d, insT, outT) {
+		return
+	}
+	if why := notOnA2A3(name); why != "" {
+		// PTOAS emits the call on any target; pto-isa cannot build it
+		// for A2/A3 (TADDC: CPU simulator only; TGET_SCALE_ADDR and the
+		// MX matmuls: A5)
+		k.errf(op.NameTok.Span, "%s: %s", op.Name, why)
 		return
 	}
 	if len(op.Results) > 0 {
@@ -258,18 +276,6 @@ func (k *kctx) tileOp(op *Op, name string) {
 		if need(3, 1) {
 			k.instr(op, row.our, dst(), ref(0), ref(1), ref(2))
 		}
-	case shMX:
-		if need(4, 1) {
-			k.note(k.instr(op, row.our, dst(), ref(0), ref(2)), "scales of %s not modelled", op.Name)
-		}
-	case shMXAcc:
-		if need(5, 1) {
-			k.note(k.instr(op, row.our, dst(), ref(1), ref(3)), "scales of %s not modelled", op.Name)
-		}
-	case shMXBias:
-		if need(5, 1) {
-			k.note(k.instr(op, row.our, dst(), ref(0), ref(2), ref(4)), "scales of %s not modelled", op.Name)
-		}
 	case shUnary:
 		if need(1, 1) {
 			k.instr(op, row.our, dst(), ref(0))
@@ -395,9 +401,81 @@ func (k *kctx) tileOp(op *Op, name string) {
 		if on {
 			in.Attrs = append(in.Attrs, &asm.Attr{Span: op.Span, Key: map[string]string{"tci": "descending", "ttri": "upper"}[name], Val: num(op.Span, 1)})
 		}
+	case shArgRed:
+		// PTOAS's argmax/argmin write the index tile (outs(dst)), or the
+		// value and the index (outs(dst, dstidx)): the ISA's op and its
+		// .val form; the tmp operand is written scratch (scratchIns).
+		if !need(1, 1) {
+			return
+		}
+		args := []asm.Expr{dst()}
+		mn := row.our
+		if len(outT) > 1 {
+			mn += ".val"
+			args = append(args, tileRef(outT[1], outTok[1]))
+		}
+		args = append(args, ref(0))
+		if len(insT) > 1 {
+			args = append(args, ref(1))
+		}
+		k.instr(op, mn, args...)
+	case shRem:
+		if need(3, 1) {
+			k.instr(op, "trem", dst(), ref(0), ref(1), ref(2))
+		}
+	case shRems:
+		if need(2, 1) {
+			k.instr(op, "trems", dst(), ref(0), scalarArg(), ref(1))
+		}
+	case shFillPad:
+		if !need(1, 1) {
+			return
+		}
+		pad, sp, ok := outsPad(op)
+		if !ok {
+			// PadValue::Null: no pad value to fill with
+			k.errf(op.NameTok.Span, "%s: the destination tile has no pad value (pad=0, PadValue::Null); TFILLPAD fills with its type's pad=1 (zero), 2 (max) or 3 (min) and pto-isa's TFillPad.hpp static-asserts a non-Null pad", op.Name)
+			return
+		}
+		in := k.instr(op, "tfillpad", dst(), ref(0))
+		in.Attrs = append(in.Attrs, &asm.Attr{Span: sp, Key: "pad", Val: &asm.Name{Span: sp, Name: pad}})
 	case shStandIn:
 		k.standIn(op, name, d, insT, insTok, outT, outTok)
 	}
+}
+
+// notOnA2A3 says why pto-isa has no A2/A3 implementation of a PTOAS tile
+// op, or "": PTOAS's dotted variants are the ISA's underscored base
+// (tmatmul.mx.acc is tmatmul_mx).
+func notOnA2A3(name string) string {
+	n := strings.ReplaceAll(name, ".", "_")
+	for _, v := range []string{n, strings.TrimSuffix(n, "_acc"), strings.TrimSuffix(n, "_bias")} {
+		if why := asm.NotOnA2A3(v); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// padWords are pto-isa's PadValue (Null, Zero, Max, Min; include/pto/
+// common/type.hpp at 3186c381) by the number a tile_buf type's pad= gives.
+var padWords = map[string]string{"1": "zero", "2": "max", "3": "min"}
+
+// outsPad reads the pad value of an op's destination tile type (`outs(%d :
+// !pto.tile_buf<..., pad=3>)`): the ISA's #pad word, and false for
+// PadValue::Null or no pad key.
+func outsPad(op *Op) (string, asm.Span, bool) {
+	g, ok := keyGroup(op.Toks, "outs")
+	if !ok {
+		return "", asm.Span{}, false
+	}
+	for i := 0; i+2 < len(g); i++ {
+		if g[i].Kind == KIdent && g[i].Text == "pad" && g[i+1].is("=") {
+			w, ok := padWords[g[i+2].Text]
+			return w, g[i+2].Span, ok
+		}
+	}
+	return "", asm.Span{}, false
 }
 
 // quantTmp resolves a tquant's `ptoasm.tmp = "%v"`: the tile value %v,
@@ -485,6 +563,14 @@ func (k *kctx) standInMain(op *Op, insT []*val, insTok []Tok, outT []*val, outTo
 			mn = "tcvt"
 		default:
 			continue
+		}
+		if !first {
+			// One op, several V instructions writing its destination:
+			// ordered, as the internal barriers of pto-isa's composite V
+			// ops order theirs, so the detector does not report the op
+			// against itself (tgather's compare form gave a same-pipe WAW
+			// on its own dst).
+			k.instr(op, "pipe_barrier", &asm.Name{Span: op.Span, Name: "V"})
 		}
 		in := k.instr(op, mn, tileRef(outT[0], outTok[0]), tileRef(s, insTok[i]))
 		if first {

@@ -731,7 +731,7 @@ func (k *kctx) pto(op *Op) {
 		}
 	case "load_scalar", "store_scalar":
 		k.scalarGM(op, name, rname, rsp)
-	case "set_ffts", "tsync", "get_buf", "rls_buf", "print", "trap", "tgetval", "tsetval", "tget_scale_addr",
+	case "set_ffts", "tsync", "get_buf", "rls_buf", "print", "trap", "tgetval", "tsetval",
 		"tfree_from_aic", "tfree_from_aiv", "tfree":
 		// No A2/A3 hazard effect the model tracks (S-pipe scalar work, FFTS base
 		// set-up, debug output); scalar results are opaque.
