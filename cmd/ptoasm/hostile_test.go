@@ -163,6 +163,9 @@ func TestHostile(t *testing.T) {
 		{name: "racing loop, step", gen: map[string]func() string{"s.txt": func() string { return "continue\nquit\n" }},
 			args: []string{"step", h("race_forever.pto"), "--script", "{dir}/s.txt", "--max-memory", "32MiB"}, code: 0,
 			first: `^$`, stdout: `(?m)^the program stopped at cycle \d+ \(event #\d+\): stopped at cycle \d+: the live heap reached .*; raise it with --max-memory=SIZE \(now 32MiB\)$`, maxMiB: 200},
+		{name: "step script with a 2 MB line", gen: map[string]func() string{"s.txt": repeat("where\nprint ", "x", 2<<20, "\nquit\n")},
+			args: []string{"step", "vec_add", "--script", "{dir}/s.txt"}, code: 2,
+			first: `^ptoasm: reading commands from \{dir\}/s\.txt: line 2 is longer than the 1MiB limit on a command line$`},
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 
