@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -27,8 +28,14 @@ func writeFileAtomic(name string, data []byte) (err error) {
 		}
 		mode = st.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
+		// Name the directory, not the temporary file the user never asked for.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("directory %s: %v", dir, pe.Err)
+		}
 		return fmt.Errorf("writing %s: %v", name, err)
 	}
 	tmp := f.Name()
