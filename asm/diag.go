@@ -44,8 +44,9 @@ func (d *Diagnostic) Error() string {
 // maxWord is the longest run of non-space bytes a printed message keeps:
 // messages quote what they are about (a name, a literal), and a damaged
 // file's 300 KB identifier or 5,000-digit integer made a 300 KB first
-// line. A message's own words are far shorter.
-const maxWord = 120
+// line. A message's own words are far shorter, and so are file paths (a
+// message may name one, and a build sandbox's run to a few hundred bytes).
+const maxWord = 512
 
 // clipWords cuts every run of non-space bytes in msg longer than maxWord
 // to its head, "..." and its length.
@@ -61,7 +62,7 @@ func clipWords(msg string) string {
 		}
 		word := msg[:i]
 		if len(word) > maxWord {
-			head := maxWord - 20
+			head := maxWord - 112
 			for head > 0 && !utf8.RuneStart(word[head]) {
 				head--
 			}

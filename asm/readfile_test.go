@@ -112,7 +112,7 @@ func TestMessageWordsBounded(t *testing.T) {
 	var b strings.Builder
 	l.Fprint(&b, Sources{"f.pto": []byte("run " + long + "\n")})
 	first, _, _ := strings.Cut(b.String(), "\n")
-	want := "f.pto:1:1: error: undefined kernel " + strings.Repeat("L", maxWord-20) + "...(300000 bytes) (did you mean k?)"
+	want := "f.pto:1:1: error: undefined kernel " + strings.Repeat("L", maxWord-112) + "...(300000 bytes) (did you mean k?)"
 	if first != want {
 		t.Errorf("first line (%d bytes) %.300q, want %.300q", len(first), first, want)
 	}
@@ -120,7 +120,8 @@ func TestMessageWordsBounded(t *testing.T) {
 		t.Errorf("Error() (%d bytes) %.300q", len(got), got)
 	}
 	// Short messages print as they are, spaces and all.
-	for _, msg := range []string{"a  b\tc", strings.Repeat("word ", 100), " lead and trail "} {
+	path := "/" + strings.Repeat("long-directory-name/", 24) + "f.pto" // 486 bytes
+	for _, msg := range []string{"a  b\tc", strings.Repeat("word ", 200), " lead and trail ", "cannot read " + path + ": not a regular file"} {
 		if got := clipWords(msg); got != msg {
 			t.Errorf("clipWords(%q) = %q", msg, got)
 		}

@@ -299,6 +299,17 @@ func (r *damageRunner) source(what, dir, main string, run bool) {
 		r.t.Errorf("%s: fmt -w failed (exit %d) and changed the file", what, code)
 	}
 	unchanged(r.t, what+" (fmt -w)", dir, before, main)
+	if run && r.deep {
+		// lint --fix writes the file back only when a fix held; a file
+		// that does not assemble stays as it was.
+		src, _ := os.ReadFile(main)
+		before := snapshot(r.t, dir)
+		code, _ := r.run(what, append([]string{"lint", "--fix", main}, guarded...), nil)
+		if after, _ := os.ReadFile(main); code == 2 && !bytes.Equal(after, src) {
+			r.t.Errorf("%s: lint --fix exit 2 changed the file", what)
+		}
+		unchanged(r.t, what+" (lint --fix)", dir, before, main)
+	}
 }
 
 // mlir damages PTOAS MLIR files of corpus/ (a spread of sizes; all of them
@@ -348,7 +359,7 @@ func (r *damageRunner) dataFiles(n int) {
 	}
 	var npy bytes.Buffer
 	memory.WriteArrayNPY(&npy, &memory.Array{Shape: []int{1024, 256}, Data: make([]float64, 1024*256)}, asm.F32)
-	supp := []byte("# allgather_gemm's notes\nflag-slack common.pto:225\nflag-slack common.pto:227\n* common.pto:244\n")
+	supp := []byte("# allgather_gemm's notes\ndouble-set common.pto:225\ndouble-set common.pto:227\n* common.pto:244\n")
 	script := []byte("break 30\ncontinue\nwhere\nqueues all\nflags\nprint %t\nstep 5\nback 2\nclocks\nfindings\ncycle 100\nquit\n")
 	dir := t.TempDir()
 	other := filepath.Join(dir, "other.json")
