@@ -55,9 +55,7 @@ func TestDamagedInputs(t *testing.T) {
 	r.dataFiles(n)
 	r.specialFiles()
 	r.lsp(n)
-	if r.deep {
-		r.defines()
-	}
+	r.defines()
 	keys := make([]string, 0, len(r.tally))
 	for k := range r.tally {
 		keys = append(keys, k)
@@ -113,6 +111,10 @@ func (r *damageRunner) run(what string, args []string, stdin []byte) (int, strin
 		t.Errorf("%s: ptoasm %s: exit %d\n%.2000s", what, strings.Join(args, " "), code, errOut)
 	case code == 2 && !damagedExit2.MatchString(first):
 		t.Errorf("%s: ptoasm %s: exit 2 without a clear first line:\n%.2000s", what, strings.Join(args, " "), errOut)
+	case len(first) > 4096:
+		// A message quotes what it is about in part: a 5,000-digit
+		// literal or a 300 KB name printed whole buries the message.
+		t.Errorf("%s: ptoasm %s: a first line of %d bytes: %.300s...", what, strings.Join(args, " "), len(first), first)
 	}
 	return code, out
 }
@@ -444,6 +446,12 @@ func (r *damageRunner) specialFiles() {
 		before := snapshot(t, dir)
 		for _, args := range [][]string{{"asm", f}, {"lint", f}, {"run", f}, {"trace", f}, {"fmt", f}, {"fmt", "-w", f}} {
 			code, _ := r.run(k, args, nil)
+			if k == "directory" && code == 2 {
+				// It is there: "no such file" sent users looking for a typo.
+				if _, _, errOut := runCLI(args...); strings.Contains(errOut, "no such file") {
+					t.Errorf("%s: ptoasm %s: %s", k, strings.Join(args, " "), errOut)
+				}
+			}
 			if code == 0 && !((k == "include empty" || k == "empty") && args[0] == "asm") && !(args[0] == "fmt" && fmtOK[k]) {
 				t.Errorf("%s: ptoasm %s: exit 0", k, strings.Join(args, " "))
 			}
@@ -463,11 +471,15 @@ func (r *damageRunner) specialFiles() {
 // defines are -D values out of any sane range on real programs: each ends
 // in a run, a positioned error or a limit naming its flag.
 func (r *damageRunner) defines() {
-	for _, d := range []string{
+	defs := []string{
 		"RANKS=1<<40", "RANKS=0", "RANKS=-1", "RANKS=65536", "RANKS=99999999999999999999",
 		"M=1<<62", "M=-128", "M=0", "M=1e30", "M=3", "K=1<<40", "K=-1", "K=0",
 		"N=9223372036854775807", "M=(", "M=" + strings.Repeat("9", 5000), "M=" + strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300),
-	} {
+	}
+	if !r.deep {
+		defs = []string{"RANKS=65536", "M=" + strings.Repeat("9", 5000)}
+	}
+	for _, d := range defs {
 		for _, args := range [][]string{
 			append([]string{"run", "allgather_gemm", "-D", d}, guarded...),
 			append([]string{"lint", "allgather_gemm", "-D", d}, guarded...),
