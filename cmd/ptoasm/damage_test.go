@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -278,11 +279,18 @@ func (r *damageRunner) source(what, dir, main string, run bool) {
 	before := snapshot(r.t, dir)
 	r.run(what, []string{"asm", main}, nil)
 	fmtCode, formatted := r.run(what, []string{"fmt", main}, nil)
+	var traceOut string
 	if run && r.deep {
 		r.run(what, append([]string{"lint", main}, guarded...), nil)
 		r.run(what, append([]string{"run", main, "--no-lint"}, guarded...), nil)
+		// A trace file, when written, is whole JSON.
+		traceOut = filepath.Join(dir, "t.json")
+		r.run(what, append([]string{"trace", main, "--to", "3000", "--pipe", "MTE2", "--chrome", traceOut}, guarded...), nil)
+		if b, err := os.ReadFile(traceOut); err == nil && !json.Valid(b) {
+			r.t.Errorf("%s: trace --chrome wrote %d bytes that are not JSON", what, len(b))
+		}
 	}
-	unchanged(r.t, what, dir, before)
+	unchanged(r.t, what, dir, before, traceOut)
 	src, _ := os.ReadFile(main)
 	code, _ := r.run(what, []string{"fmt", "-w", main}, nil)
 	after, _ := os.ReadFile(main)
@@ -300,7 +308,7 @@ func (r *damageRunner) source(what, dir, main string, run bool) {
 	case code != 0 && !bytes.Equal(after, src):
 		r.t.Errorf("%s: fmt -w failed (exit %d) and changed the file", what, code)
 	}
-	unchanged(r.t, what+" (fmt -w)", dir, before, main)
+	unchanged(r.t, what+" (fmt -w)", dir, before, main, traceOut)
 	if run && r.deep {
 		// lint --fix writes the file back only when a fix held; a file
 		// that does not assemble stays as it was.
@@ -310,7 +318,7 @@ func (r *damageRunner) source(what, dir, main string, run bool) {
 		if after, _ := os.ReadFile(main); code == 2 && !bytes.Equal(after, src) {
 			r.t.Errorf("%s: lint --fix exit 2 changed the file", what)
 		}
-		unchanged(r.t, what+" (lint --fix)", dir, before, main)
+		unchanged(r.t, what+" (lint --fix)", dir, before, main, traceOut)
 	}
 }
 
@@ -520,48 +528,15 @@ func (r *damageRunner) lsp(n int) {
 		}
 		r.runs++
 		r.tally["lsp"]++
-		doc := protocol.TextDocumentIdentifier{URI: uri}
 		line := bytes.Count(text[:min(at, len(text))], []byte("\n"))
 		for _, pos := range []protocol.Position{{Line: protocol.UInteger(line)}, {Line: protocol.UInteger(line), Character: 5},
 			{Line: protocol.UInteger(line), Character: 40}, {Line: protocol.UInteger(line + 1), Character: 8}} {
-			pp := protocol.TextDocumentPositionParams{TextDocument: doc, Position: pos}
-			var h *protocol.Hover
-			var loc *protocol.Location
-			var refs []protocol.Location
-			var items []protocol.CompletionItem
-			for _, q := range []struct {
-				method        string
-				params, reply any
-			}{
-				{"textDocument/hover", protocol.HoverParams{TextDocumentPositionParams: pp}, &h},
-				{"textDocument/definition", protocol.DefinitionParams{TextDocumentPositionParams: pp}, &loc},
-				{"textDocument/references", protocol.ReferenceParams{TextDocumentPositionParams: pp, Context: protocol.ReferenceContext{IncludeDeclaration: true}}, &refs},
-				{"textDocument/completion", protocol.CompletionParams{TextDocumentPositionParams: pp}, &items},
-			} {
-				if err := cl.Call(q.method, q.params, q.reply); err != nil {
-					t.Errorf("%s: %s at %d:%d: %v", what, q.method, pos.Line, pos.Character, err)
-				}
+			if err := cl.AskAt(uri, pos); err != nil {
+				t.Errorf("%s: %v", what, err)
 			}
 		}
-		whole := protocol.Range{End: protocol.Position{Line: protocol.UInteger(bytes.Count(text, []byte("\n")) + 1)}}
-		var toks protocol.SemanticTokens
-		var syms []protocol.DocumentSymbol
-		var hints []map[string]any
-		var actions []protocol.CodeAction
-		var edits []protocol.TextEdit
-		for _, q := range []struct {
-			method        string
-			params, reply any
-		}{
-			{"textDocument/semanticTokens/full", protocol.SemanticTokensParams{TextDocument: doc}, &toks},
-			{"textDocument/documentSymbol", protocol.DocumentSymbolParams{TextDocument: doc}, &syms},
-			{"textDocument/inlayHint", map[string]any{"textDocument": doc, "range": whole}, &hints},
-			{"textDocument/codeAction", protocol.CodeActionParams{TextDocument: doc, Range: whole}, &actions},
-			{"textDocument/formatting", protocol.DocumentFormattingParams{TextDocument: doc}, &edits},
-		} {
-			if err := cl.Call(q.method, q.params, q.reply); err != nil {
-				t.Errorf("%s: %s: %v", what, q.method, err)
-			}
+		if err := cl.AskWhole(uri, bytes.Count(text, []byte("\n"))); err != nil {
+			t.Errorf("%s: %v", what, err)
 		}
 	}
 	p := damagedPrograms[0]
