@@ -14,7 +14,7 @@ import (
 // once truncated a source to 4096 bytes on a full disk). The new file keeps
 // the old one's permissions. A symbolic link is written through to the
 // file it names: renaming over the link would replace it with a regular
-// file and leave the real source as it was. Errors name path.
+// file and leave the real source as it was. Errors name the path as given.
 func writeFileAtomic(name string, data []byte) (err error) {
 	path := name
 	if real, err := filepath.EvalSymlinks(name); err == nil {

@@ -37,16 +37,19 @@ import (
 // and no file it was not asked to write changes. `fmt -w` either rewrites
 // the file to what `fmt` prints or leaves it byte for byte.
 //
-// By default it runs in process (a few seconds; fewer damages under -short);
-// PTOASM_DAMAGE=full runs four times the damages, each in its own process under a
-// 2-minute timeout with its peak memory checked, and prints a tally
-// (docs/cli.md, "Damaged inputs").
+// It runs in process: under -short only the commands that parse (asm, fmt,
+// fmt -w), the data files, special files and LSP documents, 2 damages of
+// each kind (under a minute); by default also lint, run, trace and lint
+// --fix of the damaged programs, 4 of each kind (minutes).
+// PTOASM_DAMAGE=full runs six times the damages, each in its own process
+// under a 2-minute timeout with its peak memory checked. Each prints a tally
+// (docs/cli.md, "Damaged inputs (session 16)").
 func TestDamagedInputs(t *testing.T) {
 	full := os.Getenv("PTOASM_DAMAGE") == "full"
-	n := 6 // damages of each kind per file
+	n := 4 // damages of each kind per file
 	switch {
 	case full:
-		n = 24
+		n = 24 // six times the default
 	case testing.Short():
 		n = 2
 	}
