@@ -113,6 +113,9 @@ func (r *damageRunner) run(what string, args []string, stdin []byte) (int, strin
 		t.Errorf("%s: ptoasm %s: crashed:\n%.3000s", what, strings.Join(args, " "), errOut)
 	case code < 0 || code > 2:
 		t.Errorf("%s: ptoasm %s: exit %d\n%.2000s", what, strings.Join(args, " "), code, errOut)
+	case strings.Contains(first, "unknown flag"):
+		// The table's own mistake: the command did not run at all.
+		t.Errorf("%s: ptoasm %s: %s", what, strings.Join(args, " "), first)
 	case code == 2 && !damagedExit2.MatchString(first):
 		t.Errorf("%s: ptoasm %s: exit 2 without a clear first line:\n%.2000s", what, strings.Join(args, " "), errOut)
 	case len(first) > 4096:
