@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -37,7 +38,46 @@ type Diagnostic struct {
 }
 
 func (d *Diagnostic) Error() string {
-	return fmt.Sprintf("%s: %s: %s", d.Span.Pos, d.Severity, d.Msg)
+	return fmt.Sprintf("%s: %s: %s", d.Span.Pos, d.Severity, clipWords(d.Msg))
+}
+
+// maxWord is the longest run of non-space bytes a printed message keeps:
+// messages quote what they are about (a name, a literal), and a damaged
+// file's 300 KB identifier or 5,000-digit integer made a 300 KB first
+// line. A message's own words are far shorter, and so are file paths (a
+// message may name one, and a build sandbox's run to a few hundred bytes).
+const maxWord = 512
+
+// clipWords cuts every run of non-space bytes in msg longer than maxWord
+// to its head, "..." and its length.
+func clipWords(msg string) string {
+	if len(msg) <= maxWord {
+		return msg
+	}
+	var b strings.Builder
+	for len(msg) > 0 {
+		i := strings.IndexFunc(msg, unicode.IsSpace)
+		if i < 0 {
+			i = len(msg)
+		}
+		word := msg[:i]
+		if len(word) > maxWord {
+			head := maxWord - 112
+			for head > 0 && !utf8.RuneStart(word[head]) {
+				head--
+			}
+			word = fmt.Sprintf("%s...(%d bytes)", word[:head], len(word))
+		}
+		b.WriteString(word)
+		msg = msg[i:]
+		j := strings.IndexFunc(msg, func(r rune) bool { return !unicode.IsSpace(r) })
+		if j < 0 {
+			j = len(msg)
+		}
+		b.WriteString(msg[:j])
+		msg = msg[j:]
+	}
+	return b.String()
 }
 
 // ErrorList collects every problem in a file so a user sees them all at once,
@@ -167,7 +207,7 @@ func (p *DiagPrinter) Print(w io.Writer, d *Diagnostic) {
 }
 
 func printDiag(w io.Writer, d *Diagnostic, src Sources, lines map[string][]int) {
-	fmt.Fprintf(w, "%s: %s: %s\n", d.Span.Pos, d.Severity, d.Msg)
+	fmt.Fprintln(w, d.Error())
 	file := d.Span.Pos.File
 	starts, ok := lines[file]
 	if !ok {

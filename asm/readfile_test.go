@@ -101,3 +101,29 @@ func TestFprintBounded(t *testing.T) {
 		t.Errorf("output ends %q", b.String()[b.Len()-80:])
 	}
 }
+
+// TestMessageWordsBounded: a message quoting a huge token (a damaged
+// file's 300 KB name, a 5,000-digit literal) prints the token's head and
+// its length; the message's other words are kept.
+func TestMessageWordsBounded(t *testing.T) {
+	long := strings.Repeat("L", 300000)
+	var l ErrorList
+	l.Add(Span{Pos: Pos{File: "f.pto", Line: 1, Col: 1}}, "undefined kernel %s (did you mean k?)", long)
+	var b strings.Builder
+	l.Fprint(&b, Sources{"f.pto": []byte("run " + long + "\n")})
+	first, _, _ := strings.Cut(b.String(), "\n")
+	want := "f.pto:1:1: error: undefined kernel " + strings.Repeat("L", maxWord-112) + "...(300000 bytes) (did you mean k?)"
+	if first != want {
+		t.Errorf("first line (%d bytes) %.300q, want %.300q", len(first), first, want)
+	}
+	if got := l[0].Error(); got != want {
+		t.Errorf("Error() (%d bytes) %.300q", len(got), got)
+	}
+	// Short messages print as they are, spaces and all.
+	path := "/" + strings.Repeat("long-directory-name/", 24) + "f.pto" // 486 bytes
+	for _, msg := range []string{"a  b\tc", strings.Repeat("word ", 200), " lead and trail ", "cannot read " + path + ": not a regular file"} {
+		if got := clipWords(msg); got != msg {
+			t.Errorf("clipWords(%q) = %q", msg, got)
+		}
+	}
+}

@@ -40,43 +40,12 @@ func TestQueriesAnywhere(t *testing.T) {
 					width = len(lines[l])
 				}
 				for c := 0; c <= width+1; c++ {
-					pp := protocol.TextDocumentPositionParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri},
-						Position: protocol.Position{Line: protocol.UInteger(l), Character: protocol.UInteger(c)}}
-					var h *protocol.Hover
-					var loc *protocol.Location
-					var refs []protocol.Location
-					var items []protocol.CompletionItem
-					for _, q := range []struct {
-						method string
-						params any
-						result any
-					}{
-						{"textDocument/hover", protocol.HoverParams{TextDocumentPositionParams: pp}, &h},
-						{"textDocument/definition", protocol.DefinitionParams{TextDocumentPositionParams: pp}, &loc},
-						{"textDocument/references", protocol.ReferenceParams{TextDocumentPositionParams: pp, Context: protocol.ReferenceContext{IncludeDeclaration: true}}, &refs},
-						{"textDocument/completion", protocol.CompletionParams{TextDocumentPositionParams: pp}, &items},
-					} {
-						if err := cl.Call(q.method, q.params, q.result); err != nil {
-							t.Fatalf("%s at %d:%d: %v", q.method, l, c, err)
-						}
+					if err := cl.AskAt(uri, protocol.Position{Line: protocol.UInteger(l), Character: protocol.UInteger(c)}); err != nil {
+						t.Fatal(err)
 					}
 				}
 			}
-			var toks protocol.SemanticTokens
-			if err := cl.Call("textDocument/semanticTokens/full", protocol.SemanticTokensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}, &toks); err != nil {
-				t.Fatal(err)
-			}
-			var syms []protocol.DocumentSymbol
-			if err := cl.Call("textDocument/documentSymbol", protocol.DocumentSymbolParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}, &syms); err != nil {
-				t.Fatal(err)
-			}
-			whole := protocol.Range{End: protocol.Position{Line: protocol.UInteger(len(lines) + 1)}}
-			var hints []map[string]any
-			if err := cl.Call("textDocument/inlayHint", map[string]any{"textDocument": protocol.TextDocumentIdentifier{URI: uri}, "range": whole}, &hints); err != nil {
-				t.Fatal(err)
-			}
-			var actions []protocol.CodeAction
-			if err := cl.Call("textDocument/codeAction", protocol.CodeActionParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}, Range: whole}, &actions); err != nil {
+			if err := cl.AskWhole(uri, len(lines)); err != nil {
 				t.Fatal(err)
 			}
 		})

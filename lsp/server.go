@@ -35,7 +35,8 @@ type Options struct {
 	// is analysed; 0 means DefaultDebounce.
 	Debounce time.Duration
 	// MaxFileSize bounds an include read from disk (the open documents are
-	// what the editor holds); 0 means 1 MiB, the CLI's default.
+	// what the editor holds; one larger is not analysed) and, 64 times
+	// over, one message from the client; 0 means 1 MiB, the CLI's default.
 	MaxFileSize int64
 	// Version is reported in the initialize result.
 	Version string
@@ -138,21 +139,27 @@ func New(opt Options) *Server {
 	return s
 }
 
-// Serve speaks LSP over rw until the client disconnects or ctx ends.
+// Serve speaks LSP over rw until the client disconnects or ctx ends. A
+// stream that breaks (a malformed or oversized message) is an error.
 func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	h := jsonrpc2.HandlerWithError(s.handle)
 	// The connection reads and handles requests from here on; s.conn is
 	// set by the first request's handling (s.handle), not after NewConn
 	// returns, or a document opened and analysed before this goroutine ran
 	// again would publish to no one.
-	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}), h)
+	codec := &boundedCodec{max: 64 * s.opt.MaxFileSize}
+	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(rw, codec), h, jsonrpc2.SetLogger(connLogger{}))
 	if s.afterConnect != nil {
 		s.afterConnect()
 	}
 	// exit ends the session even while a read of the stream blocks (stdin
 	// stays open when the editor sends exit and waits for us to go).
+	var err error
 	select {
 	case <-conn.DisconnectNotify():
+		if cause := codec.failure(); cause != nil {
+			err = fmt.Errorf("lsp: reading the client's messages: %v", cause)
+		}
 	case <-s.exit:
 		conn.Close()
 	case <-ctx.Done():
@@ -163,7 +170,7 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 		d.stop()
 	}
 	s.mu.Unlock()
-	return nil
+	return err
 }
 
 // handle adapts a JSON-RPC request to glsp's dispatch, as glsp's own server

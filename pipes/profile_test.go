@@ -2,6 +2,7 @@ package pipes
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -306,6 +307,17 @@ func FuzzParseProfile(f *testing.F) {
 			t.Fatal("nil profile without error")
 		}
 		if err != nil {
+			// Every error is positioned in the file, so the CLI prints
+			// f.txt:LINE:COL: error: (the rule for bad input).
+			var el asm.ErrorList
+			if !errors.As(err, &el) || len(el) == 0 {
+				t.Fatalf("an error that is not a positioned list: %v", err)
+			}
+			for _, d := range el {
+				if p := d.Span.Pos; p.File != "f.txt" || p.Line < 1 || p.Col < 1 {
+					t.Fatalf("an error without a position in the file: %v (%q)", p, d.Msg)
+				}
+			}
 			return
 		}
 		// What was read prints to a profile that reads back the same.

@@ -62,7 +62,7 @@ func (c *fmtCmd) Run(e *env) error {
 	if isMLIR && (c.Write || c.Diff) {
 		// The canonical form of a PTOAS file is its PTO-AS translation:
 		// writing it back would replace the MLIR source.
-		return fmt.Errorf("%s is PTOAS MLIR: fmt prints its PTO-AS translation; -w and -d are for PTO-AS files (redirect the output to keep the translation)", c.File)
+		return fmt.Errorf("%s: the file is PTOAS MLIR: fmt prints its PTO-AS translation; -w and -d are for PTO-AS files (redirect the output to keep the translation)", c.File)
 	}
 	f, errs := parseFileArch(src.main, text, c.Arch)
 	if len(errs) > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,26 +12,38 @@ import (
 // file in the same directory, syncs it and renames it over path, so a full
 // disk, a crash or a kill leaves the old file whole (rewriting in place
 // once truncated a source to 4096 bytes on a full disk). The new file keeps
-// the old one's permissions. Errors name path.
-func writeFileAtomic(path string, data []byte) (err error) {
+// the old one's permissions. A symbolic link is written through to the
+// file it names: renaming over the link would replace it with a regular
+// file and leave the real source as it was. Errors name the path as given.
+func writeFileAtomic(name string, data []byte) (err error) {
+	path := name
+	if real, err := filepath.EvalSymlinks(name); err == nil {
+		path = real
+	}
 	mode := fs.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		if !st.Mode().IsRegular() {
 			// /dev/stdout, a FIFO: nothing to replace, write through.
-			return writeThrough(path, data)
+			return writeThrough(name, data)
 		}
 		mode = st.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
+		// Name the directory, not the temporary file the user never asked for.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("directory %s: %v", dir, pe.Err)
+		}
+		return fmt.Errorf("writing %s: %v", name, err)
 	}
 	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
-			err = fmt.Errorf("writing %s: %v", path, err)
+			err = fmt.Errorf("writing %s: %v", name, err)
 		}
 	}()
 	if err := writeTemp(f, data); err != nil {

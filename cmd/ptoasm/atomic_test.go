@@ -58,3 +58,36 @@ func TestFmtWriteFullDisk(t *testing.T) {
 		t.Errorf("files left behind: %v", ents)
 	}
 }
+
+// TestFmtWriteSymlink: fmt -w on a symbolic link formats the file it names
+// and keeps the link; renaming over the link replaced it with a regular file
+// holding the result and left the real source unformatted.
+func TestFmtWriteSymlink(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/messy.pto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dir, "src", "messy.pto")
+	os.Mkdir(filepath.Dir(real), 0o755)
+	if err := os.WriteFile(real, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.pto")
+	if err := os.Symlink("src/messy.pto", link); err != nil {
+		t.Skip(err)
+	}
+	if code, _, errOut := runCLI("fmt", "-w", link); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is gone: %v, %v", st.Mode(), err)
+	}
+	_, want, _ := runCLI("fmt", "testdata/messy.pto")
+	if got, _ := os.ReadFile(real); string(got) != want {
+		t.Errorf("the file the link names was not formatted:\n%s", got)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(real)); len(ents) != 1 {
+		t.Errorf("files left behind: %v", ents)
+	}
+}

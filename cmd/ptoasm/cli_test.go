@@ -64,6 +64,14 @@ func TestUsageErrors(t *testing.T) {
 		want string // regexp on stderr
 	}{
 		{"nonexistent file", []string{"run", "testdata/nosuch.pto"}, `nosuch\.pto: no such file`},
+		// Not "no such file": a directory, or a path through a file.
+		{"directory", []string{"run", "testdata"}, `^ptoasm: testdata: is a directory, not a program file`},
+		{"path through a file", []string{"asm", "testdata/messy.pto/x.pto"}, `^ptoasm: testdata/messy\.pto/x\.pto: not a directory\n$`},
+		// Too large is not "at least 1MiB".
+		{"huge --max-memory", []string{"run", "vec_add", "--max-memory", "9223372036854775807"}, `^ptoasm: --max-memory 9223372036854775807: want a size from 1MiB to 2\^62 bytes`},
+		{"huge --max-file-size", []string{"asm", "vec_add", "--max-file-size", "99999999TiB"}, `^ptoasm: --max-file-size 99999999TiB: want a size from 1 byte to 2\^62 bytes`},
+		{"output in a missing directory", []string{"trace", "vec_add", "--to", "10", "--chrome", "testdata/nosuch/t.json"},
+			`^ptoasm: writing testdata/nosuch/t\.json: directory testdata/nosuch: no such file or directory\n$`},
 		{"unknown command", []string{"frob"}, `unexpected argument frob`},
 		{"bad flag", []string{"run", "--bogus", "gemm_db"}, `unknown flag --bogus`},
 		{"bad format", []string{"lint", "--format", "xml", "gemm_db"}, `--format must be one of`},

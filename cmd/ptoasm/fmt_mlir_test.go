@@ -34,7 +34,7 @@ func TestFmtMLIR(t *testing.T) {
 	}
 	for _, flag := range []string{"-w", "-d"} {
 		code, _, errOut := runCLI("fmt", flag, src)
-		if code != 2 || !strings.Contains(errOut, "is PTOAS MLIR: fmt prints its PTO-AS translation") {
+		if code != 2 || !strings.Contains(errOut, ": the file is PTOAS MLIR: fmt prints its PTO-AS translation") {
 			t.Errorf("fmt %s on MLIR: exit %d, stderr %q", flag, code, errOut)
 		}
 	}

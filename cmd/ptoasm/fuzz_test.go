@@ -76,7 +76,8 @@ func checkExit2(t *testing.T, args []string, stderr string) {
 	}
 }
 
-// FuzzFmt: `fmt` of any text that formats is a fixed point of fmt; `fmt --to
+// FuzzFmt: `fmt` of any text that formats is a fixed point of fmt; `fmt -w`
+// writes what `fmt` prints or leaves the file as it was; `fmt --to
 // mlir` of any program that prints as MLIR gives MLIR that ptoasm reads back
 // and assembles; a refusal (exit 2) is a positioned error. Seeded with the
 // repository's small files.
@@ -101,7 +102,19 @@ func FuzzFmt(f *testing.F) {
 			}
 			return code, o.String(), e.String()
 		}
-		if code, out, _ := cli("fmt", in); code == 0 {
+		code, out, _ := cli("fmt", in)
+		// fmt -w is all or nothing: the file becomes what fmt printed, or
+		// stays byte for byte (a refusal, an MLIR file).
+		w := filepath.Join(dir, "w.pto")
+		os.WriteFile(w, src, 0o644)
+		codeW, _, _ := cli("fmt", "-w", w)
+		switch got, _ := os.ReadFile(w); {
+		case codeW == 0 && string(got) != out:
+			t.Fatalf("fmt -w exit 0 wrote other than fmt printed:\n%s\n---\n%s", got, out)
+		case codeW != 0 && !bytes.Equal(got, src):
+			t.Fatalf("fmt -w exit %d changed the file", codeW)
+		}
+		if code == 0 {
 			again := filepath.Join(dir, "g.pto")
 			os.WriteFile(again, []byte(out), 0o644)
 			code2, out2, errOut := cli("fmt", again)

@@ -50,6 +50,17 @@ func TestRunGuards(t *testing.T) {
 			first: `^ptoasm: stopped at cycle \d+: the run exceeded the time limit 1ns of wall-clock time .*; raise it with --max-time=DURATION \(now 1ns; 0: no limit\)$`},
 		{name: "run a busy loop, wall-clock guard", args: []string{"run", "--max-time", "1ns", "testdata/busy_forever.pto"},
 			first: `^ptoasm: stopped at cycle \d+: the run exceeded the time limit 1ns .*--max-time=DURATION`},
+		// trace stops where run does, and takes the flags its stops name
+		// (it had none: "raise it with --max-idle-cycles=N" named a flag
+		// trace refused, and a busy loop ran until 1.4 GB of events).
+		{name: "trace while 1 {}, default guards", args: []string{"trace", "testdata/spin_forever.pto", "--to", "10"},
+			first: `^ptoasm: stopped at cycle (\d+): the run exceeded the idle limit 16777216: .*--max-idle-cycles=N`, limit: idle},
+		{name: "trace with a smaller idle limit", args: []string{"trace", "--max-idle-cycles", "100000", "testdata/spin_signal.pto", "--to", "10"},
+			first: `^ptoasm: stopped at cycle (\d+): the run exceeded the idle limit 100000: .*\(now 100000; -1: no limit\)$`, limit: 100000},
+		{name: "trace a busy loop, cycle guard", args: []string{"trace", "--max-cycles", "200000", "testdata/busy_forever.pto", "--to", "10"},
+			first: `^ptoasm: stopped at cycle (\d+): the run exceeded the cycle limit 200000 .*--max-cycles=N`, limit: 200000},
+		{name: "trace a busy loop, wall-clock guard", args: []string{"trace", "--max-time", "1ns", "testdata/busy_forever.pto", "--to", "10"},
+			first: `^ptoasm: stopped at cycle \d+: the run exceeded the time limit 1ns .*--max-time=DURATION`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

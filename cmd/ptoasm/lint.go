@@ -162,11 +162,8 @@ func (c *lintCmd) suppressions(e *env) ([]hazard.Suppression, error) {
 	if err != nil {
 		return nil, err
 	}
-	sup, err := hazard.ParseSuppressions(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", c.Suppress, err)
-	}
-	return sup, nil
+	// Errors are positioned in the file, as a profile's are.
+	return hazard.ParseSuppressions(c.Suppress, b)
 }
 
 // machineOptions is the run's profile and guards.

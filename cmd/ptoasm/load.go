@@ -70,11 +70,22 @@ func resolve(e *env, arg string) (source, error) {
 		}
 		return source{main: stdinName, stdin: data, maxFile: lim.maxFileSize, total: new(int64)}, nil
 	}
-	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+	st, statErr := os.Stat(arg)
+	if statErr == nil && !st.IsDir() {
 		return source{main: arg, maxFile: lim.maxFileSize, total: new(int64)}, nil
 	}
 	if p, ok := programs.Find(arg); ok {
 		return source{main: p, embedded: true, maxFile: lim.maxFileSize}, nil
+	}
+	// Say what is there: "no such file" for a directory, or for a path
+	// that cannot be looked at (permission, a file used as a directory),
+	// sent the user looking for a typo.
+	var pe *fs.PathError
+	switch {
+	case statErr == nil:
+		return source{}, fmt.Errorf("%s: is a directory, not a program file (nor the name of a program: ptoasm list shows them)", arg)
+	case errors.As(statErr, &pe) && !errors.Is(statErr, fs.ErrNotExist):
+		return source{}, fmt.Errorf("%s: %v", arg, pe.Err)
 	}
 	return source{}, fmt.Errorf("%s: no such file, and no program of that name (ptoasm list shows them)", arg)
 }

@@ -65,10 +65,10 @@ func (c *cli) parseLimits() (limits, error) {
 	var l limits
 	var err error
 	if l.maxMemory, err = asm.ParseBytes(c.MaxMemory); err != nil || l.maxMemory < 1<<20 {
-		return l, fmt.Errorf("--max-memory %s: want a size of at least 1MiB, such as 512MiB or 4GiB", c.MaxMemory)
+		return l, fmt.Errorf("--max-memory %s: want a size from 1MiB to 2^62 bytes, such as 512MiB or 4GiB", c.MaxMemory)
 	}
 	if l.maxFileSize, err = asm.ParseBytes(c.MaxFileSize); err != nil || l.maxFileSize < 1 {
-		return l, fmt.Errorf("--max-file-size %s: want a size of at least 1 byte, such as 64KiB or 16MiB", c.MaxFileSize)
+		return l, fmt.Errorf("--max-file-size %s: want a size from 1 byte to 2^62 bytes, such as 64KiB or 16MiB", c.MaxFileSize)
 	}
 	return l, nil
 }

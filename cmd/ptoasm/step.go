@@ -46,6 +46,7 @@ func (c *stepCmd) Run(e *env) error {
 	var lines debug.LineReader
 	out := e.stdout
 	echo := true
+	from := "standard input"
 	switch fd := int(os.Stdin.Fd()); {
 	case c.Script != "":
 		f, err := os.Open(c.Script)
@@ -53,7 +54,7 @@ func (c *stepCmd) Run(e *env) error {
 			return err
 		}
 		defer f.Close()
-		lines = debug.NewScanLines(f, nil)
+		lines, from = debug.NewScanLines(f, nil), c.Script
 	case term.IsTerminal(fd):
 		t := term.NewTerminal(struct {
 			io.Reader
@@ -71,7 +72,7 @@ func (c *stepCmd) Run(e *env) error {
 	d.Banner(out)
 	defer interruptMotions(d)()
 	if err := d.Loop(lines, out, echo); err != nil {
-		return fmt.Errorf("reading commands: %v", err)
+		return fmt.Errorf("reading commands from %s: %v", from, err)
 	}
 	return nil
 }

@@ -60,6 +60,10 @@ type traceCmd struct {
 	traceFilterFlags
 	Chrome string `placeholder:"OUT.json" help:"Also write a Perfetto/Chrome trace (filtered the same way)."`
 	HTML   string `name:"html" placeholder:"OUT.html" help:"Also write an HTML timeline (filtered the same way)."`
+	// The guards of run: a guard's stop names the flag that raises it,
+	// and trace had none of them (a busy loop ran until its events filled
+	// the memory limit).
+	guardFlags
 	defineFlags
 	profileFlags
 }
@@ -81,6 +85,9 @@ func (c *traceCmd) Run(e *env) error {
 	var m *machine.Machine
 	rec := trace.New(trace.Options{CoreName: func(r, k int) string { return m.CoreName(r, k) }, Filter: f})
 	opt := machine.Options{Profile: prof, Observers: []machine.Observer{rec}, MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}
+	if err := c.guardFlags.options(&opt); err != nil {
+		return err
+	}
 	// Ctrl-C stops the run; the trace up to there is printed, as after an
 	// error, and the exit is 130 (docs/cli.md "Interrupting a run").
 	ui := startRunUI(e, &opt)

@@ -164,3 +164,60 @@ func Version(v int32) func(protocol.PublishDiagnosticsParams) bool {
 		return p.Version != nil && int32(*p.Version) == v
 	}
 }
+
+// query is one request and where its result goes.
+type query struct {
+	method        string
+	params, reply any
+}
+
+// ask sends each query in turn; the first error names its method.
+func (c *Client) ask(qs []query) error {
+	for _, q := range qs {
+		if err := c.Call(q.method, q.params, q.reply); err != nil {
+			return fmt.Errorf("%s: %v", q.method, err)
+		}
+	}
+	return nil
+}
+
+// AskAt sends what an editor asks as the cursor sits at pos of uri: hover,
+// definition, references and completion. The first error names its method
+// and position.
+func (c *Client) AskAt(uri string, pos protocol.Position) error {
+	pp := protocol.TextDocumentPositionParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}, Position: pos}
+	var h *protocol.Hover
+	var loc *protocol.Location
+	var refs []protocol.Location
+	var items []protocol.CompletionItem
+	err := c.ask([]query{
+		{"textDocument/hover", protocol.HoverParams{TextDocumentPositionParams: pp}, &h},
+		{"textDocument/definition", protocol.DefinitionParams{TextDocumentPositionParams: pp}, &loc},
+		{"textDocument/references", protocol.ReferenceParams{TextDocumentPositionParams: pp, Context: protocol.ReferenceContext{IncludeDeclaration: true}}, &refs},
+		{"textDocument/completion", protocol.CompletionParams{TextDocumentPositionParams: pp}, &items},
+	})
+	if err != nil {
+		return fmt.Errorf("at %d:%d: %v", pos.Line, pos.Character, err)
+	}
+	return nil
+}
+
+// AskWhole sends the whole-document requests an editor makes of uri, of
+// lines lines: semantic tokens, symbols, inlay hints and code actions over
+// the whole, and formatting.
+func (c *Client) AskWhole(uri string, lines int) error {
+	doc := protocol.TextDocumentIdentifier{URI: uri}
+	whole := protocol.Range{End: protocol.Position{Line: protocol.UInteger(lines + 1)}}
+	var toks protocol.SemanticTokens
+	var syms []protocol.DocumentSymbol
+	var hints []map[string]any
+	var actions []protocol.CodeAction
+	var edits []protocol.TextEdit
+	return c.ask([]query{
+		{"textDocument/semanticTokens/full", protocol.SemanticTokensParams{TextDocument: doc}, &toks},
+		{"textDocument/documentSymbol", protocol.DocumentSymbolParams{TextDocument: doc}, &syms},
+		{"textDocument/inlayHint", map[string]any{"textDocument": doc, "range": whole}, &hints},
+		{"textDocument/codeAction", protocol.CodeActionParams{TextDocument: doc, Range: whole}, &actions},
+		{"textDocument/formatting", protocol.DocumentFormattingParams{TextDocument: doc}, &edits},
+	})
+}

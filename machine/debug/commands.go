@@ -307,13 +307,17 @@ type LineReader interface {
 type scanLines struct {
 	sc     *bufio.Scanner
 	prompt io.Writer
+	n      int // lines read
 }
+
+// maxLine is the longest command line a script or pipe may hold.
+const maxLine = 1 << 20
 
 // NewScanLines reads command lines from r (a script, a pipe). With a
 // non-nil prompt, "(ptoasm) " is written to it before each line is read.
 func NewScanLines(r io.Reader, prompt io.Writer) LineReader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	return &scanLines{sc: sc, prompt: prompt}
 }
 
@@ -322,11 +326,16 @@ func (s *scanLines) ReadLine() (string, error) {
 		io.WriteString(s.prompt, Prompt)
 	}
 	if !s.sc.Scan() {
-		if err := s.sc.Err(); err != nil {
+		if err := s.sc.Err(); err == bufio.ErrTooLong {
+			// The scanner's own words ("token too long") name neither
+			// the line nor the limit.
+			return "", fmt.Errorf("line %d is longer than the %dMiB limit on a command line", s.n+1, maxLine>>20)
+		} else if err != nil {
 			return "", err
 		}
 		return "", io.EOF
 	}
+	s.n++
 	return s.sc.Text(), nil
 }
 

@@ -674,7 +674,7 @@ func TestRunBoundary(t *testing.T) {
 }
 
 func TestSuppressions(t *testing.T) {
-	sup, err := ParseSuppressions([]byte("# known\nRAW t.pto:13   # the tmov\n\nWAR other.pto:1\n"))
+	sup, err := ParseSuppressions("s.txt", []byte("# known\nRAW t.pto:13   # the tmov\n\nWAR other.pto:1\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -687,10 +687,23 @@ func TestSuppressions(t *testing.T) {
 	if fs := s.d.Findings(); len(fs) != 0 {
 		t.Errorf("suppressed: got %v", fs)
 	}
-	for _, bad := range []string{"RAW", "RAW t.pto", "RAW t.pto:x", "RAW t.pto:3 extra"} {
-		if _, err := ParseSuppressions([]byte(bad)); err == nil {
-			t.Errorf("%q: no error", bad)
+	// Each bad line is an error at its line and column; a line of any
+	// length is read (a bufio.Scanner said "token too long" past 64 KiB).
+	for _, tc := range []struct{ src, want string }{
+		{"RAW", `s.txt:1:1: error: want ` + "`KIND file:line`" + `, got "RAW"`},
+		{"# c\n  RAW t.pto", `s.txt:2:7: error: "t.pto": want file:line`},
+		{"RAW t.pto:x", `s.txt:1:5: error: "t.pto:x": bad line number`},
+		{"RAW t.pto:3 extra", `s.txt:1:1: error: want ` + "`KIND file:line`" + `, got "RAW t.pto:3 extra"`},
+		{"RAW t.pto:0\nWAR u.pto:", `s.txt:1:5: error: "t.pto:0": bad line number (and 1 more errors)`},
+	} {
+		_, err := ParseSuppressions("s.txt", []byte(tc.src))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %s", tc.src, err, tc.want)
 		}
+	}
+	long := "RAW " + strings.Repeat("d/", 40000) + "t.pto:13\n"
+	if sup, err := ParseSuppressions("s.txt", []byte(long)); err != nil || len(sup) != 1 || sup[0].Line != 13 {
+		t.Errorf("a line of %d bytes: %v, %v", len(long), sup, err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package hazard
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"path/filepath"
@@ -249,36 +248,43 @@ type Suppression struct {
 	Line int
 }
 
-// ParseSuppressions reads lines `KIND file:line`; `#` starts a comment and
-// blank lines are skipped. Errors carry the line number.
-func ParseSuppressions(src []byte) ([]Suppression, error) {
+// ParseSuppressions reads lines `KIND file:line` of the file name; `#`
+// starts a comment and blank lines are skipped. Errors are positioned
+// (name:line:col: error: ...), one per bad line. Lines have no length limit
+// of their own: the file's size is the caller's to bound (--max-file-size);
+// a bufio.Scanner refused a line over 64 KiB with "token too long".
+func ParseSuppressions(name string, src []byte) ([]Suppression, error) {
 	var out []Suppression
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	n := 0
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
+	var errs asm.ErrorList
+	for n, line := range bytes.Split(src, []byte("\n")) {
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
-		f := strings.Fields(line)
+		f := strings.Fields(string(line))
 		if len(f) == 0 {
 			continue
 		}
+		at := func(field string) asm.Span {
+			col := bytes.Index(line, []byte(field)) + 1
+			return asm.Span{Pos: asm.Pos{File: name, Line: n + 1, Col: col}}
+		}
 		if len(f) != 2 {
-			return nil, fmt.Errorf("line %d: want `KIND file:line`, got %q", n, strings.TrimSpace(line))
+			errs.Add(at(f[0]), "want `KIND file:line`, got %q", strings.TrimSpace(string(line)))
+			continue
 		}
 		i := strings.LastIndexByte(f[1], ':')
 		if i <= 0 {
-			return nil, fmt.Errorf("line %d: %q: want file:line", n, f[1])
+			errs.Add(at(f[1]), "%q: want file:line", f[1])
+			continue
 		}
 		ln, err := strconv.Atoi(f[1][i+1:])
 		if err != nil || ln < 1 {
-			return nil, fmt.Errorf("line %d: %q: bad line number", n, f[1])
+			errs.Add(at(f[1]), "%q: bad line number", f[1])
+			continue
 		}
 		out = append(out, Suppression{Kind: f[0], File: f[1][:i], Line: ln})
 	}
-	if err := sc.Err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
