@@ -32,27 +32,14 @@ func BenchmarkLintFloor(b *testing.B) {
 }
 
 func floorBench(b *testing.B, obj *asm.Object) {
-	run := func(o machine.Observer) {
-		opt := machine.Options{TimingOnly: true}
-		if o != nil {
-			opt.Observers = []machine.Observer{o}
-		}
-		mc, err := machine.New(obj, opt)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := mc.Run(); err != nil {
-			b.Fatal(err)
-		}
-	}
 	var plain, floor time.Duration
 	events := 0
 	for b.Loop() {
 		t0 := cpuTime()
-		run(nil)
+		runTimingOnly(b, obj, nil)
 		t1 := cpuTime()
 		o := newFloorObs()
-		run(o)
+		runTimingOnly(b, obj, o)
 		t2 := cpuTime()
 		plain, floor, events = plain+t1-t0, floor+t2-t1, o.n
 	}

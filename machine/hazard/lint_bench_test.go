@@ -134,31 +134,18 @@ func BenchmarkLintAllgatherGEMM8(b *testing.B) {
 	for _, m := range []int{4096, 16384} {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
 			obj := allgatherGEMM8(b, m)
-			run := func(det *hazard.Detector) {
-				opt := machine.Options{TimingOnly: true}
-				if det != nil {
-					opt.Observers = []machine.Observer{det}
-				}
-				mc, err := machine.New(obj, opt)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := mc.Run(); err != nil {
-					b.Fatal(err)
-				}
-			}
 			var plain, linted time.Duration
 			var peak uint64
 			for b.Loop() {
 				runtime.GC()
 				t0 := cpuTime()
-				run(nil)
+				runTimingOnly(b, obj, nil)
 				t1 := cpuTime()
 				runtime.GC()
 				t2 := cpuTime()
 				p := heapPeak(func() {
 					det := hazard.New(hazard.Options{})
-					run(det)
+					runTimingOnly(b, obj, det)
 					hazard.Merge(det.Findings(), hazard.CheckObject(obj))
 				})
 				t3 := cpuTime()
@@ -166,6 +153,21 @@ func BenchmarkLintAllgatherGEMM8(b *testing.B) {
 			}
 			reportLintCost(b, plain, linted, peak)
 		})
+	}
+}
+
+// runTimingOnly runs obj timing-only with observer o, if not nil.
+func runTimingOnly(b *testing.B, obj *asm.Object, o machine.Observer) {
+	opt := machine.Options{TimingOnly: true}
+	if o != nil {
+		opt.Observers = []machine.Observer{o}
+	}
+	m, err := machine.New(obj, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		b.Fatal(err)
 	}
 }
 
