@@ -114,17 +114,7 @@ type crossPoint struct {
 }
 
 // countOf returns counter ck's count, made on first use.
-func (d *Detector) countOf(ck crossKey) *crossCount {
-	if d.crossCnt == nil {
-		d.crossCnt = map[crossKey]*crossCount{}
-	}
-	c := d.crossCnt[ck]
-	if c == nil {
-		c = &crossCount{}
-		d.crossCnt[ck] = c
-	}
-	return c
-}
+func (d *Detector) countOf(ck crossKey) *crossCount { return made(&d.crossCnt, ck) }
 
 // noteCrossWaitPoint records that counter ck's next wait passed on the core
 // of scalar s, which issues nothing until it does: the scalar's next epoch is

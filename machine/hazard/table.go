@@ -68,3 +68,18 @@ func (t *table[T]) ref(rank int32, slot int) *T {
 	}
 	return &t.rows[rank][slot]
 }
+
+// made returns m's entry for k, making the map and the entry on first use:
+// the detector's rare per-key records (FFTS counts, L0C unit hand-offs)
+// exist only in the runs that use them.
+func made[K comparable, V any](m *map[K]*V, k K) *V {
+	if *m == nil {
+		*m = map[K]*V{}
+	}
+	v := (*m)[k]
+	if v == nil {
+		v = new(V)
+		(*m)[k] = v
+	}
+	return v
+}

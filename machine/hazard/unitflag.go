@@ -45,14 +45,7 @@ func (d *Detector) unitOf(a int32, e *machine.Event) (unitKey, bool) {
 }
 
 func (d *Detector) unitState(k unitKey) *unitClocks {
-	if d.units == nil {
-		d.units = map[unitKey]*unitClocks{}
-	}
-	u := d.units[k]
-	if u == nil {
-		u = &unitClocks{}
-		d.units[k] = u
-	}
+	u := made(&d.units, k)
 	if u.gen != d.gen {
 		u.gen, u.pub, u.rel = d.gen, vclock{}, vclock{}
 	}
