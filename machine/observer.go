@@ -362,6 +362,8 @@ type Event struct {
 	// Iter is the loop iteration vector of the op's dynamic instance, outermost first
 	// (a view into machine state: copy it to keep it). Empty on a core pipe's
 	// events while every observer keeps the scalars' logs instead (IterLogger).
+	// An SDMA copy's (Agent.Core -1) is always there: its issue's, not the
+	// issuing scalar's vector when the copy completes.
 	Iter     []int64
 	Step     string // composite-op internal step, e.g. "tput.load", "tput.store"
 	Accesses []Access
@@ -387,7 +389,8 @@ type Event struct {
 	// op's issue number
 	// on its core: the n-th op the scalar issued (a composite's steps and
 	// its SDMA copy share the composite's). 0 when unknown. IssueCore is
-	// the issuing core of an SDMA copy (Agent.Core is -1 there).
+	// the issuing core of an SDMA copy (Agent.Core is -1 there): its
+	// wait_async waits for that core's copies only (core.waitAsync).
 	Issue     int64
 	IssueCore int32
 	// Issued is, for every event of a core's scalar, how many ops it had

@@ -689,6 +689,12 @@ func (c *core) async(op *asm.COp) bool {
 	}
 	var e entry
 	e.reset(enExec, op, c.t, c.entryIter())
+	if m.emitting {
+		// The copy's event comes at completion, when the scalar may be
+		// trips further on: it carries the vector of its issue, which
+		// the scalar's log (iterLog) does not give an unqueued op.
+		e.copyIter(c.iter)
+	}
 	for i := 1; i <= ngm; i++ {
 		a := &op.Args[i]
 		if a.Kind != asm.ArgGM {
@@ -779,6 +785,7 @@ func (x *sdmaOp) run() {
 	if m.emitting {
 		ev := m.event(EvExec, c, asm.PipeInvalid, x.e.op)
 		ev.Agent.Core = -1
+		ev.Iter = x.e.iterVec()
 		ev.Issue, ev.IssueCore = x.e.seq, int32(c.vid)
 		ev.Start, ev.End, ev.Cycle = x.start, x.end, x.start
 		ev.Step = "sdma"

@@ -440,6 +440,8 @@ func idxText(idx []int64) string {
 
 func (d *Debugger) agentName(a machine.Agent) string {
 	switch {
+	case a.Core >= 0 && a.Pipe == asm.PipeInvalid:
+		return d.m.CoreName(int(a.Rank), int(a.Core)) + ".sdma" // its SDMA copies
 	case a.Core >= 0:
 		return d.m.CoreName(int(a.Rank), int(a.Core)) + "." + a.Pipe.String()
 	case a.Rank >= 0:

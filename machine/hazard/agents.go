@@ -40,6 +40,38 @@ func (d *Detector) newAgent(a machine.Agent) int32 {
 	if i := d.agentIdx.get(a.Rank, key); i > 0 {
 		return i - 1
 	}
+	i := d.addAgent(a)
+	*d.agentIdx.at(a.Rank, key) = i + 1
+	return i
+}
+
+// sdmaAgent is the agent of the SDMA copies that core issuer of rank hands
+// over, made when new. There is one per issuing core, not per rank: a
+// core's wait_async waits for its own copies only (the machine's
+// core.waitAsync; pto-isa's SdmaWaitEvent checks the done records of the
+// waiting session's own channel group, by default its block's), so it must
+// join no other core's. The agent's core is issuer; it belongs to no core
+// (coreIdx -1), as its copies run beside the core's pipes, not in them.
+func (d *Detector) sdmaAgent(rank, issuer int32) int32 {
+	if i := d.sdmaIdx.get(rank, int(issuer)); i > 0 {
+		return i - 1
+	}
+	d.core(rank, issuer) // intendedBefore orders the copies by its issues
+	i := d.addAgent(machine.Agent{Rank: rank, Core: -1, Pipe: asm.PipeInvalid})
+	d.agents[i].core = issuer
+	*d.sdmaIdx.at(rank, int(issuer)) = i + 1
+	return i
+}
+
+// sdmaOf is core c's SDMA agent, -1 when the core has handed over no copy.
+func (d *Detector) sdmaOf(c int32) int32 {
+	cs := &d.cores[c]
+	return d.sdmaIdx.get(cs.rank, int(cs.core)) - 1
+}
+
+// addAgent makes the state of new agent a (pipe already checked) and
+// returns its index; the caller indexes it.
+func (d *Detector) addAgent(a machine.Agent) int32 {
 	st := agentState{rank: a.Rank, core: a.Core, pipe: a.Pipe, coreIdx: -1, gen: d.gen}
 	st.setRemote(knownRem(0)) // no clock yet: no news of other cores
 	switch {
@@ -69,8 +101,16 @@ func (d *Detector) newAgent(a machine.Agent) int32 {
 	d.agents = append(d.agents, st)
 	d.aloc = append(d.aloc, uint32(st.coreIdx+1)<<4|uint32(st.pipe))
 	d.soff = append(d.soff, d.opt.SamePipe.level(st.pipe, st.kind == akSDMA) == SevOff)
-	*d.agentIdx.at(a.Rank, key) = i + 1
 	return i
+}
+
+// orderCore is the core whose issue order is agent a's intended order: its
+// own, or an SDMA agent's issuing core (-1 for none, the host).
+func (d *Detector) orderCore(a int32) int32 {
+	if ag := &d.agents[a]; ag.kind == akSDMA {
+		return d.coreIdx.get(ag.rank, int(ag.core)) - 1
+	}
+	return d.agents[a].coreIdx
 }
 
 // Clocks index agents by position, not by agent number: positions come in

@@ -42,7 +42,7 @@ type agentState struct {
 	// line, which every op's record reads anyway: in the last they cost
 	// every op a line more.
 	gaps    uint8
-	coreIdx int32  // -1 for SDMA and the host
+	coreIdx int32  // -1 for SDMA (whose core is the issuing one) and the host
 	n       uint32 // ops so far (the agent's epoch counter)
 	gen     uint32
 	// lc holds the agent's components of its own core's agents, by pipe
@@ -407,6 +407,8 @@ type Detector struct {
 	// agentIdx and coreIdx hold index+1 of each agent, by (rank, (core+1)
 	// * NumPipes + pipe), and of each core, by (rank, core).
 	agentIdx table[int32]
+	// sdmaIdx holds index+1 of each SDMA agent, by (rank, issuing core).
+	sdmaIdx table[int32]
 	host     int32
 	cores    []coreState
 	coreIdx  table[int32]

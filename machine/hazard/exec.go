@@ -13,7 +13,12 @@ import (
 // ---- exec -----------------------------------------------------------------
 
 func (d *Detector) exec(e *machine.Event) {
-	a := d.agent(e.Agent)
+	var a int32
+	if e.Agent.Core != -1 {
+		a = d.agent(e.Agent)
+	} else {
+		a = d.sdmaAgent(e.Agent.Rank, e.IssueCore) // an SDMA copy
+	}
 	d.enter(a)
 	serial, p := d.takeIssueOf(a, e, e.Step != "")
 	ag := &d.agents[a]
@@ -57,12 +62,11 @@ func (d *Detector) exec(e *machine.Event) {
 		join(&p.steps, &d.tmp)
 	}
 	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpWaitAsync {
-		// wait_async drains every earlier transfer of the session ("quiet").
-		for i := range d.agents {
-			if o := &d.agents[i]; o.kind == akSDMA && o.rank == ag.rank && o.gen == d.gen {
-				d.tmp = d.release(int32(i), d.tmp)
-				d.acquire(a, &d.tmp)
-			}
+		// wait_async drains every earlier transfer of the session
+		// ("quiet"): the core's own, not its rank's (sdmaAgent).
+		if s := d.sdmaOf(ag.coreIdx); s >= 0 && d.agents[s].gen == d.gen {
+			d.tmp = d.release(s, d.tmp)
+			d.acquire(a, &d.tmp)
 		}
 	}
 }
@@ -1700,7 +1704,8 @@ func (d *Detector) filled(w, r *rec) bool {
 // order on one core; across cores and ranks, the loop iteration, then the
 // source position, and only then the order they were seen.
 func (d *Detector) intendedBefore(a, b *rec) bool {
-	ca, cb := d.agents[a.agent].coreIdx, d.agents[b.agent].coreIdx
+	// An SDMA copy is in its issuing core's order, at its issue.
+	ca, cb := d.orderCore(a.agent), d.orderCore(b.agent)
 	if ca >= 0 && ca == cb && a.serial != b.serial {
 		return a.serial < b.serial
 	}

@@ -11,8 +11,8 @@ import (
 // ClockEntry is one non-zero component of a vector clock: the agent and how
 // many of its ops are known to have happened.
 type ClockEntry struct {
-	// Agent is the component's agent; Core -1 with Rank -1 is the host, Core
-	// -1 with a rank is that rank's SDMA engine.
+	// Agent is the component's agent; Core -1 with Rank -1 is the host, and
+	// Pipe asm.PipeInvalid with a core the SDMA copies that core issued.
 	Agent machine.Agent
 	Value uint32
 }

@@ -101,14 +101,22 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 			}
 			return 2 * e.Issue, nil
 		}
+		sdma := ag.kind == akSDMA
 		if c < 0 {
-			if ag.kind != akSDMA {
+			if !sdma {
 				return 0, nil
 			}
-			c = d.core(ag.rank, e.IssueCore)
+			c = d.core(ag.rank, ag.core) // the issuing core (sdmaAgent)
 		}
 		if st := d.issueState(a, c, e.Issue); st != nil {
 			d.joinState(a, c, st)
+			if sdma {
+				// Its own issue's number, not the composite entry's, which
+				// the core's next issue of the op replaces: a copy still in
+				// flight then took the later trip's place in intended order
+				// and its release. (An async copy has no steps to chain.)
+				return 2 * e.Issue, nil
+			}
 			if step || isComposite(e.Op) {
 				cs := &d.cores[c]
 				for i := range cs.comp {
@@ -329,8 +337,8 @@ func (d *Detector) joinState(a, c int32, st *issueState) {
 		ag.lastSnap, ag.lastSnapRver = st.snapID, st.rver
 		if ag.coreIdx == c && ag.kind != akScalar {
 			// The pipe's other-core part is now the snapshot's if it held
-			// an earlier snapshot's or none. (An SDMA engine runs copies
-			// of any core: its part is not one core's.)
+			// an earlier snapshot's or none. (An SDMA agent is of no
+			// core: coreIdx -1.)
 			ag.setRemote(was.joined(knownRem(st.snapID)))
 		}
 	}
@@ -365,17 +373,11 @@ func (d *Detector) checkEpoch(a, s int32, ep uint32) {
 func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) {
 	ag := &d.agents[a]
 	if ag.coreIdx < 0 {
-		if ag.kind == akSDMA && op != nil {
-			// The SDMA engine runs copies any core of its rank handed over.
-			for c := range d.cores {
-				cs := &d.cores[c]
-				if cs.rank != ag.rank {
-					continue
-				}
-				if p, _ := findPending(cs, op); p != nil {
-					d.joinIssue(a, p)
-					return p.serial, p
-				}
+		if c := d.orderCore(a); ag.kind == akSDMA && op != nil && c >= 0 {
+			// The copies of one core's session (sdmaAgent).
+			if p, _ := findPending(&d.cores[c], op); p != nil {
+				d.joinIssue(a, p)
+				return p.serial, p
 			}
 		}
 		return 0, nil

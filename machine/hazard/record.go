@@ -327,7 +327,8 @@ func (d *Detector) coreName(ag *agentState) string {
 	case ag.kind == akHost:
 		return "host"
 	case ag.kind == akSDMA:
-		return fmt.Sprintf("r%d.sdma", ag.rank)
+		// The copies of one core's session: named by that core.
+		return d.coreName(&agentState{rank: ag.rank, core: ag.core}) + ".sdma"
 	case d.opt.CoreName != nil:
 		return d.opt.CoreName(int(ag.rank), int(ag.core))
 	}
