@@ -409,9 +409,9 @@ type Detector struct {
 	agentIdx table[int32]
 	// sdmaIdx holds index+1 of each SDMA agent, by (rank, issuing core).
 	sdmaIdx table[int32]
-	host     int32
-	cores    []coreState
-	coreIdx  table[int32]
+	host    int32
+	cores   []coreState
+	coreIdx table[int32]
 	// seen is, by core, which issue numbers reached the detector
 	// (history.go).
 	seen []issueSeen
