@@ -88,6 +88,24 @@ var timingSizes = map[string][][]asm.Define{
 	"hazards/c2v_gm_ffts_no_credit_wait": {
 		{{Name: "N", Value: "32"}},
 	},
+	// AIV1's load was ordered after AIV0's SDMA copy whenever that copy
+	// had landed before AIV1's own wait_async: clean unless AIV0 ran
+	// late, while the detector had one SDMA agent per rank.
+	"hazards/sdma_other_core": {
+		{{Name: "SLOW0", Value: "0"}, {Name: "SLOW", Value: "0"}},
+		{{Name: "SLOW0", Value: "16"}, {Name: "SLOW", Value: "0"}},
+		{{Name: "SLOW0", Value: "40"}, {Name: "SLOW", Value: "3"}},
+	},
+	"hazards/sdma_other_core_fixed": {
+		{{Name: "SLOW0", Value: "0"}, {Name: "SLOW", Value: "0"}},
+		{{Name: "SLOW0", Value: "16"}, {Name: "SLOW", Value: "0"}},
+	},
+	// The staging buffer's WAR came with a RAW by source line beside it
+	// under some timings while an SDMA record had no issuing core.
+	"hazards/tput_async_src_reuse": {
+		{{Name: "N", Value: "2"}},
+		{{Name: "N", Value: "8"}},
+	},
 	"hazards/fault_each_core": {
 		{{Name: "N", Value: "1"}},
 		{{Name: "N", Value: "2"}},
