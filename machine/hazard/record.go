@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -515,9 +516,36 @@ func (d *Detector) hint(f *finding) string {
 		return fmt.Sprintf("on rank %d after %s (line %d): `pipe_barrier ALL`, `dsb`, then `tnotify @SIG[rank=%d][i], 1 #op=add`; on rank %d before %s (line %d): `twait @SIG[i], 1 #cmp=ge` (use a signal word nobody resets while a notify may be in flight)",
 			a.Rank, a.Op, a.Line, b.Rank, b.Rank, b.Op, b.Line)
 	case scopeAsync:
-		return fmt.Sprintf("`wait_async` on the transfer's event between %s (line %d) and %s (line %d): an SDMA copy is ordered with nothing else until it is waited for", a.Op, a.Line, b.Op, b.Line)
+		return asyncHint(a, b)
 	}
 	return ""
+}
+
+// asyncHint is the hint for a race with an SDMA copy. A copy is ordered
+// after what its issuing core's scalar knew complete when it issued it, and
+// before what comes after that core's wait_async: a wait on any other core
+// orders nothing of it (sdmaAgent).
+func asyncHint(a, b Site) string {
+	issuer := func(s Site) (string, bool) {
+		if s.Pipe != "SDMA" {
+			return "", false
+		}
+		return strings.TrimSuffix(s.Core, ".sdma"), true
+	}
+	ia, aSDMA := issuer(a)
+	ib, bSDMA := issuer(b)
+	switch {
+	case aSDMA && !bSDMA && ia == b.Core:
+		return fmt.Sprintf("`wait_async` on the transfer's event between %s (line %d) and %s (line %d): an SDMA copy is ordered with nothing else until it is waited for", a.Op, a.Line, b.Op, b.Line)
+	case aSDMA:
+		return fmt.Sprintf("on %s, `wait_async` on the transfer's event after %s (line %d), then hand over to %s before %s (line %d) (an FFTS flag within a rank, a signal across ranks): a core's wait_async orders only its own copies",
+			ia, a.Op, a.Line, cmp.Or(ib, b.Core), b.Op, b.Line)
+	case a.Core == ib:
+		return fmt.Sprintf("make %s (line %d) complete before the copy is issued: `pipe_barrier ALL` (or a %s-to-S flag) before %s (line %d); an SDMA copy is ordered only after what its core's scalar knows is done",
+			a.Op, a.Line, a.Pipe, b.Op, b.Line)
+	}
+	return fmt.Sprintf("hand over from %s after %s (line %d) to %s before it issues %s (line %d) (an FFTS flag within a rank, a signal across ranks; a GM hand-off needs `pipe_barrier ALL` and `dsb` first): an SDMA copy is ordered only after what its core's scalar knows is done",
+		a.Core, a.Op, a.Line, ib, b.Op, b.Line)
 }
 
 // retractUninit takes back one count of the uninit-read reported for read r.
