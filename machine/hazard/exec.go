@@ -13,12 +13,7 @@ import (
 // ---- exec -----------------------------------------------------------------
 
 func (d *Detector) exec(e *machine.Event) {
-	var a int32
-	if e.Agent.Core != -1 {
-		a = d.agent(e.Agent)
-	} else {
-		a = d.sdmaAgent(e.Agent.Rank, e.IssueCore) // an SDMA copy
-	}
+	a := d.execAgent(e) // one line: default.pgo names exec's call sites by line
 	d.enter(a)
 	serial, p := d.takeIssueOf(a, e, e.Step != "")
 	ag := &d.agents[a]
@@ -69,6 +64,15 @@ func (d *Detector) exec(e *machine.Event) {
 			d.acquire(a, &d.tmp)
 		}
 	}
+}
+
+// execAgent is the agent of exec event e: its own, or for an SDMA copy (of
+// no core) the agent of its issuing core's copies.
+func (d *Detector) execAgent(e *machine.Event) int32 {
+	if e.Agent.Core == -1 {
+		return d.sdmaAgent(e.Agent.Rank, e.IssueCore)
+	}
+	return d.agent(e.Agent)
 }
 
 // internalBarrier is the pipe_barrier(PIPE_V) inside the op e executes
@@ -1704,8 +1708,7 @@ func (d *Detector) filled(w, r *rec) bool {
 // order on one core; across cores and ranks, the loop iteration, then the
 // source position, and only then the order they were seen.
 func (d *Detector) intendedBefore(a, b *rec) bool {
-	// An SDMA copy is in its issuing core's order, at its issue.
-	ca, cb := d.orderCore(a.agent), d.orderCore(b.agent)
+	ca, cb := d.orderCore(a.agent), d.orderCore(b.agent) // an SDMA copy: its issuing core's
 	if ca >= 0 && ca == cb && a.serial != b.serial {
 		return a.serial < b.serial
 	}

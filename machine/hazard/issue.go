@@ -101,22 +101,14 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 			}
 			return 2 * e.Issue, nil
 		}
-		sdma := ag.kind == akSDMA
 		if c < 0 {
-			if !sdma {
+			if ag.kind != akSDMA {
 				return 0, nil
 			}
-			c = d.core(ag.rank, ag.core) // the issuing core (sdmaAgent)
+			return d.sdmaIssue(a, e, step) // as many lines as before: default.pgo
 		}
 		if st := d.issueState(a, c, e.Issue); st != nil {
 			d.joinState(a, c, st)
-			if sdma {
-				// Its own issue's number, not the composite entry's, which
-				// the core's next issue of the op replaces: a copy still in
-				// flight then took the later trip's place in intended order
-				// and its release. (An async copy has no steps to chain.)
-				return 2 * e.Issue, nil
-			}
 			if step || isComposite(e.Op) {
 				cs := &d.cores[c]
 				for i := range cs.comp {
@@ -132,6 +124,20 @@ func (d *Detector) takeIssueOf(a int32, e *machine.Event, step bool) (int64, *pe
 	if ag.kind == akScalar && e.Issued > 0 {
 		cs := &d.cores[ag.coreIdx]
 		cs.serial = max(cs.serial, e.Issued)
+	}
+	return d.takeIssue(a, e.Op, step)
+}
+
+// sdmaIssue is takeIssueOf for SDMA agent a's copy e: the state of its
+// issue on its issuing core, and its own issue's serial, not the composite
+// entry's, which the core's next issue of the op replaces while the copy
+// may still be in flight (the copy then took the later trip's place in
+// intended order, and its release). An async copy has no steps to chain.
+func (d *Detector) sdmaIssue(a int32, e *machine.Event, step bool) (int64, *pending) {
+	c := d.core(d.agents[a].rank, d.agents[a].core) // the issuing core (sdmaAgent)
+	if st := d.issueState(a, c, e.Issue); st != nil {
+		d.joinState(a, c, st)
+		return 2 * e.Issue, nil
 	}
 	return d.takeIssue(a, e.Op, step)
 }
@@ -374,7 +380,14 @@ func (d *Detector) takeIssue(a int32, op *asm.COp, step bool) (int64, *pending) 
 	ag := &d.agents[a]
 	if ag.coreIdx < 0 {
 		if c := d.orderCore(a); ag.kind == akSDMA && op != nil && c >= 0 {
-			// The copies of one core's session (sdmaAgent).
+			// An SDMA copy the machine did not number: the pending
+			// entry of its op on its issuing core, whose session's
+			// copies the agent runs (sdmaAgent); another core's entry
+			// of the op is another session's copy.
+			//
+			// (As many lines as the loop over the rank's cores that
+			// this replaced: default.pgo names takeIssue's call sites
+			// by their line in it.)
 			if p, _ := findPending(&d.cores[c], op); p != nil {
 				d.joinIssue(a, p)
 				return p.serial, p
