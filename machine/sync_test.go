@@ -416,3 +416,45 @@ expect @W[rank=0] == @A[rank=1] tol 0
 		t.Errorf("no overlap between the load of chunk 1 and the store of chunk 0")
 	}
 }
+
+// TestSDMAEventIterAtIssue: an SDMA copy's event comes when the copy lands,
+// but names its issue: the issuing core (IssueCore, with Agent.Core -1) and
+// the iteration vector of the tget_async that queued it, not the scalar's
+// when the copy landed (here every copy lands after the loop, once the
+// scalar is in the wait_async). The hazard detector orders the copy by both.
+func TestSDMAEventIterAtIssue(t *testing.T) {
+	obj := assemble(t, `
+window Src : f32 [4, 64] = expr(i * 64 + j)
+gm Dst : f32 [4, 64] = zero
+kernel k : aiv {
+    if rank == 0 {
+        if block_idx == 1 {
+            for %k = 0 to 4 {
+                %e = tget_async @Dst[%k, 0], @Src[rank=1][%k, 0] #rows=1 #cols=64
+            }
+            wait_async %e
+        }
+    }
+}
+launch ranks=2 { run k blocks=2 }
+`)
+	rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+	m, _, err := runObj(t, obj, Options{Observers: []Observer{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]int64
+	for _, e := range rec.evs {
+		if e.Step != "sdma" {
+			continue
+		}
+		if n := m.CoreName(0, int(e.IssueCore)); e.Agent.Core != -1 || n != "r0.aiv1" {
+			t.Errorf("copy %v: Agent.Core %d, issuing core %s; want -1, r0.aiv1", e.Iter, e.Agent.Core, n)
+		}
+		got = append(got, e.Iter)
+	}
+	want := [][]int64{{0}, {1}, {2}, {3}}
+	if !slices.EqualFunc(got, want, slices.Equal[[]int64]) {
+		t.Errorf("the copies' iteration vectors are %v, want %v", got, want)
+	}
+}

@@ -327,9 +327,11 @@ func (d *Detector) coreName(ag *agentState) string {
 	switch {
 	case ag.kind == akHost:
 		return "host"
-	case ag.kind == akSDMA:
+	case ag.kind == akSDMA && ag.core >= 0:
 		// The copies of one core's session: named by that core.
 		return d.coreName(&agentState{rank: ag.rank, core: ag.core}) + ".sdma"
+	case ag.kind == akSDMA:
+		return fmt.Sprintf("r%d.sdma", ag.rank) // no issuing core known
 	case d.opt.CoreName != nil:
 		return d.opt.CoreName(int(ag.rank), int(ag.core))
 	}
