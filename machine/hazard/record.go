@@ -543,8 +543,8 @@ func asyncHint(a, b Site) string {
 		return fmt.Sprintf("on %s, `wait_async` on the transfer's event after %s (line %d), then hand over to %s before %s (line %d) (an FFTS flag within a rank, a signal across ranks): a core's wait_async orders only its own copies",
 			ia, a.Op, a.Line, cmp.Or(ib, b.Core), b.Op, b.Line)
 	case a.Core == ib:
-		return fmt.Sprintf("make %s (line %d) complete before the copy is issued: `pipe_barrier ALL` (or a %s-to-S flag) before %s (line %d); an SDMA copy is ordered only after what its core's scalar knows is done",
-			a.Op, a.Line, a.Pipe, b.Op, b.Line)
+		return fmt.Sprintf("make %s (line %d) complete before the copy is issued: `pipe_barrier ALL` (or `set_flag %s, S, ID` and `wait_flag %s, S, ID`) before %s (line %d); an SDMA copy is ordered only after what its core's scalar knows is done",
+			a.Op, a.Line, a.Pipe, a.Pipe, b.Op, b.Line)
 	}
 	return fmt.Sprintf("hand over from %s after %s (line %d) to %s before it issues %s (line %d) (an FFTS flag within a rank, a signal across ranks; a GM hand-off needs `pipe_barrier ALL` and `dsb` first): an SDMA copy is ordered only after what its core's scalar knows is done",
 		a.Core, a.Op, a.Line, ib, b.Op, b.Line)
