@@ -759,3 +759,22 @@ func TestFindingIterDepth(t *testing.T) {
 		t.Fatalf("no WAR among %v", kinds(fs))
 	}
 }
+
+// An SDMA race's hint says what orders the copy: a wait_async on the core
+// that issued it (then a hand-over when the other access is another
+// core's), or the earlier access known complete before the copy's issue.
+// (Without Options.CoreName, AIV n of a rank is core 24+n: r0.c24.)
+func TestSDMAHintNamesTheFix(t *testing.T) {
+	for _, tc := range []struct{ prog, want string }{
+		{"hazards/sdma_raw", "`wait_async` on the transfer's event between sdma (line 16) and tload (line 18)"},
+		{"hazards/tput_async_src_reuse", "`wait_async` on the transfer's event between sdma (line 30) and tstore (line 26)"},
+		{"hazards/sdma_other_core", "on r0.c24, `wait_async` on the transfer's event after sdma (line 33), then hand over to r0.c25 before tload (line 43)"},
+		{"hazards/sdma_prefetch_loop", "make tload (line 36) complete before the copy is issued: `pipe_barrier ALL`"},
+		{"hazards/sdma_land_scale", "hand over from r0.c25 after tload (line 38) to r0.c24 before it issues sdma (line 31)"},
+	} {
+		fs := runLint(t, assembleProgram(t, tc.prog), true).Findings()
+		if len(fs) != 1 || !strings.Contains(fs[0].Hint, tc.want) {
+			t.Errorf("%s: %v, want one finding whose hint says %q", tc.prog, fs, tc.want)
+		}
+	}
+}
