@@ -476,6 +476,7 @@ const profileNoise = 0.01
 // profile never slows a program by more than a scheduling anomaly.
 func TestTrendProfile(t *testing.T) {
 	changes := fasterProfiles(t)
+	t.Logf("%d profile changes", len(changes))
 	for _, p := range trendPrograms {
 		if !trendFull() && !p.short {
 			continue
@@ -496,7 +497,7 @@ func TestTrendProfile(t *testing.T) {
 					worst, worstDesc = d, ch.desc
 				}
 				if d > profileNoise {
-					t.Errorf("%s: --set %v: %d cycles, %d with the default profile (+%.2f%%)", p.c, ch.set, c, base, 100*d)
+					t.Errorf("%s: %s: %d cycles, %d with the default profile (+%.2f%%)", p.c, ch.desc, c, base, 100*d)
 				}
 			}
 			if worstDesc != "" {
