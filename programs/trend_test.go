@@ -155,6 +155,17 @@ const (
 	linearLo, linearHi = 1.6, 2.4
 )
 
+// sweep runs c with constant name at each of vals and returns the cycles.
+func sweep(t *testing.T, c trendCase, name string, vals []string) []int64 {
+	t.Helper()
+	cs := make([]int64, len(vals))
+	for i, v := range vals {
+		cs[i] = trendCycles(t, embedFrontend, c.with(name+"="+v), nil)
+	}
+	t.Logf("%s: %s = %v: %v", c, name, vals, cs)
+	return cs
+}
+
 // TestTrendSizes: cycles grow (weakly) with every problem dimension, and
 // past the start-up doubling the work about doubles the added time.
 func TestTrendSizes(t *testing.T) {
@@ -163,14 +174,10 @@ func TestTrendSizes(t *testing.T) {
 			continue
 		}
 		t.Run(s.c.prog+"/"+s.name, func(t *testing.T) {
-			cs := make([]int64, len(s.vals))
-			for i, v := range s.vals {
-				cs[i] = trendCycles(t, embedFrontend, s.c.with(s.name+"="+v), nil)
-			}
-			t.Logf("%s: %s = %v: %v", s.c, s.name, s.vals, cs)
+			cs := sweep(t, s.c, s.name, s.vals)
 			for i := 1; i < len(cs); i++ {
 				if float64(cs[i]) < float64(cs[i-1])*(1-trendNoise) {
-					t.Errorf("%s: %s %s → %s: %d → %d cycles, less work in more time",
+					t.Errorf("%s: %s %s → %s: %d → %d cycles, more work in less time",
 						s.c, s.name, s.vals[i-1], s.vals[i], cs[i-1], cs[i])
 				}
 			}
@@ -231,11 +238,7 @@ func TestTrendBlocks(t *testing.T) {
 			continue
 		}
 		t.Run(s.c.prog+"/"+s.name, func(t *testing.T) {
-			cs := make([]int64, len(s.vals))
-			for i, v := range s.vals {
-				cs[i] = trendCycles(t, embedFrontend, s.c.with(s.name+"="+v), nil)
-			}
-			t.Logf("%s: %s = %v: %v", s.c, s.name, s.vals, cs)
+			cs := sweep(t, s.c, s.name, s.vals)
 			for i := 1; i < len(cs); i++ {
 				if s.weak {
 					if d := float64(cs[i])/float64(cs[0]) - 1; d < -s.spread || d > s.spread {
@@ -511,11 +514,12 @@ func TestTrendProfile(t *testing.T) {
 // never makes a run slower than going to HBM for every byte.
 func TestTrendComm(t *testing.T) {
 	type pair struct {
-		c            trendCase
-		slow, fast   map[string]string
-		what         string
-		short        bool
-		strictlyMore bool
+		c    trendCase
+		slow map[string]string // the profile change that removes a resource
+		what string
+		// strictlyMore: the change must cost time (transfers beyond a
+		// neighbour, data read more than once), not only never save it.
+		short, strictlyMore bool
 	}
 	ring := map[string]string{"link.topology": "ring"}
 	noL2 := map[string]string{"l2.size": "0"}
