@@ -2,10 +2,9 @@ package programs_test
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -284,10 +283,10 @@ var trendPrograms = []struct {
 	{c: trendCase{prog: "tget_bw", run: "timed", defs: []string{"BYTES=65536", "ASYNC=1"}}},
 }
 
-// barrierSite matches a line that issues one instruction into a pipe (an
+// barrierLine matches a line that issues one instruction into a pipe (an
 // optional label, then a tile op, a flag op or an FFTS/dsb op); tile
 // declarations are not instructions.
-var barrierSite = regexp.MustCompile(`^(\s*)(?:[A-Za-z_]\w*:\s*)?(?:t(?:[a-z0-9_.]*)|set_flag|wait_flag|ffts_set|ffts_wait|dsb)\b`)
+var barrierLine = regexp.MustCompile(`^(\s*)(?:[A-Za-z_]\w*:\s*)?(?:t(?:[a-z0-9_.]*)|set_flag|wait_flag|ffts_set|ffts_wait|dsb)\b`)
 
 // withBarriers is fe with `pipe_barrier ALL` inserted after the chosen
 // lines (file → line numbers, 0-based) of the program's files.
@@ -305,7 +304,7 @@ func withBarriers(fe asm.Frontend, at map[string]map[int]bool) asm.Frontend {
 			}
 			b.WriteString(l)
 			if at[name][i] {
-				b.WriteString("\n" + barrierSite.FindStringSubmatch(l)[1] + "pipe_barrier ALL")
+				b.WriteString("\n" + barrierLine.FindStringSubmatch(l)[1] + "pipe_barrier ALL")
 			}
 		}
 		return []byte(b.String()), nil
@@ -313,29 +312,35 @@ func withBarriers(fe asm.Frontend, at map[string]map[int]bool) asm.Frontend {
 	return fe
 }
 
-// barrierSites lists every instruction line of the files in program
-// prog's directory (its includes live there).
-func barrierSites(t *testing.T, prog string) map[string][]int {
+// barrierSite is one instruction line: a file the program reads and a
+// 0-based line number.
+type barrierSite struct {
+	file string
+	line int
+}
+
+// barrierSites lists every instruction line of the files program c reads
+// (its own and its includes), in file order.
+func barrierSites(t *testing.T, c trendCase) []barrierSite {
 	t.Helper()
-	path, _ := programs.Find(prog)
-	dir := filepath.ToSlash(filepath.Dir(path))
-	ents, err := fs.ReadDir(programs.FS, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sites := map[string][]int{}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".pto") {
-			continue
+	var files []string
+	fe := embedFrontend
+	fe.ReadFile = func(name string) ([]byte, error) {
+		if !slices.Contains(files, name) {
+			files = append(files, name)
 		}
-		name := dir + "/" + e.Name()
-		src, err := fs.ReadFile(programs.FS, name)
+		return embedFrontend.ReadFile(name)
+	}
+	trendCycles(t, fe, c, nil)
+	var sites []barrierSite
+	for _, f := range files {
+		src, err := embedFrontend.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, l := range strings.Split(string(src), "\n") {
-			if m := barrierSite.FindStringSubmatch(l); m != nil && !strings.HasPrefix(strings.TrimSpace(l), "tile ") {
-				sites[name] = append(sites[name], i)
+			if barrierLine.MatchString(l) && !strings.HasPrefix(strings.TrimSpace(l), "tile ") {
+				sites = append(sites, barrierSite{f, i})
 			}
 		}
 	}
@@ -352,26 +357,24 @@ func TestTrendBarrier(t *testing.T) {
 		}
 		t.Run(p.c.String(), func(t *testing.T) {
 			base := trendCycles(t, embedFrontend, p.c, nil)
-			sites := barrierSites(t, p.c.prog)
+			sites := barrierSites(t, p.c)
 			all := map[string]map[int]bool{}
-			n := 0
-			for f, ls := range sites {
-				all[f] = map[int]bool{}
-				for _, l := range ls {
-					all[f][l] = true
-					n++
-					one := map[string]map[int]bool{f: {l: true}}
-					if c := trendCycles(t, withBarriers(embedFrontend, one), p.c, nil); c < base {
-						t.Errorf("%s: pipe_barrier ALL after %s:%d: %d cycles, %d without it",
-							p.c, f, l+1, c, base)
-					}
+			for _, st := range sites {
+				if all[st.file] == nil {
+					all[st.file] = map[int]bool{}
+				}
+				all[st.file][st.line] = true
+				one := map[string]map[int]bool{st.file: {st.line: true}}
+				if c := trendCycles(t, withBarriers(embedFrontend, one), p.c, nil); c < base {
+					t.Errorf("%s: pipe_barrier ALL after %s:%d: %d cycles, %d without it",
+						p.c, st.file, st.line+1, c, base)
 				}
 			}
 			c := trendCycles(t, withBarriers(embedFrontend, all), p.c, nil)
 			if c < base {
-				t.Errorf("%s: pipe_barrier ALL after each of %d instructions: %d cycles, %d without", p.c, n, c, base)
+				t.Errorf("%s: pipe_barrier ALL after each of %d instructions: %d cycles, %d without", p.c, len(sites), c, base)
 			}
-			t.Logf("%s: %d cycles, %d with a barrier after each of %d instructions", p.c, base, c, n)
+			t.Logf("%s: %d cycles, %d with a barrier after each of %d instructions", p.c, base, c, len(sites))
 		})
 	}
 }
