@@ -379,6 +379,55 @@ func TestTrendBarrier(t *testing.T) {
 	}
 }
 
+// parityLet matches a `let` that picks a ping-pong buffer by parity
+// (`let %b = %t & 1`); singleBuffered rewrites it to `& 0`, so every
+// iteration uses buffer 0 with the same flags and instructions.
+var parityLet = regexp.MustCompile(`(?m)^(\s*let %\w+ = .*)& 1\b`)
+
+// singleBuffered is fe with every ping-pong of the program's files
+// collapsed onto its first buffer.
+func singleBuffered(fe asm.Frontend) asm.Frontend {
+	read := fe.ReadFile
+	fe.ReadFile = func(name string) ([]byte, error) {
+		src, err := read(name)
+		if err != nil {
+			return src, err
+		}
+		return parityLet.ReplaceAll(src, []byte("${1}& 0")), nil
+	}
+	return fe
+}
+
+// TestTrendDoubleBuffer: a double-buffered kernel is faster than the same
+// kernel with every buffer pair collapsed onto one buffer: the same
+// instructions, but each load waits for the previous tile's last reader.
+func TestTrendDoubleBuffer(t *testing.T) {
+	for _, p := range []struct {
+		c     trendCase
+		short bool
+	}{
+		{c: trendCase{prog: "gemm_db", defs: []string{"K=2048"}}, short: true},
+		{c: trendCase{prog: "gemm_unit"}},
+		{c: trendCase{prog: "vec_add"}, short: true},
+		{c: trendCase{prog: "softmax"}, short: true},
+		{c: trendCase{prog: "conv"}},
+		{c: trendCase{prog: "fa_softmax"}, short: true},
+		{c: trendCase{prog: "ffn_grid/unified_fixed"}},
+	} {
+		if !trendFull() && !p.short {
+			continue
+		}
+		t.Run(p.c.String(), func(t *testing.T) {
+			double := trendCycles(t, embedFrontend, p.c, nil)
+			single := trendCycles(t, singleBuffered(embedFrontend), p.c, nil)
+			t.Logf("%s: %d cycles double-buffered, %d single", p.c, double, single)
+			if single <= double {
+				t.Errorf("%s: single-buffered %d cycles, double-buffered %d: want the double buffer faster", p.c, single, double)
+			}
+		})
+	}
+}
+
 // profileChange is one change to the default profile that only adds
 // resources: a faster path or a shorter latency.
 type profileChange struct {
