@@ -21,7 +21,7 @@ import (
 // buffers. Each is metamorphic: two runs of a shipped program that differ in
 // one thing, and the direction the cycle counts must move. By default (and
 // with -short) a subset runs, in well under 30 s; PTOASM_TRENDS=full runs
-// every program at the grids docs/profile.md lists (a few minutes).
+// every program at the grids docs/profile.md lists (about 20 s).
 
 // trendFull reports whether the full grids run.
 func trendFull() bool { return os.Getenv("PTOASM_TRENDS") == "full" }
