@@ -1129,7 +1129,12 @@ func (c *core) drainAll(op *asm.COp) bool {
 	c.state = scRunning
 	end := m.now
 	for _, p := range c.plist {
-		end = max(end, p.lastEnd)
+		// The barrier waits for every pipe's last op to complete, its
+		// pending tail included: pto-isa's pipe_barrier(PIPE_ALL) flushes
+		// (charges) every pipe's tail, as pipe_barrier(PIPE_V) does V's
+		// (FlushAllPendingTails, include/pto/costmodel/trace.hpp@3186c381).
+		// Dropping it made an added barrier ALL faster than none.
+		end = max(end, p.lastEnd+p.tail)
 		p.tail = 0
 	}
 	c.t = max(c.t, end) + m.prof.Sync.Barrier

@@ -614,7 +614,7 @@ func (p *pipeState) cost(e *entry, start int64) int64 {
 			d = p.gmPortsMemo(e, r, pl, start, d)
 		} else {
 			r.portBusy = max(start, r.portBusy) + mm.port
-			d = max(d, r.portBusy-start)
+			d = max(d+p.hbmReadLatency(mm.src), r.portBusy-start)
 		}
 	}
 	return max(d, 1)
@@ -833,12 +833,25 @@ func (p *pipeState) dmaCost(e *entry, start int64, src, dst asm.Space, bytes int
 		}
 		ps := max(start, r.portBusy)
 		r.portBusy = ps + ceilDiv(bytes, prof.GMBW)
-		d = max(d, r.portBusy-start)
+		d = max(d+p.hbmReadLatency(src), r.portBusy-start)
 		if ps > start && m.stalls {
 			p.contention(e, start, ps, "GM port busy")
 		}
 	}
 	return max(d, 1)
+}
+
+// hbmReadLatency is what a transfer from src pays beyond its dma.* time on
+// a rank without an L2 (l2.size=0): a GM read misses with every byte, so it
+// pays l2.miss_latency in full, as a read that misses the L2 does in l2Book
+// (the dma.* latencies are L2 hits, docs/profile.md "L2"). Without it a
+// cache made every cold read slower than no cache at all (TestTrendComm).
+// Writes complete as they do with the L2: they pay no read latency.
+func (p *pipeState) hbmReadLatency(src asm.Space) int64 {
+	if src != asm.GM {
+		return 0
+	}
+	return p.m.prof.L2.MissLatency
 }
 
 // gmPorts books a GM transfer of e on rank r's memory system with an L2 and
