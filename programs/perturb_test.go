@@ -92,6 +92,13 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "N", Value: "1"}},
 		{{Name: "N", Value: "2"}},
 	},
+	// Which drain wait the run reports as a deadlock and which the static
+	// pass reports follows the count's parity; at NMAX no trip breaks and
+	// both are the static pass's. The sites must not move.
+	"hazards/early_exit_after_wait": {
+		{{Name: "NT", Value: "5"}},
+		{{Name: "NT", Value: "8"}},
+	},
 }
 
 // programSizes returns program name's path, its `// test:` defines and the
