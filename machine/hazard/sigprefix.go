@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/ptoasm/ptoasm/machine"
 )
@@ -321,18 +322,6 @@ func (ad *adderHist) add(r multiRel) {
 	ad.rels = append(ad.rels, r)
 }
 
-// below is the agent's sum of adds through its latest release whose
-// component i is below v (0 when none is, or when releases older than the
-// kept ones are lost: counting less orders the wait after more).
-func (ad *adderHist) below(i int32, v uint32) int64 {
-	for k := len(ad.rels) - 1; k >= 0; k-- {
-		if get(ad.rels[k].clock, i) < v {
-			return ad.rels[k].through
-		}
-	}
-	return 0
-}
-
 // meetWait orders agent a, whose satisfied single-word wait visits word c,
 // after what every set of the landed adds that meets its compare carries
 // (above), and reports whether it did; false leaves the word to the whole
@@ -360,22 +349,44 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 		return true // the value before the run's adds met it already
 	}
 	var meet vclock
-	var vals []uint32
+	var vals, col []uint32
+	d.flush(a) // its clock holds its core's components too
+	own := &d.agents[a].clock
 	for i := int32(0); i < n; i++ {
+		if i&blkMask == 0 {
+			if b, same := m.sameBlock(i >> blkBits); same {
+				// Every release holds this block: each component's meet
+				// is its value (some release is in every passing set).
+				if b != nil {
+					for k, v := range b.v {
+						if v > 0 {
+							meet.set(i+int32(k), v)
+						}
+					}
+				}
+				i += blk - 1
+				continue
+			}
+		}
+		col = col[:0]
 		vals = vals[:0]
+		top := uint32(0)
 		for k := range m.adders {
 			for r := range m.adders[k].rels {
-				if v := get(m.adders[k].rels[r].clock, i); v > 0 {
+				v := get(m.adders[k].rels[r].clock, i)
+				col = append(col, v)
+				if v > 0 {
 					vals = append(vals, v)
+					top = max(top, v)
 				}
 			}
 		}
-		if len(vals) == 0 {
-			continue
+		if top == 0 || get(*own, i) >= top {
+			continue // nothing here the waiter does not hold already
 		}
 		slices.Sort(vals)
 		vals = slices.Compact(vals)
-		if v := d.meetAt(m, base, i, vals); v > 0 {
+		if v := d.meetAt(m, base, col, vals); v > 0 {
 			meet.set(i, v)
 		}
 	}
@@ -383,24 +394,59 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 	return true
 }
 
-// meetAt is the meet's component i: the least of the values vals (the
-// kept releases' non-zero values there, increasing) below which no set of
-// prefixes satisfies the wait's compare (0: one that stays at 0 does).
-func (d *Detector) meetAt(m *multiHist, base int64, i int32, vals []uint32) uint32 {
-	w := &d.wait
-	prev := uint32(0)
-	for _, v := range vals {
-		// The largest prefixes whose releases are all at most prev.
-		sum := base
-		for k := range m.adders {
-			sum += m.adders[k].below(i, prev+1)
+// sameBlock returns block bi of the kept releases when every one of them
+// holds the same block there (a block shared copy-on-write, or none).
+func (m *multiHist) sameBlock(bi int32) (*vblock, bool) {
+	var first *vblock
+	for k := range m.adders {
+		for r := range m.adders[k].rels {
+			b := blockAt(&m.adders[k].rels[r].clock, bi)
+			if k == 0 && r == 0 {
+				first = b
+			} else if b != first {
+				return nil, false
+			}
 		}
-		if machine.CompareSignal(w.cmp, sum, w.want) {
-			return prev
-		}
-		prev = v
 	}
-	return prev
+	return first, true
+}
+
+// blockAt is clock c's block bi, nil when it has none.
+func blockAt(c *vclock, bi int32) *vblock {
+	gi := int(bi >> grpBits)
+	if gi >= len(c.g) || c.g[gi] == nil {
+		return nil
+	}
+	return c.g[gi].b[bi&grpMask]
+}
+
+// meetAt is the meet at one component: col holds each kept release's
+// value there, adder by adder in m's order, oldest first (so increasing
+// within an adder), and vals the distinct non-zero ones, increasing. It is
+// the least u among 0 and vals such that the largest prefixes whose
+// releases are all at most u satisfy the wait's compare; the sum of those
+// prefixes grows with u, so a binary search finds it.
+func (d *Detector) meetAt(m *multiHist, base int64, col, vals []uint32) uint32 {
+	w := &d.wait
+	passes := func(u uint32) bool {
+		sum, off := base, 0
+		for k := range m.adders {
+			rels := m.adders[k].rels
+			c, _ := slices.BinarySearch(col[off:off+len(rels)], u+1) // releases <= u
+			if c > 0 {
+				sum += rels[c-1].through
+			}
+			off += len(rels)
+		}
+		return machine.CompareSignal(w.cmp, sum, w.want)
+	}
+	if passes(0) {
+		return 0
+	}
+	// The least j with passes(vals[j]); the last passes (every kept
+	// release is at most it), and a wait that passed proves it.
+	j := sort.Search(len(vals)-1, func(j int) bool { return passes(vals[j]) })
+	return vals[j]
 }
 
 // sawAdds is a wait's term of the ReadsFrom fingerprint for a word several
