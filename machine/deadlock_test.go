@@ -98,28 +98,7 @@ func TestDeadlockRootFirst(t *testing.T) {
 			// deadlock finding's second site moved with the timing
 			// (hazards/early_exit_after_wait at NT=5).
 			name: "kernel end after a full queue",
-			body: `
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    tload %x, @X[0, 0]
-    wait_flag V, MTE3, 1`,
+			body: strings.Repeat("\n    tload %x, @X[0, 0]", 20) + "\n    wait_flag V, MTE3, 1",
 			want: []string{"MTE3:25", "S:"},
 			root: 1,
 		},

@@ -41,14 +41,7 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSim(Options{})
-			p := &prog{}
-			st := p.op("tstore", 40, MTE3)
-			bar := p.op("pipe_barrier", 41, S)
-			nt := p.op("tnotify", 42, S)
-			tw := p.op("twait", 50, S)
-			tw.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sigCnt}, {Kind: asm.ArgScalar, Val: asm.CExpr{Const: true, Val: tc.want}}}
-			tw.Attrs = []asm.CAttr{{Key: "cmp", Word: tc.cmp, IsWord: true}}
-			ld := p.op("tload", 51, MTE2)
+			_, st, bar, nt, tw, ld := counterOps(tc.want, tc.cmp)
 			word := func(write bool) []machine.Access {
 				return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
 			}
@@ -88,6 +81,27 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 	}
 }
 
+// counterOps are the counter tests' ops: the data store (line 40), the
+// drain (41), the notify (42), the wait for want on @S (50) and the load
+// (51).
+func counterOps(want int64, cmp string) (p *prog, st, bar, nt, tw, ld *asm.COp) {
+	p = &prog{}
+	st = p.op("tstore", 40, MTE3)
+	bar = p.op("pipe_barrier", 41, S)
+	nt = p.op("tnotify", 42, S)
+	tw = twaitOp(p, 50, sigCnt, want, cmp)
+	ld = p.op("tload", 51, MTE2)
+	return p, st, bar, nt, tw, ld
+}
+
+// twaitOp is `twait @sig[0], want #cmp=cmp` at line.
+func twaitOp(p *prog, line int, sig *asm.TensorInfo, want int64, cmp string) *asm.COp {
+	tw := p.op("twait", line, S)
+	tw.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sig}, {Kind: asm.ArgScalar, Val: asm.CExpr{Const: true, Val: want}}}
+	tw.Attrs = []asm.CAttr{{Key: "cmp", Word: cmp, IsWord: true}}
+	return tw
+}
+
 // sigArr is a second signal word, on rank 2 (a peer's own arrival word).
 var sigArr = &asm.TensorInfo{Name: "T", Index: 3, Class: asm.TensorSignal, Bytes: 64, DType: asm.I32}
 
@@ -120,18 +134,9 @@ func TestSeveralNotifiersWaitNeedsOnlyItsAdds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSim(Options{})
-			p := &prog{}
-			st := p.op("tstore", 40, MTE3)
-			bar := p.op("pipe_barrier", 41, S)
-			nt := p.op("tnotify", 42, S)
+			p, st, bar, nt, tw, ld := counterOps(tc.want, "ge")
 			na := p.op("tnotify", 43, S)
-			wa := p.op("twait", 44, S)
-			wa.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sigArr}, {Kind: asm.ArgScalar, Val: asm.CExpr{Const: true, Val: 2}}}
-			wa.Attrs = []asm.CAttr{{Key: "cmp", Word: "ge", IsWord: true}}
-			tw := p.op("twait", 50, S)
-			tw.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sigCnt}, {Kind: asm.ArgScalar, Val: asm.CExpr{Const: true, Val: tc.want}}}
-			tw.Attrs = []asm.CAttr{{Key: "cmp", Word: "ge", IsWord: true}}
-			ld := p.op("tload", 51, MTE2)
+			wa := twaitOp(p, 44, sigArr, 2, "ge")
 			cnt := func(write bool) []machine.Access {
 				return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
 			}
