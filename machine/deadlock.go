@@ -40,9 +40,16 @@ func (m *Machine) deadlock() *DeadlockError {
 			links = append(links, waitLink{c: c, pipe: p.p, head: e})
 		}
 		if c.state == scQueueFull || c.state == scEnd {
-			// Report the scalar after the pipe that holds it.
+			// Report the scalar after the pipe that holds it. At kernel
+			// end it waits at no instruction: waitOp is then whatever it
+			// last stalled on (a full queue, a flag), which the latencies
+			// chose, and a deadlock's second site moved with them.
+			op := c.waitOp
+			if c.state == scEnd {
+				op = nil
+			}
 			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
-				Op: c.waitOp, Reason: c.describeWait()})
+				Op: op, Reason: c.describeWait()})
 			d.Names = append(d.Names, c.vname)
 			links = append(links, waitLink{c: c, pipe: asm.PipeS})
 		}

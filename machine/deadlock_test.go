@@ -14,7 +14,7 @@ func TestDeadlockRootFirst(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want []string // "PIPE:LINE" in report order, root first; "S:0" is any scalar line
+		want []string // "PIPE:LINE" in report order, root first; "S:0" is any scalar line, "S:" a scalar at kernel end (no instruction)
 		root int      // how many leading entries are roots
 		// cube: the body runs on an AIC with %a, %b, %c (left, right,
 		// acc); else on an AIV with %x.
@@ -32,7 +32,7 @@ func TestDeadlockRootFirst(t *testing.T) {
     tload %x, @X[0, 0]
     set_flag MTE2, V, 0
     wait_flag MTE2, V, 0`,
-			want: []string{"MTE3:5", "MTE2:7", "S:0", "V:10"},
+			want: []string{"MTE3:5", "MTE2:7", "S:", "V:10"},
 			root: 1,
 		},
 		{
@@ -91,6 +91,18 @@ func TestDeadlockRootFirst(t *testing.T) {
 			root: 1,
 		},
 		{
+			// The scalar stalls on MTE2's full queue, then issues the rest
+			// and ends; MTE3 waits for a set nothing issues. At kernel end
+			// the scalar waits at no instruction: it used to be reported at
+			// the load it last stalled on, which the DMA latency chose, so a
+			// deadlock finding's second site moved with the timing
+			// (hazards/early_exit_after_wait at NT=5).
+			name: "kernel end after a full queue",
+			body: strings.Repeat("\n    tload %x, @X[0, 0]", 20) + "\n    wait_flag V, MTE3, 1",
+			want: []string{"MTE3:25", "S:"},
+			root: 1,
+		},
+		{
 			// The scalar's own wait_flag (dst S) whose set is queued behind a
 			// wait that nothing sets.
 			name: "scalar wait",
@@ -117,7 +129,7 @@ func TestDeadlockRootFirst(t *testing.T) {
     set_flag FIX, M, 0
     wait_flag FIX, M, 0
     tmatmul.acc %c, %a, %b #unit=final`,
-			want: []string{"FIX:7", "M:9", "S:0"},
+			want: []string{"FIX:7", "M:9", "S:"},
 			root: 1,
 			cube: true,
 		},
@@ -132,7 +144,7 @@ func TestDeadlockRootFirst(t *testing.T) {
     set_flag M, FIX, 0
     wait_flag M, FIX, 0
     tstore @C[0, 0], %c #unit=final`,
-			want: []string{"M:7", "FIX:9", "S:0"},
+			want: []string{"M:7", "FIX:9", "S:"},
 			root: 1,
 			cube: true,
 		},

@@ -110,6 +110,23 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "N", Value: "1"}},
 		{{Name: "N", Value: "2"}},
 	},
+	// Which drain wait the run reports as a deadlock and which the static
+	// pass reports follows the count's parity; at NMAX no trip breaks and
+	// both are the static pass's. The sites must not move.
+	// A wait on a word several ranks add to: with one rank late (its
+	// arrival out when the wait passes) and with a peer a round ahead (its
+	// next arrival in), docs/hazards.md "Counters several agents add to".
+	"hazards/arrival_count_one_short": {
+		{{Name: "SLOW", Value: "200"}},
+	},
+	"hazards/arrival_rounds": {
+		{{Name: "SLOW", Value: "200"}},
+		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
+	},
+	"hazards/early_exit_after_wait": {
+		{{Name: "NT", Value: "5"}},
+		{{Name: "NT", Value: "8"}},
+	},
 }
 
 // programSizes returns program name's path, its `// test:` defines and the

@@ -466,6 +466,12 @@ type Detector struct {
 	wait        waitCmp
 	prefixes    map[uint64]*sigPrefix
 	movedPrefix *sigPrefix
+	// multi holds the releases of words several agents add to, by the
+	// word's release id, and multiAdd the history the add being visited
+	// extended, whose version signalCell sets once it has counted the add
+	// (sigprefix.go, "several notifiers").
+	multi    map[*sigCore]*multiHist
+	multiAdd *multiHist
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

@@ -1425,6 +1425,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			}
 			break
 		}
+		if d.meetWait(a, c) {
+			break // several notifiers: only the releases every way to pass needs
+		}
 		// A waiter polling an unchanged word has joined it already.
 		id := d.sigID(c)
 		if checkShortcuts && d.agents[a].joinedSig(id, c.sigVer, d.gen) {
@@ -1454,6 +1457,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			d.keptPrefix(c)
 			d.setRelease(c, rel, *loc)
 		} else {
+			d.keepAdders(c, a, rel, *loc)
 			d.wholeRelease(c)
 			d.dropPrefix(c)
 			c.sigFrom = 0
@@ -1464,6 +1468,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			join(&c.sig, rel)
 		}
 		c.sigVer++
+		if m := d.multiAdd; m != nil {
+			m.ver, d.multiAdd = c.sigVer, nil
+		}
 		c.written = true
 	default:
 		for x, adds := 0, c.adds(); x < len(adds); x++ {

@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -40,14 +41,7 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSim(Options{})
-			p := &prog{}
-			st := p.op("tstore", 40, MTE3)
-			bar := p.op("pipe_barrier", 41, S)
-			nt := p.op("tnotify", 42, S)
-			tw := p.op("twait", 50, S)
-			tw.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sigCnt}, {Kind: asm.ArgScalar, Val: asm.CExpr{Const: true, Val: tc.want}}}
-			tw.Attrs = []asm.CAttr{{Key: "cmp", Word: tc.cmp, IsWord: true}}
-			ld := p.op("tload", 51, MTE2)
+			_, st, bar, nt, tw, ld := counterOps(tc.want, tc.cmp)
 			word := func(write bool) []machine.Access {
 				return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
 			}
@@ -82,6 +76,118 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 			}
 			if len(fs) != 1 || fs[0].Kind != KindRAW || fs[0].First.Line != 40 || fs[0].Second.Line != 51 {
 				t.Fatalf("want RAW 40, 51; got %v", kinds(fs))
+			}
+		})
+	}
+}
+
+// counterOps are the counter tests' ops: the data store (line 40), the
+// drain (41), the notify (42), the wait for want on @S (50) and the load
+// (51).
+func counterOps(want int64, cmp string) (p *prog, st, bar, nt, tw, ld *asm.COp) {
+	p = &prog{}
+	st = p.op("tstore", 40, MTE3)
+	bar = p.op("pipe_barrier", 41, S)
+	nt = p.op("tnotify", 42, S)
+	tw = twaitOp(p, 50, sigCnt, want, cmp)
+	ld = p.op("tload", 51, MTE2)
+	return p, st, bar, nt, tw, ld
+}
+
+// twaitOp is `twait @sig[0], want #cmp=cmp` at line.
+func twaitOp(p *prog, line int, sig *asm.TensorInfo, want int64, cmp string) *asm.COp {
+	tw := p.op("twait", line, S)
+	tw.Args = []asm.Arg{{Kind: asm.ArgGM, GM: sig}, {Kind: asm.ArgScalar, Val: asm.CExpr{Const: true, Val: want}}}
+	tw.Attrs = []asm.CAttr{{Key: "cmp", Word: cmp, IsWord: true}}
+	return tw
+}
+
+// sigArr is a second signal word, on rank 2 (a peer's own arrival word).
+var sigArr = &asm.TensorInfo{Name: "T", Index: 3, Class: asm.TensorSignal, Bytes: 64, DType: asm.I32}
+
+// TestSeveralNotifiersWaitNeedsOnlyItsAdds: ranks 1, 2 and 3 each write
+// slot x of rank 0's @W on MTE3, drain and add 1 to rank 0's counter (an
+// all-to-all arrival count); rank 0 waits for want and loads slots 1..3.
+// With want 3 every add is needed and the load is clean; with want 2 (one
+// short) any two suffice, so no add is needed on every timing and the load
+// races every write whose add it did not need, whichever had landed: it
+// used to be ordered after every add that had landed, clean when all three
+// had and racing the late one's write only when one was late (the verdict
+// followed the ranks' speed). A peer a round ahead (ahead: ranks 1 and 3
+// arrive at rank 2's own word too, and rank 2, past its wait for both,
+// adds twice, its second add standing in for a late one) carries their
+// writes through its second add, so the load stays clean with rank 1's add
+// landed or not: no false alarm.
+func TestSeveralNotifiersWaitNeedsOnlyItsAdds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		want  int64
+		late  []int32 // ranks whose add lands after the load
+		ahead bool
+		race  int64 // pipe pairs of RAW 40, 51 (0: clean)
+	}{
+		{"needs all", 3, nil, false, 0},
+		{"one short, all in", 2, nil, false, 3},
+		{"one short, rank 3 late", 2, []int32{3}, false, 1},
+		{"peer ahead, late one in", 3, nil, true, 0},
+		{"peer ahead, late one out", 3, []int32{1}, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(Options{})
+			p, st, bar, nt, tw, ld := counterOps(tc.want, "ge")
+			na := p.op("tnotify", 43, S)
+			wa := twaitOp(p, 44, sigArr, 2, "ge")
+			cnt := func(write bool) []machine.Access {
+				return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
+			}
+			s.hostInit(winW, 0, 0x1000)
+			s.hostInit(sigCnt, 0, 0x3000)
+			s.hostInit(sigArr, 2, 0x4000)
+			s.ev(machine.Event{Kind: machine.EvRunStart})
+			val := int64(0)
+			add := func(x int32) {
+				val++
+				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(x, 0, S), Op: nt, Word: "add", Value: 1, Accesses: cnt(true)})
+			}
+			for x := int32(1); x <= 3; x++ {
+				s.issue(x, 0, st, MTE3)
+				s.exec(ag(x, 0, MTE3), st, nil, gmAcc(winW, 0, 0x1000+0x100*int64(x), 0x1100+0x100*int64(x), true))
+				s.barrier(x, 0, ALL, bar)
+			}
+			if tc.ahead {
+				// Ranks 1 and 3 arrive at rank 2 too; rank 2 passes its
+				// own wait for both and so is a round ahead.
+				for _, x := range []int32{1, 3} {
+					s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(x, 0, S), Op: na, Word: "add", Value: 1,
+						Accesses: []machine.Access{gmAcc(sigArr, 2, 0x4000, 0x4004, true)}})
+				}
+				s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(2, 0, S), Op: wa, Value: 2, Want: 2,
+					Accesses: []machine.Access{gmAcc(sigArr, 2, 0x4000, 0x4004, false)}})
+			}
+			for x := int32(1); x <= 3; x++ {
+				if !slices.Contains(tc.late, x) {
+					add(x)
+				}
+			}
+			if tc.ahead {
+				add(2) // rank 2's next round
+			}
+			s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: val, Want: tc.want, Accesses: cnt(false)})
+			s.issue(0, 0, ld, MTE2)
+			s.exec(ag(0, 0, MTE2), ld, nil, gmAcc(winW, 0, 0x1100, 0x1400, false))
+			for _, x := range tc.late {
+				add(x)
+			}
+			s.ev(machine.Event{Kind: machine.EvRunEnd})
+			fs := s.d.Findings()
+			if tc.race == 0 {
+				if len(fs) != 0 {
+					t.Fatalf("want clean, got %v", kinds(fs))
+				}
+				return
+			}
+			if len(fs) != 1 || fs[0].Kind != KindRAW || fs[0].First.Line != 40 || fs[0].Second.Line != 51 || int64(fs[0].Count) != tc.race {
+				t.Fatalf("want RAW 40, 51 [%d pipe pairs]; got %v", tc.race, kinds(fs))
 			}
 		})
 	}

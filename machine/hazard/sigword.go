@@ -523,4 +523,14 @@ func (d *Detector) moveSigs(moved map[*sigCore]movedSig) {
 			d.relSeen[a].id = n.id
 		}
 	}
+	// A word several agents add to keeps its releases (sigprefix.go).
+	for id, n := range moved {
+		if m := d.multi[id]; m != nil {
+			delete(d.multi, id)
+			if m.ver == n.from {
+				m.ver = n.to
+				d.multi[n.id] = m
+			}
+		}
+	}
 }

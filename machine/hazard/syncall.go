@@ -106,6 +106,7 @@ func (d *Detector) hostWrite(e *machine.Event) {
 func (d *Detector) runBoundary(start bool) {
 	d.gen++
 	d.prefixes = nil // every word's release is of an earlier run now
+	d.multi = nil
 	for i := range d.cores {
 		cs := &d.cores[i]
 		for j := range cs.pending {
