@@ -391,7 +391,7 @@ func describeUnitWait(e *entry, p asm.Pipe) string {
 		name = "%" + t.Name
 	}
 	if p == asm.PipeM {
-		return fmt.Sprintf("#unit: waits until a FIX read of %s with #unit=final releases it (a final tmatmul published it; a store or move without #unit does not release it)", name)
+		return fmt.Sprintf("#unit: waits until a FIX read of %s with #unit=final releases it (a final tmatmul published it; a store or move without #unit, or with #unit=partial, does not release it)", name)
 	}
 	return fmt.Sprintf("#unit: waits until a tmatmul with #unit=final publishes %s (a mad without it, or #unit=partial, does not)", name)
 }
