@@ -383,3 +383,34 @@ func TestDoubleSetNameIgnoresTiming(t *testing.T) {
 func withKindOnly(fs []hazard.Finding, kind string) []hazard.Finding {
 	return slices.DeleteFunc(slices.Clone(fs), func(f hazard.Finding) bool { return f.Kind != kind })
 }
+
+// TestManyNotifiersIgnoreLateRank lints arrival_count_one_short (an arrival
+// count waited one short) at more ranks than a word's kept adders used to
+// cover (16): past the cap the wait joins every landed add, so with every
+// rank on time it linted clean and with one rank late it reported the RAW.
+// Both timings must report the same race (docs/hazards.md, "Counters
+// several agents add to").
+func TestManyNotifiersIgnoreLateRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	p, _ := programs.Find("hazards/arrival_count_one_short")
+	for _, ranks := range []string{"24", "40"} {
+		var got [][]string
+		for _, slow := range []string{"0", "200"} {
+			defs := []asm.Define{{Name: "RANKS", Value: ranks}, {Name: "SLOW", Value: slow}}
+			obj, errs := asm.Assemble(embedFrontend, p, defs)
+			if errs.HasErrors() || obj == nil {
+				t.Fatalf("assemble %s -D RANKS=%s: %v", p, ranks, errs)
+			}
+			fs, _, err := lintWith(obj, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, verdict(fs))
+		}
+		if len(got[0]) == 0 || !slices.Equal(got[0], got[1]) {
+			t.Errorf("RANKS=%s: the verdict moves with a late rank (- on time, + late):%s", ranks, diffLines(got[0], got[1]))
+		}
+	}
+}

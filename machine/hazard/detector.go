@@ -472,6 +472,13 @@ type Detector struct {
 	// (sigprefix.go, "several notifiers").
 	multi    map[*sigCore]*multiHist
 	multiAdd *multiHist
+	// meetBlocks, meetNs and meetCol are meetWait's scratch: the kept
+	// releases' blocks at one block index, their sizes, one component, its
+	// values above the waiter's.
+	meetBlocks []*vblock
+	meetNs     []int32
+	meetCol    []uint32
+	meetVals   []uint32
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

@@ -2,7 +2,6 @@ package hazard
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/ptoasm/ptoasm/machine"
 )
@@ -213,8 +212,10 @@ func (d *Detector) acquirePrefix(a int32, c *cell, ent *prefixRel) {
 // is kept keep the whole join (ordering more: a missed race, never a false
 // one).
 
-// maxAdders bounds the agents whose releases one word keeps.
-const maxAdders = 16
+// maxAdders bounds the agents whose releases one word keeps: past it the
+// wait joins every landed add (a verdict that can move with timing), below
+// it a wait costs about adders × 8 reads a component it does not hold.
+const maxAdders = 64
 
 // multiHist is the releases of the agents that add to one word in this
 // run (gen), valid while the word's sigVer is ver.
@@ -349,47 +350,57 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 		return true // the value before the run's adds met it already
 	}
 	var meet vclock
-	var vals, col []uint32
 	d.flush(a) // its clock holds its core's components too
 	own := &d.agents[a].clock
-	for i := int32(0); i < n; i++ {
-		if i&blkMask == 0 {
-			if b, same := m.sameBlock(i >> blkBits); same {
-				// Every release holds this block: each component's meet
-				// is its value (some release is in every passing set).
-				if b != nil {
-					for k, v := range b.v {
-						if v > 0 {
-							meet.set(i+int32(k), v)
-						}
-					}
-				}
-				i += blk - 1
-				continue
-			}
-		}
-		col = col[:0]
-		vals = vals[:0]
-		top := uint32(0)
+	// Block by block: each kept release's block is read once, not once a
+	// component (at 64 adders a component's 512 reads through the tables
+	// were most of a wait's cost).
+	bs, ns, col := d.meetBlocks[:0], d.meetNs[:0], d.meetCol[:0]
+	for bi := int32(0); bi<<blkBits < n; bi++ {
+		bs, ns = bs[:0], ns[:0]
+		same := true
 		for k := range m.adders {
 			for r := range m.adders[k].rels {
-				v := get(m.adders[k].rels[r].clock, i)
-				col = append(col, v)
-				if v > 0 {
-					vals = append(vals, v)
-					top = max(top, v)
-				}
+				rc := &m.adders[k].rels[r].clock
+				b := blockAt(rc, bi)
+				same = same && (len(bs) == 0 || b == bs[0])
+				bs, ns = append(bs, b), append(ns, rc.size())
 			}
 		}
-		if top == 0 || get(*own, i) >= top {
-			continue // nothing here the waiter does not hold already
+		i0 := bi << blkBits
+		if same {
+			// Every release holds this block: each component's meet
+			// is its value (some release is in every passing set).
+			if b := bs[0]; b != nil {
+				for k, v := range b.v {
+					if v > 0 {
+						meet.set(i0+int32(k), v)
+					}
+				}
+			}
+			continue
 		}
-		slices.Sort(vals)
-		vals = slices.Compact(vals)
-		if v := d.meetAt(m, base, col, vals); v > 0 {
-			meet.set(i, v)
+		for k := int32(0); k < blk; k++ {
+			col = col[:0]
+			top := uint32(0)
+			for j, b := range bs {
+				v := uint32(0)
+				if b != nil && i0+k < ns[j] { // as get reads it
+					v = b.v[k]
+				}
+				col = append(col, v)
+				top = max(top, v)
+			}
+			have := get(*own, i0+k)
+			if top <= have {
+				continue // nothing here the waiter does not hold already
+			}
+			if v := d.meetAt(m, base, col, have, top); v > 0 {
+				meet.set(i0+k, v)
+			}
 		}
 	}
+	d.meetBlocks, d.meetNs, d.meetCol = bs, ns, col
 	d.acquire(a, &meet)
 	return true
 }
@@ -422,11 +433,14 @@ func blockAt(c *vclock, bi int32) *vblock {
 
 // meetAt is the meet at one component: col holds each kept release's
 // value there, adder by adder in m's order, oldest first (so increasing
-// within an adder), and vals the distinct non-zero ones, increasing. It is
-// the least u among 0 and vals such that the largest prefixes whose
-// releases are all at most u satisfy the wait's compare; the sum of those
-// prefixes grows with u, so a binary search finds it.
-func (d *Detector) meetAt(m *multiHist, base int64, col, vals []uint32) uint32 {
+// within an adder), and top the largest. It is the least u such that the
+// largest prefixes whose releases are all at most u satisfy the wait's
+// compare; the sum of those prefixes grows with u and changes only at the
+// values col holds, so the least integer u that passes is one of them (or
+// 0), and a binary search over [0, top] finds it without sorting them.
+// The waiter holds have there already, so a meet at or below it is
+// returned as 0 (nothing to acquire) and the search starts above it.
+func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint32) uint32 {
 	w := &d.wait
 	passes := func(u uint32) bool {
 		sum, off := base, 0
@@ -440,13 +454,44 @@ func (d *Detector) meetAt(m *multiHist, base int64, col, vals []uint32) uint32 {
 		}
 		return machine.CompareSignal(w.cmp, sum, w.want)
 	}
-	if passes(0) {
+	if passes(have) {
 		return 0
 	}
-	// The least j with passes(vals[j]); the last passes (every kept
-	// release is at most it), and a wait that passed proves it.
-	j := sort.Search(len(vals)-1, func(j int) bool { return passes(vals[j]) })
-	return vals[j]
+	// The least u in (have, top] that passes; top passes (every kept
+	// release is at most it), and a wait that passed proves it. It is
+	// one of col's values there: search them when they are few (sorted,
+	// log of their count steps), else the integers (log of the span).
+	cand := d.meetVals[:0]
+	for _, v := range col {
+		if v > have {
+			cand = append(cand, v)
+		}
+	}
+	d.meetVals = cand
+	if len(cand) <= 64 {
+		slices.Sort(cand)
+		cand = slices.Compact(cand)
+		lo, hi := 0, len(cand)-1
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if passes(cand[mid]) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return cand[lo]
+	}
+	lo, hi := have+1, top
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if passes(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // sawAdds is a wait's term of the ReadsFrom fingerprint for a word several
