@@ -405,23 +405,6 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 	return true
 }
 
-// sameBlock returns block bi of the kept releases when every one of them
-// holds the same block there (a block shared copy-on-write, or none).
-func (m *multiHist) sameBlock(bi int32) (*vblock, bool) {
-	var first *vblock
-	for k := range m.adders {
-		for r := range m.adders[k].rels {
-			b := blockAt(&m.adders[k].rels[r].clock, bi)
-			if k == 0 && r == 0 {
-				first = b
-			} else if b != first {
-				return nil, false
-			}
-		}
-	}
-	return first, true
-}
-
 // blockAt is clock c's block bi, nil when it has none.
 func blockAt(c *vclock, bi int32) *vblock {
 	gi := int(bi >> grpBits)
