@@ -11,7 +11,12 @@
 #   go build -o /tmp/new ./cmd/ptoasm   # on the new one
 #   scripts/lint-compare.sh /tmp/old /tmp/new [RANKS...]
 #
-# It prints one line per difference and exits 1 if there was any.
+# It prints one line per difference and exits 1 if there was any. With
+# LINT_COMPARE_KEEP=DIR set, each difference's outputs of both binaries
+# (out, err, rc) are kept as DIR/N-old.* and DIR/N-new.*, N the difference's
+# number, so a difference seen once can be read afterwards (session 17 saw
+# 57 differences while `go test ./...` ran beside the script that a rerun
+# did not show, and had nothing left to read).
 set -u
 if [ $# -lt 2 ]; then
 	echo "usage: $0 OLD-PTOASM NEW-PTOASM [RANKS...]" >&2
@@ -37,8 +42,15 @@ one() { # file, then -D flags
 	runs=$((runs + 1))
 	for x in out err rc; do
 		if ! cmp -s "$tmp/old.$x" "$tmp/new.$x"; then
-			echo "DIFF $f $* ($x)"
 			diffs=$((diffs + 1))
+			echo "DIFF $f $* ($x)${LINT_COMPARE_KEEP:+ kept as $diffs}"
+			if [ -n "${LINT_COMPARE_KEEP:-}" ]; then
+				mkdir -p "$LINT_COMPARE_KEEP"
+				for y in out err rc; do
+					cp "$tmp/old.$y" "$LINT_COMPARE_KEEP/$diffs-old.$y"
+					cp "$tmp/new.$y" "$LINT_COMPARE_KEEP/$diffs-new.$y"
+				done
+			fi
 			break
 		fi
 	done
