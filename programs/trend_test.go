@@ -165,15 +165,21 @@ func sweep(t *testing.T, c trendCase, name string, vals []string) []int64 {
 	return cs
 }
 
+// runSeries sweeps constant name of c over vals in a subtest of its own and
+// hands the cycle counts to check; a series outside the -short subset runs
+// only under PTOASM_TRENDS=full. The size and block series share it.
+func runSeries(t *testing.T, c trendCase, name string, vals []string, short bool, check func(t *testing.T, cs []int64)) {
+	if !trendFull() && !short {
+		return
+	}
+	t.Run(c.prog+"/"+name, func(t *testing.T) { check(t, sweep(t, c, name, vals)) })
+}
+
 // TestTrendSizes: cycles grow (weakly) with every problem dimension, and
 // past the start-up doubling the work about doubles the added time.
 func TestTrendSizes(t *testing.T) {
 	for _, s := range sizeSeriesList {
-		if !trendFull() && !s.short {
-			continue
-		}
-		t.Run(s.c.prog+"/"+s.name, func(t *testing.T) {
-			cs := sweep(t, s.c, s.name, s.vals)
+		runSeries(t, s.c, s.name, s.vals, s.short, func(t *testing.T, cs []int64) {
 			for i := 1; i < len(cs); i++ {
 				if float64(cs[i]) < float64(cs[i-1])*(1-trendNoise) {
 					t.Errorf("%s: %s %s → %s: %d → %d cycles, more work in less time",
@@ -233,11 +239,7 @@ var blockSeriesList = []blockSeries{
 // about flat.
 func TestTrendBlocks(t *testing.T) {
 	for _, s := range blockSeriesList {
-		if !trendFull() && !s.short {
-			continue
-		}
-		t.Run(s.c.prog+"/"+s.name, func(t *testing.T) {
-			cs := sweep(t, s.c, s.name, s.vals)
+		runSeries(t, s.c, s.name, s.vals, s.short, func(t *testing.T, cs []int64) {
 			for i := 1; i < len(cs); i++ {
 				if s.weak {
 					if d := float64(cs[i])/float64(cs[0]) - 1; d < -s.spread || d > s.spread {
