@@ -108,8 +108,9 @@ func Assemble(fe Frontend, main string, defines []Define) (*Object, ErrorList) {
 			a.obj.Kernels = append(a.obj.Kernels, ki)
 		}
 	}
-	for _, ki := range a.obj.Kernels {
+	for i, ki := range a.obj.Kernels {
 		a.kernel(ki)
+		placeOps(ki.Body, int32(i+1))
 	}
 	for _, d := range a.decls {
 		switch d := d.(type) {

@@ -691,3 +691,32 @@ func (a *assembler) attrs(ks *kernelScope, d *opDef, in *Instr, op *COp) bool {
 	}
 	return ok
 }
+
+// placeOps sets the Kernel and Barriers of every op of body, a kernel's
+// compiled body: each op counts the barriers written before it in its own
+// loop's body, and a nested loop counts, for the ops after it, as the
+// barriers its body holds.
+func placeOps(body []CStmt, kernel int32) int32 {
+	n := int32(0)
+	var walk func([]CStmt)
+	walk = func(list []CStmt) {
+		for _, s := range list {
+			switch s := s.(type) {
+			case *COp:
+				s.Kernel, s.Barriers = kernel, n
+				if s.Info.Op == OpSyncall {
+					n++
+				}
+			case *CIf:
+				walk(s.Then)
+				walk(s.Else)
+			case *CFor:
+				n += placeOps(s.Body, kernel)
+			case *CWhile:
+				n += placeOps(s.Body, kernel)
+			}
+		}
+	}
+	walk(body)
+	return n
+}

@@ -216,6 +216,18 @@ type COp struct {
 	// Unit is the #unit attribute, decoded once: the L0C unit flag of a mad
 	// or of a FIX read of L0C.
 	Unit UnitPhase
+	// Kernel is one more than the index of the op's kernel in
+	// Object.Kernels (0: an op of the machine's own, in no kernel).
+	Kernel int32
+	// Barriers is how many grid barriers (syncall) are written before the
+	// op in the body of its innermost loop (the kernel's body outside
+	// loops), those in branches and in nested loops included: where the
+	// op stands among its kernel's barriers as written, whether or not a
+	// run passes them. Two kernels of one launch meet at their barriers,
+	// so it orders their accesses the way the program means them
+	// (machine/hazard, intendedBefore) where the source line would give
+	// only the order the kernels are written in.
+	Barriers int32
 }
 
 // UnitPhase is an L0C unit-flag phase (pto-isa AccPhase / STPhase,

@@ -1712,8 +1712,10 @@ func (d *Detector) filled(w, r *rec) bool {
 }
 
 // intendedBefore orders two accesses the way the program means them: issue
-// order on one core; across cores and ranks, the loop iteration, then the
-// source position, and only then the order they were seen.
+// order on one core; across cores and ranks, the loop iteration, then, for
+// two kernels, their places among the grid barriers each kernel's loop body
+// is written with (barrierBefore), then the source position, and only then
+// the order they were seen.
 func (d *Detector) intendedBefore(a, b *rec) bool {
 	ca, cb := d.orderCore(a.agent), d.orderCore(b.agent) // an SDMA copy: its issuing core's
 	if ca >= 0 && ca == cb && a.serial != b.serial {
@@ -1724,6 +1726,9 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 			if a.iter[i] != b.iter[i] {
 				return a.iter[i] < b.iter[i]
 			}
+		}
+		if before, ok := barrierBefore(a.op, b.op); ok {
+			return before
 		}
 	}
 	pa, pb := opPos(a.op), opPos(b.op)
@@ -1745,6 +1750,23 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		return ga.core < gb.core
 	}
 	return true
+}
+
+// barrierBefore orders two ops of different kernels, met in one iteration
+// of loops as deep, by the grid barriers written before each in its loop's
+// body (asm.COp.Barriers): the kernels of a launch pass their barriers
+// together, so an op written after more of them is meant to come later,
+// whether or not the run passed them all (syncall_rounds_skip: round 1
+// skips the second barrier in both kernels, and the cube's store written
+// before it is meant to come before the AIV's load written after it). ok is
+// false when the kernels are one or the counts are equal: within one kernel
+// the source line says as much, and across two it says only the order the
+// kernels are written in.
+func barrierBefore(a, b *asm.COp) (before, ok bool) {
+	if a == nil || b == nil || a.Kernel == b.Kernel || a.Kernel == 0 || b.Kernel == 0 || a.Barriers == b.Barriers {
+		return false, false
+	}
+	return a.Barriers < b.Barriers, true
 }
 
 func opPos(op *asm.COp) asm.Pos {
