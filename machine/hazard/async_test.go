@@ -177,6 +177,7 @@ func TestSelfChecks(t *testing.T) {
 	}{
 		{"local joins", &checkLocalJoins, &localJoins},
 		{"shortcuts", &checkShortcuts, &shortcuts},
+		{"owned hand-offs", &checkShortcuts, &ownHits},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			*tc.check, *tc.count = true, 0

@@ -1,0 +1,270 @@
+package hazard
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// A memo entry as its core's hand-off state (entryState).
+//
+// A memo hit in one of handoff's two states read and wrote the cell's
+// three lines (its header, last write and first read), each cold by the
+// core's next event: the machine interleaves every core's events, and a
+// core's entries and cells are evicted between two of its own
+// (docs/performance.md, round 34 of lint). An entry whose cell is in a
+// state the hand-offs keep to (no other reads, no other writes, no
+// uninitialised reads, written in this run generation, a data cell) owns
+// the cell: it holds the last write's and first read's agent and epoch,
+// the few flags the hand-offs test, and pointers to their records, which
+// are in the core's arena (the exec's record, one copy per op instance
+// and not per access). A hit in a hand-off state then reads and writes
+// the entry alone. The cell is made whole (its records, hasR and firstW
+// written back, its own lists put back) by whatever reaches it otherwise:
+// every path to a cell's state goes through visitCell, accessCell, a
+// split or collapse (copyTo, imap.collapse), a host write or the
+// reads-from fingerprint, and each calls makeWhole; an owned cell's lists
+// are its entry's mark, whose owner names the entry. The entry lets go
+// when it is refilled, when its core's arena is full, at a run boundary,
+// when the cache is reset and when the findings are read. Under
+// checkShortcuts every hit the entry takes also runs the general path on
+// a whole copy of the cell (checkOwn).
+
+// entryState is the hand-off state an entry holds while it owns its cell
+// (own): the second line of accMemo.
+type entryState struct {
+	// wRec and r0Rec are the records of the cell's last write and first
+	// read (in the core's arena), nil while the cell's own are current.
+	wRec, r0Rec *rec
+	// mark is the entry's lists, the cell's while the entry owns it;
+	// saved the cell's own lists meanwhile (nil, or empty ones).
+	mark, saved *cellLists
+	wAgent      int32
+	wEpoch      uint32
+	r0Agent     int32
+	r0Epoch     uint32
+	own         bool
+	hasR        bool
+	firstW      bool
+	r0Raced     bool
+	_           [12]byte // the state is one line
+}
+
+// arenaRecs is how many records a core's arena holds before its entries
+// let go of their cells.
+const arenaRecs = 64
+
+// makeWhole gives c back its state when a memo entry owns it.
+func (c *cell) makeWhole() {
+	if l := c.lists; l != nil && l.owner != nil {
+		l.owner.release()
+	}
+}
+
+// release makes e's cell whole when e owns it, and leaves e owning none.
+func (e *accMemo) release() {
+	if !e.own {
+		return
+	}
+	c := e.c
+	if e.wRec != nil {
+		c.w = *e.wRec
+	}
+	if e.r0Rec != nil {
+		c.read0 = *e.r0Rec
+	}
+	c.hasR, c.firstW = e.hasR, e.firstW
+	c.lists = e.saved
+	e.own, e.wRec, e.r0Rec, e.saved = false, nil, nil, nil
+}
+
+// lastWrite is the record of the last write of the cell e owns.
+func (e *accMemo) lastWrite() *rec {
+	if e.wRec != nil {
+		return e.wRec
+	}
+	return &e.c.w
+}
+
+// wholeAll makes every owned cell whole and empties the arenas.
+func (cc *cellCache) wholeAll() {
+	for i := range cc.memo {
+		cc.memo[i].release()
+	}
+	for i := range cc.arena {
+		cc.arena[i] = cc.arena[i][:0]
+	}
+}
+
+// wholeCore makes the cells core ci's entries own whole.
+func (cc *cellCache) wholeCore(ci int) {
+	for i := range cc.memo[ci*memoWays : (ci+1)*memoWays] {
+		cc.memo[ci*memoWays+i].release()
+	}
+}
+
+// keep files r in the arena of core ci, or finds it there as the last
+// record filed (an op's accesses share their record), and returns where.
+// A full arena first makes its core's cells whole, e's among them.
+func (d *Detector) keep(r *rec, ci int) *rec {
+	cc := &d.cells
+	if ci >= len(cc.arena) {
+		cc.arena = append(cc.arena, make([][]rec, ci+1-len(cc.arena))...)
+	}
+	ar := cc.arena[ci]
+	if n := len(ar); n > 0 && ar[n-1] == *r {
+		return &ar[n-1]
+	}
+	if len(ar) == cap(ar) {
+		if ar == nil {
+			ar = make([]rec, 0, arenaRecs)
+		} else {
+			cc.wholeCore(ci)
+			ar = ar[:0]
+		}
+	}
+	ar = append(ar, *r)
+	cc.arena[ci] = ar
+	return &ar[len(ar)-1]
+}
+
+// adopt makes e the owner of its cell c after a hit visited c, when c is
+// in a state the entry can hold.
+func (d *Detector) adopt(e *accMemo, c *cell, acc *machine.Access) {
+	if e.own || e.c != c || acc.Space == asm.GM || len(c.reads) != 0 || c.sigBox != nil || !c.written || !c.hasW ||
+		c.w.gen != d.gen || c.hasR && c.read0.gen != d.gen {
+		return
+	}
+	if l := c.lists; l != nil && (l.owner != nil || len(l.adds) != 0 || len(l.unin) != 0) {
+		return
+	}
+	if e.mark == nil {
+		e.mark = &cellLists{}
+	}
+	e.mark.owner = e
+	e.saved, c.lists = c.lists, e.mark
+	e.own, e.wRec, e.r0Rec = true, nil, nil
+	e.wAgent, e.wEpoch, e.hasR, e.firstW = c.w.agent, c.w.epoch, c.hasR, c.firstW
+	e.r0Agent, e.r0Epoch, e.r0Raced = c.read0.agent, c.read0.epoch, c.read0.raced
+}
+
+// handOwn is handoff on the state entry e holds for its cell: the same
+// tests on the entry's fields (the cell's lists, reads and written flag
+// are as adopt found them while e owns it, and its records are of this
+// run generation), and the same change, made to the entry. It reports
+// whether it took the access; when it did not, e may have let go.
+func (d *Detector) handOwn(r *rec, acc *machine.Access, e *accMemo) bool {
+	if acc.Space == asm.GM || r.gen != d.gen {
+		return false
+	}
+	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
+	la, lc := d.aloc[r.agent], &d.agents[r.agent].lc
+	if !acc.Write {
+		if e.hasR || e.firstW || !d.beforeAt(e.wAgent, e.wEpoch, la, lc) {
+			return false
+		}
+	} else {
+		if acc.Atomic || !e.hasR || len(d.ghosts) > 0 || e.wAgent != r.agent || e.r0Agent == r.agent || e.r0Raced {
+			return false
+		}
+		// selfOrdered(&c.w, r), the gens being equal.
+		if e.wEpoch >= r.epoch || r.lag == math.MaxUint16 || r.epoch-uint32(r.lag) < e.wEpoch ||
+			!d.beforeAt(e.r0Agent, e.r0Epoch, la, lc) {
+			return false
+		}
+		if d.unlanded(r, acc) && d.shadowPair(e.lastWrite(), r) {
+			return false // the write is kept shadowed: the cell's path
+		}
+	}
+	p := d.keep(r, int(la>>4)-1)
+	if !e.own {
+		return false // the arena was full: the cell is whole again
+	}
+	d.hit = nil
+	var cp *cell
+	if checkShortcuts {
+		d.checkMemo(r, acc, e)
+		cp = d.checkOwnBefore(r, e)
+	}
+	if !acc.Write {
+		e.r0Rec, e.r0Agent, e.r0Epoch, e.r0Raced, e.hasR = p, r.agent, r.epoch, r.raced, true
+	} else {
+		e.wRec, e.wAgent, e.wEpoch = p, r.agent, r.epoch
+		e.firstW, e.hasR = false, false
+	}
+	if checkShortcuts {
+		d.checkOwn(r, acc, e, cp)
+	}
+	return true
+}
+
+// beforeAt is before for a record of this run generation by agent a at
+// epoch.
+func (d *Detector) beforeAt(a int32, epoch uint32, la uint32, lc *pipeVals) bool {
+	if uint(a) >= uint(len(d.aloc)) || a == d.host || la < 1<<4 {
+		return false
+	}
+	li := d.aloc[a]
+	return li>>4 == la>>4 && lc[li&15] >= epoch
+}
+
+// ownHits counts the hits checkOwn compared.
+var ownHits int
+
+// wholeCopy is e's cell as making it whole would leave it, in a new cell.
+func (e *accMemo) wholeCopy() *cell {
+	c := e.c
+	cp := &cell{lo: c.lo, hi: c.hi, written: c.written, hasW: c.hasW, firstW: e.firstW, hasR: e.hasR, w: *e.lastWrite(), read0: c.read0}
+	if e.r0Rec != nil {
+		cp.read0 = *e.r0Rec
+	}
+	if e.saved != nil {
+		cp.setAdds(append([]rec(nil), e.saved.adds...))
+		cp.setUninit(append([]uninitRead(nil), e.saved.unin...))
+	}
+	return cp
+}
+
+// checkOwnBefore panics unless each ordering handOwn is about to rely on
+// is the clock's, and returns the cell as it stands before the access.
+func (d *Detector) checkOwnBefore(r *rec, e *accMemo) *cell {
+	cp := e.wholeCopy()
+	if cp.w.agent != e.wAgent || cp.w.epoch != e.wEpoch || cp.w.gen != d.gen || cp.hasR && (cp.read0.agent != e.r0Agent || cp.read0.epoch != e.r0Epoch || cp.read0.raced != e.r0Raced || cp.read0.gen != d.gen) {
+		panic(fmt.Sprintf("hazard: agent %d's entry disagrees with its records: w %d@%d read0 %d@%d, records %+v %+v", r.agent, e.wAgent, e.wEpoch, e.r0Agent, e.r0Epoch, cp.w, cp.read0))
+	}
+	told := []*rec{&cp.w}
+	if cp.hasR {
+		told = append(told, &cp.read0)
+	}
+	for _, p := range told {
+		if d.before(p, d.aloc[r.agent], &d.agents[r.agent].lc) && !d.hbOrSame(p, r) {
+			panic(fmt.Sprintf("hazard: agent %d's access at epoch %d against agent %d's at %d: before says ordered, the clock not", r.agent, r.epoch, p.agent, p.epoch))
+		}
+	}
+	return cp
+}
+
+// checkOwn runs the general path on cp, e's cell as it stood before r's
+// access, and panics unless it queued no note, moved nothing, found
+// nothing uninitialised and left the state e holds now.
+func (d *Detector) checkOwn(r *rec, acc *machine.Access, e *accMemo, cp *cell) {
+	shortcuts++
+	ownHits++
+	g := geo{}
+	if e.w > 0 {
+		lo, hi := acc.Bounds()
+		g = exactGeo(cp, lo, hi)
+	}
+	notes, moved := len(d.notes), len(d.moved)
+	lo, hi := int64(-1), int64(-1)
+	d.accessCell(r, acc, cp, g, &lo, &hi)
+	if len(d.notes) != notes || len(d.moved) != moved || lo >= 0 {
+		panic(fmt.Sprintf("hazard: agent %d's owned %s at epoch %d: the general path noted %d races, moved %d, uninitialised [%d, %d)", r.agent, verb(acc), r.epoch, len(d.notes)-notes, len(d.moved)-moved, lo, hi))
+	}
+	fast, slow := stateOf(e.wholeCopy()), stateOf(cp)
+	if fmt.Sprint(fast) != fmt.Sprint(slow) {
+		panic(fmt.Sprintf("hazard: agent %d's owned %s at epoch %d:\nentry      %+v\naccessCell %+v", r.agent, verb(acc), r.epoch, fast, slow))
+	}
+}
