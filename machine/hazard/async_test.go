@@ -440,3 +440,15 @@ func TestDeferredAccesses(t *testing.T) {
 		t.Errorf("only %d deferred exec events: the programs no longer exercise the lister", total)
 	}
 }
+
+// An entry's hand-off state is two lines after its access's: the access
+// line and the state line are what a hit reads, the third line only adopt
+// and release.
+func TestAccMemoSize(t *testing.T) {
+	if n := unsafe.Sizeof(accMemo{}); n != 192 {
+		t.Errorf("accMemo is %d bytes, want 192", n)
+	}
+	if n := unsafe.Offsetof(accMemo{}.entryState) + unsafe.Offsetof(entryState{}.mark); n != 128 {
+		t.Errorf("the entry's mark is at %d, want 128 (the third line)", n)
+	}
+}

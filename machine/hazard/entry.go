@@ -33,14 +33,12 @@ import (
 // a whole copy of the cell (checkOwn).
 
 // entryState is the hand-off state an entry holds while it owns its cell
-// (own): the second line of accMemo.
+// (own): the second line of accMemo, and a third for what only adopt and
+// release use.
 type entryState struct {
 	// wRec and r0Rec are the records of the cell's last write and first
 	// read (in the core's arena), nil while the cell's own are current.
 	wRec, r0Rec *rec
-	// mark is the entry's lists, the cell's while the entry owns it;
-	// saved the cell's own lists meanwhile (nil, or empty ones).
-	mark, saved *cellLists
 	wAgent      int32
 	wEpoch      uint32
 	r0Agent     int32
@@ -49,7 +47,20 @@ type entryState struct {
 	hasR        bool
 	firstW      bool
 	r0Raced     bool
-	_           [12]byte // the state is one line
+	// hasS marks a shadowed write the cell keeps beside its last (its
+	// only other write, history.go): the record at sBase (an earlier last
+	// write's) with lag sLag, by the last write's agent at sEpoch, shadowed
+	// until issue number sOver (rec.overwrite).
+	hasS   bool
+	sLag   uint16
+	sEpoch uint32
+	sOver  int64
+	sBase  *rec
+	// mark is the entry's lists, the cell's while the entry owns it;
+	// saved the cell's own lists meanwhile (nil, or ones with no
+	// uninitialised read and the shadowed write at most).
+	mark, saved *cellLists
+	_           [48]byte // the third line
 }
 
 // arenaRecs is how many records a core's arena holds before its entries
@@ -69,6 +80,7 @@ func (e *accMemo) release() {
 		return
 	}
 	c := e.c
+	s := e.shadowRec() // before c.w: sBase may be it
 	if e.wRec != nil {
 		c.w = *e.wRec
 	}
@@ -77,7 +89,23 @@ func (e *accMemo) release() {
 	}
 	c.hasR, c.firstW = e.hasR, e.firstW
 	c.lists = e.saved
-	e.own, e.wRec, e.r0Rec, e.saved = false, nil, nil, nil
+	if c.lists != nil {
+		c.lists.adds = c.lists.adds[:0]
+	}
+	if e.hasS {
+		c.setAdds(append(c.adds(), s))
+	}
+	e.own, e.hasS, e.wRec, e.r0Rec, e.sBase, e.saved = false, false, nil, nil, nil, nil
+}
+
+// shadowRec is the shadowed write e holds (hasS): shadowOf's record.
+func (e *accMemo) shadowRec() rec {
+	if !e.hasS {
+		return rec{}
+	}
+	s := *e.sBase
+	s.raced, s.lag = true, e.sLag
+	return s
 }
 
 // lastWrite is the record of the last write of the cell e owns.
@@ -137,8 +165,16 @@ func (d *Detector) adopt(e *accMemo, c *cell, acc *machine.Access) {
 		c.w.gen != d.gen || c.hasR && c.read0.gen != d.gen {
 		return
 	}
-	if l := c.lists; l != nil && (l.owner != nil || len(l.adds) != 0 || len(l.unin) != 0) {
-		return
+	var sb *rec
+	if l := c.lists; l != nil {
+		if l.owner != nil || len(l.unin) != 0 || len(l.adds) > 1 {
+			return
+		}
+		if len(l.adds) == 1 {
+			if sb = &l.adds[0]; !sb.shadowed() || sb.agent != c.w.agent || sb.gen != d.gen {
+				return
+			}
+		}
 	}
 	if e.mark == nil {
 		e.mark = &cellLists{}
@@ -146,6 +182,9 @@ func (d *Detector) adopt(e *accMemo, c *cell, acc *machine.Access) {
 	e.mark.owner = e
 	e.saved, c.lists = c.lists, e.mark
 	e.own, e.wRec, e.r0Rec = true, nil, nil
+	if e.hasS = sb != nil; e.hasS {
+		e.sBase, e.sLag, e.sEpoch, e.sOver = sb, sb.lag, sb.epoch, sb.overwrite()
+	}
 	e.wAgent, e.wEpoch, e.hasR, e.firstW = c.w.agent, c.w.epoch, c.hasR, c.firstW
 	e.r0Agent, e.r0Epoch, e.r0Raced = c.read0.agent, c.read0.epoch, c.read0.raced
 }
@@ -162,20 +201,17 @@ func (d *Detector) handOwn(r *rec, acc *machine.Access, e *accMemo) bool {
 	r.write, r.atomic = acc.Write, acc.Atomic && acc.Write
 	la, lc := d.aloc[r.agent], &d.agents[r.agent].lc
 	if !acc.Write {
-		if e.hasR || e.firstW || !d.beforeAt(e.wAgent, e.wEpoch, la, lc) {
+		if e.hasR || e.firstW || !d.beforeAt(e.wAgent, e.wEpoch, la, lc) || e.hasS && !d.beforeAt(e.wAgent, e.sEpoch, la, lc) {
 			return false
 		}
 	} else {
-		if acc.Atomic || !e.hasR || len(d.ghosts) > 0 || e.wAgent != r.agent || e.r0Agent == r.agent || e.r0Raced {
+		if acc.Atomic || !e.hasR || e.hasS || len(d.ghosts) > 0 || e.wAgent != r.agent || e.r0Agent == r.agent || e.r0Raced {
 			return false
 		}
 		// selfOrdered(&c.w, r), the gens being equal.
 		if e.wEpoch >= r.epoch || r.lag == math.MaxUint16 || r.epoch-uint32(r.lag) < e.wEpoch ||
 			!d.beforeAt(e.r0Agent, e.r0Epoch, la, lc) {
 			return false
-		}
-		if d.unlanded(r, acc) && d.shadowPair(e.lastWrite(), r) {
-			return false // the write is kept shadowed: the cell's path
 		}
 	}
 	p := d.keep(r, int(la>>4)-1)
@@ -189,8 +225,21 @@ func (d *Detector) handOwn(r *rec, acc *machine.Access, e *accMemo) bool {
 		cp = d.checkOwnBefore(r, e)
 	}
 	if !acc.Write {
+		// The shadowed write leaves once the core's watermark passed its
+		// overwrite (needShadowed).
+		if e.hasS {
+			if low := d.landed(r, acc); low < 0 || low >= e.sOver-1 {
+				e.hasS = false
+			}
+		}
 		e.r0Rec, e.r0Agent, e.r0Epoch, e.r0Raced, e.hasR = p, r.agent, r.epoch, r.raced, true
 	} else {
+		// The last write stays shadowed while an op issued before r is
+		// still to land (shadows).
+		if w := e.lastWrite(); d.shadowPair(w, r) && d.unlanded(r, acc) {
+			lag := uint16(min(issueOf(r.serial)-issueOf(w.serial), math.MaxUint16))
+			e.hasS, e.sBase, e.sLag, e.sEpoch, e.sOver = true, w, lag, w.epoch, issueOf(w.serial)+int64(lag)
+		}
 		e.wRec, e.wAgent, e.wEpoch = p, r.agent, r.epoch
 		e.firstW, e.hasR = false, false
 	}
@@ -220,9 +269,8 @@ func (e *accMemo) wholeCopy() *cell {
 	if e.r0Rec != nil {
 		cp.read0 = *e.r0Rec
 	}
-	if e.saved != nil {
-		cp.setAdds(append([]rec(nil), e.saved.adds...))
-		cp.setUninit(append([]uninitRead(nil), e.saved.unin...))
+	if e.hasS {
+		cp.setAdds([]rec{e.shadowRec()})
 	}
 	return cp
 }
@@ -237,6 +285,12 @@ func (d *Detector) checkOwnBefore(r *rec, e *accMemo) *cell {
 	told := []*rec{&cp.w}
 	if cp.hasR {
 		told = append(told, &cp.read0)
+	}
+	for x, adds := 0, cp.adds(); x < len(adds); x++ {
+		if adds[x].agent != e.wAgent || adds[x].epoch != e.sEpoch || adds[x].overwrite() != e.sOver {
+			panic(fmt.Sprintf("hazard: agent %d's entry disagrees with its shadowed write: %d@%d until %d, record %+v", r.agent, e.wAgent, e.sEpoch, e.sOver, adds[x]))
+		}
+		told = append(told, &adds[x])
 	}
 	for _, p := range told {
 		if d.before(p, d.aloc[r.agent], &d.agents[r.agent].lc) && !d.hbOrSame(p, r) {
