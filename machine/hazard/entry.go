@@ -51,7 +51,12 @@ type entryState struct {
 	// only other write, history.go): the record at sBase (an earlier last
 	// write's) with lag sLag, by the last write's agent at sEpoch, shadowed
 	// until issue number sOver (rec.overwrite).
-	hasS   bool
+	hasS bool
+	// lost marks an entry whose cell another path reached while it
+	// owned it (a producer's run, another entry): it owns it no more
+	// until it is refilled, or the two would hand the cell back and
+	// forth, each time made whole and adopted again.
+	lost   bool
 	sLag   uint16
 	sEpoch uint32
 	sOver  int64
@@ -65,12 +70,13 @@ type entryState struct {
 
 // arenaRecs is how many records a core's arena holds before its entries
 // let go of their cells.
-const arenaRecs = 64
+const arenaRecs = 256
 
 // makeWhole gives c back its state when a memo entry owns it.
 func (c *cell) makeWhole() {
 	if l := c.lists; l != nil && l.owner != nil {
 		l.owner.release()
+		l.owner.lost = true
 	}
 }
 
@@ -142,7 +148,10 @@ func (d *Detector) keep(r *rec, ci int) *rec {
 		cc.arena = append(cc.arena, make([][]rec, ci+1-len(cc.arena))...)
 	}
 	ar := cc.arena[ci]
-	if n := len(ar); n > 0 && ar[n-1] == *r {
+	if n := len(ar); n > 0 && sameRec(&ar[n-1], r) {
+		if checkShortcuts && ar[n-1] != *r {
+			panic(fmt.Sprintf("hazard: sameRec took %+v for %+v", ar[n-1], *r))
+		}
 		return &ar[n-1]
 	}
 	if len(ar) == cap(ar) {
@@ -158,10 +167,23 @@ func (d *Detector) keep(r *rec, ci int) *rec {
 	return &ar[len(ar)-1]
 }
 
+// sameRec reports whether records a and b are equal, by the fields that
+// tell two records of accesses apart: an op instance's (agent, epoch) in
+// a run generation fixes the rest but for what each access sets (write,
+// atomic, the lag a read may renew) and the marks of kept records; the
+// serial, op and step besides, for records not of an exec. A whole
+// compare was a call to memequal.
+func sameRec(a, b *rec) bool {
+	return a.agent == b.agent && a.epoch == b.epoch && a.gen == b.gen && a.serial == b.serial && a.op == b.op &&
+		a.step == b.step && a.write == b.write && a.atomic == b.atomic && a.raced == b.raced && a.lag == b.lag
+}
+
 // adopt makes e the owner of its cell c after a hit visited c, when c is
-// in a state the entry can hold.
+// in a state the entry can hold, the visit was a hand-off (visitCell's
+// handed: the cell is in the hand-off flow) and no other path took the
+// cell from e before.
 func (d *Detector) adopt(e *accMemo, c *cell, acc *machine.Access) {
-	if e.own || e.c != c || acc.Space == asm.GM || len(c.reads) != 0 || c.sigBox != nil || !c.written || !c.hasW ||
+	if !d.handed || e.own || e.lost || e.c != c || acc.Space == asm.GM || len(c.reads) != 0 || c.sigBox != nil || !c.written || !c.hasW ||
 		c.w.gen != d.gen || c.hasR && c.read0.gen != d.gen {
 		return
 	}

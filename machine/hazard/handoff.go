@@ -31,7 +31,7 @@ import (
 // accessCell, so default.pgo's call sites keep their lines.)
 func (d *Detector) visitCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
 	c.makeWhole()
-	if !d.handoff(r, acc, c, g) {
+	if d.handed = d.handoff(r, acc, c, g); !d.handed {
 		d.accessCell(r, acc, c, g, uninitLo, uninitHi)
 	}
 }
