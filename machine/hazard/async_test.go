@@ -441,14 +441,13 @@ func TestDeferredAccesses(t *testing.T) {
 	}
 }
 
-// An entry's hand-off state is two lines after its access's: the access
-// line and the state line are what a hit reads, the third line only adopt
-// and release.
+// An entry's hand-off state is the line after its access's: the two lines
+// are what a hit reads.
 func TestAccMemoSize(t *testing.T) {
-	if n := unsafe.Sizeof(accMemo{}); n != 192 {
-		t.Errorf("accMemo is %d bytes, want 192", n)
+	if n := unsafe.Sizeof(accMemo{}); n != 128 {
+		t.Errorf("accMemo is %d bytes, want 128", n)
 	}
-	if n := unsafe.Offsetof(accMemo{}.entryState) + unsafe.Offsetof(entryState{}.mark); n != 128 {
-		t.Errorf("the entry's mark is at %d, want 128 (the third line)", n)
+	if n := unsafe.Offsetof(accMemo{}.entryState); n != 64 {
+		t.Errorf("the entry's state is at %d, want 64 (the second line)", n)
 	}
 }

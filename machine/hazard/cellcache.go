@@ -50,6 +50,9 @@ type cellCache struct {
 	// arena holds, by core index, the records of the accesses the core's
 	// entries hold (entry.go); len(memo)/memoWays of them.
 	arena [][]rec
+	// marks holds, by entry, the lists an entry's cell has while the
+	// entry owns it (entry.go), nil until the first.
+	marks []*cellLists
 	// h is the hash index took last: a contiguous access looks in the
 	// sets right after its slot's number is taken (hitCached), and the
 	// two hash alike.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"unsafe"
+
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
@@ -33,8 +35,8 @@ import (
 // a whole copy of the cell (checkOwn).
 
 // entryState is the hand-off state an entry holds while it owns its cell
-// (own): the second line of accMemo, and a third for what only adopt and
-// release use.
+// (own): the second line of accMemo. The entry's mark, the lists its
+// cell has while it owns it, is cellCache.marks' at the entry's index.
 type entryState struct {
 	// wRec and r0Rec are the records of the cell's last write and first
 	// read (in the core's arena), nil while the cell's own are current.
@@ -61,11 +63,6 @@ type entryState struct {
 	sEpoch uint32
 	sOver  int64
 	sBase  *rec
-	// mark is the entry's lists, the cell's while the entry owns it;
-	// saved the cell's own lists meanwhile (nil, or ones with no
-	// uninitialised read and the shadowed write at most).
-	mark, saved *cellLists
-	_           [48]byte // the third line
 }
 
 // arenaRecs is how many records a core's arena holds before its entries
@@ -94,14 +91,14 @@ func (e *accMemo) release() {
 		c.read0 = *e.r0Rec
 	}
 	c.hasR, c.firstW = e.hasR, e.firstW
-	c.lists = e.saved
+	c.lists = c.lists.saved
 	if c.lists != nil {
 		c.lists.adds = c.lists.adds[:0]
 	}
 	if e.hasS {
 		c.setAdds(append(c.adds(), s))
 	}
-	e.own, e.hasS, e.wRec, e.r0Rec, e.sBase, e.saved = false, false, nil, nil, nil, nil
+	e.own, e.hasS, e.wRec, e.r0Rec, e.sBase = false, false, nil, nil, nil
 }
 
 // shadowRec is the shadowed write e holds (hasS): shadowOf's record.
@@ -112,6 +109,18 @@ func (e *accMemo) shadowRec() rec {
 	s := *e.sBase
 	s.raced, s.lag = true, e.sLag
 	return s
+}
+
+// markOf is entry e's mark, made on first use.
+func (cc *cellCache) markOf(e *accMemo) *cellLists {
+	i := int((uintptr(unsafe.Pointer(e)) - uintptr(unsafe.Pointer(&cc.memo[0]))) / unsafe.Sizeof(accMemo{}))
+	if len(cc.marks) < len(cc.memo) {
+		cc.marks = append(cc.marks, make([]*cellLists, len(cc.memo)-len(cc.marks))...)
+	}
+	if cc.marks[i] == nil {
+		cc.marks[i] = &cellLists{}
+	}
+	return cc.marks[i]
 }
 
 // lastWrite is the record of the last write of the cell e owns.
@@ -198,11 +207,8 @@ func (d *Detector) adopt(e *accMemo, c *cell, acc *machine.Access) {
 			}
 		}
 	}
-	if e.mark == nil {
-		e.mark = &cellLists{}
-	}
-	e.mark.owner = e
-	e.saved, c.lists = c.lists, e.mark
+	mark := d.cells.markOf(e)
+	mark.owner, mark.saved, c.lists = e, c.lists, mark
 	e.own, e.wRec, e.r0Rec = true, nil, nil
 	if e.hasS = sb != nil; e.hasS {
 		e.sBase, e.sLag, e.sEpoch, e.sOver = sb, sb.lag, sb.epoch, sb.overwrite()

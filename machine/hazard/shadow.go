@@ -113,8 +113,10 @@ type cellLists struct {
 	adds []rec
 	unin []uninitRead
 	// owner is the memo entry that holds the cell's hand-off state while
-	// it owns the cell (entry.go): its lists are then this empty mark.
+	// it owns the cell (entry.go): its lists are then this empty mark,
+	// and saved the cell's own.
 	owner *accMemo
+	saved *cellLists
 }
 
 // sigBox is a signal word's part of its cell: its release and history.
