@@ -33,9 +33,7 @@ import (
 // and element) and its cells, as a cellSlot holds them: c the one cell of
 // a byte range (w 0), or the one cell of a 2-D view that spanned columns
 // [c0, c0+w) (w > 0), or, for a run of cells of a 2-D view (w < 0), the
-// slot whose run holds them, at index c0. Two cache lines: the access,
-// then the hand-off state the entry holds for its cell while it owns it
-// (entry.go).
+// slot whose run holds them, at index c0. One cache line.
 type accMemo struct {
 	tile   *asm.TileInfo
 	c      *cell
@@ -45,7 +43,6 @@ type accMemo struct {
 	pitch  int32
 	elem   int32
 	c0, w  int32
-	entryState
 }
 
 // memoWays is the entries a core has: half by tile element (the element's
@@ -118,9 +115,6 @@ func (d *Detector) hitMemo(r *rec, acc *machine.Access) bool {
 	if e.w < 0 {
 		return d.hitMemoRun(r, acc, e)
 	}
-	if e.own && d.handOwn(r, acc, e) {
-		return true
-	}
 	c, g := e.c, geo{}
 	if e.w == 0 {
 		if c.lo != acc.Lo || c.hi != acc.Hi {
@@ -141,7 +135,6 @@ func (d *Detector) hitMemo(r *rec, acc *machine.Access) bool {
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	d.visitCell(r, acc, c, g, &uninitLo, &uninitHi)
 	d.noteUninit(r, acc, uninitLo, uninitHi)
-	d.adopt(e, c, acc)
 	return true
 }
 
@@ -183,9 +176,7 @@ func (d *Detector) remember(r *rec, acc *machine.Access, slot *cellSlot, si int,
 	}
 	if b >= len(d.cells.memo) {
 		// Every core known so far: they are made in a burst at the
-		// first events, and a core's entries are 4 KiB. The cells the
-		// entries own are made whole first: they name their entries.
-		d.cells.wholeAll()
+		// first events, and a core's entries are 2 KiB.
 		d.cells.memo = append(d.cells.memo, make([]accMemo, max(b, len(d.cores)*memoWays-memoWays)+memoWays-len(d.cells.memo))...)
 	}
 	// One entry an access: the other half's, from when the access
@@ -195,10 +186,8 @@ func (d *Detector) remember(r *rec, acc *machine.Access, slot *cellSlot, si int,
 		i, o = o, i
 	}
 	if o.same(acc) {
-		o.release()
 		*o = accMemo{}
 	}
-	i.release()
 	e := accMemo{tile: t, c: slot.c, lo: acc.Lo, hi: acc.Hi, key: slot.key,
 		rows: int32(acc.Rows), pitch: int32(acc.Pitch), elem: acc.Elem, c0: slot.c0, w: slot.w}
 	if slot.w < 0 {

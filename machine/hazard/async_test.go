@@ -177,7 +177,6 @@ func TestSelfChecks(t *testing.T) {
 	}{
 		{"local joins", &checkLocalJoins, &localJoins},
 		{"shortcuts", &checkShortcuts, &shortcuts},
-		{"owned hand-offs", &checkShortcuts, &ownHits},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			*tc.check, *tc.count = true, 0
@@ -438,16 +437,5 @@ func TestDeferredAccesses(t *testing.T) {
 	t.Logf("%d lean exec events listed both ways", total)
 	if total < 1000 {
 		t.Errorf("only %d deferred exec events: the programs no longer exercise the lister", total)
-	}
-}
-
-// An entry's hand-off state is the line after its access's: the two lines
-// are what a hit reads.
-func TestAccMemoSize(t *testing.T) {
-	if n := unsafe.Sizeof(accMemo{}); n != 128 {
-		t.Errorf("accMemo is %d bytes, want 128", n)
-	}
-	if n := unsafe.Offsetof(accMemo{}.entryState); n != 64 {
-		t.Errorf("the entry's state is at %d, want 64 (the second line)", n)
 	}
 }

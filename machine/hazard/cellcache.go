@@ -47,12 +47,6 @@ type cellCache struct {
 	// memo holds each core's last access of each tile element
 	// (accmemo.go), by the core's index; empty until the first.
 	memo []accMemo
-	// arena holds, by core index, the records of the accesses the core's
-	// entries hold (entry.go); len(memo)/memoWays of them.
-	arena [][]rec
-	// marks holds, by entry, the lists an entry's cell has while the
-	// entry owns it (entry.go), nil until the first.
-	marks []*cellLists
 	// h is the hash index took last: a contiguous access looks in the
 	// sets right after its slot's number is taken (hitCached), and the
 	// two hash alike.
@@ -164,7 +158,6 @@ func hashAccess(k shadowKey, lo, hi, rows, pitch int64) uint64 {
 }
 
 func (cc *cellCache) reset() {
-	cc.wholeAll()
 	clear(cc.slots)
 	clear(cc.runs)
 	clear(cc.sets)

@@ -560,8 +560,6 @@ type Detector struct {
 	// handingCopy is set while checkHandoff runs handoff on a cell's copy,
 	// so that the copy takes handoff's own change, unchecked.
 	handingCopy bool
-	// handed says whether visitCell's last visit was a hand-off (adopt).
-	handed bool
 }
 
 // New returns a detector with the given options.

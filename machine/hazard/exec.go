@@ -487,7 +487,6 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 
 // accessCell is access on one cell.
 func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
-	c.makeWhole()
 	lo, hi := g.bytes(c.lo, c.hi)
 	if !acc.Write {
 		// Bytes nothing wrote, or whose only write this read was meant to

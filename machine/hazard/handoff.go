@@ -30,8 +30,7 @@ import (
 // takes the access. (The cache's hits call it on the lines that called
 // accessCell, so default.pgo's call sites keep their lines.)
 func (d *Detector) visitCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
-	c.makeWhole()
-	if d.handed = d.handoff(r, acc, c, g); !d.handed {
+	if !d.handoff(r, acc, c, g) {
 		d.accessCell(r, acc, c, g, uninitLo, uninitHi)
 	}
 }

@@ -21,7 +21,7 @@ import (
 func (d *Detector) noteReadsFrom(r *rec, acc *machine.Access) {
 	sm := d.shadowFor(acc)
 	w := &d.agents[r.agent]
-	visit := func(c *cell) { c.makeWhole(); d.readFrom(w, c.hasW, &c.w, c.lo) }
+	visit := func(c *cell) { d.readFrom(w, c.hasW, &c.w, c.lo) }
 	for n := range acc.NumRows() {
 		lo, end := acc.Run(n)
 		if t, i := sm.tableWord(lo, end); t != nil {

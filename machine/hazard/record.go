@@ -403,7 +403,6 @@ func spaceLabel(acc *machine.Access) string {
 // hint, ordered by first site, then kind, then second site.
 func (d *Detector) Findings() []Finding {
 	d.drain()
-	d.cells.wholeAll() // the cells' states whole for whatever reads them next
 	out := make([]Finding, 0, len(d.findings))
 	// A write that races a read of the previous value is reported as that
 	// WAR only: the WAW with the earlier writer has the same fix (the flag

@@ -112,11 +112,6 @@ type cell struct {
 type cellLists struct {
 	adds []rec
 	unin []uninitRead
-	// owner is the memo entry that holds the cell's hand-off state while
-	// it owns the cell (entry.go): its lists are then this empty mark,
-	// and saved the cell's own.
-	owner *accMemo
-	saved *cellLists
 }
 
 // sigBox is a signal word's part of its cell: its release and history.
@@ -310,7 +305,6 @@ func (h *sigHist) stale(gen uint32) (*rec, bool) {
 // hostWrite gives c the state a host write (initial contents, reset,
 // input) leaves: written by r, or poisoned, and nothing else.
 func (c *cell) hostWrite(r *rec, poison bool) {
-	c.makeWhole()
 	c.w, c.hasW, c.written, c.firstW = *r, true, !poison, false
 	c.reads, c.hasR = c.reads[:0], false
 	c.setAdds(c.adds()[:0])
@@ -326,8 +320,6 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 // copyTo gives n c's state, reusing n's slices (n comes from the free
 // list, so a split allocates nothing in the steady state).
 func (c *cell) copyTo(n *cell) {
-	c.makeWhole()
-	n.makeWhole()
 	lists, reads, box := n.lists, n.reads[:0], n.sigBox
 	*n = *c
 	// n keeps its own lists and box: c's would be shared.
@@ -528,9 +520,6 @@ func (m *imap) insert(k int, c *cell) {
 func (m *imap) collapse(i, j int) {
 	if j-i <= 1 {
 		return
-	}
-	for _, c := range m.cells[i:j] {
-		c.makeWhole()
 	}
 	m.cells[i].hi = m.cells[j-1].hi
 	m.bs[i][1] = m.bs[j-1][1]

@@ -104,7 +104,6 @@ func (d *Detector) hostWrite(e *machine.Event) {
 }
 
 func (d *Detector) runBoundary(start bool) {
-	d.cells.wholeAll() // an entry's state is of the current generation
 	d.gen++
 	d.prefixes = nil // every word's release is of an earlier run now
 	d.multi = nil
