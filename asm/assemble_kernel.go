@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,7 +15,11 @@ type kernelScope struct {
 	labels map[string]Span
 	bad    map[*TileInfo]bool // tiles whose declaration had errors: uses stay quiet
 	loops  int
-	sc     *scope
+	// loopStack is the loop statements around the statement being
+	// assembled, outermost first (COp.Loops). Each loop gets its own
+	// slice, shared by the ops directly inside it.
+	loopStack []Stmt
+	sc        *scope
 	// dynValid lists the tiles whose valid region reads registers, compiled
 	// after the body (compileDynValid).
 	dynValid []*TileInfo
@@ -154,9 +159,7 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 				}
 			}
 			slot, ok4 := a.defineReg(ks, s.Var, s.Span)
-			ks.loops++
-			body := a.stmts(ks, s.Body)
-			ks.loops--
+			body := a.loopBody(ks, s, s.Body)
 			if ok1 && ok2 && ok3 && ok4 {
 				out = append(out, &CFor{For: s, Slot: slot, From: from, To: to, Step: step, Body: body})
 			}
@@ -169,9 +172,7 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 			}
 		case *While:
 			cond, ok := a.expr(s.Cond, ks.sc)
-			ks.loops++
-			body := a.stmts(ks, s.Body)
-			ks.loops--
+			body := a.loopBody(ks, s, s.Body)
 			if ok {
 				out = append(out, &CWhile{While: s, Cond: cond, Body: body})
 			}
@@ -190,6 +191,18 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 			a.errs.Add(s.NodeSpan(), "unexpected statement")
 		}
 	}
+	return out
+}
+
+// loopBody assembles the body of loop statement s (a *For or *While) with s
+// on the loop stack.
+func (a *assembler) loopBody(ks *kernelScope, s Stmt, body []Stmt) []CStmt {
+	outer := ks.loopStack
+	ks.loops++
+	ks.loopStack = append(slices.Clip(outer), s)
+	out := a.stmts(ks, body)
+	ks.loops--
+	ks.loopStack = outer
 	return out
 }
 
@@ -281,7 +294,7 @@ func (a *assembler) instr(ks *kernelScope, in *Instr) *COp {
 		}
 		return nil
 	}
-	op := &COp{ID: len(ks.k.Ops), Instr: in, Info: info, Args: make([]Arg, len(ops))}
+	op := &COp{ID: len(ks.k.Ops), Instr: in, Info: info, Args: make([]Arg, len(ops)), Kernel: ks.k, Loops: ks.loopStack}
 	ok := true
 	for i, x := range ops {
 		spec := info.Operands[min(i, len(info.Operands)-1)]

@@ -216,6 +216,13 @@ type COp struct {
 	// Unit is the #unit attribute, decoded once: the L0C unit flag of a mad
 	// or of a FIX read of L0C.
 	Unit UnitPhase
+	// Kernel is the kernel the op belongs to, and Loops the loop statements
+	// (*For, *While) around it, outermost first: the levels of the
+	// iteration vector the scalar issues it in. The hazard detector
+	// compares two accesses' iterations of one kernel only over the loops
+	// they share (docs/hazards.md, "Intended order").
+	Kernel *KernelInfo
+	Loops  []Stmt
 }
 
 // UnitPhase is an L0C unit-flag phase (pto-isa AccPhase / STPhase,

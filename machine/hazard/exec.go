@@ -1720,7 +1720,7 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		return a.serial < b.serial
 	}
 	if a.niter == b.niter {
-		for i := 0; i < int(a.niter); i++ {
+		for i := 0; i < sharedLoops(a, b); i++ {
 			if a.iter[i] != b.iter[i] {
 				return a.iter[i] < b.iter[i]
 			}
@@ -1745,6 +1745,30 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		return ga.core < gb.core
 	}
 	return true
+}
+
+// sharedLoops is how many leading levels of a's and b's iteration vectors
+// (of one depth) count trips of the same loops. Within one kernel that is
+// the loops around both ops: the trip counters of two loops one after the
+// other say nothing of which access comes first, the source does (a
+// rank's own adds into its window in one loop and its left neighbour's
+// ring adds in the next raced as WAW own, add or add, own by whether the
+// chunk number passed the step number: hazards/rs_ring_accum_plain_store).
+// Two kernels' loops (a cube producer's and its vector consumer's, each
+// over the same tiles) are matched by depth, as before; so are accesses
+// whose op is unknown.
+func sharedLoops(a, b *rec) int {
+	n := int(a.niter)
+	if a.op == nil || b.op == nil || a.op.Kernel != b.op.Kernel {
+		return n
+	}
+	la, lb := a.op.Loops, b.op.Loops
+	for i := range min(n, len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return i
+		}
+	}
+	return n
 }
 
 func opPos(op *asm.COp) asm.Pos {
