@@ -15,10 +15,13 @@ type kernelScope struct {
 	labels map[string]Span
 	bad    map[*TileInfo]bool // tiles whose declaration had errors: uses stay quiet
 	loops  int
-	// loopStack is the loop statements around the statement being
-	// assembled, outermost first (COp.Loops). Each loop gets its own
-	// slice, shared by the ops directly inside it.
-	loopStack []Stmt
+	// loopStack is the loops around the statement being assembled,
+	// outermost first (COp.Loops). Each loop gets its own slice, shared
+	// by the ops directly inside it. arms is the if arms around it (Loop.Arms),
+	// ifs counts the kernel's if statements.
+	loopStack []*Loop
+	arms      []int32
+	ifs       int32
 	sc        *scope
 	// dynValid lists the tiles whose valid region reads registers, compiled
 	// after the body (compileDynValid).
@@ -165,8 +168,10 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 			}
 		case *If:
 			cond, ok := a.expr(s.Cond, ks.sc)
-			then := a.stmts(ks, s.Then)
-			els := a.stmts(ks, s.Else)
+			id := ks.ifs
+			ks.ifs++
+			then := a.armStmts(ks, id<<1, s.Then)
+			els := a.armStmts(ks, id<<1|1, s.Else)
 			if ok {
 				out = append(out, &CIf{If: s, Cond: cond, Then: then, Else: els})
 			}
@@ -194,12 +199,21 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 	return out
 }
 
+// armStmts assembles one arm of an if (arm: the if's number, shifted, and
+// 0 for then, 1 for else) with the arm on the arm stack.
+func (a *assembler) armStmts(ks *kernelScope, arm int32, body []Stmt) []CStmt {
+	ks.arms = append(ks.arms, arm)
+	out := a.stmts(ks, body)
+	ks.arms = ks.arms[:len(ks.arms)-1]
+	return out
+}
+
 // loopBody assembles the body of loop statement s (a *For or *While) with s
 // on the loop stack.
 func (a *assembler) loopBody(ks *kernelScope, s Stmt, body []Stmt) []CStmt {
 	outer := ks.loopStack
 	ks.loops++
-	ks.loopStack = append(slices.Clip(outer), s)
+	ks.loopStack = append(slices.Clip(outer), &Loop{Stmt: s, Arms: slices.Clone(ks.arms)})
 	out := a.stmts(ks, body)
 	ks.loops--
 	ks.loopStack = outer

@@ -216,13 +216,35 @@ type COp struct {
 	// Unit is the #unit attribute, decoded once: the L0C unit flag of a mad
 	// or of a FIX read of L0C.
 	Unit UnitPhase
-	// Kernel is the kernel the op belongs to, and Loops the loop statements
-	// (*For, *While) around it, outermost first: the levels of the
-	// iteration vector the scalar issues it in. The hazard detector
-	// compares two accesses' iterations of one kernel only over the loops
-	// they share (docs/hazards.md, "Intended order").
+	// Kernel is the kernel the op belongs to, and Loops the loops around
+	// it, outermost first: the levels of the iteration vector the scalar
+	// issues it in. The hazard detector compares two accesses' iterations
+	// of one kernel only over the loops they share, unless their loops sit
+	// in two arms of one if (docs/hazards.md, "Intended order of two
+	// loops").
 	Kernel *KernelInfo
-	Loops  []Stmt
+	Loops  []*Loop
+}
+
+// Loop is a loop statement of a kernel (*For or *While) and the if arms
+// around it, outermost first, each the if's number in the kernel shifted
+// left by one, or'ed with 0 for its then arm and 1 for its else arm.
+type Loop struct {
+	Stmt Stmt
+	Arms []int32
+}
+
+// Exclusive says whether loops l and m sit in two arms of one if: no
+// scalar runs both on one pass through that if (a producer's loop and a
+// consumer's loop of the roles an `if block_idx == 0` splits a kernel
+// into).
+func (l *Loop) Exclusive(m *Loop) bool {
+	for i := range min(len(l.Arms), len(m.Arms)) {
+		if a, b := l.Arms[i], m.Arms[i]; a != b {
+			return a>>1 == b>>1
+		}
+	}
+	return false
 }
 
 // UnitPhase is an L0C unit-flag phase (pto-isa AccPhase / STPhase,

@@ -1754,9 +1754,10 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 // rank's own adds into its window in one loop and its left neighbour's
 // ring adds in the next raced as WAW own, add or add, own by whether the
 // chunk number passed the step number: hazards/rs_ring_accum_plain_store).
-// Two kernels' loops (a cube producer's and its vector consumer's, each
-// over the same tiles) are matched by depth, as before; so are accesses
-// whose op is unknown.
+// Loops in two arms of one if are two roles' loops over the same trips
+// (a producer AIV's and a consumer AIV's: hazards/sdma_land_scale), and
+// match by depth, as two kernels' loops do (a cube producer's and its
+// vector consumer's), and accesses whose op is unknown.
 func sharedLoops(a, b *rec) int {
 	n := int(a.niter)
 	if a.op == nil || b.op == nil || a.op.Kernel != b.op.Kernel {
@@ -1765,6 +1766,9 @@ func sharedLoops(a, b *rec) int {
 	la, lb := a.op.Loops, b.op.Loops
 	for i := range min(n, len(la), len(lb)) {
 		if la[i] != lb[i] {
+			if la[i].Exclusive(lb[i]) {
+				return n
+			}
 			return i
 		}
 	}
