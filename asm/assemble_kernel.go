@@ -168,10 +168,13 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 			}
 		case *If:
 			cond, ok := a.expr(s.Cond, ks.sc)
-			id := ks.ifs
+			id := ks.ifs << 2
+			if roleCond(s.Cond) {
+				id |= armRole
+			}
 			ks.ifs++
-			then := a.armStmts(ks, id<<1, s.Then)
-			els := a.armStmts(ks, id<<1|1, s.Else)
+			then := a.armStmts(ks, id, s.Then)
+			els := a.armStmts(ks, id|armElse, s.Else)
 			if ok {
 				out = append(out, &CIf{If: s, Cond: cond, Then: then, Else: els})
 			}
@@ -199,8 +202,43 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 	return out
 }
 
-// armStmts assembles one arm of an if (arm: the if's number, shifted, and
-// 0 for then, 1 for else) with the arm on the arm stack.
+// roleCond says whether an if's condition splits the kernel into roles: it
+// reads rank, block_idx or subblock_idx and otherwise only constants, so
+// every pass of one core takes the same arm (Loop.Exclusive).
+func roleCond(e Expr) bool {
+	role := false
+	var ok func(e Expr) bool
+	ok = func(e Expr) bool {
+		switch e := e.(type) {
+		case *Num:
+			return true
+		case *Name:
+			switch e.Name {
+			case "rank", "block_idx", "subblock_idx":
+				role = true
+			}
+			return true // a builtin or a constant
+		case *Paren:
+			return ok(e.X)
+		case *Unary:
+			return ok(e.X)
+		case *Binary:
+			return ok(e.X) && ok(e.Y)
+		case *Call:
+			for _, x := range e.Args {
+				if !ok(x) {
+					return false
+				}
+			}
+			return true
+		}
+		return false // a register, a tensor
+	}
+	return ok(e) && role
+}
+
+// armStmts assembles one arm of an if (arm: a Loop.Arms entry) with the arm
+// on the arm stack.
 func (a *assembler) armStmts(ks *kernelScope, arm int32, body []Stmt) []CStmt {
 	ks.arms = append(ks.arms, arm)
 	out := a.stmts(ks, body)

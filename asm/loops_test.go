@@ -2,10 +2,11 @@ package asm_test
 
 import "testing"
 
-// TestLoops checks each op's loops (COp.Loops) and which pairs of loops sit
-// in two arms of one if (Loop.Exclusive), which the hazard detector's
-// intended order reads: loops one after the other share nothing and are
-// not exclusive, loops in the then and else arms of one if are.
+// TestLoops checks each op's loops (COp.Loops) and which pairs of loops are
+// two roles' (Loop.Exclusive), which the hazard detector's intended order
+// reads: loops one after the other are not, loops in the then and else arms
+// of one if are, and so are loops in two ifs on rank, block_idx or
+// subblock_idx.
 func TestLoops(t *testing.T) {
 	src := `kernel k : aiv {
     tile %t : vec f32 [1, 64]
@@ -37,6 +38,12 @@ func TestLoops(t *testing.T) {
         h: texpands %t, 7.0
         }
     }
+    let %z = block_idx + 1
+    if %z == 1 {
+        for %i = 0 to 2 {
+        i: texpands %t, 8.0
+        }
+    }
 }
 launch ranks=1 {
     run k blocks=1
@@ -52,7 +59,7 @@ launch ranks=1 {
 		ops[op.Instr.Label] = i
 	}
 	loops := func(label string) int { return len(k.Ops[ops[label]].Loops) }
-	for label, want := range map[string]int{"a": 0, "b": 1, "c": 2, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1} {
+	for label, want := range map[string]int{"a": 0, "b": 1, "c": 2, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1} {
 		if got := loops(label); got != want {
 			t.Errorf("%s: %d loops, want %d", label, got, want)
 		}
@@ -68,7 +75,8 @@ launch ranks=1 {
 		{"e", "f", true},  // then and else (the else's if)
 		{"e", "g", true},
 		{"f", "g", true},  // the else-if's two arms
-		{"e", "h", false}, // two ifs one after the other
+		{"e", "h", true},  // two ifs on block_idx: roles
+		{"h", "i", false}, // an if on a register: maybe one core's two phases
 		{"d", "e", false}, // a loop beside an if
 	} {
 		lx, ly := k.Ops[ops[tc.x]].Loops[0], k.Ops[ops[tc.y]].Loops[0]

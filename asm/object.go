@@ -227,21 +227,28 @@ type COp struct {
 }
 
 // Loop is a loop statement of a kernel (*For or *While) and the if arms
-// around it, outermost first, each the if's number in the kernel shifted
-// left by one, or'ed with 0 for its then arm and 1 for its else arm.
+// around it, outermost first: each the if's number in the kernel shifted
+// left by two, or'ed with armRole when the if's condition splits roles
+// (it reads rank, block_idx or subblock_idx and no register) and armElse
+// for its else arm.
 type Loop struct {
 	Stmt Stmt
 	Arms []int32
 }
 
-// Exclusive says whether loops l and m sit in two arms of one if: no
-// scalar runs both on one pass through that if (a producer's loop and a
-// consumer's loop of the roles an `if block_idx == 0` splits a kernel
-// into).
+const (
+	armElse = 1
+	armRole = 2
+)
+
+// Exclusive says whether loops l and m are two roles' loops, which no
+// scalar runs one after the other: they sit in two arms of one if, or in
+// two ifs that each split roles (`if block_idx == 0 { producer }` and
+// `if block_idx == 1 { consumer }`).
 func (l *Loop) Exclusive(m *Loop) bool {
 	for i := range min(len(l.Arms), len(m.Arms)) {
 		if a, b := l.Arms[i], m.Arms[i]; a != b {
-			return a>>1 == b>>1
+			return a>>2 == b>>2 || a&b&armRole != 0
 		}
 	}
 	return false
