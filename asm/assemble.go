@@ -108,9 +108,9 @@ func Assemble(fe Frontend, main string, defines []Define) (*Object, ErrorList) {
 			a.obj.Kernels = append(a.obj.Kernels, ki)
 		}
 	}
-	for i, ki := range a.obj.Kernels {
+	for _, ki := range a.obj.Kernels {
 		a.kernel(ki)
-		placeOps(ki.Body, int32(i+1))
+		placeOps(ki.Body)
 	}
 	for _, d := range a.decls {
 		switch d := d.(type) {

@@ -2,6 +2,7 @@ package asm
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,7 +15,14 @@ type kernelScope struct {
 	labels map[string]Span
 	bad    map[*TileInfo]bool // tiles whose declaration had errors: uses stay quiet
 	loops  int
-	sc     *scope
+	// loopStack is the loops around the statement being assembled,
+	// outermost first (COp.Loops). Each loop gets its own slice, shared
+	// by the ops directly inside it. arms is the if arms around it (Loop.Arms),
+	// ifs counts the kernel's if statements.
+	loopStack []*Loop
+	arms      []int32
+	ifs       int32
+	sc        *scope
 	// dynValid lists the tiles whose valid region reads registers, compiled
 	// after the body (compileDynValid).
 	dynValid []*TileInfo
@@ -154,24 +162,25 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 				}
 			}
 			slot, ok4 := a.defineReg(ks, s.Var, s.Span)
-			ks.loops++
-			body := a.stmts(ks, s.Body)
-			ks.loops--
+			body := a.loopBody(ks, s, s.Body)
 			if ok1 && ok2 && ok3 && ok4 {
 				out = append(out, &CFor{For: s, Slot: slot, From: from, To: to, Step: step, Body: body})
 			}
 		case *If:
 			cond, ok := a.expr(s.Cond, ks.sc)
-			then := a.stmts(ks, s.Then)
-			els := a.stmts(ks, s.Else)
+			id := ks.ifs << 2
+			if roleCond(s.Cond) {
+				id |= armRole
+			}
+			ks.ifs++
+			then := a.armStmts(ks, id, s.Then)
+			els := a.armStmts(ks, id|armElse, s.Else)
 			if ok {
 				out = append(out, &CIf{If: s, Cond: cond, Then: then, Else: els})
 			}
 		case *While:
 			cond, ok := a.expr(s.Cond, ks.sc)
-			ks.loops++
-			body := a.stmts(ks, s.Body)
-			ks.loops--
+			body := a.loopBody(ks, s, s.Body)
 			if ok {
 				out = append(out, &CWhile{While: s, Cond: cond, Body: body})
 			}
@@ -190,6 +199,62 @@ func (a *assembler) stmts(ks *kernelScope, body []Stmt) []CStmt {
 			a.errs.Add(s.NodeSpan(), "unexpected statement")
 		}
 	}
+	return out
+}
+
+// roleCond says whether an if's condition splits the kernel into roles: it
+// reads rank, block_idx or subblock_idx and otherwise only constants, so
+// every pass of one core takes the same arm (Loop.Exclusive).
+func roleCond(e Expr) bool {
+	role := false
+	var ok func(e Expr) bool
+	ok = func(e Expr) bool {
+		switch e := e.(type) {
+		case *Num:
+			return true
+		case *Name:
+			switch e.Name {
+			case "rank", "block_idx", "subblock_idx":
+				role = true
+			}
+			return true // a builtin or a constant
+		case *Paren:
+			return ok(e.X)
+		case *Unary:
+			return ok(e.X)
+		case *Binary:
+			return ok(e.X) && ok(e.Y)
+		case *Call:
+			for _, x := range e.Args {
+				if !ok(x) {
+					return false
+				}
+			}
+			return true
+		}
+		return false // a register, a tensor
+	}
+	return ok(e) && role
+}
+
+// armStmts assembles one arm of an if (arm: a Loop.Arms entry) with the arm
+// on the arm stack.
+func (a *assembler) armStmts(ks *kernelScope, arm int32, body []Stmt) []CStmt {
+	ks.arms = append(ks.arms, arm)
+	out := a.stmts(ks, body)
+	ks.arms = ks.arms[:len(ks.arms)-1]
+	return out
+}
+
+// loopBody assembles the body of loop statement s (a *For or *While) with s
+// on the loop stack.
+func (a *assembler) loopBody(ks *kernelScope, s Stmt, body []Stmt) []CStmt {
+	outer := ks.loopStack
+	ks.loops++
+	ks.loopStack = append(slices.Clip(outer), &Loop{Stmt: s, Arms: slices.Clone(ks.arms)})
+	out := a.stmts(ks, body)
+	ks.loops--
+	ks.loopStack = outer
 	return out
 }
 
@@ -281,7 +346,7 @@ func (a *assembler) instr(ks *kernelScope, in *Instr) *COp {
 		}
 		return nil
 	}
-	op := &COp{ID: len(ks.k.Ops), Instr: in, Info: info, Args: make([]Arg, len(ops))}
+	op := &COp{ID: len(ks.k.Ops), Instr: in, Info: info, Args: make([]Arg, len(ops)), Kernel: ks.k, Loops: ks.loopStack}
 	ok := true
 	for i, x := range ops {
 		spec := info.Operands[min(i, len(info.Operands)-1)]
@@ -692,18 +757,18 @@ func (a *assembler) attrs(ks *kernelScope, d *opDef, in *Instr, op *COp) bool {
 	return ok
 }
 
-// placeOps sets the Kernel and Barriers of every op of body, a kernel's
-// compiled body: each op counts the barriers written before it in its own
+// placeOps sets the Barriers of every op of body, a kernel's compiled
+// body: each op counts the barriers written before it in its own
 // loop's body, and a nested loop counts, for the ops after it, as the
 // barriers its body holds.
-func placeOps(body []CStmt, kernel int32) int32 {
+func placeOps(body []CStmt) int32 {
 	n := int32(0)
 	var walk func([]CStmt)
 	walk = func(list []CStmt) {
 		for _, s := range list {
 			switch s := s.(type) {
 			case *COp:
-				s.Kernel, s.Barriers = kernel, n
+				s.Barriers = n
 				if s.Info.Op == OpSyncall {
 					n++
 				}
@@ -711,9 +776,9 @@ func placeOps(body []CStmt, kernel int32) int32 {
 				walk(s.Then)
 				walk(s.Else)
 			case *CFor:
-				n += placeOps(s.Body, kernel)
+				n += placeOps(s.Body)
 			case *CWhile:
-				n += placeOps(s.Body, kernel)
+				n += placeOps(s.Body)
 			}
 		}
 	}

@@ -216,9 +216,14 @@ type COp struct {
 	// Unit is the #unit attribute, decoded once: the L0C unit flag of a mad
 	// or of a FIX read of L0C.
 	Unit UnitPhase
-	// Kernel is one more than the index of the op's kernel in
-	// Object.Kernels (0: an op of the machine's own, in no kernel).
-	Kernel int32
+	// Kernel is the kernel the op belongs to, and Loops the loops around
+	// it, outermost first: the levels of the iteration vector the scalar
+	// issues it in. The hazard detector compares two accesses' iterations
+	// of one kernel only over the loops they share, unless their loops sit
+	// in two arms of one if (docs/hazards.md, "Intended order of two
+	// loops").
+	Kernel *KernelInfo
+	Loops  []*Loop
 	// Barriers is how many grid barriers (syncall) are written before the
 	// op in the body of its innermost loop (the kernel's body outside
 	// loops), those in branches and in nested loops included: where the
@@ -228,6 +233,34 @@ type COp struct {
 	// (machine/hazard, intendedBefore) where the source line would give
 	// only the order the kernels are written in.
 	Barriers int32
+}
+
+// Loop is a loop statement of a kernel (*For or *While) and the if arms
+// around it, outermost first: each the if's number in the kernel shifted
+// left by two, or'ed with armRole when the if's condition splits roles
+// (it reads rank, block_idx or subblock_idx and no register) and armElse
+// for its else arm.
+type Loop struct {
+	Stmt Stmt
+	Arms []int32
+}
+
+const (
+	armElse = 1
+	armRole = 2
+)
+
+// Exclusive says whether loops l and m are two roles' loops, which no
+// scalar runs one after the other: they sit in two arms of one if, or in
+// two ifs that each split roles (`if block_idx == 0 { producer }` and
+// `if block_idx == 1 { consumer }`).
+func (l *Loop) Exclusive(m *Loop) bool {
+	for i := range min(len(l.Arms), len(m.Arms)) {
+		if a, b := l.Arms[i], m.Arms[i]; a != b {
+			return a>>2 == b>>2 || a&b&armRole != 0
+		}
+	}
+	return false
 }
 
 // UnitPhase is an L0C unit-flag phase (pto-isa AccPhase / STPhase,

@@ -1722,7 +1722,7 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		return a.serial < b.serial
 	}
 	if a.niter == b.niter {
-		for i := 0; i < int(a.niter); i++ {
+		for i := 0; i < sharedLoops(a, b); i++ {
 			if a.iter[i] != b.iter[i] {
 				return a.iter[i] < b.iter[i]
 			}
@@ -1763,10 +1763,38 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 // the source line says as much, and across two it says only the order the
 // kernels are written in.
 func barrierBefore(a, b *asm.COp) (before, ok bool) {
-	if a == nil || b == nil || a.Kernel == b.Kernel || a.Kernel == 0 || b.Kernel == 0 || a.Barriers == b.Barriers {
+	if a == nil || b == nil || a.Kernel == b.Kernel || a.Kernel == nil || b.Kernel == nil || a.Barriers == b.Barriers {
 		return false, false
 	}
 	return a.Barriers < b.Barriers, true
+}
+
+// sharedLoops is how many leading levels of a's and b's iteration vectors
+// (of one depth) count trips of the same loops. Within one kernel that is
+// the loops around both ops: the trip counters of two loops one after the
+// other say nothing of which access comes first, the source does (a
+// rank's own adds into its window in one loop and its left neighbour's
+// ring adds in the next raced as WAW own, add or add, own by whether the
+// chunk number passed the step number: hazards/rs_ring_accum_plain_store).
+// Loops in two arms of one if are two roles' loops over the same trips
+// (a producer AIV's and a consumer AIV's: hazards/sdma_land_scale), and
+// match by depth, as two kernels' loops do (a cube producer's and its
+// vector consumer's), and accesses whose op is unknown.
+func sharedLoops(a, b *rec) int {
+	n := int(a.niter)
+	if a.op == nil || b.op == nil || a.op.Kernel != b.op.Kernel {
+		return n
+	}
+	la, lb := a.op.Loops, b.op.Loops
+	for i := range min(n, len(la), len(lb)) {
+		if la[i] != lb[i] {
+			if la[i].Exclusive(lb[i]) {
+				return n
+			}
+			return i
+		}
+	}
+	return n
 }
 
 func opPos(op *asm.COp) asm.Pos {
