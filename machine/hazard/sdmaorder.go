@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -26,8 +27,8 @@ import (
 // sdmaOrder is one core's copies by issue number (Event.Issue).
 type sdmaOrder struct {
 	// fly holds the issue numbers of the copies issued (EvIssue) and not
-	// run yet, in issue order; held the copies that landed before the
-	// first of them, to run once it has.
+	// run yet, in issue order (ascending); held the copies that landed
+	// before the first of them, to run once it has, in issue order too.
 	fly  []int64
 	held []machine.Event
 	// ran holds each copy run and no wait has covered: its issue number
@@ -79,7 +80,10 @@ func (d *Detector) holdCopy(e *machine.Event) bool {
 		return false
 	}
 	o := d.sdmaOrderOf(d.core(e.Agent.Rank, e.IssueCore), false)
-	if o == nil || slices.Index(o.fly, e.Issue) <= 0 {
+	if o == nil {
+		return false
+	}
+	if i, ok := slices.BinarySearch(o.fly, e.Issue); !ok || i == 0 {
 		return false
 	}
 	h := *e
@@ -89,7 +93,8 @@ func (d *Detector) holdCopy(e *machine.Event) bool {
 	h.Deferred = machine.Deferred{}
 	h.Iter = slices.Clone(e.Iter)
 	h.Peers, h.Flags, h.Blocked = nil, nil, nil
-	o.held = append(o.held, h)
+	i, _ := slices.BinarySearchFunc(o.held, h.Issue, func(x machine.Event, n int64) int { return cmp.Compare(x.Issue, n) })
+	o.held = slices.Insert(o.held, i, h)
 	return true
 }
 
@@ -102,13 +107,10 @@ func (d *Detector) copyRan(e *machine.Event) {
 		return
 	}
 	d.noteRan(c, o, e.Issue)
-	for len(o.fly) > 0 {
-		i := slices.IndexFunc(o.held, func(h machine.Event) bool { return h.Issue == o.fly[0] })
-		if i < 0 {
-			return
-		}
-		h := o.held[i]
-		o.held = slices.Delete(o.held, i, i+1)
+	// held is in issue order, and fly's first is the earliest in flight.
+	for len(o.held) > 0 && len(o.fly) > 0 && o.held[0].Issue == o.fly[0] {
+		h := o.held[0]
+		o.held = o.held[1:]
 		d.execOp(&h)
 		d.noteRan(c, o, h.Issue)
 	}
@@ -120,7 +122,7 @@ func (d *Detector) noteRan(c int32, o *sdmaOrder, n int64) {
 	if n <= 0 {
 		return
 	}
-	if i := slices.Index(o.fly, n); i >= 0 {
+	if i, ok := slices.BinarySearch(o.fly, n); ok {
 		o.fly = slices.Delete(o.fly, i, i+1)
 	}
 	if s := d.sdmaOf(c); s >= 0 {
@@ -130,14 +132,12 @@ func (d *Detector) noteRan(c int32, o *sdmaOrder, n int64) {
 
 // runHeld runs every held copy, in issue order, whatever is still in
 // flight: the run ended (or the findings are asked for) and the earlier
-// copies will not land. Cores go in index order, so the result does not
-// follow the map of anything.
+// copies will not land. Cores go in index order (deterministic).
 func (d *Detector) runHeld() {
 	for c, o := range d.sdmaOrd {
 		if o == nil {
 			continue
 		}
-		slices.SortStableFunc(o.held, func(x, y machine.Event) int { return int(x.Issue - y.Issue) })
 		for len(o.held) > 0 {
 			h := o.held[0]
 			o.held = o.held[1:]
