@@ -537,7 +537,7 @@ func init() {
 		[]OperandSpec{regW("event"), gmR("src")},
 		"have SDMA prefetch a flat GM window into its rank's L2 (no data moves); the result register names the transfer").with(attrRows, attrCols)
 	def("wait_async", FamComm, PipeS, CostSync, anyCore,
-		[]OperandSpec{scalar("event")}, "wait until an async transfer (and every earlier one) completed").alias("wait_async_event")
+		[]OperandSpec{scalar("event")}, "wait until an async transfer and every earlier one of its core completed (not later ones)").alias("wait_async_event")
 	def("tnotify", FamComm, PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmW("signal"), scalar("val")},
 		"store or atomically add to a (remote) int32 signal, after draining every pipe").with(attrNotify)

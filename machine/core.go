@@ -100,7 +100,10 @@ type core struct {
 	// syncDrained: the syncall being issued has drained the pipes and waits
 	// for the clock to reach its arrival (core.syncAll).
 	syncDrained bool
-	// async transfers this core issued: wait_async waits for the latest
+	// copies: the async transfers this core issued that no wait_async has
+	// covered yet, in issue order (waitAsync drops those a wait covered).
+	// asyncDone is the completion the stalled wait_async waits for.
+	copies    []asyncCopy
 	asyncDone int64
 
 	scratch *ExecScratch
@@ -204,6 +207,7 @@ func (c *core) start(k *asm.KernelInfo, s *stream, block, sub, blockNum int, at 
 	clear(c.units)
 	c.cross.Reset()
 	c.asyncDone = 0
+	c.copies = c.copies[:0]
 	c.syncDrained = false
 	c.ran = true
 	if !c.charged {

@@ -376,9 +376,13 @@ type Event struct {
 	Mode     int32
 	// Group is, for EvCrossSet in mode 1 or 2, the block whose counter the
 	// set counts toward (-1 in mode 0, where the counter is rank-wide).
-	Group   int32
-	Peers   []int32
-	Word    string
+	Group int32
+	Peers []int32
+	Word  string
+	// Value is, for EvNotify, the value it writes or adds, for
+	// EvSignalWait what the signal held (see Want); for the EvExec of a wait_async, the issue number (Issue) of
+	// the newest copy of its core the wait covered, 0 when an earlier wait
+	// covered them all (core.waitAsync).
 	Value   int64
 	Flags   []Flag
 	Reason  string

@@ -728,7 +728,7 @@ func (c *core) async(op *asm.COp) bool {
 	m.sdma = append(m.sdma, done)
 	id := int64(len(m.sdma))
 	c.env.Regs[op.Args[0].Slot] = id
-	c.asyncDone = max(c.asyncDone, done)
+	c.copies = append(c.copies, asyncCopy{id: id, seq: c.issued + 1, done: done})
 	m.bytes[pathSDMA] += bytes
 	// The copy itself lands at completion, on its own agent.
 	// composite() numbers the issue once this returns true.
@@ -837,8 +837,21 @@ func copyGM(dst, src *Operand, rows, cols int32) error {
 	return nil
 }
 
-// waitAsync waits until this core's async transfers up to the named one are
-// complete (Wait on the latest drains every earlier one: a "quiet").
+// asyncCopy is one async transfer of a core: its event (the machine's
+// number for it, which the result register holds), its issue number on the
+// core (Event.Issue of its copy) and when it completes.
+type asyncCopy struct {
+	id, seq, done int64
+}
+
+// waitAsync waits until the async transfer the event names and every one
+// this core issued before it are complete, not the core's later ones:
+// pto-isa's AsyncEvent::Wait -> SdmaWaitEvent -> CheckPostDoneIds polls each
+// queue's done record until it reaches the event's post id, and a queue's
+// flag writes land in post order (include/pto/comm/async/sdma/
+// sdma_async_detail_post.hpp at pto-isa 3186c381). Events are numbered in
+// issue order, so the copies covered are this core's with an id up to the
+// event's.
 func (c *core) waitAsync(op *asm.COp) bool {
 	m := c.m
 	if !c.syncTime() {
@@ -849,17 +862,27 @@ func (c *core) waitAsync(op *asm.COp) bool {
 		m.fail(c.faultK(FaultBadOperand, op, asm.PipeS, "wait_async %d: no such async transfer", id))
 		return false
 	}
+	n, seq := 0, int64(0) // the covered copies: c.copies[:n], the newest seq
+	c.asyncDone = 0
+	for n < len(c.copies) && c.copies[n].id <= id {
+		c.asyncDone = max(c.asyncDone, c.copies[n].done)
+		seq = c.copies[n].seq
+		n++
+	}
 	if m.now < c.asyncDone {
 		c.stallIn(scAsync, op)
 		return false
 	}
+	c.copies = append(c.copies[:0], c.copies[n:]...)
 	c.state = scRunning
 	if m.emitting {
-		// The scalar's quiet point: observers order every earlier transfer of
-		// the core before what the scalar does next (the hazard detector
-		// acquires the SDMA agents' clocks here).
+		// The scalar's wait point: observers order the copies it covered
+		// before what the scalar does next (the hazard detector joins
+		// the core's SDMA agent up to the copy of issue number Value; 0
+		// when an earlier wait covered them all).
 		e := m.event(EvExec, c, asm.PipeS, op)
 		e.Start, e.End, e.Cycle = c.t, c.t, c.t
+		e.Value = seq
 		m.emit()
 	}
 	c.tick()

@@ -458,3 +458,76 @@ launch ranks=2 { run k blocks=2 }
 		t.Errorf("the copies' iteration vectors are %v, want %v", got, want)
 	}
 }
+
+// TestWaitAsyncCoversEarlierCopies: wait_async on an event waits for that
+// copy and every copy its core issued before it, not later ones (pto-isa's
+// CheckPostDoneIds polls the done records up to the event's post id), and
+// its event names the newest copy it covered (Value: the copy's Issue; 0
+// when an earlier wait covered them all), which the hazard detector joins.
+// The first copy is small and the second large, so a wait on the first
+// ends before the second lands.
+func TestWaitAsyncCoversEarlierCopies(t *testing.T) {
+	for _, tc := range []struct {
+		name, waits string
+		// want: per wait, the copy (0 first, 1 second, -1 none) it covers
+		// last, and whether it ends before the second copy lands.
+		cover  []int
+		before []bool
+	}{
+		{"older", "wait_async %ea", []int{0}, []bool{true}},
+		{"newer", "wait_async %eb", []int{1}, []bool{false}},
+		{"older after newer", "wait_async %eb\n wait_async %ea", []int{1, -1}, []bool{false, false}},
+		{"newer after older", "wait_async %ea\n wait_async %eb", []int{0, 1}, []bool{true, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := assemble(t, `
+window Src : f32 [68, 64] = expr(i * 64 + j)
+gm A : f32 [4, 64] = zero
+gm B : f32 [64, 64] = zero
+kernel k : aiv {
+    if rank == 0 {
+        %ea = tget_async @A[0, 0], @Src[rank=1][0, 0] #rows=4 #cols=64
+        %eb = tget_async @B[0, 0], @Src[rank=1][4, 0] #rows=64 #cols=64
+        `+tc.waits+`
+    }
+}
+launch ranks=2 { run k blocks=1 }
+`)
+			rec := &recorder{kinds: map[EventKind]bool{EvExec: true}}
+			if _, _, err := runObj(t, obj, Options{Observers: []Observer{rec}}); err != nil {
+				t.Fatal(err)
+			}
+			var copies, waits []Event
+			for _, e := range rec.evs {
+				switch {
+				case e.Step == "sdma":
+					copies = append(copies, e)
+				case e.Op != nil && e.Op.Info.Op == asm.OpWaitAsync:
+					waits = append(waits, e)
+				}
+			}
+			slices.SortFunc(copies, func(x, y Event) int { return int(x.Issue - y.Issue) })
+			if len(copies) != 2 || len(waits) != len(tc.cover) {
+				t.Fatalf("%d copies and %d waits, want 2 and %d", len(copies), len(waits), len(tc.cover))
+			}
+			if copies[0].End >= copies[1].End {
+				t.Fatalf("the first copy ends at %d, the second at %d: want the first earlier", copies[0].End, copies[1].End)
+			}
+			for i, w := range waits {
+				want := int64(0)
+				if c := tc.cover[i]; c >= 0 {
+					want = copies[c].Issue
+					if w.Cycle < copies[c].End {
+						t.Errorf("wait %d ends at %d, before its copy lands at %d", i, w.Cycle, copies[c].End)
+					}
+				}
+				if w.Value != want {
+					t.Errorf("wait %d covers up to issue %d, want %d", i, w.Value, want)
+				}
+				if got := w.Cycle < copies[1].End; got != tc.before[i] {
+					t.Errorf("wait %d ends at %d, the second copy lands at %d: before = %v, want %v", i, w.Cycle, copies[1].End, got, tc.before[i])
+				}
+			}
+		})
+	}
+}

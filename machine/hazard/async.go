@@ -328,7 +328,8 @@ func travelsCompact(e *machine.Event) bool {
 		e.Agent.Rank >= 0 && e.Agent.Rank <= math.MaxUint16 &&
 		e.Flag.ID >= 0 && e.Flag.ID <= math.MaxUint8 &&
 		len(e.Accesses) <= math.MaxUint8 &&
-		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32
+		e.Issue >= 0 && e.Issue <= math.MaxUint32 && e.Issued >= 0 && e.Issued <= math.MaxUint32 &&
+		e.Value == 0 // a wait_async's covered copy travels whole
 }
 
 // replay runs the detector over the batch's events, in order.

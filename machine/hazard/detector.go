@@ -409,6 +409,9 @@ type Detector struct {
 	agentIdx table[int32]
 	// sdmaIdx holds index+1 of each SDMA agent, by (rank, issuing core).
 	sdmaIdx table[int32]
+	// sdmaOrd is, by core index, the order its SDMA copies run in
+	// (sdmaorder.go); nil for a core that issued none.
+	sdmaOrd []*sdmaOrder
 	host    int32
 	cores   []coreState
 	coreIdx table[int32]
@@ -640,6 +643,7 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvRunStart:
 		d.runBoundary(true)
 	case machine.EvRunEnd:
+		d.runHeld()
 		d.crossLeftovers()
 		d.runBoundary(false)
 	case machine.EvKernelEnd:

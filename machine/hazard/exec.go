@@ -13,6 +13,19 @@ import (
 // ---- exec -----------------------------------------------------------------
 
 func (d *Detector) exec(e *machine.Event) {
+	if e.Agent.Core != -1 {
+		d.execOp(e)
+		return
+	}
+	// An SDMA copy: in its core's issue order (sdmaorder.go).
+	if !d.holdCopy(e) {
+		d.execOp(e)
+		d.copyRan(e)
+	}
+}
+
+// execOp records exec event e of its agent.
+func (d *Detector) execOp(e *machine.Event) {
 	a := d.execAgent(e) // one line: default.pgo names exec's call sites by line
 	d.enter(a)
 	serial, p := d.takeIssueOf(a, e, e.Step != "")
@@ -57,12 +70,9 @@ func (d *Detector) exec(e *machine.Event) {
 		join(&p.steps, &d.tmp)
 	}
 	if ag.kind == akScalar && e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpWaitAsync {
-		// wait_async drains every earlier transfer of the session
-		// ("quiet"): the core's own, not its rank's (sdmaAgent).
-		if s := d.sdmaOf(ag.coreIdx); s >= 0 && d.agents[s].gen == d.gen {
-			d.tmp = d.release(s, d.tmp)
-			d.acquire(a, &d.tmp)
-		}
+		// wait_async covers its event's copy and the core's earlier ones,
+		// the core's own, not its rank's (sdmaAgent), not later ones.
+		d.waitCopies(a, e)
 	}
 }
 

@@ -36,6 +36,9 @@ func (d *Detector) issue(e *machine.Event) {
 		// A composite's own number is no pipe's op: its steps have theirs.
 		d.sawIssue(d.agents[s].coreIdx, n)
 	}
+	if n > 0 && isAsyncCopy(op) {
+		d.copyIssued(d.agents[s].coreIdx, n)
+	}
 	snap, id := d.issueSnapshot(s)
 	p := pending{
 		op: op, target: target, serial: cs.serial * 2,

@@ -403,6 +403,7 @@ func spaceLabel(acc *machine.Access) string {
 // hint, ordered by first site, then kind, then second site.
 func (d *Detector) Findings() []Finding {
 	d.drain()
+	d.runHeld()
 	out := make([]Finding, 0, len(d.findings))
 	// A write that races a read of the previous value is reported as that
 	// WAR only: the WAW with the earlier writer has the same fix (the flag

@@ -104,6 +104,8 @@ func (d *Detector) hostWrite(e *machine.Event) {
 }
 
 func (d *Detector) runBoundary(start bool) {
+	d.runHeld()
+	d.resetCopies()
 	d.gen++
 	d.prefixes = nil // every word's release is of an earlier run now
 	d.multi = nil
