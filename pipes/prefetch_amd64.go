@@ -2,8 +2,8 @@ package pipes
 
 import "unsafe"
 
-// prefetch asks for the cache line at p without waiting for it (a load
+// Prefetch asks for the cache line at p without waiting for it (a load
 // would hold up the instructions after it until the line arrives).
 //
 //go:noescape
-func prefetch(p unsafe.Pointer)
+func Prefetch(p unsafe.Pointer)

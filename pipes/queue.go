@@ -101,7 +101,7 @@ func (r *Ring[T]) Pop() {
 		if j == len(r.buf) {
 			j = 0
 		}
-		prefetch(unsafe.Pointer(&r.buf[j]))
+		Prefetch(unsafe.Pointer(&r.buf[j]))
 	}
 }
 
