@@ -29,6 +29,13 @@ const (
 	preNear = 2
 )
 
+// preItems is how far ahead warm asks for the batch's own items: the
+// machine wrote them up to a batch (2 048 events) ago, and at full size
+// their lines are as cold as the state they name (the loop's read of an
+// item's tag was 4% of the last-level read misses of a lint at M=2048).
+// Two items share a line.
+const preItems = 12
+
 // warmRing carries each flag item's core from the first step to the
 // second, by item index mod its length; -1: nothing to warm. The first
 // preFar items of a batch are not warmed (warm resets the ring).
@@ -49,6 +56,9 @@ func (d *Detector) warm(recs []item, i int) {
 	}
 	if checkWarm && i >= preNear {
 		d.checkWarmed(&recs[i], i)
+	}
+	if j := i + preItems; j < len(recs) && j%2 == 0 {
+		pipes.Prefetch(unsafe.Pointer(&recs[j]))
 	}
 	if j := i + preFar; j < len(recs) {
 		r[j%len(r)] = -1
