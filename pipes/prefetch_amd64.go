@@ -2,8 +2,8 @@ package pipes
 
 import "unsafe"
 
-// Prefetch asks for the cache line at p without waiting for it (a load
+// prefetch asks for the cache line at p without waiting for it (a load
 // would hold up the instructions after it until the line arrives).
 //
 //go:noescape
-func Prefetch(p unsafe.Pointer)
+func prefetch(p unsafe.Pointer)

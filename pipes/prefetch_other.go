@@ -4,5 +4,5 @@ package pipes
 
 import "unsafe"
 
-// Prefetch does nothing where there is no prefetch instruction written for it.
-func Prefetch(unsafe.Pointer) {}
+// prefetch does nothing where there is no prefetch instruction written for it.
+func prefetch(unsafe.Pointer) {}

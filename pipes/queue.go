@@ -101,7 +101,7 @@ func (r *Ring[T]) Pop() {
 		if j == len(r.buf) {
 			j = 0
 		}
-		Prefetch(unsafe.Pointer(&r.buf[j]))
+		prefetch(unsafe.Pointer(&r.buf[j]))
 	}
 }
 

@@ -340,9 +340,6 @@ func (d *Detector) replay(b *batch) {
 		} else {
 			d.replayNote(b, it, &iter0, &note0)
 		}
-		if !noPrefetch { // after the event: default.pgo names the lines above
-			d.warm(b.Recs, i)
-		}
 	}
 	*e = machine.Event{}
 }

@@ -560,8 +560,6 @@ type Detector struct {
 	// handingCopy is set while checkHandoff runs handoff on a cell's copy,
 	// so that the copy takes handoff's own change, unchecked.
 	handingCopy bool
-	// warmRing carries replay's lookahead from step to step (prefetch.go).
-	warmRing warmRing
 }
 
 // New returns a detector with the given options.
