@@ -211,6 +211,9 @@ func TestHostile(t *testing.T) {
 		{name: "loop bounds near 2^63, lint --static", args: []string{"lint", "--static", h("loop_wrap.pto")}, code: 0,
 			first: `^$`, stdout: `loop_wrap\.pto: no hazards found`},
 
+		{name: "sweep --shard 1/(2^63-1)", args: []string{"sweep", "vec_add", "-D", "ROWS=1024,2048", "--timing-only", "--shard", "1/9223372036854775807", "--format", "json"},
+			code: 0, first: `^$`, stdout: `(?s)"shard": "1/9223372036854775807".*"index": 1,`},
+
 		{name: "tile address near 2^63", args: []string{"lint", h("tile_overflow.pto")}, code: 2,
 			first: `tile_overflow\.pto:3:34: error: tile %x at 0x7fffffffffffffe0 lies past the end of UB \(192 KiB = 0x30000 bytes\)$`},
 
