@@ -183,28 +183,6 @@ type CFor struct {
 	Body           []CStmt
 }
 
-// ForTrips is how many trips a for loop from from to to by step (> 0)
-// makes, counted without int64 overflow: `for %i = 0 to 2^63-1 step 2^62`
-// makes two, where (to - from + step - 1) / step wraps to a negative count.
-func ForTrips(from, to, step int64) uint64 {
-	if from >= to {
-		return 0
-	}
-	d := uint64(to) - uint64(from) // exact: 0 < to - from < 2^64
-	return (d-1)/uint64(step) + 1
-}
-
-// ForNext is the loop variable's value on the trip after the one with v
-// (< to), and whether that trip runs. The variable never wraps: a trip
-// whose value would pass 2^63-1 lies past to, so the loop ends there (v +=
-// step wrapped to a negative value below to, and the loop never ended).
-func ForNext(v, to, step int64) (int64, bool) {
-	if uint64(to)-uint64(v) <= uint64(step) { // exact for v < to
-		return 0, false
-	}
-	return v + step, true
-}
-
 // CIf runs Then when Cond is non-zero, else Else.
 type CIf struct {
 	If   *If
