@@ -34,8 +34,21 @@ func TestForTrips(t *testing.T) {
 			continue
 		}
 		var got []int64
-		for v, more := tc.from, tc.from < tc.to; more && len(got) <= len(tc.want); v, more = ForNext(v, tc.to, tc.step) {
+		v, more := tc.from, tc.from < tc.to
+		for ; more && len(got) <= len(tc.want); v, more = ForNext(v, tc.to, tc.step) {
 			got = append(got, v)
+		}
+		// After the loop the variable holds the first value not below to,
+		// or 2^63-1 where that would pass it.
+		if len(got) > 0 && len(got) == len(tc.want) {
+			last := got[len(got)-1]
+			want := tc.want[len(tc.want)-1] + tc.step
+			if last > math.MaxInt64-tc.step {
+				want = math.MaxInt64
+			}
+			if v != want {
+				t.Errorf("for %d to %d step %d: %d after the loop, want %d", tc.from, tc.to, tc.step, v, want)
+			}
 		}
 		if len(got) != len(tc.want) {
 			t.Errorf("for %d to %d step %d: values %v, want %v", tc.from, tc.to, tc.step, got, tc.want)

@@ -16,15 +16,17 @@ func ForTrips(from, to, step int64) uint64 {
 	return (d-1)/uint64(step) + 1
 }
 
-// ForNext is the loop variable's value on the trip after the one with v
-// (< to), and whether that trip runs. The variable never wraps: a trip
-// whose value would pass 2^63-1 lies past to, so the loop ends there (v +=
-// step wrapped to a negative value below to, and the loop never ended).
+// ForNext is the loop variable's value after the trip with v (< to), and
+// whether another trip runs with it. The variable never wraps: a value past
+// 2^63-1 lies past to, so the loop ends there (v += step wrapped to a
+// negative value below to, and the loop never ended), and the variable keeps
+// 2^63-1 after the loop, where it would otherwise hold v + step (the first
+// value not below to).
 func ForNext(v, to, step int64) (int64, bool) {
-	if uint64(to)-uint64(v) <= uint64(step) { // exact for v < to
-		return 0, false
+	if v > math.MaxInt64-step {
+		return math.MaxInt64, false
 	}
-	return v + step, true
+	return v + step, v+step < to
 }
 
 // DimProduct is the number of elements of a shape: -1 when a dimension is

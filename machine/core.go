@@ -406,9 +406,9 @@ func (c *core) runScalar() {
 		case iForNext:
 			l := &c.loops[len(c.loops)-1]
 			next, more := asm.ForNext(c.env.Regs[in.slot], l.to, l.step)
+			c.env.Regs[in.slot] = next // after the loop too: the first value not below to
 			c.tick()
 			if more {
-				c.env.Regs[in.slot] = next
 				c.pc = in.jump
 				c.iter[len(c.iter)-1], c.iterMoved = c.iter[len(c.iter)-1]+1, true
 				continue
