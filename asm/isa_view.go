@@ -1,5 +1,7 @@
 package asm
 
+import "math"
+
 // Tile memory: views and the fifo's GlobalData slots.
 //
 // Tile views: the A2/A3 instructions that rebind a tile object to other bytes
@@ -61,7 +63,11 @@ func CheckBinding(t *TileInfo, addr int64) string {
 	case addr < 0 || addr%32 != 0:
 		return "address " + hex(addr) + " is not a non-negative multiple of 32"
 	case t.Bytes > capacity || addr > capacity-t.Bytes:
-		return "[" + hex(addr) + ", " + hex(addr+t.Bytes) + ") runs past the end of " + t.Space.String() + " (" + hex(capacity) + " bytes)"
+		end := hex(addr + t.Bytes)
+		if addr > math.MaxInt64-t.Bytes { // the end wraps: say it as a sum
+			end = hex(addr) + " + " + hex(t.Bytes)
+		}
+		return "[" + hex(addr) + ", " + end + ") runs past the end of " + t.Space.String() + " (" + hex(capacity) + " bytes)"
 	}
 	return ""
 }

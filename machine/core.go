@@ -405,13 +405,14 @@ func (c *core) runScalar() {
 			}
 			c.env.Regs[s.Slot] = from
 			c.iter, c.iterMoved = append(c.iter, 0), true
-			c.loops = append(c.loops, loopState{to: to, step: step, trips: (to - from + step - 1) / step})
+			c.loops = append(c.loops, loopState{to: to, step: step, trips: int64(min(asm.ForTrips(from, to, step), math.MaxInt64))})
 			c.pc++
 		case iForNext:
 			l := &c.loops[len(c.loops)-1]
-			c.env.Regs[in.slot] += l.step
+			next, more := asm.ForNext(c.env.Regs[in.slot], l.to, l.step)
+			c.env.Regs[in.slot] = next // after the loop too: the first value not below to
 			c.tick()
-			if c.env.Regs[in.slot] < l.to {
+			if more {
 				c.pc = in.jump
 				c.iter[len(c.iter)-1], c.iterMoved = c.iter[len(c.iter)-1]+1, true
 				continue

@@ -219,6 +219,7 @@ func TestViewFaults(t *testing.T) {
 			"%a is used before a tassign, tsubview or treshape binds it"},
 		{"misaligned", "tile %a : vec f32 [1, 64]\n let %r = 16\n tassign %a, %r", "tassign %a: address 0x10 is not a non-negative multiple of 32"},
 		{"past the end", "tile %a : vec f32 [1, 64]\n let %r = 0x30000\n tassign %a, %r", "runs past the end of UB"},
+		{"past 2^63", "tile %a : vec f32 [1, 64]\n let %r = 0x7fffffffffffffe0\n tassign %a, %r", "tassign %a: [0x7fffffffffffffe0, 0x7fffffffffffffe0 + 0x100) runs past the end of UB"},
 		{"valid rows", "tile %a : vec f32 [4, 64] valid [%n, 64]\n let %n = 0\n texpands %a, 1.0", "%a: valid rows 0 outside 1..4"},
 		{"view past the end", "tile %s : vec f32 [4, 64] @ 0x2fc00\n tile %d : vec f32 [4, 64] valid [2, 64]\n tsubview %d, %s, 3, 0\n texpands %d, 1.0",
 			"its valid region [2, 64] ends at 0x30100, past the end of UB"},

@@ -201,6 +201,19 @@ func TestHostile(t *testing.T) {
 		{name: "-D with a comma", args: []string{"asm", "vec_add", "-D", "ROWS=min(1024,2048)"}, code: 0, first: `^$`,
 			stdout: `ROWS = 1024`},
 
+		// Unbounded time: a loop variable near 2^63-1 wrapped to a negative
+		// value below the bound; the run spun to the wall-clock guard and
+		// the static pass for ever. 1 + 4 x 3 vector instructions.
+		{name: "loop bounds near 2^63, run", args: []string{"run", "--timing-only", h("loop_wrap.pto"), "--max-time", "30s"}, code: 0,
+			first: `^$`, stdout: `(?m)^ +aiv +V +1 +\d+ +13 `},
+		{name: "loop bounds near 2^63, lint", args: []string{"lint", h("loop_wrap.pto"), "--max-time", "30s"}, code: 0,
+			first: `^$`, stdout: `loop_wrap\.pto: no hazards found`},
+		{name: "loop bounds near 2^63, lint --static", args: []string{"lint", "--static", h("loop_wrap.pto")}, code: 0,
+			first: `^$`, stdout: `loop_wrap\.pto: no hazards found`},
+
+		{name: "sweep --shard 1/(2^63-1)", args: []string{"sweep", "vec_add", "-D", "ROWS=1024,2048", "--timing-only", "--shard", "1/9223372036854775807", "--format", "json"},
+			code: 0, first: `^$`, stdout: `(?s)"shard": "1/9223372036854775807".*"index": 1,`},
+
 		{name: "tile address near 2^63", args: []string{"lint", h("tile_overflow.pto")}, code: 2,
 			first: `tile_overflow\.pto:3:34: error: tile %x at 0x7fffffffffffffe0 lies past the end of UB \(192 KiB = 0x30000 bytes\)$`},
 

@@ -240,6 +240,7 @@ func TestParseGM(t *testing.T) {
 		{in: "@Ready[COLS, 0]", lo: []int64{2, 0}, hi: []int64{3, 1}},
 		{in: "@Win[4]", err: "outside"},
 		{in: "@Win[0, 3:2]", err: "outside 0..16 or empty"},
+		{in: "@Win[9223372036854775807]", err: "range [9223372036854775807, 9223372036854775807) is outside 0..4 or empty"},
 		{in: "@Win[0, 0, 0, 0]", err: "has 3 dimensions"},
 		{in: "@Nope", err: "no GM tensor"},
 		{in: "Win", err: "want a GM reference"},

@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -90,7 +91,10 @@ func (d *Debugger) parseGM(s string) (*gmRef, error) {
 		}
 		switch {
 		case !isRange:
-			r.hi[k] = r.lo[k] + 1
+			r.hi[k] = r.lo[k]
+			if r.lo[k] < math.MaxInt64 { // lo + 1 would wrap into the message
+				r.hi[k]++
+			}
 		case strings.TrimSpace(b) != "":
 			if r.hi[k], err = d.intValue(b); err != nil {
 				return nil, err

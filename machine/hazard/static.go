@@ -661,11 +661,11 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 		v := c.value(s.Step, st)
 		step, stepOK = v.c, v.isConst()
 	}
-	if lo.isConst() && hi.isConst() && stepOK && step > 0 && (hi.c <= lo.c || (hi.c-lo.c+step-1)/step <= maxUnroll) {
+	if lo.isConst() && hi.isConst() && stepOK && step > 0 && asm.ForTrips(lo.c, hi.c, step) <= maxUnroll {
 		cur := []*sstate{st}
 		var exits []*sstate
 		parent := st.iter
-		for v := lo.c; v < hi.c && len(cur) > 0; v += step {
+		for v, more := lo.c, lo.c < hi.c; more && len(cur) > 0; v, more = asm.ForNext(v, hi.c, step) {
 			it := append(append([]int64(nil), parent...), v)
 			for _, x := range cur {
 				c.store(x, s.Slot, constLin(v))

@@ -61,7 +61,9 @@ func Run(c Config) (*Report, error) {
 		rep.Shard = fmt.Sprintf("%d/%d", shardI, shardN)
 	}
 	var idxs []int
-	for k := shardI; k < rep.Total; k += shardN {
+	// k + shardN must not wrap: --shard 1/9223372036854775807 went on at a
+	// negative index.
+	for k := shardI; k < rep.Total; k += min(shardN, rep.Total) {
 		idxs = append(idxs, k)
 	}
 	rep.Points = make([]Point, len(idxs))

@@ -501,10 +501,11 @@ func (l *lowerer) tensorDecl(t *tensorDecl, i int) *asm.Tensor {
 	sp := t.span
 	init := randomInit(sp, int64(i+1), t.dtype)
 	if t.flat && len(t.dimV) > 1 {
-		total := int64(1)
-		for _, d := range t.dimV {
-			total *= max(d, 1)
+		ds := make([]int64, len(t.dimV))
+		for i, d := range t.dimV {
+			ds[i] = max(d, 1)
 		}
+		total := asm.DimProduct(ds) // saturates: a wrapped product is a plausible size
 		t.dims, t.dimV, t.minDim = []asm.Expr{num(sp, total)}, []int64{total}, nil
 	}
 	if t.flat {

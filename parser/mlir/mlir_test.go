@@ -104,6 +104,12 @@ func TestErrors(t *testing.T) {
 			"e.pto:4:3: error: arith.select: the condition is not an integer"},
 		{"func.func @k() {\n  %c0 = arith.constant 0 : index\n  %ids = pto.declare_eventid_array -> !pto.eventid_array<2>\n  %d = arith.constant dense<0> : vector<4xi32>\n  pto.eventid_array_set %ids[%c0], %d : T\n}\n",
 			"e.pto:5:36: error: pto.eventid_array_set: %d is not an integer"},
+		// Tile shapes whose dimensions multiply past 2^63 or are dynamic:
+		// 3074457345618258603 x 6 wrapped to a tile of 2 rows, ? x ? to 1.
+		{"func.func @k(%g: memref<16x16xf16, #pto.address_space<gm>>) {\n  %a = memref.alloc() : memref<3074457345618258603x6x16xf16, #pto.address_space<vec>>\n  pto.tload ins(%g : memref<16x16xf16, #pto.address_space<gm>>) outs(%a : memref<3074457345618258603x6x16xf16, #pto.address_space<vec>>)\n  return\n}\n",
+			"e.pto:1:1: error: VEC overflow, requires 8796093022208 bits while 1572864 bits avaliable! (PTOAS PlanMemory)"},
+		{"func.func @k(%g: memref<16x16xf16, #pto.address_space<gm>>) {\n  %a = memref.alloc() : memref<?x?x16xf16, #pto.address_space<vec>>\n  pto.tload ins(%g : memref<16x16xf16, #pto.address_space<gm>>) outs(%a : memref<?x?x16xf16, #pto.address_space<vec>>)\n  return\n}\n",
+			"e.pto:2:3: error: tile shape must be static"},
 	} {
 		_, errs := ParseFile("e.pto", []byte(c.src))
 		if len(errs) == 0 {

@@ -266,7 +266,10 @@ func pmBufferOf(op *Op) *pmBuf {
 	if rows <= 0 || cols <= 0 {
 		return nil
 	}
-	return &pmBuf{op: op, space: l.Space(), size: rows * max(cols, pad) * int64(dtypeSize(dt)), numel: rows * cols, elem: ti.elem}
+	// No buffer holds 2^40 bytes: capped there, a shape past it overflows
+	// its space, and the sums of a scope's sizes in bits cannot wrap.
+	size := min(asm.DimProduct([]int64{rows, max(cols, pad), int64(dtypeSize(dt))}), 1<<40)
+	return &pmBuf{op: op, space: l.Space(), size: size, numel: asm.DimProduct([]int64{rows, cols}), elem: ti.elem}
 }
 
 // ---- MLIR's Liveness on that structure ----
@@ -1156,7 +1159,7 @@ func planMemory(body *Region) *memPlan {
 		v := unplanned[i]
 		bytes := uint64(4096)
 		if eb := pmElemBytes(v.buf.elem); eb > 0 {
-			bytes = uint64(v.buf.numel) * eb
+			bytes = uint64(min(v.buf.numel, 1<<40)) * eb // as pmBuf.size: no wrap
 		}
 		stride := max((bytes+4095)/4096*4096, 4096)
 		// Past the end of the A2/A3 memory (PTOAS's table is larger for

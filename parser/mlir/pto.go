@@ -209,12 +209,13 @@ func tileShape(ti typeInfo, dt string) (rows, cols, padCols int64) {
 	case len(ti.dims) == 1:
 		cols = ti.dims[0]
 	case len(ti.dims) >= 2:
-		for _, d := range ti.dims[:len(ti.dims)-1] {
-			rows *= d
-		}
+		rows = asm.DimProduct(ti.dims[:len(ti.dims)-1])
 		cols = ti.dims[len(ti.dims)-1]
 	}
-	if unboxed := ti.sl == "" || ti.sl == "none_box" || ti.sl == "none"; unboxed && len(ti.dims) == 2 {
+	// Past 2^40 the shape is refused as out of range; cols*es must not wrap
+	// into a plausible padding first.
+	sane := rows > 0 && cols > 0 && rows <= 1<<40 && cols <= 1<<40
+	if unboxed := ti.sl == "" || ti.sl == "none_box" || ti.sl == "none"; unboxed && sane && len(ti.dims) == 2 {
 		es := int64(dtypeSize(dt))
 		major := cols
 		if ti.bl == "col_major" {

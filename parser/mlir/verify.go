@@ -3,6 +3,8 @@ package mlir
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ptoasm/ptoasm/asm"
 )
 
 // A2/A3 rules of PTOAS's op verifiers that the lowering would otherwise let
@@ -129,12 +131,9 @@ func (k *kctx) verifyTileOp(op *Op, name string, d dps, insT, outT []*val) bool 
 		if !ok || ti.kind != "partition_tensor_view" || len(ti.dims) == 0 || t.vrows <= 0 || t.vcols <= 0 || !t.validStatic {
 			break
 		}
-		n := int64(1)
-		for _, x := range ti.dims {
-			if x <= 0 {
-				return true // dynamic
-			}
-			n *= x
+		n := asm.DimProduct(ti.dims)
+		if n < 0 {
+			return true // dynamic
 		}
 		if n != t.vrows*t.vcols {
 			return fail("expects dst static element count (%d) to match src valid_shape static element count (%d)", n, t.vrows*t.vcols)
