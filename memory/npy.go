@@ -24,7 +24,8 @@ type NPY struct {
 }
 
 // maxNPYElems bounds what we accept from a file header before allocating.
-const maxNPYElems = 1 << 34
+// It is an int64 so that the bound holds, and compiles, where int is 32 bits.
+const maxNPYElems int64 = 1 << 34
 
 // DType is the asm dtype of the elements, or DTInvalid for f8.
 func (n *NPY) DType() asm.DType {
@@ -129,16 +130,16 @@ func ReadNPY(data []byte) (*NPY, error) {
 	if !validDescr(kind, size) {
 		return nil, fmt.Errorf("npy: unsupported descr %q (want f2 f4 f8 i1 u1 i2 u2 i4 u4 i8 u8)", descr)
 	}
-	count := 1
+	count := int64(1)
 	for _, d := range hdr.shape {
-		if d < 0 || d > maxNPYElems || (d > 0 && count > maxNPYElems/d) {
+		if d < 0 || int64(d) > maxNPYElems || (d > 0 && count > maxNPYElems/int64(d)) {
 			return nil, fmt.Errorf("npy: shape %v too large", hdr.shape)
 		}
-		count *= d
+		count *= int64(d)
 	}
 	body := data[start+hlen:]
-	if int64(len(body)) != int64(count)*int64(size) {
-		return nil, fmt.Errorf("npy: shape %v of %s needs %d data bytes, file has %d", hdr.shape, descr, int64(count)*int64(size), len(body))
+	if int64(len(body)) != count*int64(size) {
+		return nil, fmt.Errorf("npy: shape %v of %s needs %d data bytes, file has %d", hdr.shape, descr, count*int64(size), len(body))
 	}
 	n := &NPY{Kind: kind, Size: size, Shape: hdr.shape, Data: append([]byte(nil), body...)}
 	if order == '>' && size > 1 {

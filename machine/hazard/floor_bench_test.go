@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/machine/hazard"
 )
 
 // BenchmarkLintFloor measures the machine's side of issue 28's two lints
@@ -35,12 +36,12 @@ func floorBench(b *testing.B, obj *asm.Object) {
 	var plain, floor time.Duration
 	events := 0
 	for b.Loop() {
-		t0 := cpuTime()
+		t0 := hazard.CPUTime()
 		runTimingOnly(b, obj, nil)
-		t1 := cpuTime()
+		t1 := hazard.CPUTime()
 		o := newFloorObs()
 		runTimingOnly(b, obj, o)
-		t2 := cpuTime()
+		t2 := hazard.CPUTime()
 		plain, floor, events = plain+t1-t0, floor+t2-t1, o.n
 	}
 	b.ReportMetric(plain.Seconds()/float64(b.N), "timing-cpu-s")

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -109,11 +108,11 @@ func BenchmarkLintRanks(b *testing.B) {
 			var plain, linted time.Duration
 			var peak uint64
 			for b.Loop() {
-				t0 := cpuTime()
+				t0 := hazard.CPUTime()
 				run(nil)
-				t1 := cpuTime()
+				t1 := hazard.CPUTime()
 				p := run(hazard.New(hazard.Options{}))
-				t2 := cpuTime()
+				t2 := hazard.CPUTime()
 				plain, linted, peak = plain+t1-t0, linted+t2-t1, max(peak, p)
 			}
 			reportLintCost(b, plain, linted, peak)
@@ -138,17 +137,17 @@ func BenchmarkLintAllgatherGEMM8(b *testing.B) {
 			var peak uint64
 			for b.Loop() {
 				runtime.GC()
-				t0 := cpuTime()
+				t0 := hazard.CPUTime()
 				runTimingOnly(b, obj, nil)
-				t1 := cpuTime()
+				t1 := hazard.CPUTime()
 				runtime.GC()
-				t2 := cpuTime()
+				t2 := hazard.CPUTime()
 				p := heapPeak(func() {
 					det := hazard.New(hazard.Options{})
 					runTimingOnly(b, obj, det)
 					hazard.Merge(det.Findings(), hazard.CheckObject(obj))
 				})
-				t3 := cpuTime()
+				t3 := hazard.CPUTime()
 				plain, linted, peak = plain+t1-t0, linted+t3-t2, max(peak, p)
 			}
 			reportLintCost(b, plain, linted, peak)
@@ -202,16 +201,6 @@ func reportLintCost(b *testing.B, plain, linted time.Duration, peak uint64) {
 	b.ReportMetric(linted.Seconds()/float64(b.N), "lint-cpu-s")
 	b.ReportMetric(float64(linted)/float64(plain), "lint/timing")
 	b.ReportMetric(float64(peak)/(1<<20), "lint-heap-MiB")
-}
-
-// cpuTime is the process's user+system CPU time: the machine is shared, so
-// wall time would measure the neighbours.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapPeak runs f and returns the most heap in live objects seen while it

@@ -1,11 +1,7 @@
-//go:build unix
-
 package hazard
 
 import (
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -36,20 +32,11 @@ func machineSideRing(b *testing.B, ranks string) {
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			t0 := ringCPU()
+			t0 := cpuTime()
 			for b.Loop() {
 				runObserved(b, obj, c.obs)
 			}
-			b.ReportMetric((ringCPU()-t0).Seconds()/float64(b.N), "CPU-s/op")
+			b.ReportMetric((cpuTime()-t0).Seconds()/float64(b.N), "CPU-s/op")
 		})
 	}
-}
-
-// ringCPU is the process's user+system CPU time (the host is shared).
-func ringCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
