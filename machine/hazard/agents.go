@@ -32,11 +32,20 @@ func (d *Detector) newAgent(a machine.Agent) int32 {
 	if a.Pipe >= asm.NumPipes {
 		a.Pipe = asm.PipeInvalid
 	}
-	key := int(a.Core+1)*int(asm.NumPipes) + int(a.Pipe)
 	if a.Core < -1 {
-		// Junk: a negative key of its own, apart from every real agent.
-		key = -1 - ((int(a.Core)+1<<31)<<8 | int(a.Pipe))
+		// Junk: an agent of its own, apart from every real agent, keyed
+		// by the whole agent (a dense key would not fit a 32-bit int).
+		if i, ok := d.junkIdx[a]; ok {
+			return i
+		}
+		i := d.addAgent(a)
+		if d.junkIdx == nil {
+			d.junkIdx = map[machine.Agent]int32{}
+		}
+		d.junkIdx[a] = i
+		return i
 	}
+	key := int(a.Core+1)*int(asm.NumPipes) + int(a.Pipe)
 	if i := d.agentIdx.get(a.Rank, key); i > 0 {
 		return i - 1
 	}

@@ -407,6 +407,9 @@ type Detector struct {
 	// agentIdx and coreIdx hold index+1 of each agent, by (rank, (core+1)
 	// * NumPipes + pipe), and of each core, by (rank, core).
 	agentIdx table[int32]
+	// junkIdx holds the index of each agent of a malformed event (core
+	// below -1), by the whole agent.
+	junkIdx map[machine.Agent]int32
 	// sdmaIdx holds index+1 of each SDMA agent, by (rank, issuing core).
 	sdmaIdx table[int32]
 	// sdmaOrd is, by core index, the order its SDMA copies run in

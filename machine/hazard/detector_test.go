@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -732,6 +733,16 @@ func TestNoPanicOnJunk(t *testing.T) {
 	for _, sp := range []asm.Space{asm.L1, asm.GM} {
 		d.Observe(&machine.Event{Kind: machine.EvExec, Agent: machine.Agent{Core: 0, Pipe: asm.PipeMTE2},
 			Accesses: []machine.Access{{Space: sp, Core: 0, Lo: 64, Hi: 65, Rows: 1 << 40, Pitch: 64, Write: true}}})
+	}
+	// Cores below -1 are junk agents, each its own, and the same junk
+	// agent twice is one agent (keyed apart from the dense table, so the
+	// key fits a 32-bit int too).
+	for _, c := range []int32{-2, math.MinInt32, -2, math.MinInt32} {
+		d.Observe(&machine.Event{Kind: machine.EvExec, Agent: machine.Agent{Rank: 1, Core: c, Pipe: asm.PipeV},
+			Accesses: []machine.Access{{Space: asm.UB, Core: c, Lo: 0, Hi: 4, Write: true}}})
+	}
+	if len(d.junkIdx) != 2 {
+		t.Errorf("%d junk agents for cores -2 and MinInt32, want 2", len(d.junkIdx))
 	}
 	d.NoteError(&machine.Fault{Msg: "bad dynamic event id 9"})
 	_ = d.Findings()
