@@ -490,7 +490,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 	for k := i; k < j; k++ {
 		d.accessCell(r, acc, m.cells[k], g, uninitLo, uninitHi)
 	}
-	if acc.Write && !acc.Atomic && j-i > keepSplits {
+	if acc.Write && !acc.Atomic && j-i > keepSplits && sameOlds(m.cells[i:j]) {
 		m.collapse(i, j)
 	}
 }
@@ -546,6 +546,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		if n < len(adds) {
 			c.setAdds(adds[:n])
 		}
+		if c.hasOlds() && (raced || !c.lists.oldsBefore) {
+			d.meetOlds(c, r, false, acc, lo, hi)
+		}
 		if raced {
 			rr := *r
 			rr.raced = true
@@ -562,7 +565,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 		return
 	}
-	if d.soff[r.agent] && d.ownRewrite(r, acc, c, g) {
+	gm := acc.Space == asm.GM
+	// (GM keeps the writes a rewrite replaces in order: olds.)
+	if d.soff[r.agent] && !gm && d.ownRewrite(r, acc, c, g) {
 		return // a cell only r's agent touched, its same-pipe races off
 	}
 	// A write that races a read of the previous value (a WAR) is reported
@@ -654,6 +659,12 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.race(&c.w, r, acc, lo, hi)
 		}
 	}
+	// Whether r is ordered after every overwritten GM write kept: then so
+	// is the next access ordered after r (cellLists.oldsBefore).
+	oldsBefore := true
+	if c.hasOlds() && !(wOrdered && c.lists.oldsBefore) {
+		oldsBefore = d.meetOlds(c, r, warred, acc, lo, hi)
+	}
 	if acc.Atomic {
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
@@ -691,6 +702,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
+		} else if gm {
+			d.keepOld(c, w, r)
+			first = false
 		} else if d.shadows(w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
@@ -703,12 +717,17 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasW && !after {
 		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
 		first = first && len(c.adds()) == others+1 // putW dropped none
+	} else if c.hasW && gm {
+		d.keepOld(c, &c.w, r)
 	} else if c.hasW && d.shadows(&c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
 	}
 	if trim && len(c.adds()) > maxShadowed { // fewer entries than the bound hold fewer shadowed
 		c.setAdds(trimShadowed(c.adds()))
+	}
+	if c.lists != nil {
+		c.lists.oldsBefore = oldsBefore // each write keepOld added is before r
 	}
 	c.firstW = !c.written || first
 	c.w, c.hasW, c.written = *r, true, true
