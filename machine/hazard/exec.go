@@ -547,7 +547,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			c.setAdds(adds[:n])
 		}
 		if c.hasOlds() && (raced || !c.lists.oldsBefore) {
-			d.meetOlds(c, r, false, acc, lo, hi)
+			d.meetOlds(c, r, false, acc, lo, hi) // nothing to say for a read
 		}
 		if raced {
 			rr := *r
@@ -566,6 +566,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		return
 	}
 	gm := acc.Space == asm.GM
+	d.dropped = d.dropped[:0]
 	// (GM keeps the writes a rewrite replaces in order: olds.)
 	if d.soff[r.agent] && !gm && d.ownRewrite(r, acc, c, g) {
 		return // a cell only r's agent touched, its same-pipe races off
@@ -625,6 +626,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			ordered = d.ordered(rd, r)
 		}
 		keepRaced := !ordered || own || rd.raced && d.racesKeptBy(c, &kw, rd, r, after)
+		if !keepRaced && rd.agent != r.agent && gm && !r.atomic {
+			d.dropped = append(d.dropped, *rd) // kept past r (olds)
+		}
 		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
@@ -651,6 +655,13 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.explainUninit(c, r, keep0, c.reads[:kept], acc, lo, hi)
 		}
 	}
+	// Whether r is ordered after every overwritten GM access kept: then so
+	// is the next access ordered after r (cellLists.oldsBefore). The reads
+	// kept among them count for warred, as the cell's own do.
+	oldsBefore := true
+	if c.hasOlds() && !(wOrdered && c.lists.oldsBefore) {
+		oldsBefore, warred = d.meetOlds(c, r, warred, acc, lo, hi)
+	}
 	if c.hasW && !wOrdered {
 		switch {
 		case !r.atomic:
@@ -658,12 +669,6 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		case !warred:
 			d.race(&c.w, r, acc, lo, hi)
 		}
-	}
-	// Whether r is ordered after every overwritten GM write kept: then so
-	// is the next access ordered after r (cellLists.oldsBefore).
-	oldsBefore := true
-	if c.hasOlds() && !(wOrdered && c.lists.oldsBefore) {
-		oldsBefore = d.meetOlds(c, r, warred, acc, lo, hi)
 	}
 	if acc.Atomic {
 		// Atomic adds commute with each other; they still race plain
@@ -676,6 +681,16 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		c.setAdds(d.putW(c, c.adds(), r, acc))
 		c.written = true
 		return
+	}
+	if gm {
+		// The other agents' reads r is ordered after leave the cell;
+		// they stay beside r for a write meant between them and r.
+		if c.hasR && !keep0 {
+			d.keepOld(c, &c.read0, r)
+		}
+		for x := range d.dropped {
+			d.keepOld(c, &d.dropped[x], r)
+		}
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.

@@ -480,19 +480,21 @@ func (d *Detector) orderedWrites(c *cell, r *rec, after bool, f func(*rec)) {
 // the cell, meant between two of the oldest, is reported with the ones
 // still kept only (docs/hazards.md).
 
-// maxOlds bounds the overwritten GM writes a cell keeps. Rounds of a
-// kernel overwrite a cell once a round, and a reader of another core can
-// lag its writer by as many rounds as nothing orders it after them; three
-// covers a reader one round late past two more (writes overwritten twice).
-const maxOlds = 3
+// maxOlds bounds the overwritten GM accesses a cell keeps. Rounds of a
+// kernel overwrite a cell once a round, often after another core's read of
+// it (two entries a round: the write and the read), and an access of
+// another core can lag them by as many rounds as nothing orders it after
+// them; four cover an access meant in a round two overwrites back (a write
+// overwritten twice, and the read before each overwrite).
+const maxOlds = 4
 
-// keepOld records in GM cell c that write r, ordered after write w of the
-// cell (its last, or a racing one kept beside it), replaces it: w stays
-// beside r for accesses meant between the two (olds). Two instances of one
-// op (an in-place op's phases) are one write.
+// keepOld records in GM cell c that write r, ordered after access w of the
+// cell (its last write, a racing one kept beside it, or another agent's
+// read), replaces it: w stays beside r for accesses meant between the two
+// (olds). Two instances of one op (an in-place op's phases) are one.
 func (d *Detector) keepOld(c *cell, w, r *rec) {
-	if w.gen != r.gen || sameInstance(w, r) {
-		return
+	if w.gen != r.gen || w.agent == d.host || sameInstance(w, r) {
+		return // (every agent is ordered after the host's writes)
 	}
 	olds := c.oldsRoom()
 	if len(olds) >= maxOlds {
@@ -501,23 +503,35 @@ func (d *Detector) keepOld(c *cell, w, r *rec) {
 	c.lists.olds = append(olds, gmOld{w: *w, by: *r})
 }
 
-// meetOlds checks access r of GM cell c against the overwritten writes c
-// keeps: a race with one r is meant before the overwrite of counts (r
-// races the overwrite the other way round, a pair of its own), one with r
-// meant after it only offers the pair for the finding's name, as the race
-// moved to the overwrite when r landed before it (keepsRace). warred is a
-// write's: its race with a read stands for the WAW with a write it is
-// meant to follow. Entries of an earlier run generation leave. It reports
-// whether r is ordered after every write kept.
-func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, lo, hi int64) bool {
+// meetOlds checks access r of GM cell c against the overwritten accesses
+// c keeps. A write meets the reads first: a race with one counts (no race
+// with a read moves to a later write, so it counted when r landed before
+// the overwrite too), and one r is meant to follow stands for the WAW with
+// the write that read saw, as a read still in the cell does (warred, which
+// it returns). Then the writes: a race with one r is meant before the
+// overwrite of counts (r races the overwrite the other way round, a pair
+// of its own), one with r meant after it only offers the pair for the
+// finding's name, as the race moved to the overwrite when r landed before
+// it (keepsRace). Entries of an earlier run generation leave. all reports
+// whether r is ordered after every entry kept.
+func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, lo, hi int64) (all, warredOut bool) {
 	olds, n := c.olds(), 0
-	all := true
+	all = true
+	if r.write {
+		for x := range olds {
+			if o := &olds[x]; !o.w.write && o.w.gen == r.gen && !d.hbOrSame(&o.w, r) {
+				all = false
+				d.race(&o.w, r, acc, lo, hi)
+				warred = warred || d.intendedBefore(&o.w, r)
+			}
+		}
+	}
 	for x := range olds {
 		o := &olds[x]
 		if o.w.gen != r.gen {
 			continue
 		}
-		if !d.hbOrSame(&o.w, r) {
+		if o.w.write && !d.hbOrSame(&o.w, r) {
 			all = false
 			if !warred || d.intendedBefore(r, &o.w) {
 				d.raceNamed(&o.w, r, !d.intendedBefore(r, &o.by), acc, lo, hi)
@@ -529,7 +543,7 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 		n++
 	}
 	c.lists.olds = olds[:n]
-	return all
+	return all, warred
 }
 
 // sameOlds reports whether cells keep the same overwritten GM writes, so

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ptoasm/ptoasm/machine"
 )
 
 // TestGMAccessBetweenOrderedWrites: one core stores a GM band in rounds, a
@@ -94,5 +95,62 @@ func TestGMOldsBound(t *testing.T) {
 	}
 	if most != maxOlds {
 		t.Errorf("after 20 rounds the store's cells keep at most %d overwritten writes, want the bound %d", most, maxOlds)
+	}
+}
+
+// TestGMWriteBetweenReadAndStore: one core updates a GM band in place each
+// round (a load on MTE2, then a store on MTE3 flagged after it, and a flag
+// back before the next load), and a store of another core meant in round 1,
+// after that round's update and before the next round's, lands at every
+// place among them. It races round 1's load (WAR), round 2's load (RAW) and
+// round 2's store (WAW), wherever it lands. The store ordered after a load
+// took the load out of the cell, and a write landing after both met the
+// store alone: the WAR and the RAW came and went with the latency.
+func TestGMWriteBetweenReadAndStore(t *testing.T) {
+	const rounds = 3
+	want := []string{"WAR 10->20 x1", "RAW 20->10 x1", "WAW 20->14 x1"}
+	for at := 0; at <= 2*rounds; at++ {
+		s := newSim(Options{})
+		p := &prog{}
+		ld := p.op("tload", 10, MTE2)
+		set := p.op("set_flag", 11, S)
+		wt := p.op("wait_flag", 12, S)
+		st := p.op("tstore", 14, MTE3)
+		set2 := p.op("set_flag", 15, S)
+		wt2 := p.op("wait_flag", 16, S)
+		x := p.op("tstore", 20, MTE3)
+		s.hostInit(gmA, 0, 0)
+		band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
+		other := func() {
+			s.issue(0, 1, x, MTE3)
+			s.exec(ag(0, 1, MTE3), x, []int64{1}, band(true))
+		}
+		for k := range rounds {
+			it := []int64{int64(k)}
+			if at == 2*k {
+				other()
+			}
+			s.issue(0, 0, ld, MTE2)
+			s.issue(0, 0, set, MTE2)
+			s.issue(0, 0, wt, MTE3)
+			s.issue(0, 0, st, MTE3)
+			s.issue(0, 0, set2, MTE3)
+			s.issue(0, 0, wt2, MTE2)
+			s.exec(ag(0, 0, MTE2), ld, it, band(false))
+			s.set(0, 0, MTE2, MTE3, 0, set)
+			s.wait(0, 0, MTE2, MTE3, 0, wt)
+			if at == 2*k+1 {
+				other()
+			}
+			s.exec(ag(0, 0, MTE3), st, it, band(true))
+			s.set(0, 0, MTE3, MTE2, 1, set2)
+			s.wait(0, 0, MTE3, MTE2, 1, wt2)
+		}
+		if at == 2*rounds {
+			other()
+		}
+		if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
+			t.Errorf("store landing at place %d: findings (-want +got):\n%s", at, diff)
+		}
 	}
 }
