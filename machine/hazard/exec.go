@@ -1234,6 +1234,13 @@ func (d *Detector) putW(c *cell, list []rec, r *rec, acc *machine.Access) []rec 
 	if r.atomic {
 		for i := range list {
 			if list[i].agent == r.agent && list[i].atomic {
+				if acc.Space == asm.GM {
+					// A read meant between the two adds races each
+					// (olds); the add need not be ordered before the
+					// cell's last write.
+					d.keepOld(c, &list[i], r)
+					c.lists.oldsBefore = false
+				}
 				list[i] = *r
 				return list
 			}

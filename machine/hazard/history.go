@@ -531,10 +531,13 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 		if o.w.gen != r.gen {
 			continue
 		}
-		if o.w.write && !d.hbOrSame(&o.w, r) {
+		if o.w.write && !(o.w.atomic && r.atomic) && !d.hbOrSame(&o.w, r) {
 			all = false
 			if !warred || d.intendedBefore(r, &o.w) {
-				d.raceNamed(&o.w, r, !d.intendedBefore(r, &o.by), acc, lo, hi)
+				// A race with an atomic add, or with a write an atomic
+				// add overwrote, never moves (raceRead): it counts.
+				moves := !o.w.atomic && !o.by.atomic
+				d.raceNamed(&o.w, r, moves && !d.intendedBefore(r, &o.by), acc, lo, hi)
 			}
 		}
 		if n != x {

@@ -23,6 +23,7 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 		write  bool
 		iter   int64 // its iteration; the stores are rounds 0..rounds-1
 		rounds int
+		adds   bool // the stores are atomic adds
 		want   []string
 	}{
 		{name: "read of another core meant between two rounds", core: 1, iter: 1, rounds: 3,
@@ -37,10 +38,12 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 			want: []string{"WAR 20->10 x1"}},
 		{name: "write of another core meant between two rounds", core: 1, write: true, iter: 1, rounds: 3,
 			want: []string{"WAW 10->20 x1", "WAW 20->10 x1"}},
+		{name: "read meant between two rounds of atomic adds", core: 1, iter: 1, rounds: 3, adds: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for at := 0; at <= tc.rounds; at++ {
-				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at).Findings())
+				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds).Findings())
 				if diff := cmp.Diff(tc.want, got); diff != "" {
 					t.Errorf("access landing after %d stores: findings (-want +got):\n%s", at, diff)
 				}
@@ -50,10 +53,10 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 }
 
 // gmRounds runs rounds stores of rank 0's @A by core 0's MTE3 (line 10, a
-// barrier after each) and one access of [0, 0x100) by the given rank and
-// core (line 20, iteration iter), landing after the first at stores, and
-// returns the detector.
-func gmRounds(rank, core int32, write bool, iter int64, rounds, at int) *Detector {
+// barrier after each; atomic adds if adds) and one access of [0, 0x100) by
+// the given rank and core (line 20, iteration iter), landing after the
+// first at stores, and returns the detector.
+func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds bool) *Detector {
 	s := newSim(Options{})
 	p := &prog{}
 	st := p.op("tstore", 10, MTE3)
@@ -72,7 +75,9 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int) *Detecto
 			access()
 		}
 		s.issue(0, 0, st, MTE3)
-		s.exec(ag(0, 0, MTE3), st, []int64{int64(k)}, gmAcc(gmA, 0, 0, 0x100, true))
+		store := gmAcc(gmA, 0, 0, 0x100, true)
+		store.Atomic = adds
+		s.exec(ag(0, 0, MTE3), st, []int64{int64(k)}, store)
 		s.issue(0, 0, bar, MTE3)
 		s.barrier(0, 0, MTE3, bar)
 	}
@@ -86,7 +91,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int) *Detecto
 // oldest leaving first, so its lists stay bounded however many rounds
 // overwrite it.
 func TestGMOldsBound(t *testing.T) {
-	d := gmRounds(0, 1, false, 0, 20, 0)
+	d := gmRounds(0, 1, false, 0, 20, 0, false)
 	acc := gmAcc(gmA, 0, 0, 0x100, true)
 	m, _ := d.shadowFor(&acc).page(0, 0x100)
 	most := 0
