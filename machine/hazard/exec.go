@@ -547,7 +547,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			c.setAdds(adds[:n])
 		}
 		if c.hasOlds() && (raced || !c.lists.oldsBefore) {
-			d.meetOlds(c, r, false, acc, lo, hi) // nothing to say for a read
+			d.meetOlds(c, r, false, acc, lo, hi) // (warred is a write's)
 		}
 		if raced {
 			rr := *r
