@@ -544,6 +544,9 @@ type Detector struct {
 	// ghosts holds, by write instance, the accesses that left a cell
 	// having raced that write (history.go, leaves).
 	ghosts map[instKey][]rec
+	// dropped is scratch for accessCell: the reads of a GM cell a write
+	// takes out of it, to keep beside the write (keepOld).
+	dropped []rec
 	// apos holds each agent's position in clocks and pagent the agent at
 	// each position (-1: none); npos is the number of positions, miscFill
 	// the group the agents of no core fill (place).

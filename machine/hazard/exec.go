@@ -490,7 +490,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 	for k := i; k < j; k++ {
 		d.accessCell(r, acc, m.cells[k], g, uninitLo, uninitHi)
 	}
-	if acc.Write && !acc.Atomic && j-i > keepSplits {
+	if acc.Write && !acc.Atomic && j-i > keepSplits && sameOlds(m.cells[i:j]) {
 		m.collapse(i, j)
 	}
 }
@@ -546,6 +546,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		if n < len(adds) {
 			c.setAdds(adds[:n])
 		}
+		if c.hasOlds() && (raced || !c.lists.oldsBefore) {
+			d.meetOlds(c, r, false, acc, lo, hi) // (warred is a write's)
+		}
 		if raced {
 			rr := *r
 			rr.raced = true
@@ -562,7 +565,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 		return
 	}
-	if d.soff[r.agent] && d.ownRewrite(r, acc, c, g) {
+	gm := acc.Space == asm.GM
+	d.dropped = d.dropped[:0]
+	// (GM keeps the writes a rewrite replaces in order: olds.)
+	if d.soff[r.agent] && !gm && d.ownRewrite(r, acc, c, g) {
 		return // a cell only r's agent touched, its same-pipe races off
 	}
 	// A write that races a read of the previous value (a WAR) is reported
@@ -620,6 +626,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			ordered = d.ordered(rd, r)
 		}
 		keepRaced := !ordered || own || rd.raced && d.racesKeptBy(c, &kw, rd, r, after)
+		if !keepRaced && rd.agent != r.agent && gm && !r.atomic {
+			d.dropped = append(d.dropped, *rd) // kept past r (olds)
+		}
 		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
 				d.raceRead(c, rd, r, after, acc, lo, hi)
@@ -646,6 +655,13 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.explainUninit(c, r, keep0, c.reads[:kept], acc, lo, hi)
 		}
 	}
+	// Whether r is ordered after every overwritten GM access kept: then so
+	// is the next access ordered after r (cellLists.oldsBefore). The reads
+	// kept among them count for warred, as the cell's own do.
+	oldsBefore := true
+	if c.hasOlds() && !(wOrdered && c.lists.oldsBefore) {
+		oldsBefore, warred = d.meetOlds(c, r, warred, acc, lo, hi)
+	}
 	if c.hasW && !wOrdered {
 		switch {
 		case !r.atomic:
@@ -665,6 +681,16 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		c.setAdds(d.putW(c, c.adds(), r, acc))
 		c.written = true
 		return
+	}
+	if gm {
+		// The other agents' reads r is ordered after leave the cell;
+		// they stay beside r for a write meant between them and r.
+		if c.hasR && !keep0 {
+			d.keepOld(c, &c.read0, r)
+		}
+		for x := range d.dropped {
+			d.keepOld(c, &d.dropped[x], r)
+		}
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.
@@ -691,6 +717,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
 			adds[others] = *w
 			others++
+		} else if gm {
+			d.keepOld(c, w, r)
+			first = false
 		} else if d.shadows(w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
@@ -703,12 +732,17 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasW && !after {
 		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
 		first = first && len(c.adds()) == others+1 // putW dropped none
+	} else if c.hasW && gm {
+		d.keepOld(c, &c.w, r)
 	} else if c.hasW && d.shadows(&c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
 	}
 	if trim && len(c.adds()) > maxShadowed { // fewer entries than the bound hold fewer shadowed
 		c.setAdds(trimShadowed(c.adds()))
+	}
+	if c.lists != nil {
+		c.lists.oldsBefore = oldsBefore // each write keepOld added is before r
 	}
 	c.firstW = !c.written || first
 	c.w, c.hasW, c.written = *r, true, true
@@ -1200,6 +1234,13 @@ func (d *Detector) putW(c *cell, list []rec, r *rec, acc *machine.Access) []rec 
 	if r.atomic {
 		for i := range list {
 			if list[i].agent == r.agent && list[i].atomic {
+				if acc.Space == asm.GM {
+					// A read meant between the two adds races each
+					// (olds); the add need not be ordered before the
+					// cell's last write.
+					d.keepOld(c, &list[i], r)
+					c.lists.oldsBefore = false
+				}
 				list[i] = *r
 				return list
 			}

@@ -305,7 +305,14 @@ func (d *Detector) shadowPair(w, r *rec) bool {
 // as long as an access issued before r is still to land (shadows, whose
 // watermark test a passes in every order it can land in), so that landing
 // after r, a counts the race there too.
+//
+// In GM the same holds by intended order (olds): a meant before r keeps its
+// race with old, which stays in the cell past r (keepOld) for an access
+// meant between them that lands later.
 func (d *Detector) keepsRace(old, a, r *rec, acc *machine.Access) bool {
+	if acc.Space == asm.GM {
+		return old.gen == r.gen && !r.atomic && !sameInstance(old, r) && d.intendedBefore(a, r)
+	}
 	return issueOf(a.serial) < issueOf(r.serial) && d.shadowPair(old, r) && d.landed(r, acc) >= 0
 }
 
@@ -445,4 +452,117 @@ func (d *Detector) orderedWrites(c *cell, r *rec, after bool, f func(*rec)) {
 			f(old)
 		}
 	}
+}
+
+// GM writes overwritten in order (olds).
+//
+// A GM cell is reached from other cores and ranks, whose intended order is
+// by iteration, not issue, and no watermark says when their accesses have
+// all landed. A write w that a later write by, ordered after it, replaces
+// as the cell's last is kept beside it (cell.olds) with by: an access x of
+// another core meant between the two races w one way round and by the
+// other (a load meant between two rounds' stores is a RAW with the first
+// and a WAR with the second). Landing before by it met w in the cell, and
+// its race stays when by arrives (keepsRace); landing after by, it meets
+// the kept w and counts the race there too (meetOlds). Before this, the
+// cell kept by alone, and the RAW came and went with the latency
+// (hazards/grid_read_between_writes). An access meant after by only
+// offers the pair with w for the finding's name: ordering it after by
+// orders it after w, so its race with w moves to by, as when it landed
+// first (raceRead).
+//
+// Every access that races w races by as well (by is ordered after w), so
+// the kept write changes which pairs are named, never whether a race is
+// found. It leaves the cell when no access can still race it and be meant
+// before by: with the cell's next host write, with a new run generation,
+// or once maxOlds later overwrites have come (the oldest first). Past the
+// bound an access landing after more than maxOlds ordered overwrites of
+// the cell, meant between two of the oldest, is reported with the ones
+// still kept only (docs/hazards.md).
+
+// maxOlds bounds the overwritten GM accesses a cell keeps. Rounds of a
+// kernel overwrite a cell once a round, often after another core's read of
+// it (two entries a round: the write and the read), and an access of
+// another core can lag them by as many rounds as nothing orders it after
+// them; four cover an access meant in a round two overwrites back (a write
+// overwritten twice, and the read before each overwrite).
+const maxOlds = 4
+
+// keepOld records in GM cell c that write r, ordered after access w of the
+// cell (its last write, a racing one kept beside it, or another agent's
+// read), replaces it: w stays beside r for accesses meant between the two
+// (olds). Two instances of one op (an in-place op's phases) are one.
+func (d *Detector) keepOld(c *cell, w, r *rec) {
+	if w.gen != r.gen || w.agent == d.host || sameInstance(w, r) {
+		return // (every agent is ordered after the host's writes)
+	}
+	olds := c.oldsRoom()
+	if len(olds) >= maxOlds {
+		olds = olds[:copy(olds, olds[1:])]
+	}
+	c.lists.olds = append(olds, gmOld{w: *w, by: *r})
+}
+
+// meetOlds checks access r of GM cell c against the overwritten accesses
+// c keeps. A write meets the reads first: a race with one counts (no race
+// with a read moves to a later write, so it counted when r landed before
+// the overwrite too), and one r is meant to follow stands for the WAW with
+// the write that read saw, as a read still in the cell does (warred, which
+// it returns). Then the writes: a race with one r is meant before the
+// overwrite of counts (r races the overwrite the other way round, a pair
+// of its own), one with r meant after it only offers the pair for the
+// finding's name, as the race moved to the overwrite when r landed before
+// it (keepsRace). Entries of an earlier run generation leave. all reports
+// whether r is ordered after every entry kept.
+func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, lo, hi int64) (all, warredOut bool) {
+	olds, n := c.olds(), 0
+	all = true
+	if r.write {
+		for x := range olds {
+			if o := &olds[x]; !o.w.write && o.w.gen == r.gen && !d.hbOrSame(&o.w, r) {
+				all = false
+				d.race(&o.w, r, acc, lo, hi)
+				warred = warred || d.intendedBefore(&o.w, r)
+			}
+		}
+	}
+	for x := range olds {
+		o := &olds[x]
+		if o.w.gen != r.gen {
+			continue
+		}
+		if o.w.write && !(o.w.atomic && r.atomic) && !d.hbOrSame(&o.w, r) {
+			all = false
+			if !warred || d.intendedBefore(r, &o.w) {
+				// A race with an atomic add, or with a write an atomic
+				// add overwrote, never moves (raceRead): it counts.
+				moves := !o.w.atomic && !o.by.atomic
+				d.raceNamed(&o.w, r, moves && !d.intendedBefore(r, &o.by), acc, lo, hi)
+			}
+		}
+		if n != x {
+			olds[n] = *o
+		}
+		n++
+	}
+	c.lists.olds = olds[:n]
+	return all, warred
+}
+
+// sameOlds reports whether cells keep the same overwritten GM writes, so
+// that merging them into the first (imap.collapse) loses none.
+func sameOlds(cells []*cell) bool {
+	first := cells[0].olds()
+	for _, c := range cells[1:] {
+		o := c.olds()
+		if len(o) != len(first) {
+			return false
+		}
+		for x := range o {
+			if !sameInstance(&o[x].w, &first[x].w) || !sameInstance(&o[x].by, &first[x].by) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -1,0 +1,161 @@
+package hazard
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// TestGMAccessBetweenOrderedWrites: one core stores a GM band in rounds, a
+// pipe_barrier MTE3 between the rounds' stores, and an access of another
+// core (or rank) that nothing orders lands at every place among them. The
+// findings, counts included, must be the same wherever it lands: an access
+// meant between two rounds races the first one way round and the second the
+// other (RAW and WAR for a read), and both pairs stand. A GM cell used to
+// keep only the last of the ordered stores, and an access landing after the
+// later one met it alone (hazards/grid_read_between_writes).
+func TestGMAccessBetweenOrderedWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rank   int32 // the access's rank and core
+		core   int32
+		write  bool
+		iter   int64 // its iteration; the stores are rounds 0..rounds-1
+		rounds int
+		adds   bool // the stores are atomic adds
+		want   []string
+	}{
+		{name: "read of another core meant between two rounds", core: 1, iter: 1, rounds: 3,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read of another rank meant between two rounds", rank: 1, iter: 1, rounds: 3,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between the first two of four rounds", core: 1, iter: 0, rounds: 4,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant after every round", core: 1, iter: 5, rounds: 3,
+			want: []string{"RAW 10->20 x1"}},
+		{name: "read meant before every round", core: 1, iter: -1, rounds: 3,
+			want: []string{"WAR 20->10 x1"}},
+		{name: "write of another core meant between two rounds", core: 1, write: true, iter: 1, rounds: 3,
+			want: []string{"WAW 10->20 x1", "WAW 20->10 x1"}},
+		{name: "read meant between two rounds of atomic adds", core: 1, iter: 1, rounds: 3, adds: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for at := 0; at <= tc.rounds; at++ {
+				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds).Findings())
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("access landing after %d stores: findings (-want +got):\n%s", at, diff)
+				}
+			}
+		})
+	}
+}
+
+// gmRounds runs rounds stores of rank 0's @A by core 0's MTE3 (line 10, a
+// barrier after each; atomic adds if adds) and one access of [0, 0x100) by
+// the given rank and core (line 20, iteration iter), landing after the
+// first at stores, and returns the detector.
+func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds bool) *Detector {
+	s := newSim(Options{})
+	p := &prog{}
+	st := p.op("tstore", 10, MTE3)
+	bar := p.op("pipe_barrier", 11, S)
+	op, pipe := p.op("tload", 20, MTE2), MTE2
+	if write {
+		op, pipe = p.op("tstore", 20, MTE3), MTE3
+	}
+	s.hostInit(gmA, 0, 0)
+	access := func() {
+		s.issue(rank, core, op, pipe)
+		s.exec(ag(rank, core, pipe), op, []int64{iter}, gmAcc(gmA, 0, 0, 0x100, write))
+	}
+	for k := range rounds {
+		if k == at {
+			access()
+		}
+		s.issue(0, 0, st, MTE3)
+		store := gmAcc(gmA, 0, 0, 0x100, true)
+		store.Atomic = adds
+		s.exec(ag(0, 0, MTE3), st, []int64{int64(k)}, store)
+		s.issue(0, 0, bar, MTE3)
+		s.barrier(0, 0, MTE3, bar)
+	}
+	if at == rounds {
+		access()
+	}
+	return s.d
+}
+
+// TestGMOldsBound: a cell keeps at most maxOlds overwritten GM writes, the
+// oldest leaving first, so its lists stay bounded however many rounds
+// overwrite it.
+func TestGMOldsBound(t *testing.T) {
+	d := gmRounds(0, 1, false, 0, 20, 0, false)
+	acc := gmAcc(gmA, 0, 0, 0x100, true)
+	m, _ := d.shadowFor(&acc).page(0, 0x100)
+	most := 0
+	for _, c := range m.cells {
+		most = max(most, len(c.olds()))
+	}
+	if most != maxOlds {
+		t.Errorf("after 20 rounds the store's cells keep at most %d overwritten writes, want the bound %d", most, maxOlds)
+	}
+}
+
+// TestGMWriteBetweenReadAndStore: one core updates a GM band in place each
+// round (a load on MTE2, then a store on MTE3 flagged after it, and a flag
+// back before the next load), and a store of another core meant in round 1,
+// after that round's update and before the next round's, lands at every
+// place among them. It races round 1's load (WAR), round 2's load (RAW) and
+// round 2's store (WAW), wherever it lands. The store ordered after a load
+// took the load out of the cell, and a write landing after both met the
+// store alone: the WAR and the RAW came and went with the latency.
+func TestGMWriteBetweenReadAndStore(t *testing.T) {
+	const rounds = 3
+	want := []string{"WAR 10->20 x1", "RAW 20->10 x1", "WAW 20->14 x1"}
+	for at := 0; at <= 2*rounds; at++ {
+		s := newSim(Options{})
+		p := &prog{}
+		ld := p.op("tload", 10, MTE2)
+		set := p.op("set_flag", 11, S)
+		wt := p.op("wait_flag", 12, S)
+		st := p.op("tstore", 14, MTE3)
+		set2 := p.op("set_flag", 15, S)
+		wt2 := p.op("wait_flag", 16, S)
+		x := p.op("tstore", 20, MTE3)
+		s.hostInit(gmA, 0, 0)
+		band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
+		other := func() {
+			s.issue(0, 1, x, MTE3)
+			s.exec(ag(0, 1, MTE3), x, []int64{1}, band(true))
+		}
+		for k := range rounds {
+			it := []int64{int64(k)}
+			if at == 2*k {
+				other()
+			}
+			s.issue(0, 0, ld, MTE2)
+			s.issue(0, 0, set, MTE2)
+			s.issue(0, 0, wt, MTE3)
+			s.issue(0, 0, st, MTE3)
+			s.issue(0, 0, set2, MTE3)
+			s.issue(0, 0, wt2, MTE2)
+			s.exec(ag(0, 0, MTE2), ld, it, band(false))
+			s.set(0, 0, MTE2, MTE3, 0, set)
+			s.wait(0, 0, MTE2, MTE3, 0, wt)
+			if at == 2*k+1 {
+				other()
+			}
+			s.exec(ag(0, 0, MTE3), st, it, band(true))
+			s.set(0, 0, MTE3, MTE2, 1, set2)
+			s.wait(0, 0, MTE3, MTE2, 1, wt2)
+		}
+		if at == 2*rounds {
+			other()
+		}
+		if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
+			t.Errorf("store landing at place %d: findings (-want +got):\n%s", at, diff)
+		}
+	}
+}
