@@ -113,6 +113,9 @@ func (c *core) issueMicro() bool {
 		if c.m.emitting {
 			c.issued++
 			e.seq = c.issued
+			if e.kind == enFFTSSet {
+				c.emitSetIssue(e, mc.pipe, false)
+			}
 		} else if e.kind == enSetFlag || e.kind == enWaitFlag {
 			c.flagSeq(e)
 		}
@@ -206,7 +209,9 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 	if c.m.emitting {
 		c.issued++
 		e.seq = c.issued
-		if m := c.m; m.plainIssues {
+		if e.kind == enFFTSSet {
+			c.emitSetIssue(e, ps.p, true)
+		} else if m := c.m; m.plainIssues {
 			c.emitIssue(e.op, ps.p, false)
 		}
 	} else if x := e.xop; e.kind == enExec && x != nil && x.Unit != asm.UnitNone {
@@ -234,6 +239,34 @@ func (c *core) emitIssue(op *asm.COp, p asm.Pipe, composite bool) {
 			e.Target = p
 			e.Cycle, e.Start, e.End = c.t, c.t, c.t
 			e.Issue = c.issued
+			built = true
+		}
+		o.Observe(&m.ev)
+	}
+}
+
+// emitSetIssue reports the issue of FFTS set e into pipe p's queue, with
+// its id and mode, to every observer that takes EvIssue: also to those that
+// take only composites' (IssueFilter), which cannot tell a set's place in
+// its core's issue order from the set's own event, sent when the pipe
+// reaches it, after later ops of other pipes may have run (the hazard
+// detector pairs a kernel's k-th set of an id with another's k-th wait by
+// issue order: docs/hazards.md, "Intended order across kernels"). plain
+// says the set is an ordinary op, whose EvIssue the other observers take
+// anyway; a composite's step (a fifo's) goes to the composite-only ones.
+func (c *core) emitSetIssue(se *entry, p asm.Pipe, plain bool) {
+	m := c.m
+	built := false
+	for i, o := range m.opt.Observers {
+		if m.skip[i][EvIssue] || !plain && !m.compOnly[i] {
+			continue
+		}
+		if !built {
+			e := m.event(EvIssue, c, asm.PipeS, se.op)
+			e.Target = p
+			e.Cycle, e.Start, e.End = c.t, c.t, c.t
+			e.Issue = c.issued
+			e.ID, e.Mode, e.Word = se.id, se.mode, WordFFTSSet
 			built = true
 		}
 		o.Observe(&m.ev)
