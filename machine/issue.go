@@ -114,7 +114,7 @@ func (c *core) issueMicro() bool {
 			c.issued++
 			e.seq = c.issued
 			if e.kind == enFFTSSet {
-				c.emitSetIssue(e, mc.pipe, false)
+				c.emitSetIssue(e, mc.pipe)
 			}
 		} else if e.kind == enSetFlag || e.kind == enWaitFlag {
 			c.flagSeq(e)
@@ -209,10 +209,11 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 	if c.m.emitting {
 		c.issued++
 		e.seq = c.issued
-		if e.kind == enFFTSSet {
-			c.emitSetIssue(e, ps.p, true)
-		} else if m := c.m; m.plainIssues {
+		if m := c.m; m.plainIssues {
 			c.emitIssue(e.op, ps.p, false)
+		}
+		if e.kind == enFFTSSet {
+			c.emitSetIssue(e, ps.p)
 		}
 	} else if x := e.xop; e.kind == enExec && x != nil && x.Unit != asm.UnitNone {
 		// Numbered without observers too, as flags are (flagSeq): a
@@ -246,19 +247,18 @@ func (c *core) emitIssue(op *asm.COp, p asm.Pipe, composite bool) {
 }
 
 // emitSetIssue reports the issue of FFTS set e into pipe p's queue, with
-// its id and mode, to every observer that takes EvIssue: also to those that
-// take only composites' (IssueFilter), which cannot tell a set's place in
-// its core's issue order from the set's own event, sent when the pipe
-// reaches it, after later ops of other pipes may have run (the hazard
-// detector pairs a kernel's k-th set of an id with another's k-th wait by
-// issue order: docs/hazards.md, "Intended order across kernels"). plain
-// says the set is an ordinary op, whose EvIssue the other observers take
-// anyway; a composite's step (a fifo's) goes to the composite-only ones.
-func (c *core) emitSetIssue(se *entry, p asm.Pipe, plain bool) {
+// its id and mode and Word WordFFTSSet, to the observers that take EvIssue
+// of composites only (IssueFilter; the others have the set's EvIssue from
+// pushed, as of every op, unmarked). Those cannot tell a set's place in its
+// core's issue order from the set's own event, sent when the pipe reaches
+// it, after later ops of other pipes may have run: the hazard detector
+// pairs a kernel's k-th set of an id with the other kernel's k-th wait by
+// issue order (docs/hazards.md, "Intended order across kernels").
+func (c *core) emitSetIssue(se *entry, p asm.Pipe) {
 	m := c.m
 	built := false
 	for i, o := range m.opt.Observers {
-		if m.skip[i][EvIssue] || !plain && !m.compOnly[i] {
+		if m.skip[i][EvIssue] || !m.compOnly[i] {
 			continue
 		}
 		if !built {

@@ -17,8 +17,8 @@ type KindFilter interface {
 }
 
 // WordFFTSSet is the Word of the EvIssue of an FFTS set (an ffts_set, or a
-// fifo instruction's set step), which also carries the set's ID and Mode
-// (IssueFilter).
+// fifo instruction's set step) sent to an IssueFilter observer, which also
+// carries the set's ID and Mode.
 const WordFFTSSet = "ffts_set"
 
 // IssueFilter is implemented by an observer that may want EvIssue only for
