@@ -62,7 +62,7 @@ func (d *Detector) setIssued(e *machine.Event) {
 
 // waitPassed logs a passed FFTS wait of core c.
 func (d *Detector) waitPassed(c int32, e *machine.Event) {
-	if e.ID < 0 || e.ID >= numCrossIDs {
+	if c < 0 || e.ID < 0 || e.ID >= numCrossIDs {
 		return
 	}
 	l := d.fftsOf(c)
@@ -105,10 +105,12 @@ func (d *Detector) fftsSide(r *rec) (fftsSide, bool) {
 // before its access and q the waiter's waits before its own:
 //
 //   - p < q: the setter's access comes before its set p+1, which pays the
-//     waiter's wait p+1 <= q, passed before its access. That is an edge,
-//     and the race (there is one, or no one would ask) is of pipes the set
-//     does not cover: the setter's access first (fifo_slot_c2v: the AIC's
-//     MTE3 store before a FIX ready).
+//     waiter's wait p+1 <= q, passed before its access. On the cores of one
+//     block that is an edge, and the race (there is one, or no one would
+//     ask) is of pipes the set does not cover: the setter's access first
+//     (fifo_slot_c2v: the AIC's MTE3 store before a FIX ready). Between
+//     blocks or ranks, whose counters are their own, it is the same
+//     program's same phase (ffts_mode2_cross_block).
 //   - q < p: the setter is past rendezvous p, the waiter still short of it:
 //     the setter's access is meant after the waiter's. Nothing orders them
 //     (the waiter can get there later); which came first is the program's
