@@ -1743,10 +1743,8 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		if before, ok := barrierBefore(a.op, b.op); ok {
 			return before
 		}
-		if before, ok := d.fftsBefore(a, b, true); ok {
-			return before
-		}
-	} else if before, ok := d.fftsBefore(a, b, false); ok {
+	}
+	if before, ok := d.fftsBefore(a, b); ok {
 		return before
 	}
 	two := twoKernels(a.op, b.op)
