@@ -58,9 +58,6 @@ func TestKernelOrder(t *testing.T) {
 // two kernels or more, in its own file or one it includes, findings or
 // none: exchanging declarations must change nothing a program reports.
 func TestKernelOrderAll(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lints every multi-kernel program twice")
-	}
 	n := 0
 	for _, name := range programs.List() {
 		path, ok := programs.Find(name)
