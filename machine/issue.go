@@ -113,6 +113,9 @@ func (c *core) issueMicro() bool {
 		if c.m.emitting {
 			c.issued++
 			e.seq = c.issued
+			if e.kind == enFFTSSet {
+				c.emitSetIssue(e, mc.pipe)
+			}
 		} else if e.kind == enSetFlag || e.kind == enWaitFlag {
 			c.flagSeq(e)
 		}
@@ -209,6 +212,9 @@ func (c *core) pushed(ps *pipeState, e *entry) {
 		if m := c.m; m.plainIssues {
 			c.emitIssue(e.op, ps.p, false)
 		}
+		if e.kind == enFFTSSet {
+			c.emitSetIssue(e, ps.p)
+		}
 	} else if x := e.xop; e.kind == enExec && x != nil && x.Unit != asm.UnitNone {
 		// Numbered without observers too, as flags are (flagSeq): a
 		// deadlock report tells a unit wait's own hand-off from the next
@@ -234,6 +240,33 @@ func (c *core) emitIssue(op *asm.COp, p asm.Pipe, composite bool) {
 			e.Target = p
 			e.Cycle, e.Start, e.End = c.t, c.t, c.t
 			e.Issue = c.issued
+			built = true
+		}
+		o.Observe(&m.ev)
+	}
+}
+
+// emitSetIssue reports the issue of FFTS set e into pipe p's queue, with
+// its id and mode and Word WordFFTSSet, to the observers that take EvIssue
+// of composites only (IssueFilter; the others have the set's EvIssue from
+// pushed, as of every op, unmarked). Those cannot tell a set's place in its
+// core's issue order from the set's own event, sent when the pipe reaches
+// it, after later ops of other pipes may have run: the hazard detector
+// pairs a kernel's k-th set of an id with the other kernel's k-th wait by
+// issue order (docs/hazards.md, "Intended order across kernels").
+func (c *core) emitSetIssue(se *entry, p asm.Pipe) {
+	m := c.m
+	built := false
+	for i, o := range m.opt.Observers {
+		if m.skip[i][EvIssue] || !m.compOnly[i] {
+			continue
+		}
+		if !built {
+			e := m.event(EvIssue, c, asm.PipeS, se.op)
+			e.Target = p
+			e.Cycle, e.Start, e.End = c.t, c.t, c.t
+			e.Issue = c.issued
+			e.ID, e.Mode, e.Word = se.id, se.mode, WordFFTSSet
 			built = true
 		}
 		o.Observe(&m.ev)

@@ -16,11 +16,19 @@ type KindFilter interface {
 	WantsKind(k EventKind) bool
 }
 
+// WordFFTSSet is the Word of the EvIssue of an FFTS set (an ffts_set, or a
+// fifo instruction's set step) sent to an IssueFilter observer, which also
+// carries the set's ID and Mode.
+const WordFFTSSet = "ffts_set"
+
 // IssueFilter is implemented by an observer that may want EvIssue only for
 // composite instructions (tput, tget, collectives, fifos, SDMA), whose one
-// EvIssue stands for several steps: ordinary ops' issues, half of all
-// events, can be told from the issue numbers events carry (Event.Issue,
-// Event.Issued). The hazard detector is one.
+// EvIssue stands for several steps, and for FFTS sets (an ffts_set, a
+// fifo's set step: ID and Mode filled), whose place in the issue order
+// their EvCrossSet, sent when the pipe reaches them, comes too late to
+// tell: ordinary ops' issues, half of all events, can be told from the
+// issue numbers events carry (Event.Issue, Event.Issued). The hazard
+// detector is one.
 type IssueFilter interface {
 	CompositeIssuesOnly() bool
 }

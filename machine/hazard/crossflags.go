@@ -58,6 +58,7 @@ func (d *Detector) crossWait(e *machine.Event) {
 	if e.ID >= 0 && e.ID < numCrossIDs {
 		d.cores[c].crossUsed |= 1 << e.ID
 	}
+	d.waitPassed(c, e)
 	ck := crossKey{rank: e.Agent.Rank, core: e.Agent.Core, id: e.ID}
 	q := d.cross[ck]
 	if len(q) == 0 {

@@ -435,6 +435,11 @@ type Detector struct {
 
 	cross    map[crossKey][]vclock
 	crossAcc map[accKey]vclock
+	// ffts logs each core's FFTS sets and waits by issue number, by core
+	// index, and fftsOwns caches which ids a kernel's own sets feed: the
+	// intended order across kernels (fftsorder.go).
+	ffts     []*fftsLog
+	fftsOwns map[*asm.KernelInfo]uint16
 	// units holds the L0C unit flags' hand-offs (unitflag.go).
 	units map[unitKey]*unitClocks
 	// crossIncs holds the set behind each pending increment of cross, in

@@ -1765,8 +1765,11 @@ func (d *Detector) filled(w, r *rec) bool {
 // intendedBefore orders two accesses the way the program means them: issue
 // order on one core; across cores and ranks, the loop iteration, then, for
 // two kernels, their places among the grid barriers each kernel's loop body
-// is written with (barrierBefore), then the source position, and only then
-// the order they were seen.
+// is written with (barrierBefore), then the rendezvous of their FFTS flags
+// (fftsBefore), then a write before a read; within one kernel the source
+// position, and only then a canonical order, never the order they were
+// seen. Across two kernels the source position would be the order the
+// kernels are written in (docs/hazards.md, "Intended order across kernels").
 func (d *Detector) intendedBefore(a, b *rec) bool {
 	ca, cb := d.orderCore(a.agent), d.orderCore(b.agent) // an SDMA copy: its issuing core's
 	if ca >= 0 && ca == cb && a.serial != b.serial {
@@ -1782,16 +1785,32 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 			return before
 		}
 	}
+	if before, ok := d.fftsBefore(a, b); ok {
+		return before
+	}
+	two := twoKernels(a.op, b.op)
+	if two && a.write != b.write && (a.niter == 0 || b.niter == 0) {
+		// Nothing relates them, and the source line would say only
+		// which kernel is written first. Outside a loop, a buffer one
+		// kernel writes and the other reads is a hand-off from the
+		// writer to the reader (hazards/cross_core and
+		// cross_core_consumer_first): the write first, RAW, whose hint
+		// asks for the missing edge. In loops of both, the read comes
+		// first, below: a step reads what an earlier step left.
+		return a.write
+	}
 	pa, pb := opPos(a.op), opPos(b.op)
-	if pa.File == pb.File && pa.Line != pb.Line && pa.Line > 0 && pb.Line > 0 {
+	if pa.File == pb.File && pa.Line != pb.Line && pa.Line > 0 && pb.Line > 0 && !two {
 		return pa.Line < pb.Line
 	}
-	// One site in one iteration on two cores, not the access the run met
-	// first, which followed the latencies: a read comes before a write (a
-	// step of a ring reads what an earlier step left while the peer's
-	// same step overwrites it: the WAR of allgather_matmul_ring's
-	// single_buffer), and of two writes (both AIVs of a block storing one
-	// tile) the lesser rank's, then core's.
+	// One site in one iteration on two cores, or two kernels' sites in
+	// their loops, not the access the run met first, which followed the
+	// latencies: a read comes before a write (a step of a ring reads what
+	// an earlier step left while the peer's same step overwrites it: the
+	// WARs of allgather_matmul_ring's single_buffer, one of them between
+	// the cube's load and the vector kernel's send), and of two writes
+	// (both AIVs of a block storing one tile) the lesser rank's, then
+	// core's.
 	if a.write != b.write {
 		return !a.write
 	}
@@ -1801,6 +1820,11 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		return ga.core < gb.core
 	}
 	return true
+}
+
+// twoKernels says whether a and b are ops of two kernels.
+func twoKernels(a, b *asm.COp) bool {
+	return a != nil && b != nil && a.Kernel != nil && b.Kernel != nil && a.Kernel != b.Kernel
 }
 
 // barrierBefore orders two ops of different kernels, met in one iteration

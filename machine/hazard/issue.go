@@ -21,6 +21,12 @@ func (d *Detector) issue(e *machine.Event) {
 	if agent.Core < 0 {
 		return
 	}
+	if e.Word == machine.WordFFTSSet {
+		// Sent for the issue order alone (IssueFilter): the set's own
+		// event (crossSet) is its edge.
+		d.setIssued(e)
+		return
+	}
 	s := d.agent(machine.Agent{Rank: agent.Rank, Core: agent.Core, Pipe: asm.PipeS})
 	d.enter(s)
 	cs := &d.cores[d.agents[s].coreIdx]
