@@ -117,7 +117,7 @@ func defsMore() {
 			"reduce "+n[1:4]+"s by product (vmul folds)").chk(chkSameDType)
 		if n == "tcolprod" {
 			// Like tcolmax: copy, barrier, a barrier after every fold.
-			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)")
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)").foldRows()
 		} else {
 			// Per row: vector_dup into the scratch, barrier, vmul folds
 			// each followed by a barrier, then the scalar multiplies the

@@ -453,6 +453,12 @@ type OpInfo struct {
 	// VBar is the pipe_barrier(PIPE_V) inside pto-isa's a2a3 implementation
 	// of the op, nil when it has none a program may rely on.
 	VBar *VBarrier
+	// FoldRows marks a column reduction that pto-isa lowers to a UB copy of
+	// row 0, then one dependent count-mode fold per further row, each
+	// followed by pipe_barrier(PIPE_V) (TColReduceOps.hpp ColReduceInstr,
+	// TColSum.hpp SequentialSum): the machine charges it per row
+	// (pipes.ColFoldCycles), not per 256-byte repeat of the tile.
+	FoldRows bool
 }
 
 // VBarrier is a pipe_barrier(PIPE_V) that pto-isa's a2a3 implementation of

@@ -696,6 +696,13 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	if e.xop != nil && e.xop.Cost == asm.CostVMrgSort4 {
 		return p.mergeCost(e, queueEmpty)
 	}
+	if x := e.xop; x != nil && x.Info != nil && x.Info.FoldRows && len(e.args) > 1 && e.args[1].Tile != nil {
+		// A column reduction: a copy and one fold per further row of its source.
+		a := e.args[1].Tile
+		busy, tail := prof.ColFoldCycles(x.Cost, a.DType, a.VRows, a.VCols)
+		p.tail = tail
+		return max(busy, 1)
+	}
 	t, dt := c.vecShape(e)
 	if t == nil || e.xop == nil {
 		return 1

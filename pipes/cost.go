@@ -15,9 +15,9 @@ const NumVecOps = asm.NumVecCosts
 type vecKind uint8
 
 const (
-	vkElem      vecKind = iota // elementwise over 256-byte repeats
-	vkRowReduce                // one reducing repeat per row after folding the row to 256 B
-	vkUBCopy                   // a UB→UB DMA burst per row
+	vkElem   vecKind = iota // elementwise over 256-byte repeats
+	vkPerRow                // one repeat per row at the op's slope, further repeats of the row at fold's
+	vkUBCopy                // a UB→UB DMA burst per row
 )
 
 type vecOpInfo struct {
@@ -35,17 +35,25 @@ type vecOpInfo struct {
 // MergeCycles. Some intrinsics (vgatherb, vaxpy, ...) are profiled but no
 // instruction pays them yet.
 var vecOps = [NumVecOps]vecOpInfo{
-	asm.CostVAdd:   {countMode: true},
-	asm.CostVSub:   {countMode: true},
-	asm.CostVMul:   {countMode: true},
-	asm.CostVMax:   {countMode: true},
-	asm.CostVMin:   {countMode: true},
-	asm.CostVDiv:   {countMode: true},
-	asm.CostVAnd:   {countMode: true},
-	asm.CostVOr:    {countMode: true},
-	asm.CostVCAdd:  {kind: vkRowReduce, fold: asm.CostVAdd},
-	asm.CostVCMax:  {kind: vkRowReduce, fold: asm.CostVMax},
-	asm.CostVCMin:  {kind: vkRowReduce, fold: asm.CostVMin},
+	asm.CostVAdd:  {countMode: true},
+	asm.CostVSub:  {countMode: true},
+	asm.CostVMul:  {countMode: true},
+	asm.CostVMax:  {countMode: true},
+	asm.CostVMin:  {countMode: true},
+	asm.CostVDiv:  {countMode: true},
+	asm.CostVAnd:  {countMode: true},
+	asm.CostVOr:   {countMode: true},
+	asm.CostVCAdd: {kind: vkPerRow, fold: asm.CostVAdd},
+	asm.CostVCMax: {kind: vkPerRow, fold: asm.CostVMax},
+	asm.CostVCMin: {kind: vkPerRow, fold: asm.CostVMin},
+	// TROWEXPAND goes row by row: V→S and S→V flags around a scalar read of
+	// the row's value, then a count-mode vector_dup of the row (TRowExpand.hpp
+	// at 3186c381). pto-isa's formula backend fits ≈14 cycles a row at every
+	// width up to 512 bytes (TROWEXPAND fp32 cols 8..128, fp16 32..192,
+	// formula_params.csv), so vbrcb's slope is per row and a wider row adds
+	// vector_dup's slope per further repeat; charging it per repeat of the
+	// tile made 8-column rows 8× too cheap and 128-column f32 rows 2× too dear.
+	asm.CostVBrcb:  {kind: vkPerRow, fold: asm.CostVDup},
 	asm.CostUBCopy: {kind: vkUBCopy},
 }
 
@@ -132,7 +140,8 @@ func (p *Profile) MatmulCycles(m, k, n int, in asm.DType, queueEmpty bool) int64
 //     profiled TADD int16 64×64 (167 cycles, 128-byte rows) needs this; TEXP fp16
 //     64×64 (95, same rows) shows unary ops do not.
 //   - row reductions fold each row to 256 bytes with the fold op's slope, then
-//     pay one reducing repeat per row.
+//     pay one reducing repeat per row; vbrcb (TROWEXPAND) pays its slope per
+//     row the same way, with vector_dup's for a row's further repeats.
 //
 // For TCVT pass the wider of the two element types: a conversion repeat covers
 // 64 elements, i.e. 256 bytes of the 4-byte side. TMOV Vec→Vec (VUBCopy) is a
@@ -155,7 +164,7 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 	vp := &p.Vec[op]
 	perRow := ceilDiv(rowBytes, rb)
 	switch info.kind {
-	case vkRowReduce:
+	case vkPerRow:
 		busy = rows*vp.Slope + rows*(perRow-1)*p.Vec[info.fold].Slope
 	default:
 		contiguous := rowStride <= validCols || validRows == 1
@@ -174,6 +183,39 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 	if queueEmpty {
 		busy += vp.Head
 	}
+	return busy, vp.Tail
+}
+
+// ColFoldCycles is a column reduction (OpInfo.FoldRows: TCOLSUM, TCOLMAX,
+// TCOLMIN, TCOLPROD) of a rows × cols source with fold intrinsic op on
+// PIPE_V. pto-isa lowers it to a UB→UB copy of row 0 into dst, a
+// pipe_barrier(PIPE_V), then one count-mode fold of the next row into dst per
+// further row, each followed by a barrier (TColReduceOps.hpp ColReduceInstr,
+// TColSum.hpp SequentialSum at 3186c381): every fold waits for the previous
+// one, so each pays the head (the pipe is empty after a barrier), the count
+// mode floor, its repeats and its tail. busy covers all but the last fold's
+// tail, which is returned (the barrier after it is the op's own, charged with
+// its VBarrier). The copy has no head and every fold issues after a barrier,
+// so the state of the queue does not matter. Hardware: TCOLMAX f32 and f16 64×64 2589 and 2713 cycles,
+// 1×3072 f32 (the copy alone) 390 (tests/costmodel/st/testcase/tcolmax).
+func (p *Profile) ColFoldCycles(op VecOp, dt asm.DType, rows, cols int) (busy, tail int64) {
+	if !op.Vector() || rows <= 0 || cols <= 0 {
+		return 0, 0
+	}
+	size := int64(dt.Size())
+	if size <= 0 {
+		size = 4
+	}
+	rowBytes := int64(cols) * size
+	busy = p.DMACycles(PathUBUB, rowBytes, 1)
+	if rows == 1 {
+		return busy, 0
+	}
+	vp := &p.Vec[op]
+	fold := vp.Head + p.VecCountFloor + ceilDiv(rowBytes, p.VecRepeatBytes)*vp.Slope
+	folds := int64(rows - 1)
+	bar := p.Sync.Barrier
+	busy += bar + folds*fold + (folds-1)*(vp.Tail+bar)
 	return busy, vp.Tail
 }
 
