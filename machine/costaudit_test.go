@@ -31,6 +31,10 @@ var auditGrid = []auditShape{
 	{128, 16},
 }
 
+// auditShortGrid keeps, for -short, the ends of both lines and a narrow
+// row, enough for each trend to show.
+var auditShortGrid = []auditShape{{1, 64}, {128, 64}, {16, 16}, {16, 128}, {16, 512}}
+
 // auditDTypes are tried in order; an op that rejects one is audited in the
 // others.
 var auditDTypes = []asm.DType{asm.F32, asm.F16, asm.I32, asm.I16, asm.BF16, asm.I8, asm.U8}
@@ -38,6 +42,12 @@ var auditDTypes = []asm.DType{asm.F32, asm.F16, asm.I32, asm.I16, asm.BF16, asm.
 // auditSkip lists the V instructions whose cost the generic one-tile harness
 // cannot build, with why; anything else that fails to assemble is an error.
 var auditSkip = map[string]string{}
+
+// auditOneRow lists the ops that read one row of their tiles, so that more
+// rows rightly cost nothing (the rows trend does not apply), with why.
+var auditOneRow = map[string]string{
+	"tmrgsort.lists": "the list form merges row 0 of each list (TMrgSort.hpp's lists are [1, N] tiles)",
+}
 
 // tryAssemble is assemble without failing the test.
 func tryAssemble(t testing.TB, src string) (*asm.Object, string) {
@@ -145,8 +155,12 @@ func runAudit(t *testing.T) []auditRow {
 			t.Errorf("%s: the harness cannot build it in any dtype (%s); add it to auditSkip with the reason", op.Name, firstErr)
 			continue
 		}
+		grid := auditGrid
+		if testing.Short() {
+			grid = auditShortGrid
+		}
 		for _, dt := range got {
-			for _, s := range auditGrid {
+			for _, s := range grid {
 				obj, msg := tryAssemble(t, oneOpSource(op, dt, s))
 				if obj == nil {
 					t.Errorf("%s %s %dx%d: %s", op.Name, dt, s.rows, s.cols, msg)
@@ -167,15 +181,20 @@ func TestCostAudit(t *testing.T) {
 	for _, r := range rows {
 		t.Logf("%-18s %-4s %4dx%-4d %6d", r.op, r.dt, r.s.rows, r.s.cols, r.cycles)
 	}
-	for _, b := range auditTrends(rows) {
+	for _, b := range auditTrends(rows, bodyProfile().VecCountFloor) {
 		t.Errorf("trend: %s", b)
 	}
 }
 
 // auditTrends checks every op's grid: cycles never fall as rows or columns
 // grow, and an f16 tile never costs more than the f32 tile of the same shape
-// (half the bytes, the same or fewer repeats). It returns the violations.
-func auditTrends(rows []auditRow) []string {
+// (half the bytes, the same or fewer repeats), both up to slack cycles: the
+// count-mode binary ops (vadd, vmul, ...) charge a row narrower than one
+// 256-byte repeat as a whole repeat plus vec.count_floor once, as the
+// hardware does (TADD int16 64×64 167 cycles against int32 151, f32 160:
+// pto-isa tests/costmodel/st/testcase/tadd), so a narrow row may cost the
+// floor more than a full one. It returns the violations.
+func auditTrends(rows []auditRow, slack int64) []string {
 	at := map[string]int64{}
 	key := func(op string, dt asm.DType, s auditShape) string { return fmt.Sprintf("%s/%s/%dx%d", op, dt, s.rows, s.cols) }
 	for _, r := range rows {
@@ -186,6 +205,9 @@ func auditTrends(rows []auditRow) []string {
 		{{16, 16}, {16, 128}, {16, 256}, {16, 512}},
 		{{16, 16}, {128, 16}},
 	}
+	if len(rows) > 0 && !hasShape(rows, auditShape{8, 64}) {
+		lines = [][]auditShape{{{1, 64}, {128, 64}}, {{16, 16}, {16, 128}, {16, 512}}}
+	}
 	var bad []string
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -195,10 +217,21 @@ func auditTrends(rows []auditRow) []string {
 		}
 		seen[k] = true
 		for _, line := range lines {
+			// More work at the ends of a line must cost strictly more: 128× the
+			// rows or 32× the columns is never free.
+			if line[0].cols == line[len(line)-1].cols && auditOneRow[r.op] != "" {
+				continue
+			}
+			first, okF := at[key(r.op, r.dt, line[0])]
+			last, okL := at[key(r.op, r.dt, line[len(line)-1])]
+			if okF && okL && last <= first {
+				bad = append(bad, fmt.Sprintf("%s %s: %dx%d costs %d, no more than %dx%d's %d",
+					r.op, r.dt, line[len(line)-1].rows, line[len(line)-1].cols, last, line[0].rows, line[0].cols, first))
+			}
 			for i := 1; i < len(line); i++ {
 				a, okA := at[key(r.op, r.dt, line[i-1])]
 				b, okB := at[key(r.op, r.dt, line[i])]
-				if okA && okB && b < a {
+				if okA && okB && b+slack < a {
 					bad = append(bad, fmt.Sprintf("%s %s: %dx%d costs %d, less than %dx%d's %d",
 						r.op, r.dt, line[i].rows, line[i].cols, b, line[i-1].rows, line[i-1].cols, a))
 				}
@@ -210,7 +243,7 @@ func auditTrends(rows []auditRow) []string {
 		for _, s := range auditGrid {
 			h, okH := at[key(r.op, asm.F16, s)]
 			f, okF := at[key(r.op, asm.F32, s)]
-			if okH && okF && h > f {
+			if okH && okF && h > f+slack {
 				bad = append(bad, fmt.Sprintf("%s %dx%d: f16 costs %d, more than f32's %d", r.op, s.rows, s.cols, h, f))
 			}
 		}
@@ -344,4 +377,13 @@ func TestCostAuditPTOISA(t *testing.T) {
 		}
 		t.Logf("| %s | %s %d×%d | %.0f | %.0f | %s | %.2f | %s |", r.op, r.dt, r.s.rows, r.s.cols, got, r.figure, r.src, ratio, verdict)
 	}
+}
+
+func hasShape(rows []auditRow, s auditShape) bool {
+	for _, r := range rows {
+		if r.s == s {
+			return true
+		}
+	}
+	return false
 }
