@@ -196,7 +196,9 @@ func TestCostAudit(t *testing.T) {
 // floor more than a full one. It returns the violations.
 func auditTrends(rows []auditRow, slack int64) []string {
 	at := map[string]int64{}
-	key := func(op string, dt asm.DType, s auditShape) string { return fmt.Sprintf("%s/%s/%dx%d", op, dt, s.rows, s.cols) }
+	key := func(op string, dt asm.DType, s auditShape) string {
+		return fmt.Sprintf("%s/%s/%dx%d", op, dt, s.rows, s.cols)
+	}
 	for _, r := range rows {
 		at[key(r.op, r.dt, r.s)] = r.cycles
 	}
