@@ -253,9 +253,10 @@ func (d *opDef) vbar(pre, post uint8, when VBarrierCond, source string) *opDef {
 	return d
 }
 
-// foldRows marks a column reduction charged per row (OpInfo.FoldRows).
-func (d *opDef) foldRows() *opDef {
-	d.info.FoldRows = true
+// fold marks a reduction charged as its chain of barrier-separated
+// instructions (OpInfo.Fold).
+func (d *opDef) fold(k FoldKind) *opDef {
+	d.info.Fold = k
 	return d
 }
 
@@ -396,7 +397,7 @@ func init() {
 		vbar(0, 0b11, VBarDeq, "include/pto/npu/a2a3/TCvt.hpp (GenCastCallSpecialCases)")
 	// Reductions and expansions. tcolsum folds rows with vadd: a copy of row
 	// 0, then rows-1 dependent row-adds each behind a barrier, charged per
-	// row (FoldRows; docs/profile.md "Per-instruction audit"); tcolmax/tcolmin
+	// row (FoldCols; docs/profile.md "Per-instruction audit"); tcolmax/tcolmin
 	// likewise.
 	for _, v := range []opCost{
 		{"trowsum", CostVCAdd}, {"trowmax", CostVCMax}, {"trowmin", CostVCMin},
@@ -418,11 +419,11 @@ func init() {
 			// The tmp form (binary or sequential) ends with a barrier
 			// after its last access, also for one row; the form without
 			// tmp has none when there is a single row.
-			d.vbar(0b111, 0, VBarTmp, "include/pto/npu/a2a3/TColSum.hpp (TColSum, BinarySum, SequentialSum)").foldRows()
+			d.vbar(0b111, 0, VBarTmp, "include/pto/npu/a2a3/TColSum.hpp (TColSum, BinarySum, SequentialSum)").fold(FoldCols)
 		default:
 			// Copy row 0 to dst, barrier, then fold each further row
 			// into dst with a barrier after every fold.
-			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)").foldRows()
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)").fold(FoldCols)
 		}
 	}
 	// trowexpand broadcasts with vbrcb; tcolexpand copies the row to every row

@@ -117,12 +117,12 @@ func defsMore() {
 			"reduce "+n[1:4]+"s by product (vmul folds)").chk(chkSameDType)
 		if n == "tcolprod" {
 			// Like tcolmax: copy, barrier, a barrier after every fold.
-			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)").foldRows()
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)").fold(FoldCols)
 		} else {
 			// Per row: vector_dup into the scratch, barrier, vmul folds
 			// each followed by a barrier, then the scalar multiplies the
 			// scratch's lanes into dst between V→S and S→V flags.
-			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TRowProd.hpp (TRowProd)")
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TRowProd.hpp (TRowProd)").fold(FoldRowBlocks)
 		}
 	}
 	// exp(a - b) with b broadcast (TRowExpandExpdif.hpp, TColExpandExpdif.hpp).

@@ -453,13 +453,26 @@ type OpInfo struct {
 	// VBar is the pipe_barrier(PIPE_V) inside pto-isa's a2a3 implementation
 	// of the op, nil when it has none a program may rely on.
 	VBar *VBarrier
-	// FoldRows marks a column reduction that pto-isa lowers to a UB copy of
-	// row 0, then one dependent count-mode fold per further row, each
-	// followed by pipe_barrier(PIPE_V) (TColReduceOps.hpp ColReduceInstr,
-	// TColSum.hpp SequentialSum): the machine charges it per row
-	// (pipes.ColFoldCycles), not per 256-byte repeat of the tile.
-	FoldRows bool
+	// Fold marks a reduction that pto-isa lowers to a chain of dependent
+	// instructions, each behind a pipe_barrier(PIPE_V): the machine charges
+	// the chain (pipes.ColFoldCycles, pipes.RowProdCycles), not the tile's
+	// 256-byte repeats at its cost key's slope.
+	Fold FoldKind
 }
+
+// FoldKind is how a reduction's chain of barrier-separated instructions runs.
+type FoldKind uint8
+
+const (
+	FoldNone FoldKind = iota
+	// FoldCols: a UB copy of row 0, then one count-mode fold per further
+	// row (TColReduceOps.hpp ColReduceInstr, TColSum.hpp SequentialSum).
+	FoldCols
+	// FoldRowBlocks: per row, a vector_dup of ones into the scratch, then a
+	// count-mode vmul per 32-byte block of the row, then the scalar
+	// multiplies the block's lanes between V→S and S→V flags (TRowProd.hpp).
+	FoldRowBlocks
+)
 
 // VBarrier is a pipe_barrier(PIPE_V) that pto-isa's a2a3 implementation of
 // an op executes between its intrinsics, so that programs need not add the

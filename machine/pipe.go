@@ -696,10 +696,16 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	if e.xop != nil && e.xop.Cost == asm.CostVMrgSort4 {
 		return p.mergeCost(e, queueEmpty)
 	}
-	if x := e.xop; x != nil && x.Info != nil && x.Info.FoldRows && len(e.args) > 1 && e.args[1].Tile != nil {
-		// A column reduction: a copy and one fold per further row of its source.
+	if x := e.xop; x != nil && x.Info != nil && x.Info.Fold != asm.FoldNone && len(e.args) > 1 && e.args[1].Tile != nil {
+		// A reduction run as a chain of barrier-separated instructions over
+		// its source's rows.
 		a := e.args[1].Tile
-		busy, tail := prof.ColFoldCycles(x.Cost, a.DType, a.VRows, a.VCols)
+		var busy, tail int64
+		if x.Info.Fold == asm.FoldCols {
+			busy, tail = prof.ColFoldCycles(x.Cost, a.DType, a.VRows, a.VCols)
+		} else {
+			busy = prof.RowProdCycles(a.DType, a.VRows, a.VCols)
+		}
 		p.tail = tail
 		return max(busy, 1)
 	}

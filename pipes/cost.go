@@ -219,6 +219,33 @@ func (p *Profile) ColFoldCycles(op VecOp, dt asm.DType, rows, cols int) (busy, t
 	return busy, vp.Tail
 }
 
+// RowProdCycles is TROWPROD of a rows × cols source (OpInfo.Fold
+// FoldRowBlocks) on PIPE_V. pto-isa runs it row by row (TRowProd.hpp at
+// 3186c381): a count-mode vector_dup of ones into a 32-byte scratch and a
+// barrier, then one count-mode vmul of each 32-byte block of the row into the
+// scratch, each followed by a barrier, then V→S flags, the scalar multiplying
+// the block's lanes, and S→V flags before the next row. Every instruction of
+// the chain waits for the one before, so each pays its head and tail. No
+// pto-isa source times it; the charge is the profile's costs of those steps
+// (the vector unit idles while the scalar works). Nothing is left pending.
+func (p *Profile) RowProdCycles(dt asm.DType, rows, cols int) int64 {
+	if rows <= 0 || cols <= 0 {
+		return 0
+	}
+	size := int64(dt.Size())
+	if size <= 0 {
+		size = 4
+	}
+	lanes := max(p.DMABlockBytes/size, 1)
+	blocks := ceilDiv(int64(cols), lanes)
+	bar := p.Sync.Barrier
+	dup, mul := &p.Vec[asm.CostVDup], &p.Vec[asm.CostVMul]
+	perRow := dup.Head + dup.Slope + dup.Tail + bar +
+		blocks*(mul.Head+p.VecCountFloor+mul.Slope+mul.Tail+bar) +
+		2*(p.Sync.SetFlag+p.Sync.WaitFlag) + lanes*p.Scalar.Op
+	return int64(rows) * perRow
+}
+
 // MergeFitBytes is the data one repeat of pto-isa's vmrgsort4 fit merges:
 // four runs of blockLen 64 f32 slots, i.e. 128 (value, index) pairs of 8
 // bytes (cce_costmodel_vector_compute.hpp at 3186c381, "fp32, blockLen=64

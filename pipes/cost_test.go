@@ -133,6 +133,12 @@ func TestVectorCyclesRules(t *testing.T) {
 		// Row reduce: 512-byte rows fold one extra repeat with vadd's slope.
 		{"vcadd two repeats per row", asm.CostVCAdd, asm.F32, 8, 128, 128, true, 14 + 7*8 + 2*8, 32},
 		{"ubcopy is DMA", asm.CostUBCopy, asm.F32, 64, 128, 128, true, 5 + 1024, 0},
+		// TROWEXPAND (vbrcb) goes row by row: 14 a row whatever the width up
+		// to one repeat (formula TROWEXPAND fp32 cols 8 and 64: ≈14/row),
+		// vector_dup's slope for a row's further repeats (cols 128: ≈15).
+		{"vbrcb narrow rows", asm.CostVBrcb, asm.F32, 64, 8, 8, true, 64 * 14, 18},
+		{"vbrcb one repeat a row", asm.CostVBrcb, asm.F32, 64, 64, 64, true, 64 * 14, 18},
+		{"vbrcb two repeats a row", asm.CostVBrcb, asm.F32, 64, 128, 128, true, 64*14 + 64*1, 18},
 		{"empty tile", asm.CostVAdd, asm.F32, 0, 64, 64, true, 0, 0},
 		{"no key", asm.CostNone, asm.F32, 4, 4, 4, true, 0, 0},
 		{"not a vector key", asm.CostMad, asm.F32, 4, 4, 4, true, 0, 0},
@@ -142,6 +148,48 @@ func TestVectorCyclesRules(t *testing.T) {
 		if b != tt.wantBusy || tl != tt.wantTail {
 			t.Errorf("%s: VectorCycles = (%d, %d), want (%d, %d)", tt.name, b, tl, tt.wantBusy, tt.wantTail)
 		}
+	}
+}
+
+// TestColFoldCycles: a column reduction is a UB copy of row 0, a barrier,
+// and one count-mode fold per further row, each paying head, floor, repeats,
+// tail and barrier: within 5 % of pto-isa's hardware TCOLMAX f32/f16 64×64
+// (2589, 2713) and exactly its 1×3072 copy (390 with the op's own barrier).
+func TestColFoldCycles(t *testing.T) {
+	p := DefaultProfile()
+	tests := []struct {
+		name       string
+		dt         asm.DType
+		rows, cols int
+		busy, tail int64
+	}{
+		{"f32 64x64", asm.F32, 64, 64, (5 + 8) + 1 + 63*(10+16+2) + 62*(14+1), 14},
+		{"f16 64x64", asm.F16, 64, 64, (5 + 4) + 1 + 63*(10+16+2) + 62*(14+1), 14},
+		{"two repeats a row", asm.F32, 4, 128, (5 + 16) + 1 + 3*(10+16+4) + 2*(14+1), 14},
+		{"one row: the copy", asm.F32, 1, 3072, 5 + 384, 0},
+		{"empty", asm.F32, 0, 64, 0, 0},
+	}
+	for _, tt := range tests {
+		b, tl := p.ColFoldCycles(asm.CostVMax, tt.dt, tt.rows, tt.cols)
+		if b != tt.busy || tl != tt.tail {
+			t.Errorf("%s: ColFoldCycles = (%d, %d), want (%d, %d)", tt.name, b, tl, tt.busy, tt.tail)
+		}
+	}
+}
+
+// TestRowProdCycles: TROWPROD per row is a vector_dup, a vmul per 32-byte
+// block, each behind a barrier, and the scalar's lanes between two flag pairs.
+func TestRowProdCycles(t *testing.T) {
+	p := DefaultProfile()
+	dup, mul := 11+1+13+1, int64(10+16+2+15+1)
+	if got, want := p.RowProdCycles(asm.F32, 1, 64), int64(dup)+8*mul+4+8; got != want {
+		t.Errorf("f32 1x64: %d, want %d", got, want)
+	}
+	if got, want := p.RowProdCycles(asm.F16, 3, 20), 3*(int64(dup)+2*mul+4+16); got != want {
+		t.Errorf("f16 3x20 (a partial block): %d, want %d", got, want)
+	}
+	if got := p.RowProdCycles(asm.F32, 0, 64); got != 0 {
+		t.Errorf("empty: %d", got)
 	}
 }
 
