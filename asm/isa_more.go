@@ -177,8 +177,8 @@ func defsMore() {
 			// and vmax, barrier. pto_instr_impl.hpp includes this file, not
 			// TColArgMax.hpp/TColArgMin.hpp.
 			const src = "include/pto/npu/a2a3/TColReduceIdx.hpp (ProcessSingleBlock)"
-			idx.vbar(0b111, 0, VBarAlways, src)
-			val.vbar(0b1110, 0b1111, VBarAlways, src).endBarrier()
+			idx.vbar(0b111, 0, VBarAlways, src).fold(FoldColArg)
+			val.vbar(0b1110, 0b1111, VBarAlways, src).endBarrier().fold(FoldColArg)
 		}
 	}
 	// Sorting (TSort32.hpp vbitsort, TMrgSort.hpp vmrgsort4). A sorted list

@@ -472,6 +472,10 @@ const (
 	// count-mode vmul per 32-byte block of the row, then the scalar
 	// multiplies the block's lanes between V→S and S→V flags (TRowProd.hpp).
 	FoldRowBlocks
+	// FoldColArg: per 256-byte column block, two vector_dups and a copy of
+	// row 0, then per further row vadds+vcmp and vsel+vmax (or vmin), each
+	// pair behind a barrier (TColReduceIdx.hpp ProcessSingleBlock).
+	FoldColArg
 )
 
 // VBarrier is a pipe_barrier(PIPE_V) that pto-isa's a2a3 implementation of

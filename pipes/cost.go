@@ -246,6 +246,45 @@ func (p *Profile) RowProdCycles(dt asm.DType, rows, cols int) int64 {
 	return int64(rows) * perRow
 }
 
+// ColArgCycles is TCOLARGMAX/TCOLARGMIN (withVal: the .val forms) of a
+// rows × cols source with fold intrinsic op (vmax or vmin) on PIPE_V
+// (OpInfo.Fold FoldColArg). pto-isa works one 256-byte column block at a time
+// (TColReduceIdx.hpp ProcessSingleBlock at 3186c381): two vector_dups and a
+// UB copy of the block's row 0 and a barrier, then per further row vadds
+// (the running index) and vcmp, a barrier, vsel and the fold, a barrier; a
+// 16-bit source without the value converts the index with two vconvs, each
+// behind a barrier; the value form copies the block out behind one. Each
+// group after a barrier pays the head of its first instruction and the tail
+// of its last. No pto-isa source times it; the charge is the profile's costs
+// of those steps. Nothing is left pending.
+func (p *Profile) ColArgCycles(op VecOp, dt asm.DType, rows, cols int, withVal bool) int64 {
+	if !op.Vector() || rows <= 0 || cols <= 0 {
+		return 0
+	}
+	size := int64(dt.Size())
+	if size <= 0 {
+		size = 4
+	}
+	v := func(k VecOp) *VecParams { return &p.Vec[k] }
+	bar := p.Sync.Barrier
+	rb := p.VecRepeatBytes
+	blocks := ceilDiv(int64(cols)*size, rb)
+	dup := v(asm.CostVDup)
+	setup := dup.Head + 2*dup.Slope + dup.Tail + p.DMACycles(PathUBUB, rb, 1) + bar
+	adds, cmp, sel, fold := v(asm.CostVAddS), v(asm.CostVCmp), v(asm.CostVSel), v(op)
+	perRow := adds.Head + adds.Slope + cmp.Slope + cmp.Tail + bar +
+		sel.Head + sel.Slope + fold.Slope + fold.Tail + bar
+	var end int64
+	switch {
+	case withVal:
+		end = p.DMACycles(PathUBUB, rb, 1) + bar
+	case size == 2:
+		cv := v(asm.CostVConv)
+		end = 2 * (cv.Head + cv.Slope + cv.Tail + bar)
+	}
+	return blocks * (setup + int64(rows-1)*perRow + end)
+}
+
 // MergeFitBytes is the data one repeat of pto-isa's vmrgsort4 fit merges:
 // four runs of blockLen 64 f32 slots, i.e. 128 (value, index) pairs of 8
 // bytes (cce_costmodel_vector_compute.hpp at 3186c381, "fp32, blockLen=64

@@ -193,6 +193,35 @@ func TestRowProdCycles(t *testing.T) {
 	}
 }
 
+// TestColArgCycles: TCOLARGMAX per 256-byte column block is a setup (two
+// vector_dups, a UB copy of the block's row 0, a barrier) and per further
+// row two barrier-separated pairs, vadds+vcmp and vsel+vmax.
+func TestColArgCycles(t *testing.T) {
+	p := DefaultProfile()
+	setup := int64(11+2+13) + (5 + 8) + 1
+	perRow := int64(13+1+2+0+1) + (13 + 2 + 2 + 14 + 1)
+	conv := int64(14 + 2 + 11 + 1)
+	tests := []struct {
+		name       string
+		dt         asm.DType
+		rows, cols int
+		val        bool
+		want       int64
+	}{
+		{"f32 one row", asm.F32, 1, 64, false, setup},
+		{"f32 128x64", asm.F32, 128, 64, false, setup + 127*perRow},
+		{"f32 two blocks", asm.F32, 4, 128, false, 2 * (setup + 3*perRow)},
+		{"f16 index: two vconvs", asm.F16, 4, 128, false, setup + 3*perRow + 2*conv},
+		{"f16 with the value: a copy", asm.F16, 4, 128, true, setup + 3*perRow + (5 + 8) + 1},
+		{"empty", asm.F32, 0, 64, false, 0},
+	}
+	for _, tt := range tests {
+		if got := p.ColArgCycles(asm.CostVMax, tt.dt, tt.rows, tt.cols, tt.val); got != tt.want {
+			t.Errorf("%s: ColArgCycles = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestMergeCycles: vmrgsort4 is charged per merge of the fit's 1 KiB, as
 // pto-isa's cost model's "78·repeat + 20" counts them at blockLen 64, not
 // per 256-byte repeat.
