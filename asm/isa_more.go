@@ -168,8 +168,8 @@ func defsMore() {
 			// form's first vcmax writes dstidx; the value form's writes
 			// only tmp, so its outputs come after a barrier.
 			const src = "include/pto/npu/a2a3/TRowReduceIdxOps.hpp (OneRepeatProcIdx, OneRepeatProcValIdx, ProcReduceIdxStage1/2)"
-			idx.vbar(0b111, 0, VBarAlways, src)
-			val.vbar(0b1100, 0b1111, VBarAlways, src).endBarrier()
+			idx.vbar(0b111, 0, VBarAlways, src).fold(FoldRowArg)
+			val.vbar(0b1100, 0b1111, VBarAlways, src).endBarrier().fold(FoldRowArg)
 		} else {
 			// Per 256-byte column block: vector_dup of the running index
 			// (dstidx, or tmp for 16-bit without the value), copy of a's

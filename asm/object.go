@@ -476,6 +476,12 @@ const (
 	// row 0, then per further row vadds+vcmp and vsel+vmax (or vmin), each
 	// pair behind a barrier (TColReduceIdx.hpp ProcessSingleBlock).
 	FoldColArg
+	// FoldRowArg: rows wider than one repeat reduce per row in stages of
+	// vcmax and two vreducev2, each behind a barrier, then the scalar
+	// assembles each row's index between V→S and S→V flags
+	// (TRowReduceIdxOps.hpp ProcReduceIdxStage1/2); one-repeat rows are one
+	// vcmax over the tile, charged as before.
+	FoldRowArg
 )
 
 // VBarrier is a pipe_barrier(PIPE_V) that pto-isa's a2a3 implementation of

@@ -707,7 +707,9 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 			case asm.FoldRowBlocks:
 				busy = prof.RowProdCycles(a.DType, a.VRows, a.VCols)
 			case asm.FoldColArg:
-				busy = prof.ColArgCycles(x.Cost, a.DType, a.VRows, a.VCols, x.Info.Op == asm.OpTcolargmaxVal || x.Info.Op == asm.OpTcolargminVal)
+				busy = prof.ColArgCycles(x.Cost, a.DType, a.VRows, a.VCols, withVal(x.Info.Op))
+			case asm.FoldRowArg:
+				busy, tail = prof.RowArgCycles(x.Cost, a.DType, a.VRows, a.VCols, withVal(x.Info.Op), queueEmpty)
 			}
 			p.tail = tail
 			return max(busy, 1)
@@ -722,6 +724,15 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	busy, tail := prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
 	p.tail = tail
 	return max(busy, 1)
+}
+
+// withVal reports an arg-reduction that also writes the values.
+func withVal(op asm.Opcode) bool {
+	switch op {
+	case asm.OpTcolargmaxVal, asm.OpTcolargminVal, asm.OpTrowargmaxVal, asm.OpTrowargminVal:
+		return true
+	}
+	return false
 }
 
 // foldSource is the tile a folding reduction reads: its operand named a.

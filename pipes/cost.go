@@ -285,6 +285,50 @@ func (p *Profile) ColArgCycles(op VecOp, dt asm.DType, rows, cols int, withVal b
 	return blocks * (setup + int64(rows-1)*perRow + end)
 }
 
+// RowArgCycles is TROWARGMAX/TROWARGMIN (withVal: the .val forms) of a
+// rows × cols source with reduce intrinsic op (vcmax or vcmin) on PIPE_V
+// (OpInfo.Fold FoldRowArg). Rows of one repeat or less are one vcmax over the
+// tile (TRowReduceIdxOps.hpp OneRepeatProcIdx), charged as VectorCycles.
+// Wider rows go row by row (ProcReduceIdxStage1 at 3186c381): a vcmax over
+// the row into (value, index) pairs, two vreducev2 that separate them, a
+// vcmax over the pairs, each behind a barrier; rows of more than one
+// repeat's worth of repeats add a second such stage (ProcReduceIdxStage2).
+// Then the scalar assembles every row's index from the stages' indices
+// between V→S and S→V flags: a UB load per stage and a store, two more with
+// the value. No pto-isa source times it; the charge is the profile's costs
+// of those steps, and nothing is left pending.
+func (p *Profile) RowArgCycles(op VecOp, dt asm.DType, rows, cols int, withVal, queueEmpty bool) (busy, tail int64) {
+	if !op.Vector() || rows <= 0 || cols <= 0 {
+		return 0, 0
+	}
+	size := int64(dt.Size())
+	if size <= 0 {
+		size = 4
+	}
+	ept := max(p.VecRepeatBytes/size, 1)
+	reps := ceilDiv(int64(cols), ept)
+	if reps <= 1 {
+		return p.VectorCycles(op, dt, rows, cols, cols, queueEmpty)
+	}
+	bar := p.Sync.Barrier
+	red, rv := &p.Vec[op], &p.Vec[asm.CostVReduceV2]
+	group := func(n int64) int64 {
+		return red.Head + ceilDiv(n, ept)*red.Slope + red.Tail + bar + 2*(rv.Head+rv.Slope+rv.Tail+bar)
+	}
+	perRow := group(int64(cols)) + red.Head + red.Slope + red.Tail + bar
+	stages := int64(1)
+	if reps > ept {
+		perRow += group(reps)
+		stages = 2
+	}
+	scalar := stages + 1
+	if withVal {
+		scalar += 2
+	}
+	perRow += scalar * p.Scalar.Op
+	return int64(rows)*perRow + 2*(p.Sync.SetFlag+p.Sync.WaitFlag), 0
+}
+
 // MergeFitBytes is the data one repeat of pto-isa's vmrgsort4 fit merges:
 // four runs of blockLen 64 f32 slots, i.e. 128 (value, index) pairs of 8
 // bytes (cce_costmodel_vector_compute.hpp at 3186c381, "fp32, blockLen=64

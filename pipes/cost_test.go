@@ -222,6 +222,33 @@ func TestColArgCycles(t *testing.T) {
 	}
 }
 
+// TestRowArgCycles: TROWARGMAX over one-repeat rows is one vcmax over the
+// tile; wider rows go row by row in barrier-separated stages, then the
+// scalar assembles each row's index.
+func TestRowArgCycles(t *testing.T) {
+	p := DefaultProfile()
+	group := func(reps int64) int64 { return 14 + 7*reps + 32 + 1 + 2*(14+14+20+1) }
+	final := int64(14 + 7 + 32 + 1)
+	flags := int64(4)
+	tests := []struct {
+		name       string
+		rows, cols int
+		val        bool
+		busy, tail int64
+	}{
+		{"one repeat a row: as vcmax", 16, 64, false, 14 + 16*7, 32},
+		{"two repeats: stage 1", 16, 128, false, 16*(group(2)+final+2) + flags, 0},
+		{"with the value", 16, 128, true, 16*(group(2)+final+4) + flags, 0},
+		{"65 repeats: stage 2", 2, 64 * 65, false, 2*(group(65)+group(2)+final+3) + flags, 0},
+	}
+	for _, tt := range tests {
+		b, tl := p.RowArgCycles(asm.CostVCMax, asm.F32, tt.rows, tt.cols, tt.val, true)
+		if b != tt.busy || tl != tt.tail {
+			t.Errorf("%s: RowArgCycles = (%d, %d), want (%d, %d)", tt.name, b, tl, tt.busy, tt.tail)
+		}
+	}
+}
+
 // TestMergeCycles: vmrgsort4 is charged per merge of the fit's 1 KiB, as
 // pto-isa's cost model's "78·repeat + 20" counts them at blockLen 64, not
 // per 256-byte repeat.
