@@ -67,6 +67,14 @@ func LookupVecOp(key string) (VecOp, bool) {
 	return asm.CostNone, false
 }
 
+// elemSize is dt's size in bytes; an invalid dtype counts as 4 bytes.
+func elemSize(dt asm.DType) int64 {
+	if n := int64(dt.Size()); n > 0 {
+		return n
+	}
+	return 4
+}
+
 func ceilDiv(a, b int64) int64 {
 	if a <= 0 || b <= 0 {
 		return 0
@@ -150,10 +158,7 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 	if !op.Vector() || validRows <= 0 || validCols <= 0 {
 		return 0, 0
 	}
-	size := int64(dt.Size())
-	if size <= 0 {
-		size = 4
-	}
+	size := elemSize(dt)
 	rows := int64(validRows)
 	rowBytes := int64(validCols) * size
 	info := &vecOps[op]
@@ -186,8 +191,8 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 	return busy, vp.Tail
 }
 
-// ColFoldCycles is a column reduction (OpInfo.FoldRows: TCOLSUM, TCOLMAX,
-// TCOLMIN, TCOLPROD) of a rows × cols source with fold intrinsic op on
+// ColFoldCycles is a column reduction (OpInfo.Fold FoldCols: TCOLSUM,
+// TCOLMAX, TCOLMIN, TCOLPROD) of a rows × cols source with fold intrinsic op on
 // PIPE_V. pto-isa lowers it to a UB→UB copy of row 0 into dst, a
 // pipe_barrier(PIPE_V), then one count-mode fold of the next row into dst per
 // further row, each followed by a barrier (TColReduceOps.hpp ColReduceInstr,
@@ -196,16 +201,14 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 // mode floor, its repeats and its tail. busy covers all but the last fold's
 // tail, which is returned (the barrier after it is the op's own, charged with
 // its VBarrier). The copy has no head and every fold issues after a barrier,
-// so the state of the queue does not matter. Hardware: TCOLMAX f32 and f16 64×64 2589 and 2713 cycles,
-// 1×3072 f32 (the copy alone) 390 (tests/costmodel/st/testcase/tcolmax).
+// so the state of the queue does not matter. Hardware: TCOLMAX f32 and f16
+// 64×64 2589 and 2713 cycles, 1×3072 f32 (the copy alone) 390
+// (tests/costmodel/st/testcase/tcolmax).
 func (p *Profile) ColFoldCycles(op VecOp, dt asm.DType, rows, cols int) (busy, tail int64) {
 	if !op.Vector() || rows <= 0 || cols <= 0 {
 		return 0, 0
 	}
-	size := int64(dt.Size())
-	if size <= 0 {
-		size = 4
-	}
+	size := elemSize(dt)
 	rowBytes := int64(cols) * size
 	busy = p.DMACycles(PathUBUB, rowBytes, 1)
 	if rows == 1 {
@@ -232,10 +235,7 @@ func (p *Profile) RowProdCycles(dt asm.DType, rows, cols int) int64 {
 	if rows <= 0 || cols <= 0 {
 		return 0
 	}
-	size := int64(dt.Size())
-	if size <= 0 {
-		size = 4
-	}
+	size := elemSize(dt)
 	lanes := max(p.DMABlockBytes/size, 1)
 	blocks := ceilDiv(int64(cols), lanes)
 	bar := p.Sync.Barrier
@@ -261,10 +261,7 @@ func (p *Profile) ColArgCycles(op VecOp, dt asm.DType, rows, cols int, withVal b
 	if !op.Vector() || rows <= 0 || cols <= 0 {
 		return 0
 	}
-	size := int64(dt.Size())
-	if size <= 0 {
-		size = 4
-	}
+	size := elemSize(dt)
 	v := func(k VecOp) *VecParams { return &p.Vec[k] }
 	bar := p.Sync.Barrier
 	rb := p.VecRepeatBytes
@@ -301,10 +298,7 @@ func (p *Profile) RowArgCycles(op VecOp, dt asm.DType, rows, cols int, withVal, 
 	if !op.Vector() || rows <= 0 || cols <= 0 {
 		return 0, 0
 	}
-	size := int64(dt.Size())
-	if size <= 0 {
-		size = 4
-	}
+	size := elemSize(dt)
 	ept := max(p.VecRepeatBytes/size, 1)
 	reps := ceilDiv(int64(cols), ept)
 	if reps <= 1 {
