@@ -253,6 +253,13 @@ func (d *opDef) vbar(pre, post uint8, when VBarrierCond, source string) *opDef {
 	return d
 }
 
+// fold marks a reduction charged as its chain of barrier-separated
+// instructions (OpInfo.Fold).
+func (d *opDef) fold(k FoldKind) *opDef {
+	d.info.Fold = k
+	return d
+}
+
 // endBarrier marks the op's recorded barrier as followed by another after
 // its last access (VBarrier.Tail).
 func (d *opDef) endBarrier() *opDef {
@@ -388,8 +395,10 @@ func init() {
 		// NonSatTorch paths' barriers are in the overload with a tmp
 		// tile (and EDGE_CASE_ALIGN_ENABLE), which tcvt does not take.
 		vbar(0, 0b11, VBarDeq, "include/pto/npu/a2a3/TCvt.hpp (GenCastCallSpecialCases)")
-	// Reductions and expansions. tcolsum folds rows with vadd: (rows-1) row-adds
-	// ≈ the tile's repeats; tcolmax/tcolmin likewise.
+	// Reductions and expansions. tcolsum folds rows with vadd: a copy of row
+	// 0, then rows-1 dependent row-adds each behind a barrier, charged per
+	// row (FoldCols; docs/profile.md "Per-instruction audit"); tcolmax/tcolmin
+	// likewise.
 	for _, v := range []opCost{
 		{"trowsum", CostVCAdd}, {"trowmax", CostVCMax}, {"trowmin", CostVCMin},
 		{"tcolsum", CostVAdd}, {"tcolmax", CostVMax}, {"tcolmin", CostVMin},
@@ -410,11 +419,11 @@ func init() {
 			// The tmp form (binary or sequential) ends with a barrier
 			// after its last access, also for one row; the form without
 			// tmp has none when there is a single row.
-			d.vbar(0b111, 0, VBarTmp, "include/pto/npu/a2a3/TColSum.hpp (TColSum, BinarySum, SequentialSum)")
+			d.vbar(0b111, 0, VBarTmp, "include/pto/npu/a2a3/TColSum.hpp (TColSum, BinarySum, SequentialSum)").fold(FoldCols)
 		default:
 			// Copy row 0 to dst, barrier, then fold each further row
 			// into dst with a barrier after every fold.
-			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)")
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)").fold(FoldCols)
 		}
 	}
 	// trowexpand broadcasts with vbrcb; tcolexpand copies the row to every row

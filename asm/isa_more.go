@@ -117,12 +117,12 @@ func defsMore() {
 			"reduce "+n[1:4]+"s by product (vmul folds)").chk(chkSameDType)
 		if n == "tcolprod" {
 			// Like tcolmax: copy, barrier, a barrier after every fold.
-			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)")
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TColReduceOps.hpp (ColReduceInstr)").fold(FoldCols)
 		} else {
 			// Per row: vector_dup into the scratch, barrier, vmul folds
 			// each followed by a barrier, then the scalar multiplies the
 			// scratch's lanes into dst between V→S and S→V flags.
-			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TRowProd.hpp (TRowProd)")
+			d.vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TRowProd.hpp (TRowProd)").fold(FoldRowBlocks)
 		}
 	}
 	// exp(a - b) with b broadcast (TRowExpandExpdif.hpp, TColExpandExpdif.hpp).
@@ -168,8 +168,8 @@ func defsMore() {
 			// form's first vcmax writes dstidx; the value form's writes
 			// only tmp, so its outputs come after a barrier.
 			const src = "include/pto/npu/a2a3/TRowReduceIdxOps.hpp (OneRepeatProcIdx, OneRepeatProcValIdx, ProcReduceIdxStage1/2)"
-			idx.vbar(0b111, 0, VBarAlways, src)
-			val.vbar(0b1100, 0b1111, VBarAlways, src).endBarrier()
+			idx.vbar(0b111, 0, VBarAlways, src).fold(FoldRowArg)
+			val.vbar(0b1100, 0b1111, VBarAlways, src).endBarrier().fold(FoldRowArg)
 		} else {
 			// Per 256-byte column block: vector_dup of the running index
 			// (dstidx, or tmp for 16-bit without the value), copy of a's
@@ -177,8 +177,8 @@ func defsMore() {
 			// and vmax, barrier. pto_instr_impl.hpp includes this file, not
 			// TColArgMax.hpp/TColArgMin.hpp.
 			const src = "include/pto/npu/a2a3/TColReduceIdx.hpp (ProcessSingleBlock)"
-			idx.vbar(0b111, 0, VBarAlways, src)
-			val.vbar(0b1110, 0b1111, VBarAlways, src).endBarrier()
+			idx.vbar(0b111, 0, VBarAlways, src).fold(FoldColArg)
+			val.vbar(0b1110, 0b1111, VBarAlways, src).endBarrier().fold(FoldColArg)
 		}
 	}
 	// Sorting (TSort32.hpp vbitsort, TMrgSort.hpp vmrgsort4). A sorted list

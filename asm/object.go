@@ -453,7 +453,36 @@ type OpInfo struct {
 	// VBar is the pipe_barrier(PIPE_V) inside pto-isa's a2a3 implementation
 	// of the op, nil when it has none a program may rely on.
 	VBar *VBarrier
+	// Fold marks a reduction that pto-isa lowers to a chain of dependent
+	// instructions, each behind a pipe_barrier(PIPE_V): the machine charges
+	// the chain (pipes.ColFoldCycles, pipes.RowProdCycles), not the tile's
+	// 256-byte repeats at its cost key's slope.
+	Fold FoldKind
 }
+
+// FoldKind is how a reduction's chain of barrier-separated instructions runs.
+type FoldKind uint8
+
+const (
+	FoldNone FoldKind = iota
+	// FoldCols: a UB copy of row 0, then one count-mode fold per further
+	// row (TColReduceOps.hpp ColReduceInstr, TColSum.hpp SequentialSum).
+	FoldCols
+	// FoldRowBlocks: per row, a vector_dup of ones into the scratch, then a
+	// count-mode vmul per 32-byte block of the row, then the scalar
+	// multiplies the block's lanes between V→S and S→V flags (TRowProd.hpp).
+	FoldRowBlocks
+	// FoldColArg: per 256-byte column block, two vector_dups and a copy of
+	// row 0, then per further row vadds+vcmp and vsel+vmax (or vmin), each
+	// pair behind a barrier (TColReduceIdx.hpp ProcessSingleBlock).
+	FoldColArg
+	// FoldRowArg: rows wider than one repeat reduce per row in stages of
+	// vcmax and two vreducev2, each behind a barrier, then the scalar
+	// assembles each row's index between V→S and S→V flags
+	// (TRowReduceIdxOps.hpp ProcReduceIdxStage1/2); one-repeat rows are one
+	// vcmax over the tile, charged as before.
+	FoldRowArg
+)
 
 // VBarrier is a pipe_barrier(PIPE_V) that pto-isa's a2a3 implementation of
 // an op executes between its intrinsics, so that programs need not add the

@@ -696,6 +696,25 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	if e.xop != nil && e.xop.Cost == asm.CostVMrgSort4 {
 		return p.mergeCost(e, queueEmpty)
 	}
+	if x := e.xop; x != nil && x.Info != nil && x.Info.Fold != asm.FoldNone {
+		if a := foldSource(e); a != nil {
+			// A reduction run as a chain of barrier-separated instructions
+			// over its source's rows.
+			var busy, tail int64
+			switch x.Info.Fold {
+			case asm.FoldCols:
+				busy, tail = prof.ColFoldCycles(x.Cost, a.DType, a.VRows, a.VCols)
+			case asm.FoldRowBlocks:
+				busy = prof.RowProdCycles(a.DType, a.VRows, a.VCols)
+			case asm.FoldColArg:
+				busy = prof.ColArgCycles(x.Cost, a.DType, a.VRows, a.VCols, withVal(x.Info.Op))
+			case asm.FoldRowArg:
+				busy, tail = prof.RowArgCycles(x.Cost, a.DType, a.VRows, a.VCols, withVal(x.Info.Op), queueEmpty)
+			}
+			p.tail = tail
+			return max(busy, 1)
+		}
+	}
 	t, dt := c.vecShape(e)
 	if t == nil || e.xop == nil {
 		return 1
@@ -705,6 +724,25 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	busy, tail := prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
 	p.tail = tail
 	return max(busy, 1)
+}
+
+// withVal reports an arg-reduction that also writes the values.
+func withVal(op asm.Opcode) bool {
+	switch op {
+	case asm.OpTcolargmaxVal, asm.OpTcolargminVal, asm.OpTrowargmaxVal, asm.OpTrowargminVal:
+		return true
+	}
+	return false
+}
+
+// foldSource is the tile a folding reduction reads: its operand named a.
+func foldSource(e *entry) *asm.TileInfo {
+	for i, o := range e.xop.Info.Operands {
+		if o.Name == "a" && i < len(e.args) {
+			return e.args[i].Tile
+		}
+	}
+	return nil
 }
 
 // mergeCost is a TMRGSORT's duration. The single-list form (dst, src,

@@ -15,9 +15,9 @@ const NumVecOps = asm.NumVecCosts
 type vecKind uint8
 
 const (
-	vkElem      vecKind = iota // elementwise over 256-byte repeats
-	vkRowReduce                // one reducing repeat per row after folding the row to 256 B
-	vkUBCopy                   // a UB→UB DMA burst per row
+	vkElem   vecKind = iota // elementwise over 256-byte repeats
+	vkPerRow                // one repeat per row at the op's slope, further repeats of the row at fold's
+	vkUBCopy                // a UB→UB DMA burst per row
 )
 
 type vecOpInfo struct {
@@ -35,17 +35,25 @@ type vecOpInfo struct {
 // MergeCycles. Some intrinsics (vgatherb, vaxpy, ...) are profiled but no
 // instruction pays them yet.
 var vecOps = [NumVecOps]vecOpInfo{
-	asm.CostVAdd:   {countMode: true},
-	asm.CostVSub:   {countMode: true},
-	asm.CostVMul:   {countMode: true},
-	asm.CostVMax:   {countMode: true},
-	asm.CostVMin:   {countMode: true},
-	asm.CostVDiv:   {countMode: true},
-	asm.CostVAnd:   {countMode: true},
-	asm.CostVOr:    {countMode: true},
-	asm.CostVCAdd:  {kind: vkRowReduce, fold: asm.CostVAdd},
-	asm.CostVCMax:  {kind: vkRowReduce, fold: asm.CostVMax},
-	asm.CostVCMin:  {kind: vkRowReduce, fold: asm.CostVMin},
+	asm.CostVAdd:  {countMode: true},
+	asm.CostVSub:  {countMode: true},
+	asm.CostVMul:  {countMode: true},
+	asm.CostVMax:  {countMode: true},
+	asm.CostVMin:  {countMode: true},
+	asm.CostVDiv:  {countMode: true},
+	asm.CostVAnd:  {countMode: true},
+	asm.CostVOr:   {countMode: true},
+	asm.CostVCAdd: {kind: vkPerRow, fold: asm.CostVAdd},
+	asm.CostVCMax: {kind: vkPerRow, fold: asm.CostVMax},
+	asm.CostVCMin: {kind: vkPerRow, fold: asm.CostVMin},
+	// TROWEXPAND goes row by row: V→S and S→V flags around a scalar read of
+	// the row's value, then a count-mode vector_dup of the row (TRowExpand.hpp
+	// at 3186c381). pto-isa's formula backend fits ≈14 cycles a row at every
+	// width up to 512 bytes (TROWEXPAND fp32 cols 8..128, fp16 32..192,
+	// formula_params.csv), so vbrcb's slope is per row and a wider row adds
+	// vector_dup's slope per further repeat; charging it per repeat of the
+	// tile made 8-column rows 8× too cheap and 128-column f32 rows 2× too dear.
+	asm.CostVBrcb:  {kind: vkPerRow, fold: asm.CostVDup},
 	asm.CostUBCopy: {kind: vkUBCopy},
 }
 
@@ -57,6 +65,14 @@ func LookupVecOp(key string) (VecOp, bool) {
 		}
 	}
 	return asm.CostNone, false
+}
+
+// elemSize is dt's size in bytes; an invalid dtype counts as 4 bytes.
+func elemSize(dt asm.DType) int64 {
+	if n := int64(dt.Size()); n > 0 {
+		return n
+	}
+	return 4
 }
 
 func ceilDiv(a, b int64) int64 {
@@ -132,7 +148,8 @@ func (p *Profile) MatmulCycles(m, k, n int, in asm.DType, queueEmpty bool) int64
 //     profiled TADD int16 64×64 (167 cycles, 128-byte rows) needs this; TEXP fp16
 //     64×64 (95, same rows) shows unary ops do not.
 //   - row reductions fold each row to 256 bytes with the fold op's slope, then
-//     pay one reducing repeat per row.
+//     pay one reducing repeat per row; vbrcb (TROWEXPAND) pays its slope per
+//     row the same way, with vector_dup's for a row's further repeats.
 //
 // For TCVT pass the wider of the two element types: a conversion repeat covers
 // 64 elements, i.e. 256 bytes of the 4-byte side. TMOV Vec→Vec (VUBCopy) is a
@@ -141,10 +158,7 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 	if !op.Vector() || validRows <= 0 || validCols <= 0 {
 		return 0, 0
 	}
-	size := int64(dt.Size())
-	if size <= 0 {
-		size = 4
-	}
+	size := elemSize(dt)
 	rows := int64(validRows)
 	rowBytes := int64(validCols) * size
 	info := &vecOps[op]
@@ -155,7 +169,7 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 	vp := &p.Vec[op]
 	perRow := ceilDiv(rowBytes, rb)
 	switch info.kind {
-	case vkRowReduce:
+	case vkPerRow:
 		busy = rows*vp.Slope + rows*(perRow-1)*p.Vec[info.fold].Slope
 	default:
 		contiguous := rowStride <= validCols || validRows == 1
@@ -175,6 +189,138 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 		busy += vp.Head
 	}
 	return busy, vp.Tail
+}
+
+// ColFoldCycles is a column reduction (OpInfo.Fold FoldCols: TCOLSUM,
+// TCOLMAX, TCOLMIN, TCOLPROD) of a rows × cols source with fold intrinsic op on
+// PIPE_V. pto-isa lowers it to a UB→UB copy of row 0 into dst, a
+// pipe_barrier(PIPE_V), then one count-mode fold of the next row into dst per
+// further row, each followed by a barrier (TColReduceOps.hpp ColReduceInstr,
+// TColSum.hpp SequentialSum at 3186c381): every fold waits for the previous
+// one, so each pays the head (the pipe is empty after a barrier), the count
+// mode floor, its repeats and its tail. busy covers all but the last fold's
+// tail, which is returned (the barrier after it is the op's own, charged with
+// its VBarrier). The copy has no head and every fold issues after a barrier,
+// so the state of the queue does not matter. Hardware: TCOLMAX f32 and f16
+// 64×64 2589 and 2713 cycles, 1×3072 f32 (the copy alone) 390
+// (tests/costmodel/st/testcase/tcolmax).
+func (p *Profile) ColFoldCycles(op VecOp, dt asm.DType, rows, cols int) (busy, tail int64) {
+	if !op.Vector() || rows <= 0 || cols <= 0 {
+		return 0, 0
+	}
+	size := elemSize(dt)
+	rowBytes := int64(cols) * size
+	busy = p.DMACycles(PathUBUB, rowBytes, 1)
+	if rows == 1 {
+		return busy, 0
+	}
+	vp := &p.Vec[op]
+	fold := vp.Head + p.VecCountFloor + ceilDiv(rowBytes, p.VecRepeatBytes)*vp.Slope
+	folds := int64(rows - 1)
+	bar := p.Sync.Barrier
+	busy += bar + folds*fold + (folds-1)*(vp.Tail+bar)
+	return busy, vp.Tail
+}
+
+// RowProdCycles is TROWPROD of a rows × cols source (OpInfo.Fold
+// FoldRowBlocks) on PIPE_V. pto-isa runs it row by row (TRowProd.hpp at
+// 3186c381): a count-mode vector_dup of ones into a 32-byte scratch and a
+// barrier, then one count-mode vmul of each 32-byte block of the row into the
+// scratch, each followed by a barrier, then V→S flags, the scalar multiplying
+// the block's lanes, and S→V flags before the next row. Every instruction of
+// the chain waits for the one before, so each pays its head and tail. No
+// pto-isa source times it; the charge is the profile's costs of those steps
+// (the vector unit idles while the scalar works). Nothing is left pending.
+func (p *Profile) RowProdCycles(dt asm.DType, rows, cols int) int64 {
+	if rows <= 0 || cols <= 0 {
+		return 0
+	}
+	size := elemSize(dt)
+	lanes := max(p.DMABlockBytes/size, 1)
+	blocks := ceilDiv(int64(cols), lanes)
+	bar := p.Sync.Barrier
+	dup, mul := &p.Vec[asm.CostVDup], &p.Vec[asm.CostVMul]
+	perRow := dup.Head + dup.Slope + dup.Tail + bar +
+		blocks*(mul.Head+p.VecCountFloor+mul.Slope+mul.Tail+bar) +
+		2*(p.Sync.SetFlag+p.Sync.WaitFlag) + lanes*p.Scalar.Op
+	return int64(rows) * perRow
+}
+
+// ColArgCycles is TCOLARGMAX/TCOLARGMIN (withVal: the .val forms) of a
+// rows × cols source with fold intrinsic op (vmax or vmin) on PIPE_V
+// (OpInfo.Fold FoldColArg). pto-isa works one 256-byte column block at a time
+// (TColReduceIdx.hpp ProcessSingleBlock at 3186c381): two vector_dups and a
+// UB copy of the block's row 0 and a barrier, then per further row vadds
+// (the running index) and vcmp, a barrier, vsel and the fold, a barrier; a
+// 16-bit source without the value converts the index with two vconvs, each
+// behind a barrier; the value form copies the block out behind one. Each
+// group after a barrier pays the head of its first instruction and the tail
+// of its last. No pto-isa source times it; the charge is the profile's costs
+// of those steps. Nothing is left pending.
+func (p *Profile) ColArgCycles(op VecOp, dt asm.DType, rows, cols int, withVal bool) int64 {
+	if !op.Vector() || rows <= 0 || cols <= 0 {
+		return 0
+	}
+	size := elemSize(dt)
+	v := func(k VecOp) *VecParams { return &p.Vec[k] }
+	bar := p.Sync.Barrier
+	rb := p.VecRepeatBytes
+	blocks := ceilDiv(int64(cols)*size, rb)
+	dup := v(asm.CostVDup)
+	setup := dup.Head + 2*dup.Slope + dup.Tail + p.DMACycles(PathUBUB, rb, 1) + bar
+	adds, cmp, sel, fold := v(asm.CostVAddS), v(asm.CostVCmp), v(asm.CostVSel), v(op)
+	perRow := adds.Head + adds.Slope + cmp.Slope + cmp.Tail + bar +
+		sel.Head + sel.Slope + fold.Slope + fold.Tail + bar
+	var end int64
+	switch {
+	case withVal:
+		end = p.DMACycles(PathUBUB, rb, 1) + bar
+	case size == 2:
+		cv := v(asm.CostVConv)
+		end = 2 * (cv.Head + cv.Slope + cv.Tail + bar)
+	}
+	return blocks * (setup + int64(rows-1)*perRow + end)
+}
+
+// RowArgCycles is TROWARGMAX/TROWARGMIN (withVal: the .val forms) of a
+// rows × cols source with reduce intrinsic op (vcmax or vcmin) on PIPE_V
+// (OpInfo.Fold FoldRowArg). Rows of one repeat or less are one vcmax over the
+// tile (TRowReduceIdxOps.hpp OneRepeatProcIdx), charged as VectorCycles.
+// Wider rows go row by row (ProcReduceIdxStage1 at 3186c381): a vcmax over
+// the row into (value, index) pairs, two vreducev2 that separate them, a
+// vcmax over the pairs, each behind a barrier; rows of more than one
+// repeat's worth of repeats add a second such stage (ProcReduceIdxStage2).
+// Then the scalar assembles every row's index from the stages' indices
+// between V→S and S→V flags: a UB load per stage and a store, two more with
+// the value. No pto-isa source times it; the charge is the profile's costs
+// of those steps, and nothing is left pending.
+func (p *Profile) RowArgCycles(op VecOp, dt asm.DType, rows, cols int, withVal, queueEmpty bool) (busy, tail int64) {
+	if !op.Vector() || rows <= 0 || cols <= 0 {
+		return 0, 0
+	}
+	size := elemSize(dt)
+	ept := max(p.VecRepeatBytes/size, 1)
+	reps := ceilDiv(int64(cols), ept)
+	if reps <= 1 {
+		return p.VectorCycles(op, dt, rows, cols, cols, queueEmpty)
+	}
+	bar := p.Sync.Barrier
+	red, rv := &p.Vec[op], &p.Vec[asm.CostVReduceV2]
+	group := func(n int64) int64 {
+		return red.Head + ceilDiv(n, ept)*red.Slope + red.Tail + bar + 2*(rv.Head+rv.Slope+rv.Tail+bar)
+	}
+	perRow := group(int64(cols)) + red.Head + red.Slope + red.Tail + bar
+	stages := int64(1)
+	if reps > ept {
+		perRow += group(reps)
+		stages = 2
+	}
+	scalar := stages + 1
+	if withVal {
+		scalar += 2
+	}
+	perRow += scalar * p.Scalar.Op
+	return int64(rows)*perRow + 2*(p.Sync.SetFlag+p.Sync.WaitFlag), 0
 }
 
 // MergeFitBytes is the data one repeat of pto-isa's vmrgsort4 fit merges:

@@ -133,6 +133,12 @@ func TestVectorCyclesRules(t *testing.T) {
 		// Row reduce: 512-byte rows fold one extra repeat with vadd's slope.
 		{"vcadd two repeats per row", asm.CostVCAdd, asm.F32, 8, 128, 128, true, 14 + 7*8 + 2*8, 32},
 		{"ubcopy is DMA", asm.CostUBCopy, asm.F32, 64, 128, 128, true, 5 + 1024, 0},
+		// TROWEXPAND (vbrcb) goes row by row: 14 a row whatever the width up
+		// to one repeat (formula TROWEXPAND fp32 cols 8 and 64: ≈14/row),
+		// vector_dup's slope for a row's further repeats (cols 128: ≈15).
+		{"vbrcb narrow rows", asm.CostVBrcb, asm.F32, 64, 8, 8, true, 64 * 14, 18},
+		{"vbrcb one repeat a row", asm.CostVBrcb, asm.F32, 64, 64, 64, true, 64 * 14, 18},
+		{"vbrcb two repeats a row", asm.CostVBrcb, asm.F32, 64, 128, 128, true, 64*14 + 64*1, 18},
 		{"empty tile", asm.CostVAdd, asm.F32, 0, 64, 64, true, 0, 0},
 		{"no key", asm.CostNone, asm.F32, 4, 4, 4, true, 0, 0},
 		{"not a vector key", asm.CostMad, asm.F32, 4, 4, 4, true, 0, 0},
@@ -141,6 +147,104 @@ func TestVectorCyclesRules(t *testing.T) {
 		b, tl := p.VectorCycles(tt.op, tt.dt, tt.rows, tt.cols, tt.stride, tt.queueEmpty)
 		if b != tt.wantBusy || tl != tt.wantTail {
 			t.Errorf("%s: VectorCycles = (%d, %d), want (%d, %d)", tt.name, b, tl, tt.wantBusy, tt.wantTail)
+		}
+	}
+}
+
+// TestColFoldCycles: a column reduction is a UB copy of row 0, a barrier,
+// and one count-mode fold per further row, each paying head, floor, repeats,
+// tail and barrier: within 5 % of pto-isa's hardware TCOLMAX f32/f16 64×64
+// (2589, 2713) and exactly its 1×3072 copy (390 with the op's own barrier).
+func TestColFoldCycles(t *testing.T) {
+	p := DefaultProfile()
+	tests := []struct {
+		name       string
+		dt         asm.DType
+		rows, cols int
+		busy, tail int64
+	}{
+		{"f32 64x64", asm.F32, 64, 64, (5 + 8) + 1 + 63*(10+16+2) + 62*(14+1), 14},
+		{"f16 64x64", asm.F16, 64, 64, (5 + 4) + 1 + 63*(10+16+2) + 62*(14+1), 14},
+		{"two repeats a row", asm.F32, 4, 128, (5 + 16) + 1 + 3*(10+16+4) + 2*(14+1), 14},
+		{"one row: the copy", asm.F32, 1, 3072, 5 + 384, 0},
+		{"empty", asm.F32, 0, 64, 0, 0},
+	}
+	for _, tt := range tests {
+		b, tl := p.ColFoldCycles(asm.CostVMax, tt.dt, tt.rows, tt.cols)
+		if b != tt.busy || tl != tt.tail {
+			t.Errorf("%s: ColFoldCycles = (%d, %d), want (%d, %d)", tt.name, b, tl, tt.busy, tt.tail)
+		}
+	}
+}
+
+// TestRowProdCycles: TROWPROD per row is a vector_dup, a vmul per 32-byte
+// block, each behind a barrier, and the scalar's lanes between two flag pairs.
+func TestRowProdCycles(t *testing.T) {
+	p := DefaultProfile()
+	dup, mul := 11+1+13+1, int64(10+16+2+15+1)
+	if got, want := p.RowProdCycles(asm.F32, 1, 64), int64(dup)+8*mul+4+8; got != want {
+		t.Errorf("f32 1x64: %d, want %d", got, want)
+	}
+	if got, want := p.RowProdCycles(asm.F16, 3, 20), 3*(int64(dup)+2*mul+4+16); got != want {
+		t.Errorf("f16 3x20 (a partial block): %d, want %d", got, want)
+	}
+	if got := p.RowProdCycles(asm.F32, 0, 64); got != 0 {
+		t.Errorf("empty: %d", got)
+	}
+}
+
+// TestColArgCycles: TCOLARGMAX per 256-byte column block is a setup (two
+// vector_dups, a UB copy of the block's row 0, a barrier) and per further
+// row two barrier-separated pairs, vadds+vcmp and vsel+vmax.
+func TestColArgCycles(t *testing.T) {
+	p := DefaultProfile()
+	setup := int64(11+2+13) + (5 + 8) + 1
+	perRow := int64(13+1+2+0+1) + (13 + 2 + 2 + 14 + 1)
+	conv := int64(14 + 2 + 11 + 1)
+	tests := []struct {
+		name       string
+		dt         asm.DType
+		rows, cols int
+		val        bool
+		want       int64
+	}{
+		{"f32 one row", asm.F32, 1, 64, false, setup},
+		{"f32 128x64", asm.F32, 128, 64, false, setup + 127*perRow},
+		{"f32 two blocks", asm.F32, 4, 128, false, 2 * (setup + 3*perRow)},
+		{"f16 index: two vconvs", asm.F16, 4, 128, false, setup + 3*perRow + 2*conv},
+		{"f16 with the value: a copy", asm.F16, 4, 128, true, setup + 3*perRow + (5 + 8) + 1},
+		{"empty", asm.F32, 0, 64, false, 0},
+	}
+	for _, tt := range tests {
+		if got := p.ColArgCycles(asm.CostVMax, tt.dt, tt.rows, tt.cols, tt.val); got != tt.want {
+			t.Errorf("%s: ColArgCycles = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestRowArgCycles: TROWARGMAX over one-repeat rows is one vcmax over the
+// tile; wider rows go row by row in barrier-separated stages, then the
+// scalar assembles each row's index.
+func TestRowArgCycles(t *testing.T) {
+	p := DefaultProfile()
+	group := func(reps int64) int64 { return 14 + 7*reps + 32 + 1 + 2*(14+14+20+1) }
+	final := int64(14 + 7 + 32 + 1)
+	flags := int64(4)
+	tests := []struct {
+		name       string
+		rows, cols int
+		val        bool
+		busy, tail int64
+	}{
+		{"one repeat a row: as vcmax", 16, 64, false, 14 + 16*7, 32},
+		{"two repeats: stage 1", 16, 128, false, 16*(group(2)+final+2) + flags, 0},
+		{"with the value", 16, 128, true, 16*(group(2)+final+4) + flags, 0},
+		{"65 repeats: stage 2", 2, 64 * 65, false, 2*(group(65)+group(2)+final+3) + flags, 0},
+	}
+	for _, tt := range tests {
+		b, tl := p.RowArgCycles(asm.CostVCMax, asm.F32, tt.rows, tt.cols, tt.val, true)
+		if b != tt.busy || tl != tt.tail {
+			t.Errorf("%s: RowArgCycles = (%d, %d), want (%d, %d)", tt.name, b, tl, tt.busy, tt.tail)
 		}
 	}
 }
