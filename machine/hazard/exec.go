@@ -491,7 +491,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 		d.accessCell(r, acc, m.cells[k], g, uninitLo, uninitHi)
 	}
 	if acc.Write && !acc.Atomic && j-i > keepSplits {
-		m.collapse(i, j)
+		m.collapseSame(i, j)
 	}
 }
 
