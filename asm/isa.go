@@ -501,7 +501,7 @@ func init() {
 	def("dsb", FamSync, PipeS, CostSync, anyCore, nil, "data synchronisation barrier (GM writes visible)").alias("dcci")
 	def("ffts_set", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{pipeOpnd("pipe"), scalar("id")},
-		fmt.Sprintf("FFTS cross-core set after pipe's earlier work; ids 0–%d", NumFFTSIDs-1)).
+		fmt.Sprintf("FFTS cross-core set after pipe's earlier work; ids 0–%d; #mode=2 on an AIC raises both AIVs' counters, on an AIV counts once both AIVs have set (two sets of one AIV wait for the other's)", NumFFTSIDs-1)).
 		alias("set_cross_core", "ffts_cross_core_sync").with(attrMode)
 	def("ffts_wait", FamSync, PipeS, CostSync, anyCore,
 		[]OperandSpec{scalar("id")},

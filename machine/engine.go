@@ -527,8 +527,8 @@ func (m *Machine) chargeVirtual(c *core) error {
 }
 
 type blockArrivals struct {
-	m1   [asm.NumFFTSIDs]uint8 // mode 1: AIV arrivals
-	m2   [asm.NumFFTSIDs]uint8 // mode 2: AIV→AIC arrivals
+	m1   aivArrivals // mode 1: AIV arrivals
+	m2   aivArrivals // mode 2: AIV→AIC arrivals
 	aivs [2]*core
 	aic  *core
 }

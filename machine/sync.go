@@ -70,6 +70,27 @@ func (c *core) bump(e *entry, p asm.Pipe, x *core, id int, peers *[]int32) bool 
 	return true
 }
 
+// aivArrivals counts, per AIV of a block and FFTS id, the mode-1 or mode-2
+// sets that have not yet completed a reduction.
+type aivArrivals [2][asm.NumFFTSIDs]uint32
+
+// arrive counts a set of flag id by AIV sub and reports whether it completes
+// a reduction. One fires once both AIVs have a set pending ("mode 2: once
+// both AIVs have set, the AIC's wait proceeds"; mode 1 alike: CANN
+// CrossCoreSetFlag) and takes one set of each, so an AIV that sets twice
+// before its partner sets once completes nothing: its second set waits for
+// the partner's second. Counting any two arrivals let one AIV two tiles ahead
+// release the AIC while its partner still read the slot the AIC refilled.
+func (a *aivArrivals) arrive(sub, id int) bool {
+	a[sub][id]++
+	if a[0][id] == 0 || a[1][id] == 0 {
+		return false
+	}
+	a[0][id]--
+	a[1][id]--
+	return true
+}
+
 // fireCross applies an ffts_set that reached the head of pipe p.
 func (c *core) fireCross(e *entry, p asm.Pipe) {
 	m := c.m
@@ -105,9 +126,7 @@ func (c *core) fireCross(e *entry, p asm.Pipe) {
 			m.fail(c.faultK(FaultSync, e.op, p, "ffts mode 1 synchronises the two AIVs of a block: it needs an AIV of a mixed launch"))
 			return
 		}
-		ba.m1[id]++
-		if ba.m1[id] >= 2 {
-			ba.m1[id] = 0
+		if ba.m1.arrive(int(c.env.SubBlock), id) {
 			for _, x := range ba.aivs {
 				if !c.bump(e, p, x, id, &peers) {
 					return
@@ -126,9 +145,7 @@ func (c *core) fireCross(e *entry, p asm.Pipe) {
 				}
 			}
 		} else {
-			ba.m2[id]++
-			if ba.m2[id] >= 2 {
-				ba.m2[id] = 0
+			if ba.m2.arrive(int(c.env.SubBlock), id) {
 				if !c.bump(e, p, ba.aic, id, &peers) {
 					return
 				}

@@ -287,6 +287,47 @@ launch ranks=1 { run cube + vec blocks=1 }
 	}
 }
 
+// TestFFTSReductionNeedsBothAIVs: a mode-1 or mode-2 reduction fires once
+// both AIVs of the block have set ("once both AIVs have set": CANN
+// CrossCoreSetFlag), so two sets of one AIV are not two arrivals: with its
+// partner silent the waiter hangs. Counting any two arrivals passed the
+// wait, and in a pipeline an AIV two tiles ahead released the AIC while its
+// partner still read the slot the AIC then refilled.
+func TestFFTSReductionNeedsBothAIVs(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"mode 2", `
+kernel cube : aic {
+    ffts_wait 5
+}
+kernel vec : aiv {
+    if subblock_idx == 0 {
+        ffts_set MTE3, 5 #mode=2
+        ffts_set MTE3, 5 #mode=2
+    }
+}
+launch ranks=1 { run cube + vec blocks=1 }
+`, "ffts_wait 5: counter 0"},
+		{"mode 1", `
+kernel cube : aic {
+}
+kernel vec : aiv {
+    if subblock_idx == 0 {
+        ffts_set MTE3, 6 #mode=1
+        ffts_set MTE3, 6 #mode=1
+        ffts_wait 6
+    }
+}
+launch ranks=1 { run cube + vec blocks=1 }
+`, "ffts_wait 6: counter 0"},
+	} {
+		_, _, err := runObj(t, assemble(t, tc.src), Options{})
+		var d *DeadlockError
+		if !errors.As(err, &d) || !strings.Contains(d.Error(), tc.want) {
+			t.Errorf("%s: want an ffts deadlock (%s), got %v", tc.name, tc.want, err)
+		}
+	}
+}
+
 func TestNotifyWaitTwoRanks(t *testing.T) {
 	src := `
 signal S : [4] = zero

@@ -127,6 +127,16 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "NT", Value: "5"}},
 		{{Name: "NT", Value: "8"}},
 	},
+	// A mode-2 reduction counted any two arrivals, so AIV0 two tiles ahead
+	// of a slowed AIV1 released the AIC early: WAR and RAW with AIV1 slow,
+	// clean in lock step (docs/hazards.md, "FFTS modes 1 and 2").
+	"hazards/cvc_pipeline": {
+		{{Name: "SLOW", Value: "0"}},
+		{{Name: "SLOW", Value: "200"}},
+	},
+	"hazards/cvc_pipeline_one_aiv_credit": {
+		{{Name: "SLOW", Value: "0"}},
+	},
 }
 
 // programSizes returns program name's path, its `// test:` defines and the

@@ -23,20 +23,15 @@ func (d *Detector) crossSet(e *machine.Event) {
 	rel := d.release(a, d.getBuf())
 	k := accKey{rank: e.Agent.Rank, id: e.ID, mode: e.Mode, group: e.Group}
 	r := d.mkrec(a, e, serial)
-	inc := d.noteCrossSet(k, &r, e)
+	inc := crossInc{set: r, mode: e.Mode, credit: isCredit(&r)}
 	if len(e.Peers) == 0 {
-		// A contribution that did not complete a mode-0/mode-2 reduction yet:
+		// A contribution that did not complete a mode-0/1/2 reduction yet:
 		// keep it for the set that does.
-		acc := d.crossAcc[k]
-		join(&acc, &rel)
-		d.crossAcc[k] = acc
-		d.putBuf(rel)
+		d.noteArrival(k, e, rel, inc)
 		return
 	}
-	if acc, ok := d.crossAcc[k]; ok {
-		join(&rel, &acc)
-		delete(d.crossAcc, k)
-	}
+	inc = d.takeArrivals(k, e, &rel, inc)
+	d.noteIncrements(e, inc)
 	for i, peer := range e.Peers {
 		ck := crossKey{rank: e.Agent.Rank, core: peer, id: e.ID}
 		d.checkOverflow(ck, &rel, &inc)

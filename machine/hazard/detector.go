@@ -433,8 +433,10 @@ type Detector struct {
 	iterMisses int
 	gen        uint32
 
-	cross    map[crossKey][]vclock
-	crossAcc map[accKey]vclock
+	cross map[crossKey][]vclock
+	// pending holds each reduction's arrivals that have not fired yet
+	// (ffts.go, takeArrivals).
+	pending map[accKey][]pendingSet
 	// ffts logs each core's FFTS sets and waits by issue number, by core
 	// index, and fftsOwns caches which ids a kernel's own sets feed: the
 	// intended order across kernels (fftsorder.go).
@@ -443,11 +445,9 @@ type Detector struct {
 	// units holds the L0C unit flags' hand-offs (unitflag.go).
 	units map[unitKey]*unitClocks
 	// crossIncs holds the set behind each pending increment of cross, in
-	// the same order, and accArr the arrivals behind crossAcc, so a counter
-	// still raised when the run ends is reported at the set that left it
-	// (ffts.go).
+	// the same order, so a counter still raised when the run ends is
+	// reported at the set that left it (ffts.go).
 	crossIncs map[crossKey][]crossInc
-	accArr    map[accKey]accArrivals
 	// crossCnt counts each counter's increments and waits in the run, for
 	// the overflow check (ffts.go, checkOverflow).
 	crossCnt map[crossKey]*crossCount
@@ -582,7 +582,6 @@ func New(opt Options) *Detector {
 		opt:        opt,
 		gen:        1,
 		cross:      map[crossKey][]vclock{},
-		crossAcc:   map[accKey]vclock{},
 		syncRounds: map[int32][]vclock{},
 		byKey:      map[findKey]*finding{},
 	}

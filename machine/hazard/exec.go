@@ -490,8 +490,8 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 	for k := i; k < j; k++ {
 		d.accessCell(r, acc, m.cells[k], g, uninitLo, uninitHi)
 	}
-	if acc.Write && !acc.Atomic && j-i > keepSplits && sameOlds(m.cells[i:j]) {
-		m.collapse(i, j)
+	if acc.Write && !acc.Atomic && j-i > keepSplits {
+		m.collapseSame(i, j)
 	}
 }
 

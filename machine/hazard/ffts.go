@@ -31,11 +31,13 @@ type crossInc struct {
 	credit bool
 }
 
-// accArrivals is a mode-0/1/2 reduction that has not fired: the sets that
-// arrived since it last fired, and the latest of them (setAfter).
-type accArrivals struct {
-	n    int
-	last crossInc
+// pendingSet is one arrival of a mode-0/1/2 reduction that has not fired:
+// the core that set (machine.Agent.Core), the set's release and its
+// increment.
+type pendingSet struct {
+	core int32
+	rel  vclock
+	inc  crossInc
 }
 
 // setAfter reports whether set a comes after b in source order (position,
@@ -50,39 +52,68 @@ func (d *Detector) setAfter(a, b *rec) bool {
 	return cmp.Or(cmp.Compare(aa.rank, ab.rank), cmp.Compare(aa.core, ab.core)) > 0
 }
 
-// noteCrossSet records set r of FFTS flag e.ID, counting toward reduction k:
-// an arrival when the reduction did not fire (no Peers), else one increment
-// of every peer's counter (mode 2: an AIC set raises both AIVs' counters, the
-// second AIV set the AIC's).
-func (d *Detector) noteCrossSet(k accKey, r *rec, e *machine.Event) crossInc {
+// noteArrival keeps set inc of e's core, whose release is rel, as an
+// arrival of reduction k that did not fire (the machine raised no counter).
+func (d *Detector) noteArrival(k accKey, e *machine.Event, rel vclock, inc crossInc) {
+	if d.pending == nil {
+		d.pending = map[accKey][]pendingSet{}
+	}
+	d.pending[k] = append(d.pending[k], pendingSet{core: e.Agent.Core, rel: rel, inc: inc})
+}
+
+// takeArrivals joins into rel, the release of set e that fired reduction k,
+// the arrivals the machine's reduction consumed, and returns the
+// increment that names it: the set latest in source order (setAfter) among
+// them, a fifo's credit when any was one (an AIV that takes part in a fifo's
+// handshake with a plain ffts_set, as mixed_sub0's second AIV does, completes
+// that credit). Mode 0 counts arrivals, whichever core made them, so a fire
+// takes every one pending. Modes 1 and 2 fire once both AIVs have a set
+// pending and take the oldest of each (machine.aivArrivals): the firing AIV
+// had none, so the fire takes the other AIV's oldest, and a second set an AIV
+// made before its partner's first stays for the next fire. Joining every
+// arrival there ordered the AIC after sets that only raise its next count.
+// An AIC's mode-2 set raises its AIVs' counters (its peers) and completes
+// no reduction: it takes none of their arrivals.
+func (d *Detector) takeArrivals(k accKey, e *machine.Event, rel *vclock, inc crossInc) crossInc {
+	q := d.pending[k]
+	kept := q[:0]
+	var took []int32 // cores whose oldest arrival is taken (modes 1, 2)
+	credit := inc.credit
+	for _, p := range q {
+		if k.mode != 0 && (p.core == e.Agent.Core || slices.Contains(took, p.core) ||
+			k.mode == 2 && slices.Contains(e.Peers, p.core)) {
+			kept = append(kept, p)
+			continue
+		}
+		took = append(took, p.core)
+		join(rel, &p.rel)
+		d.putBuf(p.rel)
+		credit = credit || p.inc.credit
+		if d.setAfter(&p.inc.set, &inc.set) {
+			inc = p.inc
+		}
+	}
+	clear(q[len(kept):])
+	if len(kept) == 0 {
+		delete(d.pending, k)
+	} else {
+		d.pending[k] = kept
+	}
+	inc.credit = credit
+	return inc
+}
+
+// noteIncrements records inc as the set behind one increment of every
+// peer's counter (mode 2: an AIC set raises both AIVs' counters, the second
+// AIV set the AIC's).
+func (d *Detector) noteIncrements(e *machine.Event, inc crossInc) {
 	if d.crossIncs == nil {
 		d.crossIncs = map[crossKey][]crossInc{}
-		d.accArr = map[accKey]accArrivals{}
 	}
-	inc := crossInc{set: *r, mode: e.Mode, credit: isCredit(r)}
-	arr, ok := d.accArr[k]
-	if ok {
-		// A reduction that carries a fifo's credit is that credit, whoever
-		// else's set completes it (an AIV that takes part in a fifo's
-		// handshake with a plain ffts_set, as mixed_sub0's second AIV does).
-		credit := inc.credit || arr.last.credit
-		if d.setAfter(&arr.last.set, &inc.set) {
-			inc = arr.last
-		}
-		inc.credit = credit
-	}
-	if len(e.Peers) == 0 {
-		arr.last = inc
-		arr.n++
-		d.accArr[k] = arr
-		return inc
-	}
-	delete(d.accArr, k)
 	for _, peer := range e.Peers {
 		ck := crossKey{rank: e.Agent.Rank, core: peer, id: e.ID}
 		d.crossIncs[ck] = append(d.crossIncs[ck], inc)
 	}
-	return inc
 }
 
 // FFTS counters are 4 bits (pipes.CrossMax): the (n+15)-th increment of a
@@ -195,10 +226,10 @@ func (d *Detector) crossLeftovers() {
 		f := d.single(KindUnpairedSet, SevWarning, &last.set, msg, hint)
 		f.Count += n - 1
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(d.accArr), func(a, b accKey) int {
+	for _, k := range slices.SortedFunc(maps.Keys(d.pending), func(a, b accKey) int {
 		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.id, b.id), cmp.Compare(a.mode, b.mode), cmp.Compare(a.group, b.group))
 	}) {
-		arr := d.accArr[k]
+		arr := d.leftArrivals(d.pending[k])
 		if arr.n == 0 || arr.last.credit {
 			continue
 		}
@@ -210,6 +241,33 @@ func (d *Detector) crossLeftovers() {
 		f.Count += arr.n - 1
 	}
 	clear(d.crossIncs)
-	clear(d.accArr)
+	d.clearPending()
 	clear(d.crossCnt)
+}
+
+// leftArrivals sums up a reduction's arrivals left when the run ends: how
+// many, and the latest in source order, a credit when any was one.
+func (d *Detector) leftArrivals(q []pendingSet) (arr struct {
+	n    int
+	last crossInc
+}) {
+	for i, p := range q {
+		credit := arr.last.credit || p.inc.credit
+		if i == 0 || d.setAfter(&p.inc.set, &arr.last.set) {
+			arr.last = p.inc
+		}
+		arr.last.credit = credit
+		arr.n++
+	}
+	return arr
+}
+
+// clearPending forgets every reduction's arrivals (a run boundary).
+func (d *Detector) clearPending() {
+	for k, q := range d.pending {
+		for _, p := range q {
+			d.putBuf(p.rel)
+		}
+		delete(d.pending, k)
+	}
 }

@@ -197,3 +197,40 @@ func TestFFTSLeftoverOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestModeTwoTakesOldestOfEachAIV: a mode-2 reduction fires once both AIVs
+// have a set pending and takes the oldest of each (machine.aivArrivals).
+// AIV0 reads slots 0 and 1 and sets after each before AIV1 sets once: the
+// fire is AIV1's, and the AIC's wait on it is ordered after AIV0's first
+// read only, so the AIC's store into slot 1 races AIV0's read of it (and
+// AIV1's, which comes later). Joining every pending arrival ordered the
+// store after AIV0's second read and dropped that pipe pair: a finding that
+// followed how far AIV0 had run ahead.
+func TestModeTwoTakesOldestOfEachAIV(t *testing.T) {
+	s := newSim(Options{})
+	p := &prog{}
+	rd := p.op("tload", 10, MTE2)
+	set := p.op("ffts_set", 11, MTE2)
+	wt := p.op("ffts_wait", 20, S)
+	st := p.op("tstore", 21, MTE3)
+	s.hostInit(gmA, 0, 0)
+	s.ev(machine.Event{Kind: machine.EvRunStart})
+	slot := func(i int64, write bool) machine.Access { return gmAcc(gmA, 0, i*0x100, (i+1)*0x100, write) }
+	read := func(core int32, i int64, peers ...int32) {
+		s.issue(0, core, rd, MTE2)
+		s.exec(ag(0, core, MTE2), rd, []int64{i}, slot(i, false))
+		s.issue(0, core, set, MTE2)
+		s.ev(machine.Event{Kind: machine.EvCrossSet, Agent: ag(0, core, MTE2), Op: set, ID: 3, Mode: 2, Group: 0, Peers: peers})
+	}
+	read(fAIV0, 0)
+	read(fAIV0, 1)
+	read(fAIV1, 0, fAIC) // completes the first reduction: AIV0's and AIV1's slot 0
+	s.ev(machine.Event{Kind: machine.EvCrossWait, Agent: ag(0, fAIC, S), Op: wt, ID: 3})
+	s.issue(0, fAIC, st, MTE3)
+	s.exec(ag(0, fAIC, MTE3), st, nil, slot(1, true)) // slot 1 refilled one credit early
+	read(fAIV1, 1, fAIC)
+	fs := s.d.Findings()
+	if len(fs) != 1 || fs[0].Kind != KindWAR || fs[0].Count != 2 {
+		t.Fatalf("got %+v, want one WAR tload -> tstore over 2 pipe pairs (AIV0's and AIV1's reads of slot 1)", fs)
+	}
+}

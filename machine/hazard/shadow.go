@@ -575,6 +575,38 @@ func (m *imap) insert(k int, c *cell) {
 	m.bs[k] = [2]int64{c.lo, c.hi}
 }
 
+// collapseSame merges each run of cells in [i, j) whose states agree. A
+// plain write over them gave every cell the same last write, but what a cell
+// keeps beside it is its own: the writes that race it, the reads that raced
+// an earlier write, the uninitialised reads. Merging every cell into the
+// first spread the first cell's (a load that raced the write over part of
+// the range) over bytes it never touched and dropped the others', and which
+// cells there were followed the order the accesses landed in: a kernel whose
+// tiles overlap in part reported a load racing a tile it does not write,
+// under some timings only.
+func (m *imap) collapseSame(i, j int) {
+	for k := j - 1; k > i; {
+		s := k
+		for s > i && m.cells[s-1].sameState(m.cells[k]) {
+			s--
+		}
+		m.collapse(s, k+1)
+		k = s - 1
+	}
+}
+
+// sameState reports whether c and o hold the same accesses (their bounds
+// aside), so that one cell can stand for both. Signal words never merge:
+// each keeps its own history.
+func (c *cell) sameState(o *cell) bool {
+	if c.sigBox != nil || o.sigBox != nil || c.written != o.written || c.hasW != o.hasW ||
+		c.firstW != o.firstW || c.hasR != o.hasR || c.hasW && c.w != o.w || c.hasR && c.read0 != o.read0 {
+		return false
+	}
+	return slices.Equal(c.reads, o.reads) && slices.Equal(c.adds(), o.adds()) && slices.Equal(c.uninit(), o.uninit()) &&
+		sameOlds([]*cell{c, o})
+}
+
 // collapse merges cells [i, j) into cell i; the caller has just given them
 // the same state (a plain write), so keeping the map small keeps lookups fast.
 func (m *imap) collapse(i, j int) {

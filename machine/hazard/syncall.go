@@ -128,9 +128,8 @@ func (d *Detector) runBoundary(start bool) {
 		cs.syncCount = 0
 	}
 	clear(d.cross)
-	clear(d.crossAcc)
 	clear(d.crossIncs)
-	clear(d.accArr)
+	d.clearPending()
 	clear(d.crossCnt)
 	clear(d.syncRounds)
 	if start {
