@@ -80,15 +80,20 @@ type document struct {
 	path string // file name the assembler sees (and diagnostics name)
 
 	// Guarded by Server.mu.
-	text    []byte
-	version int32
-	gen     int // bumped by every edit; an analysis of an older gen is stale
-	timer   *time.Timer
-	edited  time.Time // when the last edit arrived
-	running bool      // an analysis goroutine is working on this document
-	pending bool      // an edit arrived while it ran: analyse again when it ends
-	cancel  context.CancelFunc
-	closed  bool
+	text []byte
+	// tooLarge is the size of the editor's text when it is over
+	// Options.MaxFileSize (0: text holds it). Such a text is not kept: it
+	// is not analysed, and a client that sends range edits of it anyway
+	// must not make each 100-byte edit copy and scan 50 MB.
+	tooLarge int64
+	version  int32
+	gen      int // bumped by every edit; an analysis of an older gen is stale
+	timer    *time.Timer
+	edited   time.Time // when the last edit arrived
+	running  bool      // an analysis goroutine is working on this document
+	pending  bool      // an edit arrived while it ran: analyse again when it ends
+	cancel   context.CancelFunc
+	closed   bool
 
 	// The latest analysis, for hover, definition and symbols.
 	res *result
@@ -148,7 +153,9 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	// returns, or a document opened and analysed before this goroutine ran
 	// again would publish to no one.
 	codec := &boundedCodec{max: 64 * s.opt.MaxFileSize}
-	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(rw, codec), h, jsonrpc2.SetLogger(connLogger{}))
+	stream := jsonrpc2.NewBufferedStream(rw, codec)
+	codec.out = stream
+	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.SetLogger(connLogger{}))
 	if s.afterConnect != nil {
 		s.afterConnect()
 	}
@@ -262,7 +269,7 @@ func (s *Server) didOpen(_ *glsp.Context, p *protocol.DidOpenTextDocumentParams)
 		old.stop()
 	}
 	s.docs[d.uri] = d
-	d.text = []byte(p.TextDocument.Text)
+	s.setWhole(d, p.TextDocument.Text)
 	d.version = p.TextDocument.Version
 	s.scheduleLocked(d)
 	return nil
@@ -278,24 +285,58 @@ func (s *Server) didChange(_ *glsp.Context, p *protocol.DidChangeTextDocumentPar
 	for _, c := range p.ContentChanges {
 		switch c := c.(type) {
 		case protocol.TextDocumentContentChangeEventWhole:
-			d.text = []byte(c.Text)
+			s.setWhole(d, c.Text)
 		case protocol.TextDocumentContentChangeEvent:
 			// We ask for full sync; a client that sends ranges anyway
 			// gets them applied.
 			if c.Range == nil {
-				d.text = []byte(c.Text)
+				s.setWhole(d, c.Text)
 				continue
 			}
-			lo, hi := offsetOf(d.text, c.Range.Start), offsetOf(d.text, c.Range.End)
-			if hi < lo {
-				lo, hi = hi, lo
-			}
-			d.text = append(append(append([]byte(nil), d.text[:lo]...), c.Text...), d.text[hi:]...)
+			s.applyRange(d, *c.Range, c.Text)
 		}
 	}
 	d.version = p.TextDocument.Version
 	s.scheduleLocked(d)
 	return nil
+}
+
+// setWhole makes text, sent whole by the editor, d's text; one over the
+// limit is noted by its size and not kept.
+func (s *Server) setWhole(d *document, text string) {
+	if d.tooLarge = s.overLimit(len(text)); d.tooLarge > 0 {
+		d.text = nil
+		return
+	}
+	d.text = []byte(text)
+}
+
+// overLimit is n if a text of n bytes is over Options.MaxFileSize, else 0.
+func (s *Server) overLimit(n int) int64 {
+	if int64(n) > s.opt.MaxFileSize {
+		return int64(n)
+	}
+	return 0
+}
+
+// applyRange replaces the text in r with text. The result is a new slice:
+// a running analysis still reads the old one. A document over the limit has
+// no text to edit; it stays over the limit until the editor sends it whole
+// (as full sync, which we ask for, always does).
+func (s *Server) applyRange(d *document, r protocol.Range, text string) {
+	if d.tooLarge > 0 {
+		return
+	}
+	lo, hi := offsetOf(d.text, r.Start), offsetOf(d.text, r.End)
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	n := lo + len(text) + len(d.text) - hi
+	if d.tooLarge = s.overLimit(n); d.tooLarge > 0 {
+		d.text = nil
+		return
+	}
+	d.text = append(append(append(make([]byte, 0, n), d.text[:lo]...), text...), d.text[hi:]...)
 }
 
 func (s *Server) didClose(_ *glsp.Context, p *protocol.DidCloseTextDocumentParams) error {
@@ -372,23 +413,27 @@ func (s *Server) work(d *document) {
 			s.mu.Unlock()
 			return
 		}
-		text, version, gen := d.text, d.version, d.gen
+		text, tooLarge, version, gen := d.text, d.tooLarge, d.version, d.gen
 		ctx, cancel := context.WithCancel(context.Background())
 		d.cancel = cancel
 		s.mu.Unlock()
 
 		// One publication per analysed version, assembler diagnostics
 		// first, then the lint's: a client can tell when a version is done.
-		res := s.analyze(ctx, d, text)
+		res := s.analyze(ctx, d, text, tooLarge)
 		cancel()
 		s.publishIfCurrent(d, gen, version, res)
 
 		s.mu.Lock()
-		if d.pending && !d.closed {
+		// A kick whose timer fired after this analysis took its text
+		// (the edit that armed it came first) asks for nothing new: the
+		// same version analysed twice would be published twice.
+		if d.pending && !d.closed && d.gen != gen {
 			d.pending = false
 			s.mu.Unlock()
 			continue
 		}
+		d.pending = false
 		d.running = false
 		s.mu.Unlock()
 		return
@@ -439,8 +484,11 @@ func (s *Server) readInclude(name string) ([]byte, error) {
 	s.mu.Lock()
 	for _, d := range s.docs {
 		if d.path == name {
-			b := d.text
+			b, tooLarge := d.text, d.tooLarge
 			s.mu.Unlock()
+			if tooLarge > 0 {
+				return nil, &asm.FileLimitError{Path: name, Limit: s.opt.MaxFileSize, Flag: "--max-file-size"}
+			}
 			return b, nil
 		}
 	}
