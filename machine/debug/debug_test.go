@@ -2,6 +2,7 @@ package debug
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -20,7 +21,7 @@ import (
 )
 
 // load assembles an embedded program.
-func load(t *testing.T, name string) *asm.Object {
+func load(t testing.TB, name string) *asm.Object {
 	t.Helper()
 	srcs := asm.Sources{}
 	fe := asm.Frontend{
@@ -355,4 +356,38 @@ func TestBreakpointLimit(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.cmd, out.String(), tc.want)
 		}
 	}
+}
+
+// FuzzExec: any lines typed at the prompt give output or an error, never a
+// panic, and a session runs them in bounded time (a few lines: a motion
+// runs at most the whole program, a small one here so that the fuzzer's
+// minimising of each new input, which reruns it hundreds of times, is not
+// minutes). Seeds are the commands of the golden scripts with odd arguments.
+func FuzzExec(f *testing.F) {
+	obj := load(f, "hazards/war.pto")
+	for _, s := range []string{
+		"break 25 start\ncontinue\nwhere\nqueues\nprint %x",
+		"break write @Y[0:16, 0:64] rank=0\ncontinue\nback 3\nfindings",
+		"break signal @X[0, 0:8]\nsignals @X[0:1, 0:9]\ncycle 3000\nclocks",
+		"until MTE3 r0.aiv0\nflags all\ncore aiv0\nstepi 4\nnext 2",
+		"print @Y2[15:16, 63:64] rank=0\nbreak flag set MTE2 V 1\ninfo breaks\ndelete 1",
+		"print @X[-1:5]\nbreak cycle 99999999999999999999\nstep 0x10\nback -1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		lines := strings.Split(script, "\n")
+		if len(lines) > 8 {
+			return
+		}
+		d, err := New(obj, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			if d.Exec(l, io.Discard) {
+				return
+			}
+		}
+	})
 }
