@@ -51,7 +51,7 @@ func FuzzServe(f *testing.F) {
 	at := func(id int, method, uri string, line, char int) string {
 		return msg(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": map[string]any{
 			"textDocument": map[string]any{"uri": uri}, "position": map[string]int{"line": line, "character": char},
-			"range": map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": line, "character": char}},
+			"range":   map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": line, "character": char}},
 			"newName": "z", "context": map[string]any{"includeDeclaration": true, "diagnostics": []any{}}}})
 	}
 	change := func(uri string, line, char int, text string) string {
