@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,30 @@ func TestApplyRange(t *testing.T) {
 				t.Errorf("text %q tooLarge %d, want %q %d", d.text, d.tooLarge, tc.want, tc.tooLarge)
 			}
 		})
+	}
+}
+
+// TestMessageLimit: the limit on a message is 64 file sizes, saturating; a
+// --max-file-size of 2^57 or more made it 0 or negative, so the session
+// refused its first message ("larger than the -9223372036854775808B limit").
+func TestMessageLimit(t *testing.T) {
+	for _, tc := range []struct{ file, want int64 }{
+		{1 << 20, 64 << 20},
+		{1<<57 - 1, 64 * (1<<57 - 1)},
+		{1 << 57, math.MaxInt64},
+		{1 << 62, math.MaxInt64},
+	} {
+		if got := messageLimit(tc.file); got != tc.want {
+			t.Errorf("messageLimit(%d) = %d, want %d", tc.file, got, tc.want)
+		}
+	}
+	in := frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	rw := struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{strings.NewReader(in), io.Discard, io.NopCloser(nil)}
+	if err := New(Options{MaxFileSize: 1 << 62}).Serve(context.Background(), rw); err != nil {
+		t.Errorf("--max-file-size 2^62: %v", err)
 	}
 }

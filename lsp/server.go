@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -152,7 +153,7 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	// set by the first request's handling (s.handle), not after NewConn
 	// returns, or a document opened and analysed before this goroutine ran
 	// again would publish to no one.
-	codec := &boundedCodec{max: 64 * s.opt.MaxFileSize}
+	codec := &boundedCodec{max: messageLimit(s.opt.MaxFileSize)}
 	stream := jsonrpc2.NewBufferedStream(rw, codec)
 	codec.out = stream
 	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.SetLogger(connLogger{}))
@@ -178,6 +179,17 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	}
 	s.mu.Unlock()
 	return err
+}
+
+// messageLimit is the most one message may hold: 64 file sizes (a document
+// JSON-escaped, with room), saturating: --max-file-size may be up to 2^62,
+// and 64 times 2^57 or more wrapped to a limit of 0 or below, which refused
+// every message.
+func messageLimit(maxFileSize int64) int64 {
+	if maxFileSize > math.MaxInt64/64 {
+		return math.MaxInt64
+	}
+	return 64 * maxFileSize
 }
 
 // handle adapts a JSON-RPC request to glsp's dispatch, as glsp's own server
