@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -182,14 +181,10 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 }
 
 // messageLimit is the most one message may hold: 64 file sizes (a document
-// JSON-escaped, with room), saturating: --max-file-size may be up to 2^62,
-// and 64 times 2^57 or more wrapped to a limit of 0 or below, which refused
-// every message.
+// JSON-escaped, with room), saturating (64 times a --max-file-size of 2^57
+// or more wrapped to a limit of 0 or below, which refused every message).
 func messageLimit(maxFileSize int64) int64 {
-	if maxFileSize > math.MaxInt64/64 {
-		return math.MaxInt64
-	}
-	return 64 * maxFileSize
+	return asm.ScaledLimit(maxFileSize, 64)
 }
 
 // handle adapts a JSON-RPC request to glsp's dispatch, as glsp's own server

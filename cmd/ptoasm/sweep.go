@@ -160,7 +160,7 @@ func writeSweepReport(path string, rep *sweep.Report) error {
 func (c *sweepMergeCmd) Run(e *env) error {
 	rep, err := sweep.Merge(c.Files, func(name string) ([]byte, error) {
 		// Shards are JSON, cheap to decode, and grow with the grid.
-		return asm.ReadFileLimit(name, 64*e.lim.maxFileSize, "64 x --max-file-size")
+		return asm.ReadFileLimit(name, asm.ScaledLimit(e.lim.maxFileSize, 64), "64 x --max-file-size")
 	})
 	if err != nil {
 		return err
