@@ -9,31 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
-
-// lockedBuffer is the server's output: publications may be written from an
-// analysis goroutine while Serve's connection writes replies.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]byte(nil), l.b.Bytes()...)
-}
 
 // FuzzServe feeds any byte stream to a session, as a broken or hostile
 // client would: Serve must return (an error for a stream it cannot frame),
@@ -77,17 +57,16 @@ func FuzzServe(f *testing.F) {
 	}
 	f.Add([]byte(frame("\x00") + frame("[]") + initialize))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var out lockedBuffer
-		rw := struct {
-			io.Reader
-			io.Writer
-			io.Closer
-		}{bytes.NewReader(in), &out, io.NopCloser(nil)}
+		// Every write goes through the connection's stream, and Serve
+		// returns only after the last (a publication holds the server's
+		// lock, which Serve takes to stop the documents): out is whole.
+		var out bytes.Buffer
+		rw := stream(bytes.NewReader(in), &out)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		s := New(Options{Debounce: time.Millisecond, MaxFileSize: 64 << 10})
 		s.Serve(ctx, rw)
-		r := bufio.NewReader(bytes.NewReader(out.bytes()))
+		r := bufio.NewReader(&out)
 		for {
 			var m json.RawMessage
 			err := (jsonrpc2.VSCodeObjectCodec{}).ReadObject(r, &m)

@@ -48,6 +48,16 @@ func TestPublishBeforeServeResumes(t *testing.T) {
 	}
 }
 
+// stream is a session's connection: the client's bytes from r, the
+// server's to w; closing it does nothing.
+func stream(r io.Reader, w io.Writer) io.ReadWriteCloser {
+	return struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{r, w, io.NopCloser(nil)}
+}
+
 // TestServeBrokenStream: a stream that is not LSP's framing ends the session
 // with an error naming what was wrong, within bounded memory, and a client
 // that just goes away ends it cleanly. A 300 MB header line was read whole
@@ -66,11 +76,7 @@ func TestServeBrokenStream(t *testing.T) {
 		{"cut body", "Content-Length: 100\r\n\r\n{", "unexpected EOF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rw := struct {
-				io.Reader
-				io.Writer
-				io.Closer
-			}{strings.NewReader(tc.in), io.Discard, io.NopCloser(nil)}
+			rw := stream(strings.NewReader(tc.in), io.Discard)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			err := New(Options{}).Serve(ctx, rw)
@@ -116,11 +122,7 @@ func TestServeRejectsBadMessages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := frame(tc.body) + frame(`{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}`)
 			var out bytes.Buffer
-			rw := struct {
-				io.Reader
-				io.Writer
-				io.Closer
-			}{strings.NewReader(in), &out, io.NopCloser(nil)}
+			rw := stream(strings.NewReader(in), &out)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if err := New(Options{}).Serve(ctx, rw); err != nil {
@@ -241,11 +243,7 @@ func TestApplyRange(t *testing.T) {
 // ("larger than the 0B limit on messages").
 func TestMessageLimit(t *testing.T) {
 	in := frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
-	rw := struct {
-		io.Reader
-		io.Writer
-		io.Closer
-	}{strings.NewReader(in), io.Discard, io.NopCloser(nil)}
+	rw := stream(strings.NewReader(in), io.Discard)
 	if err := New(Options{MaxFileSize: 1 << 62}).Serve(context.Background(), rw); err != nil {
 		t.Errorf("--max-file-size 2^62: %v", err)
 	}
