@@ -50,7 +50,17 @@ type sweepMergeCmd struct {
 }
 
 func (c *sweepGridCmd) Run(e *env) error {
-	if _, err := resolve(e, c.File); err != nil {
+	src, err := resolve(e, c.File)
+	if err != nil {
+		return err
+	}
+	// Each point reads the program again: its includes are not known
+	// here, the main file and the profile are.
+	ins := []string{c.Profile}
+	if !src.embedded && src.stdin == nil {
+		ins = append(ins, src.main)
+	}
+	if err := checkOutputs([]output{{"--report", c.Report}}, ins); err != nil {
 		return err
 	}
 	// Every point assembles the program again; a program on standard
