@@ -248,3 +248,27 @@ func TestMessageLimit(t *testing.T) {
 		t.Errorf("--max-file-size 2^62: %v", err)
 	}
 }
+
+// TestKickAfterPublished: a timer that fires after an analysis already took
+// and published its edit's text starts nothing: it did, and 10^5 rapid
+// edits published 22 versions twice. A newer edit is analysed.
+func TestKickAfterPublished(t *testing.T) {
+	s := New(Options{})
+	for _, tc := range []struct {
+		gen, published int
+		want           bool // an analysis starts
+	}{
+		{5, 5, false},
+		{6, 5, true},
+	} {
+		d := &document{uri: "file:///k.pto", path: "/k.pto", text: []byte("kernel k : aiv {\n}\n"), gen: tc.gen, published: tc.published}
+		s.kick(d)
+		s.mu.Lock()
+		started := d.running
+		d.stop() // the analysis, if any, drops its result
+		s.mu.Unlock()
+		if started != tc.want {
+			t.Errorf("gen %d, published %d: analysis started %v, want %v", tc.gen, tc.published, started, tc.want)
+		}
+	}
+}

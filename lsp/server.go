@@ -92,8 +92,12 @@ type document struct {
 	edited   time.Time // when the last edit arrived
 	running  bool      // an analysis goroutine is working on this document
 	pending  bool      // an edit arrived while it ran: analyse again when it ends
-	cancel   context.CancelFunc
-	closed   bool
+	// published is the gen of the analysis last published: a timer armed
+	// by an edit whose text an analysis already took (it reads the latest
+	// text when it starts, not its timer's) asks for nothing new.
+	published int
+	cancel    context.CancelFunc
+	closed    bool
 
 	// The latest analysis, for hover, definition and symbols.
 	res *result
@@ -399,7 +403,7 @@ func (s *Server) scheduleLocked(d *document) {
 func (s *Server) kick(d *document) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d.closed {
+	if d.closed || d.gen == d.published {
 		return
 	}
 	if d.running {
@@ -432,9 +436,8 @@ func (s *Server) work(d *document) {
 		s.publishIfCurrent(d, gen, version, res)
 
 		s.mu.Lock()
-		// A kick whose timer fired after this analysis took its text
-		// (the edit that armed it came first) asks for nothing new: the
-		// same version analysed twice would be published twice.
+		// A kick that came while this analysis ran asks for nothing new
+		// when no edit came after the text it took.
 		if d.pending && !d.closed && d.gen != gen {
 			d.pending = false
 			s.mu.Unlock()
@@ -463,6 +466,7 @@ func (s *Server) publishIfCurrent(d *document, gen int, version int32, r *result
 		r.names = d.res.names
 	}
 	d.res = r
+	d.published = gen
 	v := protocol.UInteger(version)
 	s.notify(protocol.ServerTextDocumentPublishDiagnostics, protocol.PublishDiagnosticsParams{
 		URI: d.uri, Version: &v, Diagnostics: r.diags,
