@@ -226,15 +226,25 @@ func TestApplyRange(t *testing.T) {
 		{"largest position", "ab\n", pos(max, max), pos(0, 0), "", "", 0},
 		{"empty text", "", pos(3, 3), pos(4, 4), "x", "x", 0},
 		{"past the limit", "ab\n", pos(0, 0), pos(0, 0), strings.Repeat("y", 30), "", 33},
+		{"growing", "ab\ncd\nef\n", pos(1, 0), pos(1, 1), "XYZ", "ab\nXYZd\nef\n", 0},
+		{"shrinking", "ab\ncdcdcd\nef\n", pos(1, 0), pos(1, 5), "", "ab\nd\nef\n", 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := New(Options{MaxFileSize: 32})
-			d := &document{text: []byte(tc.text)}
-			s.applyRange(d, protocol.Range{Start: tc.start, End: tc.end}, tc.insert)
-			if string(d.text) != tc.want || d.tooLarge != tc.tooLarge {
-				t.Errorf("text %q tooLarge %d, want %q %d", d.text, d.tooLarge, tc.want, tc.tooLarge)
-			}
-		})
+		// In place (a text of this message's own, with room) or not, the
+		// same text.
+		for _, own := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s own=%v", tc.name, own), func(t *testing.T) {
+				s := New(Options{MaxFileSize: 32})
+				d := &document{text: append(make([]byte, 0, 64), tc.text...)}
+				before := d.text
+				s.applyRange(d, protocol.Range{Start: tc.start, End: tc.end}, tc.insert, own)
+				if string(d.text) != tc.want || d.tooLarge != tc.tooLarge {
+					t.Errorf("text %q tooLarge %d, want %q %d", d.text, d.tooLarge, tc.want, tc.tooLarge)
+				}
+				if !own && string(before) != tc.text {
+					t.Errorf("the text an analysis may hold became %q", before)
+				}
+			})
+		}
 	}
 }
 
@@ -270,5 +280,55 @@ func TestKickAfterPublished(t *testing.T) {
 		if started != tc.want {
 			t.Errorf("gen %d, published %d: analysis started %v, want %v", tc.gen, tc.published, started, tc.want)
 		}
+	}
+}
+
+// TestRangeEditsInOneMessage: a message of many range edits, applied in
+// place after its first, gives the text they give one at a time, and the
+// text before the message (which an analysis may be reading) is untouched.
+func TestRangeEditsInOneMessage(t *testing.T) {
+	const uri = "file:///tmp/edits.pto"
+	var srv *Server
+	cl := lsptest.Start(t, func(ctx context.Context, rw io.ReadWriteCloser) error {
+		srv = New(Options{Debounce: time.Hour})
+		return srv.Serve(ctx, rw)
+	})
+	text := "line0\nline1\nline2\n"
+	if err := cl.Open(uri, text); err != nil {
+		t.Fatal(err)
+	}
+	var hover *protocol.Hover // a request: the open is handled once it answers
+	if err := cl.Call("textDocument/hover", protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}}, &hover); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.docFor(uri).text
+	r := func(l0, c0, l1, c1 uint32) *protocol.Range {
+		return &protocol.Range{Start: protocol.Position{Line: l0, Character: c0}, End: protocol.Position{Line: l1, Character: c1}}
+	}
+	changes := []any{
+		protocol.TextDocumentContentChangeEvent{Range: r(0, 0, 0, 4), Text: "LINE"},
+		protocol.TextDocumentContentChangeEvent{Range: r(1, 0, 2, 0), Text: ""},
+		protocol.TextDocumentContentChangeEvent{Range: r(0, 5, 0, 5), Text: " and more and more"},
+		protocol.TextDocumentContentChangeEvent{Range: r(9, 0, 9, 0), Text: "end\n"},
+		protocol.TextDocumentContentChangeEvent{Range: r(0, 0, 0, 0), Text: "// "},
+	}
+	err := cl.Notify("textDocument/didChange", protocol.DidChangeTextDocumentParams{
+		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri}, Version: 2},
+		ContentChanges: changes,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Call("textDocument/hover", protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}}}, &hover); err != nil {
+		t.Fatal(err)
+	}
+	srv.mu.Lock()
+	got := string(srv.docs[uri].text)
+	srv.mu.Unlock()
+	if want := "// LINE0 and more and more\nline2\nend\n"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	if string(before) != text {
+		t.Errorf("the text before the message became %q", before)
 	}
 }

@@ -293,6 +293,10 @@ func (s *Server) didChange(_ *glsp.Context, p *protocol.DidChangeTextDocumentPar
 	if d == nil {
 		return fmt.Errorf("%s: changed but not open", p.TextDocument.URI)
 	}
+	// The text before this message may be read by an analysis (it took
+	// it under s.mu); a text made while handling it is this message's
+	// own, so the message's later range edits may change it in place.
+	own := false
 	for _, c := range p.ContentChanges {
 		switch c := c.(type) {
 		case protocol.TextDocumentContentChangeEventWhole:
@@ -302,10 +306,11 @@ func (s *Server) didChange(_ *glsp.Context, p *protocol.DidChangeTextDocumentPar
 			// gets them applied.
 			if c.Range == nil {
 				s.setWhole(d, c.Text)
-				continue
+			} else {
+				s.applyRange(d, *c.Range, c.Text, own)
 			}
-			s.applyRange(d, *c.Range, c.Text)
 		}
+		own = true
 	}
 	d.version = p.TextDocument.Version
 	s.scheduleLocked(d)
@@ -330,11 +335,14 @@ func (s *Server) overLimit(n int) int64 {
 	return 0
 }
 
-// applyRange replaces the text in r with text. The result is a new slice:
-// a running analysis still reads the old one. A document over the limit has
-// no text to edit; it stays over the limit until the editor sends it whole
-// (as full sync, which we ask for, always does).
-func (s *Server) applyRange(d *document, r protocol.Range, text string) {
+// applyRange replaces the text in r with text. Unless own (d.text is no
+// one else's), the result is a new slice: a running analysis still reads
+// the old one; an own text is edited in place, so a message of 10^5 range
+// edits moves bytes rather than allocating 10^5 copies (62 s and 400 MB of
+// a 1 MiB document before). A document over the limit has no text to edit;
+// it stays over the limit until the editor sends it whole (as full sync,
+// which we ask for, always does).
+func (s *Server) applyRange(d *document, r protocol.Range, text string, own bool) {
 	if d.tooLarge > 0 {
 		return
 	}
@@ -347,7 +355,15 @@ func (s *Server) applyRange(d *document, r protocol.Range, text string) {
 		d.text = nil
 		return
 	}
-	d.text = append(append(append(make([]byte, 0, n), d.text[:lo]...), text...), d.text[hi:]...)
+	if !own || n > cap(d.text) {
+		// Room for the message's later edits to grow it in place.
+		d.text = append(append(append(make([]byte, 0, n+n/8), d.text[:lo]...), text...), d.text[hi:]...)
+		return
+	}
+	old := d.text
+	d.text = d.text[:n]
+	copy(d.text[lo+len(text):], old[hi:]) // copy moves overlapping bytes right
+	copy(d.text[lo:], text)
 }
 
 func (s *Server) didClose(_ *glsp.Context, p *protocol.DidCloseTextDocumentParams) error {
