@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -58,7 +59,8 @@ func ReadFileLimit(path string, limit int64, flag string) ([]byte, error) {
 	if st.Mode().IsRegular() {
 		size = st.Size() + 1 // +1 sees EOF without growing the buffer
 	}
-	buf := make([]byte, 0, min(size, limit+1))
+	// min(size, limit+1), without the +1 wrapping when limit is MaxInt64.
+	buf := make([]byte, 0, min(size-1, limit)+1)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -86,6 +88,16 @@ func IsRegularFile(path string) (bool, error) {
 		return false, err
 	}
 	return st.Mode().IsRegular(), nil
+}
+
+// ScaledLimit is k times limit, saturating at MaxInt64: a limit derived
+// from a flag (64 x --max-file-size for a message or a sweep shard) must not
+// wrap to 0 or below when the flag is near its largest, 2^62.
+func ScaledLimit(limit, k int64) int64 {
+	if k > 0 && limit > math.MaxInt64/k {
+		return math.MaxInt64
+	}
+	return limit * k
 }
 
 // FormatBytes prints a byte count the way the limits' flags accept it:

@@ -3,6 +3,7 @@ package asm
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,9 @@ func TestReadFileLimit(t *testing.T) {
 		want  string // error substring; "" for success
 	}{
 		{"within", small, 5, ""},
+		// The buffer was sized min(size, limit+1): a MaxInt64 limit (64 x
+		// --max-file-size, saturated) wrapped it negative, a panic.
+		{"largest limit", small, math.MaxInt64, ""},
 		{"over", small, 4, "small: larger than the 4B limit on input files (--flag)"},
 		{"device", "/dev/zero", 1 << 10, "/dev/zero: larger than the 1KiB limit on input files (--flag)"},
 		{"directory", dir, 1 << 10, "is a directory"},
@@ -124,6 +128,20 @@ func TestMessageWordsBounded(t *testing.T) {
 	for _, msg := range []string{"a  b\tc", strings.Repeat("word ", 200), " lead and trail ", "cannot read " + path + ": not a regular file"} {
 		if got := clipWords(msg); got != msg {
 			t.Errorf("clipWords(%q) = %q", msg, got)
+		}
+	}
+}
+
+func TestScaledLimit(t *testing.T) {
+	for _, tc := range []struct{ limit, k, want int64 }{
+		{1 << 20, 64, 64 << 20},
+		{1<<57 - 1, 64, 64 * (1<<57 - 1)},
+		{1 << 57, 64, math.MaxInt64},
+		{1 << 62, 64, math.MaxInt64},
+		{5, 0, 0},
+	} {
+		if got := ScaledLimit(tc.limit, tc.k); got != tc.want {
+			t.Errorf("ScaledLimit(%d, %d) = %d, want %d", tc.limit, tc.k, got, tc.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -13,9 +14,10 @@ import (
 )
 
 // analyze assembles text as d's file, then lints the program if it
-// assembled; nil means a newer edit made the analysis stale.
-func (s *Server) analyze(ctx context.Context, d *document, text []byte) (res *result) {
-	if int64(len(text)) > s.opt.MaxFileSize {
+// assembled; nil means a newer edit made the analysis stale. tooLarge is
+// document.tooLarge: the editor's text is over the limit and not held.
+func (s *Server) analyze(ctx context.Context, d *document, text []byte, tooLarge int64) (res *result) {
+	if tooLarge > 0 {
 		// The editor's text is held to the limit files read from disk are.
 		return &result{text: text, diags: []protocol.Diagnostic{{
 			Severity: ptr(protocol.DiagnosticSeverityError),
@@ -242,14 +244,17 @@ func siteRange(file *asm.File, st hazard.Site) protocol.Range {
 }
 
 // offsetOf converts an LSP position to a byte offset in text, clamped.
+// Lines are found with bytes.IndexByte: a range edit's cost is a scan of the
+// text at memory speed, not a byte loop.
 func offsetOf(text []byte, p protocol.Position) int {
-	line := 0
 	i := 0
-	for i < len(text) && line < int(p.Line) {
-		if text[i] == '\n' {
-			line++
+	for line := 0; line < int(p.Line); line++ {
+		nl := bytes.IndexByte(text[i:], '\n')
+		if nl < 0 {
+			i = len(text)
+			break
 		}
-		i++
+		i += nl + 1
 	}
 	for c := 0; c < int(p.Character) && i < len(text) && text[i] != '\n'; c++ {
 		i++

@@ -586,8 +586,12 @@ func (s *Server) formatting(_ *glsp.Context, p *protocol.DocumentFormattingParam
 		return nil, nil
 	}
 	s.mu.Lock()
-	text := d.text
+	text, tooLarge := d.text, d.tooLarge
 	s.mu.Unlock()
+	if tooLarge > 0 {
+		// The limit the analysis keeps, not a parse of 50 MB per request.
+		return nil, &asm.FileLimitError{Path: d.path, Limit: s.opt.MaxFileSize, Flag: "--max-file-size"}
+	}
 	if mlir.IsMLIR(text) {
 		return nil, nil
 	}

@@ -47,7 +47,7 @@ func FixRaces(ctx context.Context, opt Options, path string, text []byte) ([]byt
 	var before []byte    // the text before the last fix
 	failingBefore := 0   // its errors and warnings
 	for {
-		res := s.analyze(ctx, d, text)
+		res := s.analyze(ctx, d, text, s.overLimit(len(text)))
 		if res == nil {
 			// Cancelled, or past ctx's deadline: the last fix is not
 			// checked yet, so it is undone.

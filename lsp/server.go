@@ -80,15 +80,24 @@ type document struct {
 	path string // file name the assembler sees (and diagnostics name)
 
 	// Guarded by Server.mu.
-	text    []byte
-	version int32
-	gen     int // bumped by every edit; an analysis of an older gen is stale
-	timer   *time.Timer
-	edited  time.Time // when the last edit arrived
-	running bool      // an analysis goroutine is working on this document
-	pending bool      // an edit arrived while it ran: analyse again when it ends
-	cancel  context.CancelFunc
-	closed  bool
+	text []byte
+	// tooLarge is the size of the editor's text when it is over
+	// Options.MaxFileSize (0: text holds it). Such a text is not kept: it
+	// is not analysed, and a client that sends range edits of it anyway
+	// must not make each 100-byte edit copy and scan 50 MB.
+	tooLarge int64
+	version  int32
+	gen      int // bumped by every edit; an analysis of an older gen is stale
+	timer    *time.Timer
+	edited   time.Time // when the last edit arrived
+	running  bool      // an analysis goroutine is working on this document
+	pending  bool      // an edit arrived while it ran: analyse again when it ends
+	// published is the gen of the analysis last published: a timer armed
+	// by an edit whose text an analysis already took (it reads the latest
+	// text when it starts, not its timer's) asks for nothing new.
+	published int
+	cancel    context.CancelFunc
+	closed    bool
 
 	// The latest analysis, for hover, definition and symbols.
 	res *result
@@ -147,8 +156,10 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	// set by the first request's handling (s.handle), not after NewConn
 	// returns, or a document opened and analysed before this goroutine ran
 	// again would publish to no one.
-	codec := &boundedCodec{max: 64 * s.opt.MaxFileSize}
-	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(rw, codec), h, jsonrpc2.SetLogger(connLogger{}))
+	codec := &boundedCodec{max: messageLimit(s.opt.MaxFileSize)}
+	stream := jsonrpc2.NewBufferedStream(rw, codec)
+	codec.out = stream
+	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.SetLogger(connLogger{}))
 	if s.afterConnect != nil {
 		s.afterConnect()
 	}
@@ -171,6 +182,13 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	}
 	s.mu.Unlock()
 	return err
+}
+
+// messageLimit is the most one message may hold: 64 file sizes (a document
+// JSON-escaped, with room), saturating (64 times a --max-file-size of 2^57
+// or more wrapped to a limit of 0 or below, which refused every message).
+func messageLimit(maxFileSize int64) int64 {
+	return asm.ScaledLimit(maxFileSize, 64)
 }
 
 // handle adapts a JSON-RPC request to glsp's dispatch, as glsp's own server
@@ -262,7 +280,7 @@ func (s *Server) didOpen(_ *glsp.Context, p *protocol.DidOpenTextDocumentParams)
 		old.stop()
 	}
 	s.docs[d.uri] = d
-	d.text = []byte(p.TextDocument.Text)
+	s.setWhole(d, p.TextDocument.Text)
 	d.version = p.TextDocument.Version
 	s.scheduleLocked(d)
 	return nil
@@ -275,27 +293,77 @@ func (s *Server) didChange(_ *glsp.Context, p *protocol.DidChangeTextDocumentPar
 	if d == nil {
 		return fmt.Errorf("%s: changed but not open", p.TextDocument.URI)
 	}
+	// The text before this message may be read by an analysis (it took
+	// it under s.mu); a text made while handling it is this message's
+	// own, so the message's later range edits may change it in place.
+	own := false
 	for _, c := range p.ContentChanges {
 		switch c := c.(type) {
 		case protocol.TextDocumentContentChangeEventWhole:
-			d.text = []byte(c.Text)
+			s.setWhole(d, c.Text)
 		case protocol.TextDocumentContentChangeEvent:
 			// We ask for full sync; a client that sends ranges anyway
 			// gets them applied.
 			if c.Range == nil {
-				d.text = []byte(c.Text)
-				continue
+				s.setWhole(d, c.Text)
+			} else {
+				s.applyRange(d, *c.Range, c.Text, own)
 			}
-			lo, hi := offsetOf(d.text, c.Range.Start), offsetOf(d.text, c.Range.End)
-			if hi < lo {
-				lo, hi = hi, lo
-			}
-			d.text = append(append(append([]byte(nil), d.text[:lo]...), c.Text...), d.text[hi:]...)
 		}
+		own = true
 	}
 	d.version = p.TextDocument.Version
 	s.scheduleLocked(d)
 	return nil
+}
+
+// setWhole makes text, sent whole by the editor, d's text; one over the
+// limit is noted by its size and not kept.
+func (s *Server) setWhole(d *document, text string) {
+	if d.tooLarge = s.overLimit(len(text)); d.tooLarge > 0 {
+		d.text = nil
+		return
+	}
+	d.text = []byte(text)
+}
+
+// overLimit is n if a text of n bytes is over Options.MaxFileSize, else 0.
+func (s *Server) overLimit(n int) int64 {
+	if int64(n) > s.opt.MaxFileSize {
+		return int64(n)
+	}
+	return 0
+}
+
+// applyRange replaces the text in r with text. Unless own (d.text is no
+// one else's), the result is a new slice: a running analysis still reads
+// the old one; an own text is edited in place, so a message of 10^5 range
+// edits moves bytes rather than allocating 10^5 copies (62 s and 400 MB of
+// a 1 MiB document before). A document over the limit has no text to edit;
+// it stays over the limit until the editor sends it whole (as full sync,
+// which we ask for, always does).
+func (s *Server) applyRange(d *document, r protocol.Range, text string, own bool) {
+	if d.tooLarge > 0 {
+		return
+	}
+	lo, hi := offsetOf(d.text, r.Start), offsetOf(d.text, r.End)
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	n := lo + len(text) + len(d.text) - hi
+	if d.tooLarge = s.overLimit(n); d.tooLarge > 0 {
+		d.text = nil
+		return
+	}
+	if !own || n > cap(d.text) {
+		// Room for the message's later edits to grow it in place.
+		d.text = append(append(append(make([]byte, 0, n+n/8), d.text[:lo]...), text...), d.text[hi:]...)
+		return
+	}
+	old := d.text
+	d.text = d.text[:n]
+	copy(d.text[lo+len(text):], old[hi:]) // copy moves overlapping bytes right
+	copy(d.text[lo:], text)
 }
 
 func (s *Server) didClose(_ *glsp.Context, p *protocol.DidCloseTextDocumentParams) error {
@@ -351,7 +419,7 @@ func (s *Server) scheduleLocked(d *document) {
 func (s *Server) kick(d *document) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d.closed {
+	if d.closed || d.gen == d.published {
 		return
 	}
 	if d.running {
@@ -372,23 +440,26 @@ func (s *Server) work(d *document) {
 			s.mu.Unlock()
 			return
 		}
-		text, version, gen := d.text, d.version, d.gen
+		text, tooLarge, version, gen := d.text, d.tooLarge, d.version, d.gen
 		ctx, cancel := context.WithCancel(context.Background())
 		d.cancel = cancel
 		s.mu.Unlock()
 
 		// One publication per analysed version, assembler diagnostics
 		// first, then the lint's: a client can tell when a version is done.
-		res := s.analyze(ctx, d, text)
+		res := s.analyze(ctx, d, text, tooLarge)
 		cancel()
 		s.publishIfCurrent(d, gen, version, res)
 
 		s.mu.Lock()
-		if d.pending && !d.closed {
+		// A kick that came while this analysis ran asks for nothing new
+		// when no edit came after the text it took.
+		if d.pending && !d.closed && d.gen != gen {
 			d.pending = false
 			s.mu.Unlock()
 			continue
 		}
+		d.pending = false
 		d.running = false
 		s.mu.Unlock()
 		return
@@ -411,6 +482,7 @@ func (s *Server) publishIfCurrent(d *document, gen int, version int32, r *result
 		r.names = d.res.names
 	}
 	d.res = r
+	d.published = gen
 	v := protocol.UInteger(version)
 	s.notify(protocol.ServerTextDocumentPublishDiagnostics, protocol.PublishDiagnosticsParams{
 		URI: d.uri, Version: &v, Diagnostics: r.diags,
@@ -439,8 +511,11 @@ func (s *Server) readInclude(name string) ([]byte, error) {
 	s.mu.Lock()
 	for _, d := range s.docs {
 		if d.path == name {
-			b := d.text
+			b, tooLarge := d.text, d.tooLarge
 			s.mu.Unlock()
+			if tooLarge > 0 {
+				return nil, &asm.FileLimitError{Path: name, Limit: s.opt.MaxFileSize, Flag: "--max-file-size"}
+			}
 			return b, nil
 		}
 	}

@@ -166,6 +166,12 @@ func TestHostile(t *testing.T) {
 		{name: "step script with a 2 MB line", gen: map[string]func() string{"s.txt": repeat("where\nprint ", "x", 2<<20, "\nquit\n")},
 			args: []string{"step", "vec_add", "--script", "{dir}/s.txt"}, code: 2,
 			first: `^ptoasm: reading commands from \{dir\}/s\.txt: line 2 is longer than the 1MiB limit on a command line$`},
+		// 64 x --max-file-size wrapped to 0 for a flag of 2^62, and a limit
+		// of 0 read as the 1 MiB default: a 2 MiB shard was refused as too
+		// large under the largest limit there is.
+		{name: "sweep merge under --max-file-size 2^62", gen: map[string]func() string{"s.json": repeat("", " ", 2<<20, "{}")},
+			args: []string{"--max-file-size", "4611686018427387904", "sweep", "merge", "{dir}/s.json"}, code: 2,
+			first: `^ptoasm: \{dir\}/s\.json: total 0 does not match the grid$`},
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 

@@ -140,6 +140,11 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 		}
 	}
 	if c.CPUProfile != "" {
+		// The profile is created now, before the command reads anything.
+		if err := checkOutputs([]output{{"--cpuprofile", c.CPUProfile}}, argFiles(args, c.CPUProfile)); err != nil {
+			fmt.Fprintln(stderr, "ptoasm:", err)
+			return 2
+		}
 		f, err := os.Create(c.CPUProfile)
 		if err != nil {
 			fmt.Fprintln(stderr, "ptoasm:", err)

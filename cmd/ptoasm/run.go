@@ -92,8 +92,12 @@ func (c *runCmd) Run(e *env) error {
 	if !slices.Contains(report.Tables, c.Table) {
 		return fmt.Errorf("--table %s: want one of %s", c.Table, strings.Join(report.Tables, ", "))
 	}
-	obj, _, err := assemble(e, c.File, c.defineFlags)
+	obj, src, err := assemble(e, c.File, c.defineFlags)
 	if err != nil {
+		return err
+	}
+	outs := []output{{"--trace", c.Trace}, {"--html", c.HTML}, {"--print", c.Print}, {"--report", c.Report}}
+	if err := checkOutputs(outs, append(append(programInputs(obj, src), dataInputs(c.Input)...), c.Profile)); err != nil {
 		return err
 	}
 	prof, err := c.profileFlags.load(e.lim)

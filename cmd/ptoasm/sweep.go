@@ -50,7 +50,17 @@ type sweepMergeCmd struct {
 }
 
 func (c *sweepGridCmd) Run(e *env) error {
-	if _, err := resolve(e, c.File); err != nil {
+	src, err := resolve(e, c.File)
+	if err != nil {
+		return err
+	}
+	// Each point reads the program again: its includes are not known
+	// here, the main file and the profile are.
+	ins := []string{c.Profile}
+	if !src.embedded && src.stdin == nil {
+		ins = append(ins, src.main)
+	}
+	if err := checkOutputs([]output{{"--report", c.Report}}, ins); err != nil {
 		return err
 	}
 	// Every point assembles the program again; a program on standard
@@ -160,7 +170,7 @@ func writeSweepReport(path string, rep *sweep.Report) error {
 func (c *sweepMergeCmd) Run(e *env) error {
 	rep, err := sweep.Merge(c.Files, func(name string) ([]byte, error) {
 		// Shards are JSON, cheap to decode, and grow with the grid.
-		return asm.ReadFileLimit(name, 64*e.lim.maxFileSize, "64 x --max-file-size")
+		return asm.ReadFileLimit(name, asm.ScaledLimit(e.lim.maxFileSize, 64), "64 x --max-file-size")
 	})
 	if err != nil {
 		return err

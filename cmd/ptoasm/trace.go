@@ -70,8 +70,11 @@ type traceCmd struct {
 
 // Run prints the text trace: one line per event in time order.
 func (c *traceCmd) Run(e *env) error {
-	obj, _, err := assemble(e, c.File, c.defineFlags)
+	obj, src, err := assemble(e, c.File, c.defineFlags)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs([]output{{"--chrome", c.Chrome}, {"--html", c.HTML}}, append(programInputs(obj, src), c.Profile)); err != nil {
 		return err
 	}
 	prof, err := c.profileFlags.load(e.lim)

@@ -78,3 +78,9 @@ func Bool(b bool) *bool { return &b }
 // package's testdata.
 var Dirs = []string{"programs", "testdata", "asm/testdata", "machine/testdata", "parser/testdata",
 	"parser/mlir/testdata", "cmd/ptoasm/testdata", "lsp/testdata"}
+
+// Corpus holds the real PTOAS MLIR kernels (git-ignored: absent from a
+// fresh clone, where it adds no seeds). Parser-level fuzzers seed from it
+// too; the CLI-level ones, which replay every seed through four commands,
+// do not.
+const Corpus = "corpus"

@@ -67,10 +67,18 @@ break signal @S[i, ...] [rank=R]
 break write @T[i, j] | @T[r0:r1, c0:c1] | %tile | %tile[k] [rank=R] [core=NAME]
 break cycle N`
 
+// maxBreakpoints is the most breakpoints a session holds: each is checked
+// at every engine step, so a script of a million `break` lines took 580 MB
+// and would make every motion a million checks a step.
+const maxBreakpoints = 10000
+
 // addBreak parses `break ...` (args without the command word).
 func (d *Debugger) addBreak(w io.Writer, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("usage:\n%s", breakUsage)
+	}
+	if len(d.bps) >= maxBreakpoints {
+		return fmt.Errorf("%d breakpoints already, the most a session holds; delete some first", len(d.bps))
 	}
 	bp := &breakpoint{rank: -1, iter: -1, text: strings.Join(args, " ")}
 	// Qualifiers come last and have a key.
@@ -210,6 +218,11 @@ func (d *Debugger) breakSignal(bp *breakpoint, args []string) error {
 		return err
 	}
 	bp.kind, bp.gm = bpSignal, g
+	// Its values are read after every engine step, on every rank.
+	// (break write, which does not read values, takes any region.)
+	if err := g.within(g.count(), maxSignalElems, "elements", "a signal breakpoint watches"); err != nil {
+		return err
+	}
 	if bp.ranges, err = g.byteRanges(); err != nil {
 		return err
 	}

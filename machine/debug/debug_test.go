@@ -2,6 +2,7 @@ package debug
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -20,7 +21,7 @@ import (
 )
 
 // load assembles an embedded program.
-func load(t *testing.T, name string) *asm.Object {
+func load(t testing.TB, name string) *asm.Object {
 	t.Helper()
 	srcs := asm.Sources{}
 	fe := asm.Frontend{
@@ -279,4 +280,114 @@ func TestNoPanics(t *testing.T) {
 	if !strings.Contains(out.String(), "error:") {
 		t.Errorf("no errors reported:\n%s", out.String())
 	}
+}
+
+// TestRowMajorRanges: the byte ranges of a region of a row-major tensor,
+// found by walking only the dimensions that are not contiguous, are those a
+// walk of every element finds.
+func TestRowMajorRanges(t *testing.T) {
+	shape := []int64{3, 4, 5}
+	ten := &asm.TensorInfo{Name: "T", DType: asm.F32, Shape: shape, Layout: asm.LayoutND}
+	for _, tc := range []struct{ lo, hi []int64 }{
+		{[]int64{0, 0, 0}, []int64{3, 4, 5}},
+		{[]int64{1, 0, 0}, []int64{2, 4, 5}},
+		{[]int64{0, 1, 0}, []int64{3, 3, 5}},
+		{[]int64{0, 0, 2}, []int64{3, 4, 3}},
+		{[]int64{2, 3, 4}, []int64{3, 4, 5}},
+		{[]int64{0, 0, 1}, []int64{3, 4, 5}},
+		{[]int64{1, 2, 0}, []int64{3, 4, 5}},
+	} {
+		g := &gmRef{t: ten, lo: tc.lo, hi: tc.hi, text: "@T"}
+		want, err := g.elementRanges()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.rowMajorRanges()
+		if err != nil || !cmp.Equal(got, want) {
+			t.Errorf("%v..%v: %v, %v; want %v", tc.lo, tc.hi, got, err, want)
+		}
+	}
+}
+
+// TestRegionBounds: a region too large for what a command does with it is
+// refused with the limit named, at once, rather than walked for minutes (a
+// signal breakpoint on a whole 4 GiB tensor of 8 ranks ran 300 s and past
+// 5 GB); a write breakpoint on a whole tensor is one range and allowed.
+func TestRegionBounds(t *testing.T) {
+	d, err := New(load(t, "vec_add/vec_add.pto"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cmd, want string }{
+		{"break signal @Z", "error: @Z: 262144 elements, more than the 4096 a signal breakpoint watches; name a smaller region"},
+		{"break signal @Z[0:17, 0:256]", "error: @Z[0:17, 0:256]: 4352 elements"},
+		{"break signal @Z[0:16, 0:256]", "breakpoint 1: signal @Z[0:16, 0:256] changes"},
+		{"signals @X", " (and 262080 more not 0)\n"}, // one line, not 260,000 values
+		{"signals @X[0:1, 0:100]", " (and 36 more not 0)\n"},
+		{"break write @Z", "breakpoint 2: a write to @Z"},
+	} {
+		var out bytes.Buffer
+		d.Exec(tc.cmd, &out)
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%s: %q, want %q", tc.cmd, out.String(), tc.want)
+		}
+	}
+}
+
+// TestBreakpointLimit: breakpoints past maxBreakpoints are refused with the
+// limit named, and deleting makes room again.
+func TestBreakpointLimit(t *testing.T) {
+	d, err := New(load(t, "vec_add/vec_add.pto"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for range maxBreakpoints {
+		d.Exec("break cycle 5", &out)
+	}
+	for _, tc := range []struct{ cmd, want string }{
+		{"break cycle 6", "error: 10000 breakpoints already, the most a session holds; delete some first\n"},
+		{"delete 3", "deleted breakpoint 3\n"},
+		{"break cycle 6", "breakpoint 10001: cycle 6\n"},
+	} {
+		out.Reset()
+		d.Exec(tc.cmd, &out)
+		if out.String() != tc.want {
+			t.Errorf("%s: %q, want %q", tc.cmd, out.String(), tc.want)
+		}
+	}
+}
+
+// FuzzExec: any lines typed at the prompt give output or an error, never a
+// panic, and a session runs them in bounded time (a few lines: a motion
+// runs at most the whole program, a small one here so that the fuzzer's
+// minimising of each new input, which reruns it hundreds of times, is not
+// minutes). Seeds are the commands of the golden scripts with odd arguments.
+func FuzzExec(f *testing.F) {
+	obj := load(f, "hazards/war.pto")
+	for _, s := range []string{
+		"break 25 start\ncontinue\nwhere\nqueues\nprint %x",
+		"break write @Y[0:16, 0:64] rank=0\ncontinue\nback 3\nfindings",
+		"break signal @X[0, 0:8]\nsignals @X[0:1, 0:9]\ncycle 3000\nclocks",
+		"until MTE3 r0.aiv0\nflags all\ncore aiv0\nstepi 4\nnext 2",
+		"print @Y2[15:16, 63:64] rank=0\nbreak flag set MTE2 V 1\ninfo breaks\ndelete 1",
+		"print @X[-1:5]\nbreak cycle 99999999999999999999\nstep 0x10\nback -1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		lines := strings.Split(script, "\n")
+		if len(lines) > 8 {
+			return
+		}
+		d, err := New(obj, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			if d.Exec(l, io.Discard) {
+				return
+			}
+		}
+	})
 }

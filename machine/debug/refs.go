@@ -134,8 +134,58 @@ func (r *gmRef) elems(fn func(idx []int64, off int64) error) error {
 	}
 }
 
+// Bounds on the work one GM region may cost a command. A region is walked
+// element by element (its values, or its byte ranges in a blocked layout)
+// and, for a signal breakpoint, again after every engine step: a whole
+// 4 GiB tensor made `break signal` run for minutes and past 5 GB before.
+const (
+	// maxRegionWalk is the most elements a command walks, or byte ranges a
+	// write breakpoint holds.
+	maxRegionWalk = 1 << 20
+	// maxSignalElems is the most elements a signal breakpoint watches.
+	maxSignalElems = 4096
+)
+
+// count is the number of elements in the region, saturating.
+func (r *gmRef) count() int64 {
+	return spanProduct(r.lo, r.hi)
+}
+
+// spanProduct is the product of hi[i]-lo[i], saturating at MaxInt64.
+func spanProduct(lo, hi []int64) int64 {
+	n := int64(1)
+	for i := range lo {
+		w := hi[i] - lo[i]
+		if w != 0 && n > math.MaxInt64/w {
+			return math.MaxInt64
+		}
+		n *= w
+	}
+	return n
+}
+
+// within refuses a region of n units (what: "elements", ...) over limit,
+// the most that who (the command) takes.
+func (r *gmRef) within(n, limit int64, what, who string) error {
+	if n > limit {
+		return fmt.Errorf("%s: %d %s, more than the %d %s; name a smaller region", r.text, n, what, limit, who)
+	}
+	return nil
+}
+
 // byteRanges is the region as sorted, merged byte ranges of the buffer.
 func (r *gmRef) byteRanges() ([][2]int64, error) {
+	if r.t.Layout == asm.LayoutND || len(r.lo) < 2 {
+		return r.rowMajorRanges()
+	}
+	if err := r.within(r.count(), maxRegionWalk, "elements", "a write breakpoint walks"); err != nil {
+		return nil, err
+	}
+	return r.elementRanges()
+}
+
+// elementRanges is byteRanges by a walk of every element, for any layout.
+func (r *gmRef) elementRanges() ([][2]int64, error) {
 	var out [][2]int64
 	esz := int64(r.t.DType.Size())
 	err := r.elems(func(_ []int64, off int64) error {
@@ -147,6 +197,48 @@ func (r *gmRef) byteRanges() ([][2]int64, error) {
 		return nil
 	})
 	return out, err
+}
+
+// rowMajorRanges is byteRanges of a row-major (ND) tensor, one range per
+// run: the trailing dimensions the region covers whole, with its span of the
+// one before them, are contiguous, so only the dimensions before those are
+// walked (a whole tensor is one range, not a walk of its elements).
+func (r *gmRef) rowMajorRanges() ([][2]int64, error) {
+	shape := r.t.Shape
+	k := len(shape) - 1
+	block := int64(r.t.DType.Size()) // bytes of one index step in dimension k
+	for k > 0 && r.lo[k] == 0 && r.hi[k] == shape[k] {
+		block *= shape[k]
+		k--
+	}
+	if err := r.within(spanProduct(r.lo[:k], r.hi[:k]), maxRegionWalk, "separate byte ranges", "a write breakpoint holds"); err != nil {
+		return nil, err
+	}
+	var out [][2]int64
+	outer := append([]int64(nil), r.lo[:k]...)
+	for {
+		var lin int64
+		for i, x := range outer {
+			lin = lin*shape[i] + x
+		}
+		lo := (lin*shape[k] + r.lo[k]) * block
+		hi := lo + (r.hi[k]-r.lo[k])*block
+		if n := len(out); n > 0 && out[n-1][1] == lo {
+			out[n-1][1] = hi
+		} else {
+			out = append(out, [2]int64{lo, hi})
+		}
+		i := k - 1
+		for ; i >= 0; i-- {
+			if outer[i]++; outer[i] < r.hi[i] {
+				break
+			}
+			outer[i] = r.lo[i]
+		}
+		if i < 0 {
+			return out, nil
+		}
+	}
 }
 
 // parseTile reads %t or %t[k] in the kernel of the given core (or any kernel

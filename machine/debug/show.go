@@ -388,9 +388,16 @@ func (d *Debugger) flags(w io.Writer, c *machine.CoreView) {
 	}
 }
 
+// maxSignalsShown is how many elements that are not 0 `signals` lists per
+// rank; it counts the rest (a line per rank, not a megabyte).
+const maxSignalsShown = 64
+
 func (d *Debugger) signals(w io.Writer, arg string) error {
 	g, err := d.parseGM(arg)
 	if err != nil {
+		return err
+	}
+	if err := g.within(g.count(), maxRegionWalk, "elements", "signals reads"); err != nil {
 		return err
 	}
 	for r := 0; r < d.m.Ranks(); r++ {
@@ -399,19 +406,21 @@ func (d *Debugger) signals(w io.Writer, arg string) error {
 			return fmt.Errorf("@%s has no data (timing-only run)", g.t.Name)
 		}
 		var nz []string
-		zeros := 0
+		zeros, more := 0, 0
 		err := g.elems(func(idx []int64, off int64) error {
 			v, ok, err := loadElem(buf, g.t.DType, off)
 			if err != nil {
 				return err
 			}
 			switch {
+			case ok && v == 0:
+				zeros++
+			case len(nz) == maxSignalsShown:
+				more++
 			case !ok:
 				nz = append(nz, fmt.Sprintf("%s=poison", idxText(idx)))
-			case v != 0:
-				nz = append(nz, fmt.Sprintf("%s=%s", idxText(idx), fmtNum(v)))
 			default:
-				zeros++
+				nz = append(nz, fmt.Sprintf("%s=%s", idxText(idx), fmtNum(v)))
 			}
 			return nil
 		})
@@ -421,6 +430,9 @@ func (d *Debugger) signals(w io.Writer, arg string) error {
 		fmt.Fprintf(w, "rank %d:", r)
 		if len(nz) > 0 {
 			fmt.Fprintf(w, " %s", strings.Join(nz, " "))
+		}
+		if more > 0 {
+			fmt.Fprintf(w, " (and %d more not 0)", more)
 		}
 		if zeros > 0 {
 			fmt.Fprintf(w, " (%d other elements 0)", zeros)

@@ -1,11 +1,16 @@
 package sweep
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptoasm/ptoasm/machine"
 )
 
 func TestSplitList(t *testing.T) {
@@ -101,4 +106,55 @@ func TestBestPointsLikeWithLike(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMerge: any bytes given to sweep merge as a shard, beside a real one,
+// give a report or an error, never a panic; a report has every point of its
+// grid once, each where the grid puts it. Seeds are a sweep's two shards.
+func FuzzMerge(f *testing.F) {
+	values := [][]string{{"100", "200", "300"}, {"1", "2"}}
+	grid := []string{"dma.gm_ub.bw", "K"}
+	shards := make([]Report, 2)
+	for i := range shards {
+		shards[i] = Report{File: "vec_add", Profile: "a2a3", Grid: grid, Values: values, Total: 6, Shard: fmt.Sprintf("%d/2", i)}
+	}
+	for k := range 6 {
+		p := Point{Index: k, Params: PointParams(grid, values, k), Cycles: int64(1000 + k), TimeUS: 1, OK: true,
+			Runs: []machine.RunStat{{Name: "r", Start: 0, End: 1000, TimeUS: 1}}}
+		shards[k%2].Points = append(shards[k%2].Points, p)
+	}
+	var files [2][]byte
+	for i := range shards {
+		b, err := json.Marshal(&shards[i])
+		if err != nil {
+			f.Fatal(err)
+		}
+		files[i] = b
+	}
+	if _, err := Merge([]string{"0", "1"}, func(name string) ([]byte, error) { return files[name[0]-'0'], nil }); err != nil {
+		f.Fatalf("the seed shards do not merge: %v", err)
+	}
+	f.Add(files[1])
+	f.Add(bytes.Replace(files[1], []byte(`"index":1`), []byte(`"index":5`), 1))
+	f.Add(bytes.Replace(files[1], []byte(`"total":6`), []byte(`"total":1048576`), 1))
+	f.Fuzz(func(t *testing.T, second []byte) {
+		read := func(name string) ([]byte, error) {
+			if name == "0" {
+				return files[0], nil
+			}
+			return second, nil
+		}
+		r, err := Merge([]string{"0", "1"}, read)
+		if err != nil {
+			return
+		}
+		if len(r.Points) != r.Total {
+			t.Fatalf("%d points of %d", len(r.Points), r.Total)
+		}
+		for k, p := range r.Points {
+			if p.Index != k || !slices.Equal(p.Params, PointParams(r.Grid, r.Values, k)) {
+				t.Fatalf("point %d is #%d with %s", k, p.Index, p.Params.Text())
+			}
+		}
+	})
 }

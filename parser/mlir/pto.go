@@ -12,6 +12,17 @@ import (
 
 // declTile declares a tile of type ti at an explicit address (addr) or the next
 // free place of its buffer. vr/vc are dynamic valid-shape operands.
+// isLayoutName says whether s is one identifier, as a layout value printed
+// into PTO-AS must be (the assembler then checks it is a layout it knows).
+func isLayoutName(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val) *val {
 	dt, ok := dtypeName(ti.elem)
 	if !ok {
@@ -94,7 +105,13 @@ func (k *kctx) declTile(sp asm.Span, hint string, ti typeInfo, addr, vr, vc *val
 		k.regValid(sp, tv, d, vr, vc)
 	}
 	for _, kv := range [][2]string{{"blayout", ti.bl}, {"slayout", ti.sl}} {
-		if kv[1] != "" {
+		switch {
+		case kv[1] == "":
+		case !isLayoutName(kv[1]):
+			// The value becomes a PTO-AS name: one that is not (`non _box`,
+			// two tokens) would print a translation that does not parse.
+			k.errf(sp, "%s %s is not a layout name (none_box, row_major, col_major)", kv[0], kv[1])
+		default:
 			d.Attrs = append(d.Attrs, &asm.Attr{Span: sp, Key: kv[0], Val: &asm.Name{Span: sp, Name: kv[1]}})
 		}
 	}
