@@ -588,3 +588,34 @@ func TestCostAuditMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsIfDynCols: a TBinSInstr op (asm.OpInfo.RowsIfDynCols) goes row by
+// row when a tile's valid columns come from registers, and only then:
+// TBinSOp.hpp tests the valid columns at compile time, never the rows, and
+// TUnaryOp.hpp re-tests the run-time shape (TBinSOp.hpp:188-204,
+// TUnaryOp.hpp:212-230 at 3186c381). 256×16 f32: 64 repeats flat, 256 row
+// by row; the two `let`s cost a cycle each.
+func TestRowsIfDynCols(t *testing.T) {
+	tests := []struct {
+		name, op, valid string
+		want            int64
+	}{
+		{"static valid shape: flat", "tadds %t0, %t1, 1.0", "", 13 + 64 + 18 + 2},
+		{"dynamic rows only: flat", "tadds %t0, %t1, 1.0", " valid [%vr, 16]", 13 + 64 + 18 + 2},
+		{"dynamic columns: row by row", "tadds %t0, %t1, 1.0", " valid [256, %vc]", 13 + 256 + 18 + 2},
+		{"both dynamic: row by row", "tmuls %t0, %t1, 1.0", " valid [%vr, %vc]", 11 + 256 + 15 + 2},
+		{"not TBinSInstr: flat", "texp %t0, %t1", " valid [%vr, %vc]", 13 + 2*64 + 18 + 2},
+	}
+	for _, tt := range tests {
+		src := "kernel k : aiv {\n    let %vr = 256\n    let %vc = 16\n" +
+			"    tile %t0 : vec f32 [256, 16]" + tt.valid + "\n    tile %t1 : vec f32 [256, 16]" + tt.valid + "\n    " +
+			tt.op + "\n    pipe_barrier V\n}\n\nlaunch ranks=1 {\n    run k blocks=1\n}\n"
+		obj, msg := tryAssemble(t, src)
+		if obj == nil {
+			t.Fatalf("%s: %s", tt.name, msg)
+		}
+		if got := opLatency(t, obj); got != tt.want {
+			t.Errorf("%s: %d cycles, want %d", tt.name, got, tt.want)
+		}
+	}
+}
