@@ -260,6 +260,12 @@ func (d *opDef) fold(k FoldKind) *opDef {
 	return d
 }
 
+// binS marks an op built on pto-isa's TBinSInstr (OpInfo.RowsIfDynCols).
+func (d *opDef) binS() *opDef {
+	d.info.RowsIfDynCols = true
+	return d
+}
+
 // endBarrier marks the op's recorded barrier as followed by another after
 // its last access (VBarrier.Tail).
 func (d *opDef) endBarrier() *opDef {
@@ -364,7 +370,10 @@ func init() {
 	} {
 		def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
-			"elementwise "+strings.TrimSuffix(strings.TrimPrefix(v.name, "t"), "s")+" with a scalar").chk(chkSame)
+			"elementwise "+strings.TrimSuffix(strings.TrimPrefix(v.name, "t"), "s")+" with a scalar").chk(chkSame).
+			// TAddS.hpp, TSubS.hpp, TMulS.hpp, TDivS.hpp (float; integer
+			// TDIVS is a scalar loop), TMaxS.hpp, TMins.hpp.
+			binS()
 	}
 	def("texpands", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), floatImm("s")}, "fill dst with a scalar").chk(chkSame)
@@ -379,7 +388,7 @@ func init() {
 	}
 	def("tlrelu", FamVector, PipeV, CostVLRelu, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("slope")},
-		"leaky relu with a scalar slope").chk(chkSame)
+		"leaky relu with a scalar slope").chk(chkSame).binS() // TLRelu.hpp
 	// tprelu = multiply by the slope tile then select; the multiply dominates.
 	def("tprelu", FamVector, PipeV, CostVMul, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("slope", vecLocs...)},

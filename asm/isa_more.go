@@ -80,6 +80,9 @@ func defsMore() {
 			// TORS into a scratch, barrier, TANDS into dst, barrier,
 			// TNOT, barrier, TAND with the scratch: as txor.
 			d.vbar(0b010, 0b001, VBarAlways, "include/pto/npu/a2a3/TBitwiseSOp.hpp (TXORS_IMPL)")
+		case "tshls", "tshrs":
+			// TShiftS calls TBinSInstr (TBitwiseSOp.hpp).
+			d.binS()
 		}
 	}
 	// tpows and trems take pto-isa's tmp after the scalar (TPOWS_IMPL,
@@ -109,7 +112,11 @@ func defsMore() {
 	fused("tmuladddst", "dst = a·b + dst (vmla)")
 	def("taxpy", FamVector, PipeV, CostVAxpy, aivOnly,
 		[]OperandSpec{tileRW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
-		"dst = s·a + dst; an f16 a accumulates into an f32 dst (vaxpy)").chk(chkCvt)
+		"dst = s·a + dst; an f16 a accumulates into an f32 dst (vaxpy)").chk(chkCvt).
+		// One dtype: TBinSInstr. An f16 a into an f32 dst runs vaxpy's
+		// repeats across rows whatever the shape (TAxpy.hpp AxpyNormMode),
+		// which only a tile with dynamic valid columns is charged as.
+		binS()
 	// Products (TRowProd.hpp, TColProd.hpp: vmul folds).
 	for _, n := range []string{"trowprod", "tcolprod"} {
 		d := def(n, FamVector, PipeV, CostVMul, aivOnly,

@@ -458,6 +458,15 @@ type OpInfo struct {
 	// the chain (pipes.ColFoldCycles, pipes.RowProdCycles), not the tile's
 	// 256-byte repeats at its cost key's slope.
 	Fold FoldKind
+	// RowsIfDynCols marks an op built on pto-isa's TBinSInstr (TBinSOp.hpp
+	// at 3186c381): it chooses its flat run over the whole tile only when
+	// every operand's valid columns are the tile's columns at compile time
+	// (or every operand has one row), and its run-time fallback re-tests that
+	// compile-time flag (TBinSOp.hpp:188-190, 203-204), so a tile whose valid
+	// columns come from registers always goes row by row, one repeat run per
+	// row, even when its rows fill the tile. TBinOp.hpp and TUnaryOp.hpp
+	// re-test the run-time shape instead and keep their flat run.
+	RowsIfDynCols bool
 }
 
 // FoldKind is how a reduction's chain of barrier-separated instructions runs.

@@ -721,9 +721,39 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	}
 	// The assembler resolved the op's cost key (a move on V is the UB→UB copy);
 	// pipes' TestEveryOpHasCost makes every V instruction's a vector intrinsic.
-	busy, tail := prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
+	var busy, tail int64
+	if rowsIfDynCols(e) {
+		busy, tail = prof.VectorRowsCycles(e.xop.Cost, dt, t.VRows, t.VCols, queueEmpty)
+	} else {
+		busy, tail = prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
+	}
 	p.tail = tail
 	return max(busy, 1)
+}
+
+// rowsIfDynCols reports a TBinSInstr op (asm.OpInfo.RowsIfDynCols) that
+// pto-isa runs row by row: one of its tiles is declared with valid columns
+// from registers and one has more than one row (TBinSOp.hpp:188-190 at
+// 3186c381 takes the flat run only when every tile's valid columns are its
+// columns at compile time, or every tile is one row). A resolved view's
+// declaration is its Of.
+func rowsIfDynCols(e *entry) bool {
+	if e.xop.Info == nil || !e.xop.Info.RowsIfDynCols {
+		return false
+	}
+	dynCols, rows := false, false
+	for i := range e.args {
+		t := e.args[i].Tile
+		if e.args[i].Kind != asm.ArgTile || t == nil {
+			continue
+		}
+		if t.Of != nil {
+			t = t.Of
+		}
+		dynCols = dynCols || t.DynVCols != nil
+		rows = rows || t.Rows > 1
+	}
+	return dynCols && rows
 }
 
 // withVal reports an arg-reduction that also writes the values.

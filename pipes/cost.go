@@ -155,6 +155,22 @@ func (p *Profile) MatmulCycles(m, k, n int, in asm.DType, queueEmpty bool) int64
 // 64 elements, i.e. 256 bytes of the 4-byte side. TMOV Vec→Vec (VUBCopy) is a
 // UB→UB DMA and costs DMACycles(PathUBUB), with no tail.
 func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, rowStride int, queueEmpty bool) (busy, tail int64) {
+	contiguous := rowStride <= validCols || validRows == 1
+	return p.vectorCycles(op, dt, validRows, validCols, contiguous, queueEmpty)
+}
+
+// VectorRowsCycles is VectorCycles for an instruction that starts a repeat
+// run per row whatever its tile's row stride: pto-isa's TBinSInstr ops
+// (asm.OpInfo.RowsIfDynCols) on a tile whose valid columns come from
+// registers. Every row pays ceil(cols×size / 256) repeats at the op's slope,
+// so rows narrower than 256 bytes cost a whole repeat each: pto-isa's st
+// TADDS f32 256×16 (dynamic valid shape) is 266 cycles, 256 repeats and
+// about 10 cycles more (tests/costmodel/st/testcase/tadds at 3186c381).
+func (p *Profile) VectorRowsCycles(op VecOp, dt asm.DType, validRows, validCols int, queueEmpty bool) (busy, tail int64) {
+	return p.vectorCycles(op, dt, validRows, validCols, validRows == 1, queueEmpty)
+}
+
+func (p *Profile) vectorCycles(op VecOp, dt asm.DType, validRows, validCols int, contiguous, queueEmpty bool) (busy, tail int64) {
 	if !op.Vector() || validRows <= 0 || validCols <= 0 {
 		return 0, 0
 	}
@@ -172,7 +188,6 @@ func (p *Profile) VectorCycles(op VecOp, dt asm.DType, validRows, validCols, row
 	case vkPerRow:
 		busy = rows*vp.Slope + rows*(perRow-1)*p.Vec[info.fold].Slope
 	default:
-		contiguous := rowStride <= validCols || validRows == 1
 		var repeats int64
 		switch {
 		case info.countMode && rowBytes%rb != 0:

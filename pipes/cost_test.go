@@ -151,6 +151,44 @@ func TestVectorCyclesRules(t *testing.T) {
 	}
 }
 
+// TestVectorRowsCycles: a TBinSInstr op on a tile with dynamic valid columns
+// starts a repeat run per row even where the rows fill the tile, so every row
+// pays ceil(row bytes / 256) repeats at the op's slope (TBinSOp.hpp at
+// 3186c381); pto-isa's st TADDS cases (dynamic valid shape) are
+// rows × repeats a row + 6..10 cycles.
+func TestVectorRowsCycles(t *testing.T) {
+	p := DefaultProfile()
+	tests := []struct {
+		name               string
+		op                 VecOp
+		dt                 asm.DType
+		rows, cols         int
+		queueEmpty         bool
+		wantBusy, wantTail int64
+	}{
+		// st TADDS f32 256×16 (266): 64-byte rows, 256 repeats, not 64.
+		{"vadds 64-byte rows", asm.CostVAddS, asm.F32, 256, 16, true, 13 + 256, 18},
+		// st TADDS f16 63×64 (69): 128-byte rows, 63 repeats, not 32.
+		{"vadds 128-byte rows", asm.CostVAddS, asm.F16, 63, 64, true, 13 + 63, 18},
+		// st TADDS i16 15×192 (40): 384-byte rows, two repeats each.
+		{"vadds 384-byte rows", asm.CostVAddS, asm.I16, 15, 192, true, 13 + 30, 18},
+		// Whole-repeat rows cost what the flat run does (st f32 32×64: 57).
+		{"vadds 256-byte rows", asm.CostVAddS, asm.F32, 32, 64, true, 13 + 32, 18},
+		{"vmuls queued: no head", asm.CostVMulS, asm.F32, 256, 16, false, 256, 15},
+		// One row is one run either way.
+		{"one row", asm.CostVAddS, asm.F32, 1, 16, true, 13 + 1, 18},
+		// vdiv keeps its count-mode floor for part-repeat rows.
+		{"vdiv count mode", asm.CostVDiv, asm.F32, 256, 16, true, 11 + 16 + 4*256, 19},
+		{"empty tile", asm.CostVAddS, asm.F32, 0, 16, true, 0, 0},
+	}
+	for _, tt := range tests {
+		b, tl := p.VectorRowsCycles(tt.op, tt.dt, tt.rows, tt.cols, tt.queueEmpty)
+		if b != tt.wantBusy || tl != tt.wantTail {
+			t.Errorf("%s: VectorRowsCycles = (%d, %d), want (%d, %d)", tt.name, b, tl, tt.wantBusy, tt.wantTail)
+		}
+	}
+}
+
 // TestColFoldCycles: a column reduction is a UB copy of row 0, a barrier,
 // and one count-mode fold per further row, each paying head, floor, repeats,
 // tail and barrier: within 5 % of pto-isa's hardware TCOLMAX f32/f16 64×64
