@@ -112,6 +112,7 @@ func (d *Detector) rewriteOwn(c *cell, r *rec, acc *machine.Access) {
 		first = first && len(c.adds()) == n+1
 	}
 	c.firstW = !c.written || first
+	c.setKept(false) // (the writes it drops are not counted)
 	c.w, c.hasW, c.written = *r, true, true
 }
 
