@@ -409,6 +409,7 @@ func (c *cell) copyTo(n *cell) {
 	n.setOlds(append(n.olds()[:0], c.olds()...))
 	if n.lists != nil {
 		n.lists.oldsBefore = c.lists != nil && c.lists.oldsBefore
+		n.lists.kept = c.keptAll()
 	}
 	src := c.sigBox
 	if src == nil {
@@ -610,6 +611,7 @@ func (m *imap) collapse(i, j int) {
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
 		c.setOlds(c.olds()[:0])
+		c.setKept(false)
 		if b := c.sigBox; b != nil {
 			b.sig.truncate()
 			// The version goes on counting: an agent's memo may still
