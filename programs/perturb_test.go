@@ -123,6 +123,23 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "SLOW", Value: "200"}},
 		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
 	},
+	// The read lands before the first write at SLOW=0 and after its
+	// ordered overwrite at 4 and more: the uninit-read stays at each
+	// (docs/hazards.md, "uninit-read").
+	"hazards/uninit_past_ordered_load": {
+		{{Name: "SLOW", Value: "4"}},
+		{{Name: "SLOW", Value: "16"}},
+	},
+	"hazards/uninit_past_ordered_load_fixed": {
+		{{Name: "SLOW", Value: "16"}},
+	},
+	"hazards/uninit_past_ordered_store": {
+		{{Name: "SLOW", Value: "4"}},
+		{{Name: "SLOW", Value: "16"}},
+	},
+	"hazards/uninit_past_ordered_store_fixed": {
+		{{Name: "SLOW", Value: "16"}},
+	},
 	"hazards/early_exit_after_wait": {
 		{{Name: "NT", Value: "5"}},
 		{{Name: "NT", Value: "8"}},

@@ -507,14 +507,19 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// The read waits in c.uninit() either way, so that a later write
 		// meant to come before it and racing it takes its uninit-read
 		// back in every order the run meets them in (explainUninit).
-		if !c.written || c.firstW && d.beforeEveryWrite(c, r) {
+		//
+		// Past an ordered overwrite (firstW false) the earlier writes
+		// may still all be kept (keptAll): a read ordered after none of
+		// them read poison too, whether it landed before the overwrite
+		// or after. A read ordered after the last write is after each.
+		raced := c.hasW && !d.ordered(&c.w, r)
+		if !c.written || c.firstW && d.beforeEveryWrite(c, r) || raced && c.keptAll() && d.beforeEveryKept(c, r) {
 			if *uninitLo < 0 {
 				*uninitLo = lo
 			}
 			*uninitHi = hi
 			c.setUninit(d.putUninit(c, r, acc))
 		}
-		raced := c.hasW && !d.ordered(&c.w, r)
 		if raced {
 			d.race(&c.w, r, acc, lo, hi)
 			d.noteRaced(r, &c.w)
@@ -670,6 +675,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			d.race(&c.w, r, acc, lo, hi)
 		}
 	}
+	// lost: a write of these bytes leaves the cell unkept here
+	// (cellLists.kept).
+	lost := false
 	if acc.Atomic {
 		// Atomic adds commute with each other; they still race plain
 		// accesses, the racing plain writes kept in adds included.
@@ -686,10 +694,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		// The other agents' reads r is ordered after leave the cell;
 		// they stay beside r for a write meant between them and r.
 		if c.hasR && !keep0 {
-			d.keepOld(c, &c.read0, r)
+			lost = !d.keepOld(c, &c.read0, r) || lost
 		}
 		for x := range d.dropped {
-			d.keepOld(c, &d.dropped[x], r)
+			lost = !d.keepOld(c, &d.dropped[x], r) || lost
 		}
 	}
 	// The writes r does not follow stay beside it: a later read races
@@ -718,33 +726,43 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 			adds[others] = *w
 			others++
 		} else if gm {
-			d.keepOld(c, w, r)
+			lost = !d.keepOld(c, w, r) || lost
 			first = false
 		} else if d.shadows(w, r, acc) {
 			adds[others] = shadowOf(w, r)
 			others++
 			trim, first = true, false
 		} else {
-			first = false
+			lost, first = true, false
 		}
 	}
 	c.setAdds(adds[:others])
 	if c.hasW && !after {
 		c.setAdds(d.putW(c, c.adds(), &c.w, acc))
-		first = first && len(c.adds()) == others+1 // putW dropped none
+		kept := len(c.adds()) == others+1 // putW dropped none
+		first = first && kept
+		lost = lost || !kept
 	} else if c.hasW && gm {
-		d.keepOld(c, &c.w, r)
+		lost = !d.keepOld(c, &c.w, r) || lost
 	} else if c.hasW && d.shadows(&c.w, r, acc) {
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		trim = true
+	} else if c.hasW {
+		lost = true
 	}
 	if trim && len(c.adds()) > maxShadowed { // fewer entries than the bound hold fewer shadowed
 		c.setAdds(trimShadowed(c.adds()))
+		lost = true
 	}
 	if c.lists != nil {
 		c.lists.oldsBefore = oldsBefore // each write keepOld added is before r
 	}
+	// Every write still here though r follows one (a shadowed write
+	// leaving by the watermark counts as kept: no read issued before its
+	// overwrite can still land, and only those were meant before it).
+	allKept := c.written && !first && !lost && (c.firstW || c.keptAll())
 	c.firstW = !c.written || first
+	c.setKept(allKept)
 	c.w, c.hasW, c.written = *r, true, true
 	// Keep the reads r races (marked raced) and the shadowed ones, in
 	// their order, read0 first.
@@ -1238,7 +1256,9 @@ func (d *Detector) putW(c *cell, list []rec, r *rec, acc *machine.Access) []rec 
 					// A read meant between the two adds races each
 					// (olds); the add need not be ordered before the
 					// cell's last write.
-					d.keepOld(c, &list[i], r)
+					if !d.keepOld(c, &list[i], r) {
+						c.lists.kept = false
+					}
 					c.lists.oldsBefore = false
 				}
 				list[i] = *r
@@ -1741,6 +1761,23 @@ func (d *Detector) beforeEveryWrite(c *cell, r *rec) bool {
 	}
 	for _, w := range c.adds() {
 		if d.filled(&w, r) || !d.intendedBefore(r, &w) {
+			return false
+		}
+	}
+	return true
+}
+
+// beforeEveryKept is beforeEveryWrite past an ordered overwrite, when
+// the cell keeps every write of the launch to its bytes (keptAll): the
+// overwritten ones are shadowed among adds (local buffers) or in olds (GM).
+// Every write r is ordered after is ordered after one of the launch's first
+// writes, which are among them, so r ordered after none read nothing.
+func (d *Detector) beforeEveryKept(c *cell, r *rec) bool {
+	if !d.beforeEveryWrite(c, r) {
+		return false
+	}
+	for _, o := range c.olds() {
+		if w := &o.w; w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
 			return false
 		}
 	}

@@ -101,11 +101,18 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 		c.read0, c.hasR = *r, true
 		return true
 	}
+	// Every write still here past r (cellLists.kept): none dropped from
+	// adds, w shadowed.
+	kept := c.written && c.firstW
 	if c.lists != nil {
+		kept = c.written && (c.firstW || c.lists.kept) && len(c.lists.adds) == 0
 		c.lists.adds = c.lists.adds[:0]
 	}
 	if d.shadowPair(&c.w, r) && d.unlanded(r, acc) { // shadows
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
+		c.lists.kept = kept
+	} else if c.lists != nil {
+		c.lists.kept = false
 	}
 	c.firstW = !c.written
 	c.w, c.written = *r, true

@@ -492,15 +492,24 @@ const maxOlds = 4
 // cell (its last write, a racing one kept beside it, or another agent's
 // read), replaces it: w stays beside r for accesses meant between the two
 // (olds). Two instances of one op (an in-place op's phases) are one.
-func (d *Detector) keepOld(c *cell, w, r *rec) {
-	if w.gen != r.gen || w.agent == d.host || sameInstance(w, r) {
-		return // (every agent is ordered after the host's writes)
+//
+// It reports whether every write that left the cell is still kept: false
+// when w is a write not kept, or the bound pushed one out (cellLists.kept).
+func (d *Detector) keepOld(c *cell, w, r *rec) bool {
+	if sameInstance(w, r) {
+		return true // r, kept as the cell's write, stands for it
+	}
+	if w.gen != r.gen || w.agent == d.host {
+		return !w.write // (every agent is ordered after the host's writes)
 	}
 	olds := c.oldsRoom()
+	all := true
 	if len(olds) >= maxOlds {
+		all = !olds[0].w.write
 		olds = olds[:copy(olds, olds[1:])]
 	}
 	c.lists.olds = append(olds, gmOld{w: *w, by: *r})
+	return all
 }
 
 // meetOlds checks access r of GM cell c against the overwritten accesses

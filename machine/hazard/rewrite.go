@@ -112,6 +112,9 @@ func (d *Detector) rewriteOwn(c *cell, r *rec, acc *machine.Access) {
 		first = first && len(c.adds()) == n+1
 	}
 	c.firstW = !c.written || first
+	if c.lists != nil {
+		c.lists.kept = false // (the writes it drops are not counted)
+	}
 	c.w, c.hasW, c.written = *r, true, true
 }
 

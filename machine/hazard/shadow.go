@@ -117,6 +117,28 @@ type cellLists struct {
 	// last: an access ordered after that one is after each of them, and
 	// need not meet them (accessCell).
 	oldsBefore bool
+	// kept says that, though w is not the launch's first write to these
+	// bytes (firstW false), every write the launch made to them is still
+	// here: w, adds (shadowed ones included) or olds. A read ordered after
+	// none of them read poison whatever order they landed in (accessCell,
+	// beforeEveryKept); firstW alone, which an ordered overwrite clears,
+	// made that verdict follow the timing (docs/hazards.md, uninit-read).
+	kept bool
+}
+
+// keptAll reports whether every write of the launch to c's bytes is in c,
+// though not all are first writes (cellLists.kept).
+func (c *cell) keptAll() bool { return c.lists != nil && c.lists.kept }
+
+// setKept sets cellLists.kept, making the lists only to set it.
+func (c *cell) setKept(v bool) {
+	if c.lists == nil {
+		if !v {
+			return
+		}
+		c.lists = new(cellLists)
+	}
+	c.lists.kept = v
 }
 
 // gmOld is a GM write w that a later write by, ordered after it, replaced
@@ -365,6 +387,7 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.setAdds(c.adds()[:0])
 	c.setUninit(c.uninit()[:0])
 	c.setOlds(c.olds()[:0])
+	c.setKept(false)
 	if b := c.sigBox; b != nil {
 		b.sig.truncate()
 		b.sigFrom = 0
@@ -386,6 +409,7 @@ func (c *cell) copyTo(n *cell) {
 	n.setOlds(append(n.olds()[:0], c.olds()...))
 	if n.lists != nil {
 		n.lists.oldsBefore = c.lists != nil && c.lists.oldsBefore
+		n.lists.kept = c.keptAll()
 	}
 	src := c.sigBox
 	if src == nil {
@@ -600,7 +624,7 @@ func (m *imap) collapseSame(i, j int) {
 // each keeps its own history.
 func (c *cell) sameState(o *cell) bool {
 	if c.sigBox != nil || o.sigBox != nil || c.written != o.written || c.hasW != o.hasW ||
-		c.firstW != o.firstW || c.hasR != o.hasR || c.hasW && c.w != o.w || c.hasR && c.read0 != o.read0 {
+		c.firstW != o.firstW || c.keptAll() != o.keptAll() || c.hasR != o.hasR || c.hasW && c.w != o.w || c.hasR && c.read0 != o.read0 {
 		return false
 	}
 	return slices.Equal(c.reads, o.reads) && slices.Equal(c.adds(), o.adds()) && slices.Equal(c.uninit(), o.uninit()) &&
@@ -619,6 +643,7 @@ func (m *imap) collapse(i, j int) {
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
 		c.setOlds(c.olds()[:0])
+		c.setKept(false)
 		if b := c.sigBox; b != nil {
 			b.sig.truncate()
 			// The version goes on counting: an agent's memo may still
