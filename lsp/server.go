@@ -2,12 +2,14 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -68,6 +70,9 @@ type Server struct {
 
 	exit     chan struct{} // closed by the exit notification
 	exitOnce sync.Once
+	// shutdown records the shutdown request: an exit without one ends the
+	// session with ErrExitWithoutShutdown (LSP 3.17, "exit": status 1).
+	shutdown atomic.Bool
 
 	// afterConnect, if set, runs in Serve once the connection reads:
 	// a test delays Serve's goroutine there.
@@ -130,7 +135,7 @@ func New(opt Options) *Server {
 	s.handler = protocol.Handler{
 		Initialize:                     s.initialize,
 		Initialized:                    func(*glsp.Context, *protocol.InitializedParams) error { return nil },
-		Shutdown:                       func(*glsp.Context) error { return nil },
+		Shutdown:                       func(*glsp.Context) error { s.shutdown.Store(true); return nil },
 		SetTrace:                       func(*glsp.Context, *protocol.SetTraceParams) error { return nil },
 		TextDocumentDidOpen:            s.didOpen,
 		TextDocumentDidChange:          s.didChange,
@@ -148,8 +153,14 @@ func New(opt Options) *Server {
 	return s
 }
 
+// ErrExitWithoutShutdown is Serve's error when the client sent exit
+// without a shutdown request first: the specification asks for exit
+// status 1 then (LSP 3.17, "exit"), 0 after a shutdown.
+var ErrExitWithoutShutdown = errors.New("lsp: exit without a shutdown request")
+
 // Serve speaks LSP over rw until the client disconnects or ctx ends. A
-// stream that breaks (a malformed or oversized message) is an error.
+// stream that breaks (a malformed or oversized message) is an error, and
+// so is an exit without a shutdown (ErrExitWithoutShutdown).
 func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 	h := jsonrpc2.HandlerWithError(s.handle)
 	// The connection reads and handles requests from here on; s.conn is
@@ -173,6 +184,9 @@ func (s *Server) Serve(ctx context.Context, rw io.ReadWriteCloser) error {
 		}
 	case <-s.exit:
 		conn.Close()
+		if !s.shutdown.Load() {
+			err = ErrExitWithoutShutdown
+		}
 	case <-ctx.Done():
 		conn.Close()
 	}

@@ -33,7 +33,11 @@ func (c *lspCmd) Run(e *env) error {
 	}
 	mopt.MaxMemory = e.lim.maxMemory
 	srv := lsp.New(lspOptions(e, mopt, c.Debounce))
-	return srv.Serve(context.Background(), stream{r: e.stdin.r, w: e.stdout})
+	err := srv.Serve(context.Background(), stream{r: e.stdin.r, w: e.stdout})
+	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
+		return exitError{1} // the specification's status; nothing to print
+	}
+	return err
 }
 
 // lspOptions wires the server to the CLI's frontend and lint: the editor

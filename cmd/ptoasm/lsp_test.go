@@ -463,3 +463,39 @@ func hasLabel(items []protocol.CompletionItem, label string) bool {
 	}
 	return false
 }
+
+// TestLSPExitStatus: exit after shutdown ends `ptoasm lsp` with status 0,
+// exit without it with status 1 (LSP 3.17, "exit"); it used to be 0 both
+// ways.
+func TestLSPExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		shutdown bool
+		want     int
+	}{{"after shutdown", true, 0}, {"without shutdown", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl, exited := startLSPProcess(t, "lsp")
+			if tc.shutdown {
+				if err := cl.Call("shutdown", nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cl.Notify("exit", nil)
+			select {
+			case err := <-exited:
+				code := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if code != tc.want {
+					t.Errorf("exit status %d, want %d", code, tc.want)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("ptoasm lsp did not exit after exit")
+			}
+		})
+	}
+}
