@@ -37,6 +37,7 @@ func TestOutputOverInput(t *testing.T) {
 		{"run --print by another name", []string{"run", "{dir}/k.pto", "--print", "{dir}/../" + "{base}/k.pto"}, "ptoasm: --print {dir}/../{base}/k.pto: that is {dir}/k.pto, an input of this command; refusing to write over it"},
 		{"trace --chrome over the program", []string{"trace", "{dir}/k.pto", "--chrome", "{dir}/k.pto"}, "ptoasm: --chrome {dir}/k.pto: that is {dir}/k.pto, an input of this command; refusing to write over it"},
 		{"sweep --report over the program", []string{"sweep", "{dir}/k.pto", "--set", "dma.gm_ub.bw=1,2", "--report", "{dir}/k.pto"}, "ptoasm: --report {dir}/k.pto: that is {dir}/k.pto, an input of this command; refusing to write over it"},
+		{"sweep --report over an include", []string{"sweep", "{dir}/k.pto", "--set", "dma.gm_ub.bw=1,2", "--report", "{dir}/inc.pto"}, "ptoasm: --report {dir}/inc.pto: that is {dir}/inc.pto, an input of this command; refusing to write over it"},
 		{"--cpuprofile over the program", []string{"--cpuprofile", "{dir}/k.pto", "run", "{dir}/k.pto"}, "ptoasm: --cpuprofile {dir}/k.pto: that is {dir}/k.pto, an input of this command; refusing to write over it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

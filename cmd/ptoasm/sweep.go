@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +43,11 @@ type sweepGridCmd struct {
 	Report        string   `placeholder:"OUT.html" help:"Write an HTML page with the metric best chooses by against each swept parameter."`
 
 	stdin *stdinSrc // the program when File is "-", read once for every point
+
+	// read holds the files the points' programs were assembled from (the
+	// main file and its includes): the report must not go over one.
+	readMu sync.Mutex
+	read   []string
 }
 
 type sweepMergeCmd struct {
@@ -93,6 +100,15 @@ func (c *sweepGridCmd) Run(e *env) error {
 	}
 	interrupted := ui.stop() && rep.Partial != ""
 	if c.Report != "" {
+		// The includes are known only now, from the points' programs: a
+		// report over one is refused, the sweep's own output still printed.
+		c.readMu.Lock()
+		clash := checkOutputs([]output{{"--report", c.Report}}, c.read)
+		c.readMu.Unlock()
+		if clash != nil {
+			_ = writeSweep(e, rep, c.Format == "json" || c.Shard != "")
+			return clash
+		}
 		if err := writeSweepReport(c.Report, rep); err != nil {
 			return err
 		}
@@ -112,12 +128,26 @@ func (c *sweepGridCmd) assemble(e *env) func(defs []string, maxMemory int64) (*a
 		var diag bytes.Buffer
 		lim := e.lim
 		lim.maxMemory = maxMemory
-		obj, _, err := assemble(&env{stdout: io.Discard, stderr: &diag, stdin: c.stdin, lim: lim}, c.File, defineFlags{Define: defs})
+		obj, src, err := assemble(&env{stdout: io.Discard, stderr: &diag, stdin: c.stdin, lim: lim}, c.File, defineFlags{Define: defs})
+		if obj != nil {
+			c.noteRead(programInputs(obj, src))
+		}
 		var ee exitError
 		if errors.As(err, &ee) {
 			return nil, errors.New(firstLine(diag.String()))
 		}
 		return obj, err
+	}
+}
+
+// noteRead adds files a point's program was assembled from to c.read.
+func (c *sweepGridCmd) noteRead(files []string) {
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	for _, f := range files {
+		if !slices.Contains(c.read, f) {
+			c.read = append(c.read, f)
+		}
 	}
 }
 
