@@ -132,13 +132,22 @@ func (c *cell) keptAll() bool { return c.lists != nil && c.lists.kept }
 
 // setKept sets cellLists.kept, making the lists only to set it.
 func (c *cell) setKept(v bool) {
+	if c.listsFor(v) {
+		c.lists.kept = v
+	}
+}
+
+// listsFor reports whether the cell has its lists to set a field of, making
+// them when the value to set is not empty (some): a cell without lists
+// already reads every field as empty, and most cells never need them.
+func (c *cell) listsFor(some bool) bool {
 	if c.lists == nil {
-		if !v {
-			return
+		if !some {
+			return false
 		}
 		c.lists = new(cellLists)
 	}
-	c.lists.kept = v
+	return true
 }
 
 // gmOld is a GM write w that a later write by, ordered after it, replaced
@@ -158,13 +167,9 @@ func (c *cell) olds() []gmOld {
 
 // setOlds makes l the cell's overwritten GM writes.
 func (c *cell) setOlds(l []gmOld) {
-	if c.lists == nil {
-		if len(l) == 0 {
-			return
-		}
-		c.lists = new(cellLists)
+	if c.listsFor(len(l) > 0) {
+		c.lists.olds = l
 	}
-	c.lists.olds = l
 }
 
 // oldsRoom returns the cell's overwritten GM writes with room for
@@ -249,13 +254,9 @@ func (c *cell) anyRead(p func(*rec) bool) bool {
 // written out, not one helper that makes the box: the helper cost
 // allgather_gemm 1.7 M instructions at M=1024.)
 func (c *cell) setAdds(l []rec) {
-	if c.lists == nil {
-		if len(l) == 0 {
-			return
-		}
-		c.lists = new(cellLists)
+	if c.listsFor(len(l) > 0) {
+		c.lists.adds = l
 	}
-	c.lists.adds = l
 }
 
 // putAdd records r in the cell's other writes (putRec). The first one
@@ -296,13 +297,9 @@ func (c *cell) uninit() []uninitRead {
 
 // setUninit makes l the cell's uninitialised reads.
 func (c *cell) setUninit(l []uninitRead) {
-	if c.lists == nil {
-		if len(l) == 0 {
-			return
-		}
-		c.lists = new(cellLists)
+	if c.listsFor(len(l) > 0) {
+		c.lists.unin = l
 	}
-	c.lists.unin = l
 }
 
 // hasUninit reports whether the cell keeps an uninitialised read.
