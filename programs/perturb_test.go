@@ -123,6 +123,12 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "SLOW", Value: "200"}},
 		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
 	},
+	// The limit arrival_rounds_interleaved with its peers gated by a
+	// second count: clean with a rank slowed, where the limit races.
+	"hazards/arrival_rounds_interleaved_gated": {
+		{{Name: "SLOW", Value: "50"}},
+		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
+	},
 	// The read lands before the first write at SLOW=0 and after its
 	// ordered overwrite at 4 and more: the uninit-read stays at each
 	// (docs/hazards.md, "uninit-read").
