@@ -43,14 +43,19 @@ type firstStep struct {
 }
 
 // noteStep keeps r's iteration vector if r is the first instance of its op
-// on its core in this run (the least vector seen: a composite's steps on
-// two pipes may arrive out of order, and loops count up).
+// on its core in this run. The first seen is the first: a pipe's ops come
+// in issue order, and an op's steps on two pipes (a tput's load and store)
+// start with its first step, which comes before the next instance's.
 func (d *Detector) noteStep(r *rec) {
-	if r.niter == 0 || r.op == nil || r.op.Kernel == nil {
+	if r.niter == 0 || r.op == nil {
 		return
 	}
-	c := d.orderCore(r.agent)
-	if c < 0 {
+	ag := &d.agents[r.agent]
+	c := ag.coreIdx
+	if ag.kind == akSDMA {
+		c = d.orderCore(r.agent)
+	}
+	if c < 0 || r.op.Kernel == nil {
 		return
 	}
 	if int(c) >= len(d.firsts) {
@@ -61,25 +66,9 @@ func (d *Detector) noteStep(r *rec) {
 		fs.gen, fs.kernel = r.gen, r.op.Kernel
 		fs.at = append(fs.at[:0], make([]firstStep, len(r.op.Kernel.Ops))...)
 	}
-	id := r.op.ID
-	if id < 0 || id >= len(fs.at) {
-		return
+	if id := r.op.ID; id >= 0 && id < len(fs.at) && !fs.at[id].set {
+		fs.at[id] = firstStep{iter: r.iter, n: r.niter, set: true}
 	}
-	f := &fs.at[id]
-	if f.set && !iterLess(r, f) {
-		return
-	}
-	f.iter, f.n, f.set = r.iter, r.niter, true
-}
-
-// iterLess says whether r's iteration vector is before f's.
-func iterLess(r *rec, f *firstStep) bool {
-	for i := 0; i < int(min(r.niter, f.n)); i++ {
-		if r.iter[i] != f.iter[i] {
-			return r.iter[i] < f.iter[i]
-		}
-	}
-	return r.niter < f.n
 }
 
 // firstOf is the first step of r's op on r's core, nil when not kept.
