@@ -123,6 +123,12 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "SLOW", Value: "200"}},
 		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
 	},
+	// A read named by the step it starts at (firststep.go): the same RAW
+	// with one race instance and with eight.
+	"hazards/result_handoff_behind": {
+		{{Name: "N", Value: "2"}},
+		{{Name: "N", Value: "9"}},
+	},
 	// The limit arrival_rounds_interleaved with its peers gated by a
 	// second count: clean with a rank slowed, where the limit races.
 	"hazards/arrival_rounds_interleaved_gated": {
