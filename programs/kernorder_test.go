@@ -20,7 +20,8 @@ import (
 // first in the file (docs/hazards.md, "Intended order across kernels"):
 // grid barriers (the syncall ones), FFTS flags and fifos (cross_core has
 // neither: the write first), and both kinds of loop (fa_cv_preload_no_p_credit,
-// whose cube runs two tiles ahead). TestKernelOrder requires findings of
+// whose cube runs two tiles ahead, and result_handoff_behind, named by the
+// step its load starts at). TestKernelOrder requires findings of
 // these; TestKernelOrderAll lints every other program with two kernels too.
 var kernelOrderPrograms = []string{
 	"hazards/syncall_rounds_skip",
@@ -33,6 +34,7 @@ var kernelOrderPrograms = []string{
 	"hazards/ffts_mode2_cross_block",
 	"hazards/fifo_slot_c2v",
 	"hazards/fa_cv_preload_no_p_credit",
+	"hazards/result_handoff_behind",
 }
 
 // TestKernelOrder lints each program as written and with its kernel

@@ -123,6 +123,18 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "SLOW", Value: "200"}},
 		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
 	},
+	// A read named by the step it starts at (firststep.go): the same RAW
+	// with one race instance and with eight.
+	"hazards/result_handoff_behind": {
+		{{Name: "N", Value: "2"}},
+		{{Name: "N", Value: "9"}},
+	},
+	// The limit arrival_rounds_interleaved with its peers gated by a
+	// second count: clean with a rank slowed, where the limit races.
+	"hazards/arrival_rounds_interleaved_gated": {
+		{{Name: "SLOW", Value: "50"}},
+		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
+	},
 	// The read lands before the first write at SLOW=0 and after its
 	// ordered overwrite at 4 and more: the uninit-read stays at each
 	// (docs/hazards.md, "uninit-read").

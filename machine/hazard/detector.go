@@ -442,6 +442,10 @@ type Detector struct {
 	// intended order across kernels (fftsorder.go).
 	ffts     []*fftsLog
 	fftsOwns map[*asm.KernelInfo]uint16
+	// firsts holds each core's first step of each op, by core index: a
+	// read of two kernels' loops that starts no later than the write it
+	// races is a hand-off (firststep.go).
+	firsts []firstSteps
 	// units holds the L0C unit flags' hand-offs (unitflag.go).
 	units map[unitKey]*unitClocks
 	// crossIncs holds the set behind each pending increment of cross, in

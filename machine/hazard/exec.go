@@ -49,6 +49,7 @@ func (d *Detector) execOp(e *machine.Event) {
 	// event's accesses are checked (a signal read may join news:
 	// access takes it again after one).
 	r.lag = d.selfLag(&r)
+	d.noteStep(&r)
 	d.hit = nil
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
 		d.splitAtBarrier(a, &r, e, accs, vb)
@@ -1849,6 +1850,14 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 	// (both AIVs of a block storing one tile) the lesser rank's, then
 	// core's.
 	if a.write != b.write {
+		if two && a.niter == b.niter {
+			// Unless the read has no earlier step of the writer to
+			// read from: a hand-off (firststep.go).
+			if a.write {
+				return d.handOff(b, a)
+			}
+			return !d.handOff(a, b)
+		}
 		return !a.write
 	}
 	if ga, gb := &d.agents[a.agent], &d.agents[b.agent]; ga.rank != gb.rank {
