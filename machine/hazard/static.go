@@ -122,14 +122,13 @@ func (c *checker) flagIDRegs() []bool {
 // valueRegs finds the registers whose values the pass reads: those a flag
 // id, an if or while condition or a loop's bounds or step reads, closed over
 // the lets that compute them. A let of any other register (a row count a
-// notify sends, an address) stores no value (block): two paths that differ
-// only in it then merge. moe_combine's per-expert row count, incremented
+// notify sends, an address) stores no value (checker.block), so two paths
+// that differ only in it merge. moe_combine's per-expert row count, incremented
 // under a routing test the pass cannot decide, kept the paths of every
 // routed token apart, and at 8 ranks the kernel passed the work limit.
 func (c *checker) valueRegs() []bool {
-	flags := c.flagIDRegs()
 	return c.regsRead(func(mark func(asm.Expr)) {
-		for i, m := range flags {
+		for i, m := range c.idRegs {
 			if m {
 				mark(&asm.Ref{Name: c.k.Regs[i]})
 			}
