@@ -587,7 +587,7 @@ func (m *Machine) startRun(st *launchStep) {
 		m.active[i].sleep()
 	}
 	if len(m.active) == 0 {
-		m.fail(fmt.Errorf("%s: run %q starts no cores", st.run.Pos, st.name))
+		m.fail(&LaunchError{Pos: st.run.Pos, Msg: fmt.Sprintf("run %q starts no cores", st.name)})
 	}
 }
 
@@ -598,8 +598,8 @@ func (m *Machine) startRun(st *launchStep) {
 func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 	sp := s.plan
 	tooMany := func(what string, have int) error {
-		return fmt.Errorf("%s: blocks=%d needs at least one free %s but %d are free on rank %d (profile: %d AIC + %d AIV per rank)",
-			sp.span.Pos, sp.blocks, what, have, r, m.nAIC, m.nAIV)
+		return &LaunchError{Pos: sp.span.Pos, Msg: fmt.Sprintf("blocks=%d needs at least one free %s but %d are free on rank %d (profile: %d AIC + %d AIV per rank)",
+			sp.blocks, what, have, r, m.nAIC, m.nAIV)}
 	}
 	add := func(c *core, k *asm.KernelInfo, b, sub int) error {
 		c.slot = nil

@@ -94,6 +94,26 @@ func classifyFault(msg string) FaultKind {
 	return FaultUnclassified
 }
 
+// LaunchError is a launch the machine cannot carry out as written, found
+// when it gets there: a stream that finds no free core of its kind, a run
+// that starts no cores, a host reset whose init fails. It is bad input, not
+// a finding and not a run guard's stop: run, trace and lint report what ran
+// before it and exit 2 (lint used to drop it and print "no hazards found").
+type LaunchError struct {
+	Pos asm.Pos // the launch statement or init, when there is one
+	Msg string
+	Err error // the cause, when there is one (errors.As finds a BudgetError through it)
+}
+
+func (e *LaunchError) Error() string {
+	if e.Pos.IsValid() {
+		return e.Pos.String() + ": error: " + e.Msg
+	}
+	return e.Msg
+}
+
+func (e *LaunchError) Unwrap() error { return e.Err }
+
 // DeadlockError reports that nothing could move while some agent still waited.
 type DeadlockError struct {
 	Cycle   int64

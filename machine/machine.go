@@ -736,7 +736,7 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 		return nil
 	}
 	fail := func(err error) error {
-		return fmt.Errorf("%s: initialising @%s on rank %d: %w", in.Pos, t.Name, r, err)
+		return &LaunchError{Pos: in.Pos, Msg: fmt.Sprintf("initialising @%s on rank %d: %v", t.Name, r, err), Err: err}
 	}
 	n := t.Elems()
 	switch in.Kind {

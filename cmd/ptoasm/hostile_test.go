@@ -229,6 +229,21 @@ func TestHostile(t *testing.T) {
 			args: []string{"asm", "{dir}/cr.pto"}, code: 2, first: `^\{dir\}/cr\.pto:2:11: error: expected expression after "=", found "\)"$`,
 			stderr: `\n    const B = \)\n`},
 
+		// A launch the machine cannot place: the second run's second
+		// stream finds no free AIV. lint printed "no hazards found" and
+		// exited 0 (the run's setup error was dropped); run and trace
+		// exited 1, as for a finding.
+		{name: "launch past the cores, lint", gen: map[string]func() string{"x.pto": func() string { return noFreeCore }},
+			args: []string{"lint", "{dir}/x.pto"}, code: 2,
+			first:  `^\{dir\}/x\.pto:8:22: error: blocks=1 needs at least one free AIV but 0 are free on rank 0 \(profile: 24 AIC \+ 48 AIV per rank\)$`,
+			stdout: `^\{dir\}/x\.pto: no hazards found before the run was stopped\n$`},
+		{name: "launch past the cores, run", gen: map[string]func() string{"x.pto": func() string { return noFreeCore }},
+			args: []string{"run", "{dir}/x.pto"}, code: 2,
+			first: `^\{dir\}/x\.pto:8:22: error: blocks=1 needs at least one free AIV but 0 are free on rank 0 `},
+		{name: "launch past the cores, trace", gen: map[string]func() string{"x.pto": func() string { return noFreeCore }},
+			args: []string{"trace", "{dir}/x.pto"}, code: 2,
+			first: `^\{dir\}/x\.pto:8:22: error: blocks=1 needs at least one free AIV`},
+
 		{name: ".npy of the wrong shape", gen: map[string]func() string{"x.npy": func() string {
 			var b bytes.Buffer
 			memory.WriteArrayNPY(&b, &memory.Array{Shape: []int{256, 1024}, Data: make([]float64, 256*1024)}, asm.F32)
@@ -287,6 +302,19 @@ func TestHostile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })
 	}
 }
+
+// noFreeCore runs one AIV block, then 48 and one more in one run: the last
+// stream finds every AIV taken.
+const noFreeCore = `gm X : f32 [16, 16] = zero
+kernel k : aiv {
+    tile %t : vec f32 [16, 16]
+    tload %t, @X[0, 0]
+}
+launch ranks=1 {
+    run k blocks=1
+    run k blocks=48, k blocks=1
+}
+`
 
 // fullWriter fails every write the way /dev/full does.
 type fullWriter struct{}

@@ -129,9 +129,9 @@ func mergeStatic(checked, dynamic []hazard.Finding, sup []hazard.Suppression, ra
 // hazard detector attached: the detector needs accesses and happens-before
 // edges, not values, and the timing-only machine still computes every value
 // control flow reads, so the run takes the full run's path. A deadlock or
-// fault ends the run and becomes a finding; a run guard's stop is returned
-// as stopped (limitError), with the findings up to it; any other error is
-// returned as err.
+// fault ends the run and becomes a finding; a run guard's stop and a launch
+// the machine cannot carry on (machine.LaunchError) are returned as stopped,
+// with the findings up to them; any other error is returned as err.
 func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (findings []hazard.Finding, stopped, err error) {
 	var m *machine.Machine
 	opt.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
@@ -148,6 +148,12 @@ func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (fin
 			return nil, nil, err // bad input, not a finding
 		}
 		stopped = limitError(err)
+		var le *machine.LaunchError
+		if errors.As(err, &le) {
+			// A launch that cannot go on is bad input too, but what ran
+			// before it is reported: the findings so far, then the error.
+			stopped = err
+		}
 		det.NoteError(err)
 	}
 	return det.Findings(), stopped, nil

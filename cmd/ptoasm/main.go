@@ -173,6 +173,7 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 	}
 	var ee exitError
 	var be *machine.BudgetError
+	var le *machine.LaunchError
 	switch {
 	case err == nil:
 		return 0
@@ -181,6 +182,9 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 	case errors.As(err, &be) && be.Pos.IsValid():
 		// Already file:line:col: error: ...
 		fmt.Fprintln(stderr, be)
+		return 2
+	case errors.As(err, &le) && le.Pos.IsValid():
+		fmt.Fprintln(stderr, le) // file:line:col: error: ... as well
 		return 2
 	default:
 		fmt.Fprintln(stderr, "ptoasm:", err)

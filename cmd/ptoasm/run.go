@@ -187,6 +187,9 @@ func (c *runCmd) Run(e *env) error {
 	if err := limitError(runErr); err != nil {
 		return err
 	}
+	if le := (*machine.LaunchError)(nil); errors.As(runErr, &le) {
+		return runErr // bad input: exit 2, after what ran before it
+	}
 	if runErr != nil {
 		fmt.Fprintln(e.stderr, runErr)
 		return exitError{1}

@@ -120,6 +120,9 @@ func (c *traceCmd) Run(e *env) error {
 	if err := limitError(runErr); err != nil {
 		return err // the trace up to the stop is printed; exit 2, as run
 	}
+	if le := (*machine.LaunchError)(nil); errors.As(runErr, &le) {
+		return runErr // bad input: exit 2, after what ran before it
+	}
 	if runErr != nil {
 		fmt.Fprintln(e.stderr, runErr)
 		return exitError{1}

@@ -71,6 +71,8 @@ type checker struct {
 	// idRegs marks the registers a flag id depends on (directly or through
 	// lets); the loop-head widening keeps two values of those exact.
 	idRegs []bool
+	// valRegs marks the registers whose values the pass reads (valueRegs).
+	valRegs []bool
 
 	// Symbols (static_sym.go): their ranges and dependencies, the term
 	// table, and a pin count that keeps an active loop's symbols' facts.
@@ -108,6 +110,47 @@ type checker struct {
 // flagIDRegs finds the registers flag ids read, closed over the lets that
 // compute them.
 func (c *checker) flagIDRegs() []bool {
+	return c.regsRead(func(mark func(asm.Expr)) {
+		for _, op := range c.k.Ops {
+			if op != nil && op.Info != nil && (op.Info.Op == asm.OpSetFlag || op.Info.Op == asm.OpWaitFlag) && len(op.Args) >= 3 {
+				mark(op.Args[2].Val.Src)
+			}
+		}
+	})
+}
+
+// valueRegs finds the registers whose values the pass reads: those a flag
+// id, an if or while condition or a loop's bounds or step reads, closed over
+// the lets that compute them. A let of any other register (a row count a
+// notify sends, an address) stores no value (checker.block), so two paths
+// that differ only in it merge. moe_combine's per-expert row count, incremented
+// under a routing test the pass cannot decide, kept the paths of every
+// routed token apart, and at 8 ranks the kernel passed the work limit.
+func (c *checker) valueRegs() []bool {
+	return c.regsRead(func(mark func(asm.Expr)) {
+		for i, m := range c.idRegs {
+			if m {
+				mark(&asm.Ref{Name: c.k.Regs[i]})
+			}
+		}
+		walkStmts(c.k.Body, func(st asm.CStmt) {
+			switch st := st.(type) {
+			case *asm.CIf:
+				mark(st.Cond.Src)
+			case *asm.CWhile:
+				mark(st.Cond.Src)
+			case *asm.CFor:
+				mark(st.From.Src)
+				mark(st.To.Src)
+				mark(st.Step.Src)
+			}
+		})
+	})
+}
+
+// regsRead marks the registers the expressions roots passes to mark read,
+// then those the lets of marked registers read, until nothing grows.
+func (c *checker) regsRead(roots func(mark func(asm.Expr))) []bool {
 	marked := make([]bool, len(c.k.Regs))
 	mark := func(e asm.Expr) bool {
 		grew := false
@@ -118,11 +161,7 @@ func (c *checker) flagIDRegs() []bool {
 		})
 		return grew
 	}
-	for _, op := range c.k.Ops {
-		if op != nil && op.Info != nil && (op.Info.Op == asm.OpSetFlag || op.Info.Op == asm.OpWaitFlag) && len(op.Args) >= 3 {
-			mark(op.Args[2].Val.Src)
-		}
-	}
+	roots(func(e asm.Expr) { mark(e) })
 	var lets []*asm.CLet
 	walkStmts(c.k.Body, func(s asm.CStmt) {
 		if l, ok := s.(*asm.CLet); ok {
@@ -194,6 +233,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	}
 	c.unchecked = make([]bool, len(c.pairs))
 	c.idRegs = c.flagIDRegs()
+	c.valRegs = c.valueRegs()
 	nch := len(c.pairs) * numFlagIDs
 	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs)), own: ownAll}
 	for i := range st.last {
@@ -578,6 +618,13 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 				cur = c.cap(next)
 			}
 		case *asm.CLet:
+			if s.Slot >= 0 && s.Slot < len(c.valRegs) && !c.valRegs[s.Slot] {
+				// Nothing the pass reads depends on it (valueRegs).
+				for _, st := range cur {
+					c.store(st, s.Slot, topLin)
+				}
+				continue
+			}
 			if s.X.Src != nil && !s.X.Const && isCond(s.X.Src) && !c.allConst(s.X.Src, cur[0]) {
 				// A let of a condition splits like an if, so a later test
 				// of the register agrees with the facts of its branch.

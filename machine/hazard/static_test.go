@@ -639,3 +639,53 @@ func TestCheckFlagsSymbolic(t *testing.T) {
 		})
 	}
 }
+
+// countedRows nests loops whose test of rank the pass cannot decide, with
+// a sum it sends, not a flag id or a condition, added to under the test, and
+// a set nothing waits for after the loops. The sums kept the paths apart
+// until the pass gave up and checked no unpaired set (an unchecked-flag
+// note only).
+const countedRows = `const T = 64
+signal S : [1]
+kernel k : aiv {
+    let %n = 0
+    for %u = 0 to 4 {
+        for %t = 0 to T {
+            if (%t + %u * 3 + rank) % 8 == 3 {
+                let %n = %n + %t
+                set_flag V, MTE3, 0
+                wait_flag V, MTE3, 0
+            }
+        }
+    }
+    tnotify @S[0], %n #op=add
+bad: set_flag MTE2, V, 1
+}
+launch ranks=8 { run k blocks=1 }
+`
+
+// TestCheckFlagsCountersNobodyReads: a register only a notify reads,
+// incremented under tests the pass cannot decide, keeps no paths apart.
+// They multiplied with every routed token of moe_combine until the pass
+// gave up (an unchecked-flag note at 8 ranks and 16 tokens, at both
+// kernels from 64), and then checked no unpaired set.
+func TestCheckFlagsCountersNobodyReads(t *testing.T) {
+	fe := srcFE(map[string]string{"counted.pto": countedRows})
+	tests := []struct {
+		prog string
+		defs []asm.Define
+		want []lwant
+	}{
+		{"counted.pto", nil, []lwant{{KindUnpairedSet, "bad"}}},
+		{"hazards/moe_combine.pto", []asm.Define{{Name: "RANKS", Value: "8"}, {Name: "T", Value: "16"}}, nil},
+		{"hazards/moe_combine.pto", []asm.Define{{Name: "RANKS", Value: "8"}, {Name: "T", Value: "64"}}, nil},
+		{"hazards/moe_combine_slot1_last.pto", []asm.Define{{Name: "RANKS", Value: "8"}, {Name: "T", Value: "64"}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.prog, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, staticOf(t, fe, tc.prog, tc.defs), cmp.AllowUnexported(lwant{})); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
