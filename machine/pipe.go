@@ -385,6 +385,9 @@ func (p *pipeState) begin(e *entry) bool {
 			return false
 		}
 	}
+	if e.kind != enExec && m.jit != nil {
+		d = p.jitPipe(d) // a flag or barrier entry; cost slowed an op's
+	}
 	p.start, p.end = now, now+d
 	p.busy = true
 	if d > 0 {
@@ -570,11 +573,23 @@ func (c *core) execAccesses(m *Machine, e *entry, ag Agent, acc []Access, def *D
 	return acc
 }
 
-// cost is the duration of an exec entry starting at start, including the
+// cost is the duration of an exec entry starting at start (opCost), slowed
+// by the pipe's jitter factor when the profile asks for one: the one place
+// an op's duration is decided, so the unit flags' hand-off (unitBegin)
+// sees the same duration the pipe is busy for.
+func (p *pipeState) cost(e *entry, start int64) int64 {
+	d := p.opCost(e, start)
+	if p.m.jit != nil {
+		d = p.jitPipe(d)
+	}
+	return d
+}
+
+// opCost is the duration of an exec entry starting at start, including the
 // head when the pipe was idle, GM port sharing and link contention. The part
 // that depends only on an ordinary instruction's static operands is
 // memoised in its plan.
-func (p *pipeState) cost(e *entry, start int64) int64 {
+func (p *pipeState) opCost(e *entry, start int64) int64 {
 	queueEmpty := !p.ran || p.lastEnd < start || p.drained
 	p.drained = false
 	pl := e.plan
