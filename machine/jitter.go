@@ -60,7 +60,7 @@ func (j *jitter) scale(order, u int, d int64) int64 {
 	}
 	k := int64(math.Round(jitScale * math.Exp(j.draw(order, u)*j.lnMax)))
 	if d > math.MaxInt64/4/k {
-		return math.MaxInt64 / 4
+		return max(d, math.MaxInt64/4) // far past any run's cycle guard
 	}
 	return max((d*k+jitScale-1)/jitScale, d)
 }
