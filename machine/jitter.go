@@ -76,10 +76,11 @@ func (j *jitter) startDelay(r, order int) int64 {
 	return int64(j.draw(r, jitRank)*half + j.draw(order, jitCore)*half)
 }
 
-// jitPipe is d cycles of p's op under the machine's jitter (d when off).
-func (p *pipeState) jitPipe(d int64) int64 {
-	if j := p.m.jit; j != nil {
-		return j.scale(p.c.order, int(p.p), d)
-	}
-	return d
+// jitScale is d cycles of p's entry under the machine's jitter, which is
+// on. Not inlined: the pipe's begin stays as small as it was without the
+// jitter (the inliner's budget for the hot path is PGO's).
+//
+//go:noinline
+func (p *pipeState) jitScale(d int64) int64 {
+	return p.m.jit.scale(p.c.order, int(p.p), d)
 }

@@ -380,6 +380,15 @@ func TestFindingsIgnoreTimingSweep(t *testing.T) {
 	if os.Getenv("PTOASM_SWEEP_CORPUS") == "" {
 		return
 	}
+	eachCorpusKernel(t, func(name string) bool { return only == nil || only.MatchString(name) }, func(t *testing.T, rel string, obj *asm.Object) {
+		sweepCase(t, obj, "corpus/"+rel, sweepSeed(seed, rel), n)
+	})
+}
+
+// eachCorpusKernel runs f, as a parallel subtest named corpus/REL, on each
+// kernel of the PTOAS corpus (corpusDirs) that keep takes by that name and
+// that assembles to a launch; it logs when there is no corpus.
+func eachCorpusKernel(t *testing.T, keep func(name string) bool, f func(t *testing.T, rel string, obj *asm.Object)) {
 	dir := ""
 	for _, d := range corpusDirs {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
@@ -398,18 +407,18 @@ func TestFindingsIgnoreTimingSweep(t *testing.T) {
 		return nil
 	})
 	fe := corpusFrontend()
-	for _, f := range files {
-		rel, _ := filepath.Rel(dir, f)
-		if only != nil && !only.MatchString("corpus/"+rel) {
+	for _, file := range files {
+		rel, _ := filepath.Rel(dir, file)
+		if !keep("corpus/" + rel) {
 			continue
 		}
-		obj, errs := asm.Assemble(fe, f, nil)
+		obj, errs := asm.Assemble(fe, file, nil)
 		if errs.HasErrors() || obj == nil || len(obj.Kernels) == 0 || obj.Launch == nil {
 			continue
 		}
 		t.Run("corpus/"+rel, func(t *testing.T) {
 			t.Parallel()
-			sweepCase(t, obj, "corpus/"+rel, sweepSeed(seed, rel), n)
+			f(t, rel, obj)
 		})
 	}
 }

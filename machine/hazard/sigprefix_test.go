@@ -49,13 +49,7 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 			s.hostInit(sigCnt, 0, 0x3000)
 			s.ev(machine.Event{Kind: machine.EvRunStart})
 			val := int64(0)
-			round := func(k int64) {
-				s.issue(1, 0, st, MTE3)
-				s.exec(ag(1, 0, MTE3), st, []int64{k}, gmAcc(winW, 0, 0x1000+0x100*k, 0x1100+0x100*k, true))
-				s.barrier(1, 0, ALL, bar)
-				val++
-				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "add", Value: 1, Accesses: word(true)})
-			}
+			round := counterRound(s, st, bar, nt, word(true), &val)
 			k := int64(0)
 			for ; k < int64(tc.landed); k++ {
 				round(k)
@@ -78,6 +72,19 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 				t.Fatalf("want RAW 40, 51; got %v", kinds(fs))
 			}
 		})
+	}
+}
+
+// counterRound returns round k of the counter tests' notifier: rank 1
+// writes slot k of @W on MTE3, drains and adds 1 to the word add names,
+// counting the adds in *val.
+func counterRound(s *sim, st, bar, nt *asm.COp, add []machine.Access, val *int64) func(k int64) {
+	return func(k int64) {
+		s.issue(1, 0, st, MTE3)
+		s.exec(ag(1, 0, MTE3), st, []int64{k}, gmAcc(winW, 0, 0x1000+0x100*k, 0x1100+0x100*k, true))
+		s.barrier(1, 0, ALL, bar)
+		*val++
+		s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "add", Value: 1, Accesses: add})
 	}
 }
 
@@ -231,13 +238,7 @@ func TestCounterAfterOrderedReset(t *testing.T) {
 			s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(0, 0, S), Op: pub, Word: "add", Value: 1, Accesses: word(1, 4, true)})
 			s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(1, 0, S), Op: sub, Value: 1, Want: 1, Accesses: word(1, 4, false)})
 			val := int64(0)
-			round := func(k int64) {
-				s.issue(1, 0, st, MTE3)
-				s.exec(ag(1, 0, MTE3), st, []int64{k}, gmAcc(winW, 0, 0x1000+0x100*k, 0x1100+0x100*k, true))
-				s.barrier(1, 0, ALL, bar)
-				val++
-				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "add", Value: 1, Accesses: word(0, 0, true)})
-			}
+			round := counterRound(s, st, bar, nt, word(0, 0, true), &val)
 			k := int64(0)
 			for ; k < int64(tc.landed); k++ {
 				round(k)
