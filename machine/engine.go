@@ -538,6 +538,9 @@ func (m *Machine) startRun(st *launchStep) {
 	m.runStart = m.now
 	// The kernel's start-up is not idling: the guard counts from its end.
 	m.workEnd = m.now + m.prof.KernelStart
+	if m.jit != nil {
+		m.workEnd += m.jit.start // a core starting late is not idling
+	}
 	m.active = m.active[:0]
 	m.streams = m.streams[:0]
 	m.live = 0
@@ -605,7 +608,11 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 		c.slot = nil
 		c.setVirtual(c.idx, c.name)
 		// The first wave starts kernel.start after the launch.
-		if err := c.start(k, s, b, sub, sp.blocks, m.now+m.prof.KernelStart); err != nil {
+		at := m.now + m.prof.KernelStart
+		if m.jit != nil {
+			at += m.jit.startDelay(r, c.order)
+		}
+		if err := c.start(k, s, b, sub, sp.blocks, at); err != nil {
 			return err
 		}
 		m.active = append(m.active, c)

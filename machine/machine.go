@@ -134,6 +134,8 @@ type Machine struct {
 	obj  *asm.Object
 	opt  Options
 	prof *pipes.Profile
+	// jit is the profile's per-unit skew, nil when jitter.seed is 0 (jitter.go).
+	jit *jitter
 	// scalarOp is max(prof.Scalar.Op, 1), the cycles of one scalar step,
 	// read on every step.
 	scalarOp int64
@@ -346,6 +348,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.sink = r.PipeRecords()
 	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)
+	m.jit = newJitter(m.prof.Jitter)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)
 	if err := m.planLaunch(); err != nil {
 		return nil, err

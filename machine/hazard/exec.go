@@ -1516,11 +1516,13 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		d.putSigAdd(c, r)
-		if c.sig.size() == 0 || c.sigFrom == a+1 {
-			// Alone or after its own earlier releases, a's release is
-			// the word's whole clock (a's clock only grows): the join
-			// of the word and the release is the release. The earlier
-			// release stays beside it for a wait that needed only it.
+		if c.sig.size() == 0 || c.sigFrom == a+1 || d.addAfterStore(c, r) {
+			// Alone, after its own earlier releases or first after a
+			// plain store it is ordered after, a's release is the
+			// word's whole clock (a's clock only grows, and holds the
+			// store's release): the join of the word and the release
+			// is the release. The earlier release stays beside it for
+			// a wait that needed only it.
 			if c.sigFrom == a+1 {
 				d.keepPrefix(c)
 			}
@@ -1558,6 +1560,22 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
 	}
+}
+
+// addAfterStore says whether add r is the first add to word c since a
+// plain store of this run that happens before it (a reset published
+// before the peers add: ring_zero_at_entry with the zeroing ordered): the
+// word's clock is still the store's release (sigFrom names the storer and
+// r is the one add kept since), and r's release holds it. Such a word is
+// one agent's counter from there on (sigprefix.go), as a word without the
+// store is. It used to take the whole join, and a wait after it was
+// ordered after every add that had landed when it polled: a peer running
+// a round ahead hid the races of the rounds between (a per-unit skew,
+// programs.TestFindingsIgnoreSkew, found it). A store racing the add keeps
+// the whole join: the add may be the one the store erased.
+func (d *Detector) addAfterStore(c *cell, r *rec) bool {
+	return c.hasW && c.w.gen == d.gen && c.w.agent != d.host && c.sigFrom == c.w.agent+1 &&
+		len(c.adds()) == 1 && d.hbOrSame(&c.w, r)
 }
 
 // setRelease makes word c's clock the writer's release: rel, and the
