@@ -498,6 +498,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 // accessCell is access on one cell.
 func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
 	lo, hi := g.bytes(c.lo, c.hi)
+	d.cur = curCell{acc, c, g}
 	if !acc.Write {
 		// Bytes nothing wrote, or whose only write this read was meant to
 		// precede and is not ordered after: had the run's timing let the
@@ -1196,22 +1197,32 @@ func racePair(rd, w *rec) moveKey {
 // old added to finding ko, once per pair of instances: rd races a write
 // ordered after old, and in another order of the run (old, that write,
 // then rd) rd would only have met the later one, so its race moves there.
+//
+// It moves on the cell accessCell visits only (spans): Findings takes the
+// count back once per read instance and finding (an instance counts once
+// under a pair of sites, flushNotes, however many writes of those sites it
+// raced, and each of them may move on), where the moves cover every cell
+// the race was counted on.
 func (d *Detector) moveRace(old, rd *rec, ko findKey) {
-	// Once per read instance and finding: an instance counts once under a
-	// pair of sites (flushNotes), however many writes of those sites it
-	// raced, and each of them may move on.
-	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
-	if _, done := d.moved[mk]; done {
-		return
+	s, ok := d.cellSpan()
+	if !ok {
+		s = span{all: true}
 	}
+	d.moveRaceOn(rd, ko, s)
+}
+
+// moveRaceOn is moveRace on span s.
+func (d *Detector) moveRaceOn(rd *rec, ko findKey, s span) {
+	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
 	if _, ok := d.counted[mk]; !ok {
 		return // counted under another instance of its site (counted)
 	}
 	if d.moved == nil {
-		d.moved, d.unsaid = map[movedKey]struct{}{}, map[findKey]int{}
+		d.moved = map[movedKey][]span{}
 	}
-	d.moved[mk] = struct{}{}
-	d.unsaid[ko]++
+	if l := d.moved[mk]; len(l) == 0 || l[len(l)-1] != s {
+		d.moved[mk] = append(l, s)
+	}
 }
 
 // movedKey names an access instance and a finding it counted under.
@@ -1728,7 +1739,9 @@ func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
 	}
 	kind, first, second := d.raceKind(prev, cur)
 	same := prev.agent == cur.agent
-	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur})
+	sp, hasSp := d.cellSpan()
+	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur,
+		sp: sp, hasSp: hasSp})
 }
 
 // raceKind orders a racing pair the way the program means it and names the

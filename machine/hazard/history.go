@@ -381,6 +381,14 @@ func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 // until that write leaves the cell: nothing is kept in a kernel without
 // races.
 
+// ghost is an access that left a cell having raced a write still there,
+// and the cell it left (spans): a later write moves its race on the bytes
+// of that cell it covers.
+type ghost struct {
+	r  rec
+	sp span
+}
+
 // instKey names an access instance by agent, epoch and run generation.
 type instKey struct {
 	agent      int32
@@ -393,15 +401,19 @@ func (d *Detector) leaves(c *cell, e *rec) {
 	if d.racedWith == nil || c == nil || e.atomic || e.shadowed() || !e.write && !e.raced {
 		return
 	}
+	sp, ok := d.cellSpan()
+	if !ok {
+		sp = span{all: true}
+	}
 	keep := func(w *rec) {
 		if w.atomic || w.shadowed() || sameInstance(w, e) || d.selfOff(w, e) || !d.racedPair(e, w) {
 			return
 		}
 		if d.ghosts == nil {
-			d.ghosts = map[instKey][]rec{}
+			d.ghosts = map[instKey][]ghost{}
 		}
 		k := instKey{w.agent, w.epoch, w.gen}
-		d.ghosts[k] = append(d.ghosts[k], *e)
+		d.ghosts[k] = append(d.ghosts[k], ghost{*e, sp})
 	}
 	if c.hasW {
 		keep(&c.w)
@@ -415,26 +427,43 @@ func (d *Detector) leaves(c *cell, e *rec) {
 // ordered after c's last write), the move of raceRead and raceWrite for the
 // accesses that left c having raced a write r is ordered after: each that
 // r races moves its race with that write to r, as it would have still in
-// the cell. The write then leaves the cell, and its ghosts with it.
+// the cell. It moves them on the bytes of c only (spans): a ghost that
+// left a wider cell, since split, stays for the rest until a write covers
+// it all.
 func (d *Detector) settleGhosts(c *cell, r *rec, after bool, acc *machine.Access) {
+	here, known := d.cellSpan()
 	settle := func(old *rec) {
 		k := instKey{old.agent, old.epoch, old.gen}
 		gs, ok := d.ghosts[k]
 		if !ok {
 			return
 		}
-		delete(d.ghosts, k)
+		n := 0
 		for i := range gs {
-			g := &gs[i]
-			if sameInstance(g, r) || d.ordered(g, r) {
-				continue // r does not race g: nothing moves
+			gh := &gs[i]
+			on, some := intersect(&gh.sp, &here)
+			switch {
+			case gh.sp.all || !known:
+				on, some = span{all: true}, true
+			case !covered(&gh.sp, []span{here}):
+				gs[n] = *gh // the rest of its cell is elsewhere
+				n++
+			}
+			g := &gh.r
+			if !some || sameInstance(g, r) || d.ordered(g, r) {
+				continue // r does not race g here: nothing moves
 			}
 			ko, okOld := d.raceKey(old, g)
 			kw, okNew := d.raceKey(r, g)
 			if !okOld || okNew && ko == kw || d.keepsRace(old, g, r, acc) {
 				continue
 			}
-			d.moveRace(old, g, ko)
+			d.moveRaceOn(g, ko, on)
+		}
+		if n == 0 {
+			delete(d.ghosts, k)
+		} else {
+			d.ghosts[k] = gs[:n]
 		}
 	}
 	d.orderedWrites(c, r, after, settle)

@@ -1,0 +1,89 @@
+package hazard
+
+import (
+	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// half is the access of bytes [lo, hi) of tile t (element 0).
+func half(t *asm.TileInfo, lo, hi int64, write bool) machine.Access {
+	a := tileAcc(t, 0, 0, 0, write)
+	a.Lo, a.Hi = t.Addr[0]+lo, t.Addr[0]+hi
+	return a
+}
+
+// TestPartialMoveKeepsRace: a race with a write moves to a later write
+// ordered after it only where the later write covers the bytes.
+func TestPartialMoveKeepsRace(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		readEnd int64 // the racing access covers [0, readEnd) of %x
+		mvEnd   int64 // the move covers [0, mvEnd)
+		write   bool  // the racing access writes instead of reading
+		want    []string
+	}{
+		// The move covers all the store reads: its race with the load
+		// moves there.
+		{"read, move covers all", 0x80, 0x80, false, []string{"RAW 12->18 x1"}},
+		// The store reads [0x80, 0x100) too, where only the load wrote.
+		{"read, move covers half", 0x100, 0x80, false, []string{"RAW 10->18 x1", "RAW 12->18 x1"}},
+		{"write, move covers all", 0x80, 0x80, true, []string{"WAW 12->18 x1"}},
+		{"write, move covers half", 0x100, 0x80, true, []string{"WAW 10->18 x1", "WAW 12->18 x1"}},
+	} {
+		p := &prog{}
+		ld := p.op("tload", 10, MTE2)
+		set := p.op("set_flag", 11, S)
+		wt := p.op("wait_flag", 11, S)
+		mv := p.op("texpands", 12, V)
+		st := p.op("tstore", 18, MTE3)
+		if tc.write {
+			st = p.op("tmov", 18, MTE1)
+		}
+		stPipe := st.Pipe
+		steps := []func(s *sim){
+			func(s *sim) {
+				s.exec(ag(0, 0, MTE2), ld, nil, tileAcc(ubX, 0, 0, 0, true))
+				s.set(0, 0, MTE2, V, 0, set)
+			},
+			func(s *sim) {
+				s.wait(0, 0, MTE2, V, 0, wt)
+				s.exec(ag(0, 0, V), mv, nil, half(ubX, 0, tc.mvEnd, true))
+			},
+			func(s *sim) { s.exec(ag(0, 0, stPipe), st, nil, half(ubX, 0, tc.readEnd, tc.write)) },
+		}
+		issued := []issue{{ld, MTE2}, {set, MTE2}, {wt, V}, {mv, V}, {st, stPipe}}
+		checkOrders(t, tc.name, issued, steps, [][2]int{{0, 1}}, tc.want)
+	}
+}
+
+// TestWARStandsForWAWOfItsSites: an op reads one tile and writes another
+// (trowsum %part, %sq, %tmp), and a later load, unordered, writes a third
+// that covers part of each (rmsnorm_overlapping_slots: %x[1] over %sq and
+// the head of %tmp). The load races the op's read, a WAR, and its write, a
+// WAW, on the bytes they share: one flag from the op to the load fixes
+// both, and the WAR stands for the WAW in either order. When the load
+// landed last it met the op's read first (warred); when the op landed
+// last, the WAW was reported on %tmp and the WAR on %sq or %x, buffers
+// the rule in Findings, matching by buffer, did not pair.
+func TestWARStandsForWAWOfItsSites(t *testing.T) {
+	sq := &asm.TileInfo{Name: "%sq", Space: asm.UB, Addr: []int64{0x1000}, Bytes: 0x400, Count: 1}
+	tmp := &asm.TileInfo{Name: "%tmp", Space: asm.UB, Addr: []int64{0x1200}, Bytes: 0x400, Count: 1}
+	x := &asm.TileInfo{Name: "%x", Space: asm.UB, Addr: []int64{0x1000}, Bytes: 0x400, Count: 1}
+	p := &prog{}
+	op := p.op("trowsum", 10, V)
+	ld := p.op("tload", 12, MTE2)
+	steps := []func(s *sim){
+		func(s *sim) {
+			s.exec(ag(0, 0, V), op, nil, tileAcc(tmp, 0, 0, 0, true), tileAcc(sq, 0, 0, 0, false))
+		},
+		func(s *sim) { s.exec(ag(0, 0, MTE2), ld, nil, tileAcc(x, 0, 0, 0, true)) },
+	}
+	checkOrders(t, "op then load", []issue{{op, V}, {ld, MTE2}}, steps, nil, []string{"WAR 10->12 x1"})
+	// The same with the op's read delivered before its write.
+	steps[0] = func(s *sim) {
+		s.exec(ag(0, 0, V), op, nil, tileAcc(sq, 0, 0, 0, false), tileAcc(tmp, 0, 0, 0, true))
+	}
+	checkOrders(t, "read first", []issue{{op, V}, {ld, MTE2}}, steps, nil, []string{"WAR 10->12 x1"})
+}
