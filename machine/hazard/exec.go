@@ -499,6 +499,9 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
 	lo, hi := g.bytes(c.lo, c.hi)
 	d.cur = curCell{acc, c, g}
+	if dbgOn && c.lo == 0x4000 && acc.Space == asm.UB {
+		d.dbg("cell [%x,%x) %s write=%v", c.lo, c.hi, d.recStr(r), acc.Write)
+	}
 	if !acc.Write {
 		// Bytes nothing wrote, or whose only write this read was meant to
 		// precede and is not ordered after: had the run's timing let the
@@ -609,6 +612,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasR {
 		own0 := sameInstance(&c.read0, r)
 		ordered0 := own0 || d.ordered(&c.read0, r)
+		if ordered0 && !own0 && c.read0.raced && !gm {
+			d.moveReadRaces(c, &c.read0, r, wOrdered)
+		}
 		if own0 && !r.atomic || !ordered0 || c.read0.raced && d.racesKeptBy(c, &kw, &c.read0, r, after) {
 			if !ordered0 && !d.superseded(c, &c.read0, r) {
 				d.raceRead(c, &c.read0, r, after, acc, lo, hi)
@@ -631,9 +637,12 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		} else if !told || checkShortcuts {
 			ordered = d.ordered(rd, r)
 		}
+		if ordered && !own && rd.raced && !gm {
+			d.moveReadRaces(c, rd, r, wOrdered)
+		}
 		keepRaced := !ordered || own || rd.raced && d.racesKeptBy(c, &kw, rd, r, after)
-		if !keepRaced && rd.agent != r.agent && gm && !r.atomic {
-			d.dropped = append(d.dropped, *rd) // kept past r (olds)
+		if !keepRaced && rd.agent != r.agent && !r.atomic {
+			d.dropped = append(d.dropped, *rd) // kept past r (olds, sreads)
 		}
 		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
@@ -668,6 +677,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasOlds() && !(wOrdered && c.lists.oldsBefore) {
 		oldsBefore, warred = d.meetOlds(c, r, warred, acc, lo, hi)
 	}
+	if !gm && c.hasSReads() {
+		warred = d.meetSReads(c, r, warred, acc, lo, hi)
+	}
 	if c.hasW && !wOrdered {
 		switch {
 		case !r.atomic:
@@ -700,6 +712,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		for x := range d.dropped {
 			lost = !d.keepOld(c, &d.dropped[x], r) || lost
 		}
+	} else if c.hasR && !keep0 && c.read0.agent != r.agent || len(d.dropped) > 0 {
+		// In local memory they stay while an op issued before r is
+		// still to land (sreads).
+		d.shadowReads(c, r, c.hasR && !keep0 && c.read0.agent != r.agent, acc)
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.
@@ -1214,6 +1230,8 @@ func (d *Detector) moveRace(old, rd *rec, ko findKey) {
 // moveRaceOn is moveRace on span s.
 func (d *Detector) moveRaceOn(rd *rec, ko findKey, s span) {
 	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
+	_, okc := d.counted[mk]
+	d.dbg("move %s %v span %v counted %v", d.recStr(rd), ko, s, okc)
 	if _, ok := d.counted[mk]; !ok {
 		return // counted under another instance of its site (counted)
 	}
@@ -1738,6 +1756,7 @@ func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
 		return
 	}
 	kind, first, second := d.raceKind(prev, cur)
+	d.dbg("race %s %s %s [%x,%x)", kind, d.recStr(first), d.recStr(second), lo, hi)
 	same := prev.agent == cur.agent
 	sp, hasSp := d.cellSpan()
 	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur,

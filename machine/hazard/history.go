@@ -363,6 +363,114 @@ func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 	d.raceNamed(&sw, r, issueOf(r.serial) >= w.overwrite(), acc, lo, hi)
 }
 
+// Reads overwritten in order (sreads).
+//
+// A read rd of another agent that a write r of its core, ordered after it,
+// takes out of local memory races every write that is ordered with neither
+// (a vector squaring of the tile, issued before a load that waits for the
+// store rd). Landing before r, that write met rd in the cell and raced it
+// (WAR); landing after r, it met r alone, and the WAR came and went with
+// its latency (hazards/rmsnorm_overlapping_slots: a slow squaring lost
+// WAR `st, sq` and `sc, sq`). So rd stays, shadowed, as a write does
+// (above), while an op issued before r is still to land, and what meets it
+// is told apart by when it was issued:
+//
+//   - a write issued before r counts its race with rd (meetSReads), as it
+//     does landing before r, where the race stays when r arrives;
+//   - a write issued after r passes rd by: ordering it after r, the fix of
+//     its race with r, orders it after rd too, so landing before r its
+//     race with rd moves to r when r arrives (moveReadRaces), and the
+//     finding names r whichever order the three ran in.
+//
+// GM keeps such reads in olds, by intended order (keepOld, meetOlds).
+
+// readShadows reports whether read rd, which write r of cell c takes out
+// of local memory (r is ordered after it), stays shadowed: both of one
+// core and run generation, numbered, r issued after rd, no composite's
+// step, and an op issued before r still to land.
+func (d *Detector) readShadows(rd, r *rec, acc *machine.Access) bool {
+	return !r.atomic && !rd.write && rd.gen == r.gen && rd.step == 0 && r.step == 0 &&
+		rd.serial > 0 && r.serial > rd.serial && d.agents[rd.agent].coreIdx == d.agents[r.agent].coreIdx &&
+		d.unlanded(r, acc)
+}
+
+// shadowReads keeps, shadowed in cell c, the reads write r takes out of it
+// (d.dropped, and read0 when with0) that readShadows keeps.
+func (d *Detector) shadowReads(c *cell, r *rec, with0 bool, acc *machine.Access) {
+	l := c.sreads()
+	n := len(l)
+	if with0 && d.readShadows(&c.read0, r, acc) {
+		l = append(l, shadowOf(&c.read0, r))
+	}
+	for x := range d.dropped {
+		if rd := &d.dropped[x]; d.readShadows(rd, r, acc) {
+			l = append(l, shadowOf(rd, r))
+		}
+	}
+	if len(l) == n {
+		return
+	}
+	if len(l) > maxShadowed {
+		l = l[:copy(l, l[len(l)-maxShadowed:])]
+	}
+	c.setSReads(l)
+}
+
+// meetSReads checks plain or atomic write r of local cell c against the
+// reads c keeps past their ordered overwrite: those the core's watermark
+// has passed leave; a race with one counts when r was issued before its
+// overwrite (above), met before the watermark drops it, as offerShadowed
+// is. It returns warred, set when a read r races is meant
+// to come before r (accessCell).
+func (d *Detector) meetSReads(c *cell, r *rec, warred bool, acc *machine.Access, lo, hi int64) bool {
+	l, n := c.sreads(), 0
+	low := d.landed(r, acc)
+	for x := range l {
+		sr := &l[x]
+		if issueOf(r.serial) < sr.overwrite() && !d.ordered(sr, r) {
+			rd := *sr
+			rd.raced, rd.lag = false, 0
+			d.race(&rd, r, acc, lo, hi)
+			warred = warred || d.intendedBefore(&rd, r)
+		}
+		if !needShadowed(sr, low) {
+			continue // (r, the last to land, may be what it waited for)
+		}
+		if n != x {
+			l[n] = *sr
+		}
+		n++
+	}
+	if n < len(l) {
+		c.setSReads(l[:n])
+	}
+	return warred
+}
+
+// moveReadRaces is, for write r arriving at local cell c and ordered after
+// read rd, which raced a write of c (raced), the move of that race to r
+// when the write is issued after r and races r too: ordering it after r
+// orders it after rd, and landing after r it meets r alone (above). wOrdered
+// says r is ordered after c's last write.
+func (d *Detector) moveReadRaces(c *cell, rd, r *rec, wOrdered bool) {
+	move := func(x *rec) {
+		if x.atomic || x.shadowed() || r.serial <= 0 || x.serial <= r.serial || x.gen != r.gen || !d.hasRaced(rd, x) {
+			return
+		}
+		if ko, ok := d.raceKey(rd, x); ok {
+			d.moveRace(rd, x, ko)
+		}
+	}
+	if c.hasW && !wOrdered {
+		move(&c.w)
+	}
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if w := &adds[x]; !d.ordered(w, r) {
+			move(w)
+		}
+	}
+}
+
 // Races of accesses that left the cell (ghosts).
 //
 // A race that moves to a later write (raceRead, raceWrite) moves when that

@@ -87,3 +87,51 @@ func TestWARStandsForWAWOfItsSites(t *testing.T) {
 	}
 	checkOrders(t, "read first", []issue{{op, V}, {ld, MTE2}}, steps, nil, []string{"WAR 10->12 x1"})
 }
+
+// TestOverwriteKeepsReadsForLateWrites: a store reads a tile, a load
+// ordered after it (MTE3 -> MTE2) overwrites the tile, and a vector write
+// of the tile is ordered with neither. By hand the store races the vector
+// write (WAR st, w) and the vector write races the load, in every order
+// they land in. When the vector write, issued before the load, landed
+// after it, the load had dropped the store's read (ordered before it) and
+// the WAR was lost (hazards/rmsnorm_overlapping_slots under
+// `--set vec.vmul.slope=100`: a slow squaring lost WAR `st, sq` and
+// `sc, sq`). Issued after the load, the vector write's race with the
+// store moves to the load (a fix of WAW ld, w orders w after the store
+// too), as when it landed after the load.
+func TestOverwriteKeepsReadsForLateWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		wFirst bool // the vector write is issued before the load
+		want   []string
+	}{
+		{"write issued before the load", true, []string{"WAR 10->12 x1", "WAW 12->16 x1"}},
+		{"write issued after the load", false, []string{"WAW 16->12 x1"}},
+	} {
+		p := &prog{}
+		st := p.op("tstore", 10, MTE3)
+		set := p.op("set_flag", 11, MTE3)
+		w := p.op("texpands", 12, V)
+		wt := p.op("wait_flag", 13, MTE2)
+		ld := p.op("tload", 16, MTE2)
+		wIssue := int64(3)
+		if !tc.wFirst {
+			wIssue = 6
+		}
+		f := machine.Flag{Src: MTE3, Dst: MTE2}
+		steps := []func(s *sim){
+			func(s *sim) {
+				s.ev(machine.Event{Kind: machine.EvExec, Agent: ag(0, 0, MTE3), Op: st, Issue: 1, Accesses: []machine.Access{tileAcc(ubX, 0, 0, 0, false)}})
+				s.ev(machine.Event{Kind: machine.EvFlagSet, Agent: ag(0, 0, MTE3), Op: set, Issue: 2, Flag: f})
+			},
+			func(s *sim) {
+				s.ev(machine.Event{Kind: machine.EvExec, Agent: ag(0, 0, V), Op: w, Issue: wIssue, Accesses: []machine.Access{tileAcc(ubX, 0, 0, 0, true)}})
+			},
+			func(s *sim) {
+				s.ev(machine.Event{Kind: machine.EvFlagWait, Agent: ag(0, 0, MTE2), Op: wt, Issue: 4, Flag: f})
+				s.ev(machine.Event{Kind: machine.EvExec, Agent: ag(0, 0, MTE2), Op: ld, Issue: 5, Accesses: []machine.Access{tileAcc(ubX, 0, 0, 0, true)}})
+			},
+		}
+		checkOrders(t, tc.name, nil, steps, [][2]int{{0, 2}}, tc.want)
+	}
+}
