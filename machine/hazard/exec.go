@@ -499,9 +499,6 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
 	lo, hi := g.bytes(c.lo, c.hi)
 	d.cur = curCell{acc, c, g}
-	if dbgOn && c.lo == 0x4000 && acc.Space == asm.UB {
-		d.dbg("cell [%x,%x) %s write=%v", c.lo, c.hi, d.recStr(r), acc.Write)
-	}
 	if !acc.Write {
 		// Bytes nothing wrote, or whose only write this read was meant to
 		// precede and is not ordered after: had the run's timing let the
@@ -1230,8 +1227,6 @@ func (d *Detector) moveRace(old, rd *rec, ko findKey) {
 // moveRaceOn is moveRace on span s.
 func (d *Detector) moveRaceOn(rd *rec, ko findKey, s span) {
 	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
-	_, okc := d.counted[mk]
-	d.dbg("move %s %v span %v counted %v", d.recStr(rd), ko, s, okc)
 	if _, ok := d.counted[mk]; !ok {
 		return // counted under another instance of its site (counted)
 	}
@@ -1756,7 +1751,6 @@ func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
 		return
 	}
 	kind, first, second := d.raceKind(prev, cur)
-	d.dbg("race %s %s %s [%x,%x)", kind, d.recStr(first), d.recStr(second), lo, hi)
 	same := prev.agent == cur.agent
 	sp, hasSp := d.cellSpan()
 	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur,
