@@ -609,7 +609,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasR {
 		own0 := sameInstance(&c.read0, r)
 		ordered0 := own0 || d.ordered(&c.read0, r)
-		if ordered0 && !own0 && c.read0.raced && !gm {
+		if ordered0 && !own0 && c.read0.raced && c.read0.agent != r.agent && !gm {
 			d.moveReadRaces(c, &c.read0, r, wOrdered)
 		}
 		if own0 && !r.atomic || !ordered0 || c.read0.raced && d.racesKeptBy(c, &kw, &c.read0, r, after) {
@@ -634,7 +634,7 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		} else if !told || checkShortcuts {
 			ordered = d.ordered(rd, r)
 		}
-		if ordered && !own && rd.raced && !gm {
+		if ordered && !own && rd.raced && rd.agent != r.agent && !gm {
 			d.moveReadRaces(c, rd, r, wOrdered)
 		}
 		keepRaced := !ordered || own || rd.raced && d.racesKeptBy(c, &kw, rd, r, after)

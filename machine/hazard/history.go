@@ -451,7 +451,11 @@ func (d *Detector) meetSReads(c *cell, r *rec, warred bool, acc *machine.Access,
 // read rd, which raced a write of c (raced), the move of that race to r
 // when the write is issued after r and races r too: ordering it after r
 // orders it after rd, and landing after r it meets r alone (above). wOrdered
-// says r is ordered after c's last write.
+// says r is ordered after c's last write. A read of r's own agent is not
+// moved from: it stays in the cell past r (accessCell, shadow0), and a
+// write landing after r meets it there and counts the race
+// (hazards/late_load_outer_loop: WAR `a, ld`, which moved to `c`, the
+// in-place rescale of the same pipe, under some profiles).
 func (d *Detector) moveReadRaces(c *cell, rd, r *rec, wOrdered bool) {
 	move := func(x *rec) {
 		if x.atomic || x.shadowed() || r.serial <= 0 || x.serial <= r.serial || x.gen != r.gen || !d.hasRaced(rd, x) {
