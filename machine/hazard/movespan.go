@@ -15,8 +15,9 @@ import (
 // that a raced reach past r, a landing after r still meets old there, and
 // its race with old counts; so a race taken back as a whole when r covered
 // part of it was dropped when a landed before r and kept when it landed
-// after (machine/hazard/testdata/limits/rmsnorm_overlapping_slots.pto
-// before session 20: a WAW named under one latency only).
+// after (TestPartialMoveKeepsRace: a store racing a load and a scale that
+// covers half of the load's bytes lost its RAW with the load when it
+// landed first; the limit docs/hazards.md named in session 19).
 //
 // So each counted race remembers the bytes it was met on, by access
 // instance and finding (raced), and each move the bytes of the cell it
