@@ -112,27 +112,29 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 		kept = c.written && (c.firstW || c.lists.kept) && len(c.lists.adds) == 0
 		c.lists.adds = c.lists.adds[:0]
 	}
-	if d.shadowPair(&c.w, r) && d.unlanded(r, acc) { // shadows
+	low := d.landed(r, acc)
+	unlanded := low >= 0 && low < issueOf(r.serial)-1 // (d.unlanded)
+	if unlanded && d.shadowPair(&c.w, r) { // shadows
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		c.lists.kept = kept
 	} else if c.lists != nil {
 		c.lists.kept = false
 	}
-	// The read leaves, kept shadowed when readShadows says so; the
-	// shadowed reads the watermark has passed leave (meetSReads).
+	// The read leaves, kept shadowed when readShadows says so (read0 is
+	// of r's core: before told it); the shadowed reads the watermark has
+	// passed leave (meetSReads).
 	if c.hasSReads() {
-		l, n, low := c.lists.sreads, 0, d.landed(r, acc)
+		l, n := c.lists.sreads, 0
 		for x := range l {
 			if needShadowed(&l[x], low) {
 				l[n] = l[x]
 				n++
 			}
 		}
-		c.setSReads(l[:n])
+		c.lists.sreads = l[:n]
 	}
-	if d.readShadows(&c.read0, r, acc) {
-		d.dropped = d.dropped[:0]
-		d.shadowReads(c, r, true, acc)
+	if unlanded && sameCoreShadows(&c.read0, r) {
+		c.addSRead(shadowOf(&c.read0, r))
 	}
 	c.firstW = !c.written
 	c.w, c.written = *r, true

@@ -389,31 +389,40 @@ func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 // core and run generation, numbered, r issued after rd, no composite's
 // step, and an op issued before r still to land.
 func (d *Detector) readShadows(rd, r *rec, acc *machine.Access) bool {
+	return sameCoreShadows(rd, r) && d.agents[rd.agent].coreIdx == d.agents[r.agent].coreIdx && d.unlanded(r, acc)
+}
+
+// sameCoreShadows is readShadows for a read rd of r's core, an op issued
+// before r still to land.
+func sameCoreShadows(rd, r *rec) bool {
 	return !r.atomic && !rd.write && rd.gen == r.gen && rd.step == 0 && r.step == 0 &&
-		rd.serial > 0 && r.serial > rd.serial && d.agents[rd.agent].coreIdx == d.agents[r.agent].coreIdx &&
-		d.unlanded(r, acc)
+		rd.serial > 0 && r.serial > rd.serial
 }
 
 // shadowReads keeps, shadowed in cell c, the reads write r takes out of it
 // (d.dropped, and read0 when with0) that readShadows keeps.
 func (d *Detector) shadowReads(c *cell, r *rec, with0 bool, acc *machine.Access) {
-	l := c.sreads()
-	n := len(l)
 	if with0 && d.readShadows(&c.read0, r, acc) {
-		l = append(l, shadowOf(&c.read0, r))
+		c.addSRead(shadowOf(&c.read0, r))
 	}
 	for x := range d.dropped {
 		if rd := &d.dropped[x]; d.readShadows(rd, r, acc) {
-			l = append(l, shadowOf(rd, r))
+			c.addSRead(shadowOf(rd, r))
 		}
 	}
-	if len(l) == n {
-		return
+}
+
+// addSRead adds shadowed read sr to cell c's, the oldest dropped past
+// maxShadowed.
+func (c *cell) addSRead(sr rec) {
+	if c.lists == nil {
+		c.lists = new(cellLists)
 	}
-	if len(l) > maxShadowed {
-		l = l[:copy(l, l[len(l)-maxShadowed:])]
+	l := c.lists.sreads
+	if len(l) >= maxShadowed {
+		l = l[:copy(l, l[1:])]
 	}
-	c.setSReads(l)
+	c.lists.sreads = append(l, sr)
 }
 
 // meetSReads checks plain or atomic write r of local cell c against the

@@ -135,3 +135,37 @@ func TestOverwriteKeepsReadsForLateWrites(t *testing.T) {
 		checkOrders(t, tc.name, nil, steps, [][2]int{{0, 2}}, tc.want)
 	}
 }
+
+// TestValidRegionTileNamedByDeclaration: a squaring writes %sq and a load,
+// unordered, writes %x over the same bytes, both tiles with a valid region
+// read from registers (valid [%vr, C]). The WAW names its buffer as the
+// load's operand does, in either order: looked up by the declared
+// addresses, not kept from the access that arrived last (which named
+// %sq when the squaring landed after the load, and the WAR standing for
+// the WAW, named %x, missed it; hazards/rmsnorm_overlapping_slots).
+func TestValidRegionTileNamedByDeclaration(t *testing.T) {
+	vr := asm.CExpr{}
+	sq := &asm.TileInfo{Name: "%sq", Space: asm.UB, Addr: []int64{0x1000}, Bytes: 0x400, Count: 1, DynVRows: &vr}
+	x := &asm.TileInfo{Name: "%x", Space: asm.UB, Addr: []int64{0x1000}, Bytes: 0x400, Count: 1, DynVRows: &vr}
+	p := &prog{}
+	mul := p.op("tmul", 10, V)
+	mul.Args = []asm.Arg{{Kind: asm.ArgTile, Tile: sq}}
+	ld := p.op("tload", 12, MTE2)
+	ld.Args = []asm.Arg{{Kind: asm.ArgTile, Tile: x}}
+	steps := []func(s *sim){
+		func(s *sim) { s.exec(ag(0, 0, V), mul, nil, tileAcc(sq, 0, 0, 0, true)) },
+		func(s *sim) { s.exec(ag(0, 0, MTE2), ld, nil, tileAcc(x, 0, 0, 0, true)) },
+	}
+	for _, order := range [][]int{{0, 1}, {1, 0}} {
+		s := newSim(Options{})
+		s.issue(0, 0, mul, V)
+		s.issue(0, 0, ld, MTE2)
+		for _, i := range order {
+			steps[i](s)
+		}
+		fs := s.d.Findings()
+		if len(fs) != 1 || fs[0].Kind != KindWAW || fs[0].Buffer != "%x" {
+			t.Errorf("order %v: got %+v, want one WAW on %%x", order, fs)
+		}
+	}
+}
