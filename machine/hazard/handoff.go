@@ -114,7 +114,7 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 	}
 	low := d.landed(r, acc)
 	unlanded := low >= 0 && low < issueOf(r.serial)-1 // (d.unlanded)
-	if unlanded && d.shadowPair(&c.w, r) { // shadows
+	if unlanded && d.shadowPair(&c.w, r) {            // shadows
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		c.lists.kept = kept
 	} else if c.lists != nil {
