@@ -397,6 +397,9 @@ type raceNote struct {
 	// accFirst says acc is the first access's (it arrived after the
 	// second): the buffer is named from the second's operand (raceBuffer).
 	accFirst bool
+	// sp is the cell the race was met on (spans), when hasSp.
+	sp    span
+	hasSp bool
 }
 
 // Detector is the dynamic happens-before hazard detector; it implements
@@ -524,10 +527,15 @@ type Detector struct {
 	retracted    map[retractKey]struct{}
 	retractedGen uint32
 	// moved holds the (access instance, finding) pairs whose race moved to
-	// a later write (moveRace), and unsaid how many counts each finding
-	// lost that way.
-	moved  map[movedKey]struct{}
-	unsaid map[findKey]int
+	// a later write (moveRace), with the cells it moved on, and raced the
+	// cells each such pair counted its race on (movespan.go): a count is
+	// taken back where the first cover the second.
+	moved map[movedKey][]span
+	raced map[movedKey][]span
+	// cur is the cell accessCell is visiting, and noteSpans scratch for
+	// flushNotes (the spans of the counted notes it merges).
+	cur       curCell
+	noteSpans []span
 	// counted holds the (access instance, finding) pairs a race note added
 	// a count for, either side: a move takes back only such a count. One
 	// note stands for every instance of its two sites that one access
@@ -552,7 +560,7 @@ type Detector struct {
 	racedWith map[moveKey]struct{}
 	// ghosts holds, by write instance, the accesses that left a cell
 	// having raced that write (history.go, leaves).
-	ghosts map[instKey][]rec
+	ghosts map[instKey][]ghost
 	// dropped is scratch for accessCell: the reads of a GM cell a write
 	// takes out of it, to keep beside the write (keepOld).
 	dropped []rec

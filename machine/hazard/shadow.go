@@ -113,6 +113,11 @@ type cellLists struct {
 	adds []rec
 	unin []uninitRead
 	olds []gmOld
+	// sreads holds the reads of other agents that a later write of their
+	// core, ordered after them, took out of local memory while an op
+	// issued before it was still to land (history.go, "Reads overwritten
+	// in order").
+	sreads []rec
 	// oldsBefore says every write in olds is ordered before the cell's
 	// last: an access ordered after that one is after each of them, and
 	// need not meet them (accessCell).
@@ -305,6 +310,25 @@ func (c *cell) setUninit(l []uninitRead) {
 // hasUninit reports whether the cell keeps an uninitialised read.
 func (c *cell) hasUninit() bool { return c.lists != nil && len(c.lists.unin) > 0 }
 
+// sreads returns the reads kept past their ordered overwrite (history.go).
+// The list aliases the cell's.
+func (c *cell) sreads() []rec {
+	if c.lists == nil {
+		return nil
+	}
+	return c.lists.sreads
+}
+
+// setSReads makes l the cell's reads kept past their ordered overwrite.
+func (c *cell) setSReads(l []rec) {
+	if c.listsFor(len(l) > 0) {
+		c.lists.sreads = l
+	}
+}
+
+// hasSReads reports whether the cell keeps a read past its overwrite.
+func (c *cell) hasSReads() bool { return c.lists != nil && len(c.lists.sreads) > 0 }
+
 // hasAdds reports whether the cell keeps another write.
 func (c *cell) hasAdds() bool { return c.lists != nil && len(c.lists.adds) > 0 }
 
@@ -384,6 +408,7 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.setAdds(c.adds()[:0])
 	c.setUninit(c.uninit()[:0])
 	c.setOlds(c.olds()[:0])
+	c.setSReads(c.sreads()[:0])
 	c.setKept(false)
 	if b := c.sigBox; b != nil {
 		b.sig.truncate()
@@ -404,6 +429,7 @@ func (c *cell) copyTo(n *cell) {
 	n.reads = append(reads, c.reads...)
 	n.setUninit(append(n.uninit()[:0], c.uninit()...))
 	n.setOlds(append(n.olds()[:0], c.olds()...))
+	n.setSReads(append(n.sreads()[:0], c.sreads()...))
 	if n.lists != nil {
 		n.lists.oldsBefore = c.lists != nil && c.lists.oldsBefore
 		n.lists.kept = c.keptAll()
@@ -625,7 +651,7 @@ func (c *cell) sameState(o *cell) bool {
 		return false
 	}
 	return slices.Equal(c.reads, o.reads) && slices.Equal(c.adds(), o.adds()) && slices.Equal(c.uninit(), o.uninit()) &&
-		sameOlds([]*cell{c, o})
+		sameOlds([]*cell{c, o}) && slices.Equal(c.sreads(), o.sreads())
 }
 
 // collapse merges cells [i, j) into cell i; the caller has just given them
@@ -640,6 +666,7 @@ func (m *imap) collapse(i, j int) {
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
 		c.setOlds(c.olds()[:0])
+		c.setSReads(c.sreads()[:0])
 		c.setKept(false)
 		if b := c.sigBox; b != nil {
 			b.sig.truncate()
