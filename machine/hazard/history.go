@@ -502,14 +502,58 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	if w.gen != r.gen || w.agent == d.host {
 		return !w.write // (every agent is ordered after the host's writes)
 	}
-	olds := c.oldsRoom()
+	l := c.oldsRoom()
 	all := true
-	if len(olds) >= maxOlds {
-		all = !olds[0].w.write
-		olds = olds[:copy(olds, olds[1:])]
+	if len(l.olds) >= maxOlds {
+		all = !l.oldRecs[l.olds[0].w].write
+		l.olds = l.olds[:copy(l.olds, l.olds[1:])]
 	}
-	c.lists.olds = append(olds, gmOld{w: *w, by: *r})
+	if cap(l.oldRecs)-len(l.oldRecs) < 2 {
+		l.packOldRecs()
+	}
+	wi := l.oldRecIndex(w)
+	l.olds = append(l.olds, gmOld{w: wi, by: l.oldRecIndex(r)})
 	return all
+}
+
+// oldRecIndex returns the place of record r among the kept ones, adding it
+// unless an equal one is kept: the newest first, since that is the cell's
+// previous overwrite (now w) or this one's (by, for its second entry).
+func (l *cellLists) oldRecIndex(r *rec) uint8 {
+	for i := len(l.oldRecs) - 1; i >= 0; i-- {
+		if k := &l.oldRecs[i]; sameInstance(k, r) && *k == *r {
+			return uint8(i)
+		}
+	}
+	l.oldRecs = append(l.oldRecs, *r)
+	return uint8(len(l.oldRecs) - 1)
+}
+
+// packOldRecs drops the kept records no entry names any more (their
+// entries left: the bound, a new run generation), keeping the others in
+// order.
+func (l *cellLists) packOldRecs() {
+	// Packed whenever fewer than two places are free, the list holds at
+	// most 2*(maxOlds-1)+2 records, or the inline places when more: as
+	// many as a uint16 has bits.
+	var used uint16
+	for _, o := range l.olds {
+		used |= 1<<o.w | 1<<o.by
+	}
+	var to [16]uint8
+	n := 0
+	for i := range l.oldRecs {
+		if used&(1<<i) != 0 {
+			to[i] = uint8(n)
+			l.oldRecs[n] = l.oldRecs[i]
+			n++
+		}
+	}
+	l.oldRecs = l.oldRecs[:n]
+	for x := range l.olds {
+		o := &l.olds[x]
+		o.w, o.by = to[o.w], to[o.by]
+	}
 }
 
 // meetOlds checks access r of GM cell c against the overwritten accesses
@@ -528,30 +572,30 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 	all = true
 	if r.write {
 		for x := range olds {
-			if o := &olds[x]; !o.w.write && o.w.gen == r.gen && !d.hbOrSame(&o.w, r) {
+			if w := c.oldRec(olds[x].w); !w.write && w.gen == r.gen && !d.hbOrSame(w, r) {
 				all = false
-				d.race(&o.w, r, acc, lo, hi)
-				warred = warred || d.intendedBefore(&o.w, r)
+				d.race(w, r, acc, lo, hi)
+				warred = warred || d.intendedBefore(w, r)
 			}
 		}
 	}
 	for x := range olds {
-		o := &olds[x]
-		if o.w.gen != r.gen {
+		o := olds[x]
+		w := c.oldRec(o.w)
+		if w.gen != r.gen {
 			continue
 		}
-		if o.w.write && !(o.w.atomic && r.atomic) && !d.hbOrSame(&o.w, r) {
+		if w.write && !(w.atomic && r.atomic) && !d.hbOrSame(w, r) {
 			all = false
-			if !warred || d.intendedBefore(r, &o.w) {
+			if !warred || d.intendedBefore(r, w) {
 				// A race with an atomic add, or with a write an atomic
 				// add overwrote, never moves (raceRead): it counts.
-				moves := !o.w.atomic && !o.by.atomic
-				d.raceNamed(&o.w, r, moves && !d.intendedBefore(r, &o.by), acc, lo, hi)
+				by := c.oldRec(o.by)
+				moves := !w.atomic && !by.atomic
+				d.raceNamed(w, r, moves && !d.intendedBefore(r, by), acc, lo, hi)
 			}
 		}
-		if n != x {
-			olds[n] = *o
-		}
+		olds[n] = o
 		n++
 	}
 	c.lists.olds = olds[:n]
@@ -561,17 +605,21 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 // sameOlds reports whether cells keep the same overwritten GM writes, so
 // that merging them into the first (imap.collapse) loses none.
 func sameOlds(cells []*cell) bool {
-	first := cells[0].olds()
+	f := cells[0]
+	first := f.olds()
 	for _, c := range cells[1:] {
 		o := c.olds()
 		if len(o) != len(first) {
 			return false
 		}
 		for x := range o {
-			if !sameInstance(&o[x].w, &first[x].w) || !sameInstance(&o[x].by, &first[x].by) {
+			if !sameInstance(c.oldRec(o[x].w), f.oldRec(first[x].w)) || !sameInstance(c.oldRec(o[x].by), f.oldRec(first[x].by)) {
 				return false
 			}
 		}
 	}
 	return true
 }
+
+// The kept records' places fit packOldRecs's mask.
+var _ [16 - 2*oldRecsInline]struct{}

@@ -113,6 +113,8 @@ type cellLists struct {
 	adds []rec
 	unin []uninitRead
 	olds []gmOld
+	// oldRecs holds the records olds names, each once (gmOld).
+	oldRecs []rec
 	// oldsBefore says every write in olds is ordered before the cell's
 	// last: an access ordered after that one is after each of them, and
 	// need not meet them (accessCell).
@@ -150,14 +152,20 @@ func (c *cell) listsFor(some bool) bool {
 	return true
 }
 
-// gmOld is a GM write w that a later write by, ordered after it, replaced
-// as the cell's last (history.go, "GM writes overwritten in order").
+// gmOld is a GM access w that a later write by, ordered after it, replaced
+// as the cell's last (history.go, "GM writes overwritten in order"): the
+// two records' places in the cell's oldRecs, where each record is kept
+// once. The writes of a cell overwritten in order are each the by of the
+// entries they replaced and then the w of the entry that replaces them,
+// and one overwrite replaces a read and a write at once: a ring's chunk
+// overwritten twice keeps four entries of five records, where a pair of
+// records per entry took eight (docs/performance.md, round 36 of lint).
 type gmOld struct {
-	w, by rec
+	w, by uint8
 }
 
-// olds returns the GM writes kept past their ordered overwrite
-// (history.go). The list aliases the cell's.
+// olds returns the GM accesses kept past their ordered overwrite
+// (history.go), whose records oldRec gives. The list aliases the cell's.
 func (c *cell) olds() []gmOld {
 	if c.lists == nil {
 		return nil
@@ -165,32 +173,57 @@ func (c *cell) olds() []gmOld {
 	return c.lists.olds
 }
 
-// setOlds makes l the cell's overwritten GM writes.
-func (c *cell) setOlds(l []gmOld) {
-	if c.listsFor(len(l) > 0) {
-		c.lists.olds = l
+// oldRec is the record at place i of the cell's kept ones (gmOld).
+func (c *cell) oldRec(i uint8) *rec { return &c.lists.oldRecs[i] }
+
+// clearOlds drops the cell's overwritten GM accesses.
+func (c *cell) clearOlds() {
+	if c.lists != nil {
+		c.lists.olds, c.lists.oldRecs = c.lists.olds[:0], c.lists.oldRecs[:0]
 	}
 }
 
-// oldsRoom returns the cell's overwritten GM writes with room for
-// maxOlds: a cell overwritten in order keeps one per round up to the
-// bound, and a list grown from one entry cost three allocations where
-// this box costs one (a ring's chunks are overwritten every step).
-func (c *cell) oldsRoom() []gmOld {
+// copyOldsFrom gives c the overwritten GM accesses of o, reusing c's lists.
+func (c *cell) copyOldsFrom(o *cell) {
+	if c.listsFor(o.hasOlds()) {
+		c.lists.olds = append(c.lists.olds[:0], o.olds()...)
+		if o.lists != nil {
+			c.lists.oldRecs = append(c.lists.oldRecs[:0], o.lists.oldRecs...)
+		} else {
+			c.lists.oldRecs = c.lists.oldRecs[:0]
+		}
+	}
+}
+
+// oldsRoom makes the cell's lists ready for one more overwritten GM access:
+// a cell overwritten in order keeps one per round up to the bound, and a
+// list grown from one entry cost three allocations where this box costs
+// one (a ring's chunks are overwritten every step).
+func (c *cell) oldsRoom() *cellLists {
 	if c.lists == nil {
 		b := &oldsBox{}
-		b.ls.olds = b.arr[:0]
+		b.ls.olds, b.ls.oldRecs = b.ents[:0], b.recs[:0]
 		c.lists = &b.ls
 	} else if cap(c.lists.olds) < maxOlds {
 		c.lists.olds = append(make([]gmOld, 0, maxOlds), c.lists.olds...)
+		c.lists.oldRecs = append(make([]rec, 0, oldRecsInline), c.lists.oldRecs...)
 	}
-	return c.lists.olds
+	return c.lists
 }
 
-// oldsBox is a cell's lists with room for its overwritten GM writes.
+// oldRecsInline is how many kept records a cell's box holds before its
+// list moves to the heap: the five of a cell overwritten twice in order,
+// each time after another agent's read (gmOld). At most 2*maxOlds are ever
+// named.
+const oldRecsInline = maxOlds + 1
+
+// oldsBox is a cell's lists with room for its overwritten GM accesses, the
+// records first so that each starts on a line (the box's size class is a
+// multiple of 64 bytes).
 type oldsBox struct {
-	ls  cellLists
-	arr [maxOlds]gmOld
+	recs [oldRecsInline]rec
+	ls   cellLists
+	ents [maxOlds]gmOld
 }
 
 // hasOlds reports whether the cell keeps an overwritten GM write.
@@ -383,7 +416,7 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.reads, c.hasR = c.reads[:0], false
 	c.setAdds(c.adds()[:0])
 	c.setUninit(c.uninit()[:0])
-	c.setOlds(c.olds()[:0])
+	c.clearOlds()
 	c.setKept(false)
 	if b := c.sigBox; b != nil {
 		b.sig.truncate()
@@ -403,7 +436,7 @@ func (c *cell) copyTo(n *cell) {
 	n.setAdds(append(n.adds()[:0], c.adds()...))
 	n.reads = append(reads, c.reads...)
 	n.setUninit(append(n.uninit()[:0], c.uninit()...))
-	n.setOlds(append(n.olds()[:0], c.olds()...))
+	n.copyOldsFrom(c)
 	if n.lists != nil {
 		n.lists.oldsBefore = c.lists != nil && c.lists.oldsBefore
 		n.lists.kept = c.keptAll()
@@ -639,7 +672,7 @@ func (m *imap) collapse(i, j int) {
 	for _, c := range m.cells[i+1 : j] {
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
-		c.setOlds(c.olds()[:0])
+		c.clearOlds()
 		c.setKept(false)
 		if b := c.sigBox; b != nil {
 			b.sig.truncate()
