@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,9 +111,20 @@ func TestGMOldsBound(t *testing.T) {
 // place among them. It races round 1's load (WAR), round 2's load (RAW) and
 // round 2's store (WAW), wherever it lands. The store ordered after a load
 // took the load out of the cell, and a write landing after both met the
-// store alone: the WAR and the RAW came and went with the latency.
+// store alone: the WAR and the RAW came and went with the latency. Meant in
+// round 4 of 6, it lands after the cell has dropped the oldest kept
+// records for room (packOldRecs): those it meets must be the right ones.
 func TestGMWriteBetweenReadAndStore(t *testing.T) {
-	const rounds = 3
+	for _, tc := range []struct{ rounds, meant int }{{3, 1}, {6, 4}} {
+		t.Run(fmt.Sprint(tc.rounds, " rounds"), func(t *testing.T) {
+			gmWriteBetweenReadAndStore(t, tc.rounds, tc.meant)
+		})
+	}
+}
+
+// gmWriteBetweenReadAndStore is TestGMWriteBetweenReadAndStore's run of
+// rounds updates and the other core's store meant in round meant.
+func gmWriteBetweenReadAndStore(t *testing.T, rounds, meant int) {
 	want := []string{"WAR 10->20 x1", "RAW 20->10 x1", "WAW 20->14 x1"}
 	for at := 0; at <= 2*rounds; at++ {
 		s := newSim(Options{})
@@ -128,7 +140,7 @@ func TestGMWriteBetweenReadAndStore(t *testing.T) {
 		band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
 		other := func() {
 			s.issue(0, 1, x, MTE3)
-			s.exec(ag(0, 1, MTE3), x, []int64{1}, band(true))
+			s.exec(ag(0, 1, MTE3), x, []int64{int64(meant)}, band(true))
 		}
 		for k := range rounds {
 			it := []int64{int64(k)}
