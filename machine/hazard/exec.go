@@ -1777,7 +1777,7 @@ func (d *Detector) beforeEveryKept(c *cell, r *rec) bool {
 		return false
 	}
 	for _, o := range c.olds() {
-		if w := c.oldRec(o.w); w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
+		if w := d.oldRec(c, o.w, &d.oldW); w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
 			return false
 		}
 	}

@@ -504,56 +504,16 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	}
 	l := c.oldsRoom()
 	all := true
-	if len(l.olds) >= maxOlds {
-		all = !l.oldRecs[l.olds[0].w].write
-		l.olds = l.olds[:copy(l.olds, l.olds[1:])]
+	if l.n >= maxOlds {
+		all = !c.oldWrite(l.ents[0].w)
+		copy(l.ents[:], l.ents[1:])
+		l.n--
 	}
-	if cap(l.oldRecs)-len(l.oldRecs) < 2 {
-		l.packOldRecs()
-	}
-	wi := l.oldRecIndex(w)
-	l.olds = append(l.olds, gmOld{w: wi, by: l.oldRecIndex(r)})
+	l.packOldRecs()
+	wi := d.oldPlace(l, w)
+	l.ents[l.n] = gmOld{w: wi, by: d.oldPlace(l, r)}
+	l.n++
 	return all
-}
-
-// oldRecIndex returns the place of record r among the kept ones, adding it
-// unless an equal one is kept: the newest first, since that is the cell's
-// previous overwrite (now w) or this one's (by, for its second entry).
-func (l *cellLists) oldRecIndex(r *rec) uint8 {
-	for i := len(l.oldRecs) - 1; i >= 0; i-- {
-		if k := &l.oldRecs[i]; sameInstance(k, r) && *k == *r {
-			return uint8(i)
-		}
-	}
-	l.oldRecs = append(l.oldRecs, *r)
-	return uint8(len(l.oldRecs) - 1)
-}
-
-// packOldRecs drops the kept records no entry names any more (their
-// entries left: the bound, a new run generation), keeping the others in
-// order.
-func (l *cellLists) packOldRecs() {
-	// Packed whenever fewer than two places are free, the list holds at
-	// most 2*(maxOlds-1)+2 records, or the inline places when more: as
-	// many as a uint16 has bits.
-	var used uint16
-	for _, o := range l.olds {
-		used |= 1<<o.w | 1<<o.by
-	}
-	var to [16]uint8
-	n := 0
-	for i := range l.oldRecs {
-		if used&(1<<i) != 0 {
-			to[i] = uint8(n)
-			l.oldRecs[n] = l.oldRecs[i]
-			n++
-		}
-	}
-	l.oldRecs = l.oldRecs[:n]
-	for x := range l.olds {
-		o := &l.olds[x]
-		o.w, o.by = to[o.w], to[o.by]
-	}
 }
 
 // meetOlds checks access r of GM cell c against the overwritten accesses
@@ -572,7 +532,7 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 	all = true
 	if r.write {
 		for x := range olds {
-			if w := c.oldRec(olds[x].w); !w.write && w.gen == r.gen && !d.hbOrSame(w, r) {
+			if w := d.oldRec(c, olds[x].w, &d.oldW); !w.write && w.gen == r.gen && !d.hbOrSame(w, r) {
 				all = false
 				d.race(w, r, acc, lo, hi)
 				warred = warred || d.intendedBefore(w, r)
@@ -581,7 +541,7 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 	}
 	for x := range olds {
 		o := olds[x]
-		w := c.oldRec(o.w)
+		w := d.oldRec(c, o.w, &d.oldW)
 		if w.gen != r.gen {
 			continue
 		}
@@ -590,7 +550,7 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 			if !warred || d.intendedBefore(r, w) {
 				// A race with an atomic add, or with a write an atomic
 				// add overwrote, never moves (raceRead): it counts.
-				by := c.oldRec(o.by)
+				by := d.oldRec(c, o.by, &d.oldBy)
 				moves := !w.atomic && !by.atomic
 				d.raceNamed(w, r, moves && !d.intendedBefore(r, by), acc, lo, hi)
 			}
@@ -598,7 +558,7 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 		olds[n] = o
 		n++
 	}
-	c.lists.olds = olds[:n]
+	c.setOldsLen(n)
 	return all, warred
 }
 
@@ -613,13 +573,14 @@ func sameOlds(cells []*cell) bool {
 			return false
 		}
 		for x := range o {
-			if !sameInstance(c.oldRec(o[x].w), f.oldRec(first[x].w)) || !sameInstance(c.oldRec(o[x].by), f.oldRec(first[x].by)) {
+			a1, e1, g1 := c.oldIdent(o[x].w)
+			a2, e2, g2 := f.oldIdent(first[x].w)
+			b1, f1, h1 := c.oldIdent(o[x].by)
+			b2, f2, h2 := f.oldIdent(first[x].by)
+			if a1 != a2 || e1 != e2 || g1 != g2 || b1 != b2 || f1 != f2 || h1 != h2 {
 				return false
 			}
 		}
 	}
 	return true
 }
-
-// The kept records' places fit packOldRecs's mask.
-var _ [16 - 2*oldRecsInline]struct{}

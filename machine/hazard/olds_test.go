@@ -25,6 +25,7 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 		iter   int64 // its iteration; the stores are rounds 0..rounds-1
 		rounds int
 		adds   bool // the stores are atomic adds
+		deep   bool // every vector three deep: records that do not pack (olds.go)
 		want   []string
 	}{
 		{name: "read of another core meant between two rounds", core: 1, iter: 1, rounds: 3,
@@ -41,10 +42,16 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 			want: []string{"WAW 10->20 x1", "WAW 20->10 x1"}},
 		{name: "read meant between two rounds of atomic adds", core: 1, iter: 1, rounds: 3, adds: true,
 			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two late rounds of six", core: 1, iter: 4, rounds: 6,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two rounds, vectors three deep", core: 1, iter: 1, rounds: 3, deep: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two late rounds of eight, vectors three deep", core: 1, iter: 6, rounds: 8, deep: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for at := 0; at <= tc.rounds; at++ {
-				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds).Findings())
+				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds, tc.deep).Findings())
 				if diff := cmp.Diff(tc.want, got); diff != "" {
 					t.Errorf("access landing after %d stores: findings (-want +got):\n%s", at, diff)
 				}
@@ -56,8 +63,15 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 // gmRounds runs rounds stores of rank 0's @A by core 0's MTE3 (line 10, a
 // barrier after each; atomic adds if adds) and one access of [0, 0x100) by
 // the given rank and core (line 20, iteration iter), landing after the
-// first at stores, and returns the detector.
-func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds bool) *Detector {
+// first at stores, and returns the detector. With deep, every iteration
+// vector has two outer levels of 0 before it.
+func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, deep bool) *Detector {
+	vec := func(k int64) []int64 {
+		if deep {
+			return []int64{0, 0, k}
+		}
+		return []int64{k}
+	}
 	s := newSim(Options{})
 	p := &prog{}
 	st := p.op("tstore", 10, MTE3)
@@ -69,7 +83,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds boo
 	s.hostInit(gmA, 0, 0)
 	access := func() {
 		s.issue(rank, core, op, pipe)
-		s.exec(ag(rank, core, pipe), op, []int64{iter}, gmAcc(gmA, 0, 0, 0x100, write))
+		s.exec(ag(rank, core, pipe), op, vec(iter), gmAcc(gmA, 0, 0, 0x100, write))
 	}
 	for k := range rounds {
 		if k == at {
@@ -78,7 +92,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds boo
 		s.issue(0, 0, st, MTE3)
 		store := gmAcc(gmA, 0, 0, 0x100, true)
 		store.Atomic = adds
-		s.exec(ag(0, 0, MTE3), st, []int64{int64(k)}, store)
+		s.exec(ag(0, 0, MTE3), st, vec(int64(k)), store)
 		s.issue(0, 0, bar, MTE3)
 		s.barrier(0, 0, MTE3, bar)
 	}
@@ -92,7 +106,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds boo
 // oldest leaving first, so its lists stay bounded however many rounds
 // overwrite it.
 func TestGMOldsBound(t *testing.T) {
-	d := gmRounds(0, 1, false, 0, 20, 0, false)
+	d := gmRounds(0, 1, false, 0, 20, 0, false, false)
 	acc := gmAcc(gmA, 0, 0, 0x100, true)
 	m, _ := d.shadowFor(&acc).page(0, 0x100)
 	most := 0

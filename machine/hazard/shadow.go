@@ -112,9 +112,7 @@ type cell struct {
 type cellLists struct {
 	adds []rec
 	unin []uninitRead
-	olds []gmOld
-	// oldRecs holds the records olds names, each once (gmOld).
-	oldRecs []rec
+	olds *oldsList // (olds.go)
 	// oldsBefore says every write in olds is ordered before the cell's
 	// last: an access ordered after that one is after each of them, and
 	// need not meet them (accessCell).
@@ -151,83 +149,6 @@ func (c *cell) listsFor(some bool) bool {
 	}
 	return true
 }
-
-// gmOld is a GM access w that a later write by, ordered after it, replaced
-// as the cell's last (history.go, "GM writes overwritten in order"): the
-// two records' places in the cell's oldRecs, where each record is kept
-// once. The writes of a cell overwritten in order are each the by of the
-// entries they replaced and then the w of the entry that replaces them,
-// and one overwrite replaces a read and a write at once: a ring's chunk
-// overwritten twice keeps four entries of five records, where a pair of
-// records per entry took eight (docs/performance.md, round 36 of lint).
-type gmOld struct {
-	w, by uint8
-}
-
-// olds returns the GM accesses kept past their ordered overwrite
-// (history.go), whose records oldRec gives. The list aliases the cell's.
-func (c *cell) olds() []gmOld {
-	if c.lists == nil {
-		return nil
-	}
-	return c.lists.olds
-}
-
-// oldRec is the record at place i of the cell's kept ones (gmOld).
-func (c *cell) oldRec(i uint8) *rec { return &c.lists.oldRecs[i] }
-
-// clearOlds drops the cell's overwritten GM accesses.
-func (c *cell) clearOlds() {
-	if c.lists != nil {
-		c.lists.olds, c.lists.oldRecs = c.lists.olds[:0], c.lists.oldRecs[:0]
-	}
-}
-
-// copyOldsFrom gives c the overwritten GM accesses of o, reusing c's lists.
-func (c *cell) copyOldsFrom(o *cell) {
-	if c.listsFor(o.hasOlds()) {
-		c.lists.olds = append(c.lists.olds[:0], o.olds()...)
-		if o.lists != nil {
-			c.lists.oldRecs = append(c.lists.oldRecs[:0], o.lists.oldRecs...)
-		} else {
-			c.lists.oldRecs = c.lists.oldRecs[:0]
-		}
-	}
-}
-
-// oldsRoom makes the cell's lists ready for one more overwritten GM access:
-// a cell overwritten in order keeps one per round up to the bound, and a
-// list grown from one entry cost three allocations where this box costs
-// one (a ring's chunks are overwritten every step).
-func (c *cell) oldsRoom() *cellLists {
-	if c.lists == nil {
-		b := &oldsBox{}
-		b.ls.olds, b.ls.oldRecs = b.ents[:0], b.recs[:0]
-		c.lists = &b.ls
-	} else if cap(c.lists.olds) < maxOlds {
-		c.lists.olds = append(make([]gmOld, 0, maxOlds), c.lists.olds...)
-		c.lists.oldRecs = append(make([]rec, 0, oldRecsInline), c.lists.oldRecs...)
-	}
-	return c.lists
-}
-
-// oldRecsInline is how many kept records a cell's box holds before its
-// list moves to the heap: the five of a cell overwritten twice in order,
-// each time after another agent's read (gmOld). At most 2*maxOlds are ever
-// named.
-const oldRecsInline = maxOlds + 1
-
-// oldsBox is a cell's lists with room for its overwritten GM accesses, the
-// records first so that each starts on a line (the box's size class is a
-// multiple of 64 bytes).
-type oldsBox struct {
-	recs [oldRecsInline]rec
-	ls   cellLists
-	ents [maxOlds]gmOld
-}
-
-// hasOlds reports whether the cell keeps an overwritten GM write.
-func (c *cell) hasOlds() bool { return c.lists != nil && len(c.lists.olds) > 0 }
 
 // sigBox is a signal word's part of its cell: its release and history.
 // Inline, it was a fourth cache line of every cell (256 bytes), which data

@@ -1,0 +1,269 @@
+package hazard
+
+import "github.com/ptoasm/ptoasm/asm"
+
+// The overwritten GM accesses a cell keeps (history.go, "GM writes
+// overwritten in order"), stored small: a 384-rank ring lint keeps them
+// for each of its 147 456 chunk ranges, four entries each, and the box of
+// four pairs of 64-byte records (640 bytes a range) was 94 MB of the
+// lint's heap, most of its cost being the first touch of that memory
+// (docs/performance.md, round 36 of lint). Each record is kept once per
+// cell (a ring step's overwrite replaces another rank's read and its own
+// previous write at once, and that write was the previous step's
+// replacing one: four entries name five records), and packed into 40
+// bytes without a pointer (packedRec) when its iteration vector is at
+// most two deep, as most are.
+
+// gmOld is a GM access w that a later write by, ordered after it,
+// replaced as the cell's last: the two records' places in its oldsList.
+type gmOld struct {
+	w, by uint8
+}
+
+// oldRecsInline is how many packed records an oldsList holds inline: the
+// five of a cell overwritten twice in order, each time after another
+// agent's read.
+const oldRecsInline = maxOlds + 1
+
+// oldsList is a cell's overwritten GM accesses: ents[:n], oldest first,
+// and the records they name, each once. Place i < oldRecsInline is
+// recs[i] (nrec of them are taken), place oldRecsInline+j is more[j]: a
+// record that does not pack, or one past the inline places.
+type oldsList struct {
+	ents [maxOlds]gmOld
+	n    uint8
+	nrec uint8
+	recs [oldRecsInline]packedRec
+	more []rec
+}
+
+// oldsBox is a cell's lists with room for its overwritten GM accesses:
+// one allocation.
+type oldsBox struct {
+	ls cellLists
+	ol oldsList
+}
+
+// The places packOldRecs keeps fit its uint16 mask: the inline ones, and
+// in more at most 2*maxOlds named ones.
+var _ [16 - oldRecsInline - 2*maxOlds]struct{}
+
+// packedRec is a rec whose iteration vector is at most packedIter deep,
+// its op as a place in the detector's table of them (oldOps, 0 for nil).
+// 40 bytes, no pointer.
+type packedRec struct {
+	serial int64
+	agent  int32
+	epoch  uint32
+	gen    uint32
+	op     uint32
+	iter   [packedIter]int32
+	lag    uint16
+	step   uint8
+	niter  uint8
+	flags  uint8
+	gap    uint8
+}
+
+// packedIter is how deep an iteration vector a packedRec holds.
+const packedIter = 2
+
+const (
+	packedWrite = 1 << iota
+	packedAtomic
+	packedRaced
+)
+
+// olds returns the entries of the cell's overwritten GM accesses, whose
+// records oldRec gives. The list aliases the cell's.
+func (c *cell) olds() []gmOld {
+	if c.lists == nil || c.lists.olds == nil {
+		return nil
+	}
+	l := c.lists.olds
+	return l.ents[:l.n]
+}
+
+// setOldsLen keeps the first n entries of the cell's olds (meetOlds).
+func (c *cell) setOldsLen(n int) { c.lists.olds.n = uint8(n) }
+
+// hasOlds reports whether the cell keeps an overwritten GM access.
+func (c *cell) hasOlds() bool { return c.lists != nil && c.lists.olds != nil && c.lists.olds.n > 0 }
+
+// clearOlds drops the cell's overwritten GM accesses.
+func (c *cell) clearOlds() {
+	if c.lists != nil && c.lists.olds != nil {
+		l := c.lists.olds
+		l.n, l.nrec, l.more = 0, 0, l.more[:0]
+	}
+}
+
+// copyOldsFrom gives c the overwritten GM accesses of o (copyTo).
+func (c *cell) copyOldsFrom(o *cell) {
+	if !o.hasOlds() {
+		c.clearOlds()
+		return
+	}
+	l := c.oldsRoom()
+	more := append(l.more[:0], o.lists.olds.more...)
+	*l = *o.lists.olds
+	l.more = more
+}
+
+// oldsRoom returns the cell's oldsList, making it (with the lists when
+// the cell has none: one allocation).
+func (c *cell) oldsRoom() *oldsList {
+	if c.lists == nil {
+		b := &oldsBox{}
+		b.ls.olds = &b.ol
+		c.lists = &b.ls
+	} else if c.lists.olds == nil {
+		c.lists.olds = new(oldsList)
+	}
+	return c.lists.olds
+}
+
+// oldRec is the record at place i of c's oldsList, unpacked into dst when
+// it is packed.
+func (d *Detector) oldRec(c *cell, i uint8, dst *rec) *rec {
+	l := c.lists.olds
+	if i >= oldRecsInline {
+		return &l.more[i-oldRecsInline]
+	}
+	p := &l.recs[i]
+	*dst = rec{agent: p.agent, epoch: p.epoch, gen: p.gen, serial: p.serial, op: d.oldOps[p.op],
+		step: p.step, niter: p.niter, write: p.flags&packedWrite != 0, atomic: p.flags&packedAtomic != 0,
+		raced: p.flags&packedRaced != 0, gap: p.gap, lag: p.lag}
+	copy(dst.iter[:], p.iter[:])
+	return dst
+}
+
+// oldIdent is the instance (agent, epoch, run generation) of the record
+// at place i of c's oldsList.
+func (c *cell) oldIdent(i uint8) (int32, uint32, uint32) {
+	l := c.lists.olds
+	if i >= oldRecsInline {
+		r := &l.more[i-oldRecsInline]
+		return r.agent, r.epoch, r.gen
+	}
+	p := &l.recs[i]
+	return p.agent, p.epoch, p.gen
+}
+
+// oldWrite reports whether the record at place i of c's oldsList is a
+// write.
+func (c *cell) oldWrite(i uint8) bool {
+	l := c.lists.olds
+	if i >= oldRecsInline {
+		return l.more[i-oldRecsInline].write
+	}
+	return l.recs[i].flags&packedWrite != 0
+}
+
+// pack returns r packed, and false when its iteration vector is too deep.
+func (d *Detector) pack(r *rec) (packedRec, bool) {
+	for _, v := range r.iter[packedIter:] {
+		if v != 0 {
+			return packedRec{}, false
+		}
+	}
+	var f uint8
+	if r.write {
+		f |= packedWrite
+	}
+	if r.atomic {
+		f |= packedAtomic
+	}
+	if r.raced {
+		f |= packedRaced
+	}
+	p := packedRec{serial: r.serial, agent: r.agent, epoch: r.epoch, gen: r.gen, op: d.oldOpIndex(r.op),
+		lag: r.lag, step: r.step, niter: r.niter, flags: f, gap: r.gap}
+	copy(p.iter[:], r.iter[:])
+	return p, true
+}
+
+// oldOpIndex is op's place in the detector's table of kept records' ops,
+// added on first sight; 0 stands for nil.
+func (d *Detector) oldOpIndex(op *asm.COp) uint32 {
+	if op == nil {
+		return 0
+	}
+	if op == d.oldOpLast {
+		return d.oldOpLastIdx
+	}
+	i, ok := d.oldOpIdx[op]
+	if !ok {
+		if d.oldOpIdx == nil {
+			d.oldOpIdx = map[*asm.COp]uint32{}
+			d.oldOps = []*asm.COp{nil}
+		}
+		i = uint32(len(d.oldOps))
+		d.oldOps = append(d.oldOps, op)
+		d.oldOpIdx[op] = i
+	}
+	d.oldOpLast, d.oldOpLastIdx = op, i
+	return i
+}
+
+// oldPlace returns the place of record r in l, adding it unless an equal
+// one is kept: the newest first, since that is the cell's previous
+// overwrite (now w) or this one's (by, for its second entry).
+func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
+	p, ok := d.pack(r)
+	if ok {
+		for i := int(l.nrec) - 1; i >= 0; i-- {
+			if l.recs[i] == p {
+				return uint8(i)
+			}
+		}
+	}
+	for i := range l.more {
+		if l.more[i] == *r {
+			return uint8(oldRecsInline + i)
+		}
+	}
+	if ok && l.nrec < oldRecsInline {
+		l.recs[l.nrec] = p
+		l.nrec++
+		return l.nrec - 1
+	}
+	l.more = append(l.more, *r)
+	return uint8(oldRecsInline + len(l.more) - 1)
+}
+
+// packOldRecs drops the records no entry of l names any more (their
+// entries left: the bound, a new run generation), keeping the others in
+// order, when two more might not fit inline.
+func (l *oldsList) packOldRecs() {
+	if int(l.nrec)+2 <= oldRecsInline && len(l.more) == 0 {
+		return
+	}
+	var used uint16
+	for _, o := range l.ents[:l.n] {
+		used |= 1<<o.w | 1<<o.by
+	}
+	var to [16]uint8
+	n := uint8(0)
+	for i := range l.nrec {
+		if used&(1<<i) != 0 {
+			to[i] = n
+			l.recs[n] = l.recs[i]
+			n++
+		}
+	}
+	l.nrec = n
+	m := 0
+	for i := range l.more {
+		if used&(1<<(oldRecsInline+i)) != 0 {
+			to[oldRecsInline+i] = uint8(oldRecsInline + m)
+			l.more[m] = l.more[i]
+			m++
+		}
+	}
+	l.more = l.more[:m]
+	for x := range l.ents[:l.n] {
+		o := &l.ents[x]
+		o.w, o.by = to[o.w], to[o.by]
+	}
+}
