@@ -1,6 +1,11 @@
 package hazard
 
-import "github.com/ptoasm/ptoasm/asm"
+import (
+	"math"
+	"unsafe"
+
+	"github.com/ptoasm/ptoasm/asm"
+)
 
 // The overwritten GM accesses a cell keeps (history.go, "GM writes
 // overwritten in order"), stored small: a 384-rank ring lint keeps them
@@ -10,9 +15,10 @@ import "github.com/ptoasm/ptoasm/asm"
 // (docs/performance.md, round 36 of lint). Each record is kept once per
 // cell (a ring step's overwrite replaces another rank's read and its own
 // previous write at once, and that write was the previous step's
-// replacing one: four entries name five records), and packed into 40
+// replacing one: four entries name five records), and packed into 32
 // bytes without a pointer (packedRec) when its iteration vector is at
-// most two deep, as most are.
+// most two deep and its numbers fit, as nearly all do: a box of 256
+// bytes where it was 640.
 
 // gmOld is a GM access w that a later write by, ordered after it,
 // replaced as the cell's last: the two records' places in its oldsList.
@@ -28,13 +34,15 @@ const oldRecsInline = maxOlds + 1
 // oldsList is a cell's overwritten GM accesses: ents[:n], oldest first,
 // and the records they name, each once. Place i < oldRecsInline is
 // recs[i] (nrec of them are taken), place oldRecsInline+j is more[j]: a
-// record that does not pack, or one past the inline places.
+// record that does not pack, or one past the inline places (behind a
+// pointer, since it is rare: its slice header took the box to the next
+// size class).
 type oldsList struct {
+	recs [oldRecsInline]packedRec
 	ents [maxOlds]gmOld
 	n    uint8
 	nrec uint8
-	recs [oldRecsInline]packedRec
-	more []rec
+	more *[]rec
 }
 
 // oldsBox is a cell's lists with room for its overwritten GM accesses:
@@ -44,35 +52,41 @@ type oldsBox struct {
 	ol oldsList
 }
 
+// A packedRec is 32 bytes, and a box one size class of 256.
+var _ [32 - unsafe.Sizeof(packedRec{})]struct{}
+var _ [256 - unsafe.Sizeof(oldsBox{})]struct{}
+
 // The places packOldRecs keeps fit its uint16 mask: the inline ones, and
 // in more at most 2*maxOlds named ones.
 var _ [16 - oldRecsInline - 2*maxOlds]struct{}
 
-// packedRec is a rec whose iteration vector is at most packedIter deep,
-// its op as a place in the detector's table of them (oldOps, 0 for nil).
-// 40 bytes, no pointer.
+// packedRec is a rec whose iteration vector is at most packedIter deep
+// and whose serial fits 32 bits, its op as a place in the detector's table
+// of them (oldOps, 0 for nil) that fits 16. 32 bytes, no pointer.
 type packedRec struct {
-	serial int64
+	serial uint32
 	agent  int32
 	epoch  uint32
 	gen    uint32
-	op     uint32
 	iter   [packedIter]int32
+	op     uint16
 	lag    uint16
 	step   uint8
-	niter  uint8
-	flags  uint8
 	gap    uint8
+	bits   uint8 // niter, then the flags (packedWrite...) from bit 3
+	_      uint8
 }
 
 // packedIter is how deep an iteration vector a packedRec holds.
 const packedIter = 2
 
 const (
-	packedWrite = 1 << iota
+	packedWrite = 1 << (iota + 3) // below: niter, at most maxIter
 	packedAtomic
 	packedRaced
 )
+
+var _ [8 - maxIter]struct{} // niter fits packedRec's three bits
 
 // olds returns the entries of the cell's overwritten GM accesses, whose
 // records oldRec gives. The list aliases the cell's.
@@ -94,7 +108,10 @@ func (c *cell) hasOlds() bool { return c.lists != nil && c.lists.olds != nil && 
 func (c *cell) clearOlds() {
 	if c.lists != nil && c.lists.olds != nil {
 		l := c.lists.olds
-		l.n, l.nrec, l.more = 0, 0, l.more[:0]
+		l.n, l.nrec = 0, 0
+		if l.more != nil {
+			*l.more = (*l.more)[:0]
+		}
 	}
 }
 
@@ -105,9 +122,12 @@ func (c *cell) copyOldsFrom(o *cell) {
 		return
 	}
 	l := c.oldsRoom()
-	more := append(l.more[:0], o.lists.olds.more...)
+	more := l.more
 	*l = *o.lists.olds
 	l.more = more
+	if om := o.lists.olds.more; om != nil && len(*om) > 0 || more != nil {
+		l.setMore(append(l.moreRecs()[:0], o.lists.olds.moreRecs()...))
+	}
 }
 
 // oldsRoom returns the cell's oldsList, making it (with the lists when
@@ -128,12 +148,12 @@ func (c *cell) oldsRoom() *oldsList {
 func (d *Detector) oldRec(c *cell, i uint8, dst *rec) *rec {
 	l := c.lists.olds
 	if i >= oldRecsInline {
-		return &l.more[i-oldRecsInline]
+		return &(*l.more)[i-oldRecsInline]
 	}
 	p := &l.recs[i]
-	*dst = rec{agent: p.agent, epoch: p.epoch, gen: p.gen, serial: p.serial, op: d.oldOps[p.op],
-		step: p.step, niter: p.niter, write: p.flags&packedWrite != 0, atomic: p.flags&packedAtomic != 0,
-		raced: p.flags&packedRaced != 0, gap: p.gap, lag: p.lag}
+	*dst = rec{agent: p.agent, epoch: p.epoch, gen: p.gen, serial: int64(p.serial), op: d.oldOps[p.op],
+		step: p.step, niter: p.bits & 7, write: p.bits&packedWrite != 0, atomic: p.bits&packedAtomic != 0,
+		raced: p.bits&packedRaced != 0, gap: p.gap, lag: p.lag}
 	copy(dst.iter[:], p.iter[:])
 	return dst
 }
@@ -143,7 +163,7 @@ func (d *Detector) oldRec(c *cell, i uint8, dst *rec) *rec {
 func (c *cell) oldIdent(i uint8) (int32, uint32, uint32) {
 	l := c.lists.olds
 	if i >= oldRecsInline {
-		r := &l.more[i-oldRecsInline]
+		r := &(*l.more)[i-oldRecsInline]
 		return r.agent, r.epoch, r.gen
 	}
 	p := &l.recs[i]
@@ -155,19 +175,23 @@ func (c *cell) oldIdent(i uint8) (int32, uint32, uint32) {
 func (c *cell) oldWrite(i uint8) bool {
 	l := c.lists.olds
 	if i >= oldRecsInline {
-		return l.more[i-oldRecsInline].write
+		return (*l.more)[i-oldRecsInline].write
 	}
-	return l.recs[i].flags&packedWrite != 0
+	return l.recs[i].bits&packedWrite != 0
 }
 
-// pack returns r packed, and false when its iteration vector is too deep.
+// pack returns r packed, and false when it does not fit (packedRec).
 func (d *Detector) pack(r *rec) (packedRec, bool) {
 	for _, v := range r.iter[packedIter:] {
 		if v != 0 {
 			return packedRec{}, false
 		}
 	}
-	var f uint8
+	op := d.oldOpIndex(r.op)
+	if r.serial < 0 || r.serial > math.MaxUint32 || op > math.MaxUint16 {
+		return packedRec{}, false
+	}
+	f := r.niter
 	if r.write {
 		f |= packedWrite
 	}
@@ -177,8 +201,8 @@ func (d *Detector) pack(r *rec) (packedRec, bool) {
 	if r.raced {
 		f |= packedRaced
 	}
-	p := packedRec{serial: r.serial, agent: r.agent, epoch: r.epoch, gen: r.gen, op: d.oldOpIndex(r.op),
-		lag: r.lag, step: r.step, niter: r.niter, flags: f, gap: r.gap}
+	p := packedRec{serial: uint32(r.serial), agent: r.agent, epoch: r.epoch, gen: r.gen, op: uint16(op),
+		lag: r.lag, step: r.step, bits: f, gap: r.gap}
 	copy(p.iter[:], r.iter[:])
 	return p, true
 }
@@ -218,8 +242,9 @@ func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
 			}
 		}
 	}
-	for i := range l.more {
-		if l.more[i] == *r {
+	more := l.moreRecs()
+	for i := range more {
+		if more[i] == *r {
 			return uint8(oldRecsInline + i)
 		}
 	}
@@ -228,15 +253,32 @@ func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
 		l.nrec++
 		return l.nrec - 1
 	}
-	l.more = append(l.more, *r)
-	return uint8(oldRecsInline + len(l.more) - 1)
+	l.setMore(append(more, *r))
+	return uint8(oldRecsInline + len(more))
+}
+
+// moreRecs returns l's records kept whole (more).
+func (l *oldsList) moreRecs() []rec {
+	if l.more == nil {
+		return nil
+	}
+	return *l.more
+}
+
+// setMore makes m l's records kept whole.
+func (l *oldsList) setMore(m []rec) {
+	if l.more == nil {
+		l.more = new([]rec)
+	}
+	*l.more = m
 }
 
 // packOldRecs drops the records no entry of l names any more (their
 // entries left: the bound, a new run generation), keeping the others in
 // order, when two more might not fit inline.
 func (l *oldsList) packOldRecs() {
-	if int(l.nrec)+2 <= oldRecsInline && len(l.more) == 0 {
+	more := l.moreRecs()
+	if int(l.nrec)+2 <= oldRecsInline && len(more) == 0 {
 		return
 	}
 	var used uint16
@@ -254,14 +296,16 @@ func (l *oldsList) packOldRecs() {
 	}
 	l.nrec = n
 	m := 0
-	for i := range l.more {
+	for i := range more {
 		if used&(1<<(oldRecsInline+i)) != 0 {
 			to[oldRecsInline+i] = uint8(oldRecsInline + m)
-			l.more[m] = l.more[i]
+			more[m] = more[i]
 			m++
 		}
 	}
-	l.more = l.more[:m]
+	if l.more != nil {
+		*l.more = more[:m]
+	}
 	for x := range l.ents[:l.n] {
 		o := &l.ents[x]
 		o.w, o.by = to[o.w], to[o.by]
