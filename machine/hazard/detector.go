@@ -545,10 +545,9 @@ type Detector struct {
 	// oldOps is the table of the ops of kept overwritten GM accesses,
 	// by their place in packedRec (olds.go); oldOpIdx, with a one-entry
 	// cache, finds an op's place.
-	oldOps       []*asm.COp
-	oldOpIdx     map[*asm.COp]uint32
-	oldOpLast    *asm.COp
-	oldOpLastIdx uint32
+	oldOps     []*asm.COp
+	oldOpIdx   map[*asm.COp]uint32
+	oldOpCache [8]oldOpSlot
 	// oldW and oldBy hold the kept records meetOlds and beforeEveryKept
 	// unpack.
 	oldW, oldBy rec

@@ -507,7 +507,7 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	if l.n >= maxOlds {
 		all = !c.oldWrite(l.ents[0].w)
 		copy(l.ents[:], l.ents[1:])
-		l.n--
+		l.n, l.stale = l.n-1, true
 	}
 	l.packOldRecs()
 	wi := d.oldPlace(l, w)

@@ -42,7 +42,10 @@ type oldsList struct {
 	ents [maxOlds]gmOld
 	n    uint8
 	nrec uint8
-	more *[]rec
+	// stale says an entry left since the records were last packed, so
+	// that some may be named by none (packOldRecs).
+	stale bool
+	more  *[]rec
 }
 
 // oldsBox is a cell's lists with room for its overwritten GM accesses:
@@ -99,7 +102,12 @@ func (c *cell) olds() []gmOld {
 }
 
 // setOldsLen keeps the first n entries of the cell's olds (meetOlds).
-func (c *cell) setOldsLen(n int) { c.lists.olds.n = uint8(n) }
+func (c *cell) setOldsLen(n int) {
+	l := c.lists.olds
+	if n < int(l.n) {
+		l.n, l.stale = uint8(n), true
+	}
+}
 
 // hasOlds reports whether the cell keeps an overwritten GM access.
 func (c *cell) hasOlds() bool { return c.lists != nil && c.lists.olds != nil && c.lists.olds.n > 0 }
@@ -108,7 +116,7 @@ func (c *cell) hasOlds() bool { return c.lists != nil && c.lists.olds != nil && 
 func (c *cell) clearOlds() {
 	if c.lists != nil && c.lists.olds != nil {
 		l := c.lists.olds
-		l.n, l.nrec = 0, 0
+		l.n, l.nrec, l.stale = 0, 0, false
 		if l.more != nil {
 			*l.more = (*l.more)[:0]
 		}
@@ -187,34 +195,30 @@ func (d *Detector) pack(r *rec) (packedRec, bool) {
 			return packedRec{}, false
 		}
 	}
-	op := d.oldOpIndex(r.op)
-	if r.serial < 0 || r.serial > math.MaxUint32 || op > math.MaxUint16 {
+	if r.serial < 0 || r.serial > math.MaxUint32 {
 		return packedRec{}, false
 	}
-	f := r.niter
-	if r.write {
-		f |= packedWrite
-	}
-	if r.atomic {
-		f |= packedAtomic
-	}
-	if r.raced {
-		f |= packedRaced
+	op := d.oldOpIndex(r.op)
+	if op > math.MaxUint16 {
+		return packedRec{}, false
 	}
 	p := packedRec{serial: uint32(r.serial), agent: r.agent, epoch: r.epoch, gen: r.gen, op: uint16(op),
-		lag: r.lag, step: r.step, bits: f, gap: r.gap}
+		lag: r.lag, step: r.step, bits: packedBits(r), gap: r.gap}
 	copy(p.iter[:], r.iter[:])
 	return p, true
 }
 
 // oldOpIndex is op's place in the detector's table of kept records' ops,
-// added on first sight; 0 stands for nil.
+// added on first sight; 0 stands for nil. A kept write and the one that
+// replaced it are mostly of two ops, so a cache of a few (by the op's
+// address) answers before the map.
 func (d *Detector) oldOpIndex(op *asm.COp) uint32 {
 	if op == nil {
 		return 0
 	}
-	if op == d.oldOpLast {
-		return d.oldOpLastIdx
+	h := &d.oldOpCache[uintptr(unsafe.Pointer(op))>>4%uintptr(len(d.oldOpCache))]
+	if h.op == op {
+		return h.i
 	}
 	i, ok := d.oldOpIdx[op]
 	if !ok {
@@ -226,20 +230,55 @@ func (d *Detector) oldOpIndex(op *asm.COp) uint32 {
 		d.oldOps = append(d.oldOps, op)
 		d.oldOpIdx[op] = i
 	}
-	d.oldOpLast, d.oldOpLastIdx = op, i
+	h.op, h.i = op, i
 	return i
+}
+
+// oldOpSlot is an entry of Detector.oldOpCache.
+type oldOpSlot struct {
+	op *asm.COp
+	i  uint32
+}
+
+// packedIs reports whether p is r packed (pack(r) == p, r packing),
+// without packing r: a kept record is mostly met again (the previous
+// overwrite, now w; this one, by for its second entry).
+func (d *Detector) packedIs(p *packedRec, r *rec) bool {
+	if p.agent != r.agent || p.epoch != r.epoch || p.gen != r.gen || int64(p.serial) != r.serial ||
+		p.iter[0] != r.iter[0] || p.iter[1] != r.iter[1] || p.lag != r.lag || p.step != r.step ||
+		p.gap != r.gap || p.bits != packedBits(r) || d.oldOps[p.op] != r.op {
+		return false
+	}
+	for _, v := range r.iter[packedIter:] {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// packedBits is packedRec.bits for r.
+func packedBits(r *rec) uint8 {
+	f := r.niter
+	if r.write {
+		f |= packedWrite
+	}
+	if r.atomic {
+		f |= packedAtomic
+	}
+	if r.raced {
+		f |= packedRaced
+	}
+	return f
 }
 
 // oldPlace returns the place of record r in l, adding it unless an equal
 // one is kept: the newest first, since that is the cell's previous
 // overwrite (now w) or this one's (by, for its second entry).
 func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
-	p, ok := d.pack(r)
-	if ok {
-		for i := int(l.nrec) - 1; i >= 0; i-- {
-			if l.recs[i] == p {
-				return uint8(i)
-			}
+	for i := int(l.nrec) - 1; i >= 0; i-- {
+		if d.packedIs(&l.recs[i], r) {
+			return uint8(i)
 		}
 	}
 	more := l.moreRecs()
@@ -248,7 +287,7 @@ func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
 			return uint8(oldRecsInline + i)
 		}
 	}
-	if ok && l.nrec < oldRecsInline {
+	if p, ok := d.pack(r); ok && l.nrec < oldRecsInline {
 		l.recs[l.nrec] = p
 		l.nrec++
 		return l.nrec - 1
@@ -275,12 +314,14 @@ func (l *oldsList) setMore(m []rec) {
 
 // packOldRecs drops the records no entry of l names any more (their
 // entries left: the bound, a new run generation), keeping the others in
-// order, when two more might not fit inline.
+// order, when two more might not fit inline. While no entry has left,
+// every record is named (a ring's chunk, overwritten twice, never packs).
 func (l *oldsList) packOldRecs() {
 	more := l.moreRecs()
-	if int(l.nrec)+2 <= oldRecsInline && len(more) == 0 {
+	if !l.stale || int(l.nrec)+2 <= oldRecsInline && len(more) == 0 {
 		return
 	}
+	l.stale = false
 	var used uint16
 	for _, o := range l.ents[:l.n] {
 		used |= 1<<o.w | 1<<o.by

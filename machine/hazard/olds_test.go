@@ -103,18 +103,28 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, de
 }
 
 // TestGMOldsBound: a cell keeps at most maxOlds overwritten GM writes, the
-// oldest leaving first, so its lists stay bounded however many rounds
-// overwrite it.
+// oldest leaving first, and the records they name, so its lists stay
+// bounded however many rounds overwrite it.
 func TestGMOldsBound(t *testing.T) {
 	d := gmRounds(0, 1, false, 0, 20, 0, false, false)
 	acc := gmAcc(gmA, 0, 0, 0x100, true)
 	m, _ := d.shadowFor(&acc).page(0, 0x100)
-	most := 0
+	most, recs := 0, 0
 	for _, c := range m.cells {
 		most = max(most, len(c.olds()))
+		if c.hasOlds() {
+			l := c.lists.olds
+			recs = max(recs, int(l.nrec)+len(l.moreRecs()))
+		}
 	}
 	if most != maxOlds {
 		t.Errorf("after 20 rounds the store's cells keep at most %d overwritten writes, want the bound %d", most, maxOlds)
+	}
+	// The records the entries left behind leave too (packOldRecs): a
+	// write replaced by the next round's names two records, shared
+	// along the chain, and an entry's w its predecessor's by.
+	if recs > maxOlds+1 {
+		t.Errorf("after 20 rounds a cell keeps %d records for its %d entries, want at most %d", recs, most, maxOlds+1)
 	}
 }
 
