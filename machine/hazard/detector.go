@@ -547,7 +547,7 @@ type Detector struct {
 	// cache, finds an op's place.
 	oldOps     []*asm.COp
 	oldOpIdx   map[*asm.COp]uint32
-	oldOpCache [8]oldOpSlot
+	oldOpCache [1 << oldOpCacheBits]oldOpSlot
 	// oldW and oldBy hold the kept records meetOlds and beforeEveryKept
 	// unpack.
 	oldW, oldBy rec

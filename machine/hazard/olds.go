@@ -190,33 +190,37 @@ func (c *cell) oldWrite(i uint8) bool {
 
 // pack returns r packed, and false when it does not fit (packedRec).
 func (d *Detector) pack(r *rec) (packedRec, bool) {
-	for _, v := range r.iter[packedIter:] {
-		if v != 0 {
-			return packedRec{}, false
-		}
-	}
-	if r.serial < 0 || r.serial > math.MaxUint32 {
+	if !shallow(r) || r.serial < 0 || r.serial > math.MaxUint32 {
 		return packedRec{}, false
 	}
 	op := d.oldOpIndex(r.op)
 	if op > math.MaxUint16 {
 		return packedRec{}, false
 	}
-	p := packedRec{serial: uint32(r.serial), agent: r.agent, epoch: r.epoch, gen: r.gen, op: uint16(op),
-		lag: r.lag, step: r.step, bits: packedBits(r), gap: r.gap}
-	copy(p.iter[:], r.iter[:])
-	return p, true
+	return packedRec{serial: uint32(r.serial), agent: r.agent, epoch: r.epoch, gen: r.gen, op: uint16(op),
+		lag: r.lag, step: r.step, bits: packedBits(r), gap: r.gap, iter: [packedIter]int32(r.iter[:packedIter])}, true
+}
+
+// shallow reports whether r's iteration vector fits a packedRec.
+var _ [maxIter - 7 + packedIter - 2]struct{} // (the levels it looks at)
+var _ [7 - maxIter + 2 - packedIter]struct{}
+
+func shallow(r *rec) bool {
+	return r.iter[2]|r.iter[3]|r.iter[4]|r.iter[5]|r.iter[6] == 0
 }
 
 // oldOpIndex is op's place in the detector's table of kept records' ops,
 // added on first sight; 0 stands for nil. A kept write and the one that
-// replaced it are mostly of two ops, so a cache of a few (by the op's
-// address) answers before the map.
+// replaced it are mostly of two ops, so a cache of a few answers before
+// the map.
 func (d *Detector) oldOpIndex(op *asm.COp) uint32 {
 	if op == nil {
 		return 0
 	}
-	h := &d.oldOpCache[uintptr(unsafe.Pointer(op))>>4%uintptr(len(d.oldOpCache))]
+	// (By the op's number in its kernel: a kernel's ops do not collide
+	// until it has more than the cache's slots, where their addresses,
+	// a size class apart, did.)
+	h := &d.oldOpCache[uint(op.ID)%(1<<oldOpCacheBits)]
 	if h.op == op {
 		return h.i
 	}
@@ -234,27 +238,22 @@ func (d *Detector) oldOpIndex(op *asm.COp) uint32 {
 	return i
 }
 
+// oldOpCacheBits sizes Detector.oldOpCache: 1<<oldOpCacheBits slots.
+const oldOpCacheBits = 4
+
 // oldOpSlot is an entry of Detector.oldOpCache.
 type oldOpSlot struct {
 	op *asm.COp
 	i  uint32
 }
 
-// packedIs reports whether p is r packed (pack(r) == p, r packing),
-// without packing r: a kept record is mostly met again (the previous
+// packedIs reports whether p, of r's agent and epoch, is r packed
+// (pack(r) == p, r packing), without packing r: a kept record is mostly met again (the previous
 // overwrite, now w; this one, by for its second entry).
 func (d *Detector) packedIs(p *packedRec, r *rec) bool {
-	if p.agent != r.agent || p.epoch != r.epoch || p.gen != r.gen || int64(p.serial) != r.serial ||
-		p.iter[0] != r.iter[0] || p.iter[1] != r.iter[1] || p.lag != r.lag || p.step != r.step ||
-		p.gap != r.gap || p.bits != packedBits(r) || d.oldOps[p.op] != r.op {
-		return false
-	}
-	for _, v := range r.iter[packedIter:] {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
+	return p.gen == r.gen && int64(p.serial) == r.serial && p.iter == [packedIter]int32(r.iter[:packedIter]) &&
+		p.lag == r.lag && p.step == r.step && p.gap == r.gap && p.bits == packedBits(r) &&
+		d.oldOps[p.op] == r.op && shallow(r)
 }
 
 // packedBits is packedRec.bits for r.
@@ -277,7 +276,7 @@ func packedBits(r *rec) uint8 {
 // overwrite (now w) or this one's (by, for its second entry).
 func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
 	for i := int(l.nrec) - 1; i >= 0; i-- {
-		if d.packedIs(&l.recs[i], r) {
+		if p := &l.recs[i]; p.agent == r.agent && p.epoch == r.epoch && d.packedIs(p, r) {
 			return uint8(i)
 		}
 	}
