@@ -201,10 +201,16 @@ func (d *Detector) pack(r *rec) (packedRec, bool) {
 		lag: r.lag, step: r.step, bits: packedBits(r), gap: r.gap, iter: [packedIter]int32(r.iter[:packedIter])}, true
 }
 
-// shallow reports whether r's iteration vector fits a packedRec.
-var _ [maxIter - 7 + packedIter - 2]struct{} // (the levels it looks at)
-var _ [7 - maxIter + 2 - packedIter]struct{}
+// shallow names the levels past packedIter (2) up to maxIter (7), which
+// these hold to.
+var (
+	_ [maxIter - 7]struct{}
+	_ [7 - maxIter]struct{}
+	_ [packedIter - 2]struct{}
+	_ [2 - packedIter]struct{}
+)
 
+// shallow reports whether r's iteration vector fits a packedRec.
 func shallow(r *rec) bool {
 	return r.iter[2]|r.iter[3]|r.iter[4]|r.iter[5]|r.iter[6] == 0
 }
