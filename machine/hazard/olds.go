@@ -15,9 +15,9 @@ import (
 // (docs/performance.md, round 36 of lint). Each record is kept once per
 // cell (a ring step's overwrite replaces another rank's read and its own
 // previous write at once, and that write was the previous step's
-// replacing one: four entries name five records), and packed into 32
+// replacing one: four entries name five records), and packed into 24
 // bytes without a pointer (packedRec) when its iteration vector is at
-// most two deep and its numbers fit, as nearly all do: a box of 256
+// most two deep and its numbers fit, as nearly all do: a box of 208
 // bytes where it was 640.
 
 // gmOld is a GM access w that a later write by, ordered after it,
@@ -45,7 +45,9 @@ type oldsList struct {
 	// stale says an entry left since the records were last packed, so
 	// that some may be named by none (packOldRecs).
 	stale bool
-	more  *[]rec
+	// gen is the run generation of every packed record.
+	gen  uint32
+	more *[]rec
 }
 
 // oldsBox is a cell's lists with room for its overwritten GM accesses:
@@ -55,23 +57,24 @@ type oldsBox struct {
 	ol oldsList
 }
 
-// A packedRec is 32 bytes, and a box one size class of 256.
-var _ [32 - unsafe.Sizeof(packedRec{})]struct{}
-var _ [256 - unsafe.Sizeof(oldsBox{})]struct{}
+// A packedRec is 24 bytes, and a box one size class of 208.
+var _ [24 - unsafe.Sizeof(packedRec{})]struct{}
+var _ [208 - unsafe.Sizeof(oldsBox{})]struct{}
 
 // The places packOldRecs keeps fit its uint16 mask: the inline ones, and
 // in more at most 2*maxOlds named ones.
 var _ [16 - oldRecsInline - 2*maxOlds]struct{}
 
 // packedRec is a rec whose iteration vector is at most packedIter deep
-// and whose serial fits 32 bits, its op as a place in the detector's table
-// of them (oldOps, 0 for nil) that fits 16. 32 bytes, no pointer.
+// with levels that fit 16 bits, whose serial fits 32 bits and whose run
+// generation is its list's (oldsList.gen), its op as a place in the
+// detector's table of them (oldOps, 0 for nil) that fits 16. 24 bytes, no
+// pointer.
 type packedRec struct {
 	serial uint32
 	agent  int32
 	epoch  uint32
-	gen    uint32
-	iter   [packedIter]int32
+	iter   [packedIter]int16
 	op     uint16
 	lag    uint16
 	step   uint8
@@ -159,10 +162,12 @@ func (d *Detector) oldRec(c *cell, i uint8, dst *rec) *rec {
 		return &(*l.more)[i-oldRecsInline]
 	}
 	p := &l.recs[i]
-	*dst = rec{agent: p.agent, epoch: p.epoch, gen: p.gen, serial: int64(p.serial), op: d.oldOps[p.op],
+	*dst = rec{agent: p.agent, epoch: p.epoch, gen: l.gen, serial: int64(p.serial), op: d.oldOps[p.op],
 		step: p.step, niter: p.bits & 7, write: p.bits&packedWrite != 0, atomic: p.bits&packedAtomic != 0,
 		raced: p.bits&packedRaced != 0, gap: p.gap, lag: p.lag}
-	copy(dst.iter[:], p.iter[:])
+	for k, v := range p.iter {
+		dst.iter[k] = int32(v)
+	}
 	return dst
 }
 
@@ -175,7 +180,7 @@ func (c *cell) oldIdent(i uint8) (int32, uint32, uint32) {
 		return r.agent, r.epoch, r.gen
 	}
 	p := &l.recs[i]
-	return p.agent, p.epoch, p.gen
+	return p.agent, p.epoch, l.gen
 }
 
 // oldWrite reports whether the record at place i of c's oldsList is a
@@ -188,17 +193,18 @@ func (c *cell) oldWrite(i uint8) bool {
 	return l.recs[i].bits&packedWrite != 0
 }
 
-// pack returns r packed, and false when it does not fit (packedRec).
-func (d *Detector) pack(r *rec) (packedRec, bool) {
-	if !shallow(r) || r.serial < 0 || r.serial > math.MaxUint32 {
+// pack returns r packed for l, and false when it does not fit (packedRec).
+func (d *Detector) pack(l *oldsList, r *rec) (packedRec, bool) {
+	if !shallow(r) || r.serial < 0 || r.serial > math.MaxUint32 || l.nrec > 0 && r.gen != l.gen {
 		return packedRec{}, false
 	}
 	op := d.oldOpIndex(r.op)
 	if op > math.MaxUint16 {
 		return packedRec{}, false
 	}
-	return packedRec{serial: uint32(r.serial), agent: r.agent, epoch: r.epoch, gen: r.gen, op: uint16(op),
-		lag: r.lag, step: r.step, bits: packedBits(r), gap: r.gap, iter: [packedIter]int32(r.iter[:packedIter])}, true
+	return packedRec{serial: uint32(r.serial), agent: r.agent, epoch: r.epoch, op: uint16(op),
+		lag: r.lag, step: r.step, bits: packedBits(r), gap: r.gap,
+		iter: [packedIter]int16{int16(r.iter[0]), int16(r.iter[1])}}, true
 }
 
 // shallow names the levels past packedIter (2) up to maxIter (7), which
@@ -210,9 +216,11 @@ var (
 	_ [2 - packedIter]struct{}
 )
 
-// shallow reports whether r's iteration vector fits a packedRec.
+// shallow reports whether r's iteration vector fits a packedRec: two
+// levels, each of 16 bits.
 func shallow(r *rec) bool {
-	return r.iter[2]|r.iter[3]|r.iter[4]|r.iter[5]|r.iter[6] == 0
+	return r.iter[2]|r.iter[3]|r.iter[4]|r.iter[5]|r.iter[6] == 0 &&
+		r.iter[0] == int32(int16(r.iter[0])) && r.iter[1] == int32(int16(r.iter[1]))
 }
 
 // oldOpIndex is op's place in the detector's table of kept records' ops,
@@ -256,8 +264,8 @@ type oldOpSlot struct {
 // packedIs reports whether p, of r's agent and epoch, is r packed
 // (pack(r) == p, r packing), without packing r: a kept record is mostly met again (the previous
 // overwrite, now w; this one, by for its second entry).
-func (d *Detector) packedIs(p *packedRec, r *rec) bool {
-	return p.gen == r.gen && int64(p.serial) == r.serial && p.iter == [packedIter]int32(r.iter[:packedIter]) &&
+func (d *Detector) packedIs(l *oldsList, p *packedRec, r *rec) bool {
+	return l.gen == r.gen && int64(p.serial) == r.serial && int32(p.iter[0]) == r.iter[0] && int32(p.iter[1]) == r.iter[1] &&
 		p.lag == r.lag && p.step == r.step && p.gap == r.gap && p.bits == packedBits(r) &&
 		d.oldOps[p.op] == r.op && shallow(r)
 }
@@ -282,7 +290,7 @@ func packedBits(r *rec) uint8 {
 // overwrite (now w) or this one's (by, for its second entry).
 func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
 	for i := int(l.nrec) - 1; i >= 0; i-- {
-		if p := &l.recs[i]; p.agent == r.agent && p.epoch == r.epoch && d.packedIs(p, r) {
+		if p := &l.recs[i]; p.agent == r.agent && p.epoch == r.epoch && d.packedIs(l, p, r) {
 			return uint8(i)
 		}
 	}
@@ -292,8 +300,8 @@ func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
 			return uint8(oldRecsInline + i)
 		}
 	}
-	if p, ok := d.pack(r); ok && l.nrec < oldRecsInline {
-		l.recs[l.nrec] = p
+	if p, ok := d.pack(l, r); ok && l.nrec < oldRecsInline {
+		l.recs[l.nrec], l.gen = p, r.gen
 		l.nrec++
 		return l.nrec - 1
 	}

@@ -26,6 +26,7 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 		rounds int
 		adds   bool // the stores are atomic adds
 		deep   bool // every vector three deep: records that do not pack (olds.go)
+		big    bool // iterations from 40 000: records that do not pack either
 		want   []string
 	}{
 		{name: "read of another core meant between two rounds", core: 1, iter: 1, rounds: 3,
@@ -48,10 +49,12 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
 		{name: "read meant between two late rounds of eight, vectors three deep", core: 1, iter: 6, rounds: 8, deep: true,
 			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two late rounds of eight, iterations past 16 bits", core: 1, iter: 6, rounds: 8, big: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for at := 0; at <= tc.rounds; at++ {
-				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds, tc.deep).Findings())
+				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds, tc.deep, tc.big).Findings())
 				if diff := cmp.Diff(tc.want, got); diff != "" {
 					t.Errorf("access landing after %d stores: findings (-want +got):\n%s", at, diff)
 				}
@@ -64,9 +67,13 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 // barrier after each; atomic adds if adds) and one access of [0, 0x100) by
 // the given rank and core (line 20, iteration iter), landing after the
 // first at stores, and returns the detector. With deep, every iteration
-// vector has two outer levels of 0 before it.
-func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, deep bool) *Detector {
+// vector has two outer levels of 0 before it; with big, every iteration
+// is 40 000 more.
+func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, deep, big bool) *Detector {
 	vec := func(k int64) []int64 {
+		if big {
+			k += 40000
+		}
 		if deep {
 			return []int64{0, 0, k}
 		}
@@ -106,7 +113,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, de
 // oldest leaving first, and the records they name, so its lists stay
 // bounded however many rounds overwrite it.
 func TestGMOldsBound(t *testing.T) {
-	d := gmRounds(0, 1, false, 0, 20, 0, false, false)
+	d := gmRounds(0, 1, false, 0, 20, 0, false, false, false)
 	acc := gmAcc(gmA, 0, 0, 0x100, true)
 	m, _ := d.shadowFor(&acc).page(0, 0x100)
 	most, recs := 0, 0
