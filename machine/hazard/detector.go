@@ -554,6 +554,16 @@ type Detector struct {
 	wordLists   cellLists // wordScratch's: its other writes (sigWord.adds)
 	wordAdd1    [1]rec    // their array while they are none or one
 
+	// oldOps is the table of the ops of kept overwritten GM accesses,
+	// by their place in packedRec (olds.go); oldOpIdx, with a one-entry
+	// cache, finds an op's place.
+	oldOps     []*asm.COp
+	oldOpIdx   map[*asm.COp]uint32
+	oldOpCache [1 << oldOpCacheBits]oldOpSlot
+	// oldW and oldBy hold the kept records meetOlds and beforeEveryKept
+	// unpack.
+	oldW, oldBy rec
+
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can
 	// take the race over (raceRead, raceWrite, noteRaced).

@@ -1822,7 +1822,7 @@ func (d *Detector) beforeEveryKept(c *cell, r *rec) bool {
 		return false
 	}
 	for _, o := range c.olds() {
-		if w := &o.w; w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
+		if w := d.oldRec(c, o.w, &d.oldW); w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
 			return false
 		}
 	}

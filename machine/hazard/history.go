@@ -652,13 +652,17 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	if w.gen != r.gen || w.agent == d.host {
 		return !w.write // (every agent is ordered after the host's writes)
 	}
-	olds := c.oldsRoom()
+	l := c.oldsRoom()
 	all := true
-	if len(olds) >= maxOlds {
-		all = !olds[0].w.write
-		olds = olds[:copy(olds, olds[1:])]
+	if l.n >= maxOlds {
+		all = !c.oldWrite(l.ents[0].w)
+		copy(l.ents[:], l.ents[1:])
+		l.n, l.stale = l.n-1, true
 	}
-	c.lists.olds = append(olds, gmOld{w: *w, by: *r})
+	l.packOldRecs()
+	wi := d.oldPlace(l, w)
+	l.ents[l.n] = gmOld{w: wi, by: d.oldPlace(l, r)}
+	l.n++
 	return all
 }
 
@@ -678,47 +682,52 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 	all = true
 	if r.write {
 		for x := range olds {
-			if o := &olds[x]; !o.w.write && o.w.gen == r.gen && !d.hbOrSame(&o.w, r) {
+			if w := d.oldRec(c, olds[x].w, &d.oldW); !w.write && w.gen == r.gen && !d.hbOrSame(w, r) {
 				all = false
-				d.race(&o.w, r, acc, lo, hi)
-				warred = warred || d.intendedBefore(&o.w, r)
+				d.race(w, r, acc, lo, hi)
+				warred = warred || d.intendedBefore(w, r)
 			}
 		}
 	}
 	for x := range olds {
-		o := &olds[x]
-		if o.w.gen != r.gen {
+		o := olds[x]
+		w := d.oldRec(c, o.w, &d.oldW)
+		if w.gen != r.gen {
 			continue
 		}
-		if o.w.write && !(o.w.atomic && r.atomic) && !d.hbOrSame(&o.w, r) {
+		if w.write && !(w.atomic && r.atomic) && !d.hbOrSame(w, r) {
 			all = false
-			if !warred || d.intendedBefore(r, &o.w) {
+			if !warred || d.intendedBefore(r, w) {
 				// A race with an atomic add, or with a write an atomic
 				// add overwrote, never moves (raceRead): it counts.
-				moves := !o.w.atomic && !o.by.atomic
-				d.raceNamed(&o.w, r, moves && !d.intendedBefore(r, &o.by), acc, lo, hi)
+				by := d.oldRec(c, o.by, &d.oldBy)
+				moves := !w.atomic && !by.atomic
+				d.raceNamed(w, r, moves && !d.intendedBefore(r, by), acc, lo, hi)
 			}
 		}
-		if n != x {
-			olds[n] = *o
-		}
+		olds[n] = o
 		n++
 	}
-	c.lists.olds = olds[:n]
+	c.setOldsLen(n)
 	return all, warred
 }
 
 // sameOlds reports whether cells keep the same overwritten GM writes, so
 // that merging them into the first (imap.collapse) loses none.
 func sameOlds(cells []*cell) bool {
-	first := cells[0].olds()
+	f := cells[0]
+	first := f.olds()
 	for _, c := range cells[1:] {
 		o := c.olds()
 		if len(o) != len(first) {
 			return false
 		}
 		for x := range o {
-			if !sameInstance(&o[x].w, &first[x].w) || !sameInstance(&o[x].by, &first[x].by) {
+			a1, e1, g1 := c.oldIdent(o[x].w)
+			a2, e2, g2 := f.oldIdent(first[x].w)
+			b1, f1, h1 := c.oldIdent(o[x].by)
+			b2, f2, h2 := f.oldIdent(first[x].by)
+			if a1 != a2 || e1 != e2 || g1 != g2 || b1 != b2 || f1 != f2 || h1 != h2 {
 				return false
 			}
 		}
