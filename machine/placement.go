@@ -64,7 +64,7 @@ func (m *Machine) Placement(run, rank, core int) (p Placement, ok bool) {
 	return p, true
 }
 
-// notePlaces records where stream si of a run just placed on rank 0 put its
+// note records where stream si of a run, just placed on rank 0, put its
 // first wave.
 func (rp *runPlaces) note(s *stream, si int) {
 	sp := s.plan
