@@ -544,9 +544,18 @@ func (m *Machine) startRun(st *launchStep) {
 	m.active = m.active[:0]
 	m.streams = m.streams[:0]
 	m.live = 0
+	var places *runPlaces
 	if m.emitting {
+		// Observers learn where each core ran (Placement) by the run's
+		// number; a step run again places its streams alike.
+		if st.places == nil {
+			st.places = newRunPlaces(m.nAIC + m.nAIV)
+			places = st.places
+		}
 		e := m.event(EvRunStart, nil, asm.PipeInvalid, nil)
 		e.RunName = st.name
+		e.ID = int32(len(m.runPlaces))
+		m.runPlaces = append(m.runPlaces, st.places)
 		m.emit()
 	}
 	for r := 0; r < m.nranks; r++ {
@@ -578,6 +587,9 @@ func (m *Machine) startRun(st *launchStep) {
 			if err := m.placeStream(r, s, usedAIC, usedAIV); err != nil {
 				m.fail(err)
 				return
+			}
+			if r == 0 && places != nil {
+				places.note(s, si)
 			}
 		}
 	}

@@ -144,6 +144,8 @@ type Machine struct {
 	nAIV     int
 	ranks    []*rankState
 	steps    []launchStep
+	// runPlaces holds each run's placement, by the run's EvRunStart ID.
+	runPlaces []*runPlaces
 	// links is the interconnect's busy-until state (link.go).
 	links links
 
@@ -955,6 +957,9 @@ type launchStep struct {
 	reset   *asm.Reset
 	rank    int // reset: -1 for every rank
 	tensor  *asm.TensorInfo
+	// places is where the run put each core (Placement), made the first
+	// time the step runs with observers.
+	places *runPlaces
 }
 
 type streamPlan struct {

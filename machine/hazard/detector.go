@@ -359,8 +359,10 @@ type finding struct {
 	scope    hintScope
 	src, dst asm.Pipe
 	coreIdx  int32
-	// secondCore is the second access's core for cross-core hints.
+	// secondCore is the second access's core for cross-core hints, and
+	// run the run both accesses were in (Options.Placement).
 	secondCore int32
+	run        int32
 	seq        int
 	// canon says whether the instance add last counted is the one the
 	// finding names (add).
@@ -435,6 +437,9 @@ type Detector struct {
 	ailog      []agentIter
 	iterMisses int
 	gen        uint32
+	// run is the current run's number (EvRunStart's ID), which
+	// Options.Placement answers by.
+	run int32
 
 	cross map[crossKey][]vclock
 	// pending holds each reduction's arrivals that have not fired yet
@@ -673,7 +678,8 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvHostWrite:
 		d.hostWrite(e)
 	case machine.EvRunStart:
-		d.runBoundary(true)
+		d.runBoundary(true) // what the last run held first
+		d.run = e.ID
 	case machine.EvRunEnd:
 		d.runHeld()
 		d.crossLeftovers()
