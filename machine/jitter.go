@@ -84,3 +84,15 @@ func (j *jitter) startDelay(r, order int) int64 {
 func (p *pipeState) jitScale(d int64) int64 {
 	return p.m.jit.scale(p.c.order, int(p.p), d)
 }
+
+// jitEntry is syncJit with the jitter on: every entry slowed but an op
+// with a unit flag, which unitBegin timed with duration. Not inlined, as
+// jitScale.
+//
+//go:noinline
+func (p *pipeState) jitEntry(e *entry, d int64) int64 {
+	if e.kind == enExec && e.xop != nil && e.xop.Unit != asm.UnitNone {
+		return d
+	}
+	return p.jitScale(d)
+}
