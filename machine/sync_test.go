@@ -385,13 +385,8 @@ kernel k : aiv {
 launch ranks=1 { run k blocks=1 }
 `
 	for _, timingOnly := range []bool{false, true} {
-		rec := &recorder{kinds: map[EventKind]bool{EvSignalWait: true}}
-		_, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}, TimingOnly: timingOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got [][2]int64
-		for _, e := range rec.evs {
+		for _, e := range signalWaits(t, src, timingOnly) {
 			got = append(got, [2]int64{e.Value, e.Want})
 		}
 		if want := [][2]int64{{1, 1}, {2, 2}, {3, 3}, {3, 2}}; !slices.Equal(got, want) {
@@ -417,19 +412,25 @@ kernel k : aiv {
 launch ranks=1 { run k blocks=1 }
 `
 	for _, timingOnly := range []bool{false, true} {
-		rec := &recorder{kinds: map[EventKind]bool{EvSignalWait: true}}
-		_, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}, TimingOnly: timingOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got []string
-		for _, e := range rec.evs {
+		for _, e := range signalWaits(t, src, timingOnly) {
 			got = append(got, fmt.Sprint(e.Value, e.Words))
 		}
 		if want := []string{"3 [2 1 3]", "3 [1 3]", "3 []"}; !slices.Equal(got, want) {
 			t.Errorf("timing-only %v: (value, words) %q, want %q", timingOnly, got, want)
 		}
 	}
+}
+
+// signalWaits runs src and returns its EvSignalWait events.
+func signalWaits(t *testing.T, src string, timingOnly bool) []Event {
+	t.Helper()
+	rec := &recorder{kinds: map[EventKind]bool{EvSignalWait: true}}
+	_, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}, TimingOnly: timingOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.evs
 }
 
 func TestTPutChunks(t *testing.T) {
