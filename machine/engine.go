@@ -538,12 +538,24 @@ func (m *Machine) startRun(st *launchStep) {
 	m.runStart = m.now
 	// The kernel's start-up is not idling: the guard counts from its end.
 	m.workEnd = m.now + m.prof.KernelStart
+	if m.jit != nil {
+		m.workEnd += m.jit.start // a core starting late is not idling
+	}
 	m.active = m.active[:0]
 	m.streams = m.streams[:0]
 	m.live = 0
+	var places *runPlaces
 	if m.emitting {
+		// Observers learn where each core ran (Placement) by the run's
+		// number; a step run again places its streams alike.
+		if st.places == nil {
+			st.places = newRunPlaces(m.nAIC + m.nAIV)
+			places = st.places
+		}
 		e := m.event(EvRunStart, nil, asm.PipeInvalid, nil)
 		e.RunName = st.name
+		e.ID = int32(len(m.runPlaces))
+		m.runPlaces = append(m.runPlaces, st.places)
 		m.emit()
 	}
 	for r := 0; r < m.nranks; r++ {
@@ -576,6 +588,9 @@ func (m *Machine) startRun(st *launchStep) {
 				m.fail(err)
 				return
 			}
+			if r == 0 && places != nil {
+				places.note(s, si)
+			}
 		}
 	}
 	sort.Slice(m.active, func(i, j int) bool { return m.active[i].order < m.active[j].order })
@@ -605,7 +620,11 @@ func (m *Machine) placeStream(r int, s *stream, usedAIC, usedAIV []bool) error {
 		c.slot = nil
 		c.setVirtual(c.idx, c.name)
 		// The first wave starts kernel.start after the launch.
-		if err := c.start(k, s, b, sub, sp.blocks, m.now+m.prof.KernelStart); err != nil {
+		at := m.now + m.prof.KernelStart
+		if m.jit != nil {
+			at += m.jit.startDelay(r, c.order)
+		}
+		if err := c.start(k, s, b, sub, sp.blocks, at); err != nil {
 			return err
 		}
 		m.active = append(m.active, c)

@@ -134,6 +134,8 @@ type Machine struct {
 	obj  *asm.Object
 	opt  Options
 	prof *pipes.Profile
+	// jit is the profile's per-unit skew, nil when jitter.seed is 0 (jitter.go).
+	jit *jitter
 	// scalarOp is max(prof.Scalar.Op, 1), the cycles of one scalar step,
 	// read on every step.
 	scalarOp int64
@@ -142,6 +144,8 @@ type Machine struct {
 	nAIV     int
 	ranks    []*rankState
 	steps    []launchStep
+	// runPlaces holds each run's placement, by the run's EvRunStart ID.
+	runPlaces []*runPlaces
 	// links is the interconnect's busy-until state (link.go).
 	links links
 
@@ -346,6 +350,7 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		m.sink = r.PipeRecords()
 	}
 	m.scalarOp = max(m.prof.Scalar.Op, 1)
+	m.jit = newJitter(m.prof.Jitter)
 	m.nAIC, m.nAIV = int(m.prof.AICPerRank), int(m.prof.AIVPerRank)
 	if err := m.planLaunch(); err != nil {
 		return nil, err
@@ -952,6 +957,9 @@ type launchStep struct {
 	reset   *asm.Reset
 	rank    int // reset: -1 for every rank
 	tensor  *asm.TensorInfo
+	// places is where the run put each core (Placement), made the first
+	// time the step runs with observers.
+	places *runPlaces
 }
 
 type streamPlan struct {

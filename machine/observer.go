@@ -244,7 +244,8 @@ const (
 	// before a write is an uninit-read) and "init" otherwise.
 	EvHostWrite
 	// EvRunStart / EvRunEnd bracket one `run` of the launch section; the host
-	// synchronises every stream at a run boundary.
+	// synchronises every stream at a run boundary. EvRunStart's ID numbers
+	// the run from 0, for Machine.Placement.
 	EvRunStart
 	EvRunEnd
 	// EvKernelEnd: a core finished its kernel. Flags lists flags still set

@@ -379,13 +379,13 @@ func (p *pipeState) begin(e *entry) bool {
 				m.emit()
 			}
 		} else {
-			d = p.cost(e, now)
+			d = p.duration(e, now)
 		}
 		if m.err != nil {
 			return false
 		}
 	}
-	p.start, p.end = now, now+d
+	p.start, p.end = now, now+p.syncJit(e, d)
 	p.busy = true
 	if d > 0 {
 		// An instruction in flight is work a spinning scalar may wait for
@@ -568,6 +568,30 @@ func (c *core) execAccesses(m *Machine, e *entry, ag Agent, acc []Access, def *D
 		acc = c.indexedSpans(e, acc, e.plan == nil && m.dataOp(e.op))
 	}
 	return acc
+}
+
+// duration is the duration of an exec entry starting at start (cost),
+// slowed by the pipe's jitter factor when the profile asks for one: the one
+// place an op's duration is decided, so the unit flags' hand-off
+// (unitBegin) sees the same duration the pipe is busy for.
+func (p *pipeState) duration(e *entry, start int64) int64 {
+	d := p.cost(e, start)
+	if p.m.jit != nil {
+		d = p.jitScale(d)
+	}
+	return d
+}
+
+// syncJit is d, the cycles of flag or barrier entry e, under the
+// machine's jitter (d for an op, which duration slowed, and when off). A
+// call on begin's own line: an added line there would move begin's calls
+// after it off the lines default.pgo knows them by, and the inliner's
+// choices with them (2% more instructions in a timing-only run).
+func (p *pipeState) syncJit(e *entry, d int64) int64 {
+	if p.m.jit != nil && e.kind != enExec {
+		return p.jitScale(d)
+	}
+	return d
 }
 
 // cost is the duration of an exec entry starting at start, including the

@@ -298,6 +298,9 @@ func (c *core) ldAt(op *asm.COp, o *gmObj, r int, off int64) bool {
 
 func (c *core) charge(d int64) {
 	d = max(d, 1)
+	if j := c.m.jit; j != nil {
+		d = j.scale(c.order, jitScalar, d)
+	}
 	c.t += d
 	c.scalarBusy += d
 	c.scalarOps++
@@ -748,6 +751,9 @@ func (c *core) async(op *asm.COp) bool {
 	d := m.prof.SDMACycles(bytes, hops)
 	if ngm == 1 {
 		d = c.prefetchL2(&e, bytes, d)
+	}
+	if j := m.jit; j != nil {
+		d = j.scale(c.order, jitSDMA, d)
 	}
 	done := c.t + d
 	m.sdma = append(m.sdma, done)

@@ -59,7 +59,7 @@ func (p *pipeState) unitBegin(e *entry, now int64) (d int64, ok bool) {
 	c := p.c
 	key, t := unitKey(e, p.p)
 	if t == nil {
-		return p.cost(e, now), true
+		return p.duration(e, now), true
 	}
 	u := c.unit(key)
 	if p.p == asm.PipeM {
@@ -68,7 +68,7 @@ func (p *pipeState) unitBegin(e *entry, now int64) (d int64, ok bool) {
 			p.waiting = true
 			return 0, false
 		}
-		d = p.cost(e, now)
+		d = p.duration(e, now)
 		if e.xop.Unit == asm.UnitFinal {
 			u.held, u.start, u.end = true, now, now+d
 			u.fractals = max(int64((t.VRows+15)/16)*int64((t.VCols+15)/16), 1)
@@ -88,7 +88,7 @@ func (p *pipeState) unitBegin(e *entry, now int64) (d int64, ok bool) {
 		p.m.schedule(&p.wake.w, first, p.key())
 		return 0, false
 	}
-	d = p.cost(e, now)
+	d = p.duration(e, now)
 	return max(d, u.end+d/u.fractals-now), true
 }
 

@@ -222,8 +222,25 @@ type Profile struct {
 	KernelStart      int64
 	RemoteVisibility Visibility
 
+	// Jitter skews units independently (off while Seed is 0): a test of
+	// timing-independence, not a property of any part (JitterParams).
+	Jitter JitterParams
+
 	// sources is the `# source:` comment of each parameter, by table index.
 	sources []string
+}
+
+// JitterParams make a deterministic per-unit skew: every pipe of every core,
+// each core's scalar and SDMA, drawn from Seed, runs its ops MaxFactor^u
+// times slower (u uniform in [0, 1) per unit), and each core's first block
+// starts up to Start cycles late (half by rank, half by core). Profile keys
+// move every unit of a kind together; these make one AIV slower than its
+// twin, one rank late, which is what a happens-before verdict must not see
+// (docs/profile.md, "Jitter"). Seed 0 is off: no cost changes.
+type JitterParams struct {
+	Seed      int64
+	MaxFactor float64
+	Start     int64
 }
 
 // L2Params describe one die's L2 cache (machine-facts §3.1, §4.2).
@@ -439,6 +456,9 @@ func buildParams() []param {
 		enumParam("remote_visibility", visibilityNames[:],
 			func(p *Profile) int { return int(p.RemoteVisibility) },
 			func(p *Profile, i int) { p.RemoteVisibility = Visibility(i) }),
+		rangeParam("jitter.seed", "(0 = off)", 0, 1<<62, func(p *Profile) *int64 { return &p.Jitter.Seed }),
+		floatRangeParam("jitter.max", "x", 1, 1000, func(p *Profile) *float64 { return &p.Jitter.MaxFactor }),
+		intParam("jitter.start", "cycles", 0, func(p *Profile) *int64 { return &p.Jitter.Start }),
 	)
 	return t
 }

@@ -319,7 +319,8 @@ func diffLines(w, g []string) string {
 // prof, with the run's path fingerprint.
 func lintWith(obj *asm.Object, prof *pipes.Profile) ([]hazard.Finding, string, error) {
 	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
+	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) },
+		Placement: func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }})
 	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof})
 	if err != nil {
 		return nil, "", err

@@ -79,7 +79,8 @@ type outcome struct {
 
 func runProgram(obj *asm.Object, timingOnly bool) (outcome, error) {
 	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
+	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) },
+		Placement: func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }})
 	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: timingOnly})
 	if err != nil {
 		return outcome{}, err

@@ -135,6 +135,7 @@ func mergeStatic(checked, dynamic []hazard.Finding, sup []hazard.Suppression, ra
 func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (findings []hazard.Finding, stopped, err error) {
 	var m *machine.Machine
 	opt.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
+	opt.Placement = func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }
 	det := hazard.New(opt)
 	mopt.Observers = []machine.Observer{det}
 	mopt.TimingOnly = true

@@ -124,7 +124,8 @@ func (c *runCmd) Run(e *env) error {
 	// A timing-only run is for speed at large shapes; `ptoasm lint` runs the
 	// detector timing-only when hazards are wanted.
 	if !c.NoLint && !c.TimingOnly {
-		det = hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
+		det = hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) },
+			Placement: func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }})
 		opt.Observers = append(opt.Observers, det)
 	}
 	// The collector costs a timing-only run (built for speed at large

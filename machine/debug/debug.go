@@ -155,7 +155,8 @@ func New(obj *asm.Object, opt Options) (*Debugger, error) {
 // reset builds a fresh machine and detector at cycle 0.
 func (d *Debugger) reset() error {
 	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(r, c int) string { return m.CoreName(r, c) }, Serial: true})
+	det := hazard.New(hazard.Options{CoreName: func(r, c int) string { return m.CoreName(r, c) },
+		Placement: func(run, r, c int) (machine.Placement, bool) { return m.Placement(run, r, c) }, Serial: true})
 	opt := d.opt.Machine
 	opt.Observers = []machine.Observer{det, (*observer)(d)}
 	m, err := machine.New(d.obj, opt)

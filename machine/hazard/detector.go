@@ -359,8 +359,10 @@ type finding struct {
 	scope    hintScope
 	src, dst asm.Pipe
 	coreIdx  int32
-	// secondCore is the second access's core for cross-core hints.
+	// secondCore is the second access's core for cross-core hints, and
+	// run the run both accesses were in (Options.Placement).
 	secondCore int32
+	run        int32
 	seq        int
 	// canon says whether the instance add last counted is the one the
 	// finding names (add).
@@ -397,6 +399,9 @@ type raceNote struct {
 	// accFirst says acc is the first access's (it arrived after the
 	// second): the buffer is named from the second's operand (raceBuffer).
 	accFirst bool
+	// sp is the cell the race was met on (spans), when hasSp.
+	sp    span
+	hasSp bool
 }
 
 // Detector is the dynamic happens-before hazard detector; it implements
@@ -432,6 +437,9 @@ type Detector struct {
 	ailog      []agentIter
 	iterMisses int
 	gen        uint32
+	// run is the current run's number (EvRunStart's ID), which
+	// Options.Placement answers by.
+	run int32
 
 	cross map[crossKey][]vclock
 	// pending holds each reduction's arrivals that have not fired yet
@@ -524,10 +532,15 @@ type Detector struct {
 	retracted    map[retractKey]struct{}
 	retractedGen uint32
 	// moved holds the (access instance, finding) pairs whose race moved to
-	// a later write (moveRace), and unsaid how many counts each finding
-	// lost that way.
-	moved  map[movedKey]struct{}
-	unsaid map[findKey]int
+	// a later write (moveRace), with the cells it moved on, and raced the
+	// cells each such pair counted its race on (movespan.go): a count is
+	// taken back where the first cover the second.
+	moved map[movedKey][]span
+	raced map[movedKey][]span
+	// cur is the cell accessCell is visiting, and noteSpans scratch for
+	// flushNotes (the spans of the counted notes it merges).
+	cur       curCell
+	noteSpans []span
 	// counted holds the (access instance, finding) pairs a race note added
 	// a count for, either side: a move takes back only such a count. One
 	// note stands for every instance of its two sites that one access
@@ -546,13 +559,23 @@ type Detector struct {
 	wordLists   cellLists // wordScratch's: its other writes (sigWord.adds)
 	wordAdd1    [1]rec    // their array while they are none or one
 
+	// oldOps is the table of the ops of kept overwritten GM accesses,
+	// by their place in packedRec (olds.go); oldOpIdx, with a one-entry
+	// cache, finds an op's place.
+	oldOps     []*asm.COp
+	oldOpIdx   map[*asm.COp]uint32
+	oldOpCache [1 << oldOpCacheBits]oldOpSlot
+	// oldW and oldBy hold the kept records meetOlds and beforeEveryKept
+	// unpack.
+	oldW, oldBy rec
+
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can
 	// take the race over (raceRead, raceWrite, noteRaced).
 	racedWith map[moveKey]struct{}
 	// ghosts holds, by write instance, the accesses that left a cell
 	// having raced that write (history.go, leaves).
-	ghosts map[instKey][]rec
+	ghosts map[instKey][]ghost
 	// dropped is scratch for accessCell: the reads of a GM cell a write
 	// takes out of it, to keep beside the write (keepOld).
 	dropped []rec
@@ -655,7 +678,8 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvHostWrite:
 		d.hostWrite(e)
 	case machine.EvRunStart:
-		d.runBoundary(true)
+		d.runBoundary(true) // what the last run held first
+		d.run = e.ID
 	case machine.EvRunEnd:
 		d.runHeld()
 		d.crossLeftovers()

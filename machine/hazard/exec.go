@@ -499,6 +499,7 @@ func (d *Detector) accessCells(r *rec, acc *machine.Access, m *imap, i, j int, g
 // accessCell is access on one cell.
 func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, uninitLo, uninitHi *int64) {
 	lo, hi := g.bytes(c.lo, c.hi)
+	d.cur = curCell{acc, c, g}
 	if !acc.Write {
 		// Bytes nothing wrote, or whose only write this read was meant to
 		// precede and is not ordered after: had the run's timing let the
@@ -609,6 +610,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasR {
 		own0 := sameInstance(&c.read0, r)
 		ordered0 := own0 || d.ordered(&c.read0, r)
+		if ordered0 && !own0 && c.read0.raced && c.read0.agent != r.agent && !gm {
+			d.moveReadRaces(c, &c.read0, r, wOrdered)
+		}
 		if own0 && !r.atomic || !ordered0 || c.read0.raced && d.racesKeptBy(c, &kw, &c.read0, r, after) {
 			if !ordered0 && !d.superseded(c, &c.read0, r) {
 				d.raceRead(c, &c.read0, r, after, acc, lo, hi)
@@ -631,9 +635,12 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		} else if !told || checkShortcuts {
 			ordered = d.ordered(rd, r)
 		}
+		if ordered && !own && rd.raced && rd.agent != r.agent && !gm {
+			d.moveReadRaces(c, rd, r, wOrdered)
+		}
 		keepRaced := !ordered || own || rd.raced && d.racesKeptBy(c, &kw, rd, r, after)
-		if !keepRaced && rd.agent != r.agent && gm && !r.atomic {
-			d.dropped = append(d.dropped, *rd) // kept past r (olds)
+		if !keepRaced && rd.agent != r.agent && !r.atomic {
+			d.dropped = append(d.dropped, *rd) // kept past r (olds, sreads)
 		}
 		if keepRaced || rd.agent == r.agent {
 			if !ordered && !d.superseded(c, rd, r) {
@@ -668,6 +675,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	if c.hasOlds() && !(wOrdered && c.lists.oldsBefore) {
 		oldsBefore, warred = d.meetOlds(c, r, warred, acc, lo, hi)
 	}
+	if !gm && c.hasSReads() {
+		warred = d.meetSReads(c, r, warred, acc, lo, hi)
+	}
 	if c.hasW && !wOrdered {
 		switch {
 		case !r.atomic:
@@ -700,6 +710,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		for x := range d.dropped {
 			lost = !d.keepOld(c, &d.dropped[x], r) || lost
 		}
+	} else if c.hasR && !keep0 && c.read0.agent != r.agent || len(d.dropped) > 0 {
+		// In local memory they stay while an op issued before r is
+		// still to land (sreads).
+		d.shadowReads(c, r, c.hasR && !keep0 && c.read0.agent != r.agent, acc)
 	}
 	// The writes r does not follow stay beside it: a later read races
 	// each of them, whichever ran last.
@@ -1197,22 +1211,32 @@ func racePair(rd, w *rec) moveKey {
 // old added to finding ko, once per pair of instances: rd races a write
 // ordered after old, and in another order of the run (old, that write,
 // then rd) rd would only have met the later one, so its race moves there.
+//
+// It moves on the cell accessCell visits only (spans): Findings takes the
+// count back once per read instance and finding (an instance counts once
+// under a pair of sites, flushNotes, however many writes of those sites it
+// raced, and each of them may move on), where the moves cover every cell
+// the race was counted on.
 func (d *Detector) moveRace(old, rd *rec, ko findKey) {
-	// Once per read instance and finding: an instance counts once under a
-	// pair of sites (flushNotes), however many writes of those sites it
-	// raced, and each of them may move on.
-	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
-	if _, done := d.moved[mk]; done {
-		return
+	s, ok := d.cellSpan()
+	if !ok {
+		s = span{all: true}
 	}
+	d.moveRaceOn(rd, ko, s)
+}
+
+// moveRaceOn is moveRace on span s.
+func (d *Detector) moveRaceOn(rd *rec, ko findKey, s span) {
+	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
 	if _, ok := d.counted[mk]; !ok {
 		return // counted under another instance of its site (counted)
 	}
 	if d.moved == nil {
-		d.moved, d.unsaid = map[movedKey]struct{}{}, map[findKey]int{}
+		d.moved = map[movedKey][]span{}
 	}
-	d.moved[mk] = struct{}{}
-	d.unsaid[ko]++
+	if l := d.moved[mk]; len(l) == 0 || l[len(l)-1] != s {
+		d.moved[mk] = append(l, s)
+	}
 }
 
 // movedKey names an access instance and a finding it counted under.
@@ -1519,11 +1543,13 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		d.putSigAdd(c, r)
-		if c.sig.size() == 0 || c.sigFrom == a+1 {
-			// Alone or after its own earlier releases, a's release is
-			// the word's whole clock (a's clock only grows): the join
-			// of the word and the release is the release. The earlier
-			// release stays beside it for a wait that needed only it.
+		if c.sig.size() == 0 || c.sigFrom == a+1 || d.addAfterStore(c, r) {
+			// Alone, after its own earlier releases or first after a
+			// plain store it is ordered after, a's release is the
+			// word's whole clock (a's clock only grows, and holds the
+			// store's release): the join of the word and the release
+			// is the release. The earlier release stays beside it for
+			// a wait that needed only it.
 			if c.sigFrom == a+1 {
 				d.keepPrefix(c)
 			}
@@ -1561,6 +1587,22 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
 	}
+}
+
+// addAfterStore says whether add r is the first add to word c since a
+// plain store of this run that happens before it (a reset published
+// before the peers add: ring_zero_at_entry with the zeroing ordered): the
+// word's clock is still the store's release (sigFrom names the storer and
+// r is the one add kept since), and r's release holds it. Such a word is
+// one agent's counter from there on (sigprefix.go), as a word without the
+// store is. It used to take the whole join, and a wait after it was
+// ordered after every add that had landed when it polled: a peer running
+// a round ahead hid the races of the rounds between (a per-unit skew,
+// programs.TestFindingsIgnoreSkew, found it). A store racing the add keeps
+// the whole join: the add may be the one the store erased.
+func (d *Detector) addAfterStore(c *cell, r *rec) bool {
+	return c.hasW && c.w.gen == d.gen && c.w.agent != d.host && c.sigFrom == c.w.agent+1 &&
+		len(c.adds()) == 1 && d.hbOrSame(&c.w, r)
 }
 
 // setRelease makes word c's clock the writer's release: rel, and the
@@ -1732,7 +1774,9 @@ func (d *Detector) race(prev, cur *rec, acc *machine.Access, lo, hi int64) {
 	}
 	kind, first, second := d.raceKind(prev, cur)
 	same := prev.agent == cur.agent
-	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur})
+	sp, hasSp := d.cellSpan()
+	d.notes = append(d.notes, raceNote{kind: kind, prev: *first, cur: *second, acc: *acc, lo: lo, hi: hi, samePipe: same, accFirst: first == cur,
+		sp: sp, hasSp: hasSp})
 }
 
 // raceKind orders a racing pair the way the program means it and names the
@@ -1781,7 +1825,7 @@ func (d *Detector) beforeEveryKept(c *cell, r *rec) bool {
 		return false
 	}
 	for _, o := range c.olds() {
-		if w := &o.w; w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
+		if w := d.oldRec(c, o.w, &d.oldW); w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
 )
 
 // Finding kinds. RAW, WAR and WAW cover races between pipes, cores and ranks
@@ -129,6 +130,13 @@ type Options struct {
 	// CoreName names a core for reports ("r0.aic3"); the CLI passes the
 	// machine's naming. Nil gives "r<rank>.c<core>".
 	CoreName func(rank, core int) string
+	// Placement says where a core ran in a run (EvRunStart's ID): its
+	// stream, block and position, which a cross-core race's hint needs to
+	// name a synchronisation that links the two cores. The CLI passes
+	// Machine.Placement; it is asked only when findings are listed, after
+	// the run. Nil gives a hint that lists the FFTS modes and lets the
+	// reader pick.
+	Placement func(run, rank, core int) (machine.Placement, bool)
 	// Serial keeps the detector on the machine's goroutine. By default a
 	// long run hands events to a goroutine of its own when more than one
 	// CPU is available; findings are the same either way.

@@ -70,7 +70,11 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 		if c.w.agent != r.agent || c.read0.agent == r.agent || c.read0.raced {
 			return false
 		}
-		if v, told := selfOrdered(&c.w, r); !told || !v || !d.before(&c.read0, d.aloc[r.agent], &d.agents[r.agent].lc) {
+		la, lc := d.aloc[r.agent], &d.agents[r.agent].lc
+		if v, told := selfOrdered(&c.w, r); !told || !v || !d.before(&c.read0, la, lc) {
+			return false
+		}
+		if c.hasSReads() && !d.beforeSReads(c, r, la, lc) {
 			return false
 		}
 	}
@@ -108,15 +112,45 @@ func (d *Detector) handoff(r *rec, acc *machine.Access, c *cell, g geo) bool {
 		kept = c.written && (c.firstW || c.lists.kept) && len(c.lists.adds) == 0
 		c.lists.adds = c.lists.adds[:0]
 	}
-	if d.shadowPair(&c.w, r) && d.unlanded(r, acc) { // shadows
+	low := d.landed(r, acc)
+	unlanded := low >= 0 && low < issueOf(r.serial)-1 // (d.unlanded)
+	if unlanded && d.shadowPair(&c.w, r) {            // shadows
 		c.setAdds(append(c.adds(), shadowOf(&c.w, r)))
 		c.lists.kept = kept
 	} else if c.lists != nil {
 		c.lists.kept = false
 	}
+	// The read leaves, kept shadowed when readShadows says so (read0 is
+	// of r's core: before told it); the shadowed reads the watermark has
+	// passed leave (meetSReads).
+	if c.hasSReads() {
+		l, n := c.lists.sreads, 0
+		for x := range l {
+			if needShadowed(&l[x], low) {
+				l[n] = l[x]
+				n++
+			}
+		}
+		c.lists.sreads = l[:n]
+	}
+	if unlanded && sameCoreShadows(&c.read0, r) {
+		c.addSRead(shadowOf(&c.read0, r))
+	}
 	c.firstW = !c.written
 	c.w, c.written = *r, true
 	c.hasR = false
+	return true
+}
+
+// beforeSReads reports whether write r of agent a (la, lc as before's)
+// meets no shadowed read of cell c it must race (meetSReads): each is
+// ordered before r, or r was issued after its overwrite.
+func (d *Detector) beforeSReads(c *cell, r *rec, la uint32, lc *pipeVals) bool {
+	for x, l := 0, c.lists.sreads; x < len(l); x++ {
+		if sr := &l[x]; issueOf(r.serial) < sr.overwrite() && !d.before(sr, la, lc) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -159,6 +193,7 @@ func (d *Detector) checkHandoff(r *rec, acc *machine.Access, c *cell, g geo) {
 	cp := &cell{lo: c.lo, hi: c.hi, written: c.written, hasW: c.hasW, firstW: c.firstW, hasR: c.hasR,
 		w: c.w, read0: c.read0, reads: append([]rec(nil), c.reads...)}
 	cp.setAdds(append([]rec(nil), c.adds()...))
+	cp.setSReads(append([]rec(nil), c.sreads()...))
 	notes, moved := len(d.notes), len(d.moved)
 	d.handingCopy = true
 	took := d.handoff(r, acc, cp, g)

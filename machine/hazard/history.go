@@ -363,6 +363,127 @@ func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 	d.raceNamed(&sw, r, issueOf(r.serial) >= w.overwrite(), acc, lo, hi)
 }
 
+// Reads overwritten in order (sreads).
+//
+// A read rd of another agent that a write r of its core, ordered after it,
+// takes out of local memory races every write that is ordered with neither
+// (a vector squaring of the tile, issued before a load that waits for the
+// store rd). Landing before r, that write met rd in the cell and raced it
+// (WAR); landing after r, it met r alone, and the WAR came and went with
+// its latency (hazards/rmsnorm_overlapping_slots: a slow squaring lost
+// WAR `st, sq` and `sc, sq`). So rd stays, shadowed, as a write does
+// (above), while an op issued before r is still to land, and what meets it
+// is told apart by when it was issued:
+//
+//   - a write issued before r counts its race with rd (meetSReads), as it
+//     does landing before r, where the race stays when r arrives;
+//   - a write issued after r passes rd by: ordering it after r, the fix of
+//     its race with r, orders it after rd too, so landing before r its
+//     race with rd moves to r when r arrives (moveReadRaces), and the
+//     finding names r whichever order the three ran in.
+//
+// GM keeps such reads in olds, by intended order (keepOld, meetOlds).
+
+// readShadows reports whether read rd, which write r of cell c takes out
+// of local memory (r is ordered after it), stays shadowed: both of one
+// core and run generation, numbered, r issued after rd, no composite's
+// step, and an op issued before r still to land.
+func (d *Detector) readShadows(rd, r *rec, acc *machine.Access) bool {
+	return sameCoreShadows(rd, r) && d.agents[rd.agent].coreIdx == d.agents[r.agent].coreIdx && d.unlanded(r, acc)
+}
+
+// sameCoreShadows is readShadows for a read rd of r's core, an op issued
+// before r still to land.
+func sameCoreShadows(rd, r *rec) bool {
+	return !r.atomic && !rd.write && rd.gen == r.gen && rd.step == 0 && r.step == 0 &&
+		rd.serial > 0 && r.serial > rd.serial
+}
+
+// shadowReads keeps, shadowed in cell c, the reads write r takes out of it
+// (d.dropped, and read0 when with0) that readShadows keeps.
+func (d *Detector) shadowReads(c *cell, r *rec, with0 bool, acc *machine.Access) {
+	if with0 && d.readShadows(&c.read0, r, acc) {
+		c.addSRead(shadowOf(&c.read0, r))
+	}
+	for x := range d.dropped {
+		if rd := &d.dropped[x]; d.readShadows(rd, r, acc) {
+			c.addSRead(shadowOf(rd, r))
+		}
+	}
+}
+
+// addSRead adds shadowed read sr to cell c's, the oldest dropped past
+// maxShadowed.
+func (c *cell) addSRead(sr rec) {
+	if c.lists == nil {
+		c.lists = new(cellLists)
+	}
+	l := c.lists.sreads
+	if len(l) >= maxShadowed {
+		l = l[:copy(l, l[1:])]
+	}
+	c.lists.sreads = append(l, sr)
+}
+
+// meetSReads checks plain or atomic write r of local cell c against the
+// reads c keeps past their ordered overwrite: those the core's watermark
+// has passed leave; a race with one counts when r was issued before its
+// overwrite (above), met before the watermark drops it, as offerShadowed
+// is. It returns warred, set when a read r races is meant
+// to come before r (accessCell).
+func (d *Detector) meetSReads(c *cell, r *rec, warred bool, acc *machine.Access, lo, hi int64) bool {
+	l, n := c.sreads(), 0
+	low := d.landed(r, acc)
+	for x := range l {
+		sr := &l[x]
+		if issueOf(r.serial) < sr.overwrite() && !d.ordered(sr, r) {
+			rd := *sr
+			rd.raced, rd.lag = false, 0
+			d.race(&rd, r, acc, lo, hi)
+			warred = warred || d.intendedBefore(&rd, r)
+		}
+		if !needShadowed(sr, low) {
+			continue // (r, the last to land, may be what it waited for)
+		}
+		if n != x {
+			l[n] = *sr
+		}
+		n++
+	}
+	if n < len(l) {
+		c.setSReads(l[:n])
+	}
+	return warred
+}
+
+// moveReadRaces is, for write r arriving at local cell c and ordered after
+// read rd, which raced a write of c (raced), the move of that race to r
+// when the write is issued after r and races r too: ordering it after r
+// orders it after rd, and landing after r it meets r alone (above). wOrdered
+// says r is ordered after c's last write. A read of r's own agent is not
+// moved from: it stays in the cell past r (accessCell, shadow0), and a
+// write landing after r meets it there and counts the race
+// (hazards/late_load_outer_loop: WAR `a, ld`, which moved to `c`, the
+// in-place rescale of the same pipe, under some profiles).
+func (d *Detector) moveReadRaces(c *cell, rd, r *rec, wOrdered bool) {
+	move := func(x *rec) {
+		if x.atomic || x.shadowed() || r.serial <= 0 || x.serial <= r.serial || x.gen != r.gen || !d.hasRaced(rd, x) {
+			return
+		}
+		if ko, ok := d.raceKey(rd, x); ok {
+			d.moveRace(rd, x, ko)
+		}
+	}
+	if c.hasW && !wOrdered {
+		move(&c.w)
+	}
+	for x, adds := 0, c.adds(); x < len(adds); x++ {
+		if w := &adds[x]; !d.ordered(w, r) {
+			move(w)
+		}
+	}
+}
+
 // Races of accesses that left the cell (ghosts).
 //
 // A race that moves to a later write (raceRead, raceWrite) moves when that
@@ -381,6 +502,14 @@ func (d *Detector) offerShadowed(w, r *rec, acc *machine.Access, lo, hi int64) {
 // until that write leaves the cell: nothing is kept in a kernel without
 // races.
 
+// ghost is an access that left a cell having raced a write still there,
+// and the cell it left (spans): a later write moves its race on the bytes
+// of that cell it covers.
+type ghost struct {
+	r  rec
+	sp span
+}
+
 // instKey names an access instance by agent, epoch and run generation.
 type instKey struct {
 	agent      int32
@@ -393,15 +522,19 @@ func (d *Detector) leaves(c *cell, e *rec) {
 	if d.racedWith == nil || c == nil || e.atomic || e.shadowed() || !e.write && !e.raced {
 		return
 	}
+	sp, ok := d.cellSpan()
+	if !ok {
+		sp = span{all: true}
+	}
 	keep := func(w *rec) {
 		if w.atomic || w.shadowed() || sameInstance(w, e) || d.selfOff(w, e) || !d.racedPair(e, w) {
 			return
 		}
 		if d.ghosts == nil {
-			d.ghosts = map[instKey][]rec{}
+			d.ghosts = map[instKey][]ghost{}
 		}
 		k := instKey{w.agent, w.epoch, w.gen}
-		d.ghosts[k] = append(d.ghosts[k], *e)
+		d.ghosts[k] = append(d.ghosts[k], ghost{*e, sp})
 	}
 	if c.hasW {
 		keep(&c.w)
@@ -415,26 +548,43 @@ func (d *Detector) leaves(c *cell, e *rec) {
 // ordered after c's last write), the move of raceRead and raceWrite for the
 // accesses that left c having raced a write r is ordered after: each that
 // r races moves its race with that write to r, as it would have still in
-// the cell. The write then leaves the cell, and its ghosts with it.
+// the cell. It moves them on the bytes of c only (spans): a ghost that
+// left a wider cell, since split, stays for the rest until a write covers
+// it all.
 func (d *Detector) settleGhosts(c *cell, r *rec, after bool, acc *machine.Access) {
+	here, known := d.cellSpan()
 	settle := func(old *rec) {
 		k := instKey{old.agent, old.epoch, old.gen}
 		gs, ok := d.ghosts[k]
 		if !ok {
 			return
 		}
-		delete(d.ghosts, k)
+		n := 0
 		for i := range gs {
-			g := &gs[i]
-			if sameInstance(g, r) || d.ordered(g, r) {
-				continue // r does not race g: nothing moves
+			gh := &gs[i]
+			on, some := intersect(&gh.sp, &here)
+			switch {
+			case gh.sp.all || !known:
+				on, some = span{all: true}, true
+			case !covered(&gh.sp, []span{here}):
+				gs[n] = *gh // the rest of its cell is elsewhere
+				n++
+			}
+			g := &gh.r
+			if !some || sameInstance(g, r) || d.ordered(g, r) {
+				continue // r does not race g here: nothing moves
 			}
 			ko, okOld := d.raceKey(old, g)
 			kw, okNew := d.raceKey(r, g)
 			if !okOld || okNew && ko == kw || d.keepsRace(old, g, r, acc) {
 				continue
 			}
-			d.moveRace(old, g, ko)
+			d.moveRaceOn(g, ko, on)
+		}
+		if n == 0 {
+			delete(d.ghosts, k)
+		} else {
+			d.ghosts[k] = gs[:n]
 		}
 	}
 	d.orderedWrites(c, r, after, settle)
@@ -502,13 +652,17 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	if w.gen != r.gen || w.agent == d.host {
 		return !w.write // (every agent is ordered after the host's writes)
 	}
-	olds := c.oldsRoom()
+	l := c.oldsRoom()
 	all := true
-	if len(olds) >= maxOlds {
-		all = !olds[0].w.write
-		olds = olds[:copy(olds, olds[1:])]
+	if l.n >= maxOlds {
+		all = !c.oldWrite(l.ents[0].w)
+		copy(l.ents[:], l.ents[1:])
+		l.n, l.stale = l.n-1, true
 	}
-	c.lists.olds = append(olds, gmOld{w: *w, by: *r})
+	l.packOldRecs()
+	wi := d.oldPlace(l, w)
+	l.ents[l.n] = gmOld{w: wi, by: d.oldPlace(l, r)}
+	l.n++
 	return all
 }
 
@@ -528,47 +682,52 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 	all = true
 	if r.write {
 		for x := range olds {
-			if o := &olds[x]; !o.w.write && o.w.gen == r.gen && !d.hbOrSame(&o.w, r) {
+			if w := d.oldRec(c, olds[x].w, &d.oldW); !w.write && w.gen == r.gen && !d.hbOrSame(w, r) {
 				all = false
-				d.race(&o.w, r, acc, lo, hi)
-				warred = warred || d.intendedBefore(&o.w, r)
+				d.race(w, r, acc, lo, hi)
+				warred = warred || d.intendedBefore(w, r)
 			}
 		}
 	}
 	for x := range olds {
-		o := &olds[x]
-		if o.w.gen != r.gen {
+		o := olds[x]
+		w := d.oldRec(c, o.w, &d.oldW)
+		if w.gen != r.gen {
 			continue
 		}
-		if o.w.write && !(o.w.atomic && r.atomic) && !d.hbOrSame(&o.w, r) {
+		if w.write && !(w.atomic && r.atomic) && !d.hbOrSame(w, r) {
 			all = false
-			if !warred || d.intendedBefore(r, &o.w) {
+			if !warred || d.intendedBefore(r, w) {
 				// A race with an atomic add, or with a write an atomic
 				// add overwrote, never moves (raceRead): it counts.
-				moves := !o.w.atomic && !o.by.atomic
-				d.raceNamed(&o.w, r, moves && !d.intendedBefore(r, &o.by), acc, lo, hi)
+				by := d.oldRec(c, o.by, &d.oldBy)
+				moves := !w.atomic && !by.atomic
+				d.raceNamed(w, r, moves && !d.intendedBefore(r, by), acc, lo, hi)
 			}
 		}
-		if n != x {
-			olds[n] = *o
-		}
+		olds[n] = o
 		n++
 	}
-	c.lists.olds = olds[:n]
+	c.setOldsLen(n)
 	return all, warred
 }
 
 // sameOlds reports whether cells keep the same overwritten GM writes, so
 // that merging them into the first (imap.collapse) loses none.
 func sameOlds(cells []*cell) bool {
-	first := cells[0].olds()
+	f := cells[0]
+	first := f.olds()
 	for _, c := range cells[1:] {
 		o := c.olds()
 		if len(o) != len(first) {
 			return false
 		}
 		for x := range o {
-			if !sameInstance(&o[x].w, &first[x].w) || !sameInstance(&o[x].by, &first[x].by) {
+			a1, e1, g1 := c.oldIdent(o[x].w)
+			a2, e2, g2 := f.oldIdent(first[x].w)
+			b1, f1, h1 := c.oldIdent(o[x].by)
+			b2, f2, h2 := f.oldIdent(first[x].by)
+			if a1 != a2 || e1 != e2 || g1 != g2 || b1 != b2 || f1 != f2 || h1 != h2 {
 				return false
 			}
 		}

@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +25,8 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 		iter   int64 // its iteration; the stores are rounds 0..rounds-1
 		rounds int
 		adds   bool // the stores are atomic adds
+		deep   bool // every vector three deep: records that do not pack (olds.go)
+		big    bool // iterations from 40 000: records that do not pack either
 		want   []string
 	}{
 		{name: "read of another core meant between two rounds", core: 1, iter: 1, rounds: 3,
@@ -40,10 +43,18 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 			want: []string{"WAW 10->20 x1", "WAW 20->10 x1"}},
 		{name: "read meant between two rounds of atomic adds", core: 1, iter: 1, rounds: 3, adds: true,
 			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two late rounds of six", core: 1, iter: 4, rounds: 6,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two rounds, vectors three deep", core: 1, iter: 1, rounds: 3, deep: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two late rounds of eight, vectors three deep", core: 1, iter: 6, rounds: 8, deep: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
+		{name: "read meant between two late rounds of eight, iterations past 16 bits", core: 1, iter: 6, rounds: 8, big: true,
+			want: []string{"RAW 10->20 x1", "WAR 20->10 x1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for at := 0; at <= tc.rounds; at++ {
-				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds).Findings())
+				got := raceLines(gmRounds(tc.rank, tc.core, tc.write, tc.iter, tc.rounds, at, tc.adds, tc.deep, tc.big).Findings())
 				if diff := cmp.Diff(tc.want, got); diff != "" {
 					t.Errorf("access landing after %d stores: findings (-want +got):\n%s", at, diff)
 				}
@@ -55,8 +66,19 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 // gmRounds runs rounds stores of rank 0's @A by core 0's MTE3 (line 10, a
 // barrier after each; atomic adds if adds) and one access of [0, 0x100) by
 // the given rank and core (line 20, iteration iter), landing after the
-// first at stores, and returns the detector.
-func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds bool) *Detector {
+// first at stores, and returns the detector. With deep, every iteration
+// vector has two outer levels of 0 before it; with big, every iteration
+// is 40 000 more.
+func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, deep, big bool) *Detector {
+	vec := func(k int64) []int64 {
+		if big {
+			k += 40000
+		}
+		if deep {
+			return []int64{0, 0, k}
+		}
+		return []int64{k}
+	}
 	s := newSim(Options{})
 	p := &prog{}
 	st := p.op("tstore", 10, MTE3)
@@ -68,7 +90,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds boo
 	s.hostInit(gmA, 0, 0)
 	access := func() {
 		s.issue(rank, core, op, pipe)
-		s.exec(ag(rank, core, pipe), op, []int64{iter}, gmAcc(gmA, 0, 0, 0x100, write))
+		s.exec(ag(rank, core, pipe), op, vec(iter), gmAcc(gmA, 0, 0, 0x100, write))
 	}
 	for k := range rounds {
 		if k == at {
@@ -77,7 +99,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds boo
 		s.issue(0, 0, st, MTE3)
 		store := gmAcc(gmA, 0, 0, 0x100, true)
 		store.Atomic = adds
-		s.exec(ag(0, 0, MTE3), st, []int64{int64(k)}, store)
+		s.exec(ag(0, 0, MTE3), st, vec(int64(k)), store)
 		s.issue(0, 0, bar, MTE3)
 		s.barrier(0, 0, MTE3, bar)
 	}
@@ -88,18 +110,28 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds boo
 }
 
 // TestGMOldsBound: a cell keeps at most maxOlds overwritten GM writes, the
-// oldest leaving first, so its lists stay bounded however many rounds
-// overwrite it.
+// oldest leaving first, and the records they name, so its lists stay
+// bounded however many rounds overwrite it.
 func TestGMOldsBound(t *testing.T) {
-	d := gmRounds(0, 1, false, 0, 20, 0, false)
+	d := gmRounds(0, 1, false, 0, 20, 0, false, false, false)
 	acc := gmAcc(gmA, 0, 0, 0x100, true)
 	m, _ := d.shadowFor(&acc).page(0, 0x100)
-	most := 0
+	most, recs := 0, 0
 	for _, c := range m.cells {
 		most = max(most, len(c.olds()))
+		if c.hasOlds() {
+			l := c.lists.olds
+			recs = max(recs, int(l.nrec)+len(l.moreRecs()))
+		}
 	}
 	if most != maxOlds {
 		t.Errorf("after 20 rounds the store's cells keep at most %d overwritten writes, want the bound %d", most, maxOlds)
+	}
+	// The records the entries left behind leave too (packOldRecs): a
+	// write replaced by the next round's names two records, shared
+	// along the chain, and an entry's w its predecessor's by.
+	if recs > maxOlds+1 {
+		t.Errorf("after 20 rounds a cell keeps %d records for its %d entries, want at most %d", recs, most, maxOlds+1)
 	}
 }
 
@@ -110,9 +142,20 @@ func TestGMOldsBound(t *testing.T) {
 // place among them. It races round 1's load (WAR), round 2's load (RAW) and
 // round 2's store (WAW), wherever it lands. The store ordered after a load
 // took the load out of the cell, and a write landing after both met the
-// store alone: the WAR and the RAW came and went with the latency.
+// store alone: the WAR and the RAW came and went with the latency. Meant in
+// round 4 of 6, it lands after the cell has dropped the oldest kept
+// records for room (packOldRecs): those it meets must be the right ones.
 func TestGMWriteBetweenReadAndStore(t *testing.T) {
-	const rounds = 3
+	for _, tc := range []struct{ rounds, meant int }{{3, 1}, {6, 4}} {
+		t.Run(fmt.Sprint(tc.rounds, " rounds"), func(t *testing.T) {
+			gmWriteBetweenReadAndStore(t, tc.rounds, tc.meant)
+		})
+	}
+}
+
+// gmWriteBetweenReadAndStore is TestGMWriteBetweenReadAndStore's run of
+// rounds updates and the other core's store meant in round meant.
+func gmWriteBetweenReadAndStore(t *testing.T, rounds, meant int) {
 	want := []string{"WAR 10->20 x1", "RAW 20->10 x1", "WAW 20->14 x1"}
 	for at := 0; at <= 2*rounds; at++ {
 		s := newSim(Options{})
@@ -128,7 +171,7 @@ func TestGMWriteBetweenReadAndStore(t *testing.T) {
 		band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
 		other := func() {
 			s.issue(0, 1, x, MTE3)
-			s.exec(ag(0, 1, MTE3), x, []int64{1}, band(true))
+			s.exec(ag(0, 1, MTE3), x, []int64{int64(meant)}, band(true))
 		}
 		for k := range rounds {
 			it := []int64{int64(k)}

@@ -22,10 +22,18 @@ func (d *Detector) flushNotes() {
 		if n.kind == "" {
 			continue
 		}
+		// The cells the merged note's counted parts met (spans).
+		d.noteSpans = d.noteSpans[:0]
+		if !n.named && n.hasSp {
+			d.noteSpans = append(d.noteSpans, n.sp)
+		}
 		for j := i + 1; j < len(d.notes); j++ {
 			m := &d.notes[j]
 			if m.kind == n.kind && m.single == n.single && sameSite(&m.prev, &n.prev) && sameSite(&m.cur, &n.cur) &&
 				m.acc.Space == n.acc.Space && m.acc.Tile == n.acc.Tile && m.acc.Tensor == n.acc.Tensor {
+				if !m.named && m.hasSp {
+					d.noteSpans = append(d.noteSpans, m.sp)
+				}
 				n.lo, n.hi = min(n.lo, m.lo), max(n.hi, m.hi)
 				// The merged note names the instance a finding would
 				// (instLess: the latest iterations), not the one the
@@ -93,7 +101,11 @@ func (d *Detector) recordNote(n *raceNote) {
 // names, follows the run's timing; the finding and the WAR that stands for
 // a WAW (Findings) must not. When the first access arrived last, the
 // second's operand is looked up in its op; a rebound tile, whose address
-// is known only at run time, keeps buf.
+// is known only at run time, keeps buf. A tile whose valid region is read
+// from registers (valid [%vr, C]) has its declared addresses, and is looked
+// up: keeping buf named the WAW of a load into a slot by whichever tile
+// arrived last, and the WAR standing for it missed it under some timings
+// (hazards/rmsnorm_overlapping_slots, WAW `sq, ld1` beside WAR `sum, ld1`).
 func (d *Detector) raceBuffer(n *raceNote, buf string) string {
 	if !n.accFirst || n.acc.Tile == nil || n.cur.op == nil || n.cur.op.Info == nil {
 		return buf
@@ -106,7 +118,7 @@ func (d *Detector) raceBuffer(n *raceNote, buf string) string {
 	specs := op.Info.Operands
 	for i := range op.Args {
 		a := &op.Args[i]
-		if a.Kind != asm.ArgTile || a.Tile == nil || a.Tile.Space != n.acc.Space || a.Tile.Variable() {
+		if a.Kind != asm.ArgTile || a.Tile == nil || a.Tile.Space != n.acc.Space || a.Tile.Rebound {
 			continue
 		}
 		if len(specs) > 0 && specs[min(i, len(specs)-1)].Access&want == 0 {
@@ -171,8 +183,13 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 			d.counted = map[movedKey]struct{}{}
 		}
 		k := findKey{kind: n.kind, first: siteKey(sf), second: siteKey(ss)}
-		d.counted[movedKey{first.agent, first.epoch, first.gen, k}] = struct{}{}
-		d.counted[movedKey{second.agent, second.epoch, second.gen, k}] = struct{}{}
+		k1, k2 := movedKey{first.agent, first.epoch, first.gen, k}, movedKey{second.agent, second.epoch, second.gen, k}
+		d.counted[k1] = struct{}{}
+		d.counted[k2] = struct{}{}
+		for _, s := range d.noteSpans {
+			d.noteRacedSpan(k1, s)
+			d.noteRacedSpan(k2, s)
+		}
 	}
 	if f.pairs == nil {
 		f.pairs = map[[2]int32]struct{}{}
@@ -181,7 +198,7 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 	if f.canon {
 		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
 		f.scope, f.src, f.dst, f.coreIdx = scope, fa.pipe, sa.pipe, fa.coreIdx
-		f.secondCore = sa.coreIdx
+		f.secondCore, f.run = sa.coreIdx, d.run
 	}
 }
 
@@ -420,18 +437,33 @@ func (d *Detector) Findings() []Finding {
 		b, _, _ := strings.Cut(f.Buffer, "[")
 		return warKey{siteKey(f.Second), b}
 	}
+	//
+	// A WAR also stands for the WAW of the same two sites, whatever the
+	// buffers: an op that reads one tile and writes another, both
+	// overlapping a later write in part (trowsum %part, %sq, %tmp and a
+	// tload over the two), races that write twice, and one flag fixes
+	// both. Landing last, the write meets the op's read first (warred);
+	// landing first, the op's write meets it as a WAW named on the op's
+	// tile, which a name of the read's tile or the write's does not
+	// match, and the WAW came and went with the latency
+	// (TestWARStandsForWAWOfItsSites).
+	// A WAR every count of which moved to a later write (moveRace) is not
+	// reported, and stands for nothing.
+	unsaid := d.takenBack()
 	wars := map[warKey]bool{}
+	warSites := map[[2]string]bool{}
 	for _, f := range d.findings {
-		if f.Kind == KindWAR && f.sev != SevOff {
+		if f.Kind == KindWAR && f.sev != SevOff && f.Count > unsaid[findKey{kind: f.Kind, first: siteKey(f.First), second: siteKey(f.Second)}] {
 			wars[key(f)] = true
+			warSites[[2]string{siteKey(f.First), siteKey(f.Second)}] = true
 		}
 	}
 	for _, f := range d.findings {
-		if f.sev == SevOff || (f.Kind == KindWAW && wars[key(f)]) {
+		if f.sev == SevOff || (f.Kind == KindWAW && (wars[key(f)] || warSites[[2]string{siteKey(f.First), siteKey(f.Second)}])) {
 			continue
 		}
 		g := f.Finding
-		if n := d.unsaid[findKey{kind: g.Kind, first: siteKey(g.First), second: siteKey(g.Second)}]; n > 0 {
+		if n := unsaid[findKey{kind: g.Kind, first: siteKey(g.First), second: siteKey(g.Second)}]; n > 0 {
 			// Instances whose race moved to a later write (moveRace).
 			if g.Count -= n; g.Count <= 0 {
 				continue
@@ -499,22 +531,7 @@ func (d *Detector) hint(f *finding) string {
 		return fmt.Sprintf("insert `set_flag %s, %s, %d` after %s (line %d) and `wait_flag %s, %s, %d` before %s (line %d); id %d is unused by %s->%s in this kernel",
 			a.Pipe, b.Pipe, id, a.Op, a.Line, a.Pipe, b.Pipe, id, b.Op, b.Line, id, a.Pipe, b.Pipe)
 	case scopeCrossCore:
-		var used uint16
-		for _, c := range []int32{f.coreIdx, f.secondCore} {
-			if c >= 0 && int(c) < len(d.cores) {
-				used |= d.cores[c].crossUsed
-			}
-		}
-		id := lowestFree(uint32(used), userCrossID)
-		if id < 0 {
-			id = 0
-		}
-		pipe := a.Pipe
-		if pipe == "S" {
-			pipe = "MTE3"
-		}
-		return fmt.Sprintf("on %s after %s (line %d): `ffts_set %s, %d #mode=2`; on %s before %s (line %d): `ffts_wait %d` (mode 2 links an AIC with its AIVs, 1 the two AIVs of a block, 0 every core of one type; a GM hand-off also needs `pipe_barrier ALL` and `dsb` before the set)",
-			a.Core, a.Op, a.Line, pipe, id, b.Core, b.Op, b.Line, id)
+		return d.crossCoreHint(f)
 	case scopeCrossRank:
 		return fmt.Sprintf("on rank %d after %s (line %d): `pipe_barrier ALL`, `dsb`, then `tnotify @SIG[rank=%d][i], 1 #op=add`; on rank %d before %s (line %d): `twait @SIG[i], 1 #cmp=ge` (use a signal word nobody resets while a notify may be in flight)",
 			a.Rank, a.Op, a.Line, b.Rank, b.Rank, b.Op, b.Line)
@@ -522,6 +539,83 @@ func (d *Detector) hint(f *finding) string {
 		return asyncHint(a, b)
 	}
 	return ""
+}
+
+// crossCoreHint is the hint for a race between two cores of one rank. It
+// names a synchronisation that links the two cores where the run placed
+// them (machine.fireCross, syncAll): FFTS mode 2 links an AIC with its own
+// block's AIVs (theirs reaches it once both have set), mode 1 the two AIVs
+// of a mixed block (once both have set), mode 0 every core of one type of
+// the launch (a barrier, refused in waves), syncall every core of the
+// launch; nothing FFTS links cores of different launches, and in waves a
+// grid barrier cannot gather every block, so a GM signal hands over there.
+func (d *Detector) crossCoreHint(f *finding) string {
+	a, b := f.First, f.Second
+	var used uint16
+	for _, c := range []int32{f.coreIdx, f.secondCore} {
+		if c >= 0 && int(c) < len(d.cores) {
+			used |= d.cores[c].crossUsed
+		}
+	}
+	id := max(lowestFree(uint32(used), userCrossID), 0)
+	pipe := a.Pipe
+	if pipe == "S" {
+		pipe = "MTE3"
+	}
+	const publish = "a GM hand-off also needs `pipe_barrier ALL` and `dsb` before the set"
+	setWait := func(mode int, also, why string) string {
+		return fmt.Sprintf("on %s after %s (line %d)%s: `ffts_set %s, %d #mode=%d`; on %s before %s (line %d): `ffts_wait %d` (%s; %s)",
+			a.Core, a.Op, a.Line, also, pipe, id, mode, b.Core, b.Op, b.Line, id, why, publish)
+	}
+	signal := func(why string) string {
+		return fmt.Sprintf("on %s after %s (line %d): `pipe_barrier ALL`, `dsb`, then `tnotify @SIG[i], 1 #op=add`; on %s before %s (line %d): `twait @SIG[i], 1 #cmp=ge` (%s; use a signal word nobody resets while a notify may be in flight)",
+			a.Core, a.Op, a.Line, b.Core, b.Op, b.Line, why)
+	}
+	pa, okA := d.placement(f.run, f.coreIdx)
+	pb, okB := d.placement(f.run, f.secondCore)
+	sameBlock := okA && okB && pa.Stream == pb.Stream && pa.Mixed && pa.Block == pb.Block
+	kind := "AIC"
+	if pa.AIV {
+		kind = "AIV"
+	}
+	switch {
+	case !okA || !okB:
+		return setWait(2, "", "mode 2 links an AIC with its AIVs, 1 the two AIVs of a block, 0 every core of one type")
+	case pa.Stream != pb.Stream:
+		return signal("the two cores run different launches of the run, which no FFTS mode or syncall links")
+	case sameBlock && !pa.AIV:
+		return setWait(2, "", "mode 2 from an AIC raises both AIVs of its block")
+	case sameBlock && !pb.AIV:
+		return setWait(2, " and on "+d.partnerName(f.coreIdx, pa.Sub)+" (its block's other AIV)",
+			"mode 2 from the AIVs raises their block's AIC once both have set")
+	case sameBlock:
+		return setWait(1, " and on "+b.Core+" too, before its wait",
+			"mode 1 raises both AIVs of the block once both have set")
+	case pa.AIV == pb.AIV && !pa.Waves:
+		return setWait(0, " and on every other "+kind+" of the launch, "+b.Core+" included, each before its wait",
+			"mode 0 is a barrier: it raises every "+kind+" of the launch once all of them have set; mode 2 links an AIC only with its own block's AIVs, mode 1 the two AIVs of one mixed block")
+	case !pa.Waves:
+		return fmt.Sprintf("`syncall` on every core of the launch, on %s after %s (line %d) and on %s before %s (line %d) (syncall waits for every core of the launch on the rank; FFTS mode 2 links an AIC only with its own block's AIVs, mode 0 only cores of one type; a GM hand-off also needs `pipe_barrier ALL` and `dsb` before it)",
+			a.Core, a.Op, a.Line, b.Core, b.Op, b.Line)
+	}
+	return signal("the launch runs in waves: a later block has no core until an earlier one ends, so mode 0 faults and syncall cannot gather every block, and mode 1 or 2 links only cores of one block; let a block wait only for an earlier one")
+}
+
+// placement is where core index c ran in run (Options.Placement).
+func (d *Detector) placement(run, c int32) (machine.Placement, bool) {
+	if d.opt.Placement == nil || c < 0 || int(c) >= len(d.cores) {
+		return machine.Placement{}, false
+	}
+	cs := &d.cores[c]
+	return d.opt.Placement(int(run), int(cs.rank), int(cs.core))
+}
+
+// partnerName names the other AIV of a mixed block, given one of them,
+// core index c with subblock sub: the two AIVs' ids are adjacent, the
+// physical ones (placeStream) and the virtual ones (virtualCore) alike.
+func (d *Detector) partnerName(c int32, sub int) string {
+	cs := &d.cores[c]
+	return d.coreName(&agentState{rank: cs.rank, core: cs.core + 1 - 2*int32(sub)})
 }
 
 // asyncHint is the hint for a race with an SDMA copy. A copy is ordered

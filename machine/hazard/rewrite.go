@@ -26,11 +26,12 @@ import (
 // rewriteOwn when it may, and reports whether it did: r's agent's
 // same-pipe races are off (the caller asks first: most writes are not),
 // its lag tells its own orderings (selfOrdered), no ghost waits and the
-// cell keeps no uninitialised read, and every access the cell holds is a
+// cell keeps no uninitialised read nor shadowed read of another agent
+// (sreads, which the general path meets), and every access the cell holds is a
 // plain one of r's agent and run generation, no later than r, none kept
 // shadowed.
 func (d *Detector) ownRewrite(r *rec, acc *machine.Access, c *cell, g geo) bool {
-	if r.atomic || r.lag == math.MaxUint16 || len(d.ghosts) > 0 || c.hasUninit() {
+	if r.atomic || r.lag == math.MaxUint16 || len(d.ghosts) > 0 || c.hasUninit() || c.hasSReads() {
 		return false
 	}
 	if c.hasW && !ownPrior(&c.w, r) || c.hasR && !ownPrior(&c.read0, r) {
@@ -129,11 +130,11 @@ var (
 type cellState struct {
 	written, hasW, firstW, hasR bool
 	w, read0                    rec
-	reads, adds                 []rec
+	reads, adds, sreads         []rec
 }
 
 func stateOf(c *cell) cellState {
-	return cellState{c.written, c.hasW, c.firstW, c.hasR, c.w, c.read0, slices.Clone(c.reads), slices.Clone(c.adds())}
+	return cellState{c.written, c.hasW, c.firstW, c.hasR, c.w, c.read0, slices.Clone(c.reads), slices.Clone(c.adds()), slices.Clone(c.sreads())}
 }
 
 // checkOwnRewrite runs rewriteOwn on a copy of cell c, then the general

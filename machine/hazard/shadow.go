@@ -112,7 +112,12 @@ type cell struct {
 type cellLists struct {
 	adds []rec
 	unin []uninitRead
-	olds []gmOld
+	olds *oldsList // (olds.go)
+	// sreads holds the reads of other agents that a later write of their
+	// core, ordered after them, took out of local memory while an op
+	// issued before it was still to land (history.go, "Reads overwritten
+	// in order").
+	sreads []rec
 	// oldsBefore says every write in olds is ordered before the cell's
 	// last: an access ordered after that one is after each of them, and
 	// need not meet them (accessCell).
@@ -149,52 +154,6 @@ func (c *cell) listsFor(some bool) bool {
 	}
 	return true
 }
-
-// gmOld is a GM write w that a later write by, ordered after it, replaced
-// as the cell's last (history.go, "GM writes overwritten in order").
-type gmOld struct {
-	w, by rec
-}
-
-// olds returns the GM writes kept past their ordered overwrite
-// (history.go). The list aliases the cell's.
-func (c *cell) olds() []gmOld {
-	if c.lists == nil {
-		return nil
-	}
-	return c.lists.olds
-}
-
-// setOlds makes l the cell's overwritten GM writes.
-func (c *cell) setOlds(l []gmOld) {
-	if c.listsFor(len(l) > 0) {
-		c.lists.olds = l
-	}
-}
-
-// oldsRoom returns the cell's overwritten GM writes with room for
-// maxOlds: a cell overwritten in order keeps one per round up to the
-// bound, and a list grown from one entry cost three allocations where
-// this box costs one (a ring's chunks are overwritten every step).
-func (c *cell) oldsRoom() []gmOld {
-	if c.lists == nil {
-		b := &oldsBox{}
-		b.ls.olds = b.arr[:0]
-		c.lists = &b.ls
-	} else if cap(c.lists.olds) < maxOlds {
-		c.lists.olds = append(make([]gmOld, 0, maxOlds), c.lists.olds...)
-	}
-	return c.lists.olds
-}
-
-// oldsBox is a cell's lists with room for its overwritten GM writes.
-type oldsBox struct {
-	ls  cellLists
-	arr [maxOlds]gmOld
-}
-
-// hasOlds reports whether the cell keeps an overwritten GM write.
-func (c *cell) hasOlds() bool { return c.lists != nil && len(c.lists.olds) > 0 }
 
 // sigBox is a signal word's part of its cell: its release and history.
 // Inline, it was a fourth cache line of every cell (256 bytes), which data
@@ -305,6 +264,25 @@ func (c *cell) setUninit(l []uninitRead) {
 // hasUninit reports whether the cell keeps an uninitialised read.
 func (c *cell) hasUninit() bool { return c.lists != nil && len(c.lists.unin) > 0 }
 
+// sreads returns the reads kept past their ordered overwrite (history.go).
+// The list aliases the cell's.
+func (c *cell) sreads() []rec {
+	if c.lists == nil {
+		return nil
+	}
+	return c.lists.sreads
+}
+
+// setSReads makes l the cell's reads kept past their ordered overwrite.
+func (c *cell) setSReads(l []rec) {
+	if c.listsFor(len(l) > 0) {
+		c.lists.sreads = l
+	}
+}
+
+// hasSReads reports whether the cell keeps a read past its overwrite.
+func (c *cell) hasSReads() bool { return c.lists != nil && len(c.lists.sreads) > 0 }
+
 // hasAdds reports whether the cell keeps another write.
 func (c *cell) hasAdds() bool { return c.lists != nil && len(c.lists.adds) > 0 }
 
@@ -383,7 +361,8 @@ func (c *cell) hostWrite(r *rec, poison bool) {
 	c.reads, c.hasR = c.reads[:0], false
 	c.setAdds(c.adds()[:0])
 	c.setUninit(c.uninit()[:0])
-	c.setOlds(c.olds()[:0])
+	c.clearOlds()
+	c.setSReads(c.sreads()[:0])
 	c.setKept(false)
 	if b := c.sigBox; b != nil {
 		b.sig.truncate()
@@ -403,7 +382,8 @@ func (c *cell) copyTo(n *cell) {
 	n.setAdds(append(n.adds()[:0], c.adds()...))
 	n.reads = append(reads, c.reads...)
 	n.setUninit(append(n.uninit()[:0], c.uninit()...))
-	n.setOlds(append(n.olds()[:0], c.olds()...))
+	n.copyOldsFrom(c)
+	n.setSReads(append(n.sreads()[:0], c.sreads()...))
 	if n.lists != nil {
 		n.lists.oldsBefore = c.lists != nil && c.lists.oldsBefore
 		n.lists.kept = c.keptAll()
@@ -625,7 +605,7 @@ func (c *cell) sameState(o *cell) bool {
 		return false
 	}
 	return slices.Equal(c.reads, o.reads) && slices.Equal(c.adds(), o.adds()) && slices.Equal(c.uninit(), o.uninit()) &&
-		sameOlds([]*cell{c, o})
+		sameOlds([]*cell{c, o}) && slices.Equal(c.sreads(), o.sreads())
 }
 
 // collapse merges cells [i, j) into cell i; the caller has just given them
@@ -639,7 +619,8 @@ func (m *imap) collapse(i, j int) {
 	for _, c := range m.cells[i+1 : j] {
 		c.setAdds(c.adds()[:0])
 		c.setUninit(c.uninit()[:0])
-		c.setOlds(c.olds()[:0])
+		c.clearOlds()
+		c.setSReads(c.sreads()[:0])
 		c.setKept(false)
 		if b := c.sigBox; b != nil {
 			b.sig.truncate()

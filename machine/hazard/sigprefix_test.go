@@ -49,13 +49,7 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 			s.hostInit(sigCnt, 0, 0x3000)
 			s.ev(machine.Event{Kind: machine.EvRunStart})
 			val := int64(0)
-			round := func(k int64) {
-				s.issue(1, 0, st, MTE3)
-				s.exec(ag(1, 0, MTE3), st, []int64{k}, gmAcc(winW, 0, 0x1000+0x100*k, 0x1100+0x100*k, true))
-				s.barrier(1, 0, ALL, bar)
-				val++
-				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "add", Value: 1, Accesses: word(true)})
-			}
+			round := counterRound(s, st, bar, nt, word(true), &val)
 			k := int64(0)
 			for ; k < int64(tc.landed); k++ {
 				round(k)
@@ -78,6 +72,19 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 				t.Fatalf("want RAW 40, 51; got %v", kinds(fs))
 			}
 		})
+	}
+}
+
+// counterRound returns round k of the counter tests' notifier: rank 1
+// writes slot k of @W on MTE3, drains and adds 1 to the word add names,
+// counting the adds in *val.
+func counterRound(s *sim, st, bar, nt *asm.COp, add []machine.Access, val *int64) func(k int64) {
+	return func(k int64) {
+		s.issue(1, 0, st, MTE3)
+		s.exec(ag(1, 0, MTE3), st, []int64{k}, gmAcc(winW, 0, 0x1000+0x100*k, 0x1100+0x100*k, true))
+		s.barrier(1, 0, ALL, bar)
+		*val++
+		s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "add", Value: 1, Accesses: add})
 	}
 }
 
@@ -188,6 +195,67 @@ func TestSeveralNotifiersWaitNeedsOnlyItsAdds(t *testing.T) {
 			}
 			if len(fs) != 1 || fs[0].Kind != KindRAW || fs[0].First.Line != 40 || fs[0].Second.Line != 51 || int64(fs[0].Count) != tc.race {
 				t.Fatalf("want RAW 40, 51 [%d pipe pairs]; got %v", tc.race, kinds(fs))
+			}
+		})
+	}
+}
+
+// TestCounterAfterOrderedReset is TestCounterWaitNeedsOnlyItsAdds with the
+// counter zeroed first by the waiter (`st @S[0], 0`, line 30) and the
+// zeroing published to the notifier before its first add (rank 0 adds to
+// rank 1's word @S[4], rank 1 waits for it: allreduce_ring's
+// ring_zero_at_entry with the reset ordered). The word is one agent's
+// counter after the store as it is without one, so the wait is ordered
+// after the adds it needed whether the later ones had landed or not. It
+// used to take the whole join after a plain store, and rank 1 a round
+// ahead (its third add in before the wait) hid the race of slot 2 that a
+// wait for 2 leaves (programs.TestFindingsIgnoreSkew found it).
+func TestCounterAfterOrderedReset(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		want   int64
+		landed int
+		race   bool
+	}{
+		{"needs two, third out", 2, 2, true},
+		{"needs two, third in", 2, 3, true},
+		{"needs all", 3, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(Options{})
+			p, st, bar, nt, tw, ld := counterOps(tc.want, "ge")
+			reset := p.op("st", 30, S)
+			pub := p.op("tnotify", 31, S)
+			sub := twaitOp(p, 32, sigCnt, 1, "ge")
+			word := func(rank int32, off int64, write bool) []machine.Access {
+				return []machine.Access{gmAcc(sigCnt, rank, 0x3000+off, 0x3004+off, write)}
+			}
+			s.hostInit(winW, 0, 0x1000)
+			s.hostInit(sigCnt, 0, 0x3000)
+			s.hostInit(sigCnt, 1, 0x3000)
+			s.ev(machine.Event{Kind: machine.EvRunStart})
+			s.exec(ag(0, 0, S), reset, nil, word(0, 0, true)...)
+			s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(0, 0, S), Op: pub, Word: "add", Value: 1, Accesses: word(1, 4, true)})
+			s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(1, 0, S), Op: sub, Value: 1, Want: 1, Accesses: word(1, 4, false)})
+			val := int64(0)
+			round := counterRound(s, st, bar, nt, word(0, 0, true), &val)
+			k := int64(0)
+			for ; k < int64(tc.landed); k++ {
+				round(k)
+			}
+			s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: val, Want: tc.want, Accesses: word(0, 0, false)})
+			s.issue(0, 0, ld, MTE2)
+			s.exec(ag(0, 0, MTE2), ld, nil, gmAcc(winW, 0, 0x1200, 0x1300, false))
+			for ; k < 3; k++ {
+				round(k)
+			}
+			s.ev(machine.Event{Kind: machine.EvRunEnd})
+			fs := s.d.Findings()
+			switch {
+			case !tc.race && len(fs) != 0:
+				t.Fatalf("want clean, got %v", kinds(fs))
+			case tc.race && (len(fs) != 1 || fs[0].Kind != KindRAW || fs[0].First.Line != 40 || fs[0].Second.Line != 51):
+				t.Fatalf("want RAW 40, 51; got %v", kinds(fs))
 			}
 		})
 	}

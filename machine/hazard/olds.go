@@ -1,0 +1,371 @@
+package hazard
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/ptoasm/ptoasm/asm"
+)
+
+// The overwritten GM accesses a cell keeps (history.go, "GM writes
+// overwritten in order"), stored small: a 384-rank ring lint keeps them
+// for each of its 147 456 chunk ranges, four entries each, and the box of
+// four pairs of 64-byte records (640 bytes a range) was 94 MB of the
+// lint's heap, most of its cost being the first touch of that memory
+// (docs/performance.md, round 36 of lint). Each record is kept once per
+// cell (a ring step's overwrite replaces another rank's read and its own
+// previous write at once, and that write was the previous step's
+// replacing one: four entries name five records), and packed into 24
+// bytes without a pointer (packedRec) when its iteration vector is at
+// most two deep and its numbers fit, as nearly all do: a box of 240
+// bytes where it was 640 (208 before the shadowed reads' slice joined the
+// lists, below).
+
+// gmOld is a GM access w that a later write by, ordered after it,
+// replaced as the cell's last: the two records' places in its oldsList.
+type gmOld struct {
+	w, by uint8
+}
+
+// oldRecsInline is how many packed records an oldsList holds inline: the
+// five of a cell overwritten twice in order, each time after another
+// agent's read.
+const oldRecsInline = maxOlds + 1
+
+// oldsList is a cell's overwritten GM accesses: ents[:n], oldest first,
+// and the records they name, each once. Place i < oldRecsInline is
+// recs[i] (nrec of them are taken), place oldRecsInline+j is more[j]: a
+// record that does not pack, or one past the inline places (behind a
+// pointer, since it is rare: its slice header took the box to the next
+// size class).
+type oldsList struct {
+	recs [oldRecsInline]packedRec
+	ents [maxOlds]gmOld
+	n    uint8
+	nrec uint8
+	// stale says an entry left since the records were last packed, so
+	// that some may be named by none (packOldRecs).
+	stale bool
+	// gen is the run generation of every packed record.
+	gen  uint32
+	more *[]rec
+}
+
+// oldsBox is a cell's lists with room for its overwritten GM accesses:
+// one allocation.
+type oldsBox struct {
+	ls cellLists
+	ol oldsList
+}
+
+// A packedRec is 24 bytes, and a box one size class of 240: 208 for the
+// lists and the kept accesses, and 24 for the shadowed reads' slice
+// (cellLists.sreads, which only local memory uses; a union of the two would
+// give the 32 bytes back, 4.7 MB at 384 ranks).
+var _ [24 - unsafe.Sizeof(packedRec{})]struct{}
+var _ [240 - unsafe.Sizeof(oldsBox{})]struct{}
+
+// The places packOldRecs keeps fit its uint16 mask: the inline ones, and
+// in more at most 2*maxOlds named ones.
+var _ [16 - oldRecsInline - 2*maxOlds]struct{}
+
+// packedRec is a rec whose iteration vector is at most packedIter deep
+// with levels that fit 16 bits, whose serial fits 32 bits and whose run
+// generation is its list's (oldsList.gen), its op as a place in the
+// detector's table of them (oldOps, 0 for nil) that fits 16. 24 bytes, no
+// pointer.
+type packedRec struct {
+	serial uint32
+	agent  int32
+	epoch  uint32
+	iter   [packedIter]int16
+	op     uint16
+	lag    uint16
+	step   uint8
+	gap    uint8
+	bits   uint8 // niter, then the flags (packedWrite...) from bit 3
+	_      uint8
+}
+
+// packedIter is how deep an iteration vector a packedRec holds.
+const packedIter = 2
+
+const (
+	packedWrite = 1 << (iota + 3) // below: niter, at most maxIter
+	packedAtomic
+	packedRaced
+)
+
+var _ [8 - maxIter]struct{} // niter fits packedRec's three bits
+
+// olds returns the entries of the cell's overwritten GM accesses, whose
+// records oldRec gives. The list aliases the cell's.
+func (c *cell) olds() []gmOld {
+	if c.lists == nil || c.lists.olds == nil {
+		return nil
+	}
+	l := c.lists.olds
+	return l.ents[:l.n]
+}
+
+// setOldsLen keeps the first n entries of the cell's olds (meetOlds).
+func (c *cell) setOldsLen(n int) {
+	l := c.lists.olds
+	if n < int(l.n) {
+		l.n, l.stale = uint8(n), true
+	}
+}
+
+// hasOlds reports whether the cell keeps an overwritten GM access.
+func (c *cell) hasOlds() bool { return c.lists != nil && c.lists.olds != nil && c.lists.olds.n > 0 }
+
+// clearOlds drops the cell's overwritten GM accesses.
+func (c *cell) clearOlds() {
+	if c.lists != nil && c.lists.olds != nil {
+		l := c.lists.olds
+		l.n, l.nrec, l.stale = 0, 0, false
+		if l.more != nil {
+			*l.more = (*l.more)[:0]
+		}
+	}
+}
+
+// copyOldsFrom gives c the overwritten GM accesses of o (copyTo).
+func (c *cell) copyOldsFrom(o *cell) {
+	if !o.hasOlds() {
+		c.clearOlds()
+		return
+	}
+	l := c.oldsRoom()
+	more := l.more
+	*l = *o.lists.olds
+	l.more = more
+	if om := o.lists.olds.more; om != nil && len(*om) > 0 || more != nil {
+		l.setMore(append(l.moreRecs()[:0], o.lists.olds.moreRecs()...))
+	}
+}
+
+// oldsRoom returns the cell's oldsList, making it (with the lists when
+// the cell has none: one allocation).
+func (c *cell) oldsRoom() *oldsList {
+	if c.lists == nil {
+		b := &oldsBox{}
+		b.ls.olds = &b.ol
+		c.lists = &b.ls
+	} else if c.lists.olds == nil {
+		c.lists.olds = new(oldsList)
+	}
+	return c.lists.olds
+}
+
+// oldRec is the record at place i of c's oldsList, unpacked into dst when
+// it is packed.
+func (d *Detector) oldRec(c *cell, i uint8, dst *rec) *rec {
+	l := c.lists.olds
+	if i >= oldRecsInline {
+		return &(*l.more)[i-oldRecsInline]
+	}
+	p := &l.recs[i]
+	*dst = rec{agent: p.agent, epoch: p.epoch, gen: l.gen, serial: int64(p.serial), op: d.oldOps[p.op],
+		step: p.step, niter: p.bits & 7, write: p.bits&packedWrite != 0, atomic: p.bits&packedAtomic != 0,
+		raced: p.bits&packedRaced != 0, gap: p.gap, lag: p.lag}
+	for k, v := range p.iter {
+		dst.iter[k] = int32(v)
+	}
+	return dst
+}
+
+// oldIdent is the instance (agent, epoch, run generation) of the record
+// at place i of c's oldsList.
+func (c *cell) oldIdent(i uint8) (int32, uint32, uint32) {
+	l := c.lists.olds
+	if i >= oldRecsInline {
+		r := &(*l.more)[i-oldRecsInline]
+		return r.agent, r.epoch, r.gen
+	}
+	p := &l.recs[i]
+	return p.agent, p.epoch, l.gen
+}
+
+// oldWrite reports whether the record at place i of c's oldsList is a
+// write.
+func (c *cell) oldWrite(i uint8) bool {
+	l := c.lists.olds
+	if i >= oldRecsInline {
+		return (*l.more)[i-oldRecsInline].write
+	}
+	return l.recs[i].bits&packedWrite != 0
+}
+
+// pack returns r packed for l, and false when it does not fit (packedRec).
+func (d *Detector) pack(l *oldsList, r *rec) (packedRec, bool) {
+	if !shallow(r) || r.serial < 0 || r.serial > math.MaxUint32 || l.nrec > 0 && r.gen != l.gen {
+		return packedRec{}, false
+	}
+	op := d.oldOpIndex(r.op)
+	if op > math.MaxUint16 {
+		return packedRec{}, false
+	}
+	return packedRec{serial: uint32(r.serial), agent: r.agent, epoch: r.epoch, op: uint16(op),
+		lag: r.lag, step: r.step, bits: packedBits(r), gap: r.gap,
+		iter: [packedIter]int16{int16(r.iter[0]), int16(r.iter[1])}}, true
+}
+
+// shallow names the levels past packedIter (2) up to maxIter (7), which
+// these hold to.
+var (
+	_ [maxIter - 7]struct{}
+	_ [7 - maxIter]struct{}
+	_ [packedIter - 2]struct{}
+	_ [2 - packedIter]struct{}
+)
+
+// shallow reports whether r's iteration vector fits a packedRec: two
+// levels, each of 16 bits.
+func shallow(r *rec) bool {
+	return r.iter[2]|r.iter[3]|r.iter[4]|r.iter[5]|r.iter[6] == 0 &&
+		r.iter[0] == int32(int16(r.iter[0])) && r.iter[1] == int32(int16(r.iter[1]))
+}
+
+// oldOpIndex is op's place in the detector's table of kept records' ops,
+// added on first sight; 0 stands for nil. A kept write and the one that
+// replaced it are mostly of two ops, so a cache of a few answers before
+// the map.
+func (d *Detector) oldOpIndex(op *asm.COp) uint32 {
+	if op == nil {
+		return 0
+	}
+	// (By the op's number in its kernel: a kernel's ops do not collide
+	// until it has more than the cache's slots, where their addresses,
+	// a size class apart, did.)
+	h := &d.oldOpCache[uint(op.ID)%(1<<oldOpCacheBits)]
+	if h.op == op {
+		return h.i
+	}
+	i, ok := d.oldOpIdx[op]
+	if !ok {
+		if d.oldOpIdx == nil {
+			d.oldOpIdx = map[*asm.COp]uint32{}
+			d.oldOps = []*asm.COp{nil}
+		}
+		i = uint32(len(d.oldOps))
+		d.oldOps = append(d.oldOps, op)
+		d.oldOpIdx[op] = i
+	}
+	h.op, h.i = op, i
+	return i
+}
+
+// oldOpCacheBits sizes Detector.oldOpCache: 1<<oldOpCacheBits slots.
+const oldOpCacheBits = 4
+
+// oldOpSlot is an entry of Detector.oldOpCache.
+type oldOpSlot struct {
+	op *asm.COp
+	i  uint32
+}
+
+// packedIs reports whether p, of r's agent and epoch, is r packed
+// (pack(r) == p, r packing), without packing r: a kept record is mostly met again (the previous
+// overwrite, now w; this one, by for its second entry).
+func (d *Detector) packedIs(l *oldsList, p *packedRec, r *rec) bool {
+	return l.gen == r.gen && int64(p.serial) == r.serial && int32(p.iter[0]) == r.iter[0] && int32(p.iter[1]) == r.iter[1] &&
+		p.lag == r.lag && p.step == r.step && p.gap == r.gap && p.bits == packedBits(r) &&
+		d.oldOps[p.op] == r.op && shallow(r)
+}
+
+// packedBits is packedRec.bits for r.
+func packedBits(r *rec) uint8 {
+	f := r.niter
+	if r.write {
+		f |= packedWrite
+	}
+	if r.atomic {
+		f |= packedAtomic
+	}
+	if r.raced {
+		f |= packedRaced
+	}
+	return f
+}
+
+// oldPlace returns the place of record r in l, adding it unless an equal
+// one is kept: the newest first, since that is the cell's previous
+// overwrite (now w) or this one's (by, for its second entry).
+func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
+	for i := int(l.nrec) - 1; i >= 0; i-- {
+		if p := &l.recs[i]; p.agent == r.agent && p.epoch == r.epoch && d.packedIs(l, p, r) {
+			return uint8(i)
+		}
+	}
+	more := l.moreRecs()
+	for i := range more {
+		if more[i] == *r {
+			return uint8(oldRecsInline + i)
+		}
+	}
+	if p, ok := d.pack(l, r); ok && l.nrec < oldRecsInline {
+		l.recs[l.nrec], l.gen = p, r.gen
+		l.nrec++
+		return l.nrec - 1
+	}
+	l.setMore(append(more, *r))
+	return uint8(oldRecsInline + len(more))
+}
+
+// moreRecs returns l's records kept whole (more).
+func (l *oldsList) moreRecs() []rec {
+	if l.more == nil {
+		return nil
+	}
+	return *l.more
+}
+
+// setMore makes m l's records kept whole.
+func (l *oldsList) setMore(m []rec) {
+	if l.more == nil {
+		l.more = new([]rec)
+	}
+	*l.more = m
+}
+
+// packOldRecs drops the records no entry of l names any more (their
+// entries left: the bound, a new run generation), keeping the others in
+// order, when two more might not fit inline. While no entry has left,
+// every record is named (a ring's chunk, overwritten twice, never packs).
+func (l *oldsList) packOldRecs() {
+	more := l.moreRecs()
+	if !l.stale || int(l.nrec)+2 <= oldRecsInline && len(more) == 0 {
+		return
+	}
+	l.stale = false
+	var used uint16
+	for _, o := range l.ents[:l.n] {
+		used |= 1<<o.w | 1<<o.by
+	}
+	var to [16]uint8
+	n := uint8(0)
+	for i := range l.nrec {
+		if used&(1<<i) != 0 {
+			to[i] = n
+			l.recs[n] = l.recs[i]
+			n++
+		}
+	}
+	l.nrec = n
+	m := 0
+	for i := range more {
+		if used&(1<<(oldRecsInline+i)) != 0 {
+			to[oldRecsInline+i] = uint8(oldRecsInline + m)
+			more[m] = more[i]
+			m++
+		}
+	}
+	if l.more != nil {
+		*l.more = more[:m]
+	}
+	for x := range l.ents[:l.n] {
+		o := &l.ents[x]
+		o.w, o.by = to[o.w], to[o.by]
+	}
+}
