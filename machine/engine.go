@@ -811,7 +811,7 @@ func (m *Machine) blankEvent(kind EventKind, op *asm.COp) *Event {
 	// through a temporary and a typed copy, a fifth of an observed run.
 	e.Kind, e.Cycle, e.Start, e.End = kind, m.now, m.now, m.now
 	e.Target, e.Op, e.Iter, e.Step = 0, op, nil, ""
-	e.Accesses, e.Peers, e.Flags = e.Accesses[:0], e.Peers[:0], e.Flags[:0]
+	e.Accesses, e.Peers, e.Flags, e.Words = e.Accesses[:0], e.Peers[:0], e.Flags[:0], e.Words[:0]
 	e.Flag, e.ID, e.Mode, e.Group, e.Value, e.Want = Flag{}, 0, 0, 0, 0, 0
 	e.Issue, e.Issued, e.IssueCore = 0, 0, 0
 	e.Deferred.plan = nil

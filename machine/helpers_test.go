@@ -73,5 +73,6 @@ func (r *recorder) Observe(e *Event) {
 	c.Iter = append([]int64(nil), e.Iter...)
 	c.Peers = append([]int32(nil), e.Peers...)
 	c.Flags = append([]Flag(nil), e.Flags...)
+	c.Words = append([]int64(nil), e.Words...)
 	r.evs = append(r.evs, c)
 }

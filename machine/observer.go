@@ -416,4 +416,11 @@ type Event struct {
 	// register (loaded from GM, or computed from a loop variable or an
 	// epoch). Value is what the signal held.
 	Want int64
+	// Words is, for an EvSignalWait over several elements (#count), what
+	// each held when the wait passed, in order (Value is the last): a
+	// wait is ordered after the adds each word's compare needed, which
+	// the detector reads off each word's value (a view into machine
+	// state, like Accesses: copy it to keep it). Empty for one element
+	// and when the machine keeps no values (timing only).
+	Words []int64
 }

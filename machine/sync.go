@@ -473,6 +473,14 @@ func (c *core) signalEvent(op *asm.COp, o *gmObj, r int, off, count, cur, want i
 	e.Accesses = append(e.Accesses, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: o.base + off,
 		Hi: o.base + off + count*sz, Tensor: o.info})
 	e.Value, e.Want = cur, want
+	if count > 1 && o.buf != nil {
+		// checkSignal read each of them already: a failed load there
+		// would have failed the wait.
+		for k := range count {
+			v, _ := loadInt(o.buf, o.info.DType, off+k*sz)
+			e.Words = append(e.Words, v)
+		}
+	}
 	m.emit()
 }
 

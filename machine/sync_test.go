@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -384,19 +385,52 @@ kernel k : aiv {
 launch ranks=1 { run k blocks=1 }
 `
 	for _, timingOnly := range []bool{false, true} {
-		rec := &recorder{kinds: map[EventKind]bool{EvSignalWait: true}}
-		_, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}, TimingOnly: timingOnly})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got [][2]int64
-		for _, e := range rec.evs {
+		for _, e := range signalWaits(t, src, timingOnly) {
 			got = append(got, [2]int64{e.Value, e.Want})
 		}
 		if want := [][2]int64{{1, 1}, {2, 2}, {3, 3}, {3, 2}}; !slices.Equal(got, want) {
 			t.Errorf("timing-only %v: (value, want) %v, want %v", timingOnly, got, want)
 		}
 	}
+}
+
+// TestSignalWaitWords: a satisfied wait over several words reports what
+// each held (the detector orders the waiter after each word's needed adds
+// only), timing-only too; a one-word wait reports none.
+func TestSignalWaitWords(t *testing.T) {
+	src := `
+signal S : [3] = zero
+kernel k : aiv {
+    tnotify @S[0], 2 #op=add
+    tnotify @S[1], 1 #op=add
+    tnotify @S[2], 3 #op=add
+    twait @S[0], 1 #cmp=ge #count=3
+    %r = ttest @S[1], 1 #cmp=ge #count=2
+    twait @S[2], 3 #cmp=ge
+}
+launch ranks=1 { run k blocks=1 }
+`
+	for _, timingOnly := range []bool{false, true} {
+		var got []string
+		for _, e := range signalWaits(t, src, timingOnly) {
+			got = append(got, fmt.Sprint(e.Value, e.Words))
+		}
+		if want := []string{"3 [2 1 3]", "3 [1 3]", "3 []"}; !slices.Equal(got, want) {
+			t.Errorf("timing-only %v: (value, words) %q, want %q", timingOnly, got, want)
+		}
+	}
+}
+
+// signalWaits runs src and returns its EvSignalWait events.
+func signalWaits(t *testing.T, src string, timingOnly bool) []Event {
+	t.Helper()
+	rec := &recorder{kinds: map[EventKind]bool{EvSignalWait: true}}
+	_, _, err := runObj(t, assemble(t, src), Options{Observers: []Observer{rec}, TimingOnly: timingOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.evs
 }
 
 func TestTPutChunks(t *testing.T) {

@@ -166,6 +166,15 @@ var timingSizes = map[string][][]asm.Define{
 	"hazards/cvc_pipeline_one_aiv_credit": {
 		{{Name: "SLOW", Value: "0"}},
 	},
+	// A wait over several arrival words joined each word whole: one
+	// count short, the race showed only when the wait came before the
+	// later sequence's adds (gone under slow scalar GM access).
+	"hazards/splitkv_flag_words": {
+		{{Name: "RANKS", Value: "3"}},
+	},
+	"hazards/splitkv_flag_words_fixed": {
+		{{Name: "RANKS", Value: "3"}},
+	},
 }
 
 // programSizes returns program name's path, its `// test:` defines and the

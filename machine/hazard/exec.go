@@ -1479,6 +1479,9 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	}
 	uninitLo, uninitHi := int64(-1), int64(-1)
 	visit := func(c *cell) {
+		if d.wait.words != nil {
+			d.wait.word(c)
+		}
 		d.signalCell(r, acc, c, rel, &loc, &uninitLo, &uninitHi)
 		if d.note.on {
 			d.wroteHist(c, r, d.note.val)

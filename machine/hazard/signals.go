@@ -82,9 +82,7 @@ func (d *Detector) signalWait(e *machine.Event) {
 		acc.Write = false
 		d.checkBounds(&r, &acc)
 		d.staleCheck(&r, &acc, e)
-		if acc.NumRows() <= 1 && acc.Tensor != nil && acc.Hi-acc.Lo == int64(acc.Tensor.DType.Size()) && e.Op != nil && e.Op.Info != nil {
-			d.wait = waitCmp{on: true, cmp: machine.SignalCmp(e.Op), want: e.Want, value: e.Value}
-		}
+		d.wait = waitFor(e, &acc)
 		d.signalAccess(&r, &acc, false)
 		d.wait = waitCmp{}
 		d.noteReadsFrom(&r, &acc)

@@ -23,8 +23,16 @@ import (
 // earliest release whose value already met the compare, in the
 // notifier's own order (one scalar's adds land in program order: TNOTIFY
 // ends with BAR ALL). Several notifiers of one word, or a plain store
-// among them, keep the join of everything (Detector.signalCell), as do
-// waits over several words.
+// among them, keep the join of everything (Detector.signalCell).
+//
+// A wait over several words (`twait @Flag[0], n #count=NS`: one arrival
+// word per split) compares each word with the same operand, so it is a
+// one-word wait on each: the machine reports each word's value
+// (Event.Words) and each word acquires only the adds its own compare
+// needed. Joining each word whole made the verdict follow the timing: a
+// wait one count short was ordered after the sequence it did not wait for
+// whenever that sequence's adds had landed first, as under slow scalar GM
+// loads (hazards/splitkv_flag_words).
 
 // maxPrefix bounds the releases kept per word: a wait that needs an older
 // one than the oldest kept is ordered after the oldest kept, which orders
@@ -56,13 +64,47 @@ type prefixRel struct {
 	hasLoc bool
 }
 
-// waitCmp is the satisfied single-word wait whose word signalAccess visits
+// waitCmp is the satisfied wait whose word signalAccess visits
 // (Detector.signalWait): its compare, the value it compared with, and the
-// value it read.
+// value it read. A wait over several words compares each with want, so
+// each is a one-word wait of its own: words holds what each read (from
+// its lo, size bytes apart), and word sets on and value for the word
+// being visited.
 type waitCmp struct {
 	on          bool
 	cmp         string
 	want, value int64
+	words       []int64
+	lo, size    int64
+}
+
+// waitFor is the wait of event e on access acc: off (every word joined
+// whole) unless acc is one run of words the machine told the values of.
+func waitFor(e *machine.Event, acc *machine.Access) waitCmp {
+	if acc.NumRows() > 1 || acc.Tensor == nil || e.Op == nil || e.Op.Info == nil {
+		return waitCmp{}
+	}
+	sz := int64(acc.Tensor.DType.Size())
+	w := waitCmp{cmp: machine.SignalCmp(e.Op), want: e.Want}
+	switch {
+	case acc.Hi-acc.Lo == sz:
+		w.on, w.value = true, e.Value
+	case sz > 0 && len(e.Words) > 1 && acc.Hi-acc.Lo == int64(len(e.Words))*sz:
+		w.words, w.lo, w.size = e.Words, acc.Lo, sz
+	default:
+		return waitCmp{}
+	}
+	return w
+}
+
+// word makes w the one-word wait on word c, off when c is not one of
+// w.words (a cell wider than a word is joined whole).
+func (w *waitCmp) word(c *cell) {
+	k := (c.lo - w.lo) / w.size
+	w.on = c.hi-c.lo == w.size && c.lo >= w.lo && (c.lo-w.lo)%w.size == 0 && k < int64(len(w.words))
+	if w.on {
+		w.value = w.words[k]
+	}
 }
 
 // keepPrefix is called when agent a's add is about to replace a's earlier
@@ -323,7 +365,7 @@ func (ad *adderHist) add(r multiRel) {
 	ad.rels = append(ad.rels, r)
 }
 
-// meetWait orders agent a, whose satisfied single-word wait visits word c,
+// meetWait orders agent a, whose satisfied wait visits word c,
 // after what every set of the landed adds that meets its compare carries
 // (above), and reports whether it did; false leaves the word to the whole
 // join.

@@ -260,3 +260,73 @@ func TestCounterAfterOrderedReset(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitOverWordsNeedsOnlyItsAdds: ranks 1 and 2 each write their slot
+// of round k of rank 0's @W on MTE3, drain and add 1 to their own word of
+// rank 0's @S (words 0 and 1), for k = 0, 1; rank 0 waits on both words at
+// once (`twait @S[0], want #cmp=ge #count=2`) and loads round slot's two
+// slots. Each word is compared with want on its own, so the wait is
+// ordered after each word's first `want` adds, not after a second round
+// that happened to land before it polled: with want 1 (one short) the load
+// of round 1 races both round-1 writes whichever had landed (a write after
+// the load is named RAW too: the write-first naming of two loops,
+// docs/hazards.md "Intended order across kernels"). It used to
+// join each word whole, clean when every add was in (the timing of slow
+// scalar GM loads, hazards/splitkv_flag_words).
+func TestWaitOverWordsNeedsOnlyItsAdds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		want   int64
+		slot   int64
+		landed [2]int64 // rounds of ranks 1 and 2 in before the wait
+		found  []string // the findings' kinds, in order
+		raw    int      // pipe pairs of RAW 40, 51
+	}{
+		{"needs both rounds", 2, 1, [2]int64{2, 2}, nil, 0},
+		{"one short, both second rounds in", 1, 1, [2]int64{2, 2}, []string{KindRAW}, 2},
+		{"one short, rank 2's second round in", 1, 1, [2]int64{1, 2}, []string{KindRAW}, 2},
+		{"one short, reads round 0", 1, 0, [2]int64{2, 2}, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(Options{})
+			_, st, bar, nt, tw, ld := counterOps(tc.want, "ge")
+			s.hostInit(winW, 0, 0x1000)
+			s.hostInit(sigCnt, 0, 0x3000)
+			s.ev(machine.Event{Kind: machine.EvRunStart})
+			var val [2]int64
+			round := func(x int32, k int64) {
+				lo := 0x1000 + 0x200*k + 0x100*int64(x-1)
+				s.issue(x, 0, st, MTE3)
+				s.exec(ag(x, 0, MTE3), st, []int64{k}, gmAcc(winW, 0, lo, lo+0x100, true))
+				s.barrier(x, 0, ALL, bar)
+				val[x-1]++
+				w := 0x3000 + 4*int64(x-1)
+				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(x, 0, S), Op: nt, Word: "add", Value: 1,
+					Accesses: []machine.Access{gmAcc(sigCnt, 0, w, w+4, true)}})
+			}
+			for x := int32(1); x <= 2; x++ {
+				for k := range tc.landed[x-1] {
+					round(x, k)
+				}
+			}
+			s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: val[1], Want: tc.want,
+				Words: val[:], Accesses: []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3008, false)}})
+			s.issue(0, 0, ld, MTE2)
+			lo := 0x1000 + 0x200*tc.slot
+			s.exec(ag(0, 0, MTE2), ld, nil, gmAcc(winW, 0, lo, lo+0x200, false))
+			for x := int32(1); x <= 2; x++ {
+				for k := tc.landed[x-1]; k < 2; k++ {
+					round(x, k)
+				}
+			}
+			s.ev(machine.Event{Kind: machine.EvRunEnd})
+			fs := s.d.Findings()
+			if !slices.Equal(kinds(fs), tc.found) {
+				t.Fatalf("want %v, got %v", tc.found, kinds(fs))
+			}
+			if tc.raw > 0 && (fs[0].First.Line != 40 || fs[0].Second.Line != 51 || fs[0].Count != tc.raw) {
+				t.Fatalf("want RAW 40, 51 [%d pipe pairs]; got %v %d, %d [%d]", tc.raw, fs[0].Kind, fs[0].First.Line, fs[0].Second.Line, fs[0].Count)
+			}
+		})
+	}
+}
