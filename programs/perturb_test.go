@@ -110,9 +110,6 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "N", Value: "1"}},
 		{{Name: "N", Value: "2"}},
 	},
-	// Which drain wait the run reports as a deadlock and which the static
-	// pass reports follows the count's parity; at NMAX no trip breaks and
-	// both are the static pass's. The sites must not move.
 	// A wait on a word several ranks add to: with one rank late (its
 	// arrival out when the wait passes) and with a peer a round ahead (its
 	// next arrival in), docs/hazards.md "Counters several agents add to".
@@ -152,6 +149,9 @@ var timingSizes = map[string][][]asm.Define{
 	"hazards/uninit_past_ordered_store_fixed": {
 		{{Name: "SLOW", Value: "16"}},
 	},
+	// Which drain wait the run reports as a deadlock and which the static
+	// pass reports follows the count's parity; at NMAX no trip breaks and
+	// both are the static pass's. The sites must not move.
 	"hazards/early_exit_after_wait": {
 		{{Name: "NT", Value: "5"}},
 		{{Name: "NT", Value: "8"}},
