@@ -368,12 +368,15 @@ func init() {
 		{"tadds", CostVAddS}, {"tsubs", CostVAddS}, {"tmuls", CostVMulS}, {"tdivs", CostVDiv},
 		{"tmaxs", CostVMaxS}, {"tmins", CostVMinS},
 	} {
-		def(v.name, FamVector, PipeV, v.cost, aivOnly,
+		d := def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
 			"elementwise "+strings.TrimSuffix(strings.TrimPrefix(v.name, "t"), "s")+" with a scalar").chk(chkSame).
 			// TAddS.hpp, TSubS.hpp, TMulS.hpp, TDivS.hpp (float; integer
 			// TDIVS is a scalar loop), TMaxS.hpp, TMins.hpp.
 			binS()
+		if v.name == "tdivs" {
+			d.fold(FoldDivS)
+		}
 	}
 	def("texpands", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), floatImm("s")}, "fill dst with a scalar").chk(chkSame)

@@ -41,7 +41,7 @@ func defsMore() {
 		// barrier between each), the same into dst, then the scalar
 		// fix-ups between V→S and S→V flags. Integer: only the scalar
 		// loop between those flags.
-		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier()
+		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier().fold(FoldPow)
 	def("trem", FamVector, PipeV, CostVDiv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), rwIf(I32, tileR("b", vecLocs...)), scratchW("tmp", vecLocs...)},
 		"remainder with the divisor's sign, f32 steps: r = a - floor(a/b)·b, plus b where r·b < 0; i32 converts a and b to f32 in place (a keeps rint(f32(a)), b ends as f32 bits), tmp holds a row of scratch and a compare mask at dst's row stride (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSameTmp).
@@ -92,7 +92,7 @@ func defsMore() {
 		"a to the power of a scalar, as tpow (charged as vln)").chk(chkSame).
 		// As tpow: vabs of a into tmp first (TPowF), or the scalar loop
 		// between flags (TPowI).
-		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier()
+		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier().fold(FoldPow)
 	def("trems", FamVector, PipeV, CostVDiv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), floatImm("s"), scratchW("tmp", vecLocs...)},
 		"remainder by a scalar with the scalar's sign, f32 steps as trem; i32 converts a to f32 and back in place (a keeps rint(f32(a))); tmp's first row is scratch (charged as vdiv)").chk(chkSameTmp).
@@ -212,7 +212,7 @@ func defsMore() {
 	// a scalar loop.
 	def("tci", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},
-		"dst's valid elements, row-major, get start+k (start-k with #descending=1)").with(attrDesc)
+		"dst's valid elements, row-major, get start+k (start-k with #descending=1)").with(attrDesc).fold(FoldScalarFill)
 	def("ttri", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("diagonal")},
 		"triangular 0/1 mask: lower j ≤ i+d, or with #upper=1, j ≥ i+d").with(attrUpper).
