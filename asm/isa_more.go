@@ -36,7 +36,7 @@ func defsMore() {
 	// Elementwise, tile-tile (TPow.hpp, TRem.hpp, TFmod.hpp, TSubRelu.hpp).
 	def("tpow", FamVector, PipeV, CostVLn, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...), scratchW("tmp", vecLocs...)},
-		"a to the power b; f32 (no f16 path on a2a3): exp(b·ln a) with exp(b·ln|a|) in tmp, then 1 for b = 0, 0 or +inf for a = 0, 1 for a = -1 and b = ±inf, ±tmp for an integer b (else exp(b·ln a), NaN for a < 0); integers by squaring (TPow.hpp: vabs, vln, vmul, vexp; charged as vln)").chk(chkSame).
+		"a to the power b; f32 (no f16 path on a2a3): exp(b·ln a) with exp(b·ln|a|) in tmp, then 1 for b = 0, 0 or +inf for a = 0, 1 for a = -1 and b = ±inf, ±tmp for an integer b (else exp(b·ln a), NaN for a < 0); integers by squaring (TPow.hpp: vabs, vln, vmul, vexp per row behind barriers, then a scalar fix-up per element; charged as that sequence, pipes.PowCycles)").chk(chkSame).
 		// Float: vabs of a into tmp, barrier, vln, vmul by b, vexp (a
 		// barrier between each), the same into dst, then the scalar
 		// fix-ups between V→S and S→V flags. Integer: only the scalar
@@ -89,7 +89,7 @@ func defsMore() {
 	// TREMS_IMPL).
 	def("tpows", FamVector, PipeV, CostVLn, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s"), scratchW("tmp", vecLocs...)},
-		"a to the power of a scalar, as tpow (charged as vln)").chk(chkSame).
+		"a to the power of a scalar, as tpow (charged as its sequence: TBinSInstr calls of vabs, vln, vmuls, vexp, then the scalar fix-up)").chk(chkSame).
 		// As tpow: vabs of a into tmp first (TPowF), or the scalar loop
 		// between flags (TPowI).
 		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier().fold(FoldPow)
@@ -112,7 +112,7 @@ func defsMore() {
 	fused("tmuladddst", "dst = a·b + dst (vmla)")
 	def("taxpy", FamVector, PipeV, CostVAxpy, aivOnly,
 		[]OperandSpec{tileRW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
-		"dst = s·a + dst; an f16 a accumulates into an f32 dst (vaxpy)").chk(chkCvt).
+		"dst = s·a + dst; an f16 a accumulates into an f32 dst, row by row (vaxpy)").chk(chkCvt).
 		// One dtype: TBinSInstr. An f16 a into an f32 dst runs vaxpy's
 		// repeats across rows whatever the shape (TAxpy.hpp AxpyNormMode),
 		// which only a tile with dynamic valid columns is charged as.
@@ -212,7 +212,7 @@ func defsMore() {
 	// a scalar loop.
 	def("tci", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},
-		"dst's valid elements, row-major, get start+k (start-k with #descending=1)").with(attrDesc).fold(FoldScalarFill)
+		"dst's valid elements, row-major, get start+k (start-k with #descending=1); a scalar loop, charged 2 scalar.op an element (TCI.hpp)").with(attrDesc).fold(FoldScalarFill)
 	def("ttri", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("diagonal")},
 		"triangular 0/1 mask: lower j ≤ i+d, or with #upper=1, j ≥ i+d").with(attrUpper).
