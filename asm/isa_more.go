@@ -92,7 +92,9 @@ func defsMore() {
 		"a to the power of a scalar, as tpow (charged as its sequence: TBinSInstr calls of vabs, vln, vmuls, vexp, then the scalar fix-up)").chk(chkSame).
 		// As tpow: vabs of a into tmp first (TPowF), or the scalar loop
 		// between flags (TPowI).
-		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier().fold(FoldPow)
+		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier().fold(FoldPow).
+		// Its float passes go through TBinSInstr.
+		binS()
 	def("trems", FamVector, PipeV, CostVDiv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), floatImm("s"), scratchW("tmp", vecLocs...)},
 		"remainder by a scalar with the scalar's sign, f32 steps as trem; i32 converts a to f32 and back in place (a keeps rint(f32(a))); tmp's first row is scratch (charged as vdiv)").chk(chkSameTmp).

@@ -3,6 +3,8 @@ package machine
 import (
 	"strings"
 	"testing"
+
+	"github.com/ptoasm/ptoasm/asm"
 )
 
 // TestSequenceCharge runs the ops pipes/chain.go charges through the ISA
@@ -46,4 +48,32 @@ func TestSequenceCharge(t *testing.T) {
 // indent puts each declaration on its own line of the kernel body.
 func indent(lines string) string {
 	return "    " + strings.ReplaceAll(lines, "\n", "\n    ") + "\n"
+}
+
+// TestPowSDynamicCols: TPOWS's float passes go through TBinSInstr, so a
+// tile whose valid columns come from registers takes its row-by-row
+// lowering (asm.OpInfo.RowsIfDynCols): f32 7×448 is ColVLAlign's 7 calls
+// instead of one flat call, and each further call pays both passes' fixed
+// part again: the heads of vabs, vln, vmuls, vexp, vln, vmuls, vexp and the
+// tails and barriers between them (TPow.hpp PowSOp, TBinSOp.hpp).
+func TestPowSDynamicCols(t *testing.T) {
+	p := bodyProfile()
+	run := func(valid string) int64 {
+		src := "kernel k : aiv {\n    let %vr = 7\n    let %vc = 448\n" +
+			"    tile %d : vec f32 [7, 448]" + valid + "\n    tile %a : vec f32 [7, 448]" + valid +
+			"\n    tile %t : vec f32 [7, 448]" + valid + "\n    tpows %d, %a, 2.0, %t\n    pipe_barrier V\n}\n\nlaunch ranks=1 {\n    run k blocks=1\n}\n"
+		obj, msg := tryAssemble(t, src)
+		if obj == nil {
+			t.Fatal(msg)
+		}
+		return opLatency(t, obj)
+	}
+	v := func(k asm.CostKey) int64 { return p.Vec[k].Head }
+	tb := func(k asm.CostKey) int64 { return p.Vec[k].Tail + p.Sync.Barrier }
+	fixed := v(asm.CostVAbs) + v(asm.CostVLn) + v(asm.CostVMulS) + v(asm.CostVExp) + tb(asm.CostVAbs) + tb(asm.CostVLn) + tb(asm.CostVMulS) +
+		v(asm.CostVLn) + v(asm.CostVMulS) + v(asm.CostVExp) + tb(asm.CostVLn) + tb(asm.CostVMulS)
+	static, dyn := run(""), run(" valid [%vr, %vc]")
+	if dyn-static != 6*fixed {
+		t.Errorf("tpows f32 7×448: dynamic valid %d, static %d: %d more, want 6 calls × %d", dyn, static, dyn-static, fixed)
+	}
 }
