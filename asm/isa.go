@@ -362,18 +362,23 @@ func init() {
 			d.vbar(0b110, 0b001, VBarAlways, "include/pto/npu/a2a3/TXor.hpp (TXOR_IMPL)")
 		}
 	}
-	// Vector with a scalar immediate. tdivs: the formula backend gives ≈5 (fp32)
-	// / 9 (fp16) cycles per repeat, closest to vdiv's 4 (machine-facts §4.6).
+	// Vector with a scalar immediate. tdivs keeps vdiv as its key but is
+	// charged as TDivS.hpp's sequence (FoldDivS): a vector_dup, a barrier and
+	// vdiv per TBinSInstr call, which is the formula backend's ≈5 cycles an
+	// fp32 repeat (vdiv's 4 and vector_dup's 1; machine-facts §4.6).
 	for _, v := range []opCost{
 		{"tadds", CostVAddS}, {"tsubs", CostVAddS}, {"tmuls", CostVMulS}, {"tdivs", CostVDiv},
 		{"tmaxs", CostVMaxS}, {"tmins", CostVMinS},
 	} {
-		def(v.name, FamVector, PipeV, v.cost, aivOnly,
+		d := def(v.name, FamVector, PipeV, v.cost, aivOnly,
 			[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
 			"elementwise "+strings.TrimSuffix(strings.TrimPrefix(v.name, "t"), "s")+" with a scalar").chk(chkSame).
 			// TAddS.hpp, TSubS.hpp, TMulS.hpp, TDivS.hpp (float; integer
 			// TDIVS is a scalar loop), TMaxS.hpp, TMins.hpp.
 			binS()
+		if v.name == "tdivs" {
+			d.fold(FoldDivS)
+		}
 	}
 	def("texpands", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), floatImm("s")}, "fill dst with a scalar").chk(chkSame)

@@ -36,12 +36,12 @@ func defsMore() {
 	// Elementwise, tile-tile (TPow.hpp, TRem.hpp, TFmod.hpp, TSubRelu.hpp).
 	def("tpow", FamVector, PipeV, CostVLn, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), tileR("b", vecLocs...), scratchW("tmp", vecLocs...)},
-		"a to the power b; f32 (no f16 path on a2a3): exp(b·ln a) with exp(b·ln|a|) in tmp, then 1 for b = 0, 0 or +inf for a = 0, 1 for a = -1 and b = ±inf, ±tmp for an integer b (else exp(b·ln a), NaN for a < 0); integers by squaring (TPow.hpp: vabs, vln, vmul, vexp; charged as vln)").chk(chkSame).
+		"a to the power b; f32 (no f16 path on a2a3): exp(b·ln a) with exp(b·ln|a|) in tmp, then 1 for b = 0, 0 or +inf for a = 0, 1 for a = -1 and b = ±inf, ±tmp for an integer b (else exp(b·ln a), NaN for a < 0); integers by squaring (TPow.hpp: vabs, vln, vmul, vexp per row behind barriers, then a scalar fix-up per element; charged as that sequence, pipes.PowCycles)").chk(chkSame).
 		// Float: vabs of a into tmp, barrier, vln, vmul by b, vexp (a
 		// barrier between each), the same into dst, then the scalar
 		// fix-ups between V→S and S→V flags. Integer: only the scalar
 		// loop between those flags.
-		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier()
+		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier().fold(FoldPow)
 	def("trem", FamVector, PipeV, CostVDiv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), rwIf(I32, tileR("b", vecLocs...)), scratchW("tmp", vecLocs...)},
 		"remainder with the divisor's sign, f32 steps: r = a - floor(a/b)·b, plus b where r·b < 0; i32 converts a and b to f32 in place (a keeps rint(f32(a)), b ends as f32 bits), tmp holds a row of scratch and a compare mask at dst's row stride (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSameTmp).
@@ -89,10 +89,12 @@ func defsMore() {
 	// TREMS_IMPL).
 	def("tpows", FamVector, PipeV, CostVLn, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s"), scratchW("tmp", vecLocs...)},
-		"a to the power of a scalar, as tpow (charged as vln)").chk(chkSame).
+		"a to the power of a scalar, as tpow (charged as its sequence: TBinSInstr calls of vabs, vln, vmuls, vexp, then the scalar fix-up)").chk(chkSame).
 		// As tpow: vabs of a into tmp first (TPowF), or the scalar loop
 		// between flags (TPowI).
-		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier()
+		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier().fold(FoldPow).
+		// Its float passes go through TBinSInstr.
+		binS()
 	def("trems", FamVector, PipeV, CostVDiv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), floatImm("s"), scratchW("tmp", vecLocs...)},
 		"remainder by a scalar with the scalar's sign, f32 steps as trem; i32 converts a to f32 and back in place (a keeps rint(f32(a))); tmp's first row is scratch (charged as vdiv)").chk(chkSameTmp).
@@ -112,7 +114,7 @@ func defsMore() {
 	fused("tmuladddst", "dst = a·b + dst (vmla)")
 	def("taxpy", FamVector, PipeV, CostVAxpy, aivOnly,
 		[]OperandSpec{tileRW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")},
-		"dst = s·a + dst; an f16 a accumulates into an f32 dst (vaxpy)").chk(chkCvt).
+		"dst = s·a + dst; an f16 a accumulates into an f32 dst, row by row (vaxpy)").chk(chkCvt).
 		// One dtype: TBinSInstr. An f16 a into an f32 dst runs vaxpy's
 		// repeats across rows whatever the shape (TAxpy.hpp AxpyNormMode),
 		// which only a tile with dynamic valid columns is charged as.
@@ -212,7 +214,7 @@ func defsMore() {
 	// a scalar loop.
 	def("tci", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},
-		"dst's valid elements, row-major, get start+k (start-k with #descending=1)").with(attrDesc)
+		"dst's valid elements, row-major, get start+k (start-k with #descending=1); a scalar loop, charged 2 scalar.op an element (TCI.hpp)").with(attrDesc).fold(FoldScalarFill)
 	def("ttri", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("diagonal")},
 		"triangular 0/1 mask: lower j ≤ i+d, or with #upper=1, j ≥ i+d").with(attrUpper).

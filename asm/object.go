@@ -453,10 +453,11 @@ type OpInfo struct {
 	// VBar is the pipe_barrier(PIPE_V) inside pto-isa's a2a3 implementation
 	// of the op, nil when it has none a program may rely on.
 	VBar *VBarrier
-	// Fold marks a reduction that pto-isa lowers to a chain of dependent
-	// instructions, each behind a pipe_barrier(PIPE_V): the machine charges
-	// the chain (pipes.ColFoldCycles, pipes.RowProdCycles), not the tile's
-	// 256-byte repeats at its cost key's slope.
+	// Fold marks an op that pto-isa lowers to a chain of dependent
+	// instructions, each behind a pipe_barrier(PIPE_V), or to a scalar
+	// loop: the machine charges the chain (pipes.ColFoldCycles,
+	// pipes.RowProdCycles, pipes.PowCycles, ...), not the tile's 256-byte
+	// repeats at its cost key's slope.
 	Fold FoldKind
 	// RowsIfDynCols marks an op built on pto-isa's TBinSInstr (TBinSOp.hpp
 	// at 3186c381): it chooses its flat run over the whole tile only when
@@ -491,6 +492,17 @@ const (
 	// (TRowReduceIdxOps.hpp ProcReduceIdxStage1/2); one-repeat rows are one
 	// vcmax over the tile, charged as before.
 	FoldRowArg
+	// FoldDivS: float TDIVS is, per call of TBinSInstr, a vector_dup of the
+	// scalar, a barrier and vdiv (one vmuls in place); integer TDIVS a
+	// scalar loop between V→S and S→V flags (TDivS.hpp DivSOp, TDivs_naive).
+	FoldDivS
+	// FoldPow: TPOW/TPOWS on floats are two passes of vabs/vln/vmul/vexp
+	// behind barriers and a scalar fix-up loop; on integers a scalar loop
+	// (TPow.hpp TPowF, TPowI).
+	FoldPow
+	// FoldScalarFill: TCI without a scratch tile is a scalar loop storing
+	// each element (TCI.hpp TCI).
+	FoldScalarFill
 )
 
 // VBarrier is a pipe_barrier(PIPE_V) that pto-isa's a2a3 implementation of

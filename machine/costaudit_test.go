@@ -50,6 +50,9 @@ var auditSkip = map[string]string{}
 var auditF16Dearer = map[string]string{
 	"tcolargmax": "a 16-bit source counts its running index in i16 and converts it to the i32 dstidx with two vconvs, each behind a barrier (TColReduceIdx.hpp ProcessSingleBlock)",
 	"tcolargmin": "as tcolargmax",
+	"tdivs":      "a 16-bit flat run whose elements are not whole 128-element repeats takes BinS1LNormMode's two calls (the first of zero repeats), each a vector_dup, a barrier and vdiv, where the 32-bit run of the same shape (64-element repeats) takes one (TBinSOp.hpp, TDivS.hpp DivSOp)",
+	"tpows":      "as tdivs, with TPow.hpp PowSOp's barriers in each call; pto-isa's TPOW takes no f16 at all (PowCheckType: f32 and integers), ptoasm runs f16 as a float",
+	"tpow":       "pto-isa's TPOW takes no f16 (PowCheckType: f32 and integers); ptoasm runs f16 as a float, where both passes' vmul pay vec.count_floor on a half-repeat row, twice the audit's slack",
 }
 
 // auditOneRow lists the ops that read one row of their tiles, so that more
@@ -329,6 +332,11 @@ var ptoisaRefs = []ptoisaRef{
 	{"tdivs", asm.F32, auditShape{32, 64}, 205, "st tdivs", ""},
 	{"tdivs", asm.F16, auditShape{63, 64}, 328, "st tdivs", ""},
 	{"tdivs", asm.F32, auditShape{16, 304}, formula(16, 304, 0.0781, 62), "formula TDIVS fp32 304", ""},
+	{"tdivs", asm.F32, auditShape{64, 32}, formula(64, 32, 0.0781, 45), "formula TDIVS fp32 32", ""},
+	{"tdivs", asm.F32, auditShape{32, 128}, formula(32, 128, 0.0794, 36.5), "formula TDIVS fp32 128", ""},
+	{"tdivs", asm.F16, auditShape{64, 32}, formula(64, 32, 0.0703, 45), "formula TDIVS fp16 32", ""},
+	{"tdivs", asm.F16, auditShape{32, 128}, formula(32, 128, 0.0703, 45), "formula TDIVS fp16 128", ""},
+	{"tdivs", asm.F16, auditShape{8, 784}, formula(8, 784, 0.0703, 62), "formula TDIVS fp16 784", ""},
 	{"texp", asm.F32, auditShape{64, 64}, 159, "st texp", ""},
 	{"texp", asm.F16, auditShape{64, 64}, 95, "st texp", ""},
 	{"texp", asm.F16, auditShape{32, 32}, 47, "st texp", ""},

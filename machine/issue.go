@@ -794,6 +794,11 @@ func planOp(op *asm.COp, pl *opPlan, nregs int, sc *exprScope) {
 			if a.Tile != nil && a.Tile.DynValid() {
 				pl.varShape = true
 			}
+			// TDIVS in place costs differently (sameTile): an array
+			// element or a rebound tile may or may not be its source.
+			if a.Tile != nil && (a.Tile.IsArray || a.Tile.Variable()) && op.Info != nil && op.Info.Fold == asm.FoldDivS {
+				pl.dynCost = true
+			}
 		case asm.ArgScalar:
 			if a.Val.Fn == nil {
 				pl.static |= 1 << i

@@ -721,6 +721,15 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	if e.xop != nil && e.xop.Cost == asm.CostVMrgSort4 {
 		return p.mergeCost(e, queueEmpty)
 	}
+	if x := e.xop; x != nil && x.Info != nil {
+		switch x.Info.Fold {
+		case asm.FoldDivS, asm.FoldPow, asm.FoldScalarFill:
+			if busy, tail, ok := c.sequenceCost(e, queueEmpty); ok {
+				p.tail = tail
+				return max(busy, 1)
+			}
+		}
+	}
 	if x := e.xop; x != nil && x.Info != nil && x.Info.Fold != asm.FoldNone {
 		if a := foldSource(e); a != nil {
 			// A reduction run as a chain of barrier-separated instructions
@@ -747,13 +756,73 @@ func (p *pipeState) computeCost(e *entry, queueEmpty bool) int64 {
 	// The assembler resolved the op's cost key (a move on V is the UB→UB copy);
 	// pipes' TestEveryOpHasCost makes every V instruction's a vector intrinsic.
 	var busy, tail int64
-	if rowsIfDynCols(e) {
+	if rowsIfDynCols(e) || mixedAxpy(e) {
 		busy, tail = prof.VectorRowsCycles(e.xop.Cost, dt, t.VRows, t.VCols, queueEmpty)
 	} else {
 		busy, tail = prof.VectorCycles(e.xop.Cost, dt, t.VRows, t.VCols, t.Cols, queueEmpty)
 	}
 	p.tail = tail
 	return max(busy, 1)
+}
+
+// sequenceCost charges an op pto-isa lowers to an instruction sequence
+// with barriers inside its calls, or to a scalar loop (asm.FoldDivS,
+// FoldPow, FoldScalarFill; pipes/chain.go). ok is false when the entry has
+// no tile to size it by.
+func (c *core) sequenceCost(e *entry, queueEmpty bool) (busy, tail int64, ok bool) {
+	prof := c.m.prof
+	t, dt := c.vecShape(e)
+	if t == nil {
+		return 0, 0, false
+	}
+	s := c.binSShape(e, t)
+	elems := int64(t.VRows) * int64(t.VCols)
+	switch e.xop.Info.Fold {
+	case asm.FoldDivS:
+		if !dt.IsFloat() {
+			// TDivs_naive: a UB load, the division and a UB store.
+			return prof.ScalarLoopCycles(elems, 3, true), 0, true
+		}
+		busy, tail = prof.DivSCycles(dt, s, sameTile(e, 0, 1), queueEmpty)
+		return busy, tail, true
+	case asm.FoldPow:
+		return prof.PowCycles(dt, s, e.xop.Info.Op == asm.OpTpow), 0, true
+	case asm.FoldScalarFill:
+		// TCI: the value and its UB store.
+		return prof.ScalarLoopCycles(elems, 2, false), 0, true
+	}
+	return 0, 0, false
+}
+
+// binSShape is what TBinSInstr decides its lowering on (pipes.BinSShape):
+// the declared rows of the largest tile operand, dst's declared columns, the
+// valid region of t, and whether it runs flat: contiguous rows and no valid
+// columns from registers (rowsIfDynCols).
+func (c *core) binSShape(e *entry, t *asm.TileInfo) pipes.BinSShape {
+	s := pipes.BinSShape{Cols: t.Cols, VRows: t.VRows, VCols: t.VCols}
+	for i := range e.args {
+		a := e.args[i].Tile
+		if e.args[i].Kind != asm.ArgTile || a == nil {
+			continue
+		}
+		s.Rows = max(s.Rows, a.Rows)
+		if i == 0 {
+			s.Cols = a.Cols
+		}
+	}
+	s.Flat = (t.Cols <= t.VCols || t.VRows == 1) && !rowsIfDynCols(e)
+	return s
+}
+
+// sameTile reports operands i and j naming the same tile in UB (an op in
+// place). The plan does not memoise an op that asks this of a tile array or
+// a rebound tile (issue.go).
+func sameTile(e *entry, i, j int) bool {
+	if i >= len(e.args) || j >= len(e.args) {
+		return false
+	}
+	a, b := &e.args[i], &e.args[j]
+	return a.Tile != nil && b.Tile != nil && a.Buf == b.Buf && a.Off == b.Off
 }
 
 // rowsIfDynCols reports a TBinSInstr op (asm.OpInfo.RowsIfDynCols) that
@@ -779,6 +848,19 @@ func rowsIfDynCols(e *entry) bool {
 		rows = rows || t.Rows > 1
 	}
 	return dynCols && rows
+}
+
+// mixedAxpy reports TAXPY of a 16-bit source into a 32-bit dst, which
+// TAxpy.hpp runs row by row whatever the shape: AxpyCountMode one vaxpy per
+// row, AxpyNormMode one per 64-element dst repeat covering the rows, each
+// with ⌈cols/64⌉ repeats a row (3186c381); one dtype is TBinSInstr
+// (rowsIfDynCols).
+func mixedAxpy(e *entry) bool {
+	if e.xop.Info == nil || e.xop.Info.Op != asm.OpTaxpy || len(e.args) < 2 {
+		return false
+	}
+	d, a := e.args[0].Tile, e.args[1].Tile
+	return d != nil && a != nil && d.DType != a.DType
 }
 
 // withVal reports an arg-reduction that also writes the values.
