@@ -1869,19 +1869,6 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		if before, ok := barrierBefore(a.op, b.op); ok {
 			return before
 		}
-	} else if deeper(a, b) {
-		// Two kernels' loops of different depth (a tile loop and a
-		// tile loop with a loop over chunks inside) match by depth from
-		// the outermost, as loops of one depth do: the levels both have
-		// say which step comes first (gemm_rs_fused_early_read's push of
-		// tile t in iteration [t, c] against the cube's store of tile t
-		// in [t]). They used to decide nothing, and the read was taken
-		// first: a WAR and an uninit-read for a hand-off.
-		for i := range int(min(a.niter, b.niter)) {
-			if a.iter[i] != b.iter[i] {
-				return a.iter[i] < b.iter[i]
-			}
-		}
 	}
 	if before, ok := d.fftsBefore(a, b); ok {
 		return before
@@ -1910,7 +1897,7 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 	// (both AIVs of a block storing one tile) the lesser rank's, then
 	// core's.
 	if a.write != b.write {
-		if two && (a.niter == b.niter || deeper(a, b)) {
+		if two && a.niter == b.niter {
 			// Unless the read has no earlier step of the writer to
 			// read from: a hand-off (firststep.go).
 			if a.write {
@@ -1926,12 +1913,6 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		return ga.core < gb.core
 	}
 	return true
-}
-
-// deeper says whether a and b are ops of two kernels met in loops of
-// different depth, both in some loop.
-func deeper(a, b *rec) bool {
-	return a.niter != b.niter && a.niter > 0 && b.niter > 0 && twoKernels(a.op, b.op)
 }
 
 // twoKernels says whether a and b are ops of two kernels.

@@ -87,17 +87,16 @@ func (d *Detector) firstOf(r *rec) *firstStep {
 	return &fs.at[r.op.ID]
 }
 
-// handOff says whether read rd and write w, of two kernels, in one
-// iteration of their loops that nothing else orders, are a hand-off: rd's
-// op starts on its core no later than w's on its own, so no earlier step
-// of w's op left rd's first step anything to read. Loops of different
-// depth compare the levels both have, from the outermost (intendedBefore).
+// handOff says whether read rd and write w, of two kernels, in loops of
+// one depth and one iteration that nothing else orders, are a hand-off:
+// rd's op starts on its core no later than w's on its own, so no earlier
+// step of w's op left rd's first step anything to read.
 func (d *Detector) handOff(rd, w *rec) bool {
 	fr, fw := d.firstOf(rd), d.firstOf(w)
-	if fr == nil || fw == nil || fr.n == 0 || fw.n == 0 {
+	if fr == nil || fw == nil || fr.n != fw.n {
 		return false
 	}
-	for i := range int(min(fr.n, fw.n)) {
+	for i := 0; i < int(fr.n); i++ {
 		if fr.iter[i] != fw.iter[i] {
 			return fr.iter[i] < fw.iter[i]
 		}
