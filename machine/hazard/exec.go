@@ -501,7 +501,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	lo, hi := g.bytes(c.lo, c.hi)
 	d.cur = curCell{acc, c, g}
 	if !acc.Write {
-		d.noteFilled(c, r)
+		if acc.Space == asm.GM {
+			d.noteFilled(c, r) // what two kernels race on: GM (their cores' own buffers are apart)
+		}
 		// Bytes nothing wrote, or whose only write this read was meant to
 		// precede and is not ordered after: had the run's timing let the
 		// read go first, it would have read poison, so it is an

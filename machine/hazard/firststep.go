@@ -76,8 +76,9 @@ func (d *Detector) noteStep(r *rec) {
 	}
 }
 
-// noteFilled marks the first instance in hand as having read bytes of cell
-// c that a write ordered before it wrote (firstStep.filled). The writes
+// noteFilled marks the first instance in hand as having read GM bytes of
+// cell c that a write ordered before it wrote (firstStep.filled; GM reads
+// always come here, never through handoff's shortcut). The writes
 // looked at are the cell's last, those kept beside it and the GM writes
 // kept past their ordered overwrites: a write ordered before r and
 // overwritten by one also ordered before r leaves that one.
