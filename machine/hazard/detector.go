@@ -454,6 +454,10 @@ type Detector struct {
 	// read of two kernels' loops that starts no later than the write it
 	// races is a hand-off (firststep.go).
 	firsts []firstSteps
+	// firstNow is the first step being recorded by the event in hand (nil
+	// when the event is not its op's first instance on its core), for
+	// firstStep.filled.
+	firstNow *firstStep
 	// units holds the L0C unit flags' hand-offs (unitflag.go).
 	units map[unitKey]*unitClocks
 	// crossIncs holds the set behind each pending increment of cross, in

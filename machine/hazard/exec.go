@@ -501,6 +501,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	lo, hi := g.bytes(c.lo, c.hi)
 	d.cur = curCell{acc, c, g}
 	if !acc.Write {
+		if acc.Space == asm.GM {
+			d.noteFilled(c, r) // what two kernels race on: GM (their cores' own buffers are apart)
+		}
 		// Bytes nothing wrote, or whose only write this read was meant to
 		// precede and is not ordered after: had the run's timing let the
 		// read go first, it would have read poison, so it is an
@@ -1905,12 +1908,41 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 			}
 			return !d.handOff(a, b)
 		}
+		if deeper(a, b) && samePrefix(a, b) {
+			// Loops of different depth (the cube's tile loop, the AIVs'
+			// loop over chunks inside theirs), in one step of the
+			// levels both have: a read whose first step found nothing
+			// written before it means the write (firststep.go
+			// freshRead; limits' gemm_rs_fused_early_read was WAR and an
+			// uninit-read).
+			if a.write {
+				return d.freshRead(b)
+			}
+			return !d.freshRead(a)
+		}
 		return !a.write
 	}
 	if ga, gb := &d.agents[a.agent], &d.agents[b.agent]; ga.rank != gb.rank {
 		return ga.rank < gb.rank
 	} else if ga.core != gb.core {
 		return ga.core < gb.core
+	}
+	return true
+}
+
+// deeper says whether a and b are ops of two kernels met in loops of
+// different depth, both in some loop.
+func deeper(a, b *rec) bool {
+	return a.niter != b.niter && a.niter > 0 && b.niter > 0 && twoKernels(a.op, b.op)
+}
+
+// samePrefix says whether a and b are in one trip of the loop levels both
+// have, outermost first (two kernels' loops match by depth).
+func samePrefix(a, b *rec) bool {
+	for i := range int(min(a.niter, b.niter)) {
+		if a.iter[i] != b.iter[i] {
+			return false
+		}
 	}
 	return true
 }

@@ -35,11 +35,14 @@ type firstSteps struct {
 	at     []firstStep
 }
 
-// firstStep is an op's first iteration vector on a core (set: seen).
+// firstStep is an op's first iteration vector on a core (set: seen), and
+// whether that first instance read bytes some write ordered before it had
+// written (filled: it had something to read).
 type firstStep struct {
-	iter [maxIter]int32
-	n    uint8
-	set  bool
+	iter   [maxIter]int32
+	n      uint8
+	set    bool
+	filled bool
 }
 
 // noteStep keeps r's iteration vector if r is the first instance of its op
@@ -47,6 +50,7 @@ type firstStep struct {
 // in issue order, and an op's steps on two pipes (a tput's load and store)
 // start with its first step, which comes before the next instance's.
 func (d *Detector) noteStep(r *rec) {
+	d.firstNow = nil
 	if r.niter == 0 || r.op == nil {
 		return
 	}
@@ -68,7 +72,48 @@ func (d *Detector) noteStep(r *rec) {
 	}
 	if id := r.op.ID; id >= 0 && id < len(fs.at) && !fs.at[id].set {
 		fs.at[id] = firstStep{iter: r.iter, n: r.niter, set: true}
+		d.firstNow = &fs.at[id]
 	}
+}
+
+// noteFilled marks the first instance in hand as having read GM bytes of
+// cell c that a write ordered before it wrote (firstStep.filled; GM reads
+// always come here, never through handoff's shortcut). The writes
+// looked at are the cell's last, those kept beside it and the GM writes
+// kept past their ordered overwrites: a write ordered before r and
+// overwritten by one also ordered before r leaves that one.
+func (d *Detector) noteFilled(c *cell, r *rec) {
+	f := d.firstNow
+	if f == nil || f.filled || !c.written {
+		return
+	}
+	if c.hasW && d.filled(&c.w, r) {
+		f.filled = true
+		return
+	}
+	for i := range c.adds() {
+		if w := &c.adds()[i]; w.write && d.filled(w, r) {
+			f.filled = true
+			return
+		}
+	}
+	for _, o := range c.olds() {
+		if w := d.oldRec(c, o.w, &d.oldW); w.write && w.gen == r.gen && d.filled(w, r) {
+			f.filled = true
+			return
+		}
+	}
+}
+
+// freshRead says whether read rd, in loops of another depth than the write
+// it races in the other kernel, is a hand-off from that write: its op's
+// first instance on its core read bytes no write ordered before it had
+// written, so its steps mean the other kernel's writes, not data left
+// before the loop (allgather_matmul_ring/single_buffer's load, whose first
+// step reads the shard copied in before the loop, is read first: WAR).
+func (d *Detector) freshRead(rd *rec) bool {
+	f := d.firstOf(rd)
+	return f != nil && !f.filled
 }
 
 // firstOf is the first step of r's op on r's core, nil when not kept.
