@@ -311,6 +311,15 @@ func (a *assembler) instr(ks *kernelScope, in *Instr) *COp {
 			}
 		}
 	}
+	// PTO-AS writes the scalar-over-tile division `tdivs %d, s, %a`.
+	if info.Name == "tdivs" && len(ops) == 3 {
+		if _, tile := ops[1].(*Ref); !tile {
+			if _, tile2 := ops[2].(*Ref); tile2 {
+				d = lookupAll("tsdivs")[0]
+				info = d.info
+			}
+		}
+	}
 	// `%acc1 = tmatmul.acc %acc0, %a, %b` (pto-isa's SSA spelling): one accumulator.
 	if strings.HasSuffix(info.Name, ".acc") && len(ops) == len(info.Operands)+1 {
 		if r0, ok0 := ops[0].(*Ref); ok0 {

@@ -380,6 +380,16 @@ func init() {
 			d.fold(FoldDivS)
 		}
 	}
+	// The scalar divided by each element: pto-isa's other TDIVS overload,
+	// TDIVS(dst, scalar, src) (pto_instr.hpp), whose a2a3 TSDiv runs the
+	// same TBinSInstr calls with SDivOp: a vector_dup of the scalar into
+	// dst, a barrier, vdiv(dst, dst, src); integers TSDiv_naive's scalar
+	// loop (TDivS.hpp at 3186c381). PTO-AS writes it `tdivs %d, s, %a`,
+	// which the assembler reads as this op.
+	def("tsdivs", FamVector, PipeV, CostVDiv, aivOnly,
+		[]OperandSpec{tileW("dst", vecLocs...), floatImm("s"), tileR("a", vecLocs...)},
+		"the scalar divided by each element (pto-isa's TDIVS(dst, scalar, src); `tdivs %d, s, %a` reads as this)").
+		chk(chkSame).binS().fold(FoldDivS)
 	def("texpands", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), floatImm("s")}, "fill dst with a scalar").chk(chkSame)
 	// Vector unary. tneg is a multiply by -1.

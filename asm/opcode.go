@@ -98,6 +98,7 @@ const (
 	OpTrsqrt
 	OpTscatter
 	OpTscatterComm
+	OpTsdivs
 	OpTsel
 	OpTsels
 	OpTshl
@@ -275,6 +276,7 @@ var opcodeNames = [NumOpcodes]string{
 	OpTrsqrt:           "trsqrt",
 	OpTscatter:         "tscatter",
 	OpTscatterComm:     "tscatter.comm",
+	OpTsdivs:           "tsdivs",
 	OpTsel:             "tsel",
 	OpTsels:            "tsels",
 	OpTshl:             "tshl",

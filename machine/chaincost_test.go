@@ -24,6 +24,13 @@ func TestSequenceCharge(t *testing.T) {
 		{"float tdivs: dup, barrier, vdiv", "tile %d : vec f32 [32, 64]\ntile %a : vec f32 [32, 64]", "tdivs %d, %a, 2.0", 11 + 32 + 13 + 1 + 11 + 128 + 19},
 		// In place DivSOp multiplies by the reciprocal: vmuls 11+32+15.
 		{"float tdivs in place: vmuls", "tile %d : vec f32 [32, 64]", "tdivs %d, %d, 2.0", 11 + 32 + 15},
+		// TSDiv's SDivOp: the same dup, barrier and vdiv, in place too (it
+		// has no reciprocal form), and PTO-AS's operand order reads as it.
+		{"float tsdivs: dup, barrier, vdiv", "tile %d : vec f32 [32, 64]\ntile %a : vec f32 [32, 64]", "tsdivs %d, 2.0, %a", 11 + 32 + 13 + 1 + 11 + 128 + 19},
+		{"float tsdivs in place: still dup and vdiv", "tile %d : vec f32 [32, 64]", "tsdivs %d, 2.0, %d", 11 + 32 + 13 + 1 + 11 + 128 + 19},
+		{"tdivs scalar first reads as tsdivs", "tile %d : vec f32 [32, 64]", "tdivs %d, 2.0, %d", 11 + 32 + 13 + 1 + 11 + 128 + 19},
+		// TSDiv_naive: the same scalar loop.
+		{"integer tsdivs: scalar loop", "tile %d : vec i32 [31, 128]\ntile %a : vec i32 [31, 128]", "tsdivs %d, 3, %a", 3*31*128 + flags},
 		// TDivs_naive: load, divide, store per element, between flag pairs.
 		{"integer tdivs: scalar loop", "tile %d : vec i32 [31, 128]\ntile %a : vec i32 [31, 128]", "tdivs %d, %a, 3", 3*31*128 + flags},
 		// TCI.hpp without tmp: the value and its store per element.

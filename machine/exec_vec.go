@@ -184,6 +184,26 @@ func vecBinary(args []Operand, o vop, kind srcKind) error {
 	return ewise(&d, &a, &b, o)
 }
 
+// vecScalarDiv is tsdivs, dst = s / a (args dst, s, a). pto-isa's SDivOp
+// first fills dst with the scalar (vector_dup), then divides dst by src, so
+// in place (dst is a) every element is s / s: the source is gone before
+// vdiv reads it (TDivS.hpp at 3186c381; DivSOp guards its in-place case
+// with a vmuls, SDivOp does not).
+func vecScalarDiv(args []Operand) error {
+	if err := need(args, 3); err != nil {
+		return err
+	}
+	re := [3]Operand{args[0], args[2], args[1]}
+	d, a, s, err := binSrcs(re[:], 3, srcScalar)
+	if err != nil {
+		return err
+	}
+	if args[0].Tile != nil && args[2].Tile != nil && args[0].Buf == args[2].Buf && args[0].Off == args[2].Off {
+		a = s
+	}
+	return ewise(&d, &s, &a, vDiv)
+}
+
 // binSrcs checks that args has n operands and opens dst, a (a tile
 // covering dst) and b (a tile or an immediate, by kind): the start of every
 // binary op.

@@ -783,6 +783,8 @@ func (c *core) sequenceCost(e *entry, queueEmpty bool) (busy, tail int64, ok boo
 			// TDivs_naive: a UB load, the division and a UB store.
 			return prof.ScalarLoopCycles(elems, 3, true), 0, true
 		}
+		// In place is dst = a; tsdivs's operand 1 is its scalar, so it is
+		// never in place here, as SDivOp has no reciprocal form.
 		busy, tail = prof.DivSCycles(dt, s, sameTile(e, 0, 1), queueEmpty)
 		return busy, tail, true
 	case asm.FoldPow:

@@ -104,6 +104,7 @@ func init() {
 	} {
 		t[o] = vBin(v, srcScalar)
 	}
+	t[asm.OpTsdivs] = sem(argsOnly(vecScalarDiv), flopDst)
 	for o, v := range map[asm.Opcode]vop{
 		asm.OpTexp: vExp, asm.OpTlog: vLog, asm.OpTsqrt: vSqrt, asm.OpTrsqrt: vRsqrt, asm.OpTrecip: vRecip,
 		asm.OpTabs: vAbs, asm.OpTneg: vNeg, asm.OpTrelu: vRelu, asm.OpTnot: vNot,

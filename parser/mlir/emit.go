@@ -1406,6 +1406,16 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case "wait_async":
 		f.waitAsync(op)
 		return
+	case "tsdivs":
+		// the scalar over each element: TDivSOp's other order,
+		// ins(%scalar, %src : T, tile) (lib/PTO/IR/PTO.cpp at a56b18c3)
+		a, aty := f.tile(op.Args[2])
+		d, dty := f.tile(op.Args[0])
+		s, sty := f.scalar(op.Args[1], op.Args[2].Tile.DType)
+		if len(f.errs) == 0 {
+			f.line("pto.tdivs ins(%s, %s : %s, %s) outs(%s : %s)", s, a, sty, aty, d, dty)
+		}
+		return
 	}
 	if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
 		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: PTOAS has pto.%s, but the reader lowers that form to a V-pipe stand-in, so it would not read back as %s", name, base, name)

@@ -190,6 +190,10 @@ func TestISAOps(t *testing.T) {
 		{"tpartmul", "pto.tpartmul ins(%s, %d : " + src + ", " + dst + ") outs(%o : " + src + ")", "tpartmul %o, %s, %d"},
 		{"tfillpad", "pto.tfillpad ins(%s : " + src + ") outs(%d : " + dst + ")", "tfillpad %d, %s #pad=min"},
 		{"tfillpad_inplace", "pto.tfillpad_inplace ins(%d : " + dst + ") outs(%d : " + dst + ")", "tfillpad %d, %d #pad=min"},
+		// TDivSOp reads both orders; the scalar first is the scalar over
+		// each element (pto-isa's TDIVS(dst, scalar, src)), not src / s.
+		{"tdivs", "pto.tdivs ins(%s, %cst : " + src + ", f32) outs(%o : " + src + ")", "tdivs %o, %s, 2.5"},
+		{"tdivs scalar first", "pto.tdivs ins(%cst, %s : f32, " + src + ") outs(%o : " + src + ")", "tsdivs %o, 2.5, %s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := "module {\n  func.func @k() {\n    %cst = arith.constant 2.5 : f32\n" +

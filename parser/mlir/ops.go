@@ -285,9 +285,17 @@ func (k *kctx) tileOp(op *Op, name string) {
 			k.instr(op, row.our, dst(), ref(0), ref(1))
 		}
 	case shScalar:
-		if need(1, 1) {
-			k.instr(op, row.our, dst(), ref(0), scalarArg())
+		if !need(1, 1) {
+			return
 		}
+		if name == "tdivs" && len(d.ins) > 0 && d.ins[0].kind == vScalar {
+			// ins(%scalar, %src): the scalar over each element, pto-isa's
+			// TDIVS(dst, scalar, src) (PTOAS's TDivSOp::parse takes both
+			// orders, lib/PTO/IR/PTO.cpp at a56b18c3; EmitC keeps it)
+			k.instr(op, "tsdivs", dst(), scalarArg(), ref(0))
+			return
+		}
+		k.instr(op, row.our, dst(), ref(0), scalarArg())
 	case shRed:
 		if need(1, 1) {
 			args := []asm.Expr{dst(), ref(0)}
