@@ -568,6 +568,13 @@ type Detector struct {
 	// oldW and oldBy hold the kept records meetOlds and beforeEveryKept
 	// unpack.
 	oldW, oldBy rec
+	// keptMisses counts the accesses that met a GM range not ordered
+	// after an access the bound dropped from it (keptMissed);
+	// keptMissSite and keptMissAt name the first one and its buffer: the
+	// report's KindKeptLimit note.
+	keptMisses   int
+	keptMissSite Site
+	keptMissAt   string
 
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can
