@@ -575,6 +575,14 @@ type Detector struct {
 	keptMisses   int
 	keptMissSite Site
 	keptMissAt   string
+	// keptOrdered counts the overwritten GM accesses dropped because every
+	// agent was ordered after them (dropOrdered); agentEnd marks the agents
+	// of ended cores, orderedMemo is orderedForAll's last answer, valid
+	// while keptSeq (moved by every kernel end) holds.
+	keptOrdered int
+	agentEnd    []agentEndMark
+	orderedMemo keptMemo
+	keptSeq     uint64
 
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can

@@ -680,6 +680,9 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	}
 	l := c.oldsRoom()
 	all := true
+	if l.n >= oldsInline {
+		d.dropOrdered(c, l, r)
+	}
 	if int(l.n) >= d.maxKept() {
 		o := l.entries()[0]
 		all = !c.oldWrite(o.w)
@@ -690,6 +693,102 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	wi := d.oldPlace(l, w)
 	l.push(gmOld{w: wi, by: d.oldPlace(l, r)})
 	return all
+}
+
+// dropOrdered drops from cell c's full inline list l the entries whose
+// access every agent that can still reach the cell is ordered after
+// (orderedForAll): no access still to come can race it, so it names no
+// pair. Only a list about to spill past its box asks (most never do: the
+// ring's chunks and allgather_gemm's GM keep at most four), so the scan
+// of every agent costs nothing on the common path. Each dropped one is
+// remembered as an evicted one is: the rule cannot know the agents not
+// seen yet (a core's agents are made at its first event, with no clock,
+// and a pipe's first op carries its scalar's clock as of its issue), and
+// one of those not ordered after it raises the kept-limit note rather
+// than a silence.
+func (d *Detector) dropOrdered(c *cell, l *oldsList, r *rec) {
+	ents, n := l.entries(), 0
+	for x := range ents {
+		o := ents[x]
+		if d.orderedForAll(d.oldRec(c, o.w, &d.oldW), r) {
+			d.evict(c, o.w)
+			continue
+		}
+		ents[n] = o
+		n++
+	}
+	if n < int(l.n) {
+		l.n, l.stale = uint8(n), true
+		d.keptOrdered += int(len(ents) - n)
+	}
+}
+
+// orderedForAll reports whether every agent that may still access GM is
+// ordered after access w (hb): those of this run generation whose core
+// has not ended (endedAgent), the host aside; an agent this run has not
+// met yet (an earlier generation's) answers no, as its clock starts empty.
+// One answer per access instance and overwrite r (orderedMemo): a write
+// over many cells asks of the same few accesses in each, and no clock
+// moves while it is checked.
+func (d *Detector) orderedForAll(w, r *rec) bool {
+	if w.gen != d.gen {
+		return true
+	}
+	m := &d.orderedMemo
+	if m.ok && m.w == (instKey{w.agent, w.epoch, w.gen}) && m.r == (instKey{r.agent, r.epoch, r.gen}) && m.step == r.step && m.seq == d.keptSeq {
+		return m.v
+	}
+	v := true
+	for a := range d.agents {
+		ag := &d.agents[a]
+		if int32(a) == d.host || ag.gen == d.gen && d.endedAgent(int32(a)) {
+			continue
+		}
+		if ag.gen != d.gen || !d.hb(w, int32(a)) {
+			v = false
+			break
+		}
+	}
+	*m = keptMemo{ok: true, w: instKey{w.agent, w.epoch, w.gen}, r: instKey{r.agent, r.epoch, r.gen}, step: r.step, seq: d.keptSeq, v: v}
+	return v
+}
+
+// keptMemo is orderedForAll's last answer: for access instance w and
+// overwrite r (its step too), while the detector's keptSeq is seq.
+type keptMemo struct {
+	ok   bool
+	w, r instKey
+	step uint8
+	seq  uint64
+	v    bool
+}
+
+// endedAgent reports whether agent a's core has ended its kernel
+// (kernelEnd) and a has run nothing since: it will access nothing more
+// unless its core runs another block, whose ops move its count.
+func (d *Detector) endedAgent(a int32) bool {
+	if int(a) >= len(d.agentEnd) {
+		return false
+	}
+	e := d.agentEnd[a]
+	return e.gen == d.gen && e.n == d.agents[a].n
+}
+
+// agentEndMark is an agent's op count when its core's kernel ended, in run
+// generation gen (0: never).
+type agentEndMark struct{ gen, n uint32 }
+
+// markEnded records that core c's kernel ended: its agents, as of now,
+// access nothing more (endedAgent).
+func (d *Detector) markEnded(c int32) {
+	cs := &d.cores[c]
+	for _, a := range cs.locals[:cs.nlocals] {
+		if int(a) >= len(d.agentEnd) {
+			d.agentEnd = append(d.agentEnd, make([]agentEndMark, int(a)+1-len(d.agentEnd))...)
+		}
+		d.agentEnd[a] = agentEndMark{gen: d.gen, n: d.agents[a].n}
+	}
+	d.keptSeq++
 }
 
 // evict records in cell c that the bound drops its access at place i

@@ -267,3 +267,67 @@ func gmUpdateRounds(opt Options, rounds, meant, at int, xcore int32) *Detector {
 	}
 	return s.d
 }
+
+// TestGMOldsDropOrdered: a range's overwritten accesses leave before the
+// bound once every agent that may still reach GM is ordered after them
+// (dropOrdered): one core updating a band in place with a pipe_barrier ALL
+// each round keeps no more than its box holds. An agent of another core
+// that is ordered after none of them keeps them (up to the bound), until
+// its core's kernel ends.
+func TestGMOldsDropOrdered(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		other  bool // core 1's vector pipe ran an op first
+		ended  bool // and core 1's kernel ended then
+		most   int
+		spills bool
+	}{
+		{name: "one core, a barrier ALL each round", most: oldsInline},
+		{name: "another core's agent unordered", other: true, most: DefaultMaxKept, spills: true},
+		{name: "another core's agent, its kernel ended", other: true, ended: true, most: oldsInline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(Options{})
+			p := &prog{}
+			ld := p.op("tload", 10, MTE2)
+			st := p.op("tstore", 14, MTE3)
+			bar := p.op("pipe_barrier", 16, S)
+			fill := p.op("texpands", 30, V)
+			s.hostInit(gmA, 0, 0)
+			if tc.other {
+				s.issue(0, 1, fill, V)
+				s.exec(ag(0, 1, V), fill, []int64{0}, tileAcc(ubX, 0, 1, 0, true))
+				if tc.ended {
+					s.ev(machine.Event{Kind: machine.EvKernelEnd, Agent: ag(0, 1, S)})
+				}
+			}
+			band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
+			for k := range 2*DefaultMaxKept + 4 {
+				it := []int64{int64(k)}
+				s.issue(0, 0, ld, MTE2)
+				s.exec(ag(0, 0, MTE2), ld, it, band(false))
+				s.issue(0, 0, bar, ALL)
+				s.barrier(0, 0, ALL, bar)
+				s.issue(0, 0, st, MTE3)
+				s.exec(ag(0, 0, MTE3), st, it, band(true))
+				s.issue(0, 0, bar, ALL)
+				s.barrier(0, 0, ALL, bar)
+			}
+			acc := band(true)
+			m, _ := s.d.shadowFor(&acc).page(0, 0x100)
+			most, spills := 0, false
+			for _, c := range m.cells {
+				most = max(most, len(c.olds()))
+				if c.hasOlds() && c.lists.olds.more != nil && c.lists.olds.more.spilled {
+					spills = true
+				}
+			}
+			if most > tc.most || tc.most == DefaultMaxKept && most != tc.most || spills != tc.spills {
+				t.Errorf("a cell keeps at most %d entries (spilled %v), want %d (spilled %v)", most, spills, tc.most, tc.spills)
+			}
+			if got := raceLines(s.d.Findings()); len(got) != 0 {
+				t.Errorf("findings %v, want none", got)
+			}
+		})
+	}
+}
