@@ -575,11 +575,13 @@ type Detector struct {
 	keptMisses   int
 	keptMissSite Site
 	keptMissAt   string
-	// keptOrdered counts the overwritten GM accesses dropped because every
-	// agent was ordered after them (dropOrdered); agentEnd marks the agents
+	// keptOrdered counts the overwritten GM accesses dropped at the bound
+	// because every agent was ordered after them (dropOrdered), keptAged
+	// those dropped as the oldest; agentEnd marks the agents
 	// of ended cores, orderedMemo is orderedForAll's last answer, valid
 	// while keptSeq (moved by every kernel end) holds.
 	keptOrdered int
+	keptAged    int
 	agentEnd    []agentEndMark
 	orderedMemo keptMemo
 	keptSeq     uint64

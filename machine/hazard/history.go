@@ -680,7 +680,7 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	}
 	l := c.oldsRoom()
 	all := true
-	if l.n >= oldsInline {
+	if int(l.n) >= d.maxKept() {
 		d.dropOrdered(c, l, r)
 	}
 	if int(l.n) >= d.maxKept() {
@@ -688,6 +688,7 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 		all = !c.oldWrite(o.w)
 		d.evict(c, o.w)
 		l.popOldest()
+		d.keptAged++
 	}
 	l.packOldRecs()
 	wi := d.oldPlace(l, w)
@@ -695,17 +696,20 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	return all
 }
 
-// dropOrdered drops from cell c's full inline list l the entries whose
+// dropOrdered drops from cell c's list l, at the bound, the entries whose
 // access every agent that can still reach the cell is ordered after
-// (orderedForAll): no access still to come can race it, so it names no
-// pair. Only a list about to spill past its box asks (most never do: the
-// ring's chunks and allgather_gemm's GM keep at most four), so the scan
-// of every agent costs nothing on the common path. Each dropped one is
-// remembered as an evicted one is: the rule cannot know the agents not
-// seen yet (a core's agents are made at its first event, with no clock,
-// and a pipe's first op carries its scalar's clock as of its issue), and
-// one of those not ordered after it raises the kept-limit note rather
-// than a silence.
+// (orderedForAll), before the oldest: no access still to come from an
+// agent the detector knows can race it, so it names no pair. Only a list
+// at the bound asks (the ring's chunks and allgather_gemm's GM never get
+// there: at most four entries), so the scan of every agent costs nothing
+// on the common path. Each dropped one is remembered as an evicted one
+// is: the rule cannot know the agents not seen yet (a core's agents are
+// made at its first event, with no clock; an SDMA engine's at its first
+// copy), and one of those not ordered after it raises the kept-limit note
+// rather than a silence. Asked earlier, when a list outgrows its box, it
+// kept every shipped benchmark at four but made the note come and go with
+// the timing below the bound (hazards/tput_async_src_reuse at 8 trips: the
+// SDMA engine's first copy landing after the entries went or before).
 func (d *Detector) dropOrdered(c *cell, l *oldsList, r *rec) {
 	ents, n := l.entries(), 0
 	for x := range ents {
