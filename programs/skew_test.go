@@ -80,16 +80,6 @@ var skewMovers = map[string]string{
 	// hides R2's WARs (docs/hazards.md, "Counters one agent adds to";
 	// ring_zero_ordered, with the zeroing published first, holds them).
 	"allreduce_ring/ring_zero_at_entry": "R2's WARs dropped with a peer a round ahead",
-	// A GM access meant between two ordered overwrites of a range that
-	// lands after more than 4 later ones meets the older state
-	// (docs/hazards.md, "Bounds", maxOlds): AIV1 late past 5 of AIV0's
-	// rounds loses WAR ld, x (also with -D ROUNDS=6 -D SLOW1=8).
-	"hazards/gm_store_between_updates": "wide: WAR ld, x lost at ROUNDS=6 with AIV1 late",
-	// The same bound: at 8 ranks a late pull of the exchange slot lands
-	// after more than 4 of its ordered rewrites, and the RAW rs_publish,
-	// rs_pull of launch 2 counts 7 pipe pairs instead of 8 (or names
-	// another rank pair).
-	"allreduce_ring/ring_skeleton": "wide: RAW rs_publish, rs_pull's count at RANKS=8",
 }
 
 // TestFindingsIgnoreSkew lints every program at its sizes (programSizes)

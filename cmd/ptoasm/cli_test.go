@@ -70,6 +70,8 @@ func TestUsageErrors(t *testing.T) {
 		// Too large is not "at least 1MiB".
 		{"huge --max-memory", []string{"run", "vec_add", "--max-memory", "9223372036854775807"}, `^ptoasm: --max-memory 9223372036854775807: want a size from 1MiB to 2\^62 bytes`},
 		{"huge --max-file-size", []string{"asm", "vec_add", "--max-file-size", "99999999TiB"}, `^ptoasm: --max-file-size 99999999TiB: want a size from 1 byte to 2\^62 bytes`},
+		{"huge --max-kept", []string{"lint", "vec_add", "--max-kept", "101"}, `^ptoasm: --max-kept 101: want a count from 1 to 100 \(0: the default, 16\)`},
+		{"huge --max-kept of run", []string{"run", "vec_add", "--max-kept", "1000"}, `^ptoasm: --max-kept 1000: want a count from 1 to 100`},
 		{"output in a missing directory", []string{"trace", "vec_add", "--to", "10", "--chrome", "testdata/nosuch/t.json"},
 			`^ptoasm: writing testdata/nosuch/t\.json: directory testdata/nosuch: no such file or directory\n$`},
 		{"unknown command", []string{"frob"}, `unexpected argument frob`},

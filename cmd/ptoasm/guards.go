@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptoasm/ptoasm/machine"
+	"github.com/ptoasm/ptoasm/machine/hazard"
 )
 
 // guardFlags are the run guards of run and lint (docs/cli.md, "Run guards").
@@ -67,4 +68,22 @@ func (l limits) maxHeap() int64 {
 		return 0
 	}
 	return memoryLimit(l.maxMemory)
+}
+
+// keptFlags is the hazard detector's bound on the overwritten GM accesses a
+// range keeps (hazard.Options.MaxKept; docs/hazards.md, "GM writes
+// overwritten in order"): past it the report says, in a kept-limit note,
+// that races may have been missed, and names this flag.
+type keptFlags struct {
+	MaxKept int `default:"0" placeholder:"N" help:"Hazard detector: keep up to N overwritten accesses per GM range for an access of another core that lands after them (0: the default, 16; at most 100). The report notes when the bound dropped one an access needed."`
+}
+
+// options sets the bound in opt; one outside 0..MaxKeptLimit is a usage
+// error.
+func (k keptFlags) options(opt *hazard.Options) error {
+	if k.MaxKept < 0 || k.MaxKept > hazard.MaxKeptLimit {
+		return fmt.Errorf("--max-kept %d: want a count from 1 to %d (0: the default, %d)", k.MaxKept, hazard.MaxKeptLimit, hazard.DefaultMaxKept)
+	}
+	opt.MaxKept = k.MaxKept
+	return nil
 }

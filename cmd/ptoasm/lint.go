@@ -19,6 +19,7 @@ type lintCmd struct {
 	Static   bool   `help:"Only the static flag-balance pass; do not run the program."`
 	Fix      bool   `help:"First order each race that has a quick fix (a set_flag/wait_flag pair on a free event id, as the editor's code action inserts), writing the file back; then lint the result."`
 	guardFlags
+	keptFlags
 	defineFlags
 	profileFlags
 }
@@ -46,6 +47,9 @@ func (c *lintCmd) Run(e *env) error {
 		return err
 	}
 	opt := hazard.Options{Suppress: sup}
+	if err := c.keptFlags.options(&opt); err != nil {
+		return err
+	}
 	var dynamic []hazard.Finding
 	// stopped is a run guard's stop: the findings so far are still
 	// reported (each is a real hazard), then the stop, exit 2.
@@ -214,12 +218,16 @@ func (c *lintCmd) fix(e *env) error {
 	if err != nil {
 		return err
 	}
+	hopt := hazard.Options{Suppress: sup}
+	if err := c.keptFlags.options(&hopt); err != nil {
+		return err
+	}
 	opt := lspOptions(e, mopt, 0)
 	opt.Defines = defs
 	opt.Lint = func(ctx context.Context, obj *asm.Object) ([]hazard.Finding, error) {
 		mopt := mopt
 		mopt.Cancel = ctx.Done()
-		dynamic, stopped, err := runDetector(obj, mopt, hazard.Options{Suppress: sup})
+		dynamic, stopped, err := runDetector(obj, mopt, hopt)
 		if err == nil {
 			err = stopped
 		}

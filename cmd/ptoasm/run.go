@@ -61,6 +61,7 @@ type runCmd struct {
 	HTML       string   `name:"html" placeholder:"OUT.html" help:"Write an HTML timeline of the run with findings marked."`
 	Print      string   `placeholder:"FILE" help:"Write what tprint instructions print to FILE (- for standard error); by default it is discarded."`
 	guardFlags
+	keptFlags
 	defineFlags
 	profileFlags
 }
@@ -124,8 +125,12 @@ func (c *runCmd) Run(e *env) error {
 	// A timing-only run is for speed at large shapes; `ptoasm lint` runs the
 	// detector timing-only when hazards are wanted.
 	if !c.NoLint && !c.TimingOnly {
-		det = hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) },
-			Placement: func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }})
+		hopt := hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) },
+			Placement: func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }}
+		if err := c.keptFlags.options(&hopt); err != nil {
+			return err
+		}
+		det = hazard.New(hopt)
 		opt.Observers = append(opt.Observers, det)
 	}
 	// The collector costs a timing-only run (built for speed at large

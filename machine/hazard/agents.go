@@ -90,6 +90,7 @@ func (d *Detector) addAgent(a machine.Agent) int32 {
 		st.kind = akScalar
 	}
 	i := int32(len(d.agents))
+	d.keptSeq++ // an agent more for orderedForAll
 	if a.Core >= 0 {
 		c := d.core(a.Rank, a.Core)
 		st.coreIdx = c

@@ -572,6 +572,23 @@ type Detector struct {
 	// oldW and oldBy hold the kept records meetOlds and beforeEveryKept
 	// unpack.
 	oldW, oldBy rec
+	// keptMisses counts the accesses that met a GM range not ordered
+	// after an access the bound dropped from it (keptMissed);
+	// keptMissSite and keptMissAt name the first one and its buffer: the
+	// report's KindKeptLimit note.
+	keptMisses   int
+	keptMissSite Site
+	keptMissAt   string
+	// keptOrdered counts the overwritten GM accesses dropped at the bound
+	// because every agent was ordered after them (dropOrdered), keptAged
+	// those dropped as the oldest; agentEnd marks the agents
+	// of ended cores, orderedMemo is orderedForAll's last answer, valid
+	// while keptSeq (moved by every kernel end) holds.
+	keptOrdered int
+	keptAged    int
+	agentEnd    []agentEndMark
+	orderedMemo keptMemo
+	keptSeq     uint64
 
 	// racedWith holds the instance pairs (a read or write, then a write)
 	// whose race was counted, so a later write ordered after the second can

@@ -33,6 +33,10 @@ const (
 	KindFault = "fault"
 	// KindUnchecked is a note from the static pass: a flag it could not evaluate.
 	KindUnchecked = "unchecked-flag"
+	// KindKeptLimit is a note of the dynamic detector: a GM range kept
+	// fewer overwritten accesses than an access that landed late needed
+	// (Options.MaxKept), so races with the dropped ones may be missing.
+	KindKeptLimit = "kept-limit"
 )
 
 // Severity of a finding. The zero value means "the default for this check",
@@ -137,6 +141,13 @@ type Options struct {
 	// the run. Nil gives a hint that lists the FFTS modes and lets the
 	// reader pick.
 	Placement func(run, rank, core int) (machine.Placement, bool)
+	// MaxKept bounds the overwritten accesses a GM range keeps for an
+	// access of another core meant between them and landing later
+	// (docs/hazards.md, "GM writes overwritten in order"); 0 is
+	// DefaultMaxKept, and more than MaxKeptLimit is MaxKeptLimit. Past it
+	// the oldest leave, and the report says so in a KindKeptLimit note
+	// when an access met a range not ordered after one that left.
+	MaxKept int
 	// Serial keeps the detector on the machine's goroutine. By default a
 	// long run hands events to a goroutine of its own when more than one
 	// CPU is available; findings are the same either way.

@@ -623,20 +623,46 @@ func (d *Detector) orderedWrites(c *cell, r *rec, after bool, f func(*rec)) {
 //
 // Every access that races w races by as well (by is ordered after w), so
 // the kept write changes which pairs are named, never whether a race is
-// found. It leaves the cell when no access can still race it and be meant
+// found.
+//
+// It leaves the cell when no access can still race it and be meant
 // before by: with the cell's next host write, with a new run generation,
-// or once maxOlds later overwrites have come (the oldest first). Past the
-// bound an access landing after more than maxOlds ordered overwrites of
-// the cell, meant between two of the oldest, is reported with the ones
-// still kept only (docs/hazards.md).
+// or once maxKept later entries have come (the oldest first). Past the
+// bound an access landing after more than maxKept ordered overwrites of
+// the cell, meant between two of the oldest, would meet only the ones
+// still kept, and its race with a dropped one came and went with the
+// timing (a store of another core meant in round 1 of six in-place
+// updates, hazards/gm_store_late_past_olds, lost its WAR when it landed
+// last, with a bound of 4). So the cell remembers, per agent and kind of
+// access, the latest access the bound dropped (oldsMore.evicted), and an
+// access not ordered after one of them is counted (keptMissed): the
+// report then says, in a note, that races may have been missed and names
+// the flag that raises the bound (Options.MaxKept, --max-kept;
+// docs/hazards.md).
 
-// maxOlds bounds the overwritten GM accesses a cell keeps. Rounds of a
-// kernel overwrite a cell once a round, often after another core's read of
-// it (two entries a round: the write and the read), and an access of
-// another core can lag them by as many rounds as nothing orders it after
-// them; four cover an access meant in a round two overwrites back (a write
-// overwritten twice, and the read before each overwrite).
-const maxOlds = 4
+// DefaultMaxKept is the bound on the overwritten GM accesses a cell keeps
+// (Options.MaxKept). Rounds of a kernel overwrite a cell once a round, often
+// after another core's read of it (two entries a round: the write and the
+// read), and an access of another core can lag them by as many rounds as
+// nothing orders it after them. Four entries (two rounds) are held inline in
+// the cell's box (oldsInline); more move behind a pointer, paid only by the
+// cells that keep them. Sixteen cover an access meant eight rounds of such
+// a range back: the store of hazards/gm_store_late_past_olds lags five, and
+// a ring's chunk at 8 ranks (allreduce_ring/ring_skeleton under a skewed
+// profile) needed more than four.
+const DefaultMaxKept = 16
+
+// MaxKeptLimit is the largest bound Options.MaxKept takes: an entry names
+// its records by a byte.
+const MaxKeptLimit = 100
+
+// maxKept is the detector's bound on a cell's overwritten GM accesses.
+func (d *Detector) maxKept() int {
+	if n := d.opt.MaxKept; n > 0 {
+		return min(n, MaxKeptLimit)
+	}
+	return DefaultMaxKept
+}
 
 // keepOld records in GM cell c that write r, ordered after access w of the
 // cell (its last write, a racing one kept beside it, or another agent's
@@ -654,16 +680,169 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	}
 	l := c.oldsRoom()
 	all := true
-	if l.n >= maxOlds {
-		all = !c.oldWrite(l.ents[0].w)
-		copy(l.ents[:], l.ents[1:])
-		l.n, l.stale = l.n-1, true
+	if int(l.n) >= d.maxKept() {
+		d.dropOrdered(c, l, r)
+	}
+	if int(l.n) >= d.maxKept() {
+		o := l.entries()[0]
+		all = !c.oldWrite(o.w)
+		d.evict(c, o.w)
+		l.popOldest()
+		d.keptAged++
 	}
 	l.packOldRecs()
 	wi := d.oldPlace(l, w)
-	l.ents[l.n] = gmOld{w: wi, by: d.oldPlace(l, r)}
-	l.n++
+	l.push(gmOld{w: wi, by: d.oldPlace(l, r)})
 	return all
+}
+
+// dropOrdered drops from cell c's list l, at the bound, the entries whose
+// access every agent that can still reach the cell is ordered after
+// (orderedForAll), before the oldest: no access still to come from an
+// agent the detector knows can race it, so it names no pair. Only a list
+// at the bound asks (the ring's chunks and allgather_gemm's GM never get
+// there: at most four entries), so the scan of every agent costs nothing
+// on the common path. Each dropped one is remembered as an evicted one
+// is: the rule cannot know the agents not seen yet (a core's agents are
+// made at its first event, with no clock; an SDMA engine's at its first
+// copy), and one of those not ordered after it raises the kept-limit note
+// rather than a silence. Asked earlier, when a list outgrows its box, it
+// kept every shipped benchmark at four but made the note come and go with
+// the timing below the bound (hazards/tput_async_src_reuse at 8 trips: the
+// SDMA engine's first copy landing after the entries went or before).
+func (d *Detector) dropOrdered(c *cell, l *oldsList, r *rec) {
+	ents, n := l.entries(), 0
+	for x := range ents {
+		o := ents[x]
+		if d.orderedForAll(d.oldRec(c, o.w, &d.oldW), r) {
+			d.evict(c, o.w)
+			continue
+		}
+		ents[n] = o
+		n++
+	}
+	if n < int(l.n) {
+		l.n, l.stale = uint8(n), true
+		d.keptOrdered += int(len(ents) - n)
+	}
+}
+
+// orderedForAll reports whether every agent that may still access GM is
+// ordered after access w (hb): those of this run generation whose core
+// has not ended (endedAgent), the host aside; an agent this run has not
+// met yet (an earlier generation's) answers no, as its clock starts empty.
+// One answer per access instance and overwrite r (orderedMemo): a write
+// over many cells asks of the same few accesses in each, and no clock
+// moves while it is checked.
+func (d *Detector) orderedForAll(w, r *rec) bool {
+	if w.gen != d.gen {
+		return true
+	}
+	m := &d.orderedMemo
+	if m.ok && m.w == (instKey{w.agent, w.epoch, w.gen}) && m.r == (instKey{r.agent, r.epoch, r.gen}) && m.step == r.step && m.seq == d.keptSeq {
+		return m.v
+	}
+	v := true
+	for a := range d.agents {
+		ag := &d.agents[a]
+		if int32(a) == d.host || ag.gen == d.gen && d.endedAgent(int32(a)) {
+			continue
+		}
+		if ag.gen != d.gen || !d.hb(w, int32(a)) {
+			v = false
+			break
+		}
+	}
+	*m = keptMemo{ok: true, w: instKey{w.agent, w.epoch, w.gen}, r: instKey{r.agent, r.epoch, r.gen}, step: r.step, seq: d.keptSeq, v: v}
+	return v
+}
+
+// keptMemo is orderedForAll's last answer: for access instance w and
+// overwrite r (its step too), while the detector's keptSeq is seq.
+type keptMemo struct {
+	ok   bool
+	w, r instKey
+	step uint8
+	seq  uint64
+	v    bool
+}
+
+// endedAgent reports whether agent a's core has ended its kernel
+// (kernelEnd) and a has run nothing since: it will access nothing more
+// unless its core runs another block, whose ops move its count.
+func (d *Detector) endedAgent(a int32) bool {
+	if int(a) >= len(d.agentEnd) {
+		return false
+	}
+	e := d.agentEnd[a]
+	return e.gen == d.gen && e.n == d.agents[a].n
+}
+
+// agentEndMark is an agent's op count when its core's kernel ended, in run
+// generation gen (0: never).
+type agentEndMark struct{ gen, n uint32 }
+
+// markEnded records that core c's kernel ended: its agents, as of now,
+// access nothing more (endedAgent).
+func (d *Detector) markEnded(c int32) {
+	cs := &d.cores[c]
+	for _, a := range cs.locals[:cs.nlocals] {
+		if int(a) >= len(d.agentEnd) {
+			d.agentEnd = append(d.agentEnd, make([]agentEndMark, int(a)+1-len(d.agentEnd))...)
+		}
+		d.agentEnd[a] = agentEndMark{gen: d.gen, n: d.agents[a].n}
+	}
+	d.keptSeq++
+}
+
+// evict records in cell c that the bound drops its access at place i
+// (oldsMore.evicted): the latest of its agent and kind.
+func (d *Detector) evict(c *cell, i uint8) {
+	w := d.oldRec(c, i, &d.oldW)
+	m := c.lists.olds.moreRoom()
+	for x := range m.evicted {
+		if e := &m.evicted[x]; e.agent == w.agent && e.write == w.write && e.atomic == w.atomic {
+			if e.gen != w.gen || e.epoch < w.epoch {
+				e.epoch, e.gen = w.epoch, w.gen
+			}
+			return
+		}
+	}
+	m.evicted = append(m.evicted, evictedOld{agent: w.agent, epoch: w.epoch, gen: w.gen, write: w.write, atomic: w.atomic})
+}
+
+// missedEvicted reports whether access r of cell c may race an access the
+// bound dropped from c: one of r's run generation, a write or r a write,
+// not both atomic adds, and r not ordered after it.
+func (d *Detector) missedEvicted(c *cell, r *rec) bool {
+	m := c.lists.olds.more
+	if m == nil {
+		return false
+	}
+	for x := range m.evicted {
+		e := &m.evicted[x]
+		if e.gen != r.gen || !e.write && !r.write || e.atomic && r.atomic {
+			continue
+		}
+		if !d.hbOrSame(&rec{agent: e.agent, epoch: e.epoch, gen: e.gen}, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptMissed counts access r, which may have raced an access the bound
+// dropped (missedEvicted), and names the first such access and buffer, for
+// the report's note (keptLimitNote).
+func (d *Detector) keptMissed(r *rec) {
+	d.keptMisses++
+	if d.keptMisses > 1 {
+		return
+	}
+	d.keptMissSite = d.site(r)
+	if acc := d.cur.acc; acc != nil && acc.Tensor != nil {
+		d.keptMissAt = tensorName(acc.Tensor, acc.Rank)
+	}
 }
 
 // meetOlds checks access r of GM cell c against the overwritten accesses
@@ -680,6 +859,10 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, lo, hi int64) (all, warredOut bool) {
 	olds, n := c.olds(), 0
 	all = true
+	if d.missedEvicted(c, r) {
+		all = false
+		d.keptMissed(r)
+	}
 	if r.write {
 		for x := range olds {
 			if w := d.oldRec(c, olds[x].w, &d.oldW); !w.write && w.gen == r.gen && !d.hbOrSame(w, r) {

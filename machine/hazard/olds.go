@@ -27,20 +27,27 @@ type gmOld struct {
 	w, by uint8
 }
 
+// oldsInline is how many entries an oldsList holds inline: two rounds of
+// a range written and read once a round, which is as deep as nearly every
+// kernel's cells go. A cell that keeps more (an access of another core
+// lagging several rounds of ordered overwrites, up to the detector's bound,
+// maxKept) moves them all behind the list's pointer (oldsMore.ents).
+const oldsInline = 4
+
 // oldRecsInline is how many packed records an oldsList holds inline: the
 // five of a cell overwritten twice in order, each time after another
 // agent's read.
-const oldRecsInline = maxOlds + 1
+const oldRecsInline = oldsInline + 1
 
-// oldsList is a cell's overwritten GM accesses: ents[:n], oldest first,
-// and the records they name, each once. Place i < oldRecsInline is
-// recs[i] (nrec of them are taken), place oldRecsInline+j is more[j]: a
-// record that does not pack, or one past the inline places (behind a
-// pointer, since it is rare: its slice header took the box to the next
-// size class).
+// oldsList is a cell's overwritten GM accesses: n entries, oldest first
+// (ents, or more.ents once spilled), and the records they name, each once.
+// Place i < oldRecsInline is recs[i] (nrec of them are taken), place
+// oldRecsInline+j is more.recs[j]: a record that does not pack, or one
+// past the inline places (behind a pointer, since it is rare: its slice
+// header took the box to the next size class).
 type oldsList struct {
 	recs [oldRecsInline]packedRec
-	ents [maxOlds]gmOld
+	ents [oldsInline]gmOld
 	n    uint8
 	nrec uint8
 	// stale says an entry left since the records were last packed, so
@@ -48,7 +55,30 @@ type oldsList struct {
 	stale bool
 	// gen is the run generation of every packed record.
 	gen  uint32
-	more *[]rec
+	more *oldsMore
+}
+
+// oldsMore is the rare part of an oldsList: records kept whole, the
+// entries once more than oldsInline, and what the bound dropped.
+type oldsMore struct {
+	recs []rec
+	// ents holds every entry while spilled (more than oldsInline were
+	// kept at once since the list was last cleared).
+	ents    []gmOld
+	spilled bool
+	// evicted is, per agent and kind of access, the latest access the
+	// bound (maxKept) dropped from the cell: an access that is not ordered
+	// after one of them may have raced a dropped access (keptMissed).
+	evicted []evictedOld
+}
+
+// evictedOld is the latest access of one agent and kind (read, write,
+// atomic add) that the bound dropped from a cell; the earlier ones of
+// the agent and kind are ordered before it (epochs only grow).
+type evictedOld struct {
+	agent         int32
+	epoch, gen    uint32
+	write, atomic bool
 }
 
 // oldsBox is a cell's lists with room for its overwritten GM accesses:
@@ -65,9 +95,10 @@ type oldsBox struct {
 var _ [24 - unsafe.Sizeof(packedRec{})]struct{}
 var _ [240 - unsafe.Sizeof(oldsBox{})]struct{}
 
-// The places packOldRecs keeps fit its uint16 mask: the inline ones, and
-// in more at most 2*maxOlds named ones.
-var _ [16 - oldRecsInline - 2*maxOlds]struct{}
+// The places an entry names fit its uint8: the inline ones, and in more
+// at most 2*MaxKeptLimit named ones after packOldRecs and the two one
+// keepOld adds.
+var _ [256 - oldRecsInline - 2*MaxKeptLimit - 2]struct{}
 
 // packedRec is a rec whose iteration vector is at most packedIter deep
 // with levels that fit 16 bits, whose serial fits 32 bits and whose run
@@ -104,8 +135,38 @@ func (c *cell) olds() []gmOld {
 	if c.lists == nil || c.lists.olds == nil {
 		return nil
 	}
-	l := c.lists.olds
+	return c.lists.olds.entries()
+}
+
+// entries returns l's entries, oldest first, aliasing l's.
+func (l *oldsList) entries() []gmOld {
+	if l.more != nil && l.more.spilled {
+		return l.more.ents[:l.n]
+	}
 	return l.ents[:l.n]
+}
+
+// push adds entry e, moving the entries behind the pointer when the
+// inline ones are full.
+func (l *oldsList) push(e gmOld) {
+	if l.n < oldsInline && (l.more == nil || !l.more.spilled) {
+		l.ents[l.n] = e
+		l.n++
+		return
+	}
+	m := l.moreRoom()
+	if !m.spilled {
+		m.ents, m.spilled = append(m.ents[:0], l.ents[:l.n]...), true
+	}
+	m.ents = append(m.ents[:l.n], e)
+	l.n++
+}
+
+// popOldest drops l's oldest entry.
+func (l *oldsList) popOldest() {
+	e := l.entries()
+	copy(e, e[1:])
+	l.n, l.stale = l.n-1, true
 }
 
 // setOldsLen keeps the first n entries of the cell's olds (meetOlds).
@@ -124,8 +185,8 @@ func (c *cell) clearOlds() {
 	if c.lists != nil && c.lists.olds != nil {
 		l := c.lists.olds
 		l.n, l.nrec, l.stale = 0, 0, false
-		if l.more != nil {
-			*l.more = (*l.more)[:0]
+		if m := l.more; m != nil {
+			m.recs, m.ents, m.spilled, m.evicted = m.recs[:0], m.ents[:0], false, m.evicted[:0]
 		}
 	}
 }
@@ -140,8 +201,14 @@ func (c *cell) copyOldsFrom(o *cell) {
 	more := l.more
 	*l = *o.lists.olds
 	l.more = more
-	if om := o.lists.olds.more; om != nil && len(*om) > 0 || more != nil {
-		l.setMore(append(l.moreRecs()[:0], o.lists.olds.moreRecs()...))
+	if om := o.lists.olds.more; om != nil {
+		m := l.moreRoom()
+		m.recs = append(m.recs[:0], om.recs...)
+		m.ents = append(m.ents[:0], om.ents...)
+		m.evicted = append(m.evicted[:0], om.evicted...)
+		m.spilled = om.spilled
+	} else if more != nil {
+		more.recs, more.ents, more.spilled, more.evicted = more.recs[:0], more.ents[:0], false, more.evicted[:0]
 	}
 }
 
@@ -163,7 +230,7 @@ func (c *cell) oldsRoom() *oldsList {
 func (d *Detector) oldRec(c *cell, i uint8, dst *rec) *rec {
 	l := c.lists.olds
 	if i >= oldRecsInline {
-		return &(*l.more)[i-oldRecsInline]
+		return &l.more.recs[i-oldRecsInline]
 	}
 	p := &l.recs[i]
 	*dst = rec{agent: p.agent, epoch: p.epoch, gen: l.gen, serial: int64(p.serial), op: d.oldOps[p.op],
@@ -180,7 +247,7 @@ func (d *Detector) oldRec(c *cell, i uint8, dst *rec) *rec {
 func (c *cell) oldIdent(i uint8) (int32, uint32, uint32) {
 	l := c.lists.olds
 	if i >= oldRecsInline {
-		r := &(*l.more)[i-oldRecsInline]
+		r := &l.more.recs[i-oldRecsInline]
 		return r.agent, r.epoch, r.gen
 	}
 	p := &l.recs[i]
@@ -192,7 +259,7 @@ func (c *cell) oldIdent(i uint8) (int32, uint32, uint32) {
 func (c *cell) oldWrite(i uint8) bool {
 	l := c.lists.olds
 	if i >= oldRecsInline {
-		return (*l.more)[i-oldRecsInline].write
+		return l.more.recs[i-oldRecsInline].write
 	}
 	return l.recs[i].bits&packedWrite != 0
 }
@@ -309,7 +376,8 @@ func (d *Detector) oldPlace(l *oldsList, r *rec) uint8 {
 		l.nrec++
 		return l.nrec - 1
 	}
-	l.setMore(append(more, *r))
+	m := l.moreRoom()
+	m.recs = append(m.recs, *r)
 	return uint8(oldRecsInline + len(more))
 }
 
@@ -318,15 +386,15 @@ func (l *oldsList) moreRecs() []rec {
 	if l.more == nil {
 		return nil
 	}
-	return *l.more
+	return l.more.recs
 }
 
-// setMore makes m l's records kept whole.
-func (l *oldsList) setMore(m []rec) {
+// moreRoom returns l's rare part, made when l has none.
+func (l *oldsList) moreRoom() *oldsMore {
 	if l.more == nil {
-		l.more = new([]rec)
+		l.more = new(oldsMore)
 	}
-	*l.more = m
+	return l.more
 }
 
 // packOldRecs drops the records no entry of l names any more (their
@@ -339,14 +407,16 @@ func (l *oldsList) packOldRecs() {
 		return
 	}
 	l.stale = false
-	var used uint16
-	for _, o := range l.ents[:l.n] {
-		used |= 1<<o.w | 1<<o.by
+	var used [4]uint64 // by place
+	for _, o := range l.entries() {
+		used[o.w/64] |= 1 << (o.w % 64)
+		used[o.by/64] |= 1 << (o.by % 64)
 	}
-	var to [16]uint8
+	on := func(i int) bool { return used[i/64]&(1<<(i%64)) != 0 }
+	var to [256]uint8
 	n := uint8(0)
 	for i := range l.nrec {
-		if used&(1<<i) != 0 {
+		if on(int(i)) {
 			to[i] = n
 			l.recs[n] = l.recs[i]
 			n++
@@ -355,17 +425,18 @@ func (l *oldsList) packOldRecs() {
 	l.nrec = n
 	m := 0
 	for i := range more {
-		if used&(1<<(oldRecsInline+i)) != 0 {
+		if on(oldRecsInline + i) {
 			to[oldRecsInline+i] = uint8(oldRecsInline + m)
 			more[m] = more[i]
 			m++
 		}
 	}
 	if l.more != nil {
-		*l.more = more[:m]
+		l.more.recs = more[:m]
 	}
-	for x := range l.ents[:l.n] {
-		o := &l.ents[x]
+	ents := l.entries()
+	for x := range ents {
+		o := &ents[x]
 		o.w, o.by = to[o.w], to[o.by]
 	}
 }

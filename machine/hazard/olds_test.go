@@ -2,6 +2,7 @@ package hazard
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,6 +71,11 @@ func TestGMAccessBetweenOrderedWrites(t *testing.T) {
 // vector has two outer levels of 0 before it; with big, every iteration
 // is 40 000 more.
 func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, deep, big bool) *Detector {
+	return gmRoundsOpt(Options{}, rank, core, write, iter, rounds, at, adds, deep, big)
+}
+
+// gmRoundsOpt is gmRounds with the detector's options.
+func gmRoundsOpt(opt Options, rank, core int32, write bool, iter int64, rounds, at int, adds, deep, big bool) *Detector {
 	vec := func(k int64) []int64 {
 		if big {
 			k += 40000
@@ -79,7 +85,7 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, de
 		}
 		return []int64{k}
 	}
-	s := newSim(Options{})
+	s := newSim(opt)
 	p := &prog{}
 	st := p.op("tstore", 10, MTE3)
 	bar := p.op("pipe_barrier", 11, S)
@@ -109,29 +115,78 @@ func gmRounds(rank, core int32, write bool, iter int64, rounds, at int, adds, de
 	return s.d
 }
 
-// TestGMOldsBound: a cell keeps at most maxOlds overwritten GM writes, the
-// oldest leaving first, and the records they name, so its lists stay
-// bounded however many rounds overwrite it.
+// TestGMOldsBound: a cell keeps at most the bound (Options.MaxKept, 0 the
+// default) of overwritten GM writes, the oldest leaving first, and the
+// records they name, so its lists stay bounded however many rounds
+// overwrite it; past the four held inline too.
 func TestGMOldsBound(t *testing.T) {
-	d := gmRounds(0, 1, false, 0, 20, 0, false, false, false)
-	acc := gmAcc(gmA, 0, 0, 0x100, true)
-	m, _ := d.shadowFor(&acc).page(0, 0x100)
-	most, recs := 0, 0
-	for _, c := range m.cells {
-		most = max(most, len(c.olds()))
-		if c.hasOlds() {
-			l := c.lists.olds
-			recs = max(recs, int(l.nrec)+len(l.moreRecs()))
-		}
+	for _, tc := range []struct{ opt, want int }{{0, DefaultMaxKept}, {4, 4}, {5, 5}, {40, 40}, {1000, MaxKeptLimit}} {
+		t.Run(fmt.Sprint("MaxKept ", tc.opt), func(t *testing.T) {
+			d := gmRoundsOpt(Options{MaxKept: tc.opt}, 0, 1, false, 0, 2*tc.want+20, 0, false, false, false)
+			acc := gmAcc(gmA, 0, 0, 0x100, true)
+			m, _ := d.shadowFor(&acc).page(0, 0x100)
+			most, recs := 0, 0
+			for _, c := range m.cells {
+				most = max(most, len(c.olds()))
+				if c.hasOlds() {
+					l := c.lists.olds
+					recs = max(recs, int(l.nrec)+len(l.moreRecs()))
+				}
+			}
+			if most != tc.want {
+				t.Errorf("after %d rounds the store's cells keep at most %d overwritten writes, want the bound %d", 2*tc.want+20, most, tc.want)
+			}
+			// The records the entries left behind leave too (packOldRecs): a
+			// write replaced by the next round's names two records, shared
+			// along the chain, and an entry's w its predecessor's by.
+			if recs > tc.want+1 {
+				t.Errorf("a cell keeps %d records for its %d entries, want at most %d", recs, most, tc.want+1)
+			}
+		})
 	}
-	if most != maxOlds {
-		t.Errorf("after 20 rounds the store's cells keep at most %d overwritten writes, want the bound %d", most, maxOlds)
+}
+
+// TestKeptLimitNote: where the bound drops an overwritten GM access that an
+// access landing later is not ordered after, the report says so in a
+// kept-limit note at that access, naming the flag; where nothing the bound
+// dropped could race it, or the bound dropped nothing, it says nothing. A
+// store of another core meant in round 1 of 6 in-place updates (the limit
+// kernel hazards/gm_store_late_past_olds) needs 11 entries: under a bound
+// of 4 it lost WAR `ld, x` silently, landing last.
+func TestKeptLimitNote(t *testing.T) {
+	full := []string{"WAR 10->20 x1", "RAW 20->10 x1", "WAW 20->14 x1"}
+	for _, tc := range []struct {
+		name    string
+		maxKept int
+		rounds  int
+		at      int // where the other core's store lands (2*rounds: last)
+		want    []string
+	}{
+		{"default bound, store last", 0, 6, 12, full},
+		{"bound 12, store last", 12, 6, 12, full},
+		{"bound 4, store first", 4, 6, 0, full},
+		{"bound 4, store last", 4, 6, 12, []string{"RAW 20->10 x1", "WAW 20->14 x1", "kept-limit 20->0 x1"}},
+		{"default bound, 12 rounds, store last", 0, 12, 24, []string{"RAW 20->10 x1", "WAW 20->14 x1", "kept-limit 20->0 x1"}},
+		{"bound 30, 12 rounds, store last", 30, 12, 24, full},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := gmUpdateRounds(Options{MaxKept: tc.maxKept}, tc.rounds, 1, tc.at, 1).Findings()
+			if diff := cmp.Diff(tc.want, raceLines(fs)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			for _, f := range fs {
+				if f.Kind == KindKeptLimit && (f.Severity != "note" || !strings.Contains(f.Hint, "--max-kept")) {
+					t.Errorf("the note is %s, hint %q: want a note naming --max-kept", f.Severity, f.Hint)
+				}
+			}
+		})
 	}
-	// The records the entries left behind leave too (packOldRecs): a
-	// write replaced by the next round's names two records, shared
-	// along the chain, and an entry's w its predecessor's by.
-	if recs > maxOlds+1 {
-		t.Errorf("after 20 rounds a cell keeps %d records for its %d entries, want at most %d", recs, most, maxOlds+1)
+	// The same rounds, the late store by core 0's own MTE3, in order after
+	// every access the bound dropped: no note (its same-pipe WAW with the
+	// last round's store, no pipe_barrier between them, stands).
+	fs := gmUpdateRounds(Options{MaxKept: 4}, 6, 1, 12, 0).Findings()
+	if diff := cmp.Diff([]string{"WAW 14->20 x1"}, raceLines(fs)); diff != "" {
+		t.Errorf("a store ordered after what was dropped: findings (-want +got):\n%s", diff)
 	}
 }
 
@@ -146,8 +201,8 @@ func TestGMOldsBound(t *testing.T) {
 // round 4 of 6, it lands after the cell has dropped the oldest kept
 // records for room (packOldRecs): those it meets must be the right ones.
 func TestGMWriteBetweenReadAndStore(t *testing.T) {
-	for _, tc := range []struct{ rounds, meant int }{{3, 1}, {6, 4}} {
-		t.Run(fmt.Sprint(tc.rounds, " rounds"), func(t *testing.T) {
+	for _, tc := range []struct{ rounds, meant int }{{3, 1}, {6, 4}, {6, 1}, {8, 1}} {
+		t.Run(fmt.Sprint(tc.rounds, " rounds, meant in ", tc.meant), func(t *testing.T) {
 			gmWriteBetweenReadAndStore(t, tc.rounds, tc.meant)
 		})
 	}
@@ -158,47 +213,112 @@ func TestGMWriteBetweenReadAndStore(t *testing.T) {
 func gmWriteBetweenReadAndStore(t *testing.T, rounds, meant int) {
 	want := []string{"WAR 10->20 x1", "RAW 20->10 x1", "WAW 20->14 x1"}
 	for at := 0; at <= 2*rounds; at++ {
-		s := newSim(Options{})
-		p := &prog{}
-		ld := p.op("tload", 10, MTE2)
-		set := p.op("set_flag", 11, S)
-		wt := p.op("wait_flag", 12, S)
-		st := p.op("tstore", 14, MTE3)
-		set2 := p.op("set_flag", 15, S)
-		wt2 := p.op("wait_flag", 16, S)
-		x := p.op("tstore", 20, MTE3)
-		s.hostInit(gmA, 0, 0)
-		band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
-		other := func() {
-			s.issue(0, 1, x, MTE3)
-			s.exec(ag(0, 1, MTE3), x, []int64{int64(meant)}, band(true))
-		}
-		for k := range rounds {
-			it := []int64{int64(k)}
-			if at == 2*k {
-				other()
-			}
-			s.issue(0, 0, ld, MTE2)
-			s.issue(0, 0, set, MTE2)
-			s.issue(0, 0, wt, MTE3)
-			s.issue(0, 0, st, MTE3)
-			s.issue(0, 0, set2, MTE3)
-			s.issue(0, 0, wt2, MTE2)
-			s.exec(ag(0, 0, MTE2), ld, it, band(false))
-			s.set(0, 0, MTE2, MTE3, 0, set)
-			s.wait(0, 0, MTE2, MTE3, 0, wt)
-			if at == 2*k+1 {
-				other()
-			}
-			s.exec(ag(0, 0, MTE3), st, it, band(true))
-			s.set(0, 0, MTE3, MTE2, 1, set2)
-			s.wait(0, 0, MTE3, MTE2, 1, wt2)
-		}
-		if at == 2*rounds {
-			other()
-		}
-		if diff := cmp.Diff(want, raceLines(s.d.Findings())); diff != "" {
+		if diff := cmp.Diff(want, raceLines(gmUpdateRounds(Options{}, rounds, meant, at, 1).Findings())); diff != "" {
 			t.Errorf("store landing at place %d: findings (-want +got):\n%s", at, diff)
 		}
+	}
+}
+
+// gmUpdateRounds runs rounds in-place updates of rank 0's @A by core 0 (a
+// load on MTE2, line 10, then a store on MTE3, line 14, flagged after it,
+// and a flag back before the next load) and a store of core xcore's MTE3
+// (line 20) meant in round meant, landing at place at (before round k's
+// load at 2k, before its store at 2k+1, last at 2*rounds), and returns the
+// detector. Core 0's store at line 20 is ordered after every update.
+func gmUpdateRounds(opt Options, rounds, meant, at int, xcore int32) *Detector {
+	s := newSim(opt)
+	p := &prog{}
+	ld := p.op("tload", 10, MTE2)
+	set := p.op("set_flag", 11, S)
+	wt := p.op("wait_flag", 12, S)
+	st := p.op("tstore", 14, MTE3)
+	set2 := p.op("set_flag", 15, S)
+	wt2 := p.op("wait_flag", 16, S)
+	x := p.op("tstore", 20, MTE3)
+	s.hostInit(gmA, 0, 0)
+	band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
+	other := func() {
+		s.issue(0, xcore, x, MTE3)
+		s.exec(ag(0, xcore, MTE3), x, []int64{int64(meant)}, band(true))
+	}
+	for k := range rounds {
+		it := []int64{int64(k)}
+		if at == 2*k {
+			other()
+		}
+		s.issue(0, 0, ld, MTE2)
+		s.issue(0, 0, set, MTE2)
+		s.issue(0, 0, wt, MTE3)
+		s.issue(0, 0, st, MTE3)
+		s.issue(0, 0, set2, MTE3)
+		s.issue(0, 0, wt2, MTE2)
+		s.exec(ag(0, 0, MTE2), ld, it, band(false))
+		s.set(0, 0, MTE2, MTE3, 0, set)
+		s.wait(0, 0, MTE2, MTE3, 0, wt)
+		if at == 2*k+1 {
+			other()
+		}
+		s.exec(ag(0, 0, MTE3), st, it, band(true))
+		s.set(0, 0, MTE3, MTE2, 1, set2)
+		s.wait(0, 0, MTE3, MTE2, 1, wt2)
+	}
+	if at == 2*rounds {
+		other()
+	}
+	return s.d
+}
+
+// TestGMOldsDropOrdered: at the bound, a range's overwritten accesses that
+// every agent that may still reach GM is ordered after leave first
+// (dropOrdered), not the oldest: one core updating a band in place with a
+// pipe_barrier ALL each round drops none by age. An agent of another core
+// that is ordered after none of them keeps them, and the oldest leave,
+// until its core's kernel ends.
+func TestGMOldsDropOrdered(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		other   bool // core 1's vector pipe ran an op first
+		ended   bool // and core 1's kernel ended then
+		ordered bool // dropped by the rule, none by age
+	}{
+		{name: "one core, a barrier ALL each round", ordered: true},
+		{name: "another core's agent unordered", other: true},
+		{name: "another core's agent, its kernel ended", other: true, ended: true, ordered: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(Options{})
+			p := &prog{}
+			ld := p.op("tload", 10, MTE2)
+			st := p.op("tstore", 14, MTE3)
+			bar := p.op("pipe_barrier", 16, S)
+			fill := p.op("texpands", 30, V)
+			s.hostInit(gmA, 0, 0)
+			if tc.other {
+				s.issue(0, 1, fill, V)
+				s.exec(ag(0, 1, V), fill, []int64{0}, tileAcc(ubX, 0, 1, 0, true))
+				if tc.ended {
+					s.ev(machine.Event{Kind: machine.EvKernelEnd, Agent: ag(0, 1, S)})
+				}
+			}
+			band := func(write bool) machine.Access { return gmAcc(gmA, 0, 0, 0x100, write) }
+			for k := range 2*DefaultMaxKept + 4 {
+				it := []int64{int64(k)}
+				s.issue(0, 0, ld, MTE2)
+				s.exec(ag(0, 0, MTE2), ld, it, band(false))
+				s.issue(0, 0, bar, ALL)
+				s.barrier(0, 0, ALL, bar)
+				s.issue(0, 0, st, MTE3)
+				s.exec(ag(0, 0, MTE3), st, it, band(true))
+				s.issue(0, 0, bar, ALL)
+				s.barrier(0, 0, ALL, bar)
+			}
+			if got := raceLines(s.d.Findings()); len(got) != 0 {
+				t.Errorf("findings %v, want none", got)
+			}
+			d := s.d
+			if tc.ordered && (d.keptAged != 0 || d.keptOrdered == 0) || !tc.ordered && (d.keptAged == 0 || d.keptOrdered != 0) {
+				t.Errorf("dropped %d by the rule and %d by age, want ordered = %v", d.keptOrdered, d.keptAged, tc.ordered)
+			}
+		})
 	}
 }

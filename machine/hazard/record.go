@@ -482,8 +482,26 @@ func (d *Detector) Findings() []Finding {
 		}
 		out = append(out, g)
 	}
+	if g, ok := d.keptLimitNote(); ok && !Suppressed(d.opt.Suppress, &g) {
+		out = append(out, g)
+	}
 	SortFindings(out)
 	return out
+}
+
+// keptLimitNote is the report's note that GM ranges dropped overwritten
+// accesses an access that landed later was not ordered after (keptMissed),
+// so that a race of the two may be missing: the detector did not keep what
+// it needed and says so, at the first such access, naming the flag that
+// raises the bound.
+func (d *Detector) keptLimitNote() (Finding, bool) {
+	if d.keptMisses == 0 {
+		return Finding{}, false
+	}
+	return Finding{Kind: KindKeptLimit, Severity: SevNote.String(), First: d.keptMissSite, Buffer: d.keptMissAt, Count: d.keptMisses,
+		Message: fmt.Sprintf("%s met %s past the %d overwritten accesses the detector keeps per GM range, not ordered after one it dropped: its race with that access, if any, was not checked (nor those of the other accesses the count includes)",
+			d.keptMissSite.Op, d.keptMissAt, d.maxKept()),
+		Hint: fmt.Sprintf("lint again with a larger bound: --max-kept N (now %d, at most %d)", d.maxKept(), MaxKeptLimit)}, true
 }
 
 // SortFindings orders findings deterministically: first site, kind, second

@@ -217,6 +217,7 @@ var ruleDocs = map[string]ruleDoc{
 	KindResetRacesAtomic: {"a plain store racing an atomic add on a signal (lost wakeup)", "A plain store to a signal that races a peer's atomic add, so the add can be lost and its waiter never wakes. Reset signals where no peer can be adding to them.", "hazards.md#reset-races-atomic"},
 	KindStaleSignal:      {"a signal wait satisfied by values an earlier run left", "A signal wait that a value left by an earlier launch or round satisfies, so it passes before this round's notify. Re-initialise the signal between runs, or compare against a generation count.", "hazards.md#stale-signal"},
 	KindFault:            {"a runtime fault", "The machine stopped the run on a fault (a bad address, a misaligned access, an operand the instruction does not accept).", "hazards.md#fault"},
+	KindKeptLimit:        {"races with GM accesses the detector dropped were not checked", "A GM range keeps the accesses overwritten in order (up to --max-kept per range) for an access of another core meant between them that lands later. An access met a range not ordered after one the bound had dropped, so its race with that access may be missing from the report. Lint again with a larger --max-kept.", "hazards.md#kept-limit-note"},
 	KindUnchecked:        {"a flag the static pass could not evaluate", "The static flag-balance pass could not decide a flag's id or a branch for this launch; the run checks what it executed, other launch shapes are not covered.", "hazards.md#unchecked-flag-static-pass-note"},
 	// Assembly diagnostics: a file that does not assemble still gets a log.
 	ruleAssembly: {"the program does not assemble", "An error or warning from the parser or the assembler. A file with errors is not run, so no hazard was looked for in it: fix the errors and lint again.", "language.md"},
@@ -232,7 +233,7 @@ func sarifRuleFor(kind string) sarifRule {
 	}
 	uri := docBase + d.doc
 	level := "error"
-	if kind == KindUnchecked {
+	if kind == KindUnchecked || kind == KindKeptLimit {
 		level = "note"
 	}
 	tags := []string{"synchronisation", "correctness"}

@@ -152,6 +152,7 @@ func (d *Detector) kernelEnd(e *machine.Event) {
 		return
 	}
 	c := d.core(e.Agent.Rank, e.Agent.Core)
+	d.markEnded(c)
 	cs := &d.cores[c]
 	report := func(ch *flagChan) {
 		msg := fmt.Sprintf("set_flag %s, %s, %d is never consumed: the kernel ends with the flag still set, which corrupts the flag state the next kernel on this core sees", ch.src, ch.dst, ch.id)
