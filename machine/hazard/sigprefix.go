@@ -336,6 +336,9 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 		if m != nil {
 			delete(d.multi, id)
 		}
+		if len(d.lateWatch) > 0 {
+			d.endLate(id)
+		}
 		return
 	}
 	k := 0
@@ -345,14 +348,21 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 	if k == len(m.adders) {
 		if k == maxAdders {
 			delete(d.multi, id)
+			if len(d.lateWatch) > 0 {
+				d.endLate(id)
+			}
 			return
 		}
 		m.adders = append(m.adders, adderHist{agent: a})
 	}
 	ad := &m.adders[k]
 	ad.total += d.note.val
-	ad.add(multiRel{through: ad.total, clock: d.fullRelease(a, rel, loc)})
+	mr := multiRel{through: ad.total, clock: d.fullRelease(a, rel, loc)}
+	ad.add(mr)
 	d.multiAdd = m
+	if len(d.lateWatch) > 0 && d.lateWatch[id] != nil {
+		d.lateAddTo(id, a, mr)
+	}
 }
 
 // add appends release r, dropping the oldest past maxPrefix.
@@ -391,7 +401,18 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 	if machine.CompareSignal(w.cmp, base, w.want) {
 		return true // the value before the run's adds met it already
 	}
+	landed := m
+	key := d.nextWaitKey(a)
+	if late := d.opt.Late; late != nil && late.waits[key] != nil {
+		m = withLate(m, late.waits[key])
+		for k := range m.adders {
+			for r := range m.adders[k].rels {
+				n = max(n, m.adders[k].rels[r].clock.size())
+			}
+		}
+	}
 	var meet vclock
+	got := false
 	d.flush(a) // its clock holds its core's components too
 	own := &d.agents[a].clock
 	// Block by block: each kept release's block is read once, not once a
@@ -417,6 +438,7 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 				for k, v := range b.v {
 					if v > 0 {
 						meet.set(i0+int32(k), v)
+						got = true
 					}
 				}
 			}
@@ -437,12 +459,26 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 			if top <= have {
 				continue // nothing here the waiter does not hold already
 			}
-			if v := d.meetAt(m, base, col, have, top); v > 0 {
+			if v := d.meetAt(m, base, col, have, top, w.cmp, w.want); v > 0 {
 				meet.set(i0+k, v)
+				got = true
 			}
 		}
 	}
 	d.meetBlocks, d.meetNs, d.meetCol = bs, ns, col
+	if got {
+		// Watched for adds landing later (latewait.go): only what the
+		// waiter did not hold already can be taken back.
+		var acq vclock
+		meet.each(func(i int32, v uint32) {
+			if v > get(*own, i) {
+				acq.set(i, v)
+			}
+		})
+		if acq.size() > 0 {
+			d.watchLate(key, a, d.sigID(c), landed, base, acq)
+		}
+	}
 	d.acquire(a, &meet)
 	return true
 }
@@ -465,8 +501,7 @@ func blockAt(c *vclock, bi int32) *vblock {
 // 0), and a binary search over [0, top] finds it without sorting them.
 // The waiter holds have there already, so a meet at or below it is
 // returned as 0 (nothing to acquire) and the search starts above it.
-func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint32) uint32 {
-	w := &d.wait
+func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint32, cmp string, want int64) uint32 {
 	passes := func(u uint32) bool {
 		sum, off := base, 0
 		for k := range m.adders {
@@ -477,7 +512,7 @@ func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint
 			}
 			off += len(rels)
 		}
-		return machine.CompareSignal(w.cmp, sum, w.want)
+		return machine.CompareSignal(cmp, sum, want)
 	}
 	if passes(have) {
 		return 0
