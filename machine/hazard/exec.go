@@ -1543,6 +1543,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		d.putSigAdd(c, r)
+		if len(d.lateWatch) > 0 {
+			d.lateAddTo(d.sigID(c), a, rel, *loc)
+		}
 		if c.sig.size() == 0 || c.sigFrom == a+1 || d.addAfterStore(c, r) {
 			// Alone, after its own earlier releases or first after a
 			// plain store it is ordered after, a's release is the

@@ -180,15 +180,28 @@ func (d *Detector) watchLate(key waitKey, a int32, id *sigCore, m *multiHist, ba
 }
 
 // lateAddTo tells the waits watched on word id of agent a's add (release
-// rel, a's sum through it): a candidate for each wait it does not hold.
-// A wait every adder of which holds it, or of an earlier run, is finished.
-func (d *Detector) lateAddTo(id *sigCore, a int32, rel multiRel) {
+// rel, with a's lc loc beside it when not nil), whatever the word's history
+// (a plain store since the wait does not stop it: the add could still have
+// landed before the wait). An add whose value is not at hand (a notify of
+// several words) is left out (ordering more). A wait every adder of which
+// holds it, or of an earlier run, is finished.
+func (d *Detector) lateAddTo(id *sigCore, a int32, rel *vclock, loc *pipeVals) {
 	ps := d.lateWatch[id]
+	if ps == nil || !d.note.on || d.note.val <= 0 {
+		return
+	}
+	var full *vclock
 	kept := ps[:0]
 	for _, p := range ps {
-		if p.gen == d.gen && d.lateAdd(p, a, rel) {
-			kept = append(kept, p)
-			continue
+		if p.gen == d.gen {
+			if full == nil {
+				f := d.fullRelease(a, rel, loc)
+				full = &f
+			}
+			if d.lateAdd(p, a, full, d.note.val) {
+				kept = append(kept, p)
+				continue
+			}
 		}
 		d.finishLate(p)
 	}
@@ -200,18 +213,9 @@ func (d *Detector) lateAddTo(id *sigCore, a int32, rel multiRel) {
 	d.lateWatch[id] = kept
 }
 
-// endLate finishes the waits watched on word id: its history stops being
-// kept (a plain store, too many adders, a new run).
-func (d *Detector) endLate(id *sigCore) {
-	for _, p := range d.lateWatch[id] {
-		d.finishLate(p)
-	}
-	delete(d.lateWatch, id)
-}
-
-// lateAdd records add rel of agent a in wait p and reports whether p is
-// still open.
-func (d *Detector) lateAdd(p *lateWait, a int32, rel multiRel) bool {
+// lateAdd records add rel of agent a, of value val, in wait p and reports
+// whether p is still open.
+func (d *Detector) lateAdd(p *lateWait, a int32, rel *vclock, val int64) bool {
 	k := 0
 	for k < len(p.adders) && p.adders[k].agent != a {
 		k++
@@ -222,16 +226,18 @@ func (d *Detector) lateAdd(p *lateWait, a int32, rel multiRel) bool {
 		p.closed = append(p.closed, false)
 		p.open++
 	}
+	ad := &p.adders[k]
 	if p.closed[k] {
 		return p.open > 0
 	}
-	if get(rel.clock, d.pos(p.a)) >= p.n {
+	if get(*rel, d.pos(p.a)) >= p.n {
 		p.closed[k] = true // a's adds from here on come after the wait
 		p.open--
 		return p.open > 0
 	}
-	if len(p.adders[k].rels)-p.landed[k] < maxLateAdds {
-		p.adders[k].rels = append(p.adders[k].rels, rel)
+	ad.total += val
+	if len(ad.rels)-p.landed[k] < maxLateAdds {
+		ad.rels = append(ad.rels, multiRel{through: ad.total, clock: *rel})
 	}
 	return true
 }

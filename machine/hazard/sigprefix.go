@@ -336,9 +336,6 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 		if m != nil {
 			delete(d.multi, id)
 		}
-		if len(d.lateWatch) > 0 {
-			d.endLate(id)
-		}
 		return
 	}
 	k := 0
@@ -348,21 +345,14 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 	if k == len(m.adders) {
 		if k == maxAdders {
 			delete(d.multi, id)
-			if len(d.lateWatch) > 0 {
-				d.endLate(id)
-			}
 			return
 		}
 		m.adders = append(m.adders, adderHist{agent: a})
 	}
 	ad := &m.adders[k]
 	ad.total += d.note.val
-	mr := multiRel{through: ad.total, clock: d.fullRelease(a, rel, loc)}
-	ad.add(mr)
+	ad.add(multiRel{through: ad.total, clock: d.fullRelease(a, rel, loc)})
 	d.multiAdd = m
-	if len(d.lateWatch) > 0 && d.lateWatch[id] != nil {
-		d.lateAddTo(id, a, mr)
-	}
 }
 
 // add appends release r, dropping the oldest past maxPrefix.
