@@ -66,19 +66,13 @@ func skews(n int) []skew {
 // that no longer moves at the skews that found it.
 // Those marked wide move only at a size the wide mode draws.
 var skewMovers = map[string]string{
-	// A real race the default timing misses: a peer that finished its
-	// reduce-scatter adds its all-gather arrival to the owner's word before
-	// a late rank's reduce-scatter arrival lands, stands in for it, and the
-	// re-arming store then races that late add. A wait cannot know which
-	// adds that had not landed could have stood in (docs/hazards.md,
-	// "Counters several agents add to"); the file's header, which says the
-	// store is ordered after every reduce-scatter add, is wrong there.
-	"hazards/rs_ag_reset": "reset-races-atomic rst, rs_add only with a peer a phase ahead",
 	// The entry zeroing races the peers' first adds (R5), and a word whose
 	// plain store races an add keeps the whole join: a wait there is
 	// ordered after every add that had landed, and a peer a round ahead
 	// hides R2's WARs (docs/hazards.md, "Counters one agent adds to";
 	// ring_zero_ordered, with the zeroing published first, holds them).
+	// Each word has one adder, so the later adds a several-agent wait
+	// takes as candidates (latewait.go) do not reach it.
 	"allreduce_ring/ring_zero_at_entry": "R2's WARs dropped with a peer a round ahead",
 	// A GM access meant between two ordered overwrites of a range that
 	// lands after more than 4 later ones meets the older state
