@@ -503,10 +503,12 @@ type Detector struct {
 	meetCol    []uint32
 	meetVals   []uint32
 	// lateWatch holds the watched waits by word, lateOut the late adds
-	// a next pass must give its waits, lateCount each agent's satisfied
-	// waits on words several agents add to so far (latewait.go).
+	// a next pass must give its waits, lateFalls whether some wait's meet
+	// fell with them, lateCount each agent's satisfied waits on words
+	// several agents add to so far (latewait.go).
 	lateWatch map[*sigCore][]*lateWait
 	lateOut   map[waitKey][]lateAdd
+	lateFalls bool
 	lateCount []uint32
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey

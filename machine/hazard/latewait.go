@@ -117,7 +117,7 @@ func (d *Detector) Late() *LateAdds {
 		}
 	}
 	d.lateWatch = nil
-	if len(d.lateOut) == 0 {
+	if !d.lateFalls {
 		return nil
 	}
 	return &LateAdds{waits: d.lateOut}
@@ -243,8 +243,11 @@ func (d *Detector) lateAdd(p *lateWait, a int32, rel *vclock, val int64) bool {
 }
 
 // finishLate takes wait p's meet again with its late adds among the
-// candidates and keeps them for the next pass if it falls below what the
-// wait acquired.
+// candidates, notes whether it falls below what the wait acquired, and
+// keeps them for the next pass. Every wait's are kept, not only those of
+// the waits whose meet falls: a wait given late adds in this pass and not
+// given them in the next would acquire more there than here, and the
+// passes would not settle (clocks must only fall from pass to pass).
 func (d *Detector) finishLate(p *lateWait) {
 	if p.finalized {
 		return
@@ -277,9 +280,7 @@ func (d *Detector) finishLate(p *lateWait) {
 		}
 		falls = d.meetAt(m, p.base, col, 0, top, p.cmp, p.want) < v
 	})
-	if !falls {
-		return
-	}
+	d.lateFalls = d.lateFalls || falls
 	var out []lateAdd
 	for k := range p.adders {
 		for _, r := range p.adders[k].rels[p.landed[k]:] {
