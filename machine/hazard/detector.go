@@ -510,6 +510,9 @@ type Detector struct {
 	lateOut   map[waitKey][]lateAdd
 	lateFalls bool
 	lateCount []uint32
+	// lateRel is the full release of the add being visited while a wait
+	// watches its word (signalCell), shared with keepAdders' copy.
+	lateRel vclock
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

@@ -179,26 +179,21 @@ func (d *Detector) watchLate(key waitKey, a int32, id *sigCore, m *multiHist, ba
 	d.lateWatch[id] = append(d.lateWatch[id], p)
 }
 
-// lateAddTo tells the waits watched on word id of agent a's add (release
-// rel, with a's lc loc beside it when not nil), whatever the word's history
+// lateAddTo tells the waits watched on word id of agent a's add (its full
+// release rel, a's core components written in), whatever the word's history
 // (a plain store since the wait does not stop it: the add could still have
 // landed before the wait). An add whose value is not at hand (a notify of
 // several words) is left out (ordering more). A wait every adder of which
 // holds it, or of an earlier run, is finished.
-func (d *Detector) lateAddTo(id *sigCore, a int32, rel *vclock, loc *pipeVals) {
+func (d *Detector) lateAddTo(id *sigCore, a int32, rel *vclock) {
 	ps := d.lateWatch[id]
 	if ps == nil || !d.note.on || d.note.val <= 0 {
 		return
 	}
-	var full *vclock
 	kept := ps[:0]
 	for _, p := range ps {
 		if p.gen == d.gen {
-			if full == nil {
-				f := d.fullRelease(a, rel, loc)
-				full = &f
-			}
-			if d.lateAdd(p, a, full, d.note.val) {
+			if d.lateAdd(p, a, rel, d.note.val) {
 				kept = append(kept, p)
 				continue
 			}
@@ -266,7 +261,7 @@ func (d *Detector) finishLate(p *lateWait) {
 	falls := false
 	var col []uint32
 	p.acq.each(func(i int32, v uint32) {
-		if falls {
+		if falls || !p.lateBelow(i, v) {
 			return
 		}
 		col = col[:0]
@@ -291,4 +286,18 @@ func (d *Detector) finishLate(p *lateWait) {
 		d.lateOut = make(map[waitKey][]lateAdd)
 	}
 	d.lateOut[p.key] = out
+}
+
+// lateBelow reports whether some late add of wait p holds less than v at
+// component i. If none does, the meet there stays at least v: the
+// prefixes whose releases are all below v are those the wait saw, which
+// did not pass it below v. (An adder's late adds come in its program
+// order, so its first holds the least.)
+func (p *lateWait) lateBelow(i int32, v uint32) bool {
+	for k := range p.adders {
+		if rels := p.adders[k].rels; len(rels) > p.landed[k] && get(rels[p.landed[k]].clock, i) < v {
+			return true
+		}
+	}
+	return false
 }

@@ -351,7 +351,11 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 	}
 	ad := &m.adders[k]
 	ad.total += d.note.val
-	ad.add(multiRel{through: ad.total, clock: d.fullRelease(a, rel, loc)})
+	full := d.lateRel // the copy signalCell made for a watched word
+	if full.g == nil {
+		full = d.fullRelease(a, rel, loc)
+	}
+	ad.add(multiRel{through: ad.total, clock: full})
 	d.multiAdd = m
 }
 
