@@ -32,7 +32,7 @@ func TestLateAddStandsIn(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		link string // "", "gated", "bands", "band"
-		race int  // pipe pairs of RAW 40, 51 (0: clean)
+		race int    // pipe pairs of RAW 40, 51 (0: clean)
 	}{
 		{"stand-in", "", 2},
 		{"gated", "gated", 0},
