@@ -243,12 +243,12 @@ func (d *Detector) acquirePrefix(a int32, c *cell, ent *prefixRel) {
 // hold there in increasing order, and takes the first v at which the
 // prefixes below v+1 satisfy it.
 //
-// What stays with timing: adds that had not landed when the wait passed
-// are not among the sets (a later add that could have stood in for one the
-// wait took is not known yet), so the wait is ordered after more when fewer
-// adds had landed. The kinds and sites of an SPMD kernel's findings do not
-// move (every rank's add is the same site); which instances a race names
-// can, and ReadsFrom folds what each such wait saw into its fingerprint.
+// Adds that had not landed when the wait passed are not among the sets
+// here (a later add that could have stood in for one the wait took is not
+// known yet); latewait.go watches the wait for them and has the run linted
+// again with them as candidates (Settle). Which instances a race names can
+// still follow the timing, and ReadsFrom folds what each such wait saw into
+// its fingerprint.
 // Other compares, a non-positive add, a plain store of the run, more than
 // maxAdders agents, or a history that lost its oldest releases beyond what
 // is kept keep the whole join (ordering more: a missed race, never a false
