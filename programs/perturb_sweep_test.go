@@ -260,18 +260,30 @@ func envInt(name string, def int) int {
 // sweepLint is lintWith with a CPU budget: a profile that makes a polling
 // loop spin for too long is skipped, not waited for.
 func sweepLint(obj *asm.Object, prof *pipes.Profile, limit time.Duration) ([]hazard.Finding, string, bool, error) {
-	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) }})
-	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof, MaxTime: limit})
+	var res *machine.Result
+	limited := false
+	det, err := hazard.Settle(hazard.Options{}, func(ho hazard.Options) (*hazard.Detector, error) {
+		var m *machine.Machine
+		ho.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
+		det := hazard.New(ho)
+		m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof, MaxTime: limit})
+		if err != nil {
+			return nil, err
+		}
+		res, err = m.Run()
+		if err != nil {
+			if _, limited = errors.AsType[*machine.LimitError](err); limited {
+				return nil, nil
+			}
+			det.NoteError(err)
+		}
+		return det, nil
+	})
 	if err != nil {
 		return nil, "", false, err
 	}
-	res, err := m.Run()
-	if err != nil {
-		if _, limit := errors.AsType[*machine.LimitError](err); limit {
-			return nil, "", false, nil
-		}
-		det.NoteError(err)
+	if limited {
+		return nil, "", false, nil
 	}
 	return hazard.Merge(det.Findings(), hazard.CheckObject(obj)), path(res, det), true, nil
 }

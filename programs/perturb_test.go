@@ -126,8 +126,13 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "N", Value: "2"}},
 		{{Name: "N", Value: "9"}},
 	},
-	// The limit arrival_rounds_interleaved with its peers gated by a
-	// second count: clean with a rank slowed, where the limit races.
+	// arrival_rounds_interleaved races on every timing (a peer a round
+	// ahead, or not: its late arrival is a candidate either way); its twin
+	// with the peers gated by a second count is clean with a rank slowed.
+	"hazards/arrival_rounds_interleaved": {
+		{{Name: "SLOW", Value: "50"}},
+		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
+	},
 	"hazards/arrival_rounds_interleaved_gated": {
 		{{Name: "SLOW", Value: "50"}},
 		{{Name: "SLOW", Value: "200"}, {Name: "SLOWR", Value: "2"}},
@@ -318,16 +323,24 @@ func diffLines(w, g []string) string {
 // lintWith is `ptoasm lint` (timing-only run, detector, static pass) under
 // prof, with the run's path fingerprint.
 func lintWith(obj *asm.Object, prof *pipes.Profile) ([]hazard.Finding, string, error) {
-	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) },
-		Placement: func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }})
-	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof})
+	var res *machine.Result
+	det, err := hazard.Settle(hazard.Options{}, func(ho hazard.Options) (*hazard.Detector, error) {
+		var m *machine.Machine
+		ho.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
+		ho.Placement = func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }
+		det := hazard.New(ho)
+		m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: true, Profile: prof})
+		if err != nil {
+			return nil, err
+		}
+		res, err = m.Run()
+		if err != nil {
+			det.NoteError(err)
+		}
+		return det, nil
+	})
 	if err != nil {
 		return nil, "", err
-	}
-	res, err := m.Run()
-	if err != nil {
-		det.NoteError(err)
 	}
 	return hazard.Merge(det.Findings(), hazard.CheckObject(obj)), path(res, det), nil
 }

@@ -78,22 +78,33 @@ type outcome struct {
 }
 
 func runProgram(obj *asm.Object, timingOnly bool) (outcome, error) {
-	var m *machine.Machine
-	det := hazard.New(hazard.Options{CoreName: func(rank, core int) string { return m.CoreName(rank, core) },
-		Placement: func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }})
-	m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: timingOnly})
+	var res *machine.Result
+	var runErr error
+	// hazard.Settle: a wait on a count several agents add to is decided
+	// once the adds landing after it are known, in a second pass.
+	det, err := hazard.Settle(hazard.Options{}, func(ho hazard.Options) (*hazard.Detector, error) {
+		var m *machine.Machine
+		ho.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
+		ho.Placement = func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }
+		det := hazard.New(ho)
+		m, err := machine.New(obj, machine.Options{Observers: []machine.Observer{det}, TimingOnly: timingOnly})
+		if err != nil {
+			return nil, err
+		}
+		res, runErr = m.Run()
+		if runErr != nil {
+			var dl *machine.DeadlockError
+			var f *machine.Fault
+			if !errors.As(runErr, &dl) && !errors.As(runErr, &f) {
+				// A cycle limit or a setup error is not a finding a program can expect.
+				return nil, runErr
+			}
+			det.NoteError(runErr)
+		}
+		return det, nil
+	})
 	if err != nil {
 		return outcome{}, err
-	}
-	res, runErr := m.Run()
-	if runErr != nil {
-		var dl *machine.DeadlockError
-		var f *machine.Fault
-		if !errors.As(runErr, &dl) && !errors.As(runErr, &f) {
-			// A cycle limit or a setup error is not a finding a program can expect.
-			return outcome{}, runErr
-		}
-		det.NoteError(runErr)
 	}
 	return outcome{res: res, findings: hazard.Merge(det.Findings(), hazard.CheckObject(obj)), err: runErr}, nil
 }

@@ -137,10 +137,28 @@ func mergeStatic(checked, dynamic []hazard.Finding, sup []hazard.Suppression, ra
 // the machine cannot carry on (machine.LaunchError) are returned as stopped,
 // with the findings up to them; any other error is returned as err.
 func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (findings []hazard.Finding, stopped, err error) {
+	// A wait on a count several agents add to is decided once the adds
+	// that landed after it are known: hazard.Settle runs the same run
+	// again with them when one could have stood in for an add it took.
+	det, err := hazard.Settle(opt, func(opt hazard.Options) (*hazard.Detector, error) {
+		var e error
+		var det *hazard.Detector
+		det, stopped, e = runDetectorOnce(obj, mopt, opt)
+		return det, e
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return det.Findings(), stopped, nil
+}
+
+// runDetectorOnce is one pass of runDetector: the detector after the run,
+// and what stopped it.
+func runDetectorOnce(obj *asm.Object, mopt machine.Options, opt hazard.Options) (det *hazard.Detector, stopped, err error) {
 	var m *machine.Machine
 	opt.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
 	opt.Placement = func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }
-	det := hazard.New(opt)
+	det = hazard.New(opt)
 	mopt.Observers = []machine.Observer{det}
 	mopt.TimingOnly = true
 	m, err = machine.New(obj, mopt)
@@ -161,7 +179,7 @@ func runDetector(obj *asm.Object, mopt machine.Options, opt hazard.Options) (fin
 		}
 		det.NoteError(err)
 	}
-	return det.Findings(), stopped, nil
+	return det, stopped, nil
 }
 
 // suppressions reads --suppress, if given.

@@ -170,6 +170,9 @@ func (c *runCmd) Run(e *env) error {
 		if runErr != nil {
 			det.NoteError(runErr)
 		}
+		if !interrupted {
+			det = settleRun(obj, opt, det)
+		}
 		findings = staticFindings(obj, det.Findings(), nil, true)
 	}
 	if rec != nil {
@@ -228,4 +231,36 @@ func writeOutput(m *machine.Machine, spec string) error {
 		return err
 	}
 	return writeFileAtomic(path, buf.Bytes())
+}
+
+// settleRun is the run's detector det, or, when det found a wait on a count
+// several agents add to that an add landing after it could have passed
+// (hazard.Detector.Late), the detector of the same run made again with the
+// detector alone attached until no such wait is left (hazard.Settle).
+func settleRun(obj *asm.Object, opt machine.Options, det *hazard.Detector) *hazard.Detector {
+	late := det.Late()
+	if late == nil {
+		return det
+	}
+	opt.Observers, opt.Print = nil, nil
+	d, err := hazard.Settle(hazard.Options{Late: late}, func(ho hazard.Options) (*hazard.Detector, error) {
+		var m *machine.Machine
+		ho.CoreName = func(rank, core int) string { return m.CoreName(rank, core) }
+		ho.Placement = func(run, rank, core int) (machine.Placement, bool) { return m.Placement(run, rank, core) }
+		d := hazard.New(ho)
+		o := opt
+		o.Observers = []machine.Observer{d}
+		m, err := machine.New(obj, o)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := m.Run(); err != nil {
+			d.NoteError(err)
+		}
+		return d, nil
+	})
+	if err != nil || d == nil {
+		return det
+	}
+	return d
 }

@@ -506,6 +506,17 @@ type Detector struct {
 	meetNs     []int32
 	meetCol    []uint32
 	meetVals   []uint32
+	// lateWatch holds the watched waits by word, lateOut the late adds
+	// a next pass must give its waits, lateFalls whether some wait's meet
+	// fell with them, lateCount each agent's satisfied waits on words
+	// several agents add to so far (latewait.go).
+	lateWatch map[*sigCore][]*lateWait
+	lateOut   map[waitKey][]lateAdd
+	lateFalls bool
+	lateCount []uint32
+	// lateRel is the full release of the add being visited while a wait
+	// watches its word (signalCell), shared with keepAdders' copy.
+	lateRel vclock
 	// lastKey/lastMem cache the buffer looked up last.
 	lastKey shadowKey
 	lastMem *shadowMem

@@ -1546,6 +1546,12 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		d.putSigAdd(c, r)
+		watched := len(d.lateWatch) > 0 && d.lateWatch[d.sigID(c)] != nil
+		if watched {
+			// The add's full release, before rel and loc change below
+			// (keepAdders makes the same copy: lateAddTo takes it).
+			d.lateRel = d.fullRelease(a, rel, *loc)
+		}
 		if c.sig.size() == 0 || c.sigFrom == a+1 || d.addAfterStore(c, r) {
 			// Alone, after its own earlier releases or first after a
 			// plain store it is ordered after, a's release is the
@@ -1574,6 +1580,10 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.sigVer++
 		if m := d.multiAdd; m != nil {
 			m.ver, d.multiAdd = c.sigVer, nil
+		}
+		if watched {
+			d.lateAddTo(d.sigID(c), a, &d.lateRel)
+			d.lateRel = vclock{}
 		}
 		c.written = true
 	default:

@@ -152,6 +152,10 @@ type Options struct {
 	// long run hands events to a goroutine of its own when more than one
 	// CPU is available; findings are the same either way.
 	Serial bool
+	// Late is what the pass before found of adds that landed after a wait
+	// they could have stood in for (Detector.Late, Settle); nil on a
+	// first pass.
+	Late *LateAdds
 }
 
 // IsRace reports whether kind is a race (RAW, WAR, WAW, same-pipe ones

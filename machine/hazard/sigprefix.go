@@ -243,12 +243,12 @@ func (d *Detector) acquirePrefix(a int32, c *cell, ent *prefixRel) {
 // hold there in increasing order, and takes the first v at which the
 // prefixes below v+1 satisfy it.
 //
-// What stays with timing: adds that had not landed when the wait passed
-// are not among the sets (a later add that could have stood in for one the
-// wait took is not known yet), so the wait is ordered after more when fewer
-// adds had landed. The kinds and sites of an SPMD kernel's findings do not
-// move (every rank's add is the same site); which instances a race names
-// can, and ReadsFrom folds what each such wait saw into its fingerprint.
+// Adds that had not landed when the wait passed are not among the sets
+// here (a later add that could have stood in for one the wait took is not
+// known yet); latewait.go watches the wait for them and has the run linted
+// again with them as candidates (Settle). Which instances a race names can
+// still follow the timing, and ReadsFrom folds what each such wait saw into
+// its fingerprint.
 // Other compares, a non-positive add, a plain store of the run, more than
 // maxAdders agents, or a history that lost its oldest releases beyond what
 // is kept keep the whole join (ordering more: a missed race, never a false
@@ -351,7 +351,11 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 	}
 	ad := &m.adders[k]
 	ad.total += d.note.val
-	ad.add(multiRel{through: ad.total, clock: d.fullRelease(a, rel, loc)})
+	full := d.lateRel // the copy signalCell made for a watched word
+	if full.g == nil {
+		full = d.fullRelease(a, rel, loc)
+	}
+	ad.add(multiRel{through: ad.total, clock: full})
 	d.multiAdd = m
 }
 
@@ -391,7 +395,18 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 	if machine.CompareSignal(w.cmp, base, w.want) {
 		return true // the value before the run's adds met it already
 	}
+	landed := m
+	key := d.nextWaitKey(a)
+	if late := d.opt.Late; late != nil && late.waits[key] != nil {
+		m = withLate(m, late.waits[key])
+		for k := range m.adders {
+			for r := range m.adders[k].rels {
+				n = max(n, m.adders[k].rels[r].clock.size())
+			}
+		}
+	}
 	var meet vclock
+	got := false
 	d.flush(a) // its clock holds its core's components too
 	own := &d.agents[a].clock
 	// Block by block: each kept release's block is read once, not once a
@@ -417,6 +432,7 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 				for k, v := range b.v {
 					if v > 0 {
 						meet.set(i0+int32(k), v)
+						got = true
 					}
 				}
 			}
@@ -437,12 +453,26 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 			if top <= have {
 				continue // nothing here the waiter does not hold already
 			}
-			if v := d.meetAt(m, base, col, have, top); v > 0 {
+			if v := d.meetAt(m, base, col, have, top, w.cmp, w.want); v > 0 {
 				meet.set(i0+k, v)
+				got = true
 			}
 		}
 	}
 	d.meetBlocks, d.meetNs, d.meetCol = bs, ns, col
+	if got {
+		// Watched for adds landing later (latewait.go): only what the
+		// waiter did not hold already can be taken back.
+		var acq vclock
+		meet.each(func(i int32, v uint32) {
+			if v > get(*own, i) {
+				acq.set(i, v)
+			}
+		})
+		if acq.size() > 0 {
+			d.watchLate(key, a, d.sigID(c), landed, base, acq)
+		}
+	}
 	d.acquire(a, &meet)
 	return true
 }
@@ -465,8 +495,7 @@ func blockAt(c *vclock, bi int32) *vblock {
 // 0), and a binary search over [0, top] finds it without sorting them.
 // The waiter holds have there already, so a meet at or below it is
 // returned as 0 (nothing to acquire) and the search starts above it.
-func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint32) uint32 {
-	w := &d.wait
+func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint32, cmp string, want int64) uint32 {
 	passes := func(u uint32) bool {
 		sum, off := base, 0
 		for k := range m.adders {
@@ -477,7 +506,7 @@ func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint
 			}
 			off += len(rels)
 		}
-		return machine.CompareSignal(w.cmp, sum, w.want)
+		return machine.CompareSignal(cmp, sum, want)
 	}
 	if passes(have) {
 		return 0
