@@ -49,7 +49,7 @@ func (d *Detector) execOp(e *machine.Event) {
 	// event's accesses are checked (a signal read may join news:
 	// access takes it again after one).
 	r.lag = d.selfLag(&r)
-	d.noteStep(&r)
+	d.noteStep(&r, accs)
 	d.hit = nil
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
 		d.splitAtBarrier(a, &r, e, accs, vb)

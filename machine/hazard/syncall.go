@@ -69,6 +69,11 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			}
 		}
 		poison := e.Word == "poison"
+		if acc.Tensor != nil && acc.Space == asm.GM {
+			if at := d.tensorBase.ref(acc.Rank, acc.Tensor.Index); at != nil {
+				at.hostData, at.hostGen = !poison, d.gen
+			}
+		}
 		if g := d.gmShadowFor(acc); g != nil {
 			g.wrote(poison)
 			d.rects = g.rects(acc, d.rects[:0])
