@@ -113,6 +113,7 @@ func (d *Detector) runBoundary(start bool) {
 	d.resetCopies()
 	d.gen++
 	d.prefixes = nil // every word's release is of an earlier run now
+	d.rmw = nil      // the loads and writes of the run that ended
 	d.multi = nil
 	for i := range d.cores {
 		cs := &d.cores[i]
