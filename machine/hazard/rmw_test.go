@@ -35,13 +35,10 @@ func TestSignalReadModifyWrite(t *testing.T) {
 		store bool
 	}
 	ldX, stX, ldY, stY := step{0, false}, step{0, true}, step{1, false}, step{1, true}
-	var orders [][]step
 	// Every interleaving of X's ld, st with Y's ld, st.
-	for _, o := range [][]step{
+	orders := [][]step{
 		{ldX, stX, ldY, stY}, {ldX, ldY, stX, stY}, {ldX, ldY, stY, stX},
 		{ldY, ldX, stX, stY}, {ldY, ldX, stY, stX}, {ldY, stY, ldX, stX},
-	} {
-		orders = append(orders, o)
 	}
 	cases := []struct {
 		name  string
