@@ -191,26 +191,21 @@ const maxRMW = maxPrior
 // keepRMW appends write r to list, dropping its agent's oldest past
 // maxRMW.
 func keepRMW(list []rec, r *rec) []rec {
-	n, oldest := 0, -1
-	for i := range list {
-		if list[i].agent == r.agent {
-			if n++; oldest < 0 {
-				oldest = i
-			}
-		}
-	}
-	if n >= maxRMW {
-		list = append(list[:oldest], list[oldest+1:]...)
-	}
-	return append(list, *r)
+	return keepPerAgent(list, *r, func(x *rec) int32 { return x.agent })
 }
 
 // keepLoad appends load ld to list, dropping its agent's oldest past
 // maxRMW.
 func keepLoad(list []rmwLoad, ld rmwLoad) []rmwLoad {
-	n, oldest := 0, -1
+	return keepPerAgent(list, ld, func(x *rmwLoad) int32 { return x.rec.agent })
+}
+
+// keepPerAgent appends x to list, first dropping the oldest entry of x's
+// agent when the list holds maxRMW of that agent already.
+func keepPerAgent[T any](list []T, x T, agent func(*T) int32) []T {
+	a, n, oldest := agent(&x), 0, -1
 	for i := range list {
-		if list[i].rec.agent == ld.rec.agent {
+		if agent(&list[i]) == a {
 			if n++; oldest < 0 {
 				oldest = i
 			}
@@ -219,5 +214,5 @@ func keepLoad(list []rmwLoad, ld rmwLoad) []rmwLoad {
 	if n >= maxRMW {
 		list = append(list[:oldest], list[oldest+1:]...)
 	}
-	return append(list, ld)
+	return append(list, x)
 }
