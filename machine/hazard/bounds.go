@@ -67,10 +67,13 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) bool {
 		return true
 	}
 	if t := acc.Tensor; t != nil && acc.Space == asm.GM {
-		if acc.Write {
-			d.kernelWrote(acc.Rank, t)
+		at := d.tensorBase.ref(acc.Rank, t.Index)
+		if at == nil {
+			return true
 		}
-		at := d.tensorBase.get(acc.Rank, t.Index)
+		if acc.Write && at.kernGen != d.gen {
+			at.kernPrev, at.kernGen = at.kernGen, d.gen // hostDataAtStart
+		}
 		base := at.base
 		if at.ok && (lo < base || hi > base+t.Bytes) {
 			d.oob(r, acc, fmt.Sprintf("%s bytes [%d, %d) of %s, which has %d bytes", verb(acc), lo-base, hi-base, tensorName(t, acc.Rank), t.Bytes))
@@ -78,14 +81,6 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) bool {
 		}
 	}
 	return true
-}
-
-// kernelWrote notes that a kernel of this run wrote tensor t of rank
-// (hostDataAtStart).
-func (d *Detector) kernelWrote(rank int32, t *asm.TensorInfo) {
-	if at := d.tensorBase.ref(rank, t.Index); at != nil && at.kernGen != d.gen {
-		at.kernPrev, at.kernGen = at.kernGen, d.gen
-	}
 }
 
 // elemAt is the element of acc's tile array the access went through:

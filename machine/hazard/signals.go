@@ -107,19 +107,25 @@ func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
 	if e.Op == nil || e.Op.Info == nil {
 		return
 	}
+	// No word holds a write of an earlier run (sigHist.stale finds none),
+	// and signalAccess looks up these very bytes next: a ring's wait
+	// looked its word up twice. (The last word of a wider wait whose
+	// words are not known is a span of its own, which may split a cell,
+	// so that one stays.)
+	none := (d.histGen == 0 || d.histGen == d.gen) && acc.NumRows() <= 1
+	var sz int64
+	if acc.Tensor != nil {
+		sz = int64(acc.Tensor.DType.Size())
+	}
+	if none && acc.Hi-acc.Lo <= sz {
+		return // one word: before waitFor, which a ring's every wait paid
+	}
 	w := waitFor(e, acc)
 	lo := acc.Lo
-	if w.words == nil && acc.Tensor != nil {
-		if sz := int64(acc.Tensor.DType.Size()); sz > 0 && acc.Hi-sz > lo {
-			lo = acc.Hi - sz // only the last word's value is known
-		}
+	if w.words == nil && sz > 0 && acc.Hi-sz > lo {
+		lo = acc.Hi - sz // only the last word's value is known
 	}
-	if (d.histGen == 0 || d.histGen == d.gen) && lo == acc.Lo && acc.NumRows() <= 1 {
-		// No word holds a write of an earlier run (sigHist.stale finds
-		// none), and signalAccess looks up these very bytes next: a
-		// ring's wait looked its word up twice. (The last word of a
-		// wider wait whose words are not known is a span of its own,
-		// which may split a cell, so that one stays.)
+	if none && lo == acc.Lo {
 		return
 	}
 	cmp, want := machine.SignalCmp(e.Op), e.Want
