@@ -121,11 +121,7 @@ func TestStaleGeneration(t *testing.T) {
 		{"host reset", 0, true, 0},
 	} {
 		for _, notifyFirst := range []bool{true, false} {
-			name := tc.name + "/notify first"
-			if !notifyFirst {
-				name = tc.name + "/wait first"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(orderName(tc.name, notifyFirst), func(t *testing.T) {
 				s := newSim(Options{})
 				p := &prog{}
 				nt := p.op("tnotify", 20, asm.PipeS)
@@ -198,11 +194,7 @@ func TestStaleWordOfSeveral(t *testing.T) {
 		{"none stale", [2]bool{false, false}, 0},
 	} {
 		for _, notifyFirst := range []bool{true, false} {
-			name := tc.name + "/notify first"
-			if !notifyFirst {
-				name = tc.name + "/wait first"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(orderName(tc.name, notifyFirst), func(t *testing.T) {
 				s := newSim(Options{})
 				p := &prog{}
 				nt := p.op("tnotify", 30, asm.PipeS)
@@ -266,4 +258,13 @@ func run2Adds(stale bool) int {
 		return 2
 	}
 	return 1
+}
+
+// orderName names a subtest by which of a run's notify and wait comes
+// first.
+func orderName(name string, notifyFirst bool) string {
+	if notifyFirst {
+		return name + "/notify first"
+	}
+	return name + "/wait first"
 }
