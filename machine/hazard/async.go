@@ -244,6 +244,13 @@ func (b *batch) add(e *machine.Event) {
 	if e.Blocked != nil {
 		c.Blocked = append([]machine.Blocked(nil), e.Blocked...)
 	}
+	// A wait's words are a view of the machine's state (Event.Words):
+	// each word's compare and stale check read them at replay. Rare
+	// (a wait over several words), so a slice of their own.
+	c.Words = nil
+	if len(e.Words) > 0 {
+		c.Words = append([]int64(nil), e.Words...)
+	}
 }
 
 // addItem copies e as a compact item (addCompact, addSync) if it can
@@ -298,7 +305,10 @@ func syncWord(w string) uint8 {
 // or signal wait of a core (not a composite's step) whose numbers fit the
 // narrow fields and which has nothing else the item does not keep (the
 // detector reads no cycle). A barrier has no Value or Want, a notify or
-// wait no Target. (Ranges are tested as unsigned, negatives too.)
+// wait no Target, a wait no Words (a wait over several words travels
+// whole: the item kept none of them, and each word's compare went
+// unread in batches, which hid hazards/stale_words_grown's RAW and
+// stale-signal there). (Ranges are tested as unsigned, negatives too.)
 func travelsSync(e *machine.Event) bool {
 	switch e.Kind {
 	case machine.EvBarrier:
@@ -314,7 +324,7 @@ func travelsSync(e *machine.Event) bool {
 	}
 	return uint32(e.Agent.Core)|uint32(e.Agent.Rank) <= math.MaxUint16 &&
 		uint64(e.Issue)|uint64(e.Issued) <= math.MaxUint32 && len(e.Accesses) <= math.MaxUint8 &&
-		len(e.Step)|len(e.Reason)|len(e.RunName)|len(e.Peers)|len(e.Flags) == 0 && e.Blocked == nil &&
+		len(e.Step)|len(e.Reason)|len(e.RunName)|len(e.Peers)|len(e.Flags)|len(e.Words) == 0 && e.Blocked == nil &&
 		e.ID|e.Mode|e.Group|e.IssueCore == 0 && e.Flag == (machine.Flag{}) && !e.Deferred.Pending() &&
 		syncWord(e.Word) < uint8(len(syncWords))
 }

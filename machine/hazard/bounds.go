@@ -15,6 +15,27 @@ import (
 type tensorAt struct {
 	base     int64
 	ok, init bool
+	// hostData says the host's last write of the tensor was data (not
+	// poison), in generation hostGen; kernGen is the last generation a
+	// kernel wrote it in and kernPrev the one before (hostDataAtStart).
+	hostData                   bool
+	hostGen, kernGen, kernPrev uint32
+}
+
+// hostDataAtStart says the host's data was the last write of tensor t of
+// rank when the current run began: the host wrote it as data, and no
+// kernel of an earlier run has written it since (this run's writes do not
+// count: which lands before a read follows the timing).
+func (d *Detector) hostDataAtStart(rank int32, t *asm.TensorInfo) bool {
+	at := d.tensorBase.ref(rank, t.Index)
+	if at == nil || !at.hostData {
+		return false
+	}
+	before := at.kernGen
+	if before == d.gen {
+		before = at.kernPrev
+	}
+	return before == 0 || before < at.hostGen
 }
 
 // checkBounds notes an access outside its tile or tensor, and reports
@@ -46,7 +67,13 @@ func (d *Detector) checkBounds(r *rec, acc *machine.Access) bool {
 		return true
 	}
 	if t := acc.Tensor; t != nil && acc.Space == asm.GM {
-		at := d.tensorBase.get(acc.Rank, t.Index)
+		at := d.tensorBase.ref(acc.Rank, t.Index)
+		if at == nil {
+			return true
+		}
+		if acc.Write && at.kernGen != d.gen {
+			at.kernPrev, at.kernGen = at.kernGen, d.gen // hostDataAtStart
+		}
 		base := at.base
 		if at.ok && (lo < base || hi > base+t.Bytes) {
 			d.oob(r, acc, fmt.Sprintf("%s bytes [%d, %d) of %s, which has %d bytes", verb(acc), lo-base, hi-base, tensorName(t, acc.Rank), t.Bytes))

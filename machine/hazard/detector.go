@@ -490,8 +490,18 @@ type Detector struct {
 	// prefixes holds the earlier releases of words one agent adds to, by
 	// the word's latest release number, and movedPrefix one on its way
 	// from the old number to the new (sigprefix.go).
-	wait        waitCmp
-	prefixes    map[uint64]*sigPrefix
+	wait     waitCmp
+	prefixes map[uint64]*sigPrefix
+	// rmw holds this run's signal words a candidate read-modify-write
+	// loaded, rmwOps which `ld` ops are candidates, and rmwLastOp and
+	// rmwLastIs the last one asked (rmw.go).
+	rmw       map[rmwKey]*rmwWord
+	rmwOps    map[*asm.COp]bool
+	rmwLastOp *asm.COp
+	rmwLastIs bool
+	// dataLoad is set while signalAccess visits the words of a
+	// read-modify-write's load, which acquires nothing.
+	dataLoad    bool
 	movedPrefix *sigPrefix
 	// multi holds the releases of words several agents add to, by the
 	// word's release id, and multiAdd the history the add being visited

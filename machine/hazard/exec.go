@@ -49,7 +49,7 @@ func (d *Detector) execOp(e *machine.Event) {
 	// event's accesses are checked (a signal read may join news:
 	// access takes it again after one).
 	r.lag = d.selfLag(&r)
-	d.noteStep(&r)
+	d.noteStep(&r, accs)
 	d.hit = nil
 	if vb := internalBarrier(e); vb != nil && ag.kind == akPipe {
 		d.splitAtBarrier(a, &r, e, accs, vb)
@@ -1445,6 +1445,11 @@ func putRec(list []rec, r *rec) []rec {
 // plain store racing an atomic add loses the add (kernels.md §3(d) R5), and a
 // read acquires every notify since the last plain store.
 func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
+	if d.rmw != nil || !write && r.op != nil && r.op.Info != nil && r.op.Info.Op == asm.OpLd {
+		// A read-modify-write's load reads data: it acquires nothing
+		// (rmw.go).
+		d.dataLoad = d.rmwAccess(r, acc, write)
+	}
 	sm := d.shadowFor(acc)
 	a := r.agent
 	var rel *vclock
@@ -1494,6 +1499,7 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 		lo, end := acc.Run(n)
 		d.eachSigCell(sm, lo, end, kind, true, visit)
 	}
+	d.dataLoad = false
 	if uninitLo >= 0 {
 		d.notes = append(d.notes, raceNote{kind: KindUninitRead, cur: *r, acc: *acc, lo: uninitLo, hi: uninitHi, single: true})
 	}
@@ -1520,6 +1526,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 				*uninitLo = c.lo
 			}
 			*uninitHi = c.hi
+		}
+		if d.dataLoad {
+			break
 		}
 		if ent, none := d.prefixFor(c); none || ent != nil {
 			if ent != nil {

@@ -1,6 +1,9 @@
 package hazard
 
-import "github.com/ptoasm/ptoasm/asm"
+import (
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
 
 // Which step a read of two kernels' loops means (docs/hazards.md,
 // "Intended order across kernels").
@@ -19,6 +22,15 @@ import "github.com/ptoasm/ptoasm/asm"
 // its iteration t; both loops start their work at 1). So the first step of
 // each op on each core is kept, and such a pair is a hand-off, the write
 // first (RAW), as a write and a read of two kernels outside loops are.
+//
+// Unless that first step read the host's data: a double buffer the host
+// preloaded (host_preload_refill: the cube reads slot t % 2 from step 0
+// while the AIVs refill it from step 0 for step t + 2) means the preload
+// in its first steps and what an earlier step left in later ones, never
+// the write that overwrites it: read first (WAR), as in any two loops.
+// Whether the bytes held the host's data is taken from when the run began
+// (hostDataAtStart), not from the cell the read met, whose last write
+// follows the timing.
 //
 // A counter cannot tell the two: in a double buffer each kernel's step t
 // waits for the other's step t - 1 (ready one way, free credits the
@@ -43,13 +55,17 @@ type firstStep struct {
 	n      uint8
 	set    bool
 	filled bool
+	// host says the step read a GM tensor whose last write, when the run
+	// began, was the host's data (hostDataAtStart): a step that means
+	// the host's preload, not a write of the other kernel's same step.
+	host bool
 }
 
 // noteStep keeps r's iteration vector if r is the first instance of its op
 // on its core in this run. The first seen is the first: a pipe's ops come
 // in issue order, and an op's steps on two pipes (a tput's load and store)
 // start with its first step, which comes before the next instance's.
-func (d *Detector) noteStep(r *rec) {
+func (d *Detector) noteStep(r *rec, accs []machine.Access) {
 	d.firstNow = nil
 	if r.niter == 0 || r.op == nil {
 		return
@@ -71,7 +87,7 @@ func (d *Detector) noteStep(r *rec) {
 		fs.at = append(fs.at[:0], make([]firstStep, len(r.op.Kernel.Ops))...)
 	}
 	if id := r.op.ID; id >= 0 && id < len(fs.at) && !fs.at[id].set {
-		fs.at[id] = firstStep{iter: r.iter, n: r.niter, set: true}
+		fs.at[id] = firstStep{iter: r.iter, n: r.niter, set: true, host: d.readsHostData(accs)}
 		d.firstNow = &fs.at[id]
 	}
 }
@@ -116,6 +132,18 @@ func (d *Detector) freshRead(rd *rec) bool {
 	return f != nil && !f.filled
 }
 
+// readsHostData says whether one of accs reads a GM tensor (not a signal)
+// that held the host's data when the run began.
+func (d *Detector) readsHostData(accs []machine.Access) bool {
+	for i := range accs {
+		acc := &accs[i]
+		if !acc.Write && acc.Space == asm.GM && acc.Tensor != nil && !isSignal(acc) && d.hostDataAtStart(acc.Rank, acc.Tensor) {
+			return true
+		}
+	}
+	return false
+}
+
 // firstOf is the first step of r's op on r's core, nil when not kept.
 func (d *Detector) firstOf(r *rec) *firstStep {
 	if r.op == nil || r.op.Kernel == nil {
@@ -135,10 +163,11 @@ func (d *Detector) firstOf(r *rec) *firstStep {
 // handOff says whether read rd and write w, of two kernels, in loops of
 // one depth and one iteration that nothing else orders, are a hand-off:
 // rd's op starts on its core no later than w's on its own, so no earlier
-// step of w's op left rd's first step anything to read.
+// step of w's op left rd's first step anything to read, and that first
+// step read no data the host had put there.
 func (d *Detector) handOff(rd, w *rec) bool {
 	fr, fw := d.firstOf(rd), d.firstOf(w)
-	if fr == nil || fw == nil || fr.n != fw.n {
+	if fr == nil || fw == nil || fr.n != fw.n || fr.host {
 		return false
 	}
 	for i := 0; i < int(fr.n); i++ {

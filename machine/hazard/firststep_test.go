@@ -16,7 +16,12 @@ import (
 // no uninit-read (result_handoff_behind: both start at step 1; it was WAR
 // `ldr, str` plus an uninit-read); one that starts later reads an earlier
 // step's data, WAR (fa_cv_preload_no_p_credit: the cube's P load starts at
-// step 2, the AIVs' store at 0). N moves the loops' length, not the steps.
+// step 2, the AIVs' store at 0). A load whose first step read the host's
+// data is no hand-off, wherever it starts: it means the host's preload, and
+// later steps what an earlier step left (host_preload_refill: the cube reads
+// a host-filled double buffer from step 0 while the AIVs refill it from step
+// 0, credit missing: WAR `rd, fill`, which the step rule alone named RAW
+// `fill, rd`). N moves the loops' length, not the steps.
 func TestHandOffByFirstStep(t *testing.T) {
 	for _, tc := range []struct {
 		file    string
@@ -27,6 +32,10 @@ func TestHandOffByFirstStep(t *testing.T) {
 		{"result_handoff_behind", []asm.Define{{Name: "N", Value: "9"}}},
 		{"result_handoff_behind_fixed", nil},
 		{"fa_cv_preload_no_p_credit", nil},
+		{"host_preload_refill", nil},
+		{"host_preload_refill", []asm.Define{{Name: "N", Value: "3"}}},
+		{"host_preload_refill", []asm.Define{{Name: "N", Value: "9"}}},
+		{"host_preload_refill_fixed", nil},
 	} {
 		t.Run(fmt.Sprint(tc.file, tc.defines), func(t *testing.T) {
 			obj, errs := asm.Assemble(fe, "../../programs/hazards/"+tc.file+".pto", tc.defines)
@@ -37,7 +46,7 @@ func TestHandOffByFirstStep(t *testing.T) {
 			fs := d.Findings()
 			// The program's `expect finding` lines: RAW `str, ldr` count
 			// 2 and nothing else; clean; WAR `ldp, stp` beside its
-			// unpaired-set.
+			// unpaired-set; WAR `rd, fill` count 2 and nothing else.
 			for _, p := range hazard.CheckExpectations(obj, fs) {
 				t.Error(p)
 			}

@@ -94,48 +94,75 @@ func (d *Detector) signalWait(e *machine.Event) {
 // host write after them (kernels.md §3(d) R1). Signal memory survives a
 // launch, so such a wait passes whatever this run's peers do, which makes the
 // verdict independent of whether a peer's notify of this run happened to land
-// first. The machine reports the value of the last element it compared, so a
-// multi-element wait is checked on that element. The wait is checked against
-// the value it compared with at run time (Event.Want), so a generation
-// computed in a register (loaded from GM, or from a loop variable) that
-// restarts every launch is caught like a constant one.
+// first. A wait over several words (#count) compares each with the same
+// operand, so each word is checked on the value it held (Event.Words, as
+// waitFor reads them): an earlier word left stale while the last is fresh
+// passes as surely (hazards/stale_words_grown; it was missed while only the
+// last word, the one Event.Value reports, was checked). Where the machine
+// reports no values per word, the last word is checked. The wait is checked
+// against the value it compared with at run time (Event.Want), so a
+// generation computed in a register (loaded from GM, or from a loop
+// variable) that restarts every launch is caught like a constant one.
 func (d *Detector) staleCheck(r *rec, acc *machine.Access, e *machine.Event) {
 	if e.Op == nil || e.Op.Info == nil {
 		return
 	}
-	cmp, want := machine.SignalCmp(e.Op), e.Want
-	lo := acc.Lo
+	// No word holds a write of an earlier run (sigHist.stale finds none),
+	// and signalAccess looks up these very bytes next: a ring's wait
+	// looked its word up twice. (The last word of a wider wait whose
+	// words are not known is a span of its own, which may split a cell,
+	// so that one stays.)
+	none := (d.histGen == 0 || d.histGen == d.gen) && acc.NumRows() <= 1
+	var sz int64
 	if acc.Tensor != nil {
-		if sz := int64(acc.Tensor.DType.Size()); sz > 0 && acc.Hi-sz > lo {
-			lo = acc.Hi - sz
-		}
+		sz = int64(acc.Tensor.DType.Size())
 	}
-	if (d.histGen == 0 || d.histGen == d.gen) && lo == acc.Lo && acc.NumRows() <= 1 {
-		// No word holds a write of an earlier run (sigHist.stale finds
-		// none), and signalAccess looks up these very bytes next: a
-		// ring's wait looked its word up twice. (The last word of a
-		// wider wait is a span of its own, which may split a cell, so
-		// that one stays.)
+	if none && acc.Hi-acc.Lo <= sz {
+		return // one word: before waitFor, which a ring's every wait paid
+	}
+	w := waitFor(e, acc)
+	lo := acc.Lo
+	if w.words == nil && sz > 0 && acc.Hi-sz > lo {
+		lo = acc.Hi - sz // only the last word's value is known
+	}
+	if none && lo == acc.Lo {
 		return
 	}
-	d.eachSigCell(d.shadowFor(acc), lo, acc.Hi, sigRead, false, func(c *cell) { d.staleCell(r, acc, e, c, cmp, want) })
+	cmp, want := machine.SignalCmp(e.Op), e.Want
+	d.eachSigCell(d.shadowFor(acc), lo, acc.Hi, sigRead, false, func(c *cell) {
+		if w.words == nil {
+			d.staleCell(r, acc, c, cmp, want, e.Value)
+			return
+		}
+		// Each word of the cell on its own value: a cell wider than a
+		// word (words written together) shares one history.
+		for k := max(c.lo, w.lo); k < min(c.hi, acc.Hi); k += w.size {
+			if i := (k - w.lo) / w.size; i < int64(len(w.words)) && d.staleCell(r, acc, c, cmp, want, w.words[i]) {
+				return
+			}
+		}
+	})
 }
 
-func (d *Detector) staleCell(r *rec, acc *machine.Access, e *machine.Event, c *cell, cmp string, want int64) {
+// staleCell notes wait r stale on word c, whose value was value, and says
+// whether it did.
+func (d *Detector) staleCell(r *rec, acc *machine.Access, c *cell, cmp string, want, value int64) bool {
 	if c.hasW && c.w.agent != d.host && c.w.gen == d.gen {
-		return // a plain store of this run set the value
+		return false // a plain store of this run set the value
 	}
 	src, current := c.hist.stale(d.gen)
 	if src == nil {
-		return
+		return false
 	}
-	left := e.Value
+	left := value
 	if current && c.hist.runGen == d.gen {
 		left -= c.hist.runAdd
 	}
-	if machine.CompareSignal(cmp, left, want) {
-		d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
+	if !machine.CompareSignal(cmp, left, want) {
+		return false
 	}
+	d.notes = append(d.notes, raceNote{kind: KindStaleSignal, prev: *src, cur: *r, acc: *acc, lo: c.lo, hi: c.hi})
+	return true
 }
 
 // checkNoteHist panics unless every word of notify r's bytes, spanned

@@ -1,6 +1,7 @@
 package hazard
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -120,11 +121,7 @@ func TestStaleGeneration(t *testing.T) {
 		{"host reset", 0, true, 0},
 	} {
 		for _, notifyFirst := range []bool{true, false} {
-			name := tc.name + "/notify first"
-			if !notifyFirst {
-				name = tc.name + "/wait first"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(orderName(tc.name, notifyFirst), func(t *testing.T) {
 				s := newSim(Options{})
 				p := &prog{}
 				nt := p.op("tnotify", 20, asm.PipeS)
@@ -175,4 +172,99 @@ func TestStaleGeneration(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestStaleWordOfSeveral: a wait over two words (`twait @S[0], 1 #cmp=ge
+// #count=2`) in a second run, with no reset between the runs. Each word is
+// compared with the operand, so each is checked for what earlier runs left
+// on its own value (Event.Words): a stale first word beside a fresh last
+// one is a stale-signal as surely as a stale last word
+// (hazards/stale_words_grown, which only the last word's check missed).
+// Run 1 adds to the words stale1 names; run 2 adds to both, after the wait
+// or before it.
+func TestStaleWordOfSeveral(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stale1 [2]bool // run 1 added to word k
+		stale  int     // stale words of run 2's wait
+	}{
+		{"first word stale", [2]bool{true, false}, 1},
+		{"last word stale", [2]bool{false, true}, 1},
+		{"both stale", [2]bool{true, true}, 2},
+		{"none stale", [2]bool{false, false}, 0},
+	} {
+		for _, notifyFirst := range []bool{true, false} {
+			t.Run(orderName(tc.name, notifyFirst), func(t *testing.T) {
+				s := newSim(Options{})
+				p := &prog{}
+				nt := p.op("tnotify", 30, asm.PipeS)
+				tw := twaitGE(p, 31, 1, false)
+				s.hostInit(sigCnt, 0, 0x3000)
+				var val [2]int64
+				notify := func(k int) {
+					val[k]++
+					w := 0x3000 + 4*int64(k)
+					s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, int32(k), asm.PipeS), Op: nt, Word: "add", Value: 1,
+						Accesses: []machine.Access{gmAcc(sigCnt, 0, w, w+4, true)}})
+				}
+				wait := func() {
+					s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, asm.PipeS), Op: tw, Value: val[1], Want: 1,
+						Words: slices.Clone(val[:]), Accesses: []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3008, false)}})
+				}
+				s.ev(machine.Event{Kind: machine.EvRunStart})
+				for k, on := range tc.stale1 {
+					if on {
+						notify(k)
+					}
+				}
+				s.ev(machine.Event{Kind: machine.EvRunEnd})
+				s.ev(machine.Event{Kind: machine.EvRunStart})
+				// The machine reports the wait once every word holds 1.
+				for k := range 2 {
+					if notifyFirst || val[k] == 0 {
+						notify(k)
+					}
+				}
+				wait()
+				for k := range 2 {
+					if val[k] < int64(run2Adds(tc.stale1[k])) {
+						notify(k)
+					}
+				}
+				s.ev(machine.Event{Kind: machine.EvRunEnd})
+				var got []Finding
+				for _, f := range s.d.Findings() {
+					if f.Kind == KindStaleSignal {
+						got = append(got, f)
+					}
+				}
+				if tc.stale == 0 {
+					if len(got) != 0 {
+						t.Fatalf("got %+v", got)
+					}
+					return
+				}
+				if len(got) != 1 || got[0].First.Line != 30 || got[0].Second.Line != 31 || got[0].Count != tc.stale {
+					t.Fatalf("want one stale-signal at 30, 31 count %d; got %+v", tc.stale, got)
+				}
+			})
+		}
+	}
+}
+
+// run2Adds is what a word holds after run 2's add: 2 when run 1 added too.
+func run2Adds(stale bool) int {
+	if stale {
+		return 2
+	}
+	return 1
+}
+
+// orderName names a subtest by which of a run's notify and wait comes
+// first.
+func orderName(name string, notifyFirst bool) string {
+	if notifyFirst {
+		return name + "/notify first"
+	}
+	return name + "/wait first"
 }

@@ -69,6 +69,11 @@ func (d *Detector) hostWrite(e *machine.Event) {
 			}
 		}
 		poison := e.Word == "poison"
+		if acc.Tensor != nil && acc.Space == asm.GM {
+			if at := d.tensorBase.ref(acc.Rank, acc.Tensor.Index); at != nil {
+				at.hostData, at.hostGen = !poison, d.gen
+			}
+		}
 		if g := d.gmShadowFor(acc); g != nil {
 			g.wrote(poison)
 			d.rects = g.rects(acc, d.rects[:0])
@@ -108,6 +113,7 @@ func (d *Detector) runBoundary(start bool) {
 	d.resetCopies()
 	d.gen++
 	d.prefixes = nil // every word's release is of an earlier run now
+	d.rmw = nil      // the loads and writes of the run that ended
 	d.multi = nil
 	for i := range d.cores {
 		cs := &d.cores[i]
