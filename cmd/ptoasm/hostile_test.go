@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,6 +173,16 @@ func TestHostile(t *testing.T) {
 		{name: "sweep merge under --max-file-size 2^62", gen: map[string]func() string{"s.json": repeat("", " ", 2<<20, "{}")},
 			args: []string{"--max-file-size", "4611686018427387904", "sweep", "merge", "{dir}/s.json"}, code: 2,
 			first: `^ptoasm: \{dir\}/s\.json: total 0 does not match the grid$`},
+		// A shard run twice into the same file (>>): the second report,
+		// or anything after the first, was ignored without a word.
+		{name: "sweep merge: a report appended to a shard", gen: map[string]func() string{
+			"s0.json": func() string { return hostileShard(0) + hostileShard(0) }, "s1.json": func() string { return hostileShard(1) }},
+			args: []string{"sweep", "merge", "{dir}/s0.json", "{dir}/s1.json"}, code: 2,
+			first: `^ptoasm: \{dir\}/s0\.json: not a sweep report: more after the report's closing brace \(at byte \d+\)$`},
+		{name: "sweep merge: garbage after a shard", gen: map[string]func() string{
+			"s0.json": func() string { return hostileShard(0) + "]" }, "s1.json": func() string { return hostileShard(1) }},
+			args: []string{"sweep", "merge", "{dir}/s0.json", "{dir}/s1.json"}, code: 2,
+			first: `^ptoasm: \{dir\}/s0\.json: not a sweep report: `},
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 
@@ -301,6 +312,16 @@ func TestHostile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })
 	}
+}
+
+// hostileShard is shard i of 2 of a small timing-only sweep, as sweep
+// --shard writes it.
+func hostileShard(i int) string {
+	code, out, errOut := runCLI("sweep", "vec_add", "--set", "dma.gm_ub.bw=100,200", "--timing-only", "--jobs", "1", "--shard", fmt.Sprintf("%d/2", i))
+	if code != 0 {
+		panic("sweep shard: " + errOut)
+	}
+	return out
 }
 
 // noFreeCore runs one AIV block, then 48 and one more in one run: the last
