@@ -236,6 +236,17 @@ func TestHostile(t *testing.T) {
 
 		{name: "byte-order mark", gen: map[string]func() string{"bom.pto": func() string { return "\ufeffconst A = 1\n" }},
 			args: []string{"asm", "{dir}/bom.pto"}, code: 0, first: `^$`, stdout: `A = 1`},
+		// The other text inputs read what an editor saves as a program is
+		// read: a leading byte-order mark made the first key, line or
+		// command unknown ("\ufeffclock_hz").
+		{name: "byte-order mark in --profile", gen: map[string]func() string{"p.txt": func() string { return "\ufeffclock_hz = 1e9\n" }},
+			args: []string{"run", "vec_add", "--timing-only", "--profile", "{dir}/p.txt"}, code: 0, first: `^$`, stdout: `(?m)^time +12\.127 us$`},
+		{name: "byte-order mark in --suppress", gen: map[string]func() string{"s.txt": func() string { return "\ufeff# known\n* vec_add.pto:1\n" }},
+			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 0, first: `^$`, stdout: `no hazards found`},
+		{name: "byte-order mark in a step script", gen: map[string]func() string{"c.txt": func() string { return "\ufeffquit\n" }},
+			args: []string{"step", "vec_add", "--script", "{dir}/c.txt"}, code: 0, first: `^$`, stdout: `^(?s)[^\x{feff}]*\(ptoasm\) quit\n$`},
+		{name: "old Mac line ends in --profile", gen: map[string]func() string{"p.txt": func() string { return "# mine\rclock_hz = 1e9\r" }},
+			args: []string{"run", "vec_add", "--timing-only", "--profile", "{dir}/p.txt"}, code: 0, first: `^$`, stdout: `(?m)^time +12\.127 us$`},
 		{name: "CR line ends", gen: map[string]func() string{"cr.pto": func() string { return "const A = 1\rconst B = )\r" }},
 			args: []string{"asm", "{dir}/cr.pto"}, code: 2, first: `^\{dir\}/cr\.pto:2:11: error: expected expression after "=", found "\)"$`,
 			stderr: `\n    const B = \)\n`},
