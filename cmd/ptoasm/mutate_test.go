@@ -86,6 +86,23 @@ func TestMutatedInputs(t *testing.T) {
 			work <- func() { m.check(f, d, deep) }
 		}
 	}
+	// The data files, through the command that reads each.
+	for _, d := range mutatedData(t) {
+		work <- func() {
+			dir := t.TempDir()
+			f := filepath.Join(dir, d.file)
+			os.WriteFile(f, d.src, 0o644)
+			if d.other != nil {
+				os.WriteFile(filepath.Join(dir, "other.json"), d.other, 0o644)
+			}
+			args := make([]string, len(d.args))
+			for i, a := range d.args {
+				args[i] = strings.NewReplacer("{f}", f, "{dir}", dir).Replace(a)
+			}
+			m.run(d.name, args, "")
+		}
+		k++
+	}
 	// The inputs that are not damaged text: an empty file, a directory,
 	// /dev/zero as standard input ("-").
 	for _, args := range [][]string{{"asm"}, {"fmt"}, {"fmt", "-w"}, {"lint"}, {"run"}, {"trace"}} {
@@ -253,6 +270,41 @@ func (m *mutator) check1(what string, args []string, code int, errOut string, ti
 	case code == 2 && !damagedExit2.MatchString(first):
 		t.Errorf("%s: %s: exit 2 without a clear first line:\n%.2000s", what, line, errOut)
 	}
+}
+
+// mutatedData is each structured damage of the data files: the default
+// profile (--profile), a suppressions file (--suppress), a sweep shard
+// (sweep merge, beside the other shard) and a step script (--script).
+func mutatedData(t *testing.T) []struct {
+	name, file string
+	src, other []byte
+	args       []string
+} {
+	prof, err := os.ReadFile("../../pipes/profiles/a2a3.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	supp := []byte("# allgather_gemm's notes\ndouble-set common.pto:225\ndouble-set common.pto:227\n* common.pto:244\n")
+	script := []byte("break 30\ncontinue\nwhere\nqueues all\nflags\nprint %t\nstep 5\nback 2\nclocks\nfindings\ncycle 100\nquit\n")
+	shard0, shard1 := []byte(hostileShard(0)), []byte(hostileShard(1))
+	type data = struct {
+		name, file string
+		src, other []byte
+		args       []string
+	}
+	var out []data
+	for _, c := range []data{
+		{file: "a2a3.txt", src: prof, args: []string{"run", "vec_add", "--timing-only", "--profile", "{f}"}},
+		{file: "supp.txt", src: supp, args: []string{"lint", "allgather_gemm", "--suppress", "{f}"}},
+		{file: "shard.json", src: shard0, other: shard1, args: []string{"sweep", "merge", "{f}", "{dir}/other.json"}},
+		{file: "step.cmd", src: script, args: []string{"step", "vec_add", "--script", "{f}"}},
+	} {
+		for _, d := range mutations(c.file, c.src) {
+			c.name, c.src = d.name, d.src
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // mutations are the structured damages of src: truncation at each
