@@ -140,6 +140,11 @@ func TestHostile(t *testing.T) {
 			code: 1, first: `^$`, stdout: `nz\.pto:11:5: error: uninitialised read of @X \(GM r0 0x1000\.\.0x6000001400\)`, maxMiB: 64},
 		{name: "4 GiB tensor on four ranks", args: []string{"run", h("gm_bomb_ranks.pto")}, code: 0,
 			first: `^$`, stdout: `(?m)^cycles +\d+$`, maxMiB: 64},
+		// The L2 model walked every line between a tile's first and last
+		// byte: rows 8 GiB apart made one tload 20 s and 2 GB (session 21,
+		// TestMutatedInputs: a corpus kernel's stride constant made 2^31).
+		{name: "tile rows 8 GiB apart, lint", args: []string{"lint", h("l2_sparse_column.pto")}, code: 1,
+			first: `^$`, stdout: `^\S*l2_sparse_column\.pto:13:5: error: `, maxMiB: 200},
 		{name: "touched pages past the budget", args: []string{"run", h("gm_touch.pto"), "--max-memory", "64MiB"}, code: 2,
 			first: `gm_touch\.pto:11:5: error: tstore: @A f32 \[1048576, 1024\] takes 4GiB: the pages rank 0 has touched bring the run to 64\.0MiB \(\d+ bytes\), over the memory budget of 64MiB \(--max-memory\)$`, maxMiB: 160},
 		{name: "random init past the budget", args: []string{"run", h("gm_random.pto")}, code: 2,
