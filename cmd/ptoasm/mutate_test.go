@@ -117,16 +117,7 @@ func TestMutatedInputs(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
-	keys := make([]string, 0, len(m.tally))
-	for k := range m.tally {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, " %s=%d", k, m.tally[k])
-	}
-	t.Logf("%d files, %d damaged copies, %d runs:%s", len(files), k, m.runs, b.String())
+	t.Logf("%d files, %d damaged copies, %d runs:%s", len(files), k, m.runs, tallyText(m.tally))
 }
 
 func slicesFilter(s []string, keep func(string) bool) []string {
