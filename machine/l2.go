@@ -75,6 +75,12 @@ type l2Grid struct {
 	at        []int32
 }
 
+// l2MaxRunLines bounds the lines a flat access walks as one run from its
+// first byte to its last (512 MiB of 512-byte lines): past it, and past the
+// L2's capacity, each row is walked alone. No tile of a real kernel spans
+// so much; a small l2.size alone does not change the walk.
+const l2MaxRunLines = 1 << 20
+
 // l2BlockRows is the number of rows (lines of one column band) a residency
 // block covers: one bit each in l2Block.valid.
 const l2BlockRows = 32
@@ -194,24 +200,43 @@ func (c *l2Cache) access(t *asm.TensorInfo, off, pitch, rows, rowBytes int64) (h
 	var all, ready int64
 	if g.pitch != pitch || rowBytes > pitch {
 		// The tensor is flat (or the access does not follow its rows): the
-		// run's rows are its lines.
+		// run's rows are its lines, the access one run from its first
+		// byte to its last.
 		n := rows * rowBytes
 		if pitch > 0 && rowBytes <= pitch {
 			n = (rows-1)*pitch + rowBytes
 		}
-		first, last := off/c.line, (off+n-1)/c.line
-		lines := last - first + 1
-		hit, all, ready = c.rect(t.Index, g, first*c.line, c.line, lines, c.line)
-		// The partial first and last lines count as whole lines; scale back.
-		if tot := lines * c.line; tot != n {
-			hit = hit * n / tot
-			all = all * n / tot
+		if (n-1)/c.line+2 > max(c.capLines, l2MaxRunLines) && pitch > 0 && rowBytes <= pitch {
+			// A run longer than the whole L2 and than l2MaxRunLines
+			// (rows far apart: a column of a tensor with a 2^31-element
+			// stride) would walk and evict every block of it, 20 s and
+			// 2 GB for one 4 KiB tload of a damaged kernel; its rows
+			// are what it touches.
+			for i := range rows {
+				h, a, r := c.flatRun(t.Index, g, off+i*pitch, rowBytes)
+				hit, all, ready = hit+h, all+a, max(ready, r)
+			}
+		} else {
+			hit, all, ready = c.flatRun(t.Index, g, off, n)
 		}
 	} else {
 		hit, all, ready = c.rect(t.Index, g, off, pitch, rows, rowBytes)
 	}
 	c.again = l2Again{ok: c.evicted == ev, t: t.Index, off: off, pitch: pitch, rows: rows, rowBytes: rowBytes, all: all, ready: ready}
 	return hit
+}
+
+// flatRun is rect over the lines of the n bytes from off in flat grid g;
+// the partial first and last lines count in part.
+func (c *l2Cache) flatRun(t int, g *l2Grid, off, n int64) (hit, all, ready int64) {
+	first, last := off/c.line, (off+n-1)/c.line
+	lines := last - first + 1
+	hit, all, ready = c.rect(t, g, first*c.line, c.line, lines, c.line)
+	if tot := lines * c.line; tot != n {
+		hit = hit * n / tot
+		all = all * n / tot
+	}
+	return hit, all, ready
 }
 
 // stamp records that the lines the last access brought in arrive at time

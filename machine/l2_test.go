@@ -441,3 +441,27 @@ func TestL2RepeatAgreesWithPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestL2SparseFlatAccess: a tile whose rows lie 8 GiB apart in a flat tensor
+// (a damaged kernel's column stride of 2^31 elements) touches its 32 rows'
+// lines, not every line from its first byte to its last: that walk made
+// 10^7 blocks (and, on a 2 TB tensor, 20 s and 2 GB for one tload).
+func TestL2SparseFlatAccess(t *testing.T) {
+	c := newL2(192<<20, 512)
+	pitch := int64(8 << 30)
+	// Not a whole number of rows: the tensor is kept flat.
+	ti := &asm.TensorInfo{Index: 0, Name: "A", DType: asm.F32, Shape: []int64{64, 1 << 31}, Bytes: 64*pitch + 4}
+	if hit := c.access(ti, 0, pitch, 32, 128); hit != 0 {
+		t.Errorf("first access hit %d bytes", hit)
+	}
+	if n := len(c.blk) - 1; n > 32 {
+		t.Errorf("%d blocks for 32 rows of 128 bytes", n)
+	}
+	if c.used != 32 {
+		t.Errorf("%d valid lines, want 32", c.used)
+	}
+	c.again = l2Again{}
+	if hit := c.access(ti, 0, pitch, 32, 128); hit != 32*128 {
+		t.Errorf("second access hit %d bytes, want %d", hit, 32*128)
+	}
+}

@@ -59,16 +59,21 @@ func TestDamagedInputs(t *testing.T) {
 	r.specialFiles()
 	r.lsp(n)
 	r.defines()
-	keys := make([]string, 0, len(r.tally))
-	for k := range r.tally {
+	t.Logf("%d runs of damaged inputs:%s", r.runs, tallyText(r.tally))
+}
+
+// tallyText is " key=count" for each key of tally, in order.
+func tallyText(tally map[string]int) string {
+	keys := make([]string, 0, len(tally))
+	for k := range tally {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, " %s=%d", k, r.tally[k])
+		fmt.Fprintf(&b, " %s=%d", k, tally[k])
 	}
-	t.Logf("%d runs of damaged inputs:%s", r.runs, b.String())
+	return b.String()
 }
 
 // damageRunner runs the CLI on damaged inputs and checks each answer.

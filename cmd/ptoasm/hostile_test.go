@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,11 @@ func TestHostile(t *testing.T) {
 			code: 1, first: `^$`, stdout: `nz\.pto:11:5: error: uninitialised read of @X \(GM r0 0x1000\.\.0x6000001400\)`, maxMiB: 64},
 		{name: "4 GiB tensor on four ranks", args: []string{"run", h("gm_bomb_ranks.pto")}, code: 0,
 			first: `^$`, stdout: `(?m)^cycles +\d+$`, maxMiB: 64},
+		// The L2 model walked every line between a tile's first and last
+		// byte: rows 8 GiB apart made one tload 20 s and 2 GB (session 21,
+		// TestMutatedInputs: a corpus kernel's stride constant made 2^31).
+		{name: "tile rows 8 GiB apart, lint", args: []string{"lint", h("l2_sparse_column.pto")}, code: 1,
+			first: `^$`, stdout: `^\S*l2_sparse_column\.pto:13:5: error: `, maxMiB: 200},
 		{name: "touched pages past the budget", args: []string{"run", h("gm_touch.pto"), "--max-memory", "64MiB"}, code: 2,
 			first: `gm_touch\.pto:11:5: error: tstore: @A f32 \[1048576, 1024\] takes 4GiB: the pages rank 0 has touched bring the run to 64\.0MiB \(\d+ bytes\), over the memory budget of 64MiB \(--max-memory\)$`, maxMiB: 160},
 		{name: "random init past the budget", args: []string{"run", h("gm_random.pto")}, code: 2,
@@ -172,6 +178,16 @@ func TestHostile(t *testing.T) {
 		{name: "sweep merge under --max-file-size 2^62", gen: map[string]func() string{"s.json": repeat("", " ", 2<<20, "{}")},
 			args: []string{"--max-file-size", "4611686018427387904", "sweep", "merge", "{dir}/s.json"}, code: 2,
 			first: `^ptoasm: \{dir\}/s\.json: total 0 does not match the grid$`},
+		// A shard run twice into the same file (>>): the second report,
+		// or anything after the first, was ignored without a word.
+		{name: "sweep merge: a report appended to a shard", gen: map[string]func() string{
+			"s0.json": func() string { return hostileShard(0) + hostileShard(0) }, "s1.json": func() string { return hostileShard(1) }},
+			args: []string{"sweep", "merge", "{dir}/s0.json", "{dir}/s1.json"}, code: 2,
+			first: `^ptoasm: \{dir\}/s0\.json: not a sweep report: more after the report's closing brace \(at byte \d+\)$`},
+		{name: "sweep merge: garbage after a shard", gen: map[string]func() string{
+			"s0.json": func() string { return hostileShard(0) + "]" }, "s1.json": func() string { return hostileShard(1) }},
+			args: []string{"sweep", "merge", "{dir}/s0.json", "{dir}/s1.json"}, code: 2,
+			first: `^ptoasm: \{dir\}/s0\.json: not a sweep report: `},
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 
@@ -225,6 +241,17 @@ func TestHostile(t *testing.T) {
 
 		{name: "byte-order mark", gen: map[string]func() string{"bom.pto": func() string { return "\ufeffconst A = 1\n" }},
 			args: []string{"asm", "{dir}/bom.pto"}, code: 0, first: `^$`, stdout: `A = 1`},
+		// The other text inputs read what an editor saves as a program is
+		// read: a leading byte-order mark made the first key, line or
+		// command unknown ("\ufeffclock_hz").
+		{name: "byte-order mark in --profile", gen: map[string]func() string{"p.txt": func() string { return "\ufeffclock_hz = 1e9\n" }},
+			args: []string{"run", "vec_add", "--timing-only", "--profile", "{dir}/p.txt"}, code: 0, first: `^$`, stdout: `(?m)^time +12\.127 us$`},
+		{name: "byte-order mark in --suppress", gen: map[string]func() string{"s.txt": func() string { return "\ufeff# known\n* vec_add.pto:1\n" }},
+			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 0, first: `^$`, stdout: `no hazards found`},
+		{name: "byte-order mark in a step script", gen: map[string]func() string{"c.txt": func() string { return "\ufeffquit\n" }},
+			args: []string{"step", "vec_add", "--script", "{dir}/c.txt"}, code: 0, first: `^$`, stdout: `^(?s)[^\x{feff}]*\(ptoasm\) quit\n$`},
+		{name: "old Mac line ends in --profile", gen: map[string]func() string{"p.txt": func() string { return "# mine\rclock_hz = 1e9\r" }},
+			args: []string{"run", "vec_add", "--timing-only", "--profile", "{dir}/p.txt"}, code: 0, first: `^$`, stdout: `(?m)^time +12\.127 us$`},
 		{name: "CR line ends", gen: map[string]func() string{"cr.pto": func() string { return "const A = 1\rconst B = )\r" }},
 			args: []string{"asm", "{dir}/cr.pto"}, code: 2, first: `^\{dir\}/cr\.pto:2:11: error: expected expression after "=", found "\)"$`,
 			stderr: `\n    const B = \)\n`},
@@ -301,6 +328,16 @@ func TestHostile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })
 	}
+}
+
+// hostileShard is shard i of 2 of a small timing-only sweep, as sweep
+// --shard writes it.
+func hostileShard(i int) string {
+	code, out, errOut := runCLI("sweep", "vec_add", "--set", "dma.gm_ub.bw=100,200", "--timing-only", "--jobs", "1", "--shard", fmt.Sprintf("%d/2", i))
+	if code != 0 {
+		panic("sweep shard: " + errOut)
+	}
+	return out
 }
 
 // noFreeCore runs one AIV block, then 48 and one more in one run: the last

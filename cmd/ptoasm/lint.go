@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/hazard"
+	"github.com/ptoasm/ptoasm/parser"
 )
 
 type lintCmd struct {
@@ -191,8 +192,10 @@ func (c *lintCmd) suppressions(e *env) ([]hazard.Suppression, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Errors are positioned in the file, as a profile's are.
-	return hazard.ParseSuppressions(c.Suppress, b)
+	// Errors are positioned in the file, as a profile's are; what an
+	// editor saves (a byte-order mark, old Mac line ends) reads as in a
+	// program.
+	return hazard.ParseSuppressions(c.Suppress, parser.Normalize(b))
 }
 
 // machineOptions is the run's profile and guards.

@@ -14,6 +14,7 @@ import (
 	"github.com/ptoasm/ptoasm/machine/hazard"
 	"github.com/ptoasm/ptoasm/machine/report"
 	"github.com/ptoasm/ptoasm/machine/trace"
+	"github.com/ptoasm/ptoasm/parser"
 	"github.com/ptoasm/ptoasm/pipes"
 )
 
@@ -30,7 +31,9 @@ func (p profileFlags) load(lim limits) (*pipes.Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		if prof, err = pipes.ParseProfile(p.Profile, b); err != nil {
+		// A byte-order mark or old Mac line ends, as an editor may save
+		// them, read as in a program (the key was "\ufeffclock_hz").
+		if prof, err = pipes.ParseProfile(p.Profile, parser.Normalize(b)); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -54,7 +56,7 @@ func (c *stepCmd) Run(e *env) error {
 			return err
 		}
 		defer f.Close()
-		lines, from = debug.NewScanLines(f, nil), c.Script
+		lines, from = debug.NewScanLines(skipBOM(f), nil), c.Script
 	case term.IsTerminal(fd):
 		t := term.NewTerminal(struct {
 			io.Reader
@@ -75,6 +77,18 @@ func (c *stepCmd) Run(e *env) error {
 		return fmt.Errorf("reading commands from %s: %v", from, err)
 	}
 	return nil
+}
+
+// skipBOM is r without a leading UTF-8 byte-order mark, which some editors
+// write: the script's first command was read as "\ufeffbreak", unknown.
+// The script is read as a stream (it may be a pipe an editor feeds), so
+// it is not normalized whole as a program is.
+func skipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\ufeff")) {
+		br.Discard(3)
+	}
+	return br
 }
 
 // interruptMotions makes Ctrl-C (SIGINT) stop a running motion (a long

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -33,6 +34,12 @@ func Merge(files []string, read func(string) ([]byte, error)) (*Report, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
 			return nil, fmt.Errorf("%s: not a sweep report: %v", f, err)
+		}
+		// One report per file: a second one appended (a shard run twice
+		// into >>) or garbage after the first was ignored, its points
+		// silently dropped.
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, fmt.Errorf("%s: not a sweep report: more after the report's closing brace (at byte %d)", f, dec.InputOffset())
 		}
 		if r.Partial != "" {
 			return nil, fmt.Errorf("%s: a partial shard (%s): run it again to the end", f, r.Partial)
