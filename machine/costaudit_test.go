@@ -51,6 +51,7 @@ var auditF16Dearer = map[string]string{
 	"tcolargmax": "a 16-bit source counts its running index in i16 and converts it to the i32 dstidx with two vconvs, each behind a barrier (TColReduceIdx.hpp ProcessSingleBlock)",
 	"tcolargmin": "as tcolargmax",
 	"tdivs":      "a 16-bit flat run whose elements are not whole 128-element repeats takes BinS1LNormMode's two calls (the first of zero repeats), each a vector_dup, a barrier and vdiv, where the 32-bit run of the same shape (64-element repeats) takes one (TBinSOp.hpp, TDivS.hpp DivSOp)",
+	"tsdivs":     "as tdivs: the same TBinSInstr calls, each SDivOp's vector_dup, barrier and vdiv (TDivS.hpp)",
 	"tpows":      "as tdivs, with TPow.hpp PowSOp's barriers in each call; pto-isa's TPOW takes no f16 at all (PowCheckType: f32 and integers), ptoasm runs f16 as a float",
 	"tpow":       "pto-isa's TPOW takes no f16 (PowCheckType: f32 and integers); ptoasm runs f16 as a float, where both passes' vmul pay vec.count_floor on a half-repeat row, twice the audit's slack",
 }
