@@ -142,9 +142,12 @@ func TestHostile(t *testing.T) {
 			first: `^$`, stdout: `(?m)^cycles +\d+$`, maxMiB: 64},
 		// The L2 model walked every line between a tile's first and last
 		// byte: rows 8 GiB apart made one tload 20 s and 2 GB (session 21,
-		// TestMutatedInputs: a corpus kernel's stride constant made 2^31).
-		{name: "tile rows 8 GiB apart, lint", args: []string{"lint", h("l2_sparse_column.pto")}, code: 1,
-			first: `^$`, stdout: `^\S*l2_sparse_column\.pto:13:5: error: `, maxMiB: 200},
+		// TestMutatedInputs: a corpus kernel's stride constant made 2^31;
+		// machine.TestL2SparseFlatAccess keeps that fix). Such a view,
+		// strided in both dimensions, lowered flat and was then read as
+		// out of bounds; the front end now says it is not modelled.
+		{name: "tile rows 8 GiB apart, lint", args: []string{"lint", h("l2_sparse_column.pto")}, code: 2,
+			first: `^\S*l2_sparse_column\.pto:13:19: error: a 32 × 32 window of a view strided in both dimensions`, maxMiB: 200},
 		{name: "touched pages past the budget", args: []string{"run", h("gm_touch.pto"), "--max-memory", "64MiB"}, code: 2,
 			first: `gm_touch\.pto:11:5: error: tstore: @A f32 \[1048576, 1024\] takes 4GiB: the pages rank 0 has touched bring the run to 64\.0MiB \(\d+ bytes\), over the memory budget of 64MiB \(--max-memory\)$`, maxMiB: 160},
 		{name: "random init past the budget", args: []string{"run", h("gm_random.pto")}, code: 2,

@@ -74,6 +74,10 @@ func TestErrors(t *testing.T) {
 		// that did not parse (FuzzParseFile, corpus seed).
 		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f16, rows=1, cols=16, blayout=row_major, slayout=non _box>\n  return\n}\n",
 			"e.pto:2:3: error: slayout non _box is not a layout name (none_box, row_major, col_major)"},
+		// A window through a view strided in both dimensions has no nd or
+		// dn pitch: flat, it was read as out of bounds (session 21).
+		{"func.func @k(%a: !pto.ptr<f32>) {\n  %c0 = arith.constant 0 : index\n  %c32 = arith.constant 32 : index\n  %c256 = arith.constant 256 : index\n  %c8192 = arith.constant 8192 : index\n  %tv = pto.make_tensor_view %a, shape = [%c32, %c256], strides = [%c256, %c8192] : !pto.tensor_view<?x?xf32>\n  %t = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=32, v_col=32, blayout=row_major, slayout=none_box, fractal=512, pad=0>\n  %p = pto.partition_view %tv, offsets = [%c0, %c0], sizes = [%c32, %c32] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<32x32xf32>\n  pto.tload ins(%p : !pto.partition_tensor_view<32x32xf32>) outs(%t : !pto.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=32, v_col=32, blayout=row_major, slayout=none_box, fractal=512, pad=0>)\n  return\n}\n",
+			"e.pto:9:17: error: a 32 × 32 window of a view strided in both dimensions (no row or column of it is contiguous): ptoasm models row-major (nd) and column-major (dn) views only (docs/mlir.md)"},
 		// ptoasm models A2/A3: an A5 module is rejected, saying so.
 		{"module attributes {pto.target_arch = \"a5\"} {\n}\n", "e.pto:1:38: error: this file targets A5 (pto.target_arch = \"a5\"); ptoasm models A2/A3 only (the a2a3 profile); --pto-arch=a3 reads it as an A2/A3 kernel"},
 		// PTOAS's A2/A3 verifier rules (verify.go).

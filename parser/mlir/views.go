@@ -142,6 +142,15 @@ func (l *lowerer) stridedDecls(t *tensorDecl, i int) []*asm.Tensor {
 	var free []gmUse // one row or column: any pitch
 	for _, u := range t.refs {
 		g := u.geo
+		if !g.ok && u.rows > 1 && u.cols > 1 {
+			// Strided in both dimensions (strides [256, 8192]): no nd or
+			// dn pitch holds the window, and a flat tensor would pitch
+			// the tile's rows by the whole tensor, a false out-of-bounds
+			// read and an uninitialised one where the DMA stays inside
+			// the view. Say so instead.
+			l.errf(u.g.Span, "a %d × %d window of a view strided in both dimensions (no row or column of it is contiguous): ptoasm models row-major (nd) and column-major (dn) views only (docs/mlir.md)", u.rows, u.cols)
+			continue
+		}
 		if !g.ok || g.pitch <= 0 {
 			free = append(free, u)
 			continue
