@@ -285,7 +285,15 @@ func sweepLint(obj *asm.Object, prof *pipes.Profile, limit time.Duration) ([]haz
 	if limited {
 		return nil, "", false, nil
 	}
-	return hazard.Merge(det.Findings(), hazard.CheckObject(obj)), path(res, det), true, nil
+	fs := det.Findings()
+	if slices.ContainsFunc(fs, func(f hazard.Finding) bool { return f.Kind == hazard.KindKeptLimit }) {
+		// The lint says itself that it dropped kept GM accesses a later
+		// access was not ordered after (--max-kept): races may be missed,
+		// so it is a limit reached, not a verdict to compare
+		// (gm_store_late_past_olds at a drawn ROUNDS=12 past the 16 kept).
+		return nil, "", false, nil
+	}
+	return hazard.Merge(fs, hazard.CheckObject(obj)), path(res, det), true, nil
 }
 
 // sweepCount counts what a sweep covered: cases (program or kernel and
