@@ -51,12 +51,7 @@ func TestLateAddStandsIn(t *testing.T) {
 					need = 2
 				}
 				sub := twaitOp(p, 44, sigArr, need, "ge")
-				cnt := func(write bool) []machine.Access {
-					return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
-				}
-				arr := func(write bool) []machine.Access {
-					return []machine.Access{gmAcc(sigArr, 2, 0x4000, 0x4004, write)}
-				}
+				cnt, arr := cntWord, arrWord
 				s.hostInit(winW, 0, 0x1000)
 				s.hostInit(sigCnt, 0, 0x3000)
 				s.hostInit(sigArr, 2, 0x4000)

@@ -2,7 +2,6 @@ package hazard
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -70,16 +69,11 @@ func TestSignalReadModifyWrite(t *testing.T) {
 				s.exec(ag(0, x.core, asm.PipeS), op, nil, gmAcc(sigCnt, 0, 0x3000, 0x3004, x.store))
 			}
 			s.ev(machine.Event{Kind: machine.EvRunEnd})
-			fs := s.d.Findings()
-			if !tc.raced {
-				if len(fs) != 0 {
-					t.Fatalf("want no finding, got %v", kinds(fs))
-				}
-				return
+			n := 0
+			if tc.raced {
+				n = 2
 			}
-			if !slices.Equal(kinds(fs), []string{KindWAR}) || fs[0].First.Line != 10 || fs[0].Second.Line != 11 || fs[0].Count != 2 {
-				t.Fatalf("want WAR 10, 11 [2 pipe pairs], got %v %+v", kinds(fs), fs)
-			}
+			wantRace(t, s.d.Findings(), n, KindWAR, 10, 11)
 		})
 	}
 }

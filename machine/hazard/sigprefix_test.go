@@ -20,6 +20,41 @@ var sigCnt = &asm.TensorInfo{Name: "S", Index: 2, Class: asm.TensorSignal, Bytes
 // hazards/ring_slots_wrong_round), under every order of the adds and the
 // wait. It used to be ordered after every add that had landed, so the race
 // showed only when the wait came before the add.
+
+// wantRace fails t unless fs is clean (count 0) or exactly one race of
+// kind from source line first to second, counted count times (count < 0:
+// any count), as the counter tests script them.
+func wantRace(t *testing.T, fs []Finding, count int, kind string, first, second int) {
+	t.Helper()
+	if count == 0 {
+		if len(fs) != 0 {
+			t.Fatalf("want clean, got %v", kinds(fs))
+		}
+		return
+	}
+	if len(fs) != 1 || fs[0].Kind != kind || fs[0].First.Line != first || fs[0].Second.Line != second || (count > 0 && fs[0].Count != count) {
+		t.Fatalf("want %s %d, %d [%d pipe pairs, -1 any]; got %v %+v", kind, first, second, count, kinds(fs), fs)
+	}
+}
+
+// anyCount is wantRace's count for a race whose count the test leaves
+// open: -1 when raced, else 0 (clean).
+func anyCount(raced bool) int {
+	if raced {
+		return -1
+	}
+	return 0
+}
+
+// cntWord and arrWord are the access to the counter word (sigCnt on rank 0)
+// and to the arrival word (sigArr on rank 2) the counter tests script.
+func cntWord(write bool) []machine.Access {
+	return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
+}
+
+func arrWord(write bool) []machine.Access {
+	return []machine.Access{gmAcc(sigArr, 2, 0x4000, 0x4004, write)}
+}
 func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -42,9 +77,7 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSim(Options{})
 			_, st, bar, nt, tw, ld := counterOps(tc.want, tc.cmp)
-			word := func(write bool) []machine.Access {
-				return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
-			}
+			word := cntWord
 			s.hostInit(winW, 0, 0x1000)
 			s.hostInit(sigCnt, 0, 0x3000)
 			s.ev(machine.Event{Kind: machine.EvRunStart})
@@ -61,16 +94,7 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 				round(k)
 			}
 			s.ev(machine.Event{Kind: machine.EvRunEnd})
-			fs := s.d.Findings()
-			if !tc.race {
-				if len(fs) != 0 {
-					t.Fatalf("want clean, got %v", kinds(fs))
-				}
-				return
-			}
-			if len(fs) != 1 || fs[0].Kind != KindRAW || fs[0].First.Line != 40 || fs[0].Second.Line != 51 {
-				t.Fatalf("want RAW 40, 51; got %v", kinds(fs))
-			}
+			wantRace(t, s.d.Findings(), anyCount(tc.race), KindRAW, 40, 51)
 		})
 	}
 }
@@ -144,9 +168,7 @@ func TestSeveralNotifiersWaitNeedsOnlyItsAdds(t *testing.T) {
 			p, st, bar, nt, tw, ld := counterOps(tc.want, "ge")
 			na := p.op("tnotify", 43, S)
 			wa := twaitOp(p, 44, sigArr, 2, "ge")
-			cnt := func(write bool) []machine.Access {
-				return []machine.Access{gmAcc(sigCnt, 0, 0x3000, 0x3004, write)}
-			}
+			cnt := cntWord
 			s.hostInit(winW, 0, 0x1000)
 			s.hostInit(sigCnt, 0, 0x3000)
 			s.hostInit(sigArr, 2, 0x4000)
@@ -186,16 +208,7 @@ func TestSeveralNotifiersWaitNeedsOnlyItsAdds(t *testing.T) {
 				add(x)
 			}
 			s.ev(machine.Event{Kind: machine.EvRunEnd})
-			fs := s.d.Findings()
-			if tc.race == 0 {
-				if len(fs) != 0 {
-					t.Fatalf("want clean, got %v", kinds(fs))
-				}
-				return
-			}
-			if len(fs) != 1 || fs[0].Kind != KindRAW || fs[0].First.Line != 40 || fs[0].Second.Line != 51 || int64(fs[0].Count) != tc.race {
-				t.Fatalf("want RAW 40, 51 [%d pipe pairs]; got %v", tc.race, kinds(fs))
-			}
+			wantRace(t, s.d.Findings(), int(tc.race), KindRAW, 40, 51)
 		})
 	}
 }
@@ -250,13 +263,7 @@ func TestCounterAfterOrderedReset(t *testing.T) {
 				round(k)
 			}
 			s.ev(machine.Event{Kind: machine.EvRunEnd})
-			fs := s.d.Findings()
-			switch {
-			case !tc.race && len(fs) != 0:
-				t.Fatalf("want clean, got %v", kinds(fs))
-			case tc.race && (len(fs) != 1 || fs[0].Kind != KindRAW || fs[0].First.Line != 40 || fs[0].Second.Line != 51):
-				t.Fatalf("want RAW 40, 51; got %v", kinds(fs))
-			}
+			wantRace(t, s.d.Findings(), anyCount(tc.race), KindRAW, 40, 51)
 		})
 	}
 }
