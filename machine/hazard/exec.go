@@ -1891,6 +1891,18 @@ func (d *Detector) intendedBefore(a, b *rec) bool {
 		if before, ok := barrierBefore(a.op, b.op); ok {
 			return before
 		}
+	} else if oneKernel(a.op, b.op) {
+		// Loops of two depths in one kernel still share the loops
+		// around both: a round loop around a nested loop of puts and a
+		// load in the round's body (hazards/a2a_grid_no_free: round 0's
+		// load before round 1's put, WAR; the source, where the puts
+		// are written first, named it RAW `put, ld`). Two kernels'
+		// loops match by depth, below (deeper).
+		for i := 0; i < min(sharedLoops(a, b), int(b.niter)); i++ {
+			if a.iter[i] != b.iter[i] {
+				return a.iter[i] < b.iter[i]
+			}
+		}
 	}
 	if before, ok := d.fftsBefore(a, b); ok {
 		return before
@@ -1964,6 +1976,11 @@ func samePrefix(a, b *rec) bool {
 		}
 	}
 	return true
+}
+
+// oneKernel says whether a and b are ops of one kernel.
+func oneKernel(a, b *asm.COp) bool {
+	return a != nil && b != nil && a.Kernel != nil && a.Kernel == b.Kernel
 }
 
 // twoKernels says whether a and b are ops of two kernels.
