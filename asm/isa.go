@@ -573,7 +573,7 @@ func init() {
 		[]OperandSpec{scalar("event")}, "wait until an async transfer and every earlier one of its core completed (not later ones)").alias("wait_async_event")
 	def("tnotify", FamComm, PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmW("signal"), scalar("val")},
-		"store or atomically add to a (remote) int32 signal, after draining every pipe").with(attrNotify)
+		"store or atomically add to a (remote) int32 signal, then drain every pipe (the word is stored first: data it publishes needs `pipe_barrier ALL` and `dsb` before it)").with(attrNotify)
 	def("twait", FamComm, PipeS, CostScalar, anyCore,
 		[]OperandSpec{gmR("signal"), scalar("val")},
 		"spin until every signal element compares true against val").with(attrCmp, attrCount)
