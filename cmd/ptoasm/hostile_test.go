@@ -156,6 +156,9 @@ func TestHostile(t *testing.T) {
 			first: `gm_bomb\.pto:2:1: error: @A f32 \[1048576, 1024\] takes 4GiB: the run would declare 4GiB of GM, over 1024 x the memory budget of 2MiB \(--max-memory\)$`},
 		{name: "-D ROWS=1<<30", args: []string{"run", "vec_add", "-D", "ROWS=1<<30"}, code: 2,
 			first: `vec_add\.pto:22:1: error: @X f32 \[1073741824, 256\] takes 1TiB: .* \(--max-memory\)$`},
+		// Constant folding wrapped: ROWS was 0, refused only as a dimension.
+		{name: "-D ROWS=(1<<62)*4", args: []string{"run", "vec_add", "-D", "ROWS=(1<<62)*4"}, code: 2,
+			first: `^<command line>: error: -D ROWS: integer overflow: 4611686018427387904 \* 4 does not fit in int64$`},
 		{name: "4096 ranks of cores", args: []string{"run", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
 			first: `core_bomb\.pto:\d+:\d+: error: the .* of r\d+\.aiv\d+ .*one of 4096 ranks x 72 cores\): the run would need .*, over the memory budget of 64MiB \(--max-memory\)$`},
 		{name: "4096 ranks of cores, timing-only", args: []string{"lint", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
