@@ -219,6 +219,10 @@ func TestHostile(t *testing.T) {
 		{name: "--suppress with a bad line", gen: map[string]func() string{"s.txt": func() string { return "# known\nRAW vec_add.pto:x\n" }},
 			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 2,
 			first: `^ptoasm: \{dir\}/s\.txt:2:5: error: "vec_add\.pto:x": bad line number$`},
+		// A misspelt kind suppressed nothing, without a word.
+		{name: "--suppress with a misspelt kind", gen: map[string]func() string{"s.txt": func() string { return "# known\nRWA vec_add.pto:30\n" }},
+			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 2,
+			first: `^ptoasm: \{dir\}/s\.txt:2:1: error: unknown kind "RWA": want \* or one of RAW, WAR, WAW, deadlock, .*, kept-limit$`},
 		{name: "--suppress with a 100 KB line", gen: map[string]func() string{"s.txt": repeat("RAW ", "d/", 50000, "vec_add.pto:1\n")},
 			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 0, first: `^$`, stdout: `no hazards found`},
 		{name: "sweep merge /dev/zero", args: []string{"sweep", "merge", "/dev/zero"}, code: 2,
