@@ -86,6 +86,12 @@ func TestErrors(t *testing.T) {
 			"e.pto:4:3: error: arith.shli: shift count 64 out of range: counts are 0 to 63"},
 		{"func.func @k() {\n  %a = arith.constant 9223372036854775807 : index\n  %b = arith.constant 1 : index\n  %c = arith.ceildivsi %a, %b : index\n  %d = arith.addi %c, %b : index\n  return\n}\n",
 			"e.pto:5:3: error: arith.addi: integer overflow: 9223372036854775807 + 1 does not fit in int64"},
+		// pto-isa's a2a3 TFmod.hpp/TFmodS.hpp static-assert f32, where
+		// PTOAS's verifier takes i32/i16/f16/f32: they were tadd stand-ins.
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f16, rows=8, cols=64>\n  pto.tfmod ins(%a, %a : T, T) outs(%a : T)\n  return\n}\n",
+			"e.pto:3:37: error: tfmod: %a is f16; a2a3 takes f32 only (pto-isa include/pto/npu/a2a3/TFmod.hpp TFmodCheck at 3186c381 static_asserts)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=i32, rows=8, cols=64>\n  %s = arith.constant 3 : i32\n  pto.tfmods ins(%a, %s : T, i32) outs(%a : T)\n  return\n}\n",
+			"e.pto:4:40: error: tfmods: %a is i32; a2a3 takes f32 only (pto-isa include/pto/npu/a2a3/TFmodS.hpp TFMODS_IMPL at 3186c381 static_asserts)"},
 		// ptoasm models A2/A3: an A5 module is rejected, saying so.
 		{"module attributes {pto.target_arch = \"a5\"} {\n}\n", "e.pto:1:38: error: this file targets A5 (pto.target_arch = \"a5\"); ptoasm models A2/A3 only (the a2a3 profile); --pto-arch=a3 reads it as an A2/A3 kernel"},
 		// PTOAS's A2/A3 verifier rules (verify.go).
@@ -129,6 +135,11 @@ func TestErrors(t *testing.T) {
 			"e.pto:2:3: error: tile shape must be static"},
 	} {
 		_, errs := ParseFile("e.pto", []byte(c.src))
+		if len(errs) == 0 {
+			// A rule of the ISA table (asm.OpInfo.DTypes) is the
+			// assembler's, for the translation as for PTO-AS.
+			_, errs = assembleFile("e.pto", []byte(c.src))
+		}
 		if len(errs) == 0 {
 			t.Errorf("%q: no error, want %s", c.src, c.want)
 			continue
