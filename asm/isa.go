@@ -272,6 +272,7 @@ func (d *opDef) endBarrier() *opDef {
 	d.info.VBar.Tail = true
 	return d
 }
+
 // dtypes restricts the destination's element type to ts, as source (a
 // pto-isa a2a3 header's static_assert) does (OpInfo.DTypes).
 func (d *opDef) dtypes(source string, ts ...DType) *opDef {
