@@ -197,6 +197,31 @@ func TestHostile(t *testing.T) {
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 
+		// Deep nesting and long chains (session 22): a positioned error
+		// naming the limit, never a Go stack overflow (fatal) or minutes.
+		// 45,000 constants each defined by the next took 7 s and 316 MB
+		// of stack within 1 MiB, exit 0; a million ran past Go's stack limit.
+		{name: "a chain of 45,000 constants", gen: map[string]func() string{"c.pto": func() string {
+			var b strings.Builder
+			for i := range 45000 {
+				fmt.Fprintf(&b, "const A%d = A%d\n", i, i+1)
+			}
+			return b.String() + "const A45000 = 1\n"
+		}}, args: []string{"asm", "{dir}/c.pto"}, code: 2, maxMiB: 200,
+			first: `^\{dir\}/c\.pto:1000:14: error: constant A1000 is at the end of a chain of more than 1000 constants, each defined by the next \(at most 1000\)$`},
+		{name: "100,000 nested for loops", gen: map[string]func() string{"n.pto": repeat("kernel k : aiv {\n", "for %i = 0 to 2 {\n", 100000, strings.Repeat("}\n", 100001))},
+			args: []string{"asm", "{dir}/n.pto", "--max-file-size", "4MiB"}, code: 2,
+			first: `^\{dir\}/n\.pto:257:17: error: nesting too deep: "\{" opens level 257 of brackets, braces and else-if links \(at most 256\)$`},
+		{name: "100,000 nested ifs", gen: map[string]func() string{"n.pto": repeat("kernel k : aiv {\n", "if 1 {\n", 100000, strings.Repeat("}\n", 100001))},
+			args: []string{"asm", "{dir}/n.pto"}, code: 2, first: `^\{dir\}/n\.pto:257:6: error: nesting too deep`},
+		{name: "100,000 nested parentheses", gen: map[string]func() string{"n.pto": repeat("const A = ", "(", 100000, "1"+strings.Repeat(")", 100000)+"\n")},
+			args: []string{"asm", "{dir}/n.pto"}, code: 2, first: `^\{dir\}/n\.pto:1:267: error: nesting too deep`},
+		{name: "a 400,000-term sum", gen: map[string]func() string{"n.pto": repeat("const A = ", "1+", 400000, "1\n")},
+			args: []string{"asm", "{dir}/n.pto"}, code: 2, first: `^\{dir\}/n\.pto:1:11: error: expression too deep: 400000 levels of operators, brackets and calls \(at most 256\)$`},
+		{name: "MLIR: 100,000 nested scf.for", gen: map[string]func() string{"n.pto": repeat("func.func @k() {\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n",
+			"scf.for %i = %c0 to %c1 step %c1 {\n", 100000, strings.Repeat("}\n", 100000)+"return\n}\n")},
+			args: []string{"asm", "{dir}/n.pto", "--max-file-size", "4MiB"}, code: 2, maxMiB: 700, first: `^\{dir\}/n\.pto:\d+:\d+: error: `},
+
 		// Unbounded reads.
 		{name: "include /dev/zero", args: []string{"asm", h("include_dev_zero.pto")}, code: 2,
 			first: `include_dev_zero\.pto:2:1: error: cannot read /dev/zero: not a regular file$`},
