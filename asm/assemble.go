@@ -57,7 +57,17 @@ type assembler struct {
 	kernels    map[string]*KernelInfo
 	labels     map[string]bool
 	launch     *Launch
+	// constDepth is how many constants' values are being computed, each
+	// needing the next (constVal recurses through the expression).
+	constDepth int
 }
+
+// MaxConstDepth bounds a chain of constants each defined by the next (`const
+// A0 = A1`, `const A1 = A2`, ...): each link is a few KiB of Go stack, so
+// 45,000 of them in a 1 MiB file took 450 MB and a million (under a larger
+// --max-file-size) ran into Go's fatal stack limit. Programs chain a few;
+// PTOAS MLIR binds a constant per two dozen nodes of a static value.
+const MaxConstDepth = 1000
 
 // Assemble loads main and its includes, evaluates constants with the overrides,
 // resolves tensors and kernels, places tiles and compiles every statement. It
@@ -251,6 +261,13 @@ func (a *assembler) constVal(c *constEntry, use Span) (int64, bool) {
 		a.errs.Add(use, "constant %s is the floating-point %v: an integer expression cannot use it (float operands and golden expressions can)", c.decl.Name, f).Note(c.decl.Span, "declared here")
 		return 0, false
 	}
+	if a.constDepth >= MaxConstDepth {
+		a.errs.Add(use, "constant %s is at the end of a chain of more than %d constants, each defined by the next (at most %d)", c.decl.Name, MaxConstDepth, MaxConstDepth).Note(c.decl.Span, "declared here")
+		c.state, c.ok = 2, false
+		return 0, false
+	}
+	a.constDepth++
+	defer func() { a.constDepth-- }()
 	c.state = 1
 	x := c.decl.Val
 	if c.override != nil {

@@ -1,6 +1,7 @@
 package asm
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -97,6 +98,13 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	}
 	if info.Family == FamView {
 		a.checkView(op, bad)
+	}
+	if dt := tile(0); dt != nil && info.DTypes != nil && !slices.Contains(info.DTypes, dt.DType) {
+		names := make([]string, len(info.DTypes))
+		for i, t := range info.DTypes {
+			names[i] = t.String()
+		}
+		bad(0, "%s: %%%s is %s; a2a3 takes %s only (pto-isa %s static_asserts)", info.Name, dt.Name, dt.DType, strings.Join(names, ", "), info.DTypeSource)
 	}
 	switch d.check {
 	case chkSame:

@@ -7,9 +7,10 @@ import (
 )
 
 // Integer expressions compile to closures over an Env. Constants fold at compile
-// time, so a CExpr with Const set never calls anything. Division by zero in a
-// folded expression is an error; at run time it yields 0 because a simulated
-// kernel must never crash the simulator (the machine may flag the value).
+// time, so a CExpr with Const set never calls anything. Division by zero and
+// overflow in a folded expression are errors (FoldBinop); at run time a
+// division by zero yields 0 and arithmetic wraps, because a simulated kernel
+// must never crash the simulator (the machine may flag the value).
 
 // scope says which names an expression may use.
 type scope struct {
@@ -226,7 +227,15 @@ func (a *assembler) expr(e Expr, sc *scope) (CExpr, bool) {
 			return CExpr{}, false
 		}
 		if x.Const {
-			return constExpr(unop(op, x.Val), e), true
+			v := unop(op, x.Val)
+			if op == "-" {
+				var msg string
+				if v, msg = FoldNeg(x.Val); msg != "" {
+					a.errs.Add(e.Span, "%s", msg)
+					return CExpr{}, false
+				}
+			}
+			return constExpr(v, e), true
 		}
 		xf := x.fn()
 		var lin *Affine
@@ -246,9 +255,13 @@ func (a *assembler) expr(e Expr, sc *scope) (CExpr, bool) {
 			return CExpr{}, false
 		}
 		if x.Const && y.Const {
-			v, ok := binop(op, x.Val, y.Val)
-			if !ok {
-				a.errs.Add(e.Y.NodeSpan(), "division by zero")
+			v, msg := FoldBinop(op, x.Val, y.Val)
+			if msg == "division by zero" {
+				a.errs.Add(e.Y.NodeSpan(), "%s", msg)
+				return CExpr{}, false
+			}
+			if msg != "" {
+				a.errs.Add(e.Span, "%s", msg)
 				return CExpr{}, false
 			}
 			return constExpr(v, e), true
@@ -283,9 +296,9 @@ func (a *assembler) expr(e Expr, sc *scope) (CExpr, bool) {
 			for i, c := range args {
 				xs[i] = c.Val
 			}
-			v, okv := callFn(fn, xs)
-			if !okv {
-				a.errs.Add(e.Span, "%s: division by zero", fn)
+			v, msg := FoldCall(fn, xs)
+			if msg != "" {
+				a.errs.Add(e.Span, "%s", msg)
 				return CExpr{}, false
 			}
 			return constExpr(v, e), true
@@ -502,7 +515,13 @@ func EvalInt(e Expr, lookup func(string) (int64, bool)) (int64, error) {
 			return 0, err
 		}
 		switch x.Op {
-		case "-", "!", "~":
+		case "-":
+			v, msg := FoldNeg(v)
+			if msg != "" {
+				return fail(x, "%s", msg)
+			}
+			return v, nil
+		case "!", "~":
 			return unop(x.Op, v), nil
 		case "+":
 			return v, nil
@@ -526,9 +545,12 @@ func EvalInt(e Expr, lookup func(string) (int64, bool)) (int64, error) {
 		if !validBinop(x.Op) {
 			return fail(x, "unknown operator %q", x.Op)
 		}
-		v, ok := binop(x.Op, a, b)
-		if !ok {
-			return fail(x.Y, "division by zero")
+		v, msg := FoldBinop(x.Op, a, b)
+		if msg == "division by zero" {
+			return fail(x.Y, "%s", msg)
+		}
+		if msg != "" {
+			return fail(x, "%s", msg)
 		}
 		return v, nil
 	case *Call:
@@ -544,9 +566,9 @@ func EvalInt(e Expr, lookup func(string) (int64, bool)) (int64, error) {
 			}
 			vals = append(vals, v)
 		}
-		v, ok := callFn(x.Fn, vals)
-		if !ok {
-			return fail(x, "%s: division by zero", x.Fn)
+		v, msg := FoldCall(x.Fn, vals)
+		if msg != "" {
+			return fail(x, "%s", msg)
 		}
 		return v, nil
 	}

@@ -1,6 +1,9 @@
 package asm
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Integer arithmetic on values a program chooses (loop bounds, shapes),
 // which must neither overflow nor wrap into a plausible value.
@@ -46,4 +49,97 @@ func DimProduct(dims []int64) int64 {
 		}
 	}
 	return p
+}
+
+// FoldBinop is x op y folded at assembly time, where a value is what the
+// program means and a wrapped one would be read as plausible (`-D
+// ROWS=(1<<62)*4` was 0): msg is non-empty when the exact result does not
+// fit int64 (+, -, *, a left shift, MinInt64 / -1), for a shift count
+// outside 0..63 and for a division by zero. A run's register arithmetic
+// stays EvalBinop's, which wraps as the hardware's scalar unit does.
+func FoldBinop(op string, x, y int64) (v int64, msg string) {
+	switch op {
+	case "+":
+		v = x + y
+		if (y > 0 && v < x) || (y < 0 && v > x) {
+			return 0, overflowMsg(x, op, y)
+		}
+		return v, ""
+	case "-":
+		v = x - y
+		if (y > 0 && v > x) || (y < 0 && v < x) {
+			return 0, overflowMsg(x, op, y)
+		}
+		return v, ""
+	case "*":
+		if x == 0 || y == 0 {
+			return 0, ""
+		}
+		v = x * y
+		if v/y != x || (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) {
+			return 0, overflowMsg(x, op, y)
+		}
+		return v, ""
+	case "/":
+		if x == math.MinInt64 && y == -1 {
+			return 0, overflowMsg(x, op, y)
+		}
+	case "<<", ">>":
+		if y < 0 || y > 63 {
+			return 0, "shift count " + i64toa(y) + " out of range: counts are 0 to 63"
+		}
+		if op == "<<" && (x<<uint(y))>>uint(y) != x {
+			return 0, overflowMsg(x, op, y)
+		}
+	}
+	v, ok := binop(op, x, y)
+	if !ok {
+		return 0, "division by zero"
+	}
+	return v, ""
+}
+
+// FoldNeg is -x folded at assembly time; msg is non-empty for -MinInt64.
+func FoldNeg(x int64) (int64, string) {
+	if x == math.MinInt64 {
+		return 0, "integer overflow: -(" + i64toa(x) + ") does not fit in int64"
+	}
+	return -x, ""
+}
+
+func overflowMsg(x int64, op string, y int64) string {
+	return "integer overflow: " + i64toa(x) + " " + op + " " + i64toa(y) + " does not fit in int64"
+}
+
+func i64toa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// FoldCall is fn(xs...) (min, max, abs, ceildiv, align) folded at assembly time, with FoldBinop's overflow
+// checks: abs(-2^63), ceildiv(-2^63, -1) and an align past 2^63-1.
+func FoldCall(fn string, xs []int64) (int64, string) {
+	switch fn {
+	case "abs":
+		if xs[0] == math.MinInt64 {
+			return 0, "integer overflow: abs(" + i64toa(xs[0]) + ") does not fit in int64"
+		}
+	case "ceildiv", "align":
+		if xs[1] == 0 {
+			return 0, fn + ": division by zero"
+		}
+		if xs[0] == math.MinInt64 && xs[1] == -1 {
+			return 0, "integer overflow: " + fn + "(" + i64toa(xs[0]) + ", -1) does not fit in int64"
+		}
+		if fn == "align" {
+			q, _ := callFn("ceildiv", xs)
+			v, msg := FoldBinop("*", q, xs[1])
+			if msg != "" {
+				return 0, "integer overflow: align(" + i64toa(xs[0]) + ", " + i64toa(xs[1]) + ") does not fit in int64"
+			}
+			return v, ""
+		}
+	}
+	v, ok := callFn(fn, xs)
+	if !ok {
+		return 0, fn + ": division by zero"
+	}
+	return v, ""
 }

@@ -272,6 +272,14 @@ func (d *opDef) endBarrier() *opDef {
 	d.info.VBar.Tail = true
 	return d
 }
+
+// dtypes restricts the destination's element type to ts, as source (a
+// pto-isa a2a3 header's static_assert) does (OpInfo.DTypes).
+func (d *opDef) dtypes(source string, ts ...DType) *opDef {
+	d.info.DTypes, d.info.DTypeSource = ts, source
+	return d
+}
+
 func (d *opDef) routed(desc string, f func([]Arg) Pipe) *opDef {
 	d.info.Route, d.route = f, desc
 	return d
@@ -861,6 +869,7 @@ func FprintISAMarkdown(w io.Writer) {
 		}
 	}
 	fprintBarriers(w)
+	fprintDTypes(w)
 	io.WriteString(w, unitFlagDoc)
 	fmt.Fprint(w, addingAnInstruction)
 	fprintCoverage(w)
@@ -868,6 +877,31 @@ func FprintISAMarkdown(w io.Writer) {
 
 // fprintBarriers lists the ops whose pto-isa implementation has an internal
 // pipe_barrier(PIPE_V), from their VBar rows.
+// fprintDTypes lists the ops whose element types the table restricts, from
+// their DTypes rows.
+func fprintDTypes(w io.Writer) {
+	fmt.Fprint(w, `
+## Element types
+
+The assembler refuses a destination element type pto-isa's a2a3 implementation rejects
+with a `+"`static_assert`"+` (the device build fails), in PTO-AS and PTOAS MLIR alike; the
+`+"`DTypes`"+` field of the op's row holds the set. Ops not listed take what the machine runs.
+
+| op | element types | pto-isa |
+|---|---|---|
+`)
+	for _, op := range ISA {
+		if op.DTypes == nil {
+			continue
+		}
+		names := make([]string, len(op.DTypes))
+		for i, t := range op.DTypes {
+			names[i] = t.String()
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s |\n", op.Name, strings.Join(names, ", "), mdEsc(op.DTypeSource))
+	}
+}
+
 func fprintBarriers(w io.Writer) {
 	fmt.Fprint(w, `
 ## Internal barriers

@@ -32,6 +32,13 @@ func vecOpS(name string, cost CostKey, doc string) *opDef {
 		[]OperandSpec{tileW("dst", vecLocs...), tileR("a", vecLocs...), floatImm("s")}, doc)
 }
 
+// powTypes is what TPOW and TPOWS accept on a2a3: PowCheckType's
+// isSupportType (TPOWS checks its dst as the exponent's tile too). f16 and
+// bf16 have no path.
+var powTypes = []DType{I32, I16, I8, U32, U16, U8, F32}
+
+const powTypesSource = "include/pto/npu/a2a3/TPow.hpp PowCheckType at 3186c381"
+
 func defsMore() {
 	// Elementwise, tile-tile (TPow.hpp, TRem.hpp, TFmod.hpp, TSubRelu.hpp).
 	def("tpow", FamVector, PipeV, CostVLn, aivOnly,
@@ -41,7 +48,8 @@ func defsMore() {
 		// barrier between each), the same into dst, then the scalar
 		// fix-ups between V→S and S→V flags. Integer: only the scalar
 		// loop between those flags.
-		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier().fold(FoldPow)
+		vbar(0b1010, 0b1111, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowOp, TPowF, TPowI)").endBarrier().fold(FoldPow).
+		dtypes(powTypesSource, powTypes...)
 	def("trem", FamVector, PipeV, CostVDiv, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), rwIf(I32, tileR("a", vecLocs...)), rwIf(I32, tileR("b", vecLocs...)), scratchW("tmp", vecLocs...)},
 		"remainder with the divisor's sign, f32 steps: r = a - floor(a/b)·b, plus b where r·b < 0; i32 converts a and b to f32 in place (a keeps rint(f32(a)), b ends as f32 bits), tmp holds a row of scratch and a compare mask at dst's row stride (TRem.hpp: vdiv, vconv, vmul, vsub; charged as vdiv)").chk(chkSameTmp).
@@ -51,7 +59,8 @@ func defsMore() {
 	vecOp3("tfmod", CostVDiv, "fmod, f32 only: f32(a - f32(trunc(f32(a/b))·b)), each step rounded, so b = 0 or ±inf gives NaN (TFmod.hpp; charged as vdiv)").chk(chkSame).
 		// f32 only: per row vdiv, vconv, vmul, vsub, each followed by a
 		// barrier.
-		vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TFmod.hpp (FmodF32Instr)")
+		vbar(0b111, 0, VBarAlways, "include/pto/npu/a2a3/TFmod.hpp (FmodF32Instr)").
+		dtypes("include/pto/npu/a2a3/TFmod.hpp TFmodCheck at 3186c381", F32)
 	vecOp3("tsubrelu", CostVSub, "max(a - b, 0) (TSubRelu.hpp vsubrelu; no a2a3 cost entry, charged as vsub)").chk(chkSame)
 	// Tile-scalar (TBitwiseSOp.hpp, TPow.hpp, TRemS.hpp, TFmodS.hpp).
 	for _, v := range []struct {
@@ -75,7 +84,8 @@ func defsMore() {
 		case "tfmods":
 			// f32 only: vector_dup of the scalar into dst, then vdiv,
 			// vconv, vmuls, vsub, a barrier after each.
-			d.vbar(0b011, 0, VBarAlways, "include/pto/npu/a2a3/TFmodS.hpp (FmodSF32Instr)")
+			d.vbar(0b011, 0, VBarAlways, "include/pto/npu/a2a3/TFmodS.hpp (FmodSF32Instr)").
+				dtypes("include/pto/npu/a2a3/TFmodS.hpp TFMODS_IMPL at 3186c381", F32)
 		case "txors":
 			// TORS into a scratch, barrier, TANDS into dst, barrier,
 			// TNOT, barrier, TAND with the scratch: as txor.
@@ -93,6 +103,7 @@ func defsMore() {
 		// As tpow: vabs of a into tmp first (TPowF), or the scalar loop
 		// between flags (TPowI).
 		vbar(0b1010, 0b1011, VBarAlways, "include/pto/npu/a2a3/TPow.hpp (PowSOp, TPowF, TPowI)").endBarrier().fold(FoldPow).
+		dtypes(powTypesSource, powTypes...).
 		// Its float passes go through TBinSInstr.
 		binS()
 	def("trems", FamVector, PipeV, CostVDiv, aivOnly,

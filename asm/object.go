@@ -468,6 +468,12 @@ type OpInfo struct {
 	// row, even when its rows fill the tile. TBinOp.hpp and TUnaryOp.hpp
 	// re-test the run-time shape instead and keep their flat run.
 	RowsIfDynCols bool
+	// DTypes is the destination element types pto-isa's a2a3 implementation
+	// accepts (its static_asserts, DTypeSource), nil where the table does
+	// not restrict them; the assembler refuses any other, so a kernel the
+	// device build rejects is not run, linted or timed.
+	DTypes      []DType
+	DTypeSource string
 }
 
 // FoldKind is how a reduction's chain of barrier-separated instructions runs.

@@ -52,8 +52,6 @@ var auditF16Dearer = map[string]string{
 	"tcolargmin": "as tcolargmax",
 	"tdivs":      "a 16-bit flat run whose elements are not whole 128-element repeats takes BinS1LNormMode's two calls (the first of zero repeats), each a vector_dup, a barrier and vdiv, where the 32-bit run of the same shape (64-element repeats) takes one (TBinSOp.hpp, TDivS.hpp DivSOp)",
 	"tsdivs":     "as tdivs: the same TBinSInstr calls, each SDivOp's vector_dup, barrier and vdiv (TDivS.hpp)",
-	"tpows":      "as tdivs, with TPow.hpp PowSOp's barriers in each call; pto-isa's TPOW takes no f16 at all (PowCheckType: f32 and integers), ptoasm runs f16 as a float",
-	"tpow":       "pto-isa's TPOW takes no f16 (PowCheckType: f32 and integers); ptoasm runs f16 as a float, where both passes' vmul pay vec.count_floor on a half-repeat row, twice the audit's slack",
 }
 
 // auditOneRow lists the ops that read one row of their tiles, so that more

@@ -156,6 +156,9 @@ func TestHostile(t *testing.T) {
 			first: `gm_bomb\.pto:2:1: error: @A f32 \[1048576, 1024\] takes 4GiB: the run would declare 4GiB of GM, over 1024 x the memory budget of 2MiB \(--max-memory\)$`},
 		{name: "-D ROWS=1<<30", args: []string{"run", "vec_add", "-D", "ROWS=1<<30"}, code: 2,
 			first: `vec_add\.pto:22:1: error: @X f32 \[1073741824, 256\] takes 1TiB: .* \(--max-memory\)$`},
+		// Constant folding wrapped: ROWS was 0, refused only as a dimension.
+		{name: "-D ROWS=(1<<62)*4", args: []string{"run", "vec_add", "-D", "ROWS=(1<<62)*4"}, code: 2,
+			first: `^<command line>: error: -D ROWS: integer overflow: 4611686018427387904 \* 4 does not fit in int64$`},
 		{name: "4096 ranks of cores", args: []string{"run", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
 			first: `core_bomb\.pto:\d+:\d+: error: the .* of r\d+\.aiv\d+ .*one of 4096 ranks x 72 cores\): the run would need .*, over the memory budget of 64MiB \(--max-memory\)$`},
 		{name: "4096 ranks of cores, timing-only", args: []string{"lint", h("core_bomb.pto"), "--max-memory", "64MiB"}, code: 2,
@@ -194,6 +197,31 @@ func TestHostile(t *testing.T) {
 		{name: "bad --max-memory", args: []string{"run", "vec_add", "--max-memory", "lots"}, code: 2,
 			first: `^ptoasm: --max-memory lots: want a size`},
 
+		// Deep nesting and long chains (session 22): a positioned error
+		// naming the limit, never a Go stack overflow (fatal) or minutes.
+		// 45,000 constants each defined by the next took 7 s and 316 MB
+		// of stack within 1 MiB, exit 0; a million ran past Go's stack limit.
+		{name: "a chain of 45,000 constants", gen: map[string]func() string{"c.pto": func() string {
+			var b strings.Builder
+			for i := range 45000 {
+				fmt.Fprintf(&b, "const A%d = A%d\n", i, i+1)
+			}
+			return b.String() + "const A45000 = 1\n"
+		}}, args: []string{"asm", "{dir}/c.pto"}, code: 2, maxMiB: 200,
+			first: `^\{dir\}/c\.pto:1000:14: error: constant A1000 is at the end of a chain of more than 1000 constants, each defined by the next \(at most 1000\)$`},
+		{name: "100,000 nested for loops", gen: map[string]func() string{"n.pto": repeat("kernel k : aiv {\n", "for %i = 0 to 2 {\n", 100000, strings.Repeat("}\n", 100001))},
+			args: []string{"asm", "{dir}/n.pto", "--max-file-size", "4MiB"}, code: 2,
+			first: `^\{dir\}/n\.pto:257:17: error: nesting too deep: "\{" opens level 257 of brackets, braces and else-if links \(at most 256\)$`},
+		{name: "100,000 nested ifs", gen: map[string]func() string{"n.pto": repeat("kernel k : aiv {\n", "if 1 {\n", 100000, strings.Repeat("}\n", 100001))},
+			args: []string{"asm", "{dir}/n.pto"}, code: 2, first: `^\{dir\}/n\.pto:257:6: error: nesting too deep`},
+		{name: "100,000 nested parentheses", gen: map[string]func() string{"n.pto": repeat("const A = ", "(", 100000, "1"+strings.Repeat(")", 100000)+"\n")},
+			args: []string{"asm", "{dir}/n.pto"}, code: 2, first: `^\{dir\}/n\.pto:1:267: error: nesting too deep`},
+		{name: "a 400,000-term sum", gen: map[string]func() string{"n.pto": repeat("const A = ", "1+", 400000, "1\n")},
+			args: []string{"asm", "{dir}/n.pto"}, code: 2, first: `^\{dir\}/n\.pto:1:11: error: expression too deep: 400000 levels of operators, brackets and calls \(at most 256\)$`},
+		{name: "MLIR: 100,000 nested scf.for", gen: map[string]func() string{"n.pto": repeat("func.func @k() {\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n",
+			"scf.for %i = %c0 to %c1 step %c1 {\n", 100000, strings.Repeat("}\n", 100000)+"return\n}\n")},
+			args: []string{"asm", "{dir}/n.pto", "--max-file-size", "4MiB"}, code: 2, maxMiB: 700, first: `^\{dir\}/n\.pto:\d+:\d+: error: `},
+
 		// Unbounded reads.
 		{name: "include /dev/zero", args: []string{"asm", h("include_dev_zero.pto")}, code: 2,
 			first: `include_dev_zero\.pto:2:1: error: cannot read /dev/zero: not a regular file$`},
@@ -216,6 +244,10 @@ func TestHostile(t *testing.T) {
 		{name: "--suppress with a bad line", gen: map[string]func() string{"s.txt": func() string { return "# known\nRAW vec_add.pto:x\n" }},
 			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 2,
 			first: `^ptoasm: \{dir\}/s\.txt:2:5: error: "vec_add\.pto:x": bad line number$`},
+		// A misspelt kind suppressed nothing, without a word.
+		{name: "--suppress with a misspelt kind", gen: map[string]func() string{"s.txt": func() string { return "# known\nRWA vec_add.pto:30\n" }},
+			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 2,
+			first: `^ptoasm: \{dir\}/s\.txt:2:1: error: unknown kind "RWA": want \* or one of RAW, WAR, WAW, deadlock, .*, kept-limit$`},
 		{name: "--suppress with a 100 KB line", gen: map[string]func() string{"s.txt": repeat("RAW ", "d/", 50000, "vec_add.pto:1\n")},
 			args: []string{"lint", "vec_add", "--suppress", "{dir}/s.txt"}, code: 0, first: `^$`, stdout: `no hazards found`},
 		{name: "sweep merge /dev/zero", args: []string{"sweep", "merge", "/dev/zero"}, code: 2,

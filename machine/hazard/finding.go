@@ -39,6 +39,26 @@ const (
 	KindKeptLimit = "kept-limit"
 )
 
+// Kinds lists every finding kind, for a suppression's KIND: a misspelt kind
+// matched nothing and suppressed nothing, silently.
+var Kinds = []string{KindRAW, KindWAR, KindWAW, KindDeadlock, KindUnpairedSet, KindDoubleSet,
+	KindBadEventID, KindUninitRead, KindOutOfBounds, KindResetRacesAtomic, KindStaleSignal,
+	KindFault, KindUnchecked, KindKeptLimit}
+
+// knownKind reports whether k names a kind as a suppression matches it
+// (case-insensitively), or is "*".
+func knownKind(k string) bool {
+	if k == "*" {
+		return true
+	}
+	for _, c := range Kinds {
+		if strings.EqualFold(k, c) {
+			return true
+		}
+	}
+	return false
+}
+
 // Severity of a finding. The zero value means "the default for this check",
 // so a zero SamePipe picks the documented defaults.
 type Severity uint8
@@ -271,8 +291,8 @@ type Suppression struct {
 	Line int
 }
 
-// ParseSuppressions reads lines `KIND file:line` of the file name; `#`
-// starts a comment and blank lines are skipped. Errors are positioned
+// ParseSuppressions reads lines `KIND file:line` of the file name (KIND one
+// of Kinds, any case, or *); `#` starts a comment and blank lines are skipped. Errors are positioned
 // (name:line:col: error: ...), one per bad line. Lines have no length limit
 // of their own: the file's size is the caller's to bound (--max-file-size);
 // a bufio.Scanner refused a line over 64 KiB with "token too long".
@@ -298,6 +318,10 @@ func ParseSuppressions(name string, src []byte) ([]Suppression, error) {
 		i := strings.LastIndexByte(f[1], ':')
 		if i <= 0 {
 			errs.Add(at(f[1]), "%q: want file:line", f[1])
+			continue
+		}
+		if !knownKind(f[0]) {
+			errs.Add(at(f[0]), "unknown kind %q: want * or one of %s", f[0], strings.Join(Kinds, ", "))
 			continue
 		}
 		ln, err := strconv.Atoi(f[1][i+1:])

@@ -103,8 +103,74 @@ func Merge(files []string, read func(string) ([]byte, error)) (*Report, error) {
 		return nil, fmt.Errorf("sweep merge: %d of %d points missing (a shard left out?): %s%s",
 			n, out.Total, strings.Join(missing, ", "), more)
 	}
+	if err := checkClocks(out, from); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
+
+// The range profile.go's clock_hz takes (pipes.Profile.Set).
+const minClockHz, maxClockHz = 1e6, 1e12
+
+// checkClocks holds every point's time_us (and each run's) to its cycles at
+// one clock: the profile's, which the report does not carry, so it is the
+// clock the first point that ran implies, or a point's clock_hz where the
+// grid sets it. A damaged shard's time_us (a hand-edited 1e308) was merged
+// and printed as is, and a time_us is what the table ranks points by.
+func checkClocks(r *Report, from []string) error {
+	axis := slices.Index(r.Grid, "clock_hz")
+	type ref struct {
+		hz float64
+		k  int // the point that set it; -1 for a clock_hz value
+	}
+	refs := map[string]ref{}
+	for k := range r.Points {
+		p := &r.Points[k]
+		if p.Cycles == 0 && p.TimeUS == 0 {
+			continue // did not run (or ran no cycle): nothing to hold
+		}
+		if p.Cycles == 0 || p.TimeUS == 0 {
+			return fmt.Errorf("%s: point #%d: %d cycles in %g us", from[k], k, p.Cycles, p.TimeUS)
+		}
+		hz := float64(p.Cycles) / p.TimeUS * 1e6
+		key := ""
+		if axis >= 0 && axis < len(p.Params) {
+			key = p.Params[axis].Value
+			if _, ok := refs[key]; !ok {
+				if v, err := strconv.ParseFloat(key, 64); err == nil {
+					refs[key] = ref{v, -1}
+				}
+			}
+		}
+		if hz < minClockHz || hz > maxClockHz || math.IsNaN(hz) {
+			return fmt.Errorf("%s: point #%d: %d cycles in %g us is a clock of %.6g Hz, outside clock_hz's %g to %g", from[k], k, p.Cycles, p.TimeUS, hz, minClockHz, maxClockHz)
+		}
+		c, ok := refs[key]
+		if !ok {
+			c = ref{hz, k}
+			refs[key] = c
+		}
+		if !sameClock(hz, c.hz) {
+			by := "clock_hz=" + key
+			if c.k >= 0 {
+				by = fmt.Sprintf("point #%d's clock", c.k)
+			}
+			return fmt.Errorf("%s: point #%d: time_us %g is not its %d cycles at %s (%.6g Hz: %.6g us)", from[k], k, p.TimeUS, p.Cycles, by, c.hz, float64(p.Cycles)/c.hz*1e6)
+		}
+		for _, run := range p.Runs {
+			if want := float64(run.End-run.Start) / c.hz * 1e6; !sameTime(run.TimeUS, want) {
+				return fmt.Errorf("%s: point #%d: run %q from %d to %d takes %g us, not %.6g us at %.6g Hz", from[k], k, run.Name, run.Start, run.End, run.TimeUS, want, c.hz)
+			}
+		}
+	}
+	return nil
+}
+
+// sameClock: two clocks a run's cycles / time_us give, equal but for the
+// rounding of a float64 division and its JSON text.
+func sameClock(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }
+
+func sameTime(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(a, b) }
 
 // checkPoint refuses figures no run produces (a shard edited by hand, or
 // damaged): negative or non-finite cycles and times, runs that end before

@@ -119,8 +119,9 @@ func FuzzMerge(f *testing.F) {
 		shards[i] = Report{File: "vec_add", Profile: "a2a3", Grid: grid, Values: values, Total: 6, Shard: fmt.Sprintf("%d/2", i)}
 	}
 	for k := range 6 {
-		p := Point{Index: k, Params: PointParams(grid, values, k), Cycles: int64(1000 + k), TimeUS: 1, OK: true,
-			Runs: []machine.RunStat{{Name: "r", Start: 0, End: 1000, TimeUS: 1}}}
+		us := float64(1000+k) / 1000 // at 1 GHz
+		p := Point{Index: k, Params: PointParams(grid, values, k), Cycles: int64(1000 + k), TimeUS: us, OK: true,
+			Runs: []machine.RunStat{{Name: "r", Start: 0, End: int64(1000 + k), TimeUS: us}}}
 		shards[k%2].Points = append(shards[k%2].Points, p)
 	}
 	var files [2][]byte
@@ -157,4 +158,64 @@ func FuzzMerge(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMergeClocks: a point's time_us (and each run's) must be its cycles at
+// the sweep's one clock, or at its clock_hz where the grid sets it; a
+// damaged shard's figures were merged and printed as they were.
+func TestMergeClocks(t *testing.T) {
+	mk := func(grid []string, values [][]string, edit func(p *Point)) []byte {
+		r := Report{File: "vec_add", Profile: "a2a3", Grid: grid, Values: values, Total: 2}
+		for k := range 2 {
+			hz := 1.85e9
+			ps := PointParams(grid, values, k)
+			if len(grid) > 0 && grid[0] == "clock_hz" {
+				fmt.Sscan(ps[0].Value, &hz)
+			}
+			c := int64(1000 * (k + 1))
+			us := float64(c) / hz * 1e6
+			p := Point{Index: k, Params: ps, Cycles: c, TimeUS: us, OK: true,
+				Runs: []machine.RunStat{{Name: "r", Start: 10, End: 10 + c, TimeUS: us}}}
+			if k == 1 && edit != nil {
+				edit(&p)
+			}
+			r.Points = append(r.Points, p)
+		}
+		b, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bw := []string{"dma.gm_ub.bw"}
+	bwv := [][]string{{"100", "200"}}
+	clk := []string{"clock_hz"}
+	clkv := [][]string{{"1e9", "2e9"}}
+	for _, tc := range []struct {
+		name string
+		src  []byte
+		want string // "" merges
+	}{
+		{"consistent", mk(bw, bwv, nil), ""},
+		{"a clock_hz axis", mk(clk, clkv, nil), ""},
+		{"not run", mk(bw, bwv, func(p *Point) { p.Cycles, p.TimeUS, p.Runs, p.OK, p.Error = 0, 0, nil, false, "deadlock" }), ""},
+		{"time_us 1e308", mk(bw, bwv, func(p *Point) { p.TimeUS = 1e308 }),
+			"s: point #1: 2000 cycles in 1e+308 us is a clock of 2e-299 Hz, outside clock_hz's 1e+06 to 1e+12"},
+		{"time_us of another clock", mk(bw, bwv, func(p *Point) { p.TimeUS *= 1.01 }),
+			"s: point #1: time_us 1.091891891891892 is not its 2000 cycles at point #0's clock (1.85e+09 Hz: 1.08108 us)"},
+		{"time_us not its clock_hz", mk(clk, clkv, func(p *Point) { p.TimeUS *= 2 }),
+			"s: point #1: time_us 2 is not its 2000 cycles at clock_hz=2e9 (2e+09 Hz: 1 us)"},
+		{"a run's time", mk(bw, bwv, func(p *Point) { p.Runs[0].TimeUS = 5 }),
+			`s: point #1: run "r" from 10 to 2010 takes 5 us, not 1.08108 us at 1.85e+09 Hz`},
+		{"time without cycles", mk(bw, bwv, func(p *Point) { p.Cycles = 0 }), "s: point #1: 0 cycles in 1.0810810810810811 us"},
+	} {
+		_, err := Merge([]string{"s"}, func(string) ([]byte, error) { return tc.src, nil })
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }

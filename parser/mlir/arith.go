@@ -117,69 +117,23 @@ func addVal(a, b *val) *val {
 	return binVal(a.x.NodeSpan(), "+", a, b)
 }
 
+// evalBin folds a op b as the assembler does (asm.FoldBinop): ok is false for
+// a division by zero and for a result that does not fit int64, so that the
+// value stays an expression and the assembler reports it at the op (a
+// wrapped fold became a plausible literal).
 func evalBin(o string, a, b int64) (int64, bool) {
-	bt := func(c bool) int64 {
-		if c {
-			return 1
-		}
-		return 0
-	}
+	var v int64
+	var msg string
 	switch o {
-	case "+":
-		return a + b, true
-	case "-":
-		return a - b, true
-	case "*":
-		return a * b, true
-	case "/":
-		if b == 0 {
+	case "min", "max", "ceildiv":
+		v, msg = asm.FoldCall(o, []int64{a, b})
+	default:
+		if _, known := asm.EvalBinop(o, a, b); !known {
 			return 0, false
 		}
-		return a / b, true
-	case "%":
-		if b == 0 {
-			return 0, false
-		}
-		return a % b, true
-	case "&":
-		return a & b, true
-	case "|":
-		return a | b, true
-	case "^":
-		return a ^ b, true
-	case "<<":
-		if b < 0 || b > 62 {
-			return 0, false
-		}
-		return a << b, true
-	case ">>":
-		if b < 0 || b > 62 {
-			return 0, false
-		}
-		return a >> b, true
-	case "==":
-		return bt(a == b), true
-	case "!=":
-		return bt(a != b), true
-	case "<":
-		return bt(a < b), true
-	case "<=":
-		return bt(a <= b), true
-	case ">":
-		return bt(a > b), true
-	case ">=":
-		return bt(a >= b), true
-	case "min":
-		return min(a, b), true
-	case "max":
-		return max(a, b), true
-	case "ceildiv":
-		if b == 0 {
-			return 0, false
-		}
-		return (a + b - 1) / b, true
+		v, msg = asm.FoldBinop(o, a, b)
 	}
-	return 0, false
+	return v, msg == ""
 }
 
 // bind keeps large expressions out of line: a let for dynamic values, a const
@@ -247,6 +201,7 @@ func (k *kctx) arith(op *Op) {
 				k.errf(op.Span, "%s: operands are not integers", op.Name)
 				return
 			}
+			k.checkFold(op, callOps[name], o[0], o[1])
 			k.define(op, k.bind(op, callVal(sp, callOps[name], o[0], o[1])))
 		}
 	case name == "cmpi" || name == "cmpf":
@@ -367,7 +322,28 @@ func (k *kctx) scalarBin(op *Op, o string, a, b *val) *val {
 		k.errf(op.Span, "%s: operands are not integers", op.Name)
 		return &val{}
 	}
+	k.checkFold(op, o, a, b)
 	return binVal(sp, o, a, b)
+}
+
+// checkFold reports a fold of two known integers that does not fit int64 or
+// shifts by a count outside 0..63: evalBin leaves it unknown, and an unknown
+// value reads as a dynamic one downstream (a shape of 2^62*4+1 rows became a
+// default-sized tensor), so the op itself is the error.
+func (k *kctx) checkFold(op *Op, o string, a, b *val) {
+	if !a.known || !b.known || a.isF || b.isF {
+		return
+	}
+	var msg string
+	switch o {
+	case "min", "max", "ceildiv":
+		_, msg = asm.FoldCall(o, []int64{a.v, b.v})
+	default:
+		_, msg = asm.FoldBinop(o, a.v, b.v)
+	}
+	if strings.HasPrefix(msg, "integer overflow") || strings.HasPrefix(msg, "shift count") {
+		k.errf(op.Span, "%s: %s", op.Name, msg)
+	}
 }
 
 // constant lowers arith.constant: integers, floats, booleans; dense vectors are

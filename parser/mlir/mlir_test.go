@@ -78,6 +78,20 @@ func TestErrors(t *testing.T) {
 		// dn pitch: flat, it was read as out of bounds (session 21).
 		{"func.func @k(%a: !pto.ptr<f32>) {\n  %c0 = arith.constant 0 : index\n  %c32 = arith.constant 32 : index\n  %c256 = arith.constant 256 : index\n  %c8192 = arith.constant 8192 : index\n  %tv = pto.make_tensor_view %a, shape = [%c32, %c256], strides = [%c256, %c8192] : !pto.tensor_view<?x?xf32>\n  %t = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=32, v_col=32, blayout=row_major, slayout=none_box, fractal=512, pad=0>\n  %p = pto.partition_view %tv, offsets = [%c0, %c0], sizes = [%c32, %c32] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<32x32xf32>\n  pto.tload ins(%p : !pto.partition_tensor_view<32x32xf32>) outs(%t : !pto.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=32, v_col=32, blayout=row_major, slayout=none_box, fractal=512, pad=0>)\n  return\n}\n",
 			"e.pto:9:17: error: a 32 × 32 window of a view strided in both dimensions (no row or column of it is contiguous): ptoasm models row-major (nd) and column-major (dn) views only (docs/mlir.md)"},
+		// Folding two known integers never wraps: a shape of 2^62*4+1 rows
+		// folded to 1 (and, left unknown, read as a dynamic dimension).
+		{"func.func @k() {\n  %a = arith.constant 4611686018427387904 : index\n  %b = arith.constant 4 : index\n  %c = arith.muli %a, %b : index\n  return\n}\n",
+			"e.pto:4:3: error: arith.muli: integer overflow: 4611686018427387904 * 4 does not fit in int64"},
+		{"func.func @k() {\n  %a = arith.constant 1 : i64\n  %b = arith.constant 64 : i64\n  %c = arith.shli %a, %b : i64\n  return\n}\n",
+			"e.pto:4:3: error: arith.shli: shift count 64 out of range: counts are 0 to 63"},
+		{"func.func @k() {\n  %a = arith.constant 9223372036854775807 : index\n  %b = arith.constant 1 : index\n  %c = arith.ceildivsi %a, %b : index\n  %d = arith.addi %c, %b : index\n  return\n}\n",
+			"e.pto:5:3: error: arith.addi: integer overflow: 9223372036854775807 + 1 does not fit in int64"},
+		// pto-isa's a2a3 TFmod.hpp/TFmodS.hpp static-assert f32, where
+		// PTOAS's verifier takes i32/i16/f16/f32: they were tadd stand-ins.
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f16, rows=8, cols=64>\n  pto.tfmod ins(%a, %a : T, T) outs(%a : T)\n  return\n}\n",
+			"e.pto:3:37: error: tfmod: %a is f16; a2a3 takes f32 only (pto-isa include/pto/npu/a2a3/TFmod.hpp TFmodCheck at 3186c381 static_asserts)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=i32, rows=8, cols=64>\n  %s = arith.constant 3 : i32\n  pto.tfmods ins(%a, %s : T, i32) outs(%a : T)\n  return\n}\n",
+			"e.pto:4:40: error: tfmods: %a is i32; a2a3 takes f32 only (pto-isa include/pto/npu/a2a3/TFmodS.hpp TFMODS_IMPL at 3186c381 static_asserts)"},
 		// ptoasm models A2/A3: an A5 module is rejected, saying so.
 		{"module attributes {pto.target_arch = \"a5\"} {\n}\n", "e.pto:1:38: error: this file targets A5 (pto.target_arch = \"a5\"); ptoasm models A2/A3 only (the a2a3 profile); --pto-arch=a3 reads it as an A2/A3 kernel"},
 		// PTOAS's A2/A3 verifier rules (verify.go).
@@ -121,6 +135,11 @@ func TestErrors(t *testing.T) {
 			"e.pto:2:3: error: tile shape must be static"},
 	} {
 		_, errs := ParseFile("e.pto", []byte(c.src))
+		if len(errs) == 0 {
+			// A rule of the ISA table (asm.OpInfo.DTypes) is the
+			// assembler's, for the translation as for PTO-AS.
+			_, errs = assembleFile("e.pto", []byte(c.src))
+		}
 		if len(errs) == 0 {
 			t.Errorf("%q: no error, want %s", c.src, c.want)
 			continue

@@ -71,6 +71,11 @@ var tileOps = func() map[string]opRow {
 		"tlrelu": {"tlrelu", shScalar}, "tprelu": {"tprelu", shBinary},
 		"tquant": {"tquant", shQuant}, "tdequant": {"tdequant", shDequant},
 		"trem": {"trem", shRem}, "trems": {"trems", shRems},
+		// The ISA's own, so that its dtype rule applies: PTOAS's verifier
+		// takes i32/i16/f16/f32 on A2/A3 (PTO.cpp TFModOp::verify), pto-isa's
+		// TFmod.hpp/TFmodS.hpp static-assert f32 (asm.OpInfo.DTypes). They
+		// were tadd stand-ins, which took any dtype.
+		"tfmod": {"tfmod", shBinary}, "tfmods": {"tfmods", shScalar},
 		// TFillPadOp, TFillPadInplaceOp, TFillPadExpandOp: one TFILLPAD
 		// whose pad value is the destination tile type's
 		"tfillpad": {"tfillpad", shFillPad}, "tfillpad_inplace": {"tfillpad", shFillPad}, "tfillpad_expand": {"tfillpad", shFillPad},
