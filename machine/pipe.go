@@ -356,14 +356,11 @@ func (p *pipeState) begin(e *entry) bool {
 		}
 		d = m.prof.Sync.WaitFlag
 	case enSetFlag:
-		d = p.tail + m.prof.Sync.SetFlag
-		p.tail = 0
+		d = p.flushTail(now) + m.prof.Sync.SetFlag
 	case enBarrier:
-		d = p.tail + m.prof.Sync.Barrier
-		p.tail = 0
+		d = p.flushTail(now) + m.prof.Sync.Barrier
 	case enFFTSSet:
-		d = p.tail + m.prof.Sync.FFTSSet
-		p.tail = 0
+		d = p.flushTail(now) + m.prof.Sync.FFTSSet
 	case enExec:
 		if m.str != nil && !p.beginLocal(e) {
 			p.strPark() // in a stretch (stretch.go)
@@ -399,6 +396,22 @@ func (p *pipeState) begin(e *entry) bool {
 	}
 	p.complete()
 	return true
+}
+
+// flushTail returns what is left at now of the pipe's pending vector tail
+// and clears it: a flag or barrier waits for the last op's results, which
+// are out tail cycles after that op ended (lastEnd), so a pipe that sat
+// idle past them (a wait_flag stall, an empty queue) pays only the rest, as
+// pipe_barrier ALL waits for lastEnd+tail (drainAll). Charging the whole
+// tail again after a stall made an added pipe_barrier ALL, which drains it
+// early, faster than none (hazards/correlated_conditions, the trend search,
+// docs/profile.md "Trends"); pto-isa's cost model has no waits, so it
+// charges the tail whole (FlushPendingTail, include/pto/costmodel/trace.hpp
+// at 3186c381) and cannot tell.
+func (p *pipeState) flushTail(now int64) int64 {
+	d := max(p.lastEnd+p.tail-now, 0)
+	p.tail = 0
+	return d
 }
 
 // resume ends the head's wait at now. When the head had stalled and stalls
@@ -668,8 +681,7 @@ func (p *pipeState) barrierCost(e *entry, pl *opPlan, queueEmpty bool, qi int, v
 	bar := p.m.prof.Sync.Barrier
 	var d int64
 	if vb.Post != 0 {
-		d = p.tail + bar
-		p.tail = 0
+		d = p.flushTail(p.m.now) + bar
 		queueEmpty, qi = true, 1
 	}
 	d += p.vecCost(e, pl, queueEmpty, qi)
