@@ -55,7 +55,11 @@ func (s *cellSlab) newCell(lo, hi int64) *cell {
 		return &cell{lo: lo, hi: hi}
 	}
 	if len(s.chunk) == 0 {
-		s.chunk = new(cellChunkArray).cells[:]
+		a := new(cellChunkArray)
+		// Its pages in one call, not a fault each (prefault): the
+		// first is the allocator's header's, already there.
+		prefault(unsafe.Pointer(a), unsafe.Sizeof(*a))
+		s.chunk = a.cells[:]
 	}
 	c := &s.chunk[0]
 	s.chunk = s.chunk[1:]

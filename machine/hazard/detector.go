@@ -577,6 +577,9 @@ type Detector struct {
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)
 	sigSlab sigSlab   // signal words' cells, histories and add lists (sigword.go)
+	// oldsBoxes makes the boxes of the cells that keep overwritten GM
+	// accesses (cell.oldsRoom).
+	oldsBoxes slab[oldsBox]
 	// wordScratch stands for table word wordCur while the signal code
 	// has it (wordCell).
 	wordScratch cell

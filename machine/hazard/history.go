@@ -678,7 +678,7 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	if w.gen != r.gen || w.agent == d.host {
 		return !w.write // (every agent is ordered after the host's writes)
 	}
-	l := c.oldsRoom()
+	l := c.oldsRoom(&d.oldsBoxes)
 	all := true
 	if int(l.n) >= d.maxKept() {
 		d.dropOrdered(c, l, r)

@@ -50,6 +50,9 @@ func (s *slab[T]) get() *T {
 	if len(s.free) == 0 {
 		var t T
 		s.free = make([]T, max(slabBytes/int(unsafe.Sizeof(t)), 1))
+		// The array is fresh memory the records will fill: one call
+		// for its pages, not a page fault at each (prefault).
+		prefault(unsafe.Pointer(&s.free[0]), uintptr(len(s.free))*unsafe.Sizeof(t))
 	}
 	p := &s.free[0]
 	s.free = s.free[1:]
