@@ -63,11 +63,12 @@ func (l *LateAdds) Waits() int {
 	return len(l.waits)
 }
 
-// lateAdd is one add: its agent and release (through: the agent's sum of
-// adds to the word through it, in the run).
+// lateAdd is one add: its agent, release (through: the agent's sum of
+// adds to the word through it, as the pass before counted them) and value.
 type lateAdd struct {
 	agent int32
 	rel   multiRel
+	val   int64
 }
 
 // lateWait is one watched wait (above).
@@ -138,9 +139,13 @@ func (d *Detector) nextWaitKey(a int32) waitKey {
 }
 
 // withLate returns m with the late adds of the pass before appended to
-// its adders (a new history; m is the word's and stays as it is).
-func withLate(m *multiHist, late []lateAdd) *multiHist {
-	x := &multiHist{gen: m.gen, ver: m.ver, adders: make([]adderHist, len(m.adders))}
+// its adders (a new history; m is the word's and stays as it is). A late
+// add is placed by its agent's own count in its release, not by the sum
+// the pass before counted: an agent's adds behind a racing store are
+// counted from its first one not ordered before the store (storecount.go),
+// which a pass whose waits acquire less may find earlier.
+func (d *Detector) withLate(m *multiHist, late []lateAdd) *multiHist {
+	x := &multiHist{gen: m.gen, ver: m.ver, store: m.store, run0: m.run0, adders: make([]adderHist, len(m.adders))}
 	for k := range m.adders {
 		x.adders[k] = m.adders[k]
 		x.adders[k].rels = append([]multiRel(nil), m.adders[k].rels...)
@@ -154,8 +159,11 @@ func withLate(m *multiHist, late []lateAdd) *multiHist {
 			x.adders = append(x.adders, adderHist{agent: l.agent})
 		}
 		ad := &x.adders[k]
-		if l.rel.through > ad.total {
-			ad.rels = append(ad.rels, l.rel)
+		// (An adder with no add in this pass yet may be an agent this
+		// pass has not met: its position is looked up only past that.)
+		if n := len(ad.rels); n == 0 || get(l.rel.clock, d.pos(l.agent)) > get(ad.rels[n-1].clock, d.pos(l.agent)) {
+			ad.total += l.val
+			ad.rels = append(ad.rels, multiRel{through: ad.total, clock: l.rel.clock})
 		}
 	}
 	return x
@@ -278,8 +286,13 @@ func (d *Detector) finishLate(p *lateWait) {
 	d.lateFalls = d.lateFalls || falls
 	var out []lateAdd
 	for k := range p.adders {
-		for _, r := range p.adders[k].rels[p.landed[k]:] {
-			out = append(out, lateAdd{agent: p.adders[k].agent, rel: r})
+		rels := p.adders[k].rels
+		for r := p.landed[k]; r < len(rels); r++ {
+			val := rels[r].through
+			if r > 0 {
+				val -= rels[r-1].through
+			}
+			out = append(out, lateAdd{agent: p.adders[k].agent, rel: rels[r], val: val})
 		}
 	}
 	if d.lateOut == nil {
