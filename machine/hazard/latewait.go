@@ -41,11 +41,18 @@ const maxLatePasses = 4
 const maxLateAdds = maxPrefix
 
 // waitKey names a satisfied wait on a word several agents add to in every
-// pass of one run: its waiter and how many such waits the waiter passed
-// before it.
+// pass of one run: its waiter, how many signal waits the waiter passed
+// before it, and the word: the wait's access and the word's place in it
+// (a wait over several words). It used to count only the waits on such
+// words, but whether a word keeps such a history can follow the clocks,
+// which fall from pass to pass (a word behind a racing store keeps one
+// when an add raced the store, storecount.go), and one wait more or less
+// named every later wait of the agent's late adds another's.
 type waitKey struct {
 	agent int32
 	k     uint32
+	acc   uint32
+	word  uint32
 }
 
 // LateAdds is what the next pass of a lint gives its waits (Options.Late):
@@ -124,15 +131,25 @@ func (d *Detector) Late() *LateAdds {
 	return &LateAdds{waits: d.lateOut}
 }
 
-// nextWaitKey names the satisfied wait agent a is passing on a word several
-// agents add to, and raises a's own count: a release of a that holds the
-// wait then holds a count no release before it had.
-func (d *Detector) nextWaitKey(a int32) waitKey {
+// countWait counts a signal wait of agent a (waitKey).
+func (d *Detector) countWait(a int32) {
 	if int(a) >= len(d.lateCount) {
 		d.lateCount = append(d.lateCount, make([]uint32, int(a)+1-len(d.lateCount))...)
 	}
-	k := waitKey{a, d.lateCount[a]}
 	d.lateCount[a]++
+}
+
+// nextWaitKey names the satisfied wait agent a is passing on word c, which
+// several agents add to, and raises a's own count: a release of a that
+// holds the wait then holds a count no release before it had.
+func (d *Detector) nextWaitKey(a int32, c *cell) waitKey {
+	k := waitKey{agent: a, acc: d.waitAcc}
+	if int(a) < len(d.lateCount) {
+		k.k = d.lateCount[a]
+	}
+	if w := &d.wait; w.words != nil && w.size > 0 {
+		k.word = uint32((c.lo - w.lo) / w.size)
+	}
 	d.agents[a].n++
 	d.raiseOwn(a)
 	return k

@@ -429,7 +429,7 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 		return true // the value before the run's adds met it already
 	}
 	landed := m
-	key := d.nextWaitKey(a)
+	key := d.nextWaitKey(a, c)
 	if late := d.opt.Late; late != nil && late.waits[key] != nil {
 		m = d.withLate(m, late.waits[key])
 		for k := range m.adders {

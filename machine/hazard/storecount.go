@@ -28,10 +28,10 @@ package hazard
 //
 // The history is made at the store from what the word kept before it
 // (storeCount): a several-agent history, one agent's counter (oneAdder), or
-// nothing when no add of the run came before. When that is not known (a
-// history that lost its oldest releases before any ordered one, an add whose
-// value was not at hand, an earlier store whose history was lost) the word
-// keeps the whole join as before.
+// nothing when no add of the run came before. When that is not known (an
+// add whose value was not at hand, an earlier store whose history was lost)
+// the word keeps the whole join as before; an agent whose kept releases lost
+// an older one is counted from its second kept (ordering more).
 
 // storeCount returns the several-agent history word c starts at plain store
 // r, nil when the adds before it are not known. Call it before the store
@@ -78,7 +78,14 @@ func (d *Detector) storeCount(c *cell, r *rec) *multiHist {
 			continue // every kept add is ordered before the store
 		}
 		if j < 0 && ad.dropped {
-			return nil // adds before the oldest kept may race it too
+			// Adds before the oldest kept may race the store too, and
+			// the oldest's own value is not known: counting from the
+			// second kept leaves adds out of every set, which orders
+			// more (a missed race, never a false one).
+			j = 0
+			if len(ad.rels) == 1 {
+				continue
+			}
 		}
 		var off int64
 		if j >= 0 {
