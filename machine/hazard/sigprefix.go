@@ -429,6 +429,21 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 	if machine.CompareSignal(w.cmp, base, w.want) {
 		return true // the value before the run's adds met it already
 	}
+	if m.store && len(m.adders) == 1 {
+		// One agent adds behind the store (ring_zero_at_entry's words):
+		// the meet is its earliest release that meets the compare, and
+		// its later adds, holding that one, lower nothing, so the wait is
+		// not watched (storecount.go: an agent whose first add comes
+		// after the wait is no candidate of it).
+		ad := &m.adders[0]
+		for r := range ad.rels {
+			if machine.CompareSignal(w.cmp, base+ad.rels[r].through, w.want) {
+				d.acquire(a, &ad.rels[r].clock)
+				return true
+			}
+		}
+		return false
+	}
 	landed := m
 	key := d.nextWaitKey(a, c)
 	if late := d.opt.Late; late != nil && late.waits[key] != nil {
