@@ -22,7 +22,13 @@ package hazard
 // from its first one not ordered before the store, and a wait takes the meet
 // over those prefixes that meet its compare counted from the stored value
 // (meetWait), whatever had landed, with later adds as candidates
-// (latewait.go), one adder or several. The wait holds the store already
+// (latewait.go) where several agents add. Where one agent does, the wait
+// takes its earliest release that meets the compare and is not watched:
+// that agent's later adds hold it and lower nothing, and watching each of
+// ring_zero_at_entry's waits (a copy of the kept releases) made its 64-rank
+// lint seven times dearer; another agent's first add behind the store,
+// landing after the wait, is then no candidate of it (ordering more).
+// The wait holds the store already
 // (only such a wait is decided so; another joins the whole word, ordering
 // more), so what it reads never needs the store's release.
 //
