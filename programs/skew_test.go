@@ -65,27 +65,7 @@ func skews(n int) []skew {
 // shrinks: a program that moves and is not here fails, and so does one here
 // that no longer moves at the skews that found it.
 // Those marked wide move only at a size the wide mode draws.
-var skewMovers = map[string]string{
-	// At 8 ranks a skew that lands a reduce-scatter arrival after the
-	// owner's re-arming store (the run then hangs, as the reset race
-	// says) lets it count for the all-gather wait, which passes without a
-	// peer's all-gather arrival: RAW red, gather, real. The all-gather
-	// wait is on a word whose plain store races the adds, which keeps the
-	// whole join (as ring_zero_at_entry below), so the default timing,
-	// where no such arrival is late, does not report it. (Until session
-	// 21 rs_ag_reset moved at its default size too: rst, rs_add, now
-	// reported on every timing, docs/hazards.md "Adds that land after a
-	// wait".)
-	"hazards/rs_ag_reset": "wide: RAW red, gather at RANKS=8 with a reduce-scatter arrival after the re-arm",
-	// The entry zeroing races the peers' first adds (R5), and a word whose
-	// plain store races an add keeps the whole join: a wait there is
-	// ordered after every add that had landed, and a peer a round ahead
-	// hides R2's WARs (docs/hazards.md, "Counters one agent adds to";
-	// ring_zero_ordered, with the zeroing published first, holds them).
-	// Each word has one adder, so the later adds a several-agent wait
-	// takes as candidates (latewait.go) do not reach it.
-	"allreduce_ring/ring_zero_at_entry": "R2's WARs dropped with a peer a round ahead",
-}
+var skewMovers = map[string]string{}
 
 // TestFindingsIgnoreSkew lints every program at its sizes (programSizes)
 // under per-unit skews and holds it to TestFindingsIgnoreTiming's rule

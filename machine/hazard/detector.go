@@ -518,12 +518,13 @@ type Detector struct {
 	meetVals   []uint32
 	// lateWatch holds the watched waits by word, lateOut the late adds
 	// a next pass must give its waits, lateFalls whether some wait's meet
-	// fell with them, lateCount each agent's satisfied waits on words
-	// several agents add to so far (latewait.go).
+	// fell with them, lateCount each agent's signal waits so far and
+	// waitAcc the access of the one being visited (waitKey, latewait.go).
 	lateWatch map[*sigCore][]*lateWait
 	lateOut   map[waitKey][]lateAdd
 	lateFalls bool
 	lateCount []uint32
+	waitAcc   uint32
 	// lateRel is the full release of the add being visited while a wait
 	// watches its word (signalCell), shared with keepAdders' copy.
 	lateRel vclock

@@ -1561,7 +1561,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			// (keepAdders makes the same copy: lateAddTo takes it).
 			d.lateRel = d.fullRelease(a, rel, *loc)
 		}
-		if c.sig.size() == 0 || c.sigFrom == a+1 || d.addAfterStore(c, r) {
+		if (c.sig.size() == 0 || c.sigFrom == a+1 || d.addAfterStore(c, r)) && !d.storeRaced(c) {
 			// Alone, after its own earlier releases or first after a
 			// plain store it is ordered after, a's release is the
 			// word's whole clock (a's clock only grows, and holds the
@@ -1601,6 +1601,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 				d.resetRace(r, &adds[x], acc, c.lo, c.hi)
 			}
 		}
+		count := d.storeCount(c, r) // before the word forgets its adds
 		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
 		d.dropPrefix(c)
@@ -1608,6 +1609,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
+		d.fileStoreCount(c, count)
 	}
 }
 

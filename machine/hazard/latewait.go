@@ -41,11 +41,18 @@ const maxLatePasses = 4
 const maxLateAdds = maxPrefix
 
 // waitKey names a satisfied wait on a word several agents add to in every
-// pass of one run: its waiter and how many such waits the waiter passed
-// before it.
+// pass of one run: its waiter, how many signal waits the waiter passed
+// before it, and the word: the wait's access and the word's place in it
+// (a wait over several words). It used to count only the waits on such
+// words, but whether a word keeps such a history can follow the clocks,
+// which fall from pass to pass (a word behind a racing store keeps one
+// when an add raced the store, storecount.go), and one wait more or less
+// named every later wait of the agent's late adds another's.
 type waitKey struct {
 	agent int32
 	k     uint32
+	acc   uint32
+	word  uint32
 }
 
 // LateAdds is what the next pass of a lint gives its waits (Options.Late):
@@ -63,11 +70,12 @@ func (l *LateAdds) Waits() int {
 	return len(l.waits)
 }
 
-// lateAdd is one add: its agent and release (through: the agent's sum of
-// adds to the word through it, in the run).
+// lateAdd is one add: its agent, release (through: the agent's sum of
+// adds to the word through it, as the pass before counted them) and value.
 type lateAdd struct {
 	agent int32
 	rel   multiRel
+	val   int64
 }
 
 // lateWait is one watched wait (above).
@@ -123,24 +131,38 @@ func (d *Detector) Late() *LateAdds {
 	return &LateAdds{waits: d.lateOut}
 }
 
-// nextWaitKey names the satisfied wait agent a is passing on a word several
-// agents add to, and raises a's own count: a release of a that holds the
-// wait then holds a count no release before it had.
-func (d *Detector) nextWaitKey(a int32) waitKey {
+// countWait counts a signal wait of agent a (waitKey).
+func (d *Detector) countWait(a int32) {
 	if int(a) >= len(d.lateCount) {
 		d.lateCount = append(d.lateCount, make([]uint32, int(a)+1-len(d.lateCount))...)
 	}
-	k := waitKey{a, d.lateCount[a]}
 	d.lateCount[a]++
+}
+
+// nextWaitKey names the satisfied wait agent a is passing on word c, which
+// several agents add to, and raises a's own count: a release of a that
+// holds the wait then holds a count no release before it had.
+func (d *Detector) nextWaitKey(a int32, c *cell) waitKey {
+	k := waitKey{agent: a, acc: d.waitAcc}
+	if int(a) < len(d.lateCount) {
+		k.k = d.lateCount[a]
+	}
+	if w := &d.wait; w.words != nil && w.size > 0 {
+		k.word = uint32((c.lo - w.lo) / w.size)
+	}
 	d.agents[a].n++
 	d.raiseOwn(a)
 	return k
 }
 
 // withLate returns m with the late adds of the pass before appended to
-// its adders (a new history; m is the word's and stays as it is).
-func withLate(m *multiHist, late []lateAdd) *multiHist {
-	x := &multiHist{gen: m.gen, ver: m.ver, adders: make([]adderHist, len(m.adders))}
+// its adders (a new history; m is the word's and stays as it is). A late
+// add is placed by its agent's own count in its release, not by the sum
+// the pass before counted: an agent's adds behind a racing store are
+// counted from its first one not ordered before the store (storecount.go),
+// which a pass whose waits acquire less may find earlier.
+func (d *Detector) withLate(m *multiHist, late []lateAdd) *multiHist {
+	x := &multiHist{gen: m.gen, ver: m.ver, store: m.store, run0: m.run0, adders: make([]adderHist, len(m.adders))}
 	for k := range m.adders {
 		x.adders[k] = m.adders[k]
 		x.adders[k].rels = append([]multiRel(nil), m.adders[k].rels...)
@@ -154,8 +176,11 @@ func withLate(m *multiHist, late []lateAdd) *multiHist {
 			x.adders = append(x.adders, adderHist{agent: l.agent})
 		}
 		ad := &x.adders[k]
-		if l.rel.through > ad.total {
-			ad.rels = append(ad.rels, l.rel)
+		// (An adder with no add in this pass yet may be an agent this
+		// pass has not met: its position is looked up only past that.)
+		if n := len(ad.rels); n == 0 || get(l.rel.clock, d.pos(l.agent)) > get(ad.rels[n-1].clock, d.pos(l.agent)) {
+			ad.total += l.val
+			ad.rels = append(ad.rels, multiRel{through: ad.total, clock: l.rel.clock})
 		}
 	}
 	return x
@@ -278,8 +303,13 @@ func (d *Detector) finishLate(p *lateWait) {
 	d.lateFalls = d.lateFalls || falls
 	var out []lateAdd
 	for k := range p.adders {
-		for _, r := range p.adders[k].rels[p.landed[k]:] {
-			out = append(out, lateAdd{agent: p.adders[k].agent, rel: r})
+		rels := p.adders[k].rels
+		for r := p.landed[k]; r < len(rels); r++ {
+			val := rels[r].through
+			if r > 0 {
+				val -= rels[r-1].through
+			}
+			out = append(out, lateAdd{agent: p.adders[k].agent, rel: rels[r], val: val})
 		}
 	}
 	if d.lateOut == nil {

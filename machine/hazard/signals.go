@@ -74,11 +74,13 @@ func (d *Detector) signalWait(e *machine.Event) {
 	d.enter(a)
 	serial, _ := d.takeIssueOf(a, e, false)
 	r := d.mkrec(a, e, serial)
+	d.countWait(a)
 	for i := range e.Accesses {
 		acc := e.Accesses[i]
 		if acc.Hi <= acc.Lo {
 			continue
 		}
+		d.waitAcc = uint32(i)
 		acc.Write = false
 		d.checkBounds(&r, &acc)
 		d.staleCheck(&r, &acc, e)

@@ -249,8 +249,9 @@ func (d *Detector) acquirePrefix(a int32, c *cell, ent *prefixRel) {
 // again with them as candidates (Settle). Which instances a race names can
 // still follow the timing, and ReadsFrom folds what each such wait saw into
 // its fingerprint.
-// Other compares, a non-positive add, a plain store of the run, more than
-// maxAdders agents, or a history that lost its oldest releases beyond what
+// Other compares, a non-positive add, a plain store of the run (but for
+// adds that race it, counted from it: storecount.go), more than maxAdders
+// agents, or a history that lost its oldest releases beyond what
 // is kept keep the whole join (ordering more: a missed race, never a false
 // one).
 
@@ -265,6 +266,12 @@ type multiHist struct {
 	gen    uint32
 	ver    uint32
 	adders []adderHist
+	// store says the adds are counted from the word's plain store of the
+	// run (storecount.go): each adder's releases start at its first add
+	// not ordered before the store, their sums counted from there, and
+	// run0 is the word's sigHist.runAdd at the store.
+	store bool
+	run0  int64
 }
 
 // adderHist is one agent's adds to a word: their sum in this run, and its
@@ -306,33 +313,27 @@ func (d *Detector) fullRelease(a int32, rel *vclock, loc *pipeVals) vclock {
 func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 	id := d.sigID(c)
 	h := c.hist
-	ok := d.note.on && d.note.val > 0 && h != nil && h.runGen == d.gen &&
-		!(c.hasW && c.w.gen == d.gen && c.w.agent != d.host)
+	stored := c.hasW && c.w.gen == d.gen && c.w.agent != d.host
+	ok := d.note.on && d.note.val > 0 && h != nil && h.runGen == d.gen && !stored
 	m := d.multi[id]
-	if c.sigFrom != 0 && ok {
-		m = &multiHist{gen: d.gen}
-		first := adderHist{agent: c.sigFrom - 1, total: h.runAdd}
-		if p := d.prefixes[c.sigAt]; p != nil && p.from == c.sigFrom && p.gen == d.gen {
-			for i := range p.rels {
-				var pl *pipeVals
-				if p.rels[i].hasLoc {
-					pl = &p.rels[i].loc
-				}
-				first.rels = append(first.rels, multiRel{through: p.rels[i].cum, clock: d.fullRelease(first.agent, &p.rels[i].clock, pl)})
+	if stored {
+		// After a plain store of the run the history goes on only from
+		// the one storeCount made at the store (the add races it: the
+		// word's clock is still the store's, or the join since).
+		if !d.note.on || d.note.val <= 0 || m == nil || !m.store || m.gen != d.gen || m.ver != c.sigVer {
+			if m != nil {
+				delete(d.multi, id)
 			}
-			first.dropped = p.dropped
+			return
 		}
-		var hl *pipeVals
-		if h.hasLoc {
-			hl = &h.relLoc
-		}
-		first.add(multiRel{through: h.runAdd, clock: d.fullRelease(first.agent, &c.sig, hl)})
-		m.adders = append(m.adders, first)
+	} else if c.sigFrom != 0 && ok {
+		m = &multiHist{gen: d.gen}
+		m.adders = append(m.adders, d.oneAdder(c))
 		if d.multi == nil {
 			d.multi = make(map[*sigCore]*multiHist)
 		}
 		d.multi[id] = m
-	} else if !ok || m == nil || m.gen != d.gen || m.ver != c.sigVer {
+	} else if !ok || m == nil || m.gen != d.gen || m.ver != c.sigVer || m.store {
 		if m != nil {
 			delete(d.multi, id)
 		}
@@ -357,6 +358,31 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 	}
 	ad.add(multiRel{through: ad.total, clock: full})
 	d.multiAdd = m
+}
+
+// oneAdder is the history of word c's one notifier (c.sigFrom), whose adds
+// are every add of the run to c (no plain store of the run): its kept
+// earlier releases (sigPrefix) and the word's clock, with the run's sum
+// of adds through each.
+func (d *Detector) oneAdder(c *cell) adderHist {
+	h := c.hist
+	first := adderHist{agent: c.sigFrom - 1, total: h.runAdd}
+	if p := d.prefixes[c.sigAt]; p != nil && p.from == c.sigFrom && p.gen == d.gen {
+		for i := range p.rels {
+			var pl *pipeVals
+			if p.rels[i].hasLoc {
+				pl = &p.rels[i].loc
+			}
+			first.rels = append(first.rels, multiRel{through: p.rels[i].cum, clock: d.fullRelease(first.agent, &p.rels[i].clock, pl)})
+		}
+		first.dropped = p.dropped
+	}
+	var hl *pipeVals
+	if h.hasLoc {
+		hl = &h.relLoc
+	}
+	first.add(multiRel{through: h.runAdd, clock: d.fullRelease(first.agent, &c.sig, hl)})
+	return first
 }
 
 // add appends release r, dropping the oldest past maxPrefix.
@@ -391,14 +417,37 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 			n = max(n, ad.rels[r].clock.size())
 		}
 	}
+	if m.store {
+		// Counted from the store: the value it wrote is what the wait
+		// read less the adds that landed since (storecount.go).
+		var ok bool
+		if base, ok = d.storeBase(a, c, m); !ok {
+			return false
+		}
+	}
 	d.readsFrom += d.sawAdds(a, c, m)
 	if machine.CompareSignal(w.cmp, base, w.want) {
 		return true // the value before the run's adds met it already
 	}
+	if m.store && len(m.adders) == 1 {
+		// One agent adds behind the store (ring_zero_at_entry's words):
+		// the meet is its earliest release that meets the compare, and
+		// its later adds, holding that one, lower nothing, so the wait is
+		// not watched (storecount.go: an agent whose first add comes
+		// after the wait is no candidate of it).
+		ad := &m.adders[0]
+		for r := range ad.rels {
+			if machine.CompareSignal(w.cmp, base+ad.rels[r].through, w.want) {
+				d.acquire(a, &ad.rels[r].clock)
+				return true
+			}
+		}
+		return false
+	}
 	landed := m
-	key := d.nextWaitKey(a)
+	key := d.nextWaitKey(a, c)
 	if late := d.opt.Late; late != nil && late.waits[key] != nil {
-		m = withLate(m, late.waits[key])
+		m = d.withLate(m, late.waits[key])
 		for k := range m.adders {
 			for r := range m.adders[k].rels {
 				n = max(n, m.adders[k].rels[r].clock.size())
