@@ -1,6 +1,9 @@
 package hazard
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Overwritten GM accesses past the bound (dropRun).
 //
@@ -88,12 +91,14 @@ func sameSeries(a, b *rec) bool {
 
 // forward reports whether step s keeps a run's intended order monotone:
 // its epoch grows (a later instance of the agent), its serial does not
-// fall and its iteration vector does not go back (the first level that
-// moves goes up).
+// fall and its iteration vector does not go back (iterForward).
 func forward(s *recStep) bool {
-	if s.epoch == 0 || s.epoch > 1<<31 || s.serial < 0 {
-		return false
-	}
+	return s.epoch != 0 && s.epoch <= 1<<31 && s.serial >= 0 && iterForward(s)
+}
+
+// iterForward reports whether step s's iteration vector does not go back:
+// the first level that moves goes up.
+func iterForward(s *recStep) bool {
 	for _, v := range s.iter {
 		if v != 0 {
 			return v > 0
@@ -109,7 +114,10 @@ func (x *dropRun) extends(w, by *rec) bool {
 	}
 	if x.n == 1 {
 		dw, dby := stepOf(&x.w, w), stepOf(&x.by, by)
-		if !forward(&dw) || by.epoch < x.by.epoch || dby.serial < 0 {
+		// The replacing writes may repeat (one write over two reads of
+		// a run), never go back: whether r is meant before one is
+		// monotone along the run too.
+		if !forward(&dw) || dby.epoch > 1<<31 || dby.serial < 0 || !iterForward(&dby) {
 			return false
 		}
 		x.dw, x.dby = dw, dby
@@ -182,6 +190,24 @@ func (d *Detector) runInsts(x *dropRun, r *rec, f func(w, by *rec)) bool {
 		f(&w, &by)
 	}
 	return true
+}
+
+// sameDropped reports whether cells a and b keep the same runs and
+// evicted accesses (sameOlds).
+func sameDropped(a, b *cell) bool {
+	ma, mb := a.oldsMore(), b.oldsMore()
+	if ma == nil || mb == nil {
+		return (ma == nil || len(ma.runs)+len(ma.evicted) == 0) && (mb == nil || len(mb.runs)+len(mb.evicted) == 0)
+	}
+	return slices.Equal(ma.runs, mb.runs) && slices.Equal(ma.evicted, mb.evicted)
+}
+
+// oldsMore returns c's rare part of its overwritten accesses, nil if none.
+func (c *cell) oldsMore() *oldsMore {
+	if c.lists == nil || c.lists.olds == nil {
+		return nil
+	}
+	return c.lists.olds.more
 }
 
 // runs returns cell c's runs of dropped accesses.

@@ -923,7 +923,7 @@ func sameOlds(cells []*cell) bool {
 	first := f.olds()
 	for _, c := range cells[1:] {
 		o := c.olds()
-		if len(o) != len(first) {
+		if len(o) != len(first) || !sameDropped(f, c) {
 			return false
 		}
 		for x := range o {
