@@ -72,8 +72,9 @@ func (l limits) maxHeap() int64 {
 
 // keptFlags is the hazard detector's bound on the overwritten GM accesses a
 // range keeps (hazard.Options.MaxKept; docs/hazards.md, "GM writes
-// overwritten in order"): past it the report says, in a kept-limit note,
-// that races may have been missed, and names this flag.
+// overwritten in order"), and on the runs the dropped ones are kept in:
+// past those the report says, in a kept-limit note, that races may have
+// been missed, and names this flag.
 type keptFlags struct {
 	MaxKept int `default:"0" placeholder:"N" help:"Hazard detector: keep up to N overwritten accesses per GM range for an access of another core that lands after them (0: the default, 16; at most 100). The report notes when the bound dropped one an access needed."`
 }

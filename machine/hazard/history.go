@@ -633,12 +633,14 @@ func (d *Detector) orderedWrites(c *cell, r *rec, after bool, f func(*rec)) {
 // still kept, and its race with a dropped one came and went with the
 // timing (a store of another core meant in round 1 of six in-place
 // updates, hazards/gm_store_late_past_olds, lost its WAR when it landed
-// last, with a bound of 4). So the cell remembers, per agent and kind of
-// access, the latest access the bound dropped (oldsMore.evicted), and an
-// access not ordered after one of them is counted (keptMissed): the
-// report then says, in a note, that races may have been missed and names
-// the flag that raises the bound (Options.MaxKept, --max-kept;
-// docs/hazards.md).
+// last, with a bound of 4, and at 12 rounds with the bound of 16). So what
+// leaves is summarised in runs (dropRun, dropruns.go) that a later access
+// meets as it would the instances themselves. Past the runs' bound the
+// cell remembers, per agent and kind of access, the latest access dropped
+// (oldsMore.evicted), and an access not ordered after one of them is
+// counted (keptMissed): the report then says, in a note, that races may
+// have been missed and names the flag that raises the bound
+// (Options.MaxKept, --max-kept; docs/hazards.md).
 
 // DefaultMaxKept is the bound on the overwritten GM accesses a cell keeps
 // (Options.MaxKept). Rounds of a kernel overwrite a cell once a round, often
@@ -686,7 +688,7 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	if int(l.n) >= d.maxKept() {
 		o := l.entries()[0]
 		all = !c.oldWrite(o.w)
-		d.evict(c, o.w)
+		d.dropOld(c, o)
 		l.popOldest()
 		d.keptAged++
 	}
@@ -702,11 +704,11 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 // agent the detector knows can race it, so it names no pair. Only a list
 // at the bound asks (the ring's chunks and allgather_gemm's GM never get
 // there: at most four entries), so the scan of every agent costs nothing
-// on the common path. Each dropped one is remembered as an evicted one
-// is: the rule cannot know the agents not seen yet (a core's agents are
-// made at its first event, with no clock; an SDMA engine's at its first
-// copy), and one of those not ordered after it raises the kept-limit note
-// rather than a silence. Asked earlier, when a list outgrows its box, it
+// on the common path. Each dropped one goes into a run as one dropped by
+// age does (dropOld): the rule cannot know the agents not seen yet (a
+// core's agents are made at its first event, with no clock; an SDMA
+// engine's at its first copy), and one of those not ordered after it
+// meets it there. Asked earlier, when a list outgrows its box, it
 // kept every shipped benchmark at four but made the note come and go with
 // the timing below the bound (hazards/tput_async_src_reuse at 8 trips: the
 // SDMA engine's first copy landing after the entries went or before).
@@ -715,7 +717,7 @@ func (d *Detector) dropOrdered(c *cell, l *oldsList, r *rec) {
 	for x := range ents {
 		o := ents[x]
 		if d.orderedForAll(d.oldRec(c, o.w, &d.oldW), r) {
-			d.evict(c, o.w)
+			d.dropOld(c, o)
 			continue
 		}
 		ents[n] = o
@@ -795,8 +797,8 @@ func (d *Detector) markEnded(c int32) {
 	d.keptSeq++
 }
 
-// evict records in cell c that the bound drops its access at place i
-// (oldsMore.evicted): the latest of its agent and kind.
+// evict records in cell c that its access at place i is dropped past the
+// runs' bound (oldsMore.evicted): the latest of its agent and kind.
 func (d *Detector) evict(c *cell, i uint8) {
 	w := d.oldRec(c, i, &d.oldW)
 	m := c.lists.olds.moreRoom()
@@ -811,8 +813,8 @@ func (d *Detector) evict(c *cell, i uint8) {
 	m.evicted = append(m.evicted, evictedOld{agent: w.agent, epoch: w.epoch, gen: w.gen, write: w.write, atomic: w.atomic})
 }
 
-// missedEvicted reports whether access r of cell c may race an access the
-// bound dropped from c: one of r's run generation, a write or r a write,
+// missedEvicted reports whether access r of cell c may race an access
+// dropped from c past the runs' bound: one of r's run generation, a write or r a write,
 // not both atomic adds, and r not ordered after it.
 func (d *Detector) missedEvicted(c *cell, r *rec) bool {
 	m := c.lists.olds.more
@@ -854,8 +856,10 @@ func (d *Detector) keptMissed(r *rec) {
 // overwrite of counts (r races the overwrite the other way round, a pair
 // of its own), one with r meant after it only offers the pair for the
 // finding's name, as the race moved to the overwrite when r landed before
-// it (keepsRace). Entries of an earlier run generation leave. all reports
-// whether r is ordered after every entry kept.
+// it (keepsRace). The runs of dropped entries are met the same way, at the
+// instances of each that decide the report (runInsts). Entries and runs of
+// an earlier run generation leave. all reports whether r is ordered after
+// every entry kept that it could race.
 func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, lo, hi int64) (all, warredOut bool) {
 	olds, n := c.olds(), 0
 	all = true
@@ -863,13 +867,37 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 		all = false
 		d.keptMissed(r)
 	}
+	c.keepRunsOf(r.gen)
+	runs := c.runs()
 	if r.write {
+		meetRead := func(w, _ *rec) {
+			all = false
+			d.race(w, r, acc, lo, hi)
+			warred = warred || d.intendedBefore(w, r)
+		}
 		for x := range olds {
 			if w := d.oldRec(c, olds[x].w, &d.oldW); !w.write && w.gen == r.gen && !d.hbOrSame(w, r) {
-				all = false
-				d.race(w, r, acc, lo, hi)
-				warred = warred || d.intendedBefore(w, r)
+				meetRead(w, nil)
 			}
+		}
+		for x := range runs {
+			if !runs[x].w.write {
+				d.runInsts(&runs[x], r, meetRead)
+			}
+		}
+	}
+	meetWrite := func(w, by *rec) {
+		all = false
+		if !warred || d.intendedBefore(r, w) {
+			// A race with an atomic add, or with a write an atomic
+			// add overwrote, never moves (raceRead): it counts.
+			moves := !w.atomic && !by.atomic
+			d.raceNamed(w, r, moves && !d.intendedBefore(r, by), acc, lo, hi)
+		}
+	}
+	for x := range runs {
+		if w := &runs[x].w; w.write && !(w.atomic && r.atomic) {
+			d.runInsts(&runs[x], r, meetWrite)
 		}
 	}
 	for x := range olds {
@@ -879,14 +907,7 @@ func (d *Detector) meetOlds(c *cell, r *rec, warred bool, acc *machine.Access, l
 			continue
 		}
 		if w.write && !(w.atomic && r.atomic) && !d.hbOrSame(w, r) {
-			all = false
-			if !warred || d.intendedBefore(r, w) {
-				// A race with an atomic add, or with a write an atomic
-				// add overwrote, never moves (raceRead): it counts.
-				by := d.oldRec(c, o.by, &d.oldBy)
-				moves := !w.atomic && !by.atomic
-				d.raceNamed(w, r, moves && !d.intendedBefore(r, by), acc, lo, hi)
-			}
+			meetWrite(w, d.oldRec(c, o.by, &d.oldBy))
 		}
 		olds[n] = o
 		n++
@@ -902,7 +923,7 @@ func sameOlds(cells []*cell) bool {
 	first := f.olds()
 	for _, c := range cells[1:] {
 		o := c.olds()
-		if len(o) != len(first) {
+		if len(o) != len(first) || !sameDropped(f, c) {
 			return false
 		}
 		for x := range o {

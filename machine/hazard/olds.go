@@ -66,9 +66,12 @@ type oldsMore struct {
 	// kept at once since the list was last cleared).
 	ents    []gmOld
 	spilled bool
-	// evicted is, per agent and kind of access, the latest access the
-	// bound (maxKept) dropped from the cell: an access that is not ordered
-	// after one of them may have raced a dropped access (keptMissed).
+	// runs summarise the accesses the bound (maxKept) dropped from the
+	// cell, up to maxKept runs (dropRun, dropruns.go).
+	runs []dropRun
+	// evicted is, per agent and kind of access, the latest access dropped
+	// past the runs' bound: an access that is not ordered after one of
+	// them may have raced a dropped access (keptMissed).
 	evicted []evictedOld
 }
 
@@ -177,8 +180,15 @@ func (c *cell) setOldsLen(n int) {
 	}
 }
 
-// hasOlds reports whether the cell keeps an overwritten GM access.
-func (c *cell) hasOlds() bool { return c.lists != nil && c.lists.olds != nil && c.lists.olds.n > 0 }
+// hasOlds reports whether the cell keeps an overwritten GM access, whole
+// or in a run of dropped ones (or remembers one dropped past those).
+func (c *cell) hasOlds() bool {
+	if c.lists == nil || c.lists.olds == nil {
+		return false
+	}
+	l := c.lists.olds
+	return l.n > 0 || l.more != nil && (len(l.more.runs) > 0 || len(l.more.evicted) > 0)
+}
 
 // clearOlds drops the cell's overwritten GM accesses.
 func (c *cell) clearOlds() {
@@ -186,7 +196,7 @@ func (c *cell) clearOlds() {
 		l := c.lists.olds
 		l.n, l.nrec, l.stale = 0, 0, false
 		if m := l.more; m != nil {
-			m.recs, m.ents, m.spilled, m.evicted = m.recs[:0], m.ents[:0], false, m.evicted[:0]
+			m.recs, m.ents, m.spilled, m.evicted, m.runs = m.recs[:0], m.ents[:0], false, m.evicted[:0], m.runs[:0]
 		}
 	}
 }
@@ -206,9 +216,10 @@ func (c *cell) copyOldsFrom(o *cell) {
 		m.recs = append(m.recs[:0], om.recs...)
 		m.ents = append(m.ents[:0], om.ents...)
 		m.evicted = append(m.evicted[:0], om.evicted...)
+		m.runs = append(m.runs[:0], om.runs...)
 		m.spilled = om.spilled
 	} else if more != nil {
-		more.recs, more.ents, more.spilled, more.evicted = more.recs[:0], more.ents[:0], false, more.evicted[:0]
+		more.recs, more.ents, more.spilled, more.evicted, more.runs = more.recs[:0], more.ents[:0], false, more.evicted[:0], more.runs[:0]
 	}
 }
 
