@@ -176,9 +176,11 @@ func (d *Detector) withLate(m *multiHist, late []lateAdd) *multiHist {
 			x.adders = append(x.adders, adderHist{agent: l.agent})
 		}
 		ad := &x.adders[k]
-		// (An adder with no add in this pass yet may be an agent this
-		// pass has not met: its position is looked up only past that.)
-		if n := len(ad.rels); n == 0 || get(l.rel.clock, d.pos(l.agent)) > get(ad.rels[n-1].clock, d.pos(l.agent)) {
+		// An adder with no add in this pass yet may be an agent this pass
+		// has not met (no position yet): its late adds, listed in its own
+		// order, are all new here, the second as much as the first
+		// (a2a_grid_one_word under a skew indexed past d.apos here).
+		if n := len(ad.rels); n == 0 || int(l.agent) >= len(d.apos) || get(l.rel.clock, d.pos(l.agent)) > get(ad.rels[n-1].clock, d.pos(l.agent)) {
 			ad.total += l.val
 			ad.rels = append(ad.rels, multiRel{through: ad.total, clock: l.rel.clock})
 		}
