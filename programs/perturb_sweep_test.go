@@ -180,8 +180,22 @@ var includeLine = regexp.MustCompile(`^include "([^"]+)"`)
 // files it includes, with their values: the sizes a sweep varies.
 func sweepConsts(p string) map[string]int {
 	out := map[string]int{}
-	var read func(string)
+	programLines(p, func(l string) {
+		if m := constLine.FindStringSubmatch(l); m != nil {
+			if v, err := strconv.Atoi(m[2]); err == nil {
+				out[m[1]] = v
+			}
+		}
+	})
+	return out
+}
+
+// programLines calls each for every line of the embedded program file p
+// and of the files it includes, each file once (an include line is passed
+// on too, after its file's lines).
+func programLines(p string, each func(line string)) {
 	seen := map[string]bool{}
+	var read func(string)
 	read = func(p string) {
 		if seen[p] {
 			return
@@ -195,15 +209,10 @@ func sweepConsts(p string) map[string]int {
 			if m := includeLine.FindStringSubmatch(l); m != nil {
 				read(pathpkg.Join(pathpkg.Dir(p), m[1]))
 			}
-			if m := constLine.FindStringSubmatch(l); m != nil {
-				if v, err := strconv.Atoi(m[2]); err == nil {
-					out[m[1]] = v
-				}
-			}
+			each(l)
 		}
 	}
 	read(p)
-	return out
 }
 
 // sweepExtraSizes are sizes every sweep covers, besides the drawn ones:

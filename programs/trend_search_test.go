@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	pathpkg "path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -228,13 +227,7 @@ func profileVariants() []variant {
 		if err != nil {
 			continue
 		}
-		isInt := !strings.ContainsAny(v, ".e")
-		num := func(x float64) string {
-			if isInt {
-				return strconv.FormatInt(int64(x), 10)
-			}
-			return strconv.FormatFloat(x, 'g', -1, 64)
-		}
+		num := likeValue(v)
 		switch {
 		case costKey(k):
 			for _, m := range []float64{2, 8} {
@@ -289,34 +282,18 @@ var constExpr = regexp.MustCompile(`^\s*const\s+\w+\s*=\s*([^/\n]*(?:/.*)?)$`)
 func divisors(path string) map[string]bool {
 	out := map[string]bool{}
 	word := regexp.MustCompile(`[A-Za-z_]\w*`)
-	seen := map[string]bool{}
-	var read func(string)
-	read = func(p string) {
-		if seen[p] {
+	programLines(path, func(l string) {
+		l, _, _ = strings.Cut(l, "//")
+		m := constExpr.FindStringSubmatch(l)
+		if m == nil {
 			return
 		}
-		seen[p] = true
-		src, err := fs.ReadFile(programs.FS, p)
-		if err != nil {
-			return
-		}
-		for _, l := range strings.Split(string(src), "\n") {
-			if m := includeLine.FindStringSubmatch(l); m != nil {
-				read(pathpkg.Join(pathpkg.Dir(p), m[1]))
-			}
-			l, _, _ = strings.Cut(l, "//")
-			m := constExpr.FindStringSubmatch(l)
-			if m == nil {
-				continue
-			}
-			if _, div, ok := strings.Cut(m[1], "/"); ok {
-				for _, w := range word.FindAllString(div, -1) {
-					out[w] = true
-				}
+		if _, div, ok := strings.Cut(m[1], "/"); ok {
+			for _, w := range word.FindAllString(div, -1) {
+				out[w] = true
 			}
 		}
-	}
-	read(path)
+	})
 	return out
 }
 

@@ -453,13 +453,7 @@ func fasterProfiles(t *testing.T) []profileChange {
 		if err != nil {
 			continue // an enum (topology, visibility)
 		}
-		isInt := !strings.ContainsAny(v, ".e")
-		num := func(x float64) string {
-			if isInt {
-				return strconv.FormatInt(int64(x), 10)
-			}
-			return strconv.FormatFloat(x, 'g', -1, 64)
-		}
+		num := likeValue(v)
 		switch {
 		case k == "l2.usable":
 			add(k+"=1", map[string]string{k: "1"})
@@ -485,10 +479,7 @@ func fasterProfiles(t *testing.T) []profileChange {
 			if strings.HasPrefix(k, "twait.") {
 				lo = "1"
 			}
-			half := num(f / 2)
-			if isInt {
-				half = strconv.FormatInt(int64(f)/2, 10)
-			}
+			half := num(f / 2) // an integer's half truncates, as int64(f) / 2
 			add(k+"/2", map[string]string{k: half})
 			add(k+"="+lo, map[string]string{k: lo})
 		}
@@ -615,4 +606,13 @@ func TestTrendComm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// likeValue formats numbers the way the profile value v is written: an
+// integer parameter stays an integer (a --set of 2.5 to one is refused).
+func likeValue(v string) func(float64) string {
+	if !strings.ContainsAny(v, ".e") {
+		return func(x float64) string { return strconv.FormatInt(int64(x), 10) }
+	}
+	return func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 }
