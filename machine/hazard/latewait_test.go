@@ -52,10 +52,7 @@ func TestLateAddStandsIn(t *testing.T) {
 				}
 				sub := twaitOp(p, 44, sigArr, need, "ge")
 				cnt, arr := cntWord, arrWord
-				s.hostInit(winW, 0, 0x1000)
-				s.hostInit(sigCnt, 0, 0x3000)
-				s.hostInit(sigArr, 2, 0x4000)
-				s.ev(machine.Event{Kind: machine.EvRunStart})
+				startCounterRun(s, true)
 				add := func(x int32) {
 					s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(x, 0, S), Op: nt, Word: "add", Value: 1, Accesses: cnt(true)})
 				}

@@ -78,9 +78,7 @@ func TestCounterWaitNeedsOnlyItsAdds(t *testing.T) {
 			s := newSim(Options{})
 			_, st, bar, nt, tw, ld := counterOps(tc.want, tc.cmp)
 			word := cntWord
-			s.hostInit(winW, 0, 0x1000)
-			s.hostInit(sigCnt, 0, 0x3000)
-			s.ev(machine.Event{Kind: machine.EvRunStart})
+			startCounterRun(s, false)
 			val := int64(0)
 			round := counterRound(s, st, bar, nt, word(true), &val)
 			k := int64(0)
@@ -110,6 +108,18 @@ func counterRound(s *sim, st, bar, nt *asm.COp, add []machine.Access, val *int64
 		*val++
 		s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "add", Value: 1, Accesses: add})
 	}
+}
+
+// startCounterRun starts a counter test's run: the host fills rank 0's
+// window @W and counter @S (and, with arr, rank 2's arrival word @T), then
+// the run begins.
+func startCounterRun(s *sim, arr bool) {
+	s.hostInit(winW, 0, 0x1000)
+	s.hostInit(sigCnt, 0, 0x3000)
+	if arr {
+		s.hostInit(sigArr, 2, 0x4000)
+	}
+	s.ev(machine.Event{Kind: machine.EvRunStart})
 }
 
 // counterOps are the counter tests' ops: the data store (line 40), the
@@ -169,10 +179,7 @@ func TestSeveralNotifiersWaitNeedsOnlyItsAdds(t *testing.T) {
 			na := p.op("tnotify", 43, S)
 			wa := twaitOp(p, 44, sigArr, 2, "ge")
 			cnt := cntWord
-			s.hostInit(winW, 0, 0x1000)
-			s.hostInit(sigCnt, 0, 0x3000)
-			s.hostInit(sigArr, 2, 0x4000)
-			s.ev(machine.Event{Kind: machine.EvRunStart})
+			startCounterRun(s, true)
 			val := int64(0)
 			add := func(x int32) {
 				val++
@@ -297,9 +304,7 @@ func TestWaitOverWordsNeedsOnlyItsAdds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSim(Options{})
 			_, st, bar, nt, tw, ld := counterOps(tc.want, "ge")
-			s.hostInit(winW, 0, 0x1000)
-			s.hostInit(sigCnt, 0, 0x3000)
-			s.ev(machine.Event{Kind: machine.EvRunStart})
+			startCounterRun(s, false)
 			var val [2]int64
 			round := func(x int32, k int64) {
 				lo := 0x1000 + 0x200*k + 0x100*int64(x-1)
