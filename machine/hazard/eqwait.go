@@ -24,9 +24,9 @@ import (
 //   - the write arrives after the wait: it checks the satisfied waits the
 //     word kept (eqWord.waits), each with the store it read;
 //   - the write arrives before the store the wait read, which overwrote it:
-//     a store keeps the earlier sets not ordered before it
+//     a store lists the word's earlier sets not ordered before it
 //     (eqWord.racing), and the wait checks those. A set ordered before the
-//     store always lands before it, and is dropped there.
+//     store always lands before it.
 //
 // It cannot arrive between the two: the wait would have read it.
 //
@@ -44,9 +44,10 @@ import (
 // checked here; the counters' own rules (sigprefix.go, storecount.go)
 // order those waits.
 
-// maxEqKept bounds the waits and the racing sets a word keeps: past it the
-// oldest go, and a write that meets only those is missed (a missed
-// finding, never a false one).
+// maxEqKept bounds the waits and the sets a word keeps: past it the oldest
+// go, and a pair of a wait and a write that only they held is missed (a
+// missed finding, never a false one; its count may then follow the order
+// the two arrived in).
 const maxEqKept = 16
 
 type eqKey struct {
@@ -69,14 +70,15 @@ type eqWait struct {
 }
 
 // eqWord is what a word some set notify wrote keeps for wait-overwritten,
-// in run generation gen: its last set, whether an add landed since, the
-// earlier sets not ordered before that one, and the waits that passed on a
-// set's value.
+// in run generation gen: its last set, whether an add landed since, its
+// latest sets (the last one included), the earlier ones not ordered before
+// the last, and the waits that passed on a set's value.
 type eqWord struct {
 	gen     uint32
 	last    eqStore
 	hasLast bool
 	added   bool
+	sets    []eqStore
 	racing  []eqStore
 	waits   []eqWait
 }
@@ -93,7 +95,7 @@ func (d *Detector) eqWordAt(sm *shadowMem, lo int64, make bool) *eqWord {
 		d.eq[eqKey{sm, lo}] = w
 	}
 	if w.gen != d.gen {
-		*w = eqWord{gen: d.gen, racing: w.racing[:0], waits: w.waits[:0]}
+		*w = eqWord{gen: d.gen, sets: w.sets[:0], racing: w.racing[:0], waits: w.waits[:0]}
 	}
 	return w
 }
@@ -155,19 +157,21 @@ func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val i
 		w.added = true
 		return
 	}
-	keep := w.racing[:0]
-	for i := range w.racing {
-		if !d.hbOrSame(&w.racing[i].r, r) {
-			keep = append(keep, w.racing[i])
+	// The sets before r that r is not ordered after: any of them may land
+	// after r. One ordered before r may still race a later set, so the
+	// word keeps its sets (up to maxEqKept), not only the ones racing its
+	// last: the first of two sets of one notifier races a third agent's
+	// set as much as the second does.
+	w.racing = w.racing[:0]
+	for i := range w.sets {
+		if !d.hbOrSame(&w.sets[i].r, r) {
+			w.racing = append(w.racing, w.sets[i])
 		}
 	}
-	if w.hasLast && !d.hbOrSame(&w.last.r, r) {
-		keep = append(keep, w.last)
+	if len(w.sets) == maxEqKept {
+		w.sets = w.sets[:copy(w.sets, w.sets[1:])]
 	}
-	if len(keep) > maxEqKept {
-		keep = keep[:copy(keep, keep[len(keep)-maxEqKept:])]
-	}
-	w.racing = keep
+	w.sets = append(w.sets, eqStore{*r, val})
 	w.last, w.hasLast, w.added = eqStore{*r, val}, true, false
 }
 
@@ -217,7 +221,7 @@ func (d *Detector) holdsSet(sm *shadowMem, lo, hi int64, s *rec) bool {
 	return held
 }
 
-// eqNote queues wait-overwritten for wait wt and write s, which leaves
+// eqNote records wait-overwritten for wait wt and write s, which leaves
 // left in the word.
 func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left int64, add bool) {
 	what := fmt.Sprintf("sets it to %d", left)
@@ -226,7 +230,11 @@ func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left 
 	}
 	msg := fmt.Sprintf("%s passes only while the word holds %s %d, the value %s set; %s %s with nothing ordering it after the wait, so it can land before the wait polls, and the wait spins forever",
 		d.site(&wt.r).where(), cmpSym(wt.cmp), wt.want, d.site(&wt.by).where(), d.site(s).where(), what)
-	d.notes = append(d.notes, raceNote{kind: KindWaitOverwritten, prev: wt.r, cur: *s, acc: *acc, lo: lo, hi: hi, msg: msg})
+	// Recorded at once: the notes of one event that name the same two
+	// sites are merged (flushNotes), and a wait meets two sets of one
+	// notifier's site on its racing list where, arriving after it, they
+	// are two events: the count would follow the arrival order.
+	d.recordNote(&raceNote{kind: KindWaitOverwritten, prev: wt.r, cur: *s, acc: *acc, lo: lo, hi: hi, msg: msg})
 }
 
 // cmpSym is the operator of a signal compare, as the machine names it.

@@ -124,3 +124,39 @@ func TestWaitOverwritten(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitOverwrittenCount: rank 2 sets rank 0's word twice from one site
+// (line 43, values 2 and 3) with nothing ordering either against rank 1's
+// set of 1 (line 42) or rank 0's wait for it (line 50): two instances,
+// whether both land after the wait (two events) or both before the set
+// (the wait meets both on its racing list in one event, whose notes of one
+// pair of sites used to be merged into one).
+func TestWaitOverwrittenCount(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		p := &prog{}
+		set1 := p.op("tnotify", 42, S)
+		w2 := p.op("tnotify", 43, S)
+		tw := twaitOp(p, 50, sigCnt, 1, "eq")
+		s := newSim(Options{})
+		s.hostInit(sigCnt, 0, 0x3000)
+		s.ev(machine.Event{Kind: machine.EvRunStart})
+		sets := func() {
+			for v := int64(2); v <= 3; v++ {
+				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(2, 0, S), Op: w2, Word: "set", Value: v, Accesses: cntWord(true)})
+			}
+		}
+		if early {
+			sets()
+		}
+		s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: set1, Word: "set", Value: 1, Accesses: cntWord(true)})
+		s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: 1, Want: 1, Accesses: cntWord(false)})
+		if !early {
+			sets()
+		}
+		s.ev(machine.Event{Kind: machine.EvRunEnd})
+		fs := s.d.Findings()
+		if len(fs) != 1 || fs[0].Kind != KindWaitOverwritten || fs[0].Count != 2 {
+			t.Errorf("sets before the set %v: want wait-overwritten count 2, got %+v", early, fs)
+		}
+	}
+}
