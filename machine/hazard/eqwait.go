@@ -3,6 +3,7 @@ package hazard
 import (
 	"fmt"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
 
@@ -179,7 +180,10 @@ func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val i
 // words kept as racing the set it read, and keeps it for the writes to
 // come.
 func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
-	if len(d.eq) == 0 || e.Op == nil || e.Op.Info == nil {
+	if len(d.eq) == 0 || e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
+		// A ttest that returned true passed on the value; one that
+		// finds it overwritten returns false, and what the program does
+		// then is its own (a polling loop spins as a twait would).
 		return
 	}
 	sm := d.shadowFor(acc)
