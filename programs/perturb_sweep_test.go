@@ -340,6 +340,9 @@ func sweepCase(t *testing.T, obj *asm.Object, what string, rng *rand.Rand, n int
 			// wait behind it move with the depth, as on hardware.
 			b, fs = withoutKind(b, hazard.KindDeadlock), withoutKind(fs, hazard.KindDeadlock)
 		}
+		if lostWakeup(base) {
+			b, fs = withoutKind(b, hazard.KindDeadlock), withoutKind(fs, hazard.KindDeadlock)
+		}
 		if moved := sameReport(b, fs, basePath, fsPath); moved != "" {
 			t.Errorf("%s under %s %s", what, sweepFlags(changes), moved)
 		}
@@ -357,6 +360,18 @@ func sweepCase(t *testing.T, obj *asm.Object, what string, rng *rand.Rand, n int
 func otherStores(a, b string) bool {
 	fa, fb := strings.Fields(a), strings.Fields(b)
 	return len(fa) > 1 && len(fb) > 1 && fa[1] != fb[1] && fa[0] == fb[0] && slices.Equal(fa[2:], fb[2:])
+}
+
+// lostWakeup says whether fs reports a wait that some timing can leave
+// spinning: a reset that can erase a peer's add (reset-races-atomic), or
+// a write that can overwrite the value a wait needs before it polls
+// (wait-overwritten). Where a timing makes it happen the run hangs, as on
+// hardware, and the deadlock (its root and which waits passed before it)
+// is that timing's: deadlocks are not compared there.
+func lostWakeup(fs []hazard.Finding) bool {
+	return slices.ContainsFunc(fs, func(f hazard.Finding) bool {
+		return f.Kind == hazard.KindResetRacesAtomic || f.Kind == hazard.KindWaitOverwritten
+	})
 }
 
 func withoutKind(fs []hazard.Finding, kind string) []hazard.Finding {

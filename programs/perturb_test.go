@@ -171,6 +171,19 @@ var timingSizes = map[string][][]asm.Define{
 	"hazards/cvc_pipeline_one_aiv_credit": {
 		{{Name: "SLOW", Value: "0"}},
 	},
+	// More ordered stores than a range keeps whole: the uninit-read was
+	// lost when the load landed after a store had left into a run.
+	"hazards/uninit_past_kept_bound": {
+		{{Name: "SLOW", Value: "0"}},
+		{{Name: "N", Value: "200"}, {Name: "SLOW", Value: "256"}},
+	},
+	// One signal word for every step of a butterfly, `==` waits: the
+	// sets that can overwrite a value before its wait polls it
+	// (wait-overwritten) at eight ranks, and none at two.
+	"hazards/butterfly_eq_signal": {
+		{{Name: "LOG", Value: "1"}},
+		{{Name: "LOG", Value: "3"}},
+	},
 	// A wait over several arrival words joined each word whole: one
 	// count short, the race showed only when the wait came before the
 	// later sequence's adds (gone under slow scalar GM access).

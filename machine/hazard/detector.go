@@ -553,6 +553,9 @@ type Detector struct {
 	findings []*finding
 	byKey    map[findKey]*finding
 	notes    []raceNote
+	// eq holds, by word, what wait-overwritten keeps of the signal words
+	// set notifies wrote (eqwait.go); nil until the first set.
+	eq map[eqKey]*eqWord
 	// retracted holds the uninit-read notes of run generation retractedGen
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}

@@ -698,7 +698,7 @@ func TestSuppressions(t *testing.T) {
 		{"RAW t.pto:3 extra", `s.txt:1:1: error: want ` + "`KIND file:line`" + `, got "RAW t.pto:3 extra"`},
 		{"RAW t.pto:0\nWAR u.pto:", `s.txt:1:5: error: "t.pto:0": bad line number (and 1 more errors)`},
 		// A misspelt kind matched nothing and suppressed nothing, silently.
-		{"# c\n RWA t.pto:3", `s.txt:2:2: error: unknown kind "RWA": want * or one of RAW, WAR, WAW, deadlock, unpaired-set, double-set, bad-event-id, uninit-read, out-of-bounds, reset-races-atomic, stale-signal, fault, unchecked-flag, kept-limit`},
+		{"# c\n RWA t.pto:3", `s.txt:2:2: error: unknown kind "RWA": want * or one of RAW, WAR, WAW, deadlock, unpaired-set, double-set, bad-event-id, uninit-read, out-of-bounds, reset-races-atomic, stale-signal, wait-overwritten, fault, unchecked-flag, kept-limit`},
 		{"uninit t.pto:3", `s.txt:1:1: error: unknown kind "uninit": want * or one of RAW`},
 	} {
 		_, err := ParseSuppressions("s.txt", []byte(tc.src))

@@ -134,21 +134,43 @@ func (x *dropRun) extends(w, by *rec) bool {
 }
 
 // dropOld drops entry o of cell c's overwritten accesses: into a run
-// (dropRun), or past the runs' bound as an evicted access.
-func (d *Detector) dropOld(c *cell, o gmOld) {
+// (dropRun), or past the runs' bound as an evicted access. It reports
+// whether it went into a run: a write in a run is still one the cell
+// keeps for the uninit-read check (cellLists.kept, runsAfter).
+func (d *Detector) dropOld(c *cell, o gmOld) bool {
 	var w, by rec
 	w, by = *d.oldRec(c, o.w, &w), *d.oldRec(c, o.by, &by)
 	m := c.lists.olds.moreRoom()
 	for x := len(m.runs) - 1; x >= 0; x-- {
 		if m.runs[x].extends(&w, &by) {
-			return
+			return true
 		}
 	}
 	if len(m.runs) < d.maxRuns() {
 		m.runs = append(m.runs, dropRun{w: w, by: by, n: 1})
-		return
+		return true
 	}
 	d.evict(c, o.w)
+	return false
+}
+
+// runsAfter reports whether read r is meant before every write in cell
+// c's runs and ordered after none of them (beforeEveryKept): each run's
+// first instance decides for the run. Epochs grow along a run, so r
+// ordered after a later instance is ordered after the first; the run's
+// step goes forward, so r meant before the first is meant before each.
+// A write that left into a run used to clear the cell's kept flag: a
+// read meant before every write of a range that more than --max-kept
+// ordered overwrites reached first read poison all the same, and its
+// uninit-read came and went with its lateness (docs/hazards.md,
+// "uninit-read").
+func (d *Detector) runsAfter(c *cell, r *rec) bool {
+	for _, x := range c.runs() {
+		if w := &x.w; w.write && (w.gen != r.gen || d.filled(w, r) || !d.intendedBefore(r, w)) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxRuns is the bound on a cell's runs of dropped accesses: maxKept, and

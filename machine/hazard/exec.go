@@ -1853,7 +1853,7 @@ func (d *Detector) beforeEveryKept(c *cell, r *rec) bool {
 			return false
 		}
 	}
-	return true
+	return d.runsAfter(c, r)
 }
 
 // filled says whether write w is ordered before read r, so that r may read

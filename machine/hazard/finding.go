@@ -29,6 +29,11 @@ const (
 	// an earlier run's writes produced (no write in this run, no host reset
 	// since): the barrier passes on leftovers (kernels.md §3(d) R1).
 	KindStaleSignal = "stale-signal"
+	// KindWaitOverwritten is a notify to a signal word, not ordered after a
+	// wait that passed on the value another set left there, whose result
+	// fails the wait's compare: it can land before the wait polls, and the
+	// wait spins forever (eqwait.go).
+	KindWaitOverwritten = "wait-overwritten"
 	// KindFault is a runtime fault the machine reported that fits no other kind.
 	KindFault = "fault"
 	// KindUnchecked is a note from the static pass: a flag it could not evaluate.
@@ -43,7 +48,7 @@ const (
 // matched nothing and suppressed nothing, silently.
 var Kinds = []string{KindRAW, KindWAR, KindWAW, KindDeadlock, KindUnpairedSet, KindDoubleSet,
 	KindBadEventID, KindUninitRead, KindOutOfBounds, KindResetRacesAtomic, KindStaleSignal,
-	KindFault, KindUnchecked, KindKeptLimit}
+	KindWaitOverwritten, KindFault, KindUnchecked, KindKeptLimit}
 
 // knownKind reports whether k names a kind as a suppression matches it
 // (case-insensitively), or is "*".

@@ -671,8 +671,9 @@ func (d *Detector) maxKept() int {
 // read), replaces it: w stays beside r for accesses meant between the two
 // (olds). Two instances of one op (an in-place op's phases) are one.
 //
-// It reports whether every write that left the cell is still kept: false
-// when w is a write not kept, or the bound pushed one out (cellLists.kept).
+// It reports whether every write that left the cell is still kept (in olds
+// or in a run): false when w is a write not kept, or the bound pushed one
+// past the runs (cellLists.kept).
 func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	if sameInstance(w, r) {
 		return true // r, kept as the cell's write, stands for it
@@ -687,8 +688,10 @@ func (d *Detector) keepOld(c *cell, w, r *rec) bool {
 	}
 	if int(l.n) >= d.maxKept() {
 		o := l.entries()[0]
-		all = !c.oldWrite(o.w)
-		d.dropOld(c, o)
+		// A write that leaves into a run is still kept (runsAfter); one
+		// evicted past the runs is not.
+		wrote := c.oldWrite(o.w)
+		all = d.dropOld(c, o) || !wrote
 		l.popOldest()
 		d.keptAged++
 	}
@@ -717,7 +720,7 @@ func (d *Detector) dropOrdered(c *cell, l *oldsList, r *rec) {
 	for x := range ents {
 		o := ents[x]
 		if d.orderedForAll(d.oldRec(c, o.w, &d.oldW), r) {
-			d.dropOld(c, o)
+			d.dropOld(c, o) // every agent is after it: it fills any read to come
 			continue
 		}
 		ents[n] = o

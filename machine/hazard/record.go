@@ -84,6 +84,10 @@ func (d *Detector) recordNote(n *raceNote) {
 				buf, rng, d.site(&n.prev).where(), d.site(&n.cur).where()),
 			"never reset a signal a peer may still add to: use one word per round, or cumulative generations with `twait ... #cmp=ge`, or reset it from the host between runs")
 		f.setBuffer(buf, n.lo, n.hi)
+	case n.kind == KindWaitOverwritten:
+		f := d.pair(n.kind, SevError, &n.prev, &n.cur, fmt.Sprintf("signal %s (%s): %s", buf, rng, n.msg),
+			"give each value its own word (a word per step or round), or make the word a monotone count (`#op=add` notifies, `twait ... #cmp=ge` on the running total), or order the write after the wait")
+		f.setBuffer(buf, n.lo, n.hi)
 	case n.kind == KindStaleSignal:
 		f := d.pair(n.kind, SevError, &n.prev, &n.cur,
 			fmt.Sprintf("stale signal %s (%s): %s is satisfied by what earlier runs left in it (last written by %s in an earlier run), whatever this run's notifies do; signals keep their values across launches and the host did not reset this one, so the wait passes before its producers have run",

@@ -43,10 +43,12 @@ func (d *Detector) notify(e *machine.Event) {
 		if checkShortcuts {
 			d.checkNoteHist(&r, &acc)
 		}
+		d.eqNotify(&r, &acc, e.Value)
 		return
 	}
 	d.signalAccess(&r, &acc, true)
 	d.eachSigCell(d.shadowFor(&acc), acc.Lo, acc.Hi, sigWrite, false, func(c *cell) { d.wroteHist(c, &r, e.Value) })
+	d.eqNotify(&r, &acc, e.Value)
 }
 
 // histNote, while on, has signalAccess write the history of each word a
@@ -88,6 +90,7 @@ func (d *Detector) signalWait(e *machine.Event) {
 		d.signalAccess(&r, &acc, false)
 		d.wait = waitCmp{}
 		d.noteReadsFrom(&r, &acc)
+		d.eqWaitOn(&r, &acc, e)
 	}
 }
 

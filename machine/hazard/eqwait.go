@@ -1,0 +1,259 @@
+package hazard
+
+import (
+	"fmt"
+
+	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
+)
+
+// A wait that passes on the value one plain store (a `#op=set` notify) left
+// in a signal word polls until its compare holds (pto-isa
+// include/pto/comm/a2a3/TWait.hpp at 3186c381, TWAIT_IMPL: dcci and load
+// the word, CompareSignalRuntime, again): the value is seen only if it is
+// still there at a poll. Another notify to the word that is not ordered
+// after the wait, and whose result fails the compare, can land between the
+// store and the poll; if nothing writes the value back, the wait spins
+// forever. Whether it lands there follows the timing, so the deadlock does
+// (testdata: hazards/butterfly_eq_signal, one word for every step of a
+// butterfly, each step's partner setting its value and the rank waiting
+// with `==`: clean in lock step, a deadlock under jitter). The fact behind
+// it does not: happens-before says such a write may land there on some
+// timing, and the detector reports it as wait-overwritten on every timing
+// on which the wait passed, in whichever order the three arrived:
+//
+//   - the write arrives after the wait: it checks the satisfied waits the
+//     word kept (eqWord.waits), each with the store it read;
+//   - the write arrives before the store the wait read, which overwrote it:
+//     a store lists the word's earlier sets not ordered before it
+//     (eqWord.racing), and the wait checks those. A set ordered before the
+//     store always lands before it.
+//
+// It cannot arrive between the two: the wait would have read it.
+//
+// Which writes count: a plain set whose value fails the compare (any
+// compare: `==` is un-satisfied by any other value, `>=` by a set back
+// below it); an atomic add whose sum with the value the wait read fails
+// it (any non-zero add un-satisfies `==`, a positive one never `>=`), when
+// the add is ordered after the store the wait read (an add racing that
+// store is the reset-races-atomic already reported for the pair). A set of
+// a value that passes (two producers setting one ready word to 1,
+// notify_set_two_ranks) changes nothing the wait needs. Only notifies take
+// part, since only their values are known: a scalar `st` of a computed
+// value to a signal word is a read-modify-write's (rmw.go), and a wait
+// that passed on a host-written value or on adds alone (a counter) is not
+// checked here; the counters' own rules (sigprefix.go, storecount.go)
+// order those waits.
+
+// maxEqKept bounds the waits and the sets a word keeps: past it the oldest
+// go, and a pair of a wait and a write that only they held is missed (a
+// missed finding, never a false one; its count may then follow the order
+// the two arrived in).
+const maxEqKept = 16
+
+type eqKey struct {
+	sm *shadowMem
+	lo int64
+}
+
+// eqStore is a notify to a word with the value it wrote or added.
+type eqStore struct {
+	r   rec
+	val int64
+}
+
+// eqWait is a satisfied wait on a word: its compare, the value it
+// compared with, the value it read and the set that left it (by).
+type eqWait struct {
+	r, by       rec
+	cmp         string
+	want, value int64
+}
+
+// eqWord is what a word some set notify wrote keeps for wait-overwritten,
+// in run generation gen: its last set, whether an add landed since, its
+// latest sets (the last one included), the earlier ones not ordered before
+// the last, and the waits that passed on a set's value.
+type eqWord struct {
+	gen     uint32
+	last    eqStore
+	hasLast bool
+	added   bool
+	sets    []eqStore
+	racing  []eqStore
+	waits   []eqWait
+}
+
+// word returns the record of the word at lo of sm, made when make is set
+// and cleared when it belongs to an earlier run; nil when there is none.
+func (d *Detector) eqWordAt(sm *shadowMem, lo int64, make bool) *eqWord {
+	w := d.eq[eqKey{sm, lo}]
+	if w == nil {
+		if !make {
+			return nil
+		}
+		w = &eqWord{gen: d.gen}
+		d.eq[eqKey{sm, lo}] = w
+	}
+	if w.gen != d.gen {
+		*w = eqWord{gen: d.gen, sets: w.sets[:0], racing: w.racing[:0], waits: w.waits[:0]}
+	}
+	return w
+}
+
+// eqWords calls f with the start of each word acc covers.
+func eqWords(acc *machine.Access, f func(lo, hi int64)) {
+	sz := int64(4)
+	if acc.Tensor != nil && acc.Tensor.DType.Size() > 0 {
+		sz = int64(acc.Tensor.DType.Size())
+	}
+	for n := range acc.NumRows() {
+		lo, end := acc.Run(n)
+		for w := lo; w+sz <= end; w += sz {
+			f(w, w+sz)
+		}
+	}
+}
+
+// eqNotify checks notify r (of value val) to acc against the waits its
+// words kept, and records it.
+func (d *Detector) eqNotify(r *rec, acc *machine.Access, val int64) {
+	if r.atomic && len(d.eq) == 0 {
+		return // no set has written a word: nothing an add can un-satisfy
+	}
+	if d.eq == nil {
+		d.eq = make(map[eqKey]*eqWord)
+	}
+	sm := d.shadowFor(acc)
+	eqWords(acc, func(lo, hi int64) {
+		if w := d.eqWordAt(sm, lo, !r.atomic); w != nil {
+			d.eqWrite(w, r, acc, lo, hi, val)
+		}
+	})
+}
+
+// eqWrite is notify r of value val landing on word w (bytes lo..hi).
+func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val int64) {
+	for i := range w.waits {
+		wt := &w.waits[i]
+		// A wait's record carries its agent's count before it (mkrec);
+		// what the agent releases after the wait carries more.
+		past := wt.r
+		past.epoch++
+		if d.hbOrSame(&past, r) {
+			continue // meant after the wait, and it is
+		}
+		left := val
+		if r.atomic {
+			if !d.hbOrSame(&wt.by, r) {
+				continue // it races the store: reset-races-atomic
+			}
+			left = wt.value + val
+		}
+		if !machine.CompareSignal(wt.cmp, left, wt.want) {
+			d.eqNote(wt, r, acc, lo, hi, left, r.atomic)
+		}
+	}
+	if r.atomic {
+		w.added = true
+		return
+	}
+	// The sets before r that r is not ordered after: any of them may land
+	// after r. One ordered before r may still race a later set, so the
+	// word keeps its sets (up to maxEqKept), not only the ones racing its
+	// last: the first of two sets of one notifier races a third agent's
+	// set as much as the second does.
+	w.racing = w.racing[:0]
+	for i := range w.sets {
+		if !d.hbOrSame(&w.sets[i].r, r) {
+			w.racing = append(w.racing, w.sets[i])
+		}
+	}
+	if len(w.sets) == maxEqKept {
+		w.sets = w.sets[:copy(w.sets, w.sets[1:])]
+	}
+	w.sets = append(w.sets, eqStore{*r, val})
+	w.last, w.hasLast, w.added = eqStore{*r, val}, true, false
+}
+
+// eqWaitOn checks satisfied wait r on acc (event e) against the sets its
+// words kept as racing the set it read, and keeps it for the writes to
+// come.
+func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
+	if len(d.eq) == 0 || e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
+		// A ttest that returned true passed on the value; one that
+		// finds it overwritten returns false, and what the program does
+		// then is its own (a polling loop spins as a twait would).
+		return
+	}
+	sm := d.shadowFor(acc)
+	cmp, want := machine.SignalCmp(e.Op), e.Want
+	eqWords(acc, func(lo, hi int64) {
+		w := d.eqWordAt(sm, lo, false)
+		if w == nil || !w.hasLast || w.added || !d.holdsSet(sm, lo, hi, &w.last.r) ||
+			!machine.CompareSignal(cmp, w.last.val, want) {
+			return // not passed on a set's value, as far as is known
+		}
+		wt := eqWait{r: *r, by: w.last.r, cmp: cmp, want: want, value: w.last.val}
+		for i := range w.racing {
+			if s := &w.racing[i]; !machine.CompareSignal(cmp, s.val, want) {
+				d.eqNote(&wt, &s.r, acc, lo, hi, s.val, false)
+			}
+		}
+		if len(w.waits) == maxEqKept {
+			w.waits = w.waits[:copy(w.waits, w.waits[1:])]
+		}
+		w.waits = append(w.waits, wt)
+	})
+}
+
+// holdsSet says whether the word lo..hi of sm holds plain store s with no
+// add after it (a store the notifies did not show, a scalar `st`, or an
+// add of another kind, make the word's value unknown here).
+func (d *Detector) holdsSet(sm *shadowMem, lo, hi int64, s *rec) bool {
+	same := func(hasW bool, w *rec) bool {
+		return hasW && w.agent == s.agent && w.epoch == s.epoch && w.gen == s.gen
+	}
+	if t, i := sm.tableWord(lo, hi); t != nil {
+		sw := t.at(i)
+		return sw != nil && same(sw.hasW, t.wordW(i, sw)) && sw.adds&addsMask == addsNone
+	}
+	held := false
+	d.eachSigCell(sm, lo, hi, sigRead, false, func(c *cell) {
+		held = same(c.hasW, &c.w) && len(c.adds()) == 0
+	})
+	return held
+}
+
+// eqNote records wait-overwritten for wait wt and write s, which leaves
+// left in the word.
+func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left int64, add bool) {
+	what := fmt.Sprintf("sets it to %d", left)
+	if add {
+		what = fmt.Sprintf("adds to it (%d after the set)", left)
+	}
+	msg := fmt.Sprintf("%s passes only while the word holds %s %d, the value %s set; %s %s with nothing ordering it after the wait, so it can land before the wait polls, and the wait spins forever",
+		d.site(&wt.r).where(), cmpSym(wt.cmp), wt.want, d.site(&wt.by).where(), d.site(s).where(), what)
+	// Recorded at once: the notes of one event that name the same two
+	// sites are merged (flushNotes), and a wait meets two sets of one
+	// notifier's site on its racing list where, arriving after it, they
+	// are two events: the count would follow the arrival order.
+	d.recordNote(&raceNote{kind: KindWaitOverwritten, prev: wt.r, cur: *s, acc: *acc, lo: lo, hi: hi, msg: msg})
+}
+
+// cmpSym is the operator of a signal compare, as the machine names it.
+func cmpSym(c string) string {
+	switch c {
+	case "ne":
+		return "!="
+	case "gt":
+		return ">"
+	case "ge":
+		return ">="
+	case "lt":
+		return "<"
+	case "le":
+		return "<="
+	}
+	return "=="
+}
