@@ -78,25 +78,25 @@ var dtypeRows = []dtypeRow{
 	{[]string{"taxpy"}, "TAxpy.hpp:130-133", []DTypeRule{{{F32}, {F32, F16}}, {{F16}, {F16}}}},
 	// TUnaryOp.hpp TunaryCheck's floatOnly (TUNARY_IMPL's default).
 	{[]string{"texp", "tlog", "tsqrt", "trsqrt", "tabs"}, "TUnaryOp.hpp:265 (TunaryCheck)", []DTypeRule{{dtFloat}}},
-	{[]string{"trelu"}, "TUnaryOp.hpp:409", []DTypeRule{{{F16, F32, I32}}}},
+	{[]string{"trelu"}, "TUnaryOp.hpp:408", []DTypeRule{{{F16, F32, I32}}}},
 	// Compare: the sources; the mask destination is free.
 	{[]string{"tcmp"}, "TCmp.hpp:119", []DTypeRule{one(1, []DType{I32, F16, F32})}},
-	{[]string{"tcmps"}, "TCmps.hpp:159 (TcmpsCheck)", []DTypeRule{one(1, []DType{I32, F32, F16, U16, I16})}},
+	{[]string{"tcmps"}, "TCmps.hpp:155 (TcmpsCheck)", []DTypeRule{one(1, []DType{I32, F32, F16, U16, I16})}},
 	{[]string{"tsel", "tsels"}, "TSel.hpp:67, TSels.hpp:54", []DTypeRule{{dtB16B32}}},
 	// Reductions.
-	{[]string{"trowsum", "trowmax", "trowmin"}, "TRowReduceOps.hpp:198 (TRowReduceCheck)", []DTypeRule{{dtArith}}},
+	{[]string{"trowsum", "trowmax", "trowmin"}, "TRowReduceOps.hpp:197 (TRowReduceCheck)", []DTypeRule{{dtArith}}},
 	{[]string{"tcolsum"}, "TColSum.hpp:102", []DTypeRule{{dtArith}}},
 	{[]string{"tcolmax", "tcolmin", "tcolprod"}, "TColReduceOps.hpp:87 (TColReduceCheck)", []DTypeRule{{dtArith}}},
 	{[]string{"trowprod"}, "TRowProd.hpp:70", []DTypeRule{{dtArith}}},
 	// Arg-reductions. Row: the index form takes a 32-bit index of any
 	// TROWREDUCE source; the value form's index follows the value's width.
-	{[]string{"trowargmax", "trowargmin"}, "TRowReduceIdxOps.hpp:38, TRowReduceOps.hpp:198",
+	{[]string{"trowargmax", "trowargmin"}, "TRowReduceIdxOps.hpp:36, TRowReduceOps.hpp:197",
 		[]DTypeRule{{dtIdx32, dtArith}}},
-	{[]string{"trowargmax.val", "trowargmin.val"}, "TRowReduceIdxOps.hpp:32, TRowReduceOps.hpp:198",
+	{[]string{"trowargmax.val", "trowargmin.val"}, "TRowReduceIdxOps.hpp:29, TRowReduceOps.hpp:197",
 		[]DTypeRule{{{F32, I32}, dtIdx32, {F32, I32}}, {{F16, I16}, dtIdx, {F16, I16}}}},
 	// Column: f16/u16/f32/u32 sources; the index form's index is 32-bit, the
 	// value form's as wide as the value.
-	{[]string{"tcolargmax", "tcolargmin"}, "TColReduceIdx.hpp:26, 86",
+	{[]string{"tcolargmax", "tcolargmin"}, "TColReduceIdx.hpp:26, 85",
 		[]DTypeRule{{dtIdx32, {F16, U16, F32, U32}}}},
 	{[]string{"tcolargmax.val", "tcolargmin.val"}, "TColReduceIdx.hpp:26, 74-84",
 		[]DTypeRule{{{F16, U16}, {I16, U16}, {F16, U16}}, {{F32, U32}, dtIdx32, {F32, U32}}}},
@@ -132,7 +132,7 @@ var dtypeRows = []dtypeRow{
 	{[]string{"tscatter"}, "TScatter.hpp:66-81", []DTypeRule{
 		{dtB32, dtB32, dtIdx32}, {dtB16B32, dtB16B32, {I16, U16}}, {{I8, U8}, {I8, U8}, {I16, U16}}}},
 	{[]string{"tgatherb"}, "TGatherB.hpp:147", []DTypeRule{{dtB8B16B32}}},
-	{[]string{"tfillpad"}, "TFillPad.hpp:284-286", []DTypeRule{{dtB8B16B32}}},
+	{[]string{"tfillpad"}, "TFillPad.hpp:285-286", []DTypeRule{{dtB8B16B32}}},
 	{[]string{"ttrans"}, "TTrans.hpp:1118", []DTypeRule{{dtB8B16B32}}},
 }
 
