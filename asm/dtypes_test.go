@@ -77,6 +77,13 @@ func TestOpDTypes(t *testing.T) {
 		{"tdiv %d, %a, %b", "i32", "", "", "tdiv: %d is i32; a2a3 takes f16, f32 only"},
 		{"tshl %d, %a, %b", "u8", "", "", ""},
 		{"tshl %d, %a, %b", "f32", "", "", "tshl: %d is f32"},
+		// Fused converts and quantisation: the pairs their headers take.
+		{"taddreluconv %i, %a, %b", "f32", "f16", "", ""},
+		{"taddreluconv %i, %a, %b", "f16", "i8", "", ""},
+		{"taddreluconv %i, %a, %b", "f32", "i8", "%b", "taddreluconv: %i is i8, %a is f32, %b is f32; a2a3 takes (dst f16, a f32, b f32) or (dst i8, a f16, b f16) or (dst i8, a i16, b i16) only"},
+		{"tquant %i, %a, %b, %t", "f32", "i8", "", ""},
+		{"tquant %i, %a, %b, %t", "f16", "i8", "%a", "tquant: %a is f16; a2a3 takes f32 only"},
+		{"tdequant %i, %a, %b, %t", "i8", "f32", "%b", "tdequant: %b is i8; a2a3 takes f32 only"},
 	} {
 		idx := tc.idx
 		if idx == "" {

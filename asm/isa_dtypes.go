@@ -134,6 +134,15 @@ var dtypeRows = []dtypeRow{
 	{[]string{"tgatherb"}, "TGatherB.hpp:147", []DTypeRule{{dtB8B16B32}}},
 	{[]string{"tfillpad"}, "TFillPad.hpp:285-286", []DTypeRule{{dtB8B16B32}}},
 	{[]string{"ttrans"}, "TTrans.hpp:1118", []DTypeRule{{dtB8B16B32}}},
+	// Fused converts and quantisation: dst, then the sources.
+	{[]string{"taddreluconv"}, "TAddReluConv.hpp:139-146", []DTypeRule{
+		{{F16}, {F32}, {F32}}, {{I8}, {F16}, {F16}}, {{I8}, {I16}, {I16}}}},
+	// dst, a, b, deqscale, tmp.
+	{[]string{"tadddeqrelu"}, "TAddDeqRelu.hpp:137-140", []DTypeRule{{{F16}, {I32}, {I32}, nil, {I32}}}},
+	// i8 (INT8_SYM) or u8 (INT8_ASYM, with offset) from f32.
+	{[]string{"tquant"}, "TQuant.hpp:28-32", []DTypeRule{{{I8, U8}, {F32}}}},
+	// dst, src, scale, offset.
+	{[]string{"tdequant"}, "TDequant.hpp:113-124", []DTypeRule{{{F32}, {I8, I16}, {F32}, {F32}}}},
 }
 
 // defsDTypes applies dtypeRows to the table.
