@@ -40,11 +40,12 @@ func FuzzRun(f *testing.F) {
 		f.Add(string(src))
 	}
 	prof := pipes.DefaultProfile()
-	// A cycle budget a tenth of the tests' when fuzzing: a mutated loop
-	// bound runs to the budget, and each such input cost a second.
+	// A fortieth of the tests' cycle budget when fuzzing: a mutated loop
+	// bound or block count runs to the budget, twice an input, and a run of
+	// hundreds of blocks on every core to 20000 cycles took seconds.
 	maxCycles := int64(200_000)
 	if fuzzseed.Fuzzing() {
-		maxCycles = 20_000
+		maxCycles = 5_000
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		const main = "fuzz.pto"

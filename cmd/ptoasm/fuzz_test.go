@@ -37,11 +37,12 @@ func FuzzRunLint(f *testing.F) {
 		f.Add(src)
 	}
 	limits := []string{"--max-memory", "32MiB", "--max-file-size", "64KiB"}
-	// A tenth of the cycle budgets when fuzzing: a mutated loop bound runs
-	// to the budget, three times an input.
+	// A fortieth of the cycle budgets when fuzzing: a mutated loop bound or
+	// block count runs to the budget, three times an input, and a run of
+	// hundreds of blocks on every core to 20000 cycles took seconds.
 	cycles, idle := "200000", "100000"
 	if fuzzseed.Fuzzing() {
-		cycles, idle = "20000", "10000"
+		cycles, idle = "5000", "2500"
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		dir := t.TempDir()
