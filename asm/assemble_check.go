@@ -1,7 +1,6 @@
 package asm
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -99,12 +98,8 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	if info.Family == FamView {
 		a.checkView(op, bad)
 	}
-	if dt := tile(0); dt != nil && info.DTypes != nil && !slices.Contains(info.DTypes, dt.DType) {
-		names := make([]string, len(info.DTypes))
-		for i, t := range info.DTypes {
-			names[i] = t.String()
-		}
-		bad(0, "%s: %%%s is %s; a2a3 takes %s only (pto-isa %s static_asserts)", info.Name, dt.Name, dt.DType, strings.Join(names, ", "), info.DTypeSource)
+	if info.DTypes != nil {
+		checkDTypes(info, len(args), tile, bad)
 	}
 	switch d.check {
 	case chkSame:

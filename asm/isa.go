@@ -276,7 +276,13 @@ func (d *opDef) endBarrier() *opDef {
 // dtypes restricts the destination's element type to ts, as source (a
 // pto-isa a2a3 header's static_assert) does (OpInfo.DTypes).
 func (d *opDef) dtypes(source string, ts ...DType) *opDef {
-	d.info.DTypes, d.info.DTypeSource = ts, source
+	return d.dtypeRules(source, DTypeRule{ts})
+}
+
+// dtypeRules restricts the op's tile operands to the combinations rules
+// accept, as source does (OpInfo.DTypes).
+func (d *opDef) dtypeRules(source string, rules ...DTypeRule) *opDef {
+	d.info.DTypes, d.info.DTypeSource = rules, source
 	return d
 }
 
@@ -607,6 +613,7 @@ func init() {
 	defsMore()
 	defsImg()
 	defsView()
+	defsDTypes()
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
 		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA
@@ -883,9 +890,13 @@ func fprintDTypes(w io.Writer) {
 	fmt.Fprint(w, `
 ## Element types
 
-The assembler refuses a destination element type pto-isa's a2a3 implementation rejects
-with a `+"`static_assert`"+` (the device build fails), in PTO-AS and PTOAS MLIR alike; the
-`+"`DTypes`"+` field of the op's row holds the set. Ops not listed take what the machine runs.
+The assembler refuses element types pto-isa's a2a3 implementation rejects with a
+`+"`static_assert`"+` (the device build fails), in PTO-AS and PTOAS MLIR alike; the `+"`DTypes`"+`
+field of the op's row holds its rules (asm/isa_dtypes.go). A plain list is the destination's
+types (the sources' follow from the op's same-dtype check); a rule naming operands restricts
+those, and several rules joined by "or" are the combinations accepted (`+"`taxpy`"+` takes an
+f16 source into an f32 destination but not the reverse). Ops not listed take what the machine
+runs. Lines are pto-isa's `+"`include/pto/npu/a2a3`"+` at 3186c381.
 
 | op | element types | pto-isa |
 |---|---|---|
@@ -894,11 +905,7 @@ with a `+"`static_assert`"+` (the device build fails), in PTO-AS and PTOAS MLIR 
 		if op.DTypes == nil {
 			continue
 		}
-		names := make([]string, len(op.DTypes))
-		for i, t := range op.DTypes {
-			names[i] = t.String()
-		}
-		fmt.Fprintf(w, "| `%s` | %s | %s |\n", op.Name, strings.Join(names, ", "), mdEsc(op.DTypeSource))
+		fmt.Fprintf(w, "| `%s` | %s | %s |\n", op.Name, mdEsc(rulesString(op)), mdEsc(op.DTypeSource))
 	}
 }
 

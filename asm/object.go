@@ -1,5 +1,7 @@
 package asm
 
+import "slices"
+
 // An Object is an assembled program: names resolved, constants evaluated, tiles
 // placed, every instruction decoded once. The machine runs Objects, never text.
 type Object struct {
@@ -468,12 +470,25 @@ type OpInfo struct {
 	// row, even when its rows fill the tile. TBinOp.hpp and TUnaryOp.hpp
 	// re-test the run-time shape instead and keep their flat run.
 	RowsIfDynCols bool
-	// DTypes is the destination element types pto-isa's a2a3 implementation
-	// accepts (its static_asserts, DTypeSource), nil where the table does
-	// not restrict them; the assembler refuses any other, so a kernel the
-	// device build rejects is not run, linted or timed.
-	DTypes      []DType
+	// DTypes is the element types pto-isa's a2a3 implementation accepts
+	// (its static_asserts, DTypeSource): an instruction passes when one rule
+	// holds for all its tile operands; nil where the table does not restrict
+	// them. The assembler refuses any other, so a kernel the device build
+	// rejects is not run, linted or timed.
+	DTypes      []DTypeRule
 	DTypeSource string
+}
+
+// DTypeRule is one accepted combination of element types: entry i is the
+// types operand i may have, nil (or past the end) any. Several rules say
+// what one set per operand cannot: taxpy takes an f16 source into an f32
+// destination but not the reverse, tpartargmax's index type follows its
+// value type's width.
+type DTypeRule [][]DType
+
+// Allows reports whether the rule accepts dt for operand i.
+func (r DTypeRule) Allows(i int, dt DType) bool {
+	return i >= len(r) || r[i] == nil || slices.Contains(r[i], dt)
 }
 
 // FoldKind is how a reduction's chain of barrier-separated instructions runs.

@@ -96,7 +96,7 @@ func oneOpSourceValid(op *asm.OpInfo, dt asm.DType, s auditShape, dyn bool) stri
 	for i, o := range op.Operands {
 		switch {
 		case hasKind(o.Kinds, asm.ArgTile):
-			fmt.Fprintf(&b, "    tile %%t%d : vec %s [%d, %d]%s\n", i, dt, s.rows, s.cols, valid)
+			fmt.Fprintf(&b, "    tile %%t%d : vec %s [%d, %d]%s\n", i, operandDType(op, i, dt), s.rows, s.cols, valid)
 			args = append(args, fmt.Sprintf("%%t%d", i))
 		case hasKind(o.Kinds, asm.ArgFloat):
 			args = append(args, "1.0")
@@ -106,6 +106,36 @@ func oneOpSourceValid(op *asm.OpInfo, dt asm.DType, s auditShape, dyn bool) stri
 	}
 	fmt.Fprintf(&b, "    %s %s\n    pipe_barrier V\n}\n\nlaunch ranks=1 {\n    run k blocks=1\n}\n", op.Name, strings.Join(args, ", "))
 	return b.String()
+}
+
+// operandDType is operand i's element type when the audit runs op in dt:
+// dt where the op's rules (asm.OpInfo.DTypes, pto-isa's static_asserts)
+// take it for every operand, else the operand's first type in the first
+// rule that takes dt for another (an index tile, a converted destination).
+func operandDType(op *asm.OpInfo, i int, dt asm.DType) asm.DType {
+	for _, r := range op.DTypes {
+		all := true
+		for j := range r {
+			all = all && r.Allows(j, dt)
+		}
+		if all {
+			return dt
+		}
+	}
+	for _, r := range op.DTypes {
+		takes := false
+		for _, ts := range r {
+			takes = takes || slices.Contains(ts, dt)
+		}
+		if !takes {
+			continue
+		}
+		if r.Allows(i, dt) {
+			return dt
+		}
+		return r[i][0]
+	}
+	return dt
 }
 
 func hasKind(ks []asm.ArgKind, k asm.ArgKind) bool {
@@ -185,6 +215,12 @@ func runAudit(t *testing.T) []auditRow {
 		for _, dt := range got {
 			for _, s := range grid {
 				obj, msg := tryAssemble(t, oneOpSource(op, dt, s))
+				if obj == nil && strings.Contains(msg, "a row-major tile row must be a multiple of 32 bytes") &&
+					(operandDType(op, 0, dt) != dt || operandDType(op, 1, dt) != dt) {
+					// An i8 operand (tquant's destination, tdequant's
+					// source) of 16 columns: no such tile.
+					continue
+				}
 				if obj == nil {
 					t.Errorf("%s %s %dx%d: %s", op.Name, dt, s.rows, s.cols, msg)
 					continue

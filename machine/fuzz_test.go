@@ -20,7 +20,9 @@ import (
 // The seeds are the small embedded programs; the corpus lives in testdata/fuzz.
 func FuzzRun(f *testing.F) {
 	for _, name := range programs.List() {
-		if !strings.HasPrefix(name, "hazards/") && name != "vec_add" && !strings.HasPrefix(name, "ffn_grid/unified") {
+		// Whole programs are test cases; fuzzing starts from fuzzseed's
+		// few small ones (fuzzseed.Files).
+		if fuzzseed.Fuzzing() || !strings.HasPrefix(name, "hazards/") && name != "vec_add" && !strings.HasPrefix(name, "ffn_grid/unified") {
 			continue
 		}
 		p, _ := programs.Find(name)
@@ -38,6 +40,13 @@ func FuzzRun(f *testing.F) {
 		f.Add(string(src))
 	}
 	prof := pipes.DefaultProfile()
+	// A fortieth of the tests' cycle budget when fuzzing: a mutated loop
+	// bound or block count runs to the budget, twice an input, and a run of
+	// hundreds of blocks on every core to 20000 cycles took seconds.
+	maxCycles := int64(200_000)
+	if fuzzseed.Fuzzing() {
+		maxCycles = 5_000
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		const main = "fuzz.pto"
 		fe := asm.Frontend{
@@ -60,7 +69,7 @@ func FuzzRun(f *testing.F) {
 		// the control slice).
 		for _, timing := range []bool{false, true} {
 			det := hazard.New(hazard.Options{})
-			m, err := machine.New(obj, machine.Options{Profile: prof, MaxCycles: 200_000, TimingOnly: timing,
+			m, err := machine.New(obj, machine.Options{Profile: prof, MaxCycles: maxCycles, TimingOnly: timing,
 				Observers: []machine.Observer{det}})
 			if err != nil {
 				return

@@ -37,6 +37,13 @@ func FuzzRunLint(f *testing.F) {
 		f.Add(src)
 	}
 	limits := []string{"--max-memory", "32MiB", "--max-file-size", "64KiB"}
+	// A fortieth of the cycle budgets when fuzzing: a mutated loop bound or
+	// block count runs to the budget, three times an input, and a run of
+	// hundreds of blocks on every core to 20000 cycles took seconds.
+	cycles, idle := "200000", "100000"
+	if fuzzseed.Fuzzing() {
+		cycles, idle = "5000", "2500"
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "f.pto")
@@ -44,9 +51,9 @@ func FuzzRunLint(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{
-			{"run", path, "--max-cycles", "200000"},
-			{"run", path, "--timing-only", "--max-cycles", "200000"},
-			{"lint", path, "--max-cycles", "200000", "--max-idle-cycles", "100000"},
+			{"run", path, "--max-cycles", cycles},
+			{"run", path, "--timing-only", "--max-cycles", cycles},
+			{"lint", path, "--max-cycles", cycles, "--max-idle-cycles", idle},
 			{"lint", path, "--static"},
 		} {
 			var o, e bytes.Buffer

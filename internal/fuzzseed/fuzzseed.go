@@ -5,6 +5,7 @@
 package fuzzseed
 
 import (
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,8 +38,18 @@ func Root(tb testing.TB) string {
 // (relative to the module root), sorted by path, skipping files larger than
 // max bytes (a seed the fuzzer mutates should be small). mlir selects PTOAS
 // MLIR files (true), PTO-AS files (false), or both (nil).
+//
+// When fuzzing (Fuzzing) it keeps at most FuzzSeeds files of at most FuzzMax
+// bytes, spread evenly over the sorted paths: the fuzzer runs every seed
+// before it mutates any, and the whole repository's programs kept it there
+// for the whole of a minute's -fuzztime (FuzzFmt, FuzzRunLint never
+// mutated). Under plain go test every file is a test case.
 func Files(tb testing.TB, max int, mlir *bool, dirs ...string) [][]byte {
 	tb.Helper()
+	fuzzing := Fuzzing()
+	if fuzzing {
+		max = min(max, FuzzMax)
+	}
 	root := Root(tb)
 	var paths []string
 	for _, d := range dirs {
@@ -61,7 +72,28 @@ func Files(tb testing.TB, max int, mlir *bool, dirs ...string) [][]byte {
 		}
 		out = append(out, b)
 	}
+	if fuzzing && len(out) > FuzzSeeds {
+		spread := make([][]byte, FuzzSeeds)
+		for i := range spread {
+			spread[i] = out[i*len(out)/FuzzSeeds]
+		}
+		out = spread
+	}
 	return out
+}
+
+// FuzzSeeds and FuzzMax bound Files when fuzzing: a couple of dozen small
+// programs, enough to start every target's mutation within seconds.
+const (
+	FuzzSeeds = 24
+	FuzzMax   = 4 << 10
+)
+
+// Fuzzing reports whether the test binary is fuzzing (go test -fuzz), not
+// running its seeds as tests.
+func Fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
 }
 
 // IsMLIR is a cheap test for PTOAS MLIR text (parser/mlir.IsMLIR is the

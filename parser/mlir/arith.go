@@ -163,10 +163,14 @@ func (k *kctx) bind(op *Op, v *val) *val {
 var cmpOps = map[string]string{"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
 	"ult": "<", "ule": "<=", "ugt": ">", "uge": ">=", "oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">="}
 
-var binOps = map[string]string{"addi": "+", "subi": "-", "muli": "*", "divsi": "/", "divui": "/", "floordivsi": "/",
-	"remsi": "%", "remui": "%", "andi": "&", "ori": "|", "xori": "^", "shli": "<<", "shrsi": ">>", "shrui": ">>"}
+// binOps and callOps are the ops PTO-AS's signed int64 operators and calls
+// compute as MLIR does: / and % truncate like divsi and remsi, >> is shrsi's
+// arithmetic shift, ceildiv rounds up for either sign. The unsigned ops and
+// floordivsi are uintOps (arith_uint.go).
+var binOps = map[string]string{"addi": "+", "subi": "-", "muli": "*", "divsi": "/",
+	"remsi": "%", "andi": "&", "ori": "|", "xori": "^", "shli": "<<", "shrsi": ">>"}
 
-var callOps = map[string]string{"minsi": "min", "minui": "min", "maxsi": "max", "maxui": "max", "ceildivsi": "ceildiv", "ceildivui": "ceildiv"}
+var callOps = map[string]string{"minsi": "min", "maxsi": "max", "ceildivsi": "ceildiv"}
 
 // arith lowers an arith op to a scalar value (no statement unless bound).
 func (k *kctx) arith(op *Op) {
@@ -191,6 +195,26 @@ func (k *kctx) arith(op *Op) {
 	switch {
 	case name == "constant":
 		k.define(op, k.constant(op))
+	case uintOps[name]:
+		o := operands(2)
+		if o == nil {
+			return
+		}
+		w := intWidth(lastType(ts))
+		if o[0].kind != vScalar || o[1].kind != vScalar || o[0].isF || o[1].isF || w == 0 {
+			k.errf(op.Span, "%s: operands are not integers", op.Name)
+			return
+		}
+		// MLIR gives these no value (poison or undefined behaviour).
+		switch c := o[1]; {
+		case c.known && name == "shrui" && (c.v < 0 || c.v >= int64(w)):
+			k.errf(op.Span, "%s: shift count %d out of range: counts are 0 to %d", op.Name, c.v, w-1)
+			return
+		case c.known && name != "shrui" && name != "maxui" && name != "minui" && c.v == 0:
+			k.errf(op.Span, "%s: division by zero", op.Name)
+			return
+		}
+		k.define(op, k.bind(op, uintArith(sp, name, w, o[0], o[1])))
 	case binOps[name] != "":
 		if o := operands(2); o != nil {
 			k.define(op, k.bind(op, k.scalarBin(op, binOps[name], o[0], o[1])))
@@ -228,6 +252,17 @@ func (k *kctx) arith(op *Op) {
 		}
 		if len(vs) != 2 {
 			k.errf(op.Span, "arith.%s takes a predicate and 2 operands", name)
+			return
+		}
+		if name == "cmpi" && pred[0] == 'u' {
+			// Unsigned: compare the unsigned readings (arith_uint.go).
+			w := intWidth(lastType(ts))
+			if w == 0 || vs[0].kind != vScalar || vs[1].kind != vScalar {
+				k.errf(op.Span, "%s: operands are not integers", op.Name)
+				return
+			}
+			x, y := unsignedOrder(sp, w, vs[0], vs[1])
+			k.define(op, k.bind(op, binVal(sp, o, x, y)))
 			return
 		}
 		k.define(op, k.bind(op, k.scalarBin(op, o, vs[0], vs[1])))

@@ -92,6 +92,15 @@ func TestErrors(t *testing.T) {
 			"e.pto:3:37: error: tfmod: %a is f16; a2a3 takes f32 only (pto-isa include/pto/npu/a2a3/TFmod.hpp TFmodCheck at 3186c381 static_asserts)"},
 		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=i32, rows=8, cols=64>\n  %s = arith.constant 3 : i32\n  pto.tfmods ins(%a, %s : T, i32) outs(%a : T)\n  return\n}\n",
 			"e.pto:4:40: error: tfmods: %a is i32; a2a3 takes f32 only (pto-isa include/pto/npu/a2a3/TFmodS.hpp TFMODS_IMPL at 3186c381 static_asserts)"},
+		// A rule on a source, and one on a pair: TAxpy.hpp takes an f16
+		// source into an f32 destination, not an f32 one into f16.
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=64>\n  %d = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f16, rows=8, cols=64>\n  %s = arith.constant 2.0 : f32\n  pto.taxpy ins(%a, %s : T, f32) outs(%d : T)\n  return\n}\n",
+			"e.pto:5:17: error: taxpy: %d is f16, %a is f32; a2a3 takes (dst f32, a f32|f16) or (dst f16, a f16) only (pto-isa include/pto/npu/a2a3/TAxpy.hpp:130-133 at 3186c381 static_asserts)"},
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=i32, rows=8, cols=64>\n  pto.texp ins(%a : T) outs(%a : T)\n  return\n}\n",
+			"e.pto:3:29: error: texp: %a is i32; a2a3 takes f16, f32 only (pto-isa include/pto/npu/a2a3/TUnaryOp.hpp:265 (TunaryCheck) at 3186c381 static_asserts)"},
+		// tshls was a stand-in (a tmov), which took any dtype.
+		{"func.func @k() {\n  %a = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=64>\n  %s = arith.constant 2 : i32\n  pto.tshls ins(%a, %s : T, i32) outs(%a : T)\n  return\n}\n",
+			"e.pto:4:39: error: tshls: %a is f32; a2a3 takes i32, i16, u32, u16 only (pto-isa include/pto/npu/a2a3/TBitwiseSOp.hpp:24 (TShiftCheck) at 3186c381 static_asserts)"},
 		// ptoasm models A2/A3: an A5 module is rejected, saying so.
 		{"module attributes {pto.target_arch = \"a5\"} {\n}\n", "e.pto:1:38: error: this file targets A5 (pto.target_arch = \"a5\"); ptoasm models A2/A3 only (the a2a3 profile); --pto-arch=a3 reads it as an A2/A3 kernel"},
 		// PTOAS's A2/A3 verifier rules (verify.go).

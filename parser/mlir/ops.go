@@ -94,10 +94,12 @@ var tileOps = func() map[string]opRow {
 		"tcolexpandadd tcolexpandsub tcolexpandmul tcolexpanddiv tcolexpandmax tcolexpandmin") {
 		m[n] = opRow{n, shBinary}
 	}
-	for _, n := range strings.Fields("tadds tsubs tmuls tdivs tmaxs tmins") {
+	// tshls and tshrs, trowprod and tcolprod were stand-ins: the ISA's own
+	// carry pto-isa's dtype rules (asm.OpInfo.DTypes).
+	for _, n := range strings.Fields("tadds tsubs tmuls tdivs tmaxs tmins tshls tshrs") {
 		m[n] = opRow{n, shScalar}
 	}
-	for _, n := range strings.Fields("trowsum trowmax trowmin tcolsum tcolmax tcolmin ttrans") {
+	for _, n := range strings.Fields("trowsum trowmax trowmin tcolsum tcolmax tcolmin ttrans trowprod tcolprod") {
 		m[n] = opRow{n, shRed}
 	}
 	return m
@@ -544,6 +546,12 @@ func (k *kctx) standIn(op *Op, name string, d dps, insT []*val, insTok []Tok, ou
 	}
 }
 
+// taddTakes reports whether pto-isa's TADD takes the MLIR element type dt.
+func taddTakes(dt string) bool {
+	t, ok := asm.ParseDType(dt)
+	return ok && asm.LookupOp("tadd").AllowsDType(0, t)
+}
+
 func (k *kctx) standInMain(op *Op, insT []*val, insTok []Tok, outT []*val, outTok []Tok) {
 	if len(outT) == 0 || len(insT) == 0 {
 		if len(outT) > 0 && len(insT) == 0 {
@@ -561,7 +569,9 @@ func (k *kctx) standInMain(op *Op, insT []*val, insTok []Tok, outT []*val, outTo
 		}
 	}
 	same := func(t *tileVal) bool { return t.dtype == d.dtype && t.rows == d.rows && t.cols == d.cols }
-	if len(insT) >= 2 && same(insT[0].tile) && same(insT[1].tile) {
+	// tadd only on the element types pto-isa's TADD takes; other stand-ins
+	// copy (the stand-in must not refuse what the op it models accepts).
+	if len(insT) >= 2 && same(insT[0].tile) && same(insT[1].tile) && taddTakes(d.dtype) {
 		k.note(k.instr(op, "tadd", tileRef(outT[0], outTok[0]), tileRef(insT[0], insTok[0]), tileRef(insT[1], insTok[1])),
 			"stand-in for %s (V pipe, same reads and writes)", op.Name)
 		return
