@@ -173,19 +173,22 @@ type pairArrival struct {
 	back bool
 }
 
-// notePairArrival records that finding f met agent pair p at the access
-// instances k1 and k2 (its first and second), once per such triple: a
-// move takes back the arrivals of the instance that moved, and the pair
-// stays while another instance pair met it.
-func (d *Detector) notePairArrival(f *finding, p [2]int32, k1, k2 movedKey) {
-	k := arrivalKey{f, k1.re, k1.rg, k2.re, k2.rg, p}
-	if _, ok := d.arrivalSeen[k]; ok {
+// notePairArrival records that finding f met agent pair p at access
+// instances first and second (at sites sf and ss), once per such triple:
+// a move takes back the arrivals of the instance that moved, and the pair
+// stays while another instance pair met it. The instances' keys, whose
+// site names cost a Sprintf each, are made for a new arrival only.
+func (d *Detector) notePairArrival(f *finding, p [2]int32, first, second *rec, sf, ss Site) {
+	ak := arrivalKey{f, first.epoch, first.gen, second.epoch, second.gen, p}
+	if _, ok := d.arrivalSeen[ak]; ok {
 		return
 	}
 	if d.arrivalOf == nil {
 		d.arrivalOf, d.arrivalSeen = map[movedKey][]int32{}, map[arrivalKey]struct{}{}
 	}
-	d.arrivalSeen[k] = struct{}{}
+	d.arrivalSeen[ak] = struct{}{}
+	k := findKey{kind: f.Kind, first: siteKey(sf), second: siteKey(ss)}
+	k1, k2 := movedKey{first.agent, first.epoch, first.gen, k}, movedKey{second.agent, second.epoch, second.gen, k}
 	i := int32(len(d.arrivals))
 	d.arrivals = append(d.arrivals, pairArrival{f: f, pair: p})
 	d.arrivalOf[k1] = append(d.arrivalOf[k1], i)

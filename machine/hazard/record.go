@@ -173,8 +173,6 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 		return
 	}
 	var f *finding
-	k := findKey{kind: n.kind, first: siteKey(sf), second: siteKey(ss)}
-	k1, k2 := movedKey{first.agent, first.epoch, first.gen, k}, movedKey{second.agent, second.epoch, second.gen, k}
 	if n.named {
 		if f = d.offer(n.kind, sev, sf, ss, msg); f == nil {
 			return
@@ -184,6 +182,8 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 		if d.counted == nil {
 			d.counted = map[movedKey]struct{}{}
 		}
+		k := findKey{kind: n.kind, first: siteKey(sf), second: siteKey(ss)}
+		k1, k2 := movedKey{first.agent, first.epoch, first.gen, k}, movedKey{second.agent, second.epoch, second.gen, k}
 		d.counted[k1] = struct{}{}
 		d.counted[k2] = struct{}{}
 		for _, s := range d.noteSpans {
@@ -196,7 +196,7 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 		f.pairs = map[[2]int32]struct{}{}
 	}
 	f.pairs[pair] = struct{}{}
-	d.notePairArrival(f, pair, k1, k2)
+	d.notePairArrival(f, pair, first, second, sf, ss)
 	if f.canon {
 		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
 		f.scope, f.src, f.dst, f.coreIdx = scope, fa.pipe, sa.pipe, fa.coreIdx
