@@ -52,6 +52,12 @@ kernel k : aiv {
 			"tstore: @A f32 [65536, 1024] takes 256MiB: the pages rank 0 has touched bring the run to ", "t.pto:9:9"},
 		{"gm init over", "gm A : f32 [1024, 1024] = random(seed=1)\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, false, true,
 			"initialising @A f32 [1024, 1024] takes 4MiB: the pages rank 0 has touched bring the run to ", "t.pto:1:1"},
+		// An expr init's values stored on each rank: the store's page
+		// error lost its type on the way (%v), and the run ended in
+		// "ptoasm: t.pto:1:25: GM @A[rank=3]: touching its pages ..."
+		// without the flag (hazards/decode_pair in FuzzRunLint).
+		{"gm expr init over", "gm A : f32 [256, 1024] = expr(i + j)\n" + kernel + "launch ranks=4 { run k blocks=1 }\n", 7 << 19, false, true,
+			"initialising @A f32 [256, 1024] takes 1MiB", "t.pto:1:1"},
 		{"init scratch", "gm A : f32 [256, 1024] = expr(i + j)\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 5 << 19, false, true,
 			"initialising or checking @A f32 [256, 1024] takes 1MiB uses 2MiB of float64 values: the run would need 3MiB", "t.pto:1:1"},
 		// Timing-only allocates only what control flow reads: nothing here.

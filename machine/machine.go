@@ -866,7 +866,7 @@ func (m *Machine) fillLogical(t *asm.TensorInfo, r int, in *asm.Init, f func([]i
 func (m *Machine) storeLogical(t *asm.TensorInfo, r int, in *asm.Init, a *memory.Array) error {
 	o := &m.ranks[r].gm[t.Index]
 	if err := memory.StoreArray(o.buf, 0, t.DType, a.Shape, t.Layout, a, memory.RoundRint); err != nil {
-		return fmt.Errorf("%s: %v", in.Pos, err)
+		return fmt.Errorf("%s: %w", in.Pos, err) // %w: a page error becomes the budget error (pageError)
 	}
 	return nil
 }

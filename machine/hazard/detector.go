@@ -566,6 +566,10 @@ type Detector struct {
 	// taken back where the first cover the second.
 	moved map[movedKey][]span
 	raced map[movedKey][]span
+	// movedFrom holds, for each moved pair, the agents of the accesses
+	// whose races with it moved: the agent pairs a move takes back
+	// (livePairs).
+	movedFrom map[movedKey][]int32
 	// cur is the cell accessCell is visiting, and noteSpans scratch for
 	// flushNotes (the spans of the counted notes it merges).
 	cur       curCell
@@ -577,6 +581,14 @@ type Detector struct {
 	// added, and a finding whose instances a late write met together
 	// vanished in one order of the run and not in another.
 	counted map[movedKey]struct{}
+
+	// arrivals holds each agent pair a race met, once per access
+	// instance and finding (either side, arrivalOf), so that a pair whose
+	// every instance moved to a later write is not counted (livePairs).
+	arrivals    []pairArrival
+	arrivalOf   map[movedKey][]int32
+	arrivalSeen map[arrivalKey]struct{}
+
 	pool    []vclock
 	tmp     vclock
 	relSeen []relSeen // by agent (acquireSig)

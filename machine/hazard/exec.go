@@ -1225,20 +1225,24 @@ func (d *Detector) moveRace(old, rd *rec, ko findKey) {
 	if !ok {
 		s = span{all: true}
 	}
-	d.moveRaceOn(rd, ko, s)
+	d.moveRaceOn(rd, old.agent, ko, s)
 }
 
-// moveRaceOn is moveRace on span s.
-func (d *Detector) moveRaceOn(rd *rec, ko findKey, s span) {
+// moveRaceOn is moveRace on span s; from is the agent of the access whose
+// race with rd moved (movedFrom).
+func (d *Detector) moveRaceOn(rd *rec, from int32, ko findKey, s span) {
 	mk := movedKey{rd.agent, rd.epoch, rd.gen, ko}
 	if _, ok := d.counted[mk]; !ok {
 		return // counted under another instance of its site (counted)
 	}
 	if d.moved == nil {
-		d.moved = map[movedKey][]span{}
+		d.moved, d.movedFrom = map[movedKey][]span{}, map[movedKey][]int32{}
 	}
 	if l := d.moved[mk]; len(l) == 0 || l[len(l)-1] != s {
 		d.moved[mk] = append(l, s)
+	}
+	if l := d.movedFrom[mk]; !slices.Contains(l, from) {
+		d.movedFrom[mk] = append(l, from)
 	}
 }
 

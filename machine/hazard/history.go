@@ -579,7 +579,7 @@ func (d *Detector) settleGhosts(c *cell, r *rec, after bool, acc *machine.Access
 			if !okOld || okNew && ko == kw || d.keepsRace(old, g, r, acc) {
 				continue
 			}
-			d.moveRaceOn(g, ko, on)
+			d.moveRaceOn(g, old.agent, ko, on)
 		}
 		if n == 0 {
 			delete(d.ghosts, k)

@@ -153,3 +153,93 @@ func (d *Detector) movedWhole(mk movedKey, by []span) bool {
 	}
 	return true
 }
+
+// A pair of agents a race met (recordRace), for the pair count.
+//
+// A finding's count is its pairs of agents (docs/hazards.md, "The count"),
+// which holds while every pair met in one order of the run is met in all.
+// A move breaks that: an access that raced an earlier write of a site and
+// then a later write ordered after it has its race moved to the later
+// write (moveRace), because landing after both it would have met the later
+// one alone. The instance count was taken back (takenBack), but the pair
+// stayed, so a pair whose only race moved counted in the orders where the
+// access met the earlier write and not in the others
+// (hazards/grouped_gemm_tail_no_reverse at SC = 2: a ragged tile's store,
+// the next ragged tile's matmul and a full tile's after it on one cube:
+// WAR `stt, mmt` counted 2 or 1 pipe pairs with a per-unit skew).
+type pairArrival struct {
+	f    *finding
+	pair [2]int32
+	back bool
+}
+
+// notePairArrival records that finding f met agent pair p at access
+// instances first and second (at sites sf and ss), once per such triple:
+// a move takes back the arrivals of the instance that moved, and the pair
+// stays while another instance pair met it. The instances' keys, whose
+// site names cost a Sprintf each, are made for a new arrival only.
+func (d *Detector) notePairArrival(f *finding, p [2]int32, first, second *rec, sf, ss Site) {
+	ak := arrivalKey{f, first.epoch, first.gen, second.epoch, second.gen, p}
+	if _, ok := d.arrivalSeen[ak]; ok {
+		return
+	}
+	if d.arrivalOf == nil {
+		d.arrivalOf, d.arrivalSeen = map[movedKey][]int32{}, map[arrivalKey]struct{}{}
+	}
+	d.arrivalSeen[ak] = struct{}{}
+	k := findKey{kind: f.Kind, first: siteKey(sf), second: siteKey(ss)}
+	k1, k2 := movedKey{first.agent, first.epoch, first.gen, k}, movedKey{second.agent, second.epoch, second.gen, k}
+	i := int32(len(d.arrivals))
+	d.arrivals = append(d.arrivals, pairArrival{f: f, pair: p})
+	d.arrivalOf[k1] = append(d.arrivalOf[k1], i)
+	d.arrivalOf[k2] = append(d.arrivalOf[k2], i)
+}
+
+// arrivalKey names an arrival: its finding, the epochs and generations of
+// its two access instances, and their agents (p).
+type arrivalKey struct {
+	f      *finding
+	e1, g1 uint32
+	e2, g2 uint32
+	p      [2]int32
+}
+
+// livePairs is how many agent pairs each race finding keeps: those with an
+// arrival neither of whose instances had its race moved on every byte it
+// was met on (movedWhole), the rule takenBack applies to the instances.
+func (d *Detector) livePairs() map[*finding]int {
+	for mk, by := range d.moved {
+		if !d.movedWhole(mk, by) {
+			continue
+		}
+		for _, i := range d.arrivalOf[mk] {
+			// Only the arrivals with an agent whose race with mk moved:
+			// a race of the same instance with another agent's write,
+			// which the later write is not ordered after, stays.
+			a := &d.arrivals[i]
+			other := a.pair[0]
+			if other == mk.ra {
+				other = a.pair[1]
+			}
+			if slices.Contains(d.movedFrom[mk], other) {
+				a.back = true
+			}
+		}
+	}
+	live := map[*finding]map[[2]int32]struct{}{}
+	for i := range d.arrivals {
+		a := &d.arrivals[i]
+		if a.back {
+			continue
+		}
+		if live[a.f] == nil {
+			live[a.f] = map[[2]int32]struct{}{}
+		}
+		live[a.f][a.pair] = struct{}{}
+	}
+	out := make(map[*finding]int, len(live))
+	for f, ps := range live {
+		out[f] = len(ps)
+	}
+	return out
+}

@@ -195,10 +195,12 @@ func (d *Detector) recordRace(n *raceNote, buf, rng string) {
 			d.noteRacedSpan(k2, s)
 		}
 	}
+	pair := [2]int32{first.agent, second.agent}
 	if f.pairs == nil {
 		f.pairs = map[[2]int32]struct{}{}
 	}
-	f.pairs[[2]int32{first.agent, second.agent}] = struct{}{}
+	f.pairs[pair] = struct{}{}
+	d.notePairArrival(f, pair, first, second, sf, ss)
 	if f.canon {
 		f.Buffer, f.Range = buf, [2]int64{n.lo, n.hi}
 		f.scope, f.src, f.dst, f.coreIdx = scope, fa.pipe, sa.pipe, fa.coreIdx
@@ -454,6 +456,7 @@ func (d *Detector) Findings() []Finding {
 	// A WAR every count of which moved to a later write (moveRace) is not
 	// reported, and stands for nothing.
 	unsaid := d.takenBack()
+	livePairs := d.livePairs()
 	wars := map[warKey]bool{}
 	warSites := map[[2]string]bool{}
 	for _, f := range d.findings {
@@ -475,8 +478,13 @@ func (d *Detector) Findings() []Finding {
 		}
 		if f.pairs != nil {
 			// A race counts its pairs of agents (pipes of cores and
-			// ranks, SDMA engines), not its arrivals.
-			g.Count = len(f.pairs)
+			// ranks, SDMA engines), not its arrivals, and only the
+			// pairs with an instance whose race did not move to a later
+			// write: a pair whose every instance moved is met in some
+			// orders of the run and not in others (livePairs).
+			if g.Count = livePairs[f]; g.Count == 0 {
+				continue
+			}
 		}
 		if g.Hint == "" {
 			g.Hint = d.hint(f)
