@@ -36,7 +36,8 @@ func TestMain(m *testing.M) {
 }
 
 // hostileCase is one hostile input: the command line (with {dir} standing
-// for a temp dir holding the files gen writes), the exit status, a regexp
+// for a temp dir holding the files gen writes, {reldir} for its path
+// relative to the working directory), the exit status, a regexp
 // on the first line of stderr, and the peak memory allowed.
 type hostileCase struct {
 	name   string
@@ -85,9 +86,20 @@ func checkHostile(t *testing.T, tc hostileCase) {
 			t.Fatal(err)
 		}
 	}
+	// {reldir} is the same directory relative to the working directory:
+	// some paths are made absolute by the flag parser, and a check that
+	// compared the two forms once mistook an output for an input.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := make([]string, len(tc.args))
 	for i, a := range tc.args {
-		args[i] = strings.ReplaceAll(a, "{dir}", dir)
+		args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "{reldir}", rel), "{dir}", dir)
 	}
 	code, out, errOut, rss := runHostile(t, args, nil)
 	first, _, _ := strings.Cut(errOut, "\n")
@@ -359,6 +371,17 @@ func TestHostile(t *testing.T) {
 			stderr: `\ntoo many errors: 39949 more not shown\n$`},
 		{name: "deep -D", args: []string{"asm", "vec_add", "-D", "ROWS=" + strings.Repeat("-", 100000) + "1"}, code: 2,
 			first: `^<command line>: error: -D ROWS=-{40}\.\.\.: expression too deep: 100000 levels of operators, brackets and calls \(at most 256\)$`},
+
+		// Outputs (session 23). kong makes --cpuprofile absolute, and the
+		// check against inputs compared that with the path as typed, so
+		// an existing profile named any other way than absolute and clean
+		// ("cpu.prof", "../cpu.prof") was taken for an input and refused.
+		{name: "--cpuprofile over an old profile", gen: map[string]func() string{"cpu.prof": func() string { return "old" }},
+			args: []string{"--cpuprofile", "{reldir}/cpu.prof", "asm", "vec_add"}, code: 0, first: `^$`, stdout: `^program `},
+		// The profiler drops its writer's errors: the profile was lost
+		// and the command exited 0.
+		{name: "--cpuprofile /dev/full", args: []string{"--cpuprofile", "/dev/full", "asm", "vec_add"}, code: 2,
+			first: `^ptoasm: --cpuprofile /dev/full: write /dev/full: no space left on device$`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })
