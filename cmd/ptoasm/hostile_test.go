@@ -380,6 +380,16 @@ func TestHostile(t *testing.T) {
 			args: []string{"--cpuprofile", "{reldir}/cpu.prof", "asm", "vec_add"}, code: 0, first: `^$`, stdout: `^program `},
 		// The profiler drops its writer's errors: the profile was lost
 		// and the command exited 0.
+		// sweep had guards of its own: any negative value was taken
+		// (-7 turned the idle guard off), and no wall clock, so a point
+		// whose pipes stay busy ran on to 2^34 cycles.
+		{name: "sweep --max-idle-cycles=-7", args: []string{"sweep", "vec_add", "--max-idle-cycles=-7"}, code: 2,
+			first: `^ptoasm: --max-idle-cycles -7: want a cycle count >= 0 \(0: the default, \d+\), or -1 for no limit$`},
+		{name: "sweep --max-cycles=-5", args: []string{"sweep", "vec_add", "--max-cycles=-5"}, code: 2,
+			first: `^ptoasm: --max-cycles -5: want a cycle count >= 0`},
+		{name: "sweep of a loop that keeps a pipe busy", args: []string{"sweep", h("race_forever.pto"), "--max-time", "1s"}, code: 1,
+			first:  `^ptoasm sweep: 1 of 1 points failed$`,
+			stdout: `(?m)^  0 .* FAIL: stopped at cycle \d+: the run exceeded the time limit 1s of wall-clock time .*; raise it with --max-time=DURATION \(now 1s; 0: no limit\)$`},
 		{name: "--cpuprofile /dev/full", args: []string{"--cpuprofile", "/dev/full", "asm", "vec_add"}, code: 2,
 			first: `^ptoasm: --cpuprofile /dev/full: write /dev/full: no space left on device$`},
 	}
