@@ -49,6 +49,10 @@ func (f traceFilterFlags) filter() (trace.Filter, error) {
 		}
 		out.Pipes = append(out.Pipes, p)
 	}
+	// A negative bound matched every event, as 0 does, without a word.
+	if f.From < 0 || f.To < 0 {
+		return out, fmt.Errorf("--from %d --to %d: want cycles >= 0 (--to 0: to the end)", f.From, f.To)
+	}
 	if f.To > 0 && f.To <= f.From {
 		return out, fmt.Errorf("--from %d --to %d: empty window", f.From, f.To)
 	}
