@@ -400,6 +400,10 @@ func TestHostile(t *testing.T) {
 			first: `^ptoasm: --from 0 --to -5: want cycles >= 0 \(--to 0: to the end\)$`},
 		{name: "trace --from=-5", args: []string{"trace", "vec_add", "--from=-5"}, code: 2,
 			first: `^ptoasm: --from -5 --to 0: want cycles >= 0`},
+		{name: "trace --rank past the ranks", args: []string{"trace", "vec_add", "--rank", "7"}, code: 2,
+			first: `^ptoasm: --rank 7: the program has one rank, 0$`},
+		{name: "trace --rank past the ranks of four", args: []string{"trace", "allreduce_ring/mesh", "--rank", "0,4"}, code: 2,
+			first: `^ptoasm: --rank 4: the program has 4 ranks, 0 to 3$`},
 		{name: "--cpuprofile /dev/full", args: []string{"--cpuprofile", "/dev/full", "asm", "vec_add"}, code: 2,
 			first: `^ptoasm: --cpuprofile /dev/full: write /dev/full: no space left on device$`},
 	}

@@ -103,6 +103,17 @@ func (c *traceCmd) Run(e *env) error {
 		ui.stop()
 		return err
 	}
+	// A rank the program does not have (a typo, or the rank count of
+	// another -D) filtered every event out: an empty trace, exit 0.
+	for _, r := range f.Ranks {
+		if r >= m.Ranks() {
+			ui.stop()
+			if m.Ranks() == 1 {
+				return fmt.Errorf("--rank %d: the program has one rank, 0", r)
+			}
+			return fmt.Errorf("--rank %d: the program has %d ranks, 0 to %d", r, m.Ranks(), m.Ranks()-1)
+		}
+	}
 	res, runErr := m.Run()
 	interrupted := ui.stop() && isCancelled(runErr)
 	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
