@@ -404,6 +404,11 @@ func TestHostile(t *testing.T) {
 			first: `^ptoasm: --rank 7: the program has one rank, 0$`},
 		{name: "trace --rank past the ranks of four", args: []string{"trace", "allreduce_ring/mesh", "--rank", "0,4"}, code: 2,
 			first: `^ptoasm: --rank 4: the program has 4 ranks, 0 to 3$`},
+		{name: "--output over the program", gen: map[string]func() string{"k.pto": func() string { return "kernel k : aiv {\n}\n\nlaunch ranks=1 {\n    run k\n}\n" }},
+			args: []string{"run", "{dir}/k.pto", "--output", "Z={dir}/k.pto"}, code: 2,
+			first: `^ptoasm: --output \{dir\}/k\.pto: that is \{dir\}/k\.pto, an input of this command; refusing to write over it$`},
+		{name: "--output with a bad rank", args: []string{"run", "vec_add", "--output", "Z@-1=z.npy"}, code: 2,
+			first: `^ptoasm: Z@-1: bad rank "-1"$`, stdout: `^$`},
 		{name: "--cpuprofile /dev/full", args: []string{"--cpuprofile", "/dev/full", "asm", "vec_add"}, code: 2,
 			first: `^ptoasm: --cpuprofile /dev/full: write /dev/full: no space left on device$`},
 	}
