@@ -36,7 +36,8 @@ func TestMain(m *testing.M) {
 }
 
 // hostileCase is one hostile input: the command line (with {dir} standing
-// for a temp dir holding the files gen writes), the exit status, a regexp
+// for a temp dir holding the files gen writes, {reldir} for its path
+// relative to the working directory), the exit status, a regexp
 // on the first line of stderr, and the peak memory allowed.
 type hostileCase struct {
 	name   string
@@ -85,9 +86,20 @@ func checkHostile(t *testing.T, tc hostileCase) {
 			t.Fatal(err)
 		}
 	}
+	// {reldir} is the same directory relative to the working directory:
+	// some paths are made absolute by the flag parser, and a check that
+	// compared the two forms once mistook an output for an input.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := make([]string, len(tc.args))
 	for i, a := range tc.args {
-		args[i] = strings.ReplaceAll(a, "{dir}", dir)
+		args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "{reldir}", rel), "{dir}", dir)
 	}
 	code, out, errOut, rss := runHostile(t, args, nil)
 	first, _, _ := strings.Cut(errOut, "\n")
@@ -359,6 +371,46 @@ func TestHostile(t *testing.T) {
 			stderr: `\ntoo many errors: 39949 more not shown\n$`},
 		{name: "deep -D", args: []string{"asm", "vec_add", "-D", "ROWS=" + strings.Repeat("-", 100000) + "1"}, code: 2,
 			first: `^<command line>: error: -D ROWS=-{40}\.\.\.: expression too deep: 100000 levels of operators, brackets and calls \(at most 256\)$`},
+
+		// Outputs (session 23). kong makes --cpuprofile absolute, and the
+		// check against inputs compared that with the path as typed, so
+		// an existing profile named any other way than absolute and clean
+		// ("cpu.prof", "../cpu.prof") was taken for an input and refused.
+		{name: "--cpuprofile over an old profile", gen: map[string]func() string{"cpu.prof": func() string { return "old" }},
+			args: []string{"--cpuprofile", "{reldir}/cpu.prof", "asm", "vec_add"}, code: 0, first: `^$`, stdout: `^program `},
+		// The profiler drops its writer's errors: the profile was lost
+		// and the command exited 0.
+		// sweep had guards of its own: any negative value was taken
+		// (-7 turned the idle guard off), and no wall clock, so a point
+		// whose pipes stay busy ran on to 2^34 cycles.
+		{name: "sweep --max-idle-cycles=-7", args: []string{"sweep", "vec_add", "--max-idle-cycles=-7"}, code: 2,
+			first: `^ptoasm: --max-idle-cycles -7: want a cycle count >= 0 \(0: the default, \d+\), or -1 for no limit$`},
+		{name: "sweep --max-cycles=-5", args: []string{"sweep", "vec_add", "--max-cycles=-5"}, code: 2,
+			first: `^ptoasm: --max-cycles -5: want a cycle count >= 0`},
+		{name: "sweep of a loop that keeps a pipe busy", args: []string{"sweep", h("race_forever.pto"), "--max-time", "1s"}, code: 1,
+			first:  `^ptoasm sweep: 1 of 1 points failed$`,
+			stdout: `(?m)^  0 .* FAIL: stopped at cycle \d+: the run exceeded the time limit 1s of wall-clock time .*; raise it with --max-time=DURATION \(now 1s; 0: no limit\)$`},
+		{name: "step --max-idle-cycles=-7", gen: map[string]func() string{"s.txt": func() string { return "continue\nquit\n" }},
+			args: []string{"step", "testdata/spin_forever.pto", "--script", "{dir}/s.txt", "--max-idle-cycles=-7"}, code: 2,
+			first: `^ptoasm: --max-idle-cycles -7: want a cycle count >= 0 \(0: the default, \d+\), or -1 for no limit$`},
+		{name: "step --max-cycles=-5", gen: map[string]func() string{"s.txt": func() string { return "continue\nquit\n" }},
+			args: []string{"step", "vec_add", "--script", "{dir}/s.txt", "--max-cycles=-5"}, code: 2,
+			first: `^ptoasm: --max-cycles -5: want a cycle count >= 0`},
+		{name: "trace --to=-5", args: []string{"trace", "vec_add", "--to=-5"}, code: 2,
+			first: `^ptoasm: --from 0 --to -5: want cycles >= 0 \(--to 0: to the end\)$`},
+		{name: "trace --from=-5", args: []string{"trace", "vec_add", "--from=-5"}, code: 2,
+			first: `^ptoasm: --from -5 --to 0: want cycles >= 0`},
+		{name: "trace --rank past the ranks", args: []string{"trace", "vec_add", "--rank", "7"}, code: 2,
+			first: `^ptoasm: --rank 7: the program has one rank, 0$`},
+		{name: "trace --rank past the ranks of four", args: []string{"trace", "allreduce_ring/mesh", "--rank", "0,4"}, code: 2,
+			first: `^ptoasm: --rank 4: the program has 4 ranks, 0 to 3$`},
+		{name: "--output over the program", gen: map[string]func() string{"k.pto": func() string { return "kernel k : aiv {\n}\n\nlaunch ranks=1 {\n    run k\n}\n" }},
+			args: []string{"run", "{dir}/k.pto", "--output", "Z={dir}/k.pto"}, code: 2,
+			first: `^ptoasm: --output \{dir\}/k\.pto: that is \{dir\}/k\.pto, an input of this command; refusing to write over it$`},
+		{name: "--output with a bad rank", args: []string{"run", "vec_add", "--output", "Z@-1=z.npy"}, code: 2,
+			first: `^ptoasm: Z@-1: bad rank "-1"$`, stdout: `^$`},
+		{name: "--cpuprofile /dev/full", args: []string{"--cpuprofile", "/dev/full", "asm", "vec_add"}, code: 2,
+			first: `^ptoasm: --cpuprofile /dev/full: write /dev/full: no space left on device$`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })

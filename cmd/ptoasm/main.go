@@ -141,7 +141,7 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 	}
 	if c.CPUProfile != "" {
 		// The profile is created now, before the command reads anything.
-		if err := checkOutputs([]output{{"--cpuprofile", c.CPUProfile}}, argFiles(args, c.CPUProfile)); err != nil {
+		if err := checkOutputs([]output{{"--cpuprofile", c.CPUProfile}}, argFiles(args, "--cpuprofile")); err != nil {
 			fmt.Fprintln(stderr, "ptoasm:", err)
 			return 2
 		}
@@ -150,15 +150,22 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 			fmt.Fprintln(stderr, "ptoasm:", err)
 			return 2
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
+		// The profiler drops its writer's errors, so they are kept here:
+		// `--cpuprofile /dev/full` (or a full disk) exited 0 with no profile.
+		pw := &errWriter{w: f}
+		if err := pprof.StartCPUProfile(pw); err != nil {
 			f.Close()
 			fmt.Fprintln(stderr, "ptoasm:", err)
 			return 2
 		}
 		defer func() {
 			pprof.StopCPUProfile()
-			if err := f.Close(); err != nil && code == 0 {
-				fmt.Fprintln(stderr, "ptoasm:", err)
+			err := pw.err
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil { // a lost output fails the command whatever it found
+				fmt.Fprintf(stderr, "ptoasm: --cpuprofile %s: %v\n", c.CPUProfile, err)
 				code = 2
 			}
 		}()

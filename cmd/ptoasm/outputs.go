@@ -62,11 +62,15 @@ func dataInputs(flags []string) []string {
 // argFiles are the paths the command line may name, for an output created
 // before the command knows its inputs (--cpuprofile): every argument and
 // the value after its last '=' (--profile=F, --input X=F), but not the
-// output's own value.
-func argFiles(args []string, own string) []string {
+// value of the output's own flag. That value is skipped by its place, not
+// by comparing it with the flag's parsed path: kong makes a path flag
+// absolute, so `--cpuprofile cpu.prof` once found the relative
+// "cpu.prof" among the inputs and refused to write over an existing
+// profile (every second profiling run).
+func argFiles(args []string, flag string) []string {
 	var out []string
 	for i, a := range args {
-		if a == own && i > 0 && args[i-1] == "--cpuprofile" || a == "--cpuprofile="+own {
+		if i > 0 && args[i-1] == flag || strings.HasPrefix(a, flag+"=") {
 			continue
 		}
 		out = append(out, a)

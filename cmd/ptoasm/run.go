@@ -101,6 +101,16 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	outs := []output{{"--trace", c.Trace}, {"--html", c.HTML}, {"--print", c.Print}, {"--report", c.Report}}
+	// --output files are written after the run as well: `--output
+	// Z=k.pto` replaced the program with an .npy, exit 0, and a malformed
+	// spec was refused only after a run that may have taken minutes.
+	for _, spec := range c.Output {
+		path, err := outputPath(spec)
+		if err != nil {
+			return err
+		}
+		outs = append(outs, output{"--output", path})
+	}
 	if err := checkOutputs(outs, append(append(programInputs(obj, src), dataInputs(c.Input)...), c.Profile)); err != nil {
 		return err
 	}
@@ -215,6 +225,18 @@ func (c *runCmd) Run(e *env) error {
 		return exitError{1}
 	}
 	return nil
+}
+
+// outputPath checks an --output spec's form and returns its file.
+func outputPath(spec string) (string, error) {
+	t, path, ok := strings.Cut(spec, "=")
+	if !ok {
+		return "", fmt.Errorf("--output %s: want TENSOR[@RANK]=FILE.npy", spec)
+	}
+	if _, _, err := tensorRank(t); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 func writeOutput(m *machine.Machine, spec string) error {

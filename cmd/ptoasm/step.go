@@ -33,6 +33,13 @@ func (c *stepCmd) Run(e *env) error {
 		// Both would be read from standard input.
 		return fmt.Errorf("step -: the program is on standard input, so the commands need --script FILE")
 	}
+	// The guards' ranges are run's (no wall clock, above): any negative
+	// value was taken, and --max-idle-cycles=-7 turned the idle guard off,
+	// so a script's continue into a spin never returned.
+	mopt := machine.Options{MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}
+	if err := (guardFlags{MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles}).options(&mopt); err != nil {
+		return err
+	}
 	obj, _, err := assemble(e, c.File, c.defineFlags)
 	if err != nil {
 		return err
@@ -41,7 +48,8 @@ func (c *stepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	d, err := debug.New(obj, debug.Options{Machine: machine.Options{Profile: prof, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: e.lim.maxMemory, MaxHeap: e.lim.maxHeap()}})
+	mopt.Profile = prof
+	d, err := debug.New(obj, debug.Options{Machine: mopt})
 	if err != nil {
 		return err
 	}

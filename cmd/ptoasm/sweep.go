@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
+	"github.com/ptoasm/ptoasm/machine"
 	"github.com/ptoasm/ptoasm/machine/report"
 	"github.com/ptoasm/ptoasm/machine/sweep"
 )
@@ -30,17 +31,23 @@ type sweepCmd struct {
 }
 
 type sweepGridCmd struct {
-	File          string   `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
-	Set           []string `sep:"none" placeholder:"KEY=V1,V2,..." help:"Sweep one profile parameter over a list of values (repeatable; each is one axis of the grid)."`
-	Define        []string `sep:"none" short:"D" name:"define" placeholder:"NAME=V1,V2,..." help:"Sweep one constant over a list of values (repeatable; each is one axis). Commas inside parentheses do not split."`
-	Profile       string   `help:"Base timing profile file (default: the embedded a2a3 profile)." type:"existingfile"`
-	TimingOnly    bool     `help:"Skip data: time each point without computing values; output checks are skipped."`
-	MaxCycles     int64    `default:"0" help:"Stop a point with an error after this many cycles (0: the machine's default guard)."`
-	MaxIdleCycles int64    `default:"0" placeholder:"N" help:"Stop a point with an error after N cycles in which no pipe ran an instruction and nothing wrote GM (0: the default, 2^24; --max-idle-cycles=-1: no limit)."`
-	Jobs          int      `default:"0" help:"Points run in parallel (0: one per CPU). The output does not depend on it."`
-	Format        string   `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum} (a shard always writes JSON)."`
-	Shard         string   `placeholder:"I/N" help:"Run only the points whose index modulo N is I (0 <= I < N) and write JSON for sweep merge."`
-	Report        string   `placeholder:"OUT.html" help:"Write an HTML page with the metric best chooses by against each swept parameter."`
+	File       string   `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
+	Set        []string `sep:"none" placeholder:"KEY=V1,V2,..." help:"Sweep one profile parameter over a list of values (repeatable; each is one axis of the grid)."`
+	Define     []string `sep:"none" short:"D" name:"define" placeholder:"NAME=V1,V2,..." help:"Sweep one constant over a list of values (repeatable; each is one axis). Commas inside parentheses do not split."`
+	Profile    string   `help:"Base timing profile file (default: the embedded a2a3 profile)." type:"existingfile"`
+	TimingOnly bool     `help:"Skip data: time each point without computing values; output checks are skipped."`
+	// The run guards, for each point, with run's ranges (guardFlags.options):
+	// any value was taken, and --max-idle-cycles=-7 turned the idle guard
+	// off. The wall clock is off unless asked for, so that what a sweep
+	// reports does not depend on the host (docs/cli.md "Run guards"); a
+	// point that keeps a pipe busy runs to --max-cycles, minutes or more.
+	MaxCycles     int64         `default:"0" placeholder:"N" help:"Stop a point with an error after N simulated cycles (0: the default, 2^34)."`
+	MaxIdleCycles int64         `default:"0" placeholder:"N" help:"Stop a point with an error after N cycles in which no pipe ran an instruction and nothing wrote GM (0: the default, 2^24; --max-idle-cycles=-1: no limit)."`
+	MaxTime       time.Duration `default:"0" placeholder:"DURATION" help:"Stop a point with an error after this much wall-clock time, e.g. 5m (default 0: no limit, so that the report does not depend on the host)."`
+	Jobs          int           `default:"0" help:"Points run in parallel (0: one per CPU). The output does not depend on it."`
+	Format        string        `enum:"text,json" default:"text" placeholder:"text|json" help:"Report format: ${enum} (a shard always writes JSON)."`
+	Shard         string        `placeholder:"I/N" help:"Run only the points whose index modulo N is I (0 <= I < N) and write JSON for sweep merge."`
+	Report        string        `placeholder:"OUT.html" help:"Write an HTML page with the metric best chooses by against each swept parameter."`
 
 	stdin *stdinSrc // the program when File is "-", read once for every point
 
@@ -57,6 +64,10 @@ type sweepMergeCmd struct {
 }
 
 func (c *sweepGridCmd) Run(e *env) error {
+	var guards machine.Options
+	if err := (guardFlags{MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxTime: c.MaxTime}).options(&guards); err != nil {
+		return err
+	}
 	src, err := resolve(e, c.File)
 	if err != nil {
 		return err
@@ -91,7 +102,7 @@ func (c *sweepGridCmd) Run(e *env) error {
 		})
 	}
 	rep, err := sweep.Run(sweep.Config{File: c.File, Base: base, Axes: axes, TimingOnly: c.TimingOnly,
-		MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: e.lim.maxMemory,
+		MaxCycles: guards.MaxCycles, MaxIdleCycles: guards.MaxIdleCycles, MaxTime: guards.MaxTime, MaxMemory: e.lim.maxMemory,
 		Jobs: c.Jobs, Shard: c.Shard, Cancel: ui.cancel,
 		Assemble: c.assemble(e), Progress: func(ended, of int) { finished.Store(int64(ended)); total.Store(int64(of)) }})
 	if err != nil {

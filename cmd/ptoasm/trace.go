@@ -49,6 +49,10 @@ func (f traceFilterFlags) filter() (trace.Filter, error) {
 		}
 		out.Pipes = append(out.Pipes, p)
 	}
+	// A negative bound matched every event, as 0 does, without a word.
+	if f.From < 0 || f.To < 0 {
+		return out, fmt.Errorf("--from %d --to %d: want cycles >= 0 (--to 0: to the end)", f.From, f.To)
+	}
 	if f.To > 0 && f.To <= f.From {
 		return out, fmt.Errorf("--from %d --to %d: empty window", f.From, f.To)
 	}
@@ -98,6 +102,17 @@ func (c *traceCmd) Run(e *env) error {
 	if err != nil {
 		ui.stop()
 		return err
+	}
+	// A rank the program does not have (a typo, or the rank count of
+	// another -D) filtered every event out: an empty trace, exit 0.
+	for _, r := range f.Ranks {
+		if r >= m.Ranks() {
+			ui.stop()
+			if m.Ranks() == 1 {
+				return fmt.Errorf("--rank %d: the program has one rank, 0", r)
+			}
+			return fmt.Errorf("--rank %d: the program has %d ranks, 0 to %d", r, m.Ranks(), m.Ranks()-1)
+		}
 	}
 	res, runErr := m.Run()
 	interrupted := ui.stop() && isCancelled(runErr)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -19,8 +20,10 @@ type Config struct {
 	Base       *pipes.Profile
 	Axes       []Axis
 	TimingOnly bool
-	// MaxCycles and MaxIdleCycles are each point's machine.Options guards.
+	// MaxCycles, MaxIdleCycles and MaxTime are each point's
+	// machine.Options guards.
 	MaxCycles, MaxIdleCycles int64
+	MaxTime                  time.Duration
 	// MaxMemory is the whole --max-memory budget (0: machine.DefaultMaxMemory),
 	// shared by the jobs that run together.
 	MaxMemory int64
@@ -178,7 +181,7 @@ func (c *Config) point(grid []string, values [][]string, idx int, maxMemory int6
 		return pt, false
 	}
 	var be *machine.BudgetError
-	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxMemory: maxMemory, Cancel: c.Cancel})
+	m, err := machine.New(obj, machine.Options{Profile: prof, TimingOnly: c.TimingOnly, MaxCycles: c.MaxCycles, MaxIdleCycles: c.MaxIdleCycles, MaxTime: c.MaxTime, MaxMemory: maxMemory, Cancel: c.Cancel})
 	if err != nil {
 		pt.Error, pt.overBudget = err.Error(), errors.As(err, &be)
 		return pt, false
