@@ -12,3 +12,21 @@ func (op *OpInfo) AttrWords(key string) []string {
 	}
 	return nil
 }
+
+// CmpSymbol is the operator a `#cmp=` word stands for (eq, ne, gt, ge, lt,
+// le), as messages print a signal compare: "==" for eq and anything else.
+func CmpSymbol(word string) string {
+	switch word {
+	case "ne":
+		return "!="
+	case "gt":
+		return ">"
+	case "ge":
+		return ">="
+	case "lt":
+		return "<"
+	case "le":
+		return "<="
+	}
+	return "=="
+}

@@ -311,7 +311,7 @@ func (c *core) describeWait() string {
 			}
 		}
 		return fmt.Sprintf("twait @%s%s %s %d on rank %d: current value %s, no notify or store to it is pending",
-			a.GM.Name, idxString(c, a), cmpSym(cmp), want, c.sigRank, cur)
+			a.GM.Name, idxString(c, a), asm.CmpSymbol(cmp), want, c.sigRank, cur)
 	case scAsync:
 		return "wait_async: transfers still in flight"
 	case scEnd:
@@ -366,22 +366,6 @@ func idxString(c *core, a *asm.Arg) string {
 		s += "]"
 	}
 	return s
-}
-
-func cmpSym(c string) string {
-	switch c {
-	case "ne":
-		return "!="
-	case "gt":
-		return ">"
-	case "ge":
-		return ">="
-	case "lt":
-		return "<"
-	case "le":
-		return "<="
-	}
-	return "=="
 }
 
 // describeUnitWait explains a mad or FIX read stuck on an L0C unit flag.

@@ -233,27 +233,10 @@ func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left 
 		what = fmt.Sprintf("adds to it (%d after the set)", left)
 	}
 	msg := fmt.Sprintf("%s passes only while the word holds %s %d, the value %s set; %s %s with nothing ordering it after the wait, so it can land before the wait polls, and the wait spins forever",
-		d.site(&wt.r).where(), cmpSym(wt.cmp), wt.want, d.site(&wt.by).where(), d.site(s).where(), what)
+		d.site(&wt.r).where(), asm.CmpSymbol(wt.cmp), wt.want, d.site(&wt.by).where(), d.site(s).where(), what)
 	// Recorded at once: the notes of one event that name the same two
 	// sites are merged (flushNotes), and a wait meets two sets of one
 	// notifier's site on its racing list where, arriving after it, they
 	// are two events: the count would follow the arrival order.
 	d.recordNote(&raceNote{kind: KindWaitOverwritten, prev: wt.r, cur: *s, acc: *acc, lo: lo, hi: hi, msg: msg})
-}
-
-// cmpSym is the operator of a signal compare, as the machine names it.
-func cmpSym(c string) string {
-	switch c {
-	case "ne":
-		return "!="
-	case "gt":
-		return ">"
-	case "ge":
-		return ">="
-	case "lt":
-		return "<"
-	case "le":
-		return "<="
-	}
-	return "=="
 }
