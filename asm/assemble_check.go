@@ -101,6 +101,10 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	if info.DTypes != nil {
 		checkDTypes(info, len(args), tile, bad)
 	}
+	locDecided := checkLocDTypes(d, op, bad)
+	if info.Op == OpTquant {
+		checkQuantOffset(op, bad)
+	}
 	switch d.check {
 	case chkSame:
 		for i := 1; i < len(args); i++ {
@@ -150,7 +154,9 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 			}
 		}
 	case chkMove:
-		if !(tile(1) != nil && tile(1).Loc == LocAcc) { // FIX converts L0C's f32/i32 on the way out
+		// FIX converts L0C's f32/i32 on the way out, mat→bias widens f16:
+		// the location rows decide those pairs.
+		if !locDecided && !(tile(1) != nil && tile(1).Loc == LocAcc) {
 			sameDType(0, 1)
 		}
 	case chkExtract:

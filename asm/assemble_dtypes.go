@@ -31,7 +31,7 @@ func checkDTypes(info *OpInfo, nargs int, tile func(int) *TileInfo, bad func(int
 			}
 		}
 		if !taken {
-			bad(i, "%s: %%%s is %s; a2a3 takes %s only (pto-isa %s static_asserts)", info.Name, t.Name, t.DType, dtypeList(union, ", "), info.DTypeSource)
+			bad(i, "%s: %%%s is %s; a2a3 takes %s only (pto-isa %s %s)", info.Name, t.Name, t.DType, dtypeList(union, ", "), info.DTypeSource, info.dtypeWhy())
 			return
 		}
 		if union != nil {
@@ -56,7 +56,14 @@ func checkDTypes(info *OpInfo, nargs int, tile func(int) *TileInfo, bad func(int
 			have = append(have, fmt.Sprintf("%%%s is %s", t.Name, t.DType))
 		}
 	}
-	bad(last, "%s: %s; a2a3 takes %s only (pto-isa %s static_asserts)", info.Name, strings.Join(have, ", "), rulesString(info), info.DTypeSource)
+	bad(last, "%s: %s; a2a3 takes %s only (pto-isa %s %s)", info.Name, strings.Join(have, ", "), rulesString(info), info.DTypeSource, info.dtypeWhy())
+}
+
+func (info *OpInfo) dtypeWhy() string {
+	if info.DTypeWhy != "" {
+		return info.DTypeWhy
+	}
+	return "static_asserts"
 }
 
 // restricted reports whether some rule limits operand i.
@@ -118,4 +125,94 @@ func (info *OpInfo) AllowsDType(i int, dt DType) bool {
 		}
 	}
 	return false
+}
+
+// checkLocDTypes refuses a move whose destination and source types the
+// pto-isa path its locations select does not take (locDTypeRows). It
+// reports whether a row decided the pair, so chkMove's same-dtype rule
+// gives way to a path that converts (mat→bias widens f16 to f32).
+func checkLocDTypes(d *opDef, op *COp, bad func(int, string, ...any) *Diagnostic) (decided bool) {
+	args := op.Args
+	if len(args) < 2 {
+		return false
+	}
+	type end struct {
+		name string
+		loc  Loc // LocInvalid: GM
+		dt   DType
+	}
+	ends := [2]end{}
+	for i := range ends {
+		switch a := args[i]; {
+		case a.Kind == ArgTile && a.Tile != nil:
+			ends[i] = end{"%" + a.Tile.Name, a.Tile.Loc, a.Tile.DType}
+		case a.Kind == ArgGM && a.GM != nil:
+			ends[i] = end{"@" + a.GM.Name, LocInvalid, a.GM.DType}
+		default:
+			return false
+		}
+	}
+	atomic := false
+	if a, ok := op.Attr("atomic"); ok && a.IsWord && a.Word == "add" {
+		atomic = true
+	}
+	for _, r := range d.locDTypes {
+		if r.atomic && !atomic || r.dst != LocInvalid && r.dst != ends[0].loc || r.src != LocInvalid && r.src != ends[1].loc {
+			continue
+		}
+		decided = decided || !r.atomic
+		ok, dstOK := false, false
+		for _, rule := range r.rules {
+			dstOK = dstOK || rule.Allows(0, ends[0].dt)
+			ok = ok || rule.Allows(0, ends[0].dt) && rule.Allows(1, ends[1].dt)
+		}
+		if ok {
+			continue
+		}
+		at := 1
+		if !dstOK {
+			at = 0
+		}
+		where := func(e end) string {
+			if e.loc == LocInvalid {
+				return "GM"
+			}
+			return e.loc.String()
+		}
+		what := ""
+		if r.atomic {
+			what = " #atomic=add"
+		}
+		bad(at, "%s%s: %s %s is %s, %s %s is %s; a2a3 takes %s only (pto-isa %s at 3186c381 static_asserts)",
+			op.Info.Name, what, where(ends[0]), ends[0].name, ends[0].dt, where(ends[1]), ends[1].name, ends[1].dt,
+			locRulesString(r.rules), r.source)
+		return true
+	}
+	return decided
+}
+
+// locRulesString spells a location row's rules as rulesString does, with
+// the operands named dst and src.
+func locRulesString(rules []DTypeRule) string {
+	info := &OpInfo{DTypes: rules, Operands: []OperandSpec{{Name: "dst"}, {Name: "src"}}}
+	return rulesString(info)
+}
+
+// checkQuantOffset: tquant's i8 destination is pto-isa's INT8_SYM, which
+// has no offset, and its u8 one INT8_ASYM, which adds the offset tile
+// (TQuant.hpp:29-32, 44-45: TROWEXPANDADD of *offset, a null pointer when
+// none is given). The element types alone are DTypes'.
+func checkQuantOffset(op *COp, bad func(int, string, ...any) *Diagnostic) {
+	args := op.Args
+	if len(args) < 1 || args[0].Kind != ArgTile || args[0].Tile == nil {
+		return
+	}
+	d := args[0].Tile
+	hasOff := len(args) > 4 && args[4].Kind == ArgTile
+	switch {
+	case d.DType == U8 && !hasOff:
+		bad(0, "tquant: %%%s is u8, the asymmetric form (INT8_ASYM), which adds an offset tile: give it after tmp (pto-isa include/pto/npu/a2a3/TQuant.hpp:31-32, 44-45 at 3186c381)", d.Name)
+	case d.DType == I8 && hasOff:
+		bad(4, "tquant: %%%s is i8, the symmetric form (INT8_SYM), which takes no offset: a u8 destination is the form with one (pto-isa include/pto/npu/a2a3/TQuant.hpp:29-32, 44-45 at 3186c381)", d.Name)
+	}
 }

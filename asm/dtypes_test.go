@@ -62,7 +62,7 @@ func TestOpDTypes(t *testing.T) {
 		{"taxpy %i, %a, 2.0", "f32", "f16", "%a", "taxpy: %i is f16, %a is f32; a2a3 takes (dst f32, a f32|f16) or (dst f16, a f16) only (pto-isa include/pto/npu/a2a3/TAxpy.hpp:130-133"},
 		{"taxpy %i, %a, 2.0", "i32", "i32", "", "taxpy: %i is i32; a2a3 takes f32, f16 only"},
 		// The index type follows the value's width.
-		{"tpartargmax %d, %i, %a, %b, %i, %i", "f32", "i16", "%i", "tpartargmax: %d is f32, %i is i16, %a is f32, %b is f32, %i is i16, %i is i16; a2a3 takes (dst f32, dstidx i32|u32"},
+		{"tpartargmax %d, %i, %a, %b, %i, %i", "f32", "i16", "%i", "tpartargmax: %d is f32, %i is i16, %a is f32, %b is f32, %i is i16, %i is i16; a2a3 takes (dst f32, dstidx i32, a f32, b f32, aidx i32, bidx i32) or (dst f32, dstidx u32"},
 		{"tpartargmax %d, %i, %a, %b, %i, %i", "f16", "i16", "", ""},
 		{"tpartargmin %d, %i, %a, %b, %i, %i", "i32", "i32", "", "tpartargmin: %d is i32; a2a3 takes f32, f16 only"},
 		{"trowargmax %i, %a", "f16", "u16", "", "trowargmax: %i is u16; a2a3 takes i32, u32 only"},

@@ -90,6 +90,8 @@ type opDef struct {
 	check checkKind
 	// route describes the routing for the printed table when Route is set.
 	route string
+	// locDTypes are the element types by location (isa_locdtypes.go).
+	locDTypes []*locDTypeRow
 }
 
 var (
@@ -614,6 +616,7 @@ func init() {
 	defsImg()
 	defsView()
 	defsDTypes()
+	defsLocDTypes()
 	sort.Slice(defs, func(i, j int) bool { return defs[i].info.Name < defs[j].info.Name })
 	for _, d := range defs {
 		d.info.Op = opcodeOf[d.info.Name] // OpNone when missing: TestOpcodesCoverISA
@@ -906,6 +909,33 @@ runs. Lines are pto-isa's `+"`include/pto/npu/a2a3`"+` at 3186c381.
 			continue
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %s |\n", op.Name, mdEsc(rulesString(op)), mdEsc(op.DTypeSource))
+	}
+	fmt.Fprint(w, `
+`+"`tquant`"+`'s i8 destination is pto-isa's INT8_SYM, which takes no offset, and its u8 one
+INT8_ASYM, which adds the offset tile (TQuant.hpp:29-32, 44-45): a u8 destination without
+the offset, or an i8 one with it, is refused.
+
+A move's types depend on the path its tiles' locations select (asm/isa_locdtypes.go); dst
+and src are operands 0 and 1, a GM operand its tensor's type. The plain acc→mat `+"`tmov`"+`
+path asserts what `+"`textract`"+`'s does (f32 into f16 or bf16, TMov.hpp:160), but the shipped
+programs/ffn_grid/unified_*.pto move an f32 acc into an f32 mat tile with `+"`tmov`"+`, so
+`+"`tmov`"+` and `+"`tmov.a2m`"+` are not held to it yet.
+
+| op | dst ← src | element types | pto-isa |
+|---|---|---|---|
+`)
+	for _, r := range locDTypeRows {
+		where := func(l Loc) string {
+			if l == LocInvalid {
+				return "GM"
+			}
+			return l.String()
+		}
+		path := where(r.dst) + " ← " + where(r.src)
+		if r.atomic {
+			path = "GM ← any, #atomic=add"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s at 3186c381 |\n", "`"+strings.Join(r.ops, "`, `")+"`", path, mdEsc(locRulesString(r.rules)), mdEsc(r.source))
 	}
 }
 

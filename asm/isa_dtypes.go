@@ -94,12 +94,11 @@ var dtypeRows = []dtypeRow{
 		[]DTypeRule{{dtIdx32, dtArith}}},
 	{[]string{"trowargmax.val", "trowargmin.val"}, "TRowReduceIdxOps.hpp:29, TRowReduceOps.hpp:197",
 		[]DTypeRule{{{F32, I32}, dtIdx32, {F32, I32}}, {{F16, I16}, dtIdx, {F16, I16}}}},
-	// Column: f16/u16/f32/u32 sources; the index form's index is 32-bit, the
-	// value form's as wide as the value.
-	{[]string{"tcolargmax", "tcolargmin"}, "TColReduceIdx.hpp:26, 85",
-		[]DTypeRule{{dtIdx32, {F16, U16, F32, U32}}}},
-	{[]string{"tcolargmax.val", "tcolargmin.val"}, "TColReduceIdx.hpp:26, 74-84",
-		[]DTypeRule{{{F16, U16}, {I16, U16}, {F16, U16}}, {{F32, U32}, dtIdx32, {F32, U32}}}},
+	// Column: f16/u16/f32/u32 sources and a tmp of the source's type; the
+	// index form's index is 32-bit, the value form's as wide as the value,
+	// whose type is the source's.
+	{[]string{"tcolargmax", "tcolargmin"}, "TColReduceIdx.hpp:26, 42, 85", colArgRules(false)},
+	{[]string{"tcolargmax.val", "tcolargmin.val"}, "TColReduceIdx.hpp:26, 42, 59, 74-84", colArgRules(true)},
 	// Expansions.
 	{[]string{"trowexpand"}, "TRowExpand.hpp:82", []DTypeRule{{dtB8B16B32}}},
 	{[]string{"tcolexpand"}, "TColExpand.hpp:44", []DTypeRule{{dtB8B16B32}}},
@@ -117,9 +116,9 @@ var dtypeRows = []dtypeRow{
 	{[]string{"tpartmul"}, "TPartMul.hpp:74", []DTypeRule{{dtArith}}},
 	{[]string{"tpartmax"}, "TPartMax.hpp:74", []DTypeRule{{dtArith}}},
 	{[]string{"tpartmin"}, "TPartMin.hpp:74", []DTypeRule{{dtArith}}},
-	// dst, dstidx, a, b, aidx, bidx: the index follows the value's width.
-	{[]string{"tpartargmax", "tpartargmin"}, "TPartArgOp.hpp:182-194",
-		[]DTypeRule{{{F32}, dtIdx32, {F32}, {F32}, dtIdx32, dtIdx32}, {{F16}, dtIdx, {F16}, {F16}, dtIdx, dtIdx}}},
+	// dst, dstidx, a, b, aidx, bidx: the values of one type, the indices of
+	// one type, which follows the value's width.
+	{[]string{"tpartargmax", "tpartargmin"}, "TPartArgOp.hpp:182-194", partArgRules()},
 	// Sorting, generators, layout.
 	{[]string{"tsort32"}, "TSort32.hpp:150-157", []DTypeRule{{dtFloat, dtFloat, {U32}}}},
 	{[]string{"tmrgsort", "tmrgsort.lists"}, "TMrgSort.hpp:183 (CheckStatic)", []DTypeRule{{dtFloat}}},
@@ -139,10 +138,48 @@ var dtypeRows = []dtypeRow{
 		{{F16}, {F32}, {F32}}, {{I8}, {F16}, {F16}}, {{I8}, {I16}, {I16}}}},
 	// dst, a, b, deqscale, tmp.
 	{[]string{"tadddeqrelu"}, "TAddDeqRelu.hpp:137-140", []DTypeRule{{{F16}, {I32}, {I32}, nil, {I32}}}},
-	// i8 (INT8_SYM) or u8 (INT8_ASYM, with offset) from f32.
-	{[]string{"tquant"}, "TQuant.hpp:28-32", []DTypeRule{{{I8, U8}, {F32}}}},
+	// dst, src, scale, tmp, offset: i8 (INT8_SYM) or u8 (INT8_ASYM) from
+	// f32, scaled by an f32 tile (TROWEXPANDMUL of src by scale), offset
+	// one TileDataPara with scale. Which form needs the offset tile is
+	// checkQuantOffset's.
+	{[]string{"tquant"}, "TQuant.hpp:28-32, TRowExpandMul.hpp:107", []DTypeRule{{{I8, U8}, {F32}, {F32}, nil, {F32}}}},
 	// dst, src, scale, offset.
 	{[]string{"tdequant"}, "TDequant.hpp:113-124", []DTypeRule{{{F32}, {I8, I16}, {F32}, {F32}}}},
+}
+
+// colArgRules are tcolargmax's (dstidx, a, tmp) or, val, (dst, dstidx, a,
+// tmp): tmp and the value of a's type, the index 32-bit or, for the value
+// form, as wide as the value.
+func colArgRules(val bool) []DTypeRule {
+	var rules []DTypeRule
+	for _, t := range []DType{F16, U16, F32, U32} {
+		idx := dtIdx32
+		if val && t.Size() == 2 {
+			idx = []DType{I16, U16}
+		}
+		if val {
+			rules = append(rules, DTypeRule{{t}, idx, {t}, {t}})
+		} else {
+			rules = append(rules, DTypeRule{idx, {t}, {t}})
+		}
+	}
+	return rules
+}
+
+// partArgRules are tpartargmax's (dst, dstidx, a, b, aidx, bidx): one value
+// type, f32 or f16, and one index type, 32-bit or, for f16, 16-bit too.
+func partArgRules() []DTypeRule {
+	var rules []DTypeRule
+	for _, v := range []DType{F32, F16} {
+		idxs := dtIdx32
+		if v == F16 {
+			idxs = dtIdx
+		}
+		for _, i := range idxs {
+			rules = append(rules, DTypeRule{{v}, {i}, {v}, {v}, {i}, {i}})
+		}
+	}
+	return rules
 }
 
 // defsDTypes applies dtypeRows to the table.

@@ -477,6 +477,9 @@ type OpInfo struct {
 	// rejects is not run, linted or timed.
 	DTypes      []DTypeRule
 	DTypeSource string
+	// DTypeWhy is what the source does with other types, for the message:
+	// "static_asserts" when empty.
+	DTypeWhy string
 }
 
 // DTypeRule is one accepted combination of element types: entry i is the

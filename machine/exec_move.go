@@ -65,13 +65,19 @@ func StoreTile(dst, src *Operand, atomicAdd bool) error {
 	return nil
 }
 
-// convertible says whether a move from a tile at loc may change dtype: only the
-// fixpipe (acc source) converts, f32 to another float type; i32 stays i32.
+// convertible says whether a move from a tile at loc may change dtype: the
+// fixpipe (acc source) converts f32 to another float type, i32 stays i32;
+// L1 into the bias table widens f16 to f32 (pto-isa TMov.hpp TMovToBt's
+// convControl, at 3186c381), which only a move into a bias tile asks for
+// (the assembler's location rules, asm/isa_locdtypes.go).
 func convertible(from, to asm.DType, loc asm.Loc) error {
 	if from == to {
 		return nil
 	}
 	if loc == asm.LocAcc && from == asm.F32 && to.IsFloat() {
+		return nil
+	}
+	if loc == asm.LocMat && from == asm.F16 && to == asm.F32 {
 		return nil
 	}
 	return fmt.Errorf("cannot convert %v to %v on this path", from, to)
