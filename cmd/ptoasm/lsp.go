@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -30,6 +31,10 @@ func (c *lspCmd) Run(e *env) error {
 	var mopt machine.Options
 	if err := g.options(&mopt); err != nil {
 		return err
+	}
+	if c.Debounce < 0 {
+		// A negative wait was taken as none: every keystroke analysed.
+		return fmt.Errorf("--debounce %s: want a duration >= 0 (0: analyse at every edit)", c.Debounce)
 	}
 	mopt.MaxMemory = e.lim.maxMemory
 	srv := lsp.New(lspOptions(e, mopt, c.Debounce))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -112,6 +113,24 @@ func (c *traceCmd) Run(e *env) error {
 				return fmt.Errorf("--rank %d: the program has one rank, 0", r)
 			}
 			return fmt.Errorf("--rank %d: the program has %d ranks, 0 to %d", r, m.Ranks(), m.Ranks()-1)
+		}
+	}
+	// A core the machine does not have (aiv99, or a block no launch has)
+	// filtered every event out: an empty trace, exit 0.
+	for _, name := range c.Core {
+		full := name
+		if !strings.HasPrefix(name, "r") {
+			full = "r0." + name
+		}
+		if _, _, ok := m.CoreIDs(full); !ok {
+			ui.stop()
+			p := m.Profile()
+			ranks := "one rank, 0"
+			if m.Ranks() > 1 {
+				ranks = fmt.Sprintf("%d ranks, 0 to %d", m.Ranks(), m.Ranks()-1)
+			}
+			return fmt.Errorf("--core %s: no such core: a rank has aic0 to aic%d and aiv0 to aiv%d, the program %s, and a block after a launch's first wave is named by its block (b30.aic)",
+				name, p.AICPerRank-1, p.AIVPerRank-1, ranks)
 		}
 	}
 	res, runErr := m.Run()
