@@ -98,10 +98,13 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	if info.Family == FamView {
 		a.checkView(op, bad)
 	}
-	if info.DTypes != nil {
-		checkDTypes(info, len(args), tile, bad)
+	locDecided := false
+	if !op.Instr.StandIn {
+		if info.DTypes != nil {
+			checkDTypes(info, len(args), tile, bad)
+		}
+		locDecided = checkLocDTypes(d, op, bad)
 	}
-	locDecided := checkLocDTypes(d, op, bad)
 	if info.Op == OpTquant {
 		checkQuantOffset(op, bad)
 	}

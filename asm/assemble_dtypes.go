@@ -113,6 +113,28 @@ func rulesString(info *OpInfo) string {
 	return strings.Join(out, " or ")
 }
 
+// DTypesAllow reports whether some rule of op's DTypes takes the element
+// types of all its tile operands (true when the op has none): what the
+// assembler checks, for an instruction it did not (Instr.StandIn).
+func DTypesAllow(op *COp) bool {
+	if op.Info == nil || op.Info.DTypes == nil {
+		return true
+	}
+	for _, r := range op.Info.DTypes {
+		all := true
+		for i, a := range op.Args {
+			if a.Kind == ArgTile && a.Tile != nil && !r.Allows(i, a.Tile.DType) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 // AllowsDType reports whether some rule of the op's DTypes accepts dt for
 // operand i (every type when the op has none).
 func (info *OpInfo) AllowsDType(i int, dt DType) bool {

@@ -679,6 +679,13 @@ func (a *assembler) attrs(ks *kernelScope, d *opDef, in *Instr, op *COp) bool {
 	ok := true
 	seen := map[string]bool{}
 	for _, at := range in.Attrs {
+		if at.Key == "standin" && at.Val == nil {
+			// The MLIR importer's mark on a stand-in (Instr.StandIn), kept
+			// in the PTO-AS it prints so that the text assembles as the
+			// import did.
+			in.StandIn = true
+			continue
+		}
 		var dom *attrDomain
 		for i := range d.attrs {
 			if d.attrs[i].key == at.Key {

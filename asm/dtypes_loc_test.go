@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-// TestMoreDTypes: the element-type rules session 24 added. tpartargmax's three index
+// TestMoreDTypes: the element-type rules session 24 added. tcvt takes the
+// pairs TCvt.hpp's GenCastCall converts (another compiled to no
+// instruction while the machine converted); tpartargmax's three index
 // tiles share one type and tcolargmax's tmp is the source's; tquant's u8
 // form needs its offset tile and the i8 form takes none (a data run
 // faulted, timing and lint passed); a move's types follow the path its
@@ -18,6 +20,19 @@ func TestMoreDTypes(t *testing.T) {
 		body  string
 		want  string // "" accepted; else the message at line 2+len(decls)
 	}{
+		// tcvt: the pairs TCvt.hpp converts.
+		{"aiv", "tile %d : vec f16 [8, 64]\ntile %a : vec f32 [8, 64]", "tcvt %d, %a #rnd=odd", ""},
+		{"aiv", "tile %d : vec bf16 [8, 64]\ntile %a : vec f32 [8, 64]", "tcvt %d, %a", ""},
+		{"aiv", "tile %d : vec f16 [8, 64]\ntile %a : vec i32 [8, 64]", "tcvt %d, %a", ""},
+		{"aiv", "tile %d : vec f16 [8, 64]\ntile %a : vec u8 [8, 64]", "tcvt %d, %a", ""},
+		{"aiv", "tile %d : vec i16 [8, 64]\ntile %a : vec i32 [8, 64]", "tcvt %d, %a", ""},
+		{"aiv", "tile %d : vec f16 [8, 64]\ntile %a : vec f16 [8, 64]", "tcvt %d, %a",
+			"tcvt: %d is f16, %a is f16; a2a3 takes (dst f16|f32|i64|i32|i16|bf16, a f32) or"},
+		{"aiv", "tile %d : vec bf16 [8, 64]\ntile %a : vec f16 [8, 64]", "tcvt %d, %a",
+			"(pto-isa include/pto/npu/a2a3/TCvt.hpp:757-795, 813-894 at 3186c381 dispatch"},
+		{"aiv", "tile %d : vec f32 [8, 64]\ntile %a : vec u16 [8, 64]", "tcvt %d, %a",
+			"tcvt: %a is u16; a2a3 takes f32, f16, bf16, i16, i32, i64, u8, i8 only"},
+		{"aiv", "tile %d : vec u32 [8, 64]\ntile %a : vec f32 [8, 64]", "tcvt %d, %a", "tcvt: %d is u32"},
 		// tpartargmax: dstidx, aidx and bidx of one type.
 		{"aiv", "tile %d : vec f32 [8, 64]\ntile %a : vec f32 [8, 64]\ntile %i : vec i32 [8, 64]\ntile %u : vec u32 [8, 64]",
 			"tpartargmax %d, %i, %a, %a, %i, %i", ""},

@@ -213,6 +213,15 @@ type Instr struct {
 	Args   []Expr
 	Type   *TypeAnn
 	Attrs  []*Attr
+	// StandIn marks an instruction the MLIR importer made to stand in for
+	// an op the ISA lacks (parser/mlir standIn): it carries that op's reads
+	// and writes, and its element types are that op's, which PTOAS checks,
+	// so its own op's element-type rules do not apply (a tgather compare
+	// form's u8 tmp read by a tcvt into its i32 dst). The MLIR printer
+	// refuses one its rules would refuse: it would not read back. The
+	// importer writes it as the bare attribute #standin, which any op
+	// takes, so the PTO-AS it prints assembles as the import did.
+	StandIn bool
 }
 
 // Operands is the destination-first operand list (Result, if any, then Args).

@@ -911,9 +911,15 @@ runs. Lines are pto-isa's `+"`include/pto/npu/a2a3`"+` at 3186c381.
 		fmt.Fprintf(w, "| `%s` | %s | %s |\n", op.Name, mdEsc(rulesString(op)), mdEsc(op.DTypeSource))
 	}
 	fmt.Fprint(w, `
-`+"`tquant`"+`'s i8 destination is pto-isa's INT8_SYM, which takes no offset, and its u8 one
-INT8_ASYM, which adds the offset tile (TQuant.hpp:29-32, 44-45): a u8 destination without
-the offset, or an i8 one with it, is refused.
+`+"`tcvt`"+` has no `+"`static_assert`"+`: TCvt.hpp's dispatch converts the pairs above, and any
+other falls through its last `+"`if constexpr`"+` to no instruction, leaving dst as it was
+while the machine would convert, so it is refused too. `+"`tquant`"+`'s i8 destination is
+pto-isa's INT8_SYM, which takes no offset, and its u8 one INT8_ASYM, which adds the offset
+tile (TQuant.hpp:29-32, 44-45): a u8 destination without the offset, or an i8 one with it, is
+refused. An instruction the MLIR importer made to stand in for an op the ISA lacks (a
+`+"`tgather`"+` compare form's u8 tmp read through a `+"`tcvt`"+` into its i32 dst) carries that
+op's types, which PTOAS checks, and is not held to these rules; `+"`--to mlir`"+` refuses to
+print such a stand-in, which would read back as the op it borrowed.
 
 A move's types depend on the path its tiles' locations select (asm/isa_locdtypes.go); dst
 and src are operands 0 and 1, a GM operand its tensor's type. The plain acc→mat `+"`tmov`"+`
@@ -1040,6 +1046,16 @@ device; where `+"`docs/isa`"+` says otherwise, the code is followed (tests: `+"`
 - `+"`tpow`"+`/`+"`tpows`"+`: the a2a3 path is f32 and the integer dtypes (`+"`PowCheckType`"+`), not f16; the
   float result is `+"`exp(b·ln a)`"+` with `+"`SwitchPowFResult`"+`'s fix-ups, so 1 to the power NaN is NaN (not
   C's 1). `+"`tpow`"+`, `+"`tpows`"+`, `+"`trem`"+` and `+"`trems`"+` take pto-isa's tmp operand.
+- `+"`tcvt`"+`'s `+"`#rnd`"+`: `+"`TCvt.hpp`"+`'s helpers switch on RINT, ROUND, FLOOR, CEIL and TRUNC (f32 → f16
+  on ODD too) and send any other mode (`+"`#rnd=none`"+`; `+"`odd`"+` elsewhere) to their default
+  instruction: toward zero (`+"`vconv_*z`"+`) from a float to an integer, to nearest even otherwise,
+  so `+"`tcvt`"+` of 2.7 into i32 with `+"`#rnd=none`"+` is 2 (it was rounded to even, 3). f32 → f32 is
+  `+"`vconv_f322f32*`"+`, a rounding to an integral value (floor of 2.5 is 2), not a copy. The
+  special cases (f16/bf16 → f32, i8/u8 → f16, i16 → f32, the integer pairs, i32 → f16
+  through `+"`vconv_deq`"+`) take no mode; i32 → f16 rounds to nearest even whatever `+"`#rnd`"+` says
+  (machine/exec_vec.go cvtRound; `+"`TestVectorCvt`"+`). Left as it was: the pairs
+  `+"`kIsNarrowingCvt`"+` names (f16 → i8/u8/i16, f32 → i16, i32 → i16, i64 → i32) default to
+  SaturationMode::OFF on the device, which the machine, saturating, does not model.
 `)
 }
 

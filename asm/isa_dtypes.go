@@ -147,6 +147,26 @@ var dtypeRows = []dtypeRow{
 	{[]string{"tdequant"}, "TDequant.hpp:113-124", []DTypeRule{{{F32}, {I8, I16}, {F32}, {F32}}}},
 }
 
+// cvtPairs are the conversions TCvt.hpp's GenCastCall dispatches, as
+// destination types by source type: GenCastCall (lines 813-894, and f16 ↔
+// int4, which ptoasm has no type for) and GenCastCallSpecialCases (757-795).
+// There is no static_assert: another pair falls through the last `if
+// constexpr` and compiles to no instruction, so the device leaves dst as
+// it was while the machine would have converted.
+var cvtPairs = []struct {
+	src DType
+	dst []DType
+}{
+	{F32, []DType{F16, F32, I64, I32, I16, BF16}},
+	{F16, []DType{I32, I16, I8, U8, F32}},
+	{BF16, []DType{I32, F32}},
+	{I16, []DType{F16, F32}},
+	{I32, []DType{F32, I64, I16, F16}},
+	{I64, []DType{F32, I32}},
+	{U8, []DType{F16}},
+	{I8, []DType{F16}},
+}
+
 // colArgRules are tcolargmax's (dstidx, a, tmp) or, val, (dst, dstidx, a,
 // tmp): tmp and the value of a's type, the index 32-bit or, for the value
 // form, as wide as the value.
@@ -197,4 +217,10 @@ func defsDTypes() {
 			d.dtypeRules("include/pto/npu/a2a3/"+row.source+" at 3186c381", row.rules...)
 		}
 	}
+	var cvt []DTypeRule
+	for _, p := range cvtPairs {
+		cvt = append(cvt, DTypeRule{p.dst, {p.src}})
+	}
+	byName["tcvt"].dtypeRules("include/pto/npu/a2a3/TCvt.hpp:757-795, 813-894 at 3186c381", cvt...)
+	byName["tcvt"].info.DTypeWhy = "dispatch (GenCastCall's pairs; any other compiles to no instruction, dst left as it was)"
 }

@@ -460,9 +460,14 @@ func vecCvt(op *asm.COp, args []Operand) error {
 	if err != nil {
 		return err
 	}
+	mode = cvtRound(a.dt, d.dt, attrWord(op, "rnd", "rint"), mode)
 	for r := 0; r < d.rows; r++ {
 		for c := 0; c < d.cols; c++ {
 			switch {
+			case a.dt == asm.F32 && d.dt == asm.F32:
+				// vconv_f322f32{r,a,f,c,z}: to an integral value
+				// (GenCastCallFp32ToFp32), not a copy.
+				d.setF(r, c, roundIntegral(a.F(r, c), mode), memory.RoundRint)
 			case a.dt == d.dt:
 				d.setBits(r, c, a.Bits(r, c))
 			case !a.dt.IsFloat() && !d.dt.IsFloat():
@@ -474,6 +479,53 @@ func vecCvt(op *asm.COp, args []Operand) error {
 	}
 	d.written()
 	return nil
+}
+
+// cvtRound is the rounding pto-isa's TCvt.hpp (3186c381) applies to a src
+// → dst conversion asked for with #rnd=word (mode, its reading). The pairs
+// with a switch on the mode (GenCastCallFp32ToFp16 and the other
+// GenCastCall* helpers) take RINT, ROUND, FLOOR, CEIL and TRUNC, f32 → f16
+// ODD too, and send any other (NONE; ODD elsewhere) to their default
+// instruction: toward zero (vconv_*z) from a float to an integer, to nearest
+// even (vconv_*r, or the unsuffixed vconv_s162f16 and vconv_s322f32, taken
+// to round as the r form) otherwise. The special cases
+// (GenCastCallSpecialCases: f16/bf16 → f32, i8/u8 → f16, i16 → f32, the
+// integer pairs, i32 → f16 through vconv_deq) take no mode; the one that
+// can round, i32 → f16, is taken to round to nearest even.
+func cvtRound(src, dst asm.DType, word string, mode memory.RoundMode) memory.RoundMode {
+	toInt := src.IsFloat() && !dst.IsFloat()
+	switch {
+	case src == asm.F32 && dst == asm.F16:
+		if word == "none" {
+			return memory.RoundRint
+		}
+		return mode
+	case toInt, src == asm.F32 && (dst == asm.F32 || dst == asm.BF16), src == asm.I16 && dst == asm.F16,
+		(src == asm.I32 || src == asm.I64) && dst == asm.F32:
+		switch {
+		case word != "none" && mode != memory.RoundOdd:
+			return mode
+		case toInt:
+			return memory.RoundTrunc
+		}
+	}
+	return memory.RoundRint
+}
+
+// roundIntegral rounds v to an integral value by mode (cvtRound's modes;
+// NaN and the infinities stay).
+func roundIntegral(v float64, mode memory.RoundMode) float64 {
+	switch mode {
+	case memory.RoundRound:
+		return math.Round(v)
+	case memory.RoundFloor:
+		return math.Floor(v)
+	case memory.RoundCeil:
+		return math.Ceil(v)
+	case memory.RoundTrunc:
+		return math.Trunc(v)
+	}
+	return math.RoundToEven(v)
 }
 
 // satInt saturates v to integer dtype dt and returns its bits.

@@ -209,6 +209,16 @@ func TestVectorCvt(t *testing.T) {
 		{name: "f32 to i8 saturates", op: "tcvt", attrs: rnd("trunc"), dst: asm.I8, ins: []in{T(asm.F32, grid(300, -300, 1e9))}, want: [][]float64{{127, -128, 127}}},
 		{name: "i32 to i8 saturates", op: "tcvt", dst: asm.I8, ins: []in{T(asm.I32, grid(300, -300, 5))}, want: [][]float64{{127, -128, 5}}},
 		{name: "i32 to f16", op: "tcvt", dst: asm.F16, ins: []in{T(asm.I32, grid(2049, 2051))}, want: [][]float64{{2048, 2052}}},
+		// TCvt.hpp's defaults (session 24): NONE, and ODD but for f32 →
+		// f16, take a pair's default instruction, toward zero into an
+		// integer; the special cases take no mode.
+		{name: "f32 to i32 none truncates", op: "tcvt", attrs: rnd("none"), dst: asm.I32, ins: []in{T(asm.F32, grid(2.7, -2.7))}, want: [][]float64{{2, -2}}},
+		{name: "f16 to i16 odd truncates", op: "tcvt", attrs: rnd("odd"), dst: asm.I16, ins: []in{T(asm.F16, grid(2.5, 3.5))}, want: [][]float64{{2, 3}}},
+		{name: "f32 to f16 odd", op: "tcvt", attrs: rnd("odd"), dst: asm.F16, ins: []in{T(asm.F32, grid(tie))}, want: [][]float64{{up}}},
+		{name: "f32 to f16 none", op: "tcvt", attrs: rnd("none"), dst: asm.F16, ins: []in{T(asm.F32, grid(tie))}, want: [][]float64{{1}}},
+		{name: "f32 to f32 rounds to an integer", op: "tcvt", attrs: rnd("floor"), dst: asm.F32, ins: []in{T(asm.F32, grid(2.5, -1.5))}, want: [][]float64{{2, -2}}},
+		{name: "f32 to f32 odd rounds to even", op: "tcvt", attrs: rnd("odd"), dst: asm.F32, ins: []in{T(asm.F32, grid(2.5, 1.5))}, want: [][]float64{{2, 2}}},
+		{name: "i32 to f16 takes no mode", op: "tcvt", attrs: rnd("floor"), dst: asm.F16, ins: []in{T(asm.I32, grid(2051))}, want: [][]float64{{2052}}},
 		{name: "bad mode", op: "tcvt", attrs: rnd("sideways"), dst: asm.F16, ins: []in{T(asm.F32, grid(1))}, want: [][]float64{{1}}, err: "rounding"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { runVec(t, tc) })

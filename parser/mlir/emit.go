@@ -1417,6 +1417,13 @@ func (f *fnEmitter) op(op *asm.COp) {
 		}
 		return
 	}
+	if op.Instr != nil && op.Instr.StandIn && !asm.DTypesAllow(op) {
+		// The reader's stand-in for an op the ISA lacks, in types its own
+		// op refuses (a u8 read by a tcvt into i32): printed, it would
+		// read back as that op and be refused.
+		f.errf(op.Instr.OpSpan, "--to mlir: this %s stands in for an op the ISA lacks, in element types pto.%s refuses: it has no PTOAS form", name, name)
+		return
+	}
 	if base, _, _ := strings.Cut(name, "."); ptoasStandIns[base] {
 		f.errf(op.Instr.OpSpan, "--to mlir: %s is not printed: PTOAS has pto.%s, but the reader lowers that form to a V-pipe stand-in, so it would not read back as %s", name, base, name)
 		return

@@ -495,7 +495,11 @@ launch ranks=1 {
 // PTO-AS with its instruction stream; the printer may refuse none of them
 // but the ones listed, for the reason given.
 func TestRoundTripTestdata(t *testing.T) {
-	refused := map[string]string{}
+	refused := map[string]string{
+		// tgather's compare form stands in as a tcvt of its u8 tmp into
+		// its i32 dst, a pair pto.tcvt refuses (TCvt.hpp at 3186c381).
+		"standin_one_op.pto": "stands in for an op the ISA lacks, in element types pto.tcvt refuses: it has no PTOAS form",
+	}
 	files, _ := filepath.Glob("testdata/*.pto")
 	for _, path := range files {
 		src, err := os.ReadFile(path)

@@ -596,6 +596,9 @@ func (k *kctx) standInMain(op *Op, insT []*val, insTok []Tok, outT []*val, outTo
 			k.instr(op, "pipe_barrier", &asm.Name{Span: op.Span, Name: "V"})
 		}
 		in := k.instr(op, mn, tileRef(outT[0], outTok[0]), tileRef(s, insTok[i]))
+		// A tcvt of a pair TCvt.hpp has no conversion for still carries
+		// the read (#standin: asm.Instr.StandIn, printed with the text).
+		in.Attrs = append(in.Attrs, &asm.Attr{Span: in.OpSpan, Key: "standin"})
 		if first {
 			k.note(in, "stand-in for %s (V pipe, same reads and writes)", op.Name)
 			first = false
