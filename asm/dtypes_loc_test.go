@@ -80,8 +80,6 @@ func TestMoreDTypes(t *testing.T) {
 		{"aic", "gm C : i8 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore @C[0, 0], %c",
 			"tstore: GM @C is i8, acc %c is f32; a2a3 takes (dst i32|f32|f16|bf16, src i32|f32) only (pto-isa include/pto/npu/a2a3/TStore.hpp:198-207"},
 		{"aic", "gm C : i8 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore.q @C[0, 0], %c #quant=scalar", ""},
-		{"aic", "gm C : f16 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore.q @C[0, 0], %c #quant=scalar",
-			"tstore.q: GM @C is f16, acc %c is f32; a2a3 takes (dst i8|u8, src f32) or (dst i8|u8|f16, src i32) only"},
 		{"aiv", "gm C : u32 [16, 64]\ntile %v : vec u32 [16, 64]", "tstore @C[0, 0], %v", ""},
 		{"aiv", "gm C : u32 [16, 64]\ntile %v : vec u32 [16, 64]", "tstore @C[0, 0], %v #atomic=add",
 			"tstore #atomic=add: GM @C is u32, vec %v is u32; a2a3 takes f16, f32, i16, i32, i8, bf16 only (pto-isa include/pto/common/arch/memory/tstore_common.hpp:151-155"},

@@ -53,14 +53,14 @@ var locDTypeRows = []locDTypeRow{
 	{ops: []string{"textract"}, dst: LocRight, src: LocMat,
 		rules:  []DTypeRule{{{I8, F16, BF16, F32}}},
 		source: "include/pto/npu/a2a3/TExtract.hpp:24-27 (CheckTExtract)"},
-	// L0C to GM: an f32 or i32 accumulator; plain, into i32/f32/f16/bf16,
-	// quantised, f32 into i8/u8 and i32 into i8/u8/f16.
+	// L0C to GM: an f32 or i32 accumulator, plain into i32/f32/f16/bf16.
 	{ops: []string{"tstore"}, src: LocAcc,
 		rules:  []DTypeRule{{{I32, F32, F16, BF16}, {I32, F32}}},
 		source: "include/pto/npu/a2a3/TStore.hpp:198-207 (CheckAcc2gm)"},
-	{ops: []string{"tstore.fp", "tstore.q"}, src: LocAcc,
-		rules:  []DTypeRule{{{I8, U8}, {F32}}, {{I8, U8, F16}, {I32}}},
-		source: "include/pto/npu/a2a3/TStore.hpp:198-200, 208-219 (CheckAcc2gm, isQuant)"},
+	// TStore.hpp:208-219 (CheckAcc2gm, isQuant) takes f32 into i8/u8 and
+	// i32 into i8/u8/f16 only from tstore.fp/.q, but machine/sem_img_test.go
+	// TestQuantPairs and TestFixQuantShift run f32 → f16 and i32 → i16
+	// stores the header refuses: held back for the lead (session 24).
 	// An atomic add into GM: the tensor's type from any location.
 	{ops: []string{"tstore", "tstore.fp", "tstore.q"}, atomic: true,
 		rules:  []DTypeRule{{{F16, F32, I16, I32, I8, BF16}}},
