@@ -77,6 +77,8 @@ type checker struct {
 	valRegs []bool
 	demand  []int64
 	resSyms map[int]int32
+	// lv lists the dead registers the pass forgets (static_live.go).
+	lv *liveness
 
 	// Symbols (static_sym.go): their ranges and dependencies, the term
 	// table, and a pin count that keeps an active loop's symbols' facts.
@@ -239,6 +241,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	c.idRegs = c.flagIDRegs()
 	c.valRegs = c.valueRegs()
 	c.demand = c.regDemands()
+	c.lv = c.computeLiveness()
 	nch := len(c.pairs) * numFlagIDs
 	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs)), own: ownAll}
 	for i := range st.last {
@@ -644,14 +647,18 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 					next, brk = append(next, o...), append(brk, b...)
 				}
 			}
+			c.forget(next, c.lv.deadOut[s])
 			cur = c.cap(next)
 		case *asm.CFor:
+			c.forget(cur, c.lv.deadIn[s])
 			var next []*sstate
 			for _, st := range cur {
 				next = append(next, c.forLoop(s, st)...)
 			}
+			c.forget(next, c.lv.deadOut[s])
 			cur = c.cap(next)
 		case *asm.CWhile:
+			c.forget(cur, c.lv.deadIn[s])
 			var next []*sstate
 			var from []recalled
 			for _, st := range cur {
@@ -744,6 +751,7 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 			var b []*sstate
 			cur, b = c.block(s.Body, cur)
 			exits = append(exits, b...)
+			c.forget(cur, c.lv.deadHead[s])
 			cur = c.cap(cur)
 		}
 		out := append(cur, exits...)
@@ -804,6 +812,7 @@ func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 		var b []*sstate
 		cur, b = c.block(s.Body, body)
 		out = append(out, b...)
+		c.forget(cur, c.lv.deadHead[s])
 		cur = c.cap(cur)
 		if w != nil {
 			var fresh []*sstate
@@ -815,7 +824,11 @@ func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 			w.apply(x)
 		}
 	}
-	return c.cap(append(out, cur...))
+	out = append(out, cur...)
+	// Here, not in block: the result is the memo's, shared with the paths
+	// that recall it.
+	c.forget(out, c.lv.deadOut[s])
+	return c.cap(out)
 }
 
 // fixpoint runs body 0, 1, 2, ... times from st until no new flag state
@@ -921,6 +934,7 @@ func (c *checker) fixpointRun(body []asm.CStmt, st *sstate, withEntry bool) []*s
 	for n := 0; n < maxFixpoint && len(cur) > 0; n++ {
 		next, brk := c.block(body, cur)
 		out = append(out, brk...)
+		c.forget(next, c.lv.deadHead[&body[0]])
 		next = c.cap(next)
 		cur = c.widenNew(w, next, seen, &out)
 	}
