@@ -58,21 +58,71 @@ func (s regSet) equal(o regSet) bool {
 }
 
 // liveness holds the dead registers where the pass forgets them: before and
-// after each statement (deadIn, deadOut: slots, nil when none) and at each
+// after each loop and if (deadIn, deadOut: slots, nil when none) and at each
 // loop's head (deadHead, by its statement; fixpoint's by its body's first
-// statement).
+// statement). The computation records the live sets (liveIn, liveOut,
+// liveHead) and keeps heads, the registers live at each loop's head so far.
 type liveness struct {
-	n        int
-	deadIn   map[asm.CStmt][]int
-	deadOut  map[asm.CStmt][]int
-	deadHead map[any][]int
+	n               int
+	deadIn, deadOut map[asm.CStmt][]int
+	deadHead        map[any][]int
+	liveIn, liveOut map[asm.CStmt]regSet
+	liveHead, heads map[any]regSet
+	changed         bool
 }
 
-// computeLiveness finds the dead registers of c.k's body.
+// maxLivePasses bounds the passes over the body computeLiveness makes; past
+// it every register is live (nothing is forgotten).
+const maxLivePasses = 64
+
+// computeLiveness finds the dead registers of c.k's body. Each pass walks
+// the body once, backwards, taking each loop's head set from the pass
+// before, and the passes repeat until no head set grows (one more than the
+// loops nest, usually): a loop that iterated its own body to a fixpoint
+// would walk a body nested d deep 2^d times.
 func (c *checker) computeLiveness() *liveness {
-	lv := &liveness{n: len(c.k.Regs), deadIn: map[asm.CStmt][]int{}, deadOut: map[asm.CStmt][]int{}, deadHead: map[any][]int{}}
-	c.liveBlock(lv, c.k.Body, newRegSet(lv.n), newRegSet(lv.n))
+	n := len(c.k.Regs)
+	lv := &liveness{n: n, heads: map[any]regSet{}, deadIn: map[asm.CStmt][]int{}, deadOut: map[asm.CStmt][]int{}, deadHead: map[any][]int{}}
+	for range maxLivePasses {
+		lv.liveIn, lv.liveOut, lv.liveHead = map[asm.CStmt]regSet{}, map[asm.CStmt]regSet{}, map[any]regSet{}
+		lv.changed = false
+		c.liveBlock(lv, c.k.Body, newRegSet(n), newRegSet(n))
+		if !lv.changed {
+			for s, l := range lv.liveIn {
+				lv.deadIn[s] = lv.dead(l)
+			}
+			for s, l := range lv.liveOut {
+				lv.deadOut[s] = lv.dead(l)
+			}
+			for s, l := range lv.liveHead {
+				lv.deadHead[s] = lv.dead(l)
+			}
+			break
+		}
+	}
+	lv.liveIn, lv.liveOut, lv.liveHead, lv.heads = nil, nil, nil, nil
 	return lv
+}
+
+// loopHead is loop's head set for this pass: the last pass's, with base
+// (what leaves the loop and what each trip's test reads); the body's live
+// set in, once walked, grows it for the next pass.
+func (lv *liveness) loopHead(loop any, base regSet) regSet {
+	h := base.clone()
+	if old, ok := lv.heads[loop]; ok {
+		h.union(old)
+	}
+	return h
+}
+
+func (lv *liveness) growHead(loop any, head, in regSet) regSet {
+	next := head.clone()
+	next.union(in)
+	if old, ok := lv.heads[loop]; !ok || !old.equal(next) {
+		lv.heads[loop] = next
+		lv.changed = true
+	}
+	return next
 }
 
 // dead lists the slots not in s.
@@ -99,14 +149,17 @@ func (c *checker) readsInto(s regSet, x asm.CExpr) {
 }
 
 // liveBlock returns the registers live before stmts when out is live after
-// them and brk after the innermost loop, recording the dead sets. A loop
-// body runs until its head's set stops growing; the sets the last round
-// records are the fixpoint's.
+// them and brk after the innermost loop, recording the dead sets.
 func (c *checker) liveBlock(lv *liveness, stmts []asm.CStmt, out, brk regSet) regSet {
 	live := out.clone()
 	for i := len(stmts) - 1; i >= 0; i-- {
 		s := stmts[i]
-		lv.deadOut[s] = lv.dead(live)
+		compound := false
+		switch s.(type) {
+		case *asm.CIf, *asm.CFor, *asm.CWhile:
+			compound = true
+			lv.liveOut[s] = live.clone()
+		}
 		switch s := s.(type) {
 		case *asm.COp:
 			if s.Info != nil && (s.Info.Op == asm.OpSetFlag || s.Info.Op == asm.OpWaitFlag) {
@@ -132,51 +185,40 @@ func (c *checker) liveBlock(lv *liveness, stmts []asm.CStmt, out, brk regSet) re
 			live.union(e)
 			c.readsInto(live, s.Cond)
 		case *asm.CFor:
-			// The head: what leaves (out, less the variable the loop
-			// leaves unknown), the bounds each trip reads and the body.
+			// The head: what leaves (less the variable, which the loop
+			// leaves unknown), the bounds each trip reads, the variable
+			// (its next value) and what the body reads first.
 			after := live.clone()
 			after.del(s.Slot)
-			head := after.clone()
-			c.readsInto(head, s.To)
-			c.readsInto(head, s.Step)
-			head.add(s.Slot)
-			for {
-				in := c.liveBlock(lv, s.Body, head, after)
-				next := head.clone()
-				next.union(in)
-				if next.equal(head) {
-					break
-				}
-				head = next
-			}
-			lv.deadHead[s] = lv.dead(head)
+			base := after.clone()
+			c.readsInto(base, s.To)
+			c.readsInto(base, s.Step)
+			base.add(s.Slot)
+			head := lv.loopHead(s, base)
+			head = lv.growHead(s, head, c.liveBlock(lv, s.Body, head, after))
+			lv.liveHead[s] = head
 			if len(s.Body) > 0 {
-				lv.deadHead[&s.Body[0]] = lv.deadHead[s]
+				lv.liveHead[&s.Body[0]] = head
 			}
-			live = head
+			live = head.clone()
 			live.del(s.Slot)
 			c.readsInto(live, s.From)
 			c.readsInto(live, s.To)
 			c.readsInto(live, s.Step)
 		case *asm.CWhile:
 			after := live.clone()
-			head := after.clone()
-			c.readsInto(head, s.Cond)
-			for {
-				in := c.liveBlock(lv, s.Body, head, after)
-				next := head.clone()
-				next.union(in)
-				if next.equal(head) {
-					break
-				}
-				head = next
-			}
-			lv.deadHead[s] = lv.dead(head)
-			live = head
+			base := after.clone()
+			c.readsInto(base, s.Cond)
+			head := lv.loopHead(s, base)
+			head = lv.growHead(s, head, c.liveBlock(lv, s.Body, head, after))
+			lv.liveHead[s] = head
+			live = head.clone()
 		case *asm.CBreak:
 			live = brk.clone()
 		}
-		lv.deadIn[s] = lv.dead(live)
+		if compound {
+			lv.liveIn[s] = live.clone()
+		}
 	}
 	return live
 }
