@@ -71,8 +71,14 @@ type checker struct {
 	// idRegs marks the registers a flag id depends on (directly or through
 	// lets); the loop-head widening keeps two values of those exact.
 	idRegs []bool
-	// valRegs marks the registers whose values the pass reads (valueRegs).
+	// valRegs marks the registers whose values the pass reads (valueRegs);
+	// demand is each one's residue demand and resSyms their residue symbols
+	// (static_demand.go).
 	valRegs []bool
+	demand  []int64
+	resSyms map[int]int32
+	// lv lists the dead registers the pass forgets (static_live.go).
+	lv *liveness
 
 	// Symbols (static_sym.go): their ranges and dependencies, the term
 	// table, and a pin count that keeps an active loop's symbols' facts.
@@ -234,6 +240,8 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 	c.unchecked = make([]bool, len(c.pairs))
 	c.idRegs = c.flagIDRegs()
 	c.valRegs = c.valueRegs()
+	c.demand = c.regDemands()
+	c.lv = c.computeLiveness()
 	nch := len(c.pairs) * numFlagIDs
 	st := &sstate{counts: make([]uint8, nch), last: make([]int32, nch), regs: make([]int64, len(k.Regs)), syms: make([]int32, len(k.Regs)), own: ownAll}
 	for i := range st.last {
@@ -625,31 +633,7 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 				}
 				continue
 			}
-			if s.X.Src != nil && !s.X.Const && isCond(s.X.Src) && !c.allConst(s.X.Src, cur[0]) {
-				// A let of a condition splits like an if, so a later test
-				// of the register agrees with the facts of its branch.
-				var next []*sstate
-				for _, st := range cur {
-					if c.allConst(s.X.Src, st) {
-						c.store(st, s.Slot, c.value(s.X, st))
-						next = append(next, st)
-						continue
-					}
-					t, f := c.split(s.X, st)
-					for _, x := range t {
-						c.store(x, s.Slot, constLin(1))
-					}
-					for _, x := range f {
-						c.store(x, s.Slot, constLin(0))
-					}
-					next = append(append(next, t...), f...)
-				}
-				cur = c.cap(next)
-				continue
-			}
-			for _, st := range cur {
-				c.store(st, s.Slot, c.value(s.X, st))
-			}
+			cur = c.let(s, cur)
 		case *asm.CIf:
 			var next []*sstate
 			for _, st := range cur {
@@ -663,14 +647,18 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 					next, brk = append(next, o...), append(brk, b...)
 				}
 			}
+			c.forget(next, c.lv.deadOut[s])
 			cur = c.cap(next)
 		case *asm.CFor:
+			c.forget(cur, c.lv.deadIn[s])
 			var next []*sstate
 			for _, st := range cur {
 				next = append(next, c.forLoop(s, st)...)
 			}
+			c.forget(next, c.lv.deadOut[s])
 			cur = c.cap(next)
 		case *asm.CWhile:
+			c.forget(cur, c.lv.deadIn[s])
 			var next []*sstate
 			var from []recalled
 			for _, st := range cur {
@@ -687,6 +675,48 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 		}
 	}
 	return cur, brk
+}
+
+// let runs let s on every state of cur and returns the states after it.
+func (c *checker) let(s *asm.CLet, cur []*sstate) []*sstate {
+	m := int64(0)
+	if s.Slot >= 0 && s.Slot < len(c.demand) {
+		m = c.demand[s.Slot]
+	}
+	// A let of a condition splits like an if, so a later test of the
+	// register agrees with the facts of its branch.
+	condSplit := s.X.Src != nil && !s.X.Const && isCond(s.X.Src) && !c.allConst(s.X.Src, cur[0])
+	if m <= 0 && !condSplit {
+		for _, st := range cur {
+			c.store(st, s.Slot, c.value(s.X, st))
+		}
+		return cur
+	}
+	var next []*sstate
+	for _, st := range cur {
+		switch {
+		case m > 0 && c.storeResidue(st, s.Slot, m, c.value(s.X, st)):
+			// Only a residue is read (regDemands): paths that differ in
+			// the rest are one path.
+			next = append(next, st)
+		case !condSplit || c.allConst(s.X.Src, st):
+			c.store(st, s.Slot, c.value(s.X, st))
+			next = append(next, st)
+		default:
+			t, f := c.split(s.X, st)
+			for _, x := range t {
+				c.store(x, s.Slot, constLin(1))
+			}
+			for _, x := range f {
+				c.store(x, s.Slot, constLin(0))
+			}
+			next = append(append(next, t...), f...)
+		}
+	}
+	if condSplit {
+		return c.cap(next)
+	}
+	return next
 }
 
 // setLoopVar binds loop variable slot to v on x for one trip.
@@ -721,6 +751,7 @@ func (c *checker) forLoop(s *asm.CFor, st *sstate) []*sstate {
 			var b []*sstate
 			cur, b = c.block(s.Body, cur)
 			exits = append(exits, b...)
+			c.forget(cur, c.lv.deadHead[s])
 			cur = c.cap(cur)
 		}
 		out := append(cur, exits...)
@@ -781,6 +812,7 @@ func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 		var b []*sstate
 		cur, b = c.block(s.Body, body)
 		out = append(out, b...)
+		c.forget(cur, c.lv.deadHead[s])
 		cur = c.cap(cur)
 		if w != nil {
 			var fresh []*sstate
@@ -792,7 +824,11 @@ func (c *checker) whileRun(s *asm.CWhile, st *sstate) []*sstate {
 			w.apply(x)
 		}
 	}
-	return c.cap(append(out, cur...))
+	out = append(out, cur...)
+	// Here, not in block: the result is the memo's, shared with the paths
+	// that recall it.
+	c.forget(out, c.lv.deadOut[s])
+	return c.cap(out)
 }
 
 // fixpoint runs body 0, 1, 2, ... times from st until no new flag state
@@ -898,6 +934,7 @@ func (c *checker) fixpointRun(body []asm.CStmt, st *sstate, withEntry bool) []*s
 	for n := 0; n < maxFixpoint && len(cur) > 0; n++ {
 		next, brk := c.block(body, cur)
 		out = append(out, brk...)
+		c.forget(next, c.lv.deadHead[&body[0]])
 		next = c.cap(next)
 		cur = c.widenNew(w, next, seen, &out)
 	}

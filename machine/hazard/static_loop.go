@@ -200,6 +200,7 @@ func (c *checker) peelRun(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin, ste
 		}
 		o, b := c.block(s.Body, cur)
 		out = append(out, b...)
+		c.forget(o, c.lv.deadHead[s])
 		var ex []*sstate
 		ex, cur = c.splitD(d, c.cap(o), int64(i+1)*step)
 		out = append(out, ex...)
@@ -270,6 +271,7 @@ func (c *checker) peelRun(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin, ste
 		}
 		o, b := c.block(s.Body, next)
 		out = append(out, b...)
+		c.forget(o, c.lv.deadHead[s])
 		if len(o) != len(next) {
 			nrs = nil // the body split or dropped paths: residues no longer line up
 		}
@@ -346,6 +348,7 @@ func (c *checker) middle(s *asm.CFor, li *loopInfo, in []*sstate, res []int64, l
 	for n := 0; n < limit && len(cur) > 0; n++ {
 		next, b := c.block(s.Body, cur)
 		brk = append(brk, b...)
+		c.forget(next, c.lv.deadHead[s])
 		next = c.cap(next)
 		fresh := c.widenNew(w, next, seen, &after)
 		res = res[:0]
