@@ -29,7 +29,10 @@ import (
 //     (eqWord.racing), and the wait checks those. A set ordered before the
 //     store always lands before it.
 //
-// It cannot arrive between the two: the wait would have read it.
+// It cannot arrive between the two: the wait would have read it. On a
+// timing where it did, the wait hangs, and the deadlock checks the waits
+// it blocked against the sets their words kept (eqBlocked): the pair is
+// reported whether the run passed the wait or hung on it.
 //
 // Which writes count: a plain set whose value fails the compare (any
 // compare: `==` is un-satisfied by any other value, `>=` by a set back
@@ -56,10 +59,21 @@ type eqKey struct {
 	lo int64
 }
 
-// eqStore is a notify to a word with the value it wrote or added.
+// eqStore is a notify to a word with the value it wrote or added; a set
+// kept in eqWord.sets has its place among the word's sets (seq) and the
+// earlier kept sets it is not ordered after (racy: bit k for the set of
+// seq-1-k), which a blocked wait checks (eqBlocked).
 type eqStore struct {
-	r   rec
-	val int64
+	r    rec
+	val  int64
+	seq  uint32
+	racy uint32
+}
+
+// orderedBefore says whether kept set a, which came before kept set b, is
+// ordered before it.
+func (b *eqStore) orderedBefore(a *eqStore) bool {
+	return b.racy&(1<<(b.seq-a.seq-1)) == 0
 }
 
 // eqWait is a satisfied wait on a word: its compare, the value it
@@ -79,6 +93,7 @@ type eqWord struct {
 	last    eqStore
 	hasLast bool
 	added   bool
+	n       uint32 // the sets to the word this run
 	sets    []eqStore
 	racing  []eqStore
 	waits   []eqWait
@@ -164,16 +179,99 @@ func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val i
 	// last: the first of two sets of one notifier races a third agent's
 	// set as much as the second does.
 	w.racing = w.racing[:0]
+	var racy uint32
 	for i := range w.sets {
 		if !d.hbOrSame(&w.sets[i].r, r) {
 			w.racing = append(w.racing, w.sets[i])
+			racy |= 1 << (w.n - w.sets[i].seq - 1)
 		}
 	}
 	if len(w.sets) == maxEqKept {
 		w.sets = w.sets[:copy(w.sets, w.sets[1:])]
 	}
-	w.sets = append(w.sets, eqStore{*r, val})
-	w.last, w.hasLast, w.added = eqStore{*r, val}, true, false
+	s := eqStore{r: *r, val: val, seq: w.n, racy: racy}
+	w.n++
+	w.sets = append(w.sets, s)
+	w.last, w.hasLast, w.added = s, true, false
+}
+
+// eqBlocked checks the twaits blocked at a deadlock against the sets their
+// words kept, so that a write able to overwrite the value a wait needs is
+// reported whether the run passed the wait (eqWaitOn, eqWrite) or hung on
+// it, as it does when that write landed between the set and the poll.
+// Blocked wait W names write S2, a set whose value fails W's compare, when
+// some kept set S1 whose value passes it could be what W reads, with S2
+// landing after it on some timing:
+//
+//   - S2 can land after S1: S2 came later, or came earlier and S1 is not
+//     ordered after it (as the racing list S1 kept, which a wait that read
+//     S1 checks);
+//   - W can read S1: no kept set S1 is ordered before is ordered before W
+//     too (it would overwrite S1 before W's first poll, on every timing).
+//
+// Nothing is ordered after a wait that never passed, so every S2 could
+// land after W's poll of S1 on the timing where W read it: the pairs are
+// the ones a run on that timing reports. A wait whose words kept no such
+// S1 hangs on every timing as far as the sets tell, and is the deadlock
+// alone.
+func (d *Detector) eqBlocked(bl []machine.Blocked) {
+	if len(d.eq) == 0 {
+		return
+	}
+	for i := range bl {
+		b := &bl[i]
+		sg := b.Signal
+		if sg == nil || b.Op == nil {
+			continue
+		}
+		a := d.agent(b.Agent)
+		r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, op: b.Op}
+		r.setIter(sg.Iter)
+		cmp := machine.SignalCmp(b.Op)
+		acc := sg.Access
+		sm := d.shadowFor(&acc)
+		eqWords(&acc, func(lo, hi int64) {
+			w := d.eqWordAt(sm, lo, false)
+			if w == nil {
+				return
+			}
+			for j := range w.sets {
+				s2 := &w.sets[j]
+				if machine.CompareSignal(cmp, s2.val, sg.Want) {
+					continue
+				}
+				if by := d.eqReadable(w, s2, a, cmp, sg.Want); by != nil {
+					wt := eqWait{r: r, by: by.r, cmp: cmp, want: sg.Want, value: by.val}
+					d.eqNote(&wt, &s2.r, &acc, lo, hi, s2.val, false)
+				}
+			}
+		})
+	}
+}
+
+// eqReadable returns the latest set w kept whose value passes the compare
+// (cmp, want) of a wait of agent a blocked on the word, that the wait
+// could read and that set s2 can land after (eqBlocked); nil when there is
+// none.
+func (d *Detector) eqReadable(w *eqWord, s2 *eqStore, a int32, cmp string, want int64) *eqStore {
+	for i := len(w.sets) - 1; i >= 0; i-- {
+		s1 := &w.sets[i]
+		if s1 == s2 || !machine.CompareSignal(cmp, s1.val, want) {
+			continue
+		}
+		if s2.seq < s1.seq && s1.orderedBefore(s2) {
+			continue // s2 always lands first
+		}
+		hidden := false
+		for j := i + 1; j < len(w.sets) && !hidden; j++ {
+			later := &w.sets[j]
+			hidden = later.orderedBefore(s1) && d.hb(&later.r, a)
+		}
+		if !hidden {
+			return s1
+		}
+	}
+	return nil
 }
 
 // eqWaitOn checks satisfied wait r on acc (event e) against the sets its

@@ -28,6 +28,9 @@ func TestWaitOverwritten(t *testing.T) {
 		waited = "ordered after"     // set1, wait, 0 → T[2] → w2
 		first  = "ordered before"    // w2 → T[1] → set1, wait
 		setHB  = "add after the set" // set1 → T[2] → w2, wait before w2's add
+		hung   = "hung"              // set1, w2, the wait blocked at a deadlock
+		hidden = "hung behind"       // set1 → T[2] → w2 → T[0], the wait blocked
+		alone  = "hung alone"        // w2, the wait blocked
 	)
 	for _, tc := range []struct {
 		name     string
@@ -52,6 +55,13 @@ func TestWaitOverwritten(t *testing.T) {
 		{"an add after the set for >=", setHB, "ge", 1, true, 1, nil},
 		{"an add ordered after the wait", waited, "eq", 1, true, 1, nil},
 		{"an add racing the set", after, "eq", 1, true, 1, []string{"reset-races-atomic 42,43"}},
+		// The timing on which the write landed between the set and the
+		// poll: the wait hangs, and the pair is the same as where it
+		// passed (until session 24, the deadlock alone).
+		{"another value landed before the poll", hung, "eq", 1, false, 2, []string{"deadlock 50,0", "wait-overwritten 50,43"}},
+		{"a reset below >= landed before the poll", hung, "ge", 1, false, 0, []string{"deadlock 50,0", "wait-overwritten 50,43"}},
+		{"the write ordered before the wait: never readable", hidden, "eq", 1, false, 2, []string{"deadlock 50,0"}},
+		{"no set of the value", alone, "eq", 1, false, 2, []string{"deadlock 50,0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &prog{}
@@ -112,6 +122,20 @@ func TestWaitOverwritten(t *testing.T) {
 				to(1, 2, nt2, tw2)
 				doWait()
 				doW2()
+			case hung:
+				doSet1()
+				doW2()
+			case hidden:
+				doSet1()
+				to(1, 2, nt2, tw2)
+				doW2()
+				to(2, 0, nt0, tw1)
+			case alone:
+				doW2()
+			}
+			if tc.order == hung || tc.order == hidden || tc.order == alone {
+				bs := &machine.BlockedSignal{Access: cntWord(false)[0], Want: tc.want, Value: tc.val}
+				s.ev(machine.Event{Kind: machine.EvDeadlock, Blocked: []machine.Blocked{{Agent: ag(0, 0, S), Op: tw, Reason: "twait", Signal: bs}}})
 			}
 			s.ev(machine.Event{Kind: machine.EvRunEnd})
 			var got []string
