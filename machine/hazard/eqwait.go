@@ -48,11 +48,20 @@ import (
 // checked here; the counters' own rules (sigprefix.go, storecount.go)
 // order those waits.
 
-// maxEqKept bounds the waits and the sets a word keeps: past it the oldest
-// go, and a pair of a wait and a write that only they held is missed (a
-// missed finding, never a false one; its count may then follow the order
-// the two arrived in).
-const maxEqKept = 16
+// eqKept bounds the waits and the sets a word keeps: --max-kept, the GM
+// ranges' bound (default 16), at most 64 (eqStore.racy's bits). Past it
+// the oldest go, and the word keeps of them only the latest of each agent
+// (eqWord.goneSets, goneWaits). A set that is not ordered after the
+// latest set of an agent that left may race one that left, which its
+// racing list then lacks (eqStore.lost), and a write that is not ordered
+// after the latest wait of an agent that left may land before that wait
+// polled: a pair may then be missed, and its count follow the order the
+// two arrived in, so the report says so (eqMissed: a kept-limit note
+// naming the word and the bound) where a wait reads such a set, or such a
+// write lands. One ordered after them is ordered after every one of that
+// agent that left, and misses nothing. A wait blocked at a deadlock on a
+// word that dropped a set says so too (eqBlocked checks the sets kept).
+func (d *Detector) eqKept() int { return min(d.maxKept(), 64) }
 
 type eqKey struct {
 	sm *shadowMem
@@ -67,7 +76,10 @@ type eqStore struct {
 	r    rec
 	val  int64
 	seq  uint32
-	racy uint32
+	racy uint64
+	// lost: a set that left at the bound may have raced it, and is not on
+	// its racing list (eqKept).
+	lost bool
 }
 
 // orderedBefore says whether kept set a, which came before kept set b, is
@@ -95,8 +107,13 @@ type eqWord struct {
 	added   bool
 	n       uint32 // the sets to the word this run
 	sets    []eqStore
-	racing  []eqStore
-	waits   []eqWait
+	// goneSets and goneWaits are, per agent, the latest of its sets and
+	// of its waits (the wait's record with its count after it) that left
+	// at the bound (eqKept).
+	goneSets  []rec
+	goneWaits []rec
+	racing    []eqStore
+	waits     []eqWait
 }
 
 // word returns the record of the word at lo of sm, made when make is set
@@ -111,7 +128,8 @@ func (d *Detector) eqWordAt(sm *shadowMem, lo int64, make bool) *eqWord {
 		d.eq[eqKey{sm, lo}] = w
 	}
 	if w.gen != d.gen {
-		*w = eqWord{gen: d.gen, sets: w.sets[:0], racing: w.racing[:0], waits: w.waits[:0]}
+		*w = eqWord{gen: d.gen, sets: w.sets[:0], racing: w.racing[:0], waits: w.waits[:0],
+			goneSets: w.goneSets[:0], goneWaits: w.goneWaits[:0]}
 	}
 	return w
 }
@@ -149,6 +167,9 @@ func (d *Detector) eqNotify(r *rec, acc *machine.Access, val int64) {
 
 // eqWrite is notify r of value val landing on word w (bytes lo..hi).
 func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val int64) {
+	if d.eqGone(w.goneWaits, r) {
+		d.eqMissed(r, acc, lo)
+	}
 	for i := range w.waits {
 		wt := &w.waits[i]
 		// A wait's record carries its agent's count before it (mkrec);
@@ -175,21 +196,24 @@ func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val i
 	}
 	// The sets before r that r is not ordered after: any of them may land
 	// after r. One ordered before r may still race a later set, so the
-	// word keeps its sets (up to maxEqKept), not only the ones racing its
+	// word keeps its sets (up to eqKept), not only the ones racing its
 	// last: the first of two sets of one notifier races a third agent's
 	// set as much as the second does.
 	w.racing = w.racing[:0]
-	var racy uint32
+	var racy uint64
 	for i := range w.sets {
 		if !d.hbOrSame(&w.sets[i].r, r) {
 			w.racing = append(w.racing, w.sets[i])
 			racy |= 1 << (w.n - w.sets[i].seq - 1)
 		}
 	}
-	if len(w.sets) == maxEqKept {
+	// Before the oldest leaves: it is on r's racing list if it races r.
+	lost := d.eqGone(w.goneSets, r)
+	if len(w.sets) >= d.eqKept() {
+		w.goneSets = eqLeave(w.goneSets, w.sets[0].r)
 		w.sets = w.sets[:copy(w.sets, w.sets[1:])]
 	}
-	s := eqStore{r: *r, val: val, seq: w.n, racy: racy}
+	s := eqStore{r: *r, val: val, seq: w.n, racy: racy, lost: lost}
 	w.n++
 	w.sets = append(w.sets, s)
 	w.last, w.hasLast, w.added = s, true, false
@@ -234,6 +258,9 @@ func (d *Detector) eqBlocked(bl []machine.Blocked) {
 			w := d.eqWordAt(sm, lo, false)
 			if w == nil {
 				return
+			}
+			if len(w.goneSets) > 0 {
+				d.eqMissed(&r, &acc, lo)
 			}
 			for j := range w.sets {
 				s2 := &w.sets[j]
@@ -292,13 +319,19 @@ func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
 			!machine.CompareSignal(cmp, w.last.val, want) {
 			return // not passed on a set's value, as far as is known
 		}
+		if w.last.lost {
+			d.eqMissed(r, acc, lo)
+		}
 		wt := eqWait{r: *r, by: w.last.r, cmp: cmp, want: want, value: w.last.val}
 		for i := range w.racing {
 			if s := &w.racing[i]; !machine.CompareSignal(cmp, s.val, want) {
 				d.eqNote(&wt, &s.r, acc, lo, hi, s.val, false)
 			}
 		}
-		if len(w.waits) == maxEqKept {
+		if len(w.waits) >= d.eqKept() {
+			past := w.waits[0].r
+			past.epoch++
+			w.goneWaits = eqLeave(w.goneWaits, past)
 			w.waits = w.waits[:copy(w.waits, w.waits[1:])]
 		}
 		w.waits = append(w.waits, wt)
@@ -337,4 +370,50 @@ func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left 
 	// notifier's site on its racing list where, arriving after it, they
 	// are two events: the count would follow the arrival order.
 	d.recordNote(&raceNote{kind: KindWaitOverwritten, prev: wt.r, cur: *s, acc: *acc, lo: lo, hi: hi, msg: msg})
+}
+
+// eqLeave records in gone, the latest of each agent, r leaving at the bound.
+func eqLeave(gone []rec, r rec) []rec {
+	for i := range gone {
+		if gone[i].agent == r.agent {
+			gone[i] = r // a later one of its agent: its program order
+			return gone
+		}
+	}
+	return append(gone, r)
+}
+
+// eqGone says whether r is not ordered after one of gone: it may make a
+// pair with an entry that left.
+func (d *Detector) eqGone(gone []rec, r *rec) bool {
+	for i := range gone {
+		if !d.hbOrSame(&gone[i], r) {
+			return true
+		}
+	}
+	return false
+}
+
+// eqMissed counts op r, which met signal word lo of acc not ordered after an
+// entry the bound (eqKept) dropped (eqGone), and names
+// the first such op and word, for the report's note (eqKeptNote).
+func (d *Detector) eqMissed(r *rec, acc *machine.Access, lo int64) {
+	d.eqMisses++
+	if d.eqMisses > 1 {
+		return
+	}
+	d.eqMissSite = d.site(r)
+	d.eqMissAt = fmt.Sprintf("%s (%s 0x%X)", bufferName(acc, lo), spaceLabel(acc), lo)
+}
+
+// eqKeptNote is the report's note that a signal word dropped a set or a
+// wait at the bound that a pair of wait-overwritten may have needed.
+func (d *Detector) eqKeptNote() (Finding, bool) {
+	if d.eqMisses == 0 {
+		return Finding{}, false
+	}
+	return Finding{Kind: KindKeptLimit, Severity: SevNote.String(), First: d.eqMissSite, Buffer: d.eqMissAt, Count: d.eqMisses,
+		Message: fmt.Sprintf("%s met signal %s past the %d sets and satisfied waits the detector keeps per signal word for wait-overwritten, not ordered after one it dropped: a wait-overwritten pair with that one, if any, was not checked (nor those of the other ops the count includes)",
+			d.eqMissSite.Op, d.eqMissAt, d.eqKept()),
+		Hint: fmt.Sprintf("lint again with a larger bound: --max-kept N (now %d; signal words keep at most 64)", d.maxKept())}, true
 }

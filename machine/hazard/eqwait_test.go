@@ -184,3 +184,60 @@ func TestWaitOverwrittenCount(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitOverwrittenBound: rank 2 sets rank 0's word NS times from one
+// site (line 43), none ordered against rank 1's set of 1 (line 42) or
+// rank 0's wait for it (line 50). Arriving after the wait, every set
+// meets it: count NS. Arriving before the set, they are on its racing list
+// only as far as the word keeps them (16): past that the count was 16,
+// silently, on the timing where they came first; now the report says the
+// bound was reached (a kept-limit note naming the word), and a lint at a
+// larger --max-kept counts them all.
+func TestWaitOverwrittenBound(t *testing.T) {
+	for _, tc := range []struct {
+		ns, maxKept int
+		early       bool
+		count       int
+		note        bool
+	}{
+		{16, 0, true, 16, false},
+		{17, 0, false, 17, false},
+		{17, 0, true, 16, true},
+		{17, 20, true, 17, false},
+		{40, 0, false, 40, false},
+	} {
+		p := &prog{}
+		set1 := p.op("tnotify", 42, S)
+		w2 := p.op("tnotify", 43, S)
+		tw := twaitOp(p, 50, sigCnt, 1, "eq")
+		s := newSim(Options{MaxKept: tc.maxKept})
+		s.hostInit(sigCnt, 0, 0x3000)
+		s.ev(machine.Event{Kind: machine.EvRunStart})
+		sets := func() {
+			for v := range int64(tc.ns) {
+				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(2, 0, S), Op: w2, Word: "set", Value: v + 2, Accesses: cntWord(true)})
+			}
+		}
+		if tc.early {
+			sets()
+		}
+		s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: set1, Word: "set", Value: 1, Accesses: cntWord(true)})
+		s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: 1, Want: 1, Accesses: cntWord(false)})
+		if !tc.early {
+			sets()
+		}
+		s.ev(machine.Event{Kind: machine.EvRunEnd})
+		count, note := 0, false
+		for _, f := range s.d.Findings() {
+			switch f.Kind {
+			case KindWaitOverwritten:
+				count = f.Count
+			case KindKeptLimit:
+				note = true
+			}
+		}
+		if count != tc.count || note != tc.note {
+			t.Errorf("%+v: got count %d, note %v", tc, count, note)
+		}
+	}
+}
