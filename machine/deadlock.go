@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -18,7 +19,7 @@ func (m *Machine) deadlock() *DeadlockError {
 		}
 		if c.state != scEnd && c.state != scQueueFull {
 			d.Blocked = append(d.Blocked, Blocked{Agent: Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS},
-				Op: c.waitOp, Reason: c.describeWait()})
+				Op: c.waitOp, Reason: c.describeWait(), Signal: c.blockedSignal()})
 			d.Names = append(d.Names, c.vname)
 			links = append(links, waitLink{c: c, pipe: asm.PipeS})
 		}
@@ -324,6 +325,41 @@ func (c *core) describeWait() string {
 		return fmt.Sprintf("kernel end: waits for pipes %v to drain", busy)
 	}
 	return "waiting"
+}
+
+// blockedSignal is the word a scalar spinning in a twait polls, for the
+// deadlock report (Blocked.Signal); nil when it is not in one, or the
+// word cannot be told.
+func (c *core) blockedSignal() *BlockedSignal {
+	op := c.waitOp
+	if c.state != scSignal || op == nil || op.Info == nil || op.Info.Op != asm.OpTwait || len(op.Args) < 2 {
+		return nil
+	}
+	a := &op.Args[0]
+	if a.Kind != asm.ArgGM || a.GM == nil {
+		return nil
+	}
+	count := int64(1)
+	if at, ok := op.Attr("count"); ok {
+		count = at.Val.Eval(&c.env)
+	}
+	r, ok := c.gmRankQuiet(a)
+	if !ok || count < 1 {
+		return nil
+	}
+	off, err := c.gmOffsetQuiet(a)
+	if err != nil {
+		return nil
+	}
+	o := &c.m.ranks[r].gm[a.GM.Index]
+	want := argInt(c, op, 1)
+	bs := &BlockedSignal{Want: want, Iter: slices.Clone(c.iter)}
+	if o.buf != nil {
+		_, bs.Value, _ = c.checkSignal(o, off, count, SignalCmp(op), want)
+	}
+	sz := int64(o.info.DType.Size())
+	bs.Access = Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: o.base + off, Hi: o.base + off + count*sz, Tensor: o.info}
+	return bs
 }
 
 func (c *core) gmRankQuiet(a *asm.Arg) (int, bool) {

@@ -356,6 +356,23 @@ type Blocked struct {
 	// and that itself waits for nothing in the report (see rootFirst); the
 	// report lists roots first.
 	Root bool
+	// Signal is, for a scalar spinning in a twait, the word it polls and
+	// the value it waits for; nil for every other wait.
+	Signal *BlockedSignal
+}
+
+// BlockedSignal is what a twait blocked at a deadlock polls: the words
+// (Access), its compare's operand (Want), the value the last poll read
+// (Value, the first word that fails) and the scalar's loop iteration
+// vector, outermost first. The hazard detector checks it against the
+// notifies the word met (wait-overwritten), so that a write able to
+// overwrite the value the wait needs is reported whether the run passed
+// the wait or hung on it.
+type BlockedSignal struct {
+	Access Access
+	Want   int64
+	Value  int64
+	Iter   []int64
 }
 
 // Event is one observation. Fields beyond Kind, Cycle and Agent are set only where

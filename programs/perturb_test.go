@@ -190,6 +190,13 @@ var timingSizes = map[string][][]asm.Define{
 		{{Name: "LOG", Value: "1"}},
 		{{Name: "LOG", Value: "3"}},
 	},
+	// One follower: a timing that starts it late hangs its only waits,
+	// and the pairs must still be reported (from the wait blocked at the
+	// deadlock); at one phase there are none.
+	"hazards/phase_word": {
+		{{Name: "RANKS", Value: "2"}},
+		{{Name: "NP", Value: "1"}},
+	},
 	// A wait over several arrival words joined each word whole: one
 	// count short, the race showed only when the wait came before the
 	// later sequence's adds (gone under slow scalar GM access).

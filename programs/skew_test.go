@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
-	"github.com/ptoasm/ptoasm/machine/hazard"
 	"github.com/ptoasm/ptoasm/pipes"
 	"github.com/ptoasm/ptoasm/programs"
 )
@@ -157,10 +156,7 @@ func skewCase(t *testing.T, obj *asm.Object, size string, ss []skew, profs []*pi
 			t.Logf("at %s under %s: stopped at the %v limit", size, ss[i], limit)
 			continue
 		}
-		b := base
-		if lostWakeup(base) {
-			b, fs = withoutKind(b, hazard.KindDeadlock), withoutKind(fs, hazard.KindDeadlock)
-		}
+		b, fs := lostWakeup(base, fs)
 		if m := sameReport(b, fs, basePath, fsPath); m != "" {
 			skewCount.moved.Add(1)
 			moved = append(moved, fmt.Sprintf("at %s under %s %s", size, ss[i], m))

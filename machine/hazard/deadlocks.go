@@ -13,6 +13,7 @@ func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
 	if len(bl) == 0 {
 		return
 	}
+	d.eqBlocked(bl)
 	var recs []rec
 	var parts []string
 	for i, b := range bl {

@@ -619,6 +619,11 @@ type Detector struct {
 	keptMisses   int
 	keptMissSite Site
 	keptMissAt   string
+	// eqMisses, eqMissSite and eqMissAt are the same for the signal
+	// words wait-overwritten keeps (eqMissed, eqKeptNote).
+	eqMisses   int
+	eqMissSite Site
+	eqMissAt   string
 	// keptOrdered counts the overwritten GM accesses dropped at the bound
 	// because every agent was ordered after them (dropOrdered), keptAged
 	// those dropped as the oldest; agentEnd marks the agents

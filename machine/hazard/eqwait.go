@@ -29,7 +29,10 @@ import (
 //     (eqWord.racing), and the wait checks those. A set ordered before the
 //     store always lands before it.
 //
-// It cannot arrive between the two: the wait would have read it.
+// It cannot arrive between the two: the wait would have read it. On a
+// timing where it did, the wait hangs, and the deadlock checks the waits
+// it blocked against the sets their words kept (eqBlocked): the pair is
+// reported whether the run passed the wait or hung on it.
 //
 // Which writes count: a plain set whose value fails the compare (any
 // compare: `==` is un-satisfied by any other value, `>=` by a set back
@@ -45,21 +48,44 @@ import (
 // checked here; the counters' own rules (sigprefix.go, storecount.go)
 // order those waits.
 
-// maxEqKept bounds the waits and the sets a word keeps: past it the oldest
-// go, and a pair of a wait and a write that only they held is missed (a
-// missed finding, never a false one; its count may then follow the order
-// the two arrived in).
-const maxEqKept = 16
+// eqKept bounds the waits and the sets a word keeps: --max-kept, the GM
+// ranges' bound (default 16), at most 64 (eqStore.racy's bits). Past it
+// the oldest go, and the word keeps of them only the latest of each agent
+// (eqWord.goneSets, goneWaits). A set that is not ordered after the
+// latest set of an agent that left may race one that left, which its
+// racing list then lacks (eqStore.lost), and a write that is not ordered
+// after the latest wait of an agent that left may land before that wait
+// polled: a pair may then be missed, and its count follow the order the
+// two arrived in, so the report says so (eqMissed: a kept-limit note
+// naming the word and the bound) where a wait reads such a set, or such a
+// write lands. One ordered after them is ordered after every one of that
+// agent that left, and misses nothing. A wait blocked at a deadlock on a
+// word that dropped a set says so too (eqBlocked checks the sets kept).
+func (d *Detector) eqKept() int { return min(d.maxKept(), 64) }
 
 type eqKey struct {
 	sm *shadowMem
 	lo int64
 }
 
-// eqStore is a notify to a word with the value it wrote or added.
+// eqStore is a notify to a word with the value it wrote or added; a set
+// kept in eqWord.sets has its place among the word's sets (seq) and the
+// earlier kept sets it is not ordered after (racy: bit k for the set of
+// seq-1-k), which a blocked wait checks (eqBlocked).
 type eqStore struct {
-	r   rec
-	val int64
+	r    rec
+	val  int64
+	seq  uint32
+	racy uint64
+	// lost: a set that left at the bound may have raced it, and is not on
+	// its racing list (eqKept).
+	lost bool
+}
+
+// orderedBefore says whether kept set a, which came before kept set b, is
+// ordered before it.
+func (b *eqStore) orderedBefore(a *eqStore) bool {
+	return b.racy&(1<<(b.seq-a.seq-1)) == 0
 }
 
 // eqWait is a satisfied wait on a word: its compare, the value it
@@ -79,9 +105,15 @@ type eqWord struct {
 	last    eqStore
 	hasLast bool
 	added   bool
+	n       uint32 // the sets to the word this run
 	sets    []eqStore
-	racing  []eqStore
-	waits   []eqWait
+	// goneSets and goneWaits are, per agent, the latest of its sets and
+	// of its waits (the wait's record with its count after it) that left
+	// at the bound (eqKept).
+	goneSets  []rec
+	goneWaits []rec
+	racing    []eqStore
+	waits     []eqWait
 }
 
 // word returns the record of the word at lo of sm, made when make is set
@@ -96,7 +128,8 @@ func (d *Detector) eqWordAt(sm *shadowMem, lo int64, make bool) *eqWord {
 		d.eq[eqKey{sm, lo}] = w
 	}
 	if w.gen != d.gen {
-		*w = eqWord{gen: d.gen, sets: w.sets[:0], racing: w.racing[:0], waits: w.waits[:0]}
+		*w = eqWord{gen: d.gen, sets: w.sets[:0], racing: w.racing[:0], waits: w.waits[:0],
+			goneSets: w.goneSets[:0], goneWaits: w.goneWaits[:0]}
 	}
 	return w
 }
@@ -134,6 +167,9 @@ func (d *Detector) eqNotify(r *rec, acc *machine.Access, val int64) {
 
 // eqWrite is notify r of value val landing on word w (bytes lo..hi).
 func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val int64) {
+	if d.eqGone(w.goneWaits, r) {
+		d.eqMissed(r, acc, lo)
+	}
 	for i := range w.waits {
 		wt := &w.waits[i]
 		// A wait's record carries its agent's count before it (mkrec);
@@ -160,20 +196,109 @@ func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val i
 	}
 	// The sets before r that r is not ordered after: any of them may land
 	// after r. One ordered before r may still race a later set, so the
-	// word keeps its sets (up to maxEqKept), not only the ones racing its
+	// word keeps its sets (up to eqKept), not only the ones racing its
 	// last: the first of two sets of one notifier races a third agent's
 	// set as much as the second does.
 	w.racing = w.racing[:0]
+	var racy uint64
 	for i := range w.sets {
 		if !d.hbOrSame(&w.sets[i].r, r) {
 			w.racing = append(w.racing, w.sets[i])
+			racy |= 1 << (w.n - w.sets[i].seq - 1)
 		}
 	}
-	if len(w.sets) == maxEqKept {
+	// Before the oldest leaves: it is on r's racing list if it races r.
+	lost := d.eqGone(w.goneSets, r)
+	if len(w.sets) >= d.eqKept() {
+		w.goneSets = eqLeave(w.goneSets, w.sets[0].r)
 		w.sets = w.sets[:copy(w.sets, w.sets[1:])]
 	}
-	w.sets = append(w.sets, eqStore{*r, val})
-	w.last, w.hasLast, w.added = eqStore{*r, val}, true, false
+	s := eqStore{r: *r, val: val, seq: w.n, racy: racy, lost: lost}
+	w.n++
+	w.sets = append(w.sets, s)
+	w.last, w.hasLast, w.added = s, true, false
+}
+
+// eqBlocked checks the twaits blocked at a deadlock against the sets their
+// words kept, so that a write able to overwrite the value a wait needs is
+// reported whether the run passed the wait (eqWaitOn, eqWrite) or hung on
+// it, as it does when that write landed between the set and the poll.
+// Blocked wait W names write S2, a set whose value fails W's compare, when
+// some kept set S1 whose value passes it could be what W reads, with S2
+// landing after it on some timing:
+//
+//   - S2 can land after S1: S2 came later, or came earlier and S1 is not
+//     ordered after it (as the racing list S1 kept, which a wait that read
+//     S1 checks);
+//   - W can read S1: no kept set S1 is ordered before is ordered before W
+//     too (it would overwrite S1 before W's first poll, on every timing).
+//
+// Nothing is ordered after a wait that never passed, so every S2 could
+// land after W's poll of S1 on the timing where W read it: the pairs are
+// the ones a run on that timing reports. A wait whose words kept no such
+// S1 hangs on every timing as far as the sets tell, and is the deadlock
+// alone.
+func (d *Detector) eqBlocked(bl []machine.Blocked) {
+	if len(d.eq) == 0 {
+		return
+	}
+	for i := range bl {
+		b := &bl[i]
+		sg := b.Signal
+		if sg == nil || b.Op == nil {
+			continue
+		}
+		a := d.agent(b.Agent)
+		r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen, op: b.Op}
+		r.setIter(sg.Iter)
+		cmp := machine.SignalCmp(b.Op)
+		acc := sg.Access
+		sm := d.shadowFor(&acc)
+		eqWords(&acc, func(lo, hi int64) {
+			w := d.eqWordAt(sm, lo, false)
+			if w == nil {
+				return
+			}
+			if len(w.goneSets) > 0 {
+				d.eqMissed(&r, &acc, lo)
+			}
+			for j := range w.sets {
+				s2 := &w.sets[j]
+				if machine.CompareSignal(cmp, s2.val, sg.Want) {
+					continue
+				}
+				if by := d.eqReadable(w, s2, a, cmp, sg.Want); by != nil {
+					wt := eqWait{r: r, by: by.r, cmp: cmp, want: sg.Want, value: by.val}
+					d.eqNote(&wt, &s2.r, &acc, lo, hi, s2.val, false)
+				}
+			}
+		})
+	}
+}
+
+// eqReadable returns the latest set w kept whose value passes the compare
+// (cmp, want) of a wait of agent a blocked on the word, that the wait
+// could read and that set s2 can land after (eqBlocked); nil when there is
+// none.
+func (d *Detector) eqReadable(w *eqWord, s2 *eqStore, a int32, cmp string, want int64) *eqStore {
+	for i := len(w.sets) - 1; i >= 0; i-- {
+		s1 := &w.sets[i]
+		if s1 == s2 || !machine.CompareSignal(cmp, s1.val, want) {
+			continue
+		}
+		if s2.seq < s1.seq && s1.orderedBefore(s2) {
+			continue // s2 always lands first
+		}
+		hidden := false
+		for j := i + 1; j < len(w.sets) && !hidden; j++ {
+			later := &w.sets[j]
+			hidden = later.orderedBefore(s1) && d.hb(&later.r, a)
+		}
+		if !hidden {
+			return s1
+		}
+	}
+	return nil
 }
 
 // eqWaitOn checks satisfied wait r on acc (event e) against the sets its
@@ -194,13 +319,19 @@ func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
 			!machine.CompareSignal(cmp, w.last.val, want) {
 			return // not passed on a set's value, as far as is known
 		}
+		if w.last.lost {
+			d.eqMissed(r, acc, lo)
+		}
 		wt := eqWait{r: *r, by: w.last.r, cmp: cmp, want: want, value: w.last.val}
 		for i := range w.racing {
 			if s := &w.racing[i]; !machine.CompareSignal(cmp, s.val, want) {
 				d.eqNote(&wt, &s.r, acc, lo, hi, s.val, false)
 			}
 		}
-		if len(w.waits) == maxEqKept {
+		if len(w.waits) >= d.eqKept() {
+			past := w.waits[0].r
+			past.epoch++
+			w.goneWaits = eqLeave(w.goneWaits, past)
 			w.waits = w.waits[:copy(w.waits, w.waits[1:])]
 		}
 		w.waits = append(w.waits, wt)
@@ -239,4 +370,50 @@ func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left 
 	// notifier's site on its racing list where, arriving after it, they
 	// are two events: the count would follow the arrival order.
 	d.recordNote(&raceNote{kind: KindWaitOverwritten, prev: wt.r, cur: *s, acc: *acc, lo: lo, hi: hi, msg: msg})
+}
+
+// eqLeave records in gone, the latest of each agent, r leaving at the bound.
+func eqLeave(gone []rec, r rec) []rec {
+	for i := range gone {
+		if gone[i].agent == r.agent {
+			gone[i] = r // a later one of its agent: its program order
+			return gone
+		}
+	}
+	return append(gone, r)
+}
+
+// eqGone says whether r is not ordered after one of gone: it may make a
+// pair with an entry that left.
+func (d *Detector) eqGone(gone []rec, r *rec) bool {
+	for i := range gone {
+		if !d.hbOrSame(&gone[i], r) {
+			return true
+		}
+	}
+	return false
+}
+
+// eqMissed counts op r, which met signal word lo of acc not ordered after an
+// entry the bound (eqKept) dropped (eqGone), and names
+// the first such op and word, for the report's note (eqKeptNote).
+func (d *Detector) eqMissed(r *rec, acc *machine.Access, lo int64) {
+	d.eqMisses++
+	if d.eqMisses > 1 {
+		return
+	}
+	d.eqMissSite = d.site(r)
+	d.eqMissAt = fmt.Sprintf("%s (%s 0x%X)", bufferName(acc, lo), spaceLabel(acc), lo)
+}
+
+// eqKeptNote is the report's note that a signal word dropped a set or a
+// wait at the bound that a pair of wait-overwritten may have needed.
+func (d *Detector) eqKeptNote() (Finding, bool) {
+	if d.eqMisses == 0 {
+		return Finding{}, false
+	}
+	return Finding{Kind: KindKeptLimit, Severity: SevNote.String(), First: d.eqMissSite, Buffer: d.eqMissAt, Count: d.eqMisses,
+		Message: fmt.Sprintf("%s met signal %s past the %d sets and satisfied waits the detector keeps per signal word for wait-overwritten, not ordered after one it dropped: a wait-overwritten pair with that one, if any, was not checked (nor those of the other ops the count includes)",
+			d.eqMissSite.Op, d.eqMissAt, d.eqKept()),
+		Hint: fmt.Sprintf("lint again with a larger bound: --max-kept N (now %d; signal words keep at most 64)", d.maxKept())}, true
 }

@@ -28,6 +28,9 @@ func TestWaitOverwritten(t *testing.T) {
 		waited = "ordered after"     // set1, wait, 0 → T[2] → w2
 		first  = "ordered before"    // w2 → T[1] → set1, wait
 		setHB  = "add after the set" // set1 → T[2] → w2, wait before w2's add
+		hung   = "hung"              // set1, w2, the wait blocked at a deadlock
+		hidden = "hung behind"       // set1 → T[2] → w2 → T[0], the wait blocked
+		alone  = "hung alone"        // w2, the wait blocked
 	)
 	for _, tc := range []struct {
 		name     string
@@ -52,6 +55,13 @@ func TestWaitOverwritten(t *testing.T) {
 		{"an add after the set for >=", setHB, "ge", 1, true, 1, nil},
 		{"an add ordered after the wait", waited, "eq", 1, true, 1, nil},
 		{"an add racing the set", after, "eq", 1, true, 1, []string{"reset-races-atomic 42,43"}},
+		// The timing on which the write landed between the set and the
+		// poll: the wait hangs, and the pair is the same as where it
+		// passed (until session 24, the deadlock alone).
+		{"another value landed before the poll", hung, "eq", 1, false, 2, []string{"deadlock 50,0", "wait-overwritten 50,43"}},
+		{"a reset below >= landed before the poll", hung, "ge", 1, false, 0, []string{"deadlock 50,0", "wait-overwritten 50,43"}},
+		{"the write ordered before the wait: never readable", hidden, "eq", 1, false, 2, []string{"deadlock 50,0"}},
+		{"no set of the value", alone, "eq", 1, false, 2, []string{"deadlock 50,0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &prog{}
@@ -112,6 +122,20 @@ func TestWaitOverwritten(t *testing.T) {
 				to(1, 2, nt2, tw2)
 				doWait()
 				doW2()
+			case hung:
+				doSet1()
+				doW2()
+			case hidden:
+				doSet1()
+				to(1, 2, nt2, tw2)
+				doW2()
+				to(2, 0, nt0, tw1)
+			case alone:
+				doW2()
+			}
+			if tc.order == hung || tc.order == hidden || tc.order == alone {
+				bs := &machine.BlockedSignal{Access: cntWord(false)[0], Want: tc.want, Value: tc.val}
+				s.ev(machine.Event{Kind: machine.EvDeadlock, Blocked: []machine.Blocked{{Agent: ag(0, 0, S), Op: tw, Reason: "twait", Signal: bs}}})
 			}
 			s.ev(machine.Event{Kind: machine.EvRunEnd})
 			var got []string
@@ -157,6 +181,63 @@ func TestWaitOverwrittenCount(t *testing.T) {
 		fs := s.d.Findings()
 		if len(fs) != 1 || fs[0].Kind != KindWaitOverwritten || fs[0].Count != 2 {
 			t.Errorf("sets before the set %v: want wait-overwritten count 2, got %+v", early, fs)
+		}
+	}
+}
+
+// TestWaitOverwrittenBound: rank 2 sets rank 0's word NS times from one
+// site (line 43), none ordered against rank 1's set of 1 (line 42) or
+// rank 0's wait for it (line 50). Arriving after the wait, every set
+// meets it: count NS. Arriving before the set, they are on its racing list
+// only as far as the word keeps them (16): past that the count was 16,
+// silently, on the timing where they came first; now the report says the
+// bound was reached (a kept-limit note naming the word), and a lint at a
+// larger --max-kept counts them all.
+func TestWaitOverwrittenBound(t *testing.T) {
+	for _, tc := range []struct {
+		ns, maxKept int
+		early       bool
+		count       int
+		note        bool
+	}{
+		{16, 0, true, 16, false},
+		{17, 0, false, 17, false},
+		{17, 0, true, 16, true},
+		{17, 20, true, 17, false},
+		{40, 0, false, 40, false},
+	} {
+		p := &prog{}
+		set1 := p.op("tnotify", 42, S)
+		w2 := p.op("tnotify", 43, S)
+		tw := twaitOp(p, 50, sigCnt, 1, "eq")
+		s := newSim(Options{MaxKept: tc.maxKept})
+		s.hostInit(sigCnt, 0, 0x3000)
+		s.ev(machine.Event{Kind: machine.EvRunStart})
+		sets := func() {
+			for v := range int64(tc.ns) {
+				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(2, 0, S), Op: w2, Word: "set", Value: v + 2, Accesses: cntWord(true)})
+			}
+		}
+		if tc.early {
+			sets()
+		}
+		s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: set1, Word: "set", Value: 1, Accesses: cntWord(true)})
+		s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: 1, Want: 1, Accesses: cntWord(false)})
+		if !tc.early {
+			sets()
+		}
+		s.ev(machine.Event{Kind: machine.EvRunEnd})
+		count, note := 0, false
+		for _, f := range s.d.Findings() {
+			switch f.Kind {
+			case KindWaitOverwritten:
+				count = f.Count
+			case KindKeptLimit:
+				note = true
+			}
+		}
+		if count != tc.count || note != tc.note {
+			t.Errorf("%+v: got count %d, note %v", tc, count, note)
 		}
 	}
 }

@@ -497,6 +497,9 @@ func (d *Detector) Findings() []Finding {
 	if g, ok := d.keptLimitNote(); ok && !Suppressed(d.opt.Suppress, &g) {
 		out = append(out, g)
 	}
+	if g, ok := d.eqKeptNote(); ok && !Suppressed(d.opt.Suppress, &g) {
+		out = append(out, g)
+	}
 	SortFindings(out)
 	return out
 }
