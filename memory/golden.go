@@ -148,7 +148,7 @@ func (g *golden) eval(e asm.Expr) (*Array, error) {
 		delete(g.whole, e)
 		return v, nil
 	}
-	if rows := in.rows(); in.ok && in.local && rows > blockRows(g.widest(e)) {
+	if rows := in.rows(); in.ok && in.local && rows > blockRows(g.widest(e)) && g.bandsSave(e, rows) {
 		v, err := g.evalBanded(e, rows)
 		g.forget(e)
 		return v, err

@@ -167,8 +167,10 @@ func (g *golden) analyseBroadcast(x, y asm.Expr) rowInfo {
 	}
 	rows := shape[0]
 	banded := func(in rowInfo) bool { return in.local && in.rows() == rows }
-	rowless := func(in rowInfo) bool { return len(in.shape) < 2 || in.shape[0] == 1 }
-	local := (banded(a) || rowless(a)) && (banded(b) || rowless(b)) && (banded(a) || banded(b))
+	// A whole value of the result's rows is sliced for each band; one
+	// without rows (a scalar, a vector, a [1, N] row) broadcasts whole.
+	fits := func(in rowInfo) bool { return in.rows() == rows || len(in.shape) < 2 || in.shape[0] == 1 }
+	local := fits(a) && fits(b) && (banded(a) || banded(b))
 	return rowInfo{shape: shape, local: local, ok: true}
 }
 
@@ -217,6 +219,37 @@ func (g *golden) widest(e asm.Expr) int {
 		w = max(w, g.widest(c))
 	}
 	return w
+}
+
+// bandsSave reports whether evaluating e by bands holds less than whole:
+// the band values it no longer holds whole (the row-local values under e
+// of its rows, tensors read by band included) outweigh the one it adds,
+// e's own, computed by bands and then copied. A lone matmul(@A, @B) would
+// only trade @A's float64 copy for its result's bands.
+func (g *golden) bandsSave(e asm.Expr, rows int) bool {
+	own := elems(g.info[e].shape)
+	saved := 0
+	var walk func(x asm.Expr)
+	walk = func(x asm.Expr) {
+		for _, c := range children(x) {
+			if in := g.info[c]; in.local && in.rows() == rows {
+				if _, paren := c.(*asm.Paren); !paren {
+					saved += elems(in.shape)
+				}
+				walk(c)
+			}
+		}
+	}
+	walk(e)
+	return saved > own
+}
+
+func elems(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }
 
 func children(e asm.Expr) []asm.Expr {
