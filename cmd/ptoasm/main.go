@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 
@@ -184,6 +185,10 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 			return 2
 		}
 		defer func() {
+			// The profile holds what the last completed collection had
+			// seen: without one here, a run's last allocations (its
+			// output checks) were missing.
+			runtime.GC()
 			pw := &errWriter{w: f}
 			err := pprof.Lookup("allocs").WriteTo(pw, 0)
 			if err == nil {
