@@ -1133,14 +1133,6 @@ func (p *pipeState) l2Book(e *entry, r *rankState, l *l2Rect, off, start, bytes,
 			r.l2.stamp(start + d)
 		}
 	}
-	if write {
-		// Write-allocate makes the lines valid at the write's start, but
-		// they hold its bytes only once it has landed: a racing read that
-		// hits them waits for its end, as one that hits a read's lines
-		// waits for their fill (docs/profile.md, "A racing read made an
-		// L2 hit").
-		r.l2.stamp(start + d)
-	}
 	return d
 }
 
