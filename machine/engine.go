@@ -768,6 +768,7 @@ func (m *Machine) endRun() {
 }
 
 func (m *Machine) doReset(st *launchStep) {
+	defer func() { m.exprInit = exprInitCache{} }() // the launch then writes the ranks
 	for r := 0; r < m.nranks; r++ {
 		if st.rank >= 0 && st.rank != r {
 			continue

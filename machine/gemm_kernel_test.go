@@ -189,11 +189,11 @@ func TestGoldenMemo(t *testing.T) {
 	// Rank r's @X; @W is the same on every rank.
 	xs := map[int]*memory.Array{0: arr(1, 2), 1: arr(1, 2), 2: arr(1, 3), 3: arr(1, 2, 0)}
 	w := arr(5)
-	load := func(n string, r int) (*memory.Array, error) {
+	load := func(n string, r int) (memory.Tensor, error) {
 		if n == "W" {
-			return w, nil
+			return memory.ArrayTensor{A: w}, nil
 		}
-		return xs[r], nil
+		return memory.ArrayTensor{A: xs[r]}, nil
 	}
 	for _, tc := range []struct {
 		name string
@@ -209,10 +209,8 @@ func TestGoldenMemo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var g goldenMemo
 			g.start(0)
-			xr := 0
-			a, _ := load("X", xr)
-			g.read("X", xr, !tc.own, a, nil)
-			g.read("W", 0, true, w, nil)
+			g.read("X", 0, !tc.own, nil)
+			g.read("W", 0, true, nil)
 			want := arr(42)
 			g.done(want, nil)
 			got, err := g.reuse(load, tc.rank)
@@ -226,7 +224,7 @@ func TestGoldenMemo(t *testing.T) {
 	}
 	var g goldenMemo
 	g.start(0)
-	g.read("X", 0, false, nil, fmt.Errorf("no such tensor"))
+	g.read("X", 0, false, fmt.Errorf("no such tensor"))
 	g.done(arr(1), nil)
 	if got, _ := g.reuse(load, 1); got != nil {
 		t.Error("a golden whose read failed was reused")

@@ -648,6 +648,7 @@ func (m *Machine) allocGM() error {
 			}
 		}
 	}
+	m.exprInit = exprInitCache{}
 	for _, in := range m.opt.Inputs {
 		t := m.obj.Tensor(in.Tensor)
 		if t == nil {
@@ -808,14 +809,19 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 		// Ranks are initialised one after another, tensor by tensor: when
 		// the previous rank's evaluation of this init never looked at
 		// `rank`, its values hold here too (the evaluation is a pure
-		// function of the index, the constants and rank).
-		if c := &m.exprInit; c.in == in && c.t == t && c.a != nil {
-			return m.storeLogical(t, r, in, c.a)
+		// function of the index, the constants and rank), so its stored
+		// bytes are copied.
+		if c := &m.exprInit; c.in == in && c.t == t && c.rank != r {
+			src := m.ranks[c.rank].gm[t.Index].buf
+			if err := memory.CopyStored(o.buf, src, 0, t.DType, intShape(t.Shape), t.Layout); err != nil {
+				return fmt.Errorf("%s: %w", in.Pos, err)
+			}
+			return nil
 		}
 		m.exprInit = exprInitCache{}
 		var evalErr error
 		usesRank := false
-		a := logicalArray(t, func(idx []int64) float64 {
+		f := func(idx []int64) float64 {
 			v, err := asm.EvalInt(in.X, func(name string) (int64, bool) {
 				if name == "rank" {
 					usesRank = true
@@ -830,25 +836,50 @@ func (m *Machine) initTensor(t *asm.TensorInfo, r int, in *asm.Init) error {
 				evalErr = err
 			}
 			return float64(v)
-		})
-		if evalErr != nil {
-			return fail(evalErr)
+		}
+		if len(t.Shape) != 2 {
+			a := logicalArray(t, f)
+			if evalErr != nil {
+				return fail(evalErr)
+			}
+			if err := m.storeLogical(t, r, in, a); err != nil {
+				return err
+			}
+		} else {
+			// A band of rows at a time: a [4096, 4096] mask is 128 MiB
+			// of float64 values, which the whole run used to keep.
+			rows, cols := int(t.Shape[0]), int(t.Shape[1])
+			step := max(1, initBand/max(cols, 1))
+			for r0 := 0; r0 < rows; r0 += step {
+				r1 := min(r0+step, rows)
+				a := logicalRows(t, r0, r1, f)
+				if evalErr != nil {
+					return fail(evalErr)
+				}
+				if err := memory.StoreRows(o.buf, 0, t.DType, intShape(t.Shape), t.Layout, r0, a, memory.RoundRint); err != nil {
+					return fmt.Errorf("%s: %w", in.Pos, err)
+				}
+			}
 		}
 		if !usesRank {
-			m.exprInit = exprInitCache{in: in, t: t, a: a}
+			m.exprInit = exprInitCache{in: in, t: t, rank: r}
 		}
-		return m.storeLogical(t, r, in, a)
+		return nil
 	}
 	return fail(fmt.Errorf("unknown init %q", in.Kind))
 }
 
-// exprInitCache is the last expr init's values, kept while the other ranks
-// are initialised (one tensor at a time, so it holds one tensor's values).
+// exprInitCache is the last expr init that did not use rank and the rank
+// it was stored on, while the other ranks are initialised (one tensor at a
+// time); cleared when they are, since a launch then writes that rank.
 type exprInitCache struct {
-	in *asm.Init
-	t  *asm.TensorInfo
-	a  *memory.Array
+	in   *asm.Init
+	t    *asm.TensorInfo
+	rank int
 }
+
+// initBand is how many elements of an expr init are computed at a time.
+const initBand = 1 << 16
 
 func isName(e asm.Expr, s string) bool {
 	n, ok := e.(*asm.Name)
@@ -874,6 +905,9 @@ func (m *Machine) storeLogical(t *asm.TensorInfo, r int, in *asm.Init, a *memory
 // logicalArray is f(index vector) for every element of t in logical
 // row-major order.
 func logicalArray(t *asm.TensorInfo, f func([]int64) float64) *memory.Array {
+	if len(t.Shape) == 2 {
+		return logicalRows(t, 0, int(t.Shape[0]), f)
+	}
 	n := t.Elems()
 	a := &memory.Array{Shape: intShape(t.Shape), Data: make([]float64, n)}
 	idx := make([]int64, len(t.Shape))
@@ -885,6 +919,22 @@ func logicalArray(t *asm.TensorInfo, f func([]int64) float64) *memory.Array {
 				break
 			}
 			idx[d] = 0
+		}
+	}
+	return a
+}
+
+// logicalRows is f(i, j) for rows [r0, r1) of a rank-2 t, row-major.
+func logicalRows(t *asm.TensorInfo, r0, r1 int, f func([]int64) float64) *memory.Array {
+	cols := int(t.Shape[1])
+	a := &memory.Array{Shape: []int{r1 - r0, cols}, Data: make([]float64, (r1-r0)*cols)}
+	idx := make([]int64, 2)
+	k := 0
+	for i := r0; i < r1; i++ {
+		for j := 0; j < cols; j++ {
+			idx[0], idx[1] = int64(i), int64(j)
+			a.Data[k] = f(idx)
+			k++
 		}
 	}
 	return a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/ptoasm/ptoasm/asm"
@@ -184,22 +185,17 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 		got, err := m.loadArray(x.Target.Name, rk)
 		if err == nil {
 			var want *memory.Array
-			want, err = memo.reuse(func(n string, r int) (*memory.Array, error) {
-				return m.loadArray(n, r)
-			}, rk)
+			want, err = memo.reuse(m.goldenTensor, rk)
 			if want == nil && err == nil {
 				memo.start(rk)
-				want, err = memory.EvalGolden(x.Golden,
-					func(n string, r int, has bool) (*memory.Array, error) {
+				want, err = memory.EvalGoldenTensors(x.Golden,
+					func(n string, r int, has bool) (memory.Tensor, error) {
 						if !has {
 							r = rk
 						}
-						a, err := memo.loaded(n, r)
-						if a == nil {
-							a, err = m.loadArray(n, r)
-						}
-						memo.read(n, r, has, a, err)
-						return a, err
+						t, err := m.goldenTensor(n, r)
+						memo.read(n, r, has, err)
+						return t, err
 					},
 					m.lookupFloat,
 					func(path string) (*memory.Array, error) {
@@ -239,45 +235,33 @@ func (m *Machine) outputChecks(x *asm.Expect) []Check {
 	return out
 }
 
-// goldenMemo remembers the tensors one rank's golden read (by name and
+// goldenMemo remembers which tensors one rank's golden read (by name and
 // resolved rank; "own" when the reference named no rank) and the result.
+// It holds no copy of them: reuse compares the ranks' tensors band by band.
 type goldenMemo struct {
 	valid bool
 	rank  int
 	reads []goldenRead
 	want  *memory.Array
-	fresh []goldenRead // loaded by reuse for the rank being checked
 }
 
 type goldenRead struct {
 	name string
 	rank int
 	own  bool
-	a    *memory.Array
 }
 
-// start begins remembering rank rk's golden; the arrays reuse loaded and
-// found different are kept for the evaluation to read again.
+// start begins remembering rank rk's golden.
 func (g *goldenMemo) start(rk int) {
-	*g = goldenMemo{valid: true, rank: rk, fresh: g.fresh}
+	*g = goldenMemo{valid: true, rank: rk}
 }
 
-// loaded is an array reuse already loaded for this rank, or nil.
-func (g *goldenMemo) loaded(n string, r int) (*memory.Array, error) {
-	for _, rd := range g.fresh {
-		if rd.name == n && rd.rank == r {
-			return rd.a, nil
-		}
-	}
-	return nil, nil
-}
-
-func (g *goldenMemo) read(n string, r int, has bool, a *memory.Array, err error) {
-	if err != nil || a == nil {
+func (g *goldenMemo) read(n string, r int, has bool, err error) {
+	if err != nil {
 		g.valid = false
 		return
 	}
-	g.reads = append(g.reads, goldenRead{name: n, rank: r, own: !has, a: a})
+	g.reads = append(g.reads, goldenRead{name: n, rank: r, own: !has})
 }
 
 func (g *goldenMemo) done(want *memory.Array, err error) {
@@ -288,29 +272,67 @@ func (g *goldenMemo) done(want *memory.Array, err error) {
 }
 
 // reuse returns the remembered golden if every tensor it read holds the same
-// bits on rank rk (the ones the reference named a rank for: on that rank),
+// values on rank rk (the ones the reference named a rank for: on that rank),
 // else nil. The expression reads tensors in a fixed order and is otherwise a
 // pure function of constants, so equal inputs give an equal result.
-func (g *goldenMemo) reuse(load func(string, int) (*memory.Array, error), rk int) (*memory.Array, error) {
-	g.fresh = nil
+func (g *goldenMemo) reuse(tensor func(name string, rank int) (memory.Tensor, error), rk int) (*memory.Array, error) {
 	if !g.valid || g.want == nil {
 		return nil, nil
 	}
 	for _, rd := range g.reads {
-		r := rd.rank
-		if rd.own {
-			r = rk
+		if !rd.own || rd.rank == rk {
+			continue // the same rank's tensor both times
 		}
-		a, err := load(rd.name, r)
-		if err != nil || a == nil {
+		x, err := tensor(rd.name, rd.rank)
+		if err != nil {
 			return nil, nil
 		}
-		g.fresh = append(g.fresh, goldenRead{name: rd.name, rank: r, a: a})
-		if !sameArray(a, rd.a) {
+		y, err := tensor(rd.name, rk)
+		if err != nil {
+			return nil, nil
+		}
+		if same, err := sameTensor(x, y); err != nil || !same {
 			return nil, nil
 		}
 	}
 	return g.want, nil
+}
+
+// goldenBand is how many elements of two ranks' tensors sameTensor decodes
+// at a time.
+const goldenBand = 1 << 18
+
+// sameTensor reports whether x and y hold the same values (float64 bits, as
+// a golden reads them), a band of rows at a time.
+func sameTensor(x, y memory.Tensor) (bool, error) {
+	shape := x.Shape()
+	if len(shape) != 2 || !slices.Equal(shape, y.Shape()) {
+		a, err := x.Load()
+		if err != nil {
+			return false, err
+		}
+		b, err := y.Load()
+		if err != nil {
+			return false, err
+		}
+		return sameArray(a, b), nil
+	}
+	step := max(1, goldenBand/max(shape[1], 1))
+	for r0 := 0; r0 < shape[0]; r0 += step {
+		r1 := min(r0+step, shape[0])
+		a, err := x.Rows(r0, r1)
+		if err != nil {
+			return false, err
+		}
+		b, err := y.Rows(r0, r1)
+		if err != nil {
+			return false, err
+		}
+		if !sameArray(a, b) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func sameArray(x, y *memory.Array) bool {
@@ -363,6 +385,34 @@ func cannotFail(want *memory.Array, tol memory.Tolerance, dt asm.DType) string {
 		return fmt.Sprintf("the check cannot fail: every expected value is within %s of the poison value %g, so an output never written passes", tol, p)
 	}
 	return ""
+}
+
+// gmTensor is one rank's GM tensor as a golden expression reads it: whole
+// or a band of rows at a time, decoded when read.
+type gmTensor struct {
+	buf *memory.Buffer
+	t   *asm.TensorInfo
+}
+
+func (g gmTensor) Shape() []int { return intShape(g.t.Shape) }
+
+func (g gmTensor) Load() (*memory.Array, error) {
+	return memory.LoadArray(g.buf, 0, g.t.DType, intShape(g.t.Shape), g.t.Layout)
+}
+
+func (g gmTensor) Rows(r0, r1 int) (*memory.Array, error) {
+	return memory.LoadRows(g.buf, 0, g.t.DType, intShape(g.t.Shape), g.t.Layout, r0, r1)
+}
+
+func (m *Machine) goldenTensor(name string, rank int) (memory.Tensor, error) {
+	buf, t := m.TensorData(name, rank)
+	if t == nil {
+		return nil, fmt.Errorf("no GM tensor @%s", name)
+	}
+	if buf == nil {
+		return nil, fmt.Errorf("@%s[rank=%d] has no data", name, rank)
+	}
+	return gmTensor{buf: buf, t: t}, nil
 }
 
 func (m *Machine) loadArray(name string, rank int) (*memory.Array, error) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/memory"
@@ -710,6 +711,22 @@ func vecSort32(args []Operand) error {
 	return nil
 }
 
+// pairBufs recycles the pair lists of the merge sorts: topk's run made a
+// run and an output list per source row and op, 490 MB of garbage that the
+// collector let the heap grow to 450 MB for. Go's pool, not a core's own
+// buffer: the data effects are plain functions of their operands.
+var pairBufs sync.Pool
+
+// getPairs is an empty pair list with room for n.
+func getPairs(n int) *[]pair {
+	if p, ok := pairBufs.Get().(*[]pair); ok && cap(*p) >= n {
+		*p = (*p)[:0]
+		return p
+	}
+	s := make([]pair, 0, n)
+	return &s
+}
+
 // mergeRuns merges sorted runs into out, descending; on equal values the
 // earlier run's pair comes first (vmrgsort4 takes its lists in order).
 func mergeRuns(runs [][]pair, out []pair) []pair {
@@ -757,8 +774,13 @@ func vecMrgSort(args []Operand) error {
 		return fmt.Errorf("dst must have src's dtype and cover its valid region [%d, %d]", s.rows, s.cols)
 	}
 	per := int(bl) / slots
-	runs := make([][]pair, 4)
-	var out []pair
+	var bufs [5]*[]pair
+	for i := range bufs {
+		bufs[i] = getPairs(per * 4)
+		defer pairBufs.Put(bufs[i])
+	}
+	runs := [][]pair{*bufs[0], *bufs[1], *bufs[2], *bufs[3]}
+	out := *bufs[4]
 	for r := 0; r < s.rows; r++ {
 		for g := 0; g < s.cols/group; g++ {
 			for l := range runs {
@@ -773,6 +795,10 @@ func vecMrgSort(args []Operand) error {
 			}
 		}
 	}
+	for i, run := range runs {
+		*bufs[i] = run[:0]
+	}
+	*bufs[4] = out[:0]
 	d.rows, d.cols = s.rows, s.cols
 	d.written()
 	return nil
@@ -805,7 +831,9 @@ func vecMrgSortLists(args []Operand) error {
 		if s.rows < 1 || s.cols%slots != 0 {
 			return fmt.Errorf("src%d's %d valid columns are not whole (value, index) pairs", i-2, s.cols)
 		}
-		run := make([]pair, s.cols/slots)
+		buf := getPairs(s.cols / slots)
+		defer pairBufs.Put(buf)
+		run := (*buf)[:s.cols/slots]
 		for k := range run {
 			run[k] = getPair(&s, 0, k, slots)
 		}
@@ -815,7 +843,10 @@ func vecMrgSortLists(args []Operand) error {
 	if d.rows < 1 || d.cols < total*slots {
 		return fmt.Errorf("dst's valid region [%d, %d] cannot hold %d pairs", d.rows, d.cols, total)
 	}
-	for k, p := range mergeRuns(runs, make([]pair, 0, total)) {
+	out := getPairs(total)
+	defer pairBufs.Put(out)
+	*out = mergeRuns(runs, *out)
+	for k, p := range *out {
 		setPair(&d, 0, k, slots, p)
 	}
 	d.rows, d.cols = 1, total*slots

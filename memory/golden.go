@@ -32,9 +32,26 @@ func Scalar(v float64) *Array { return &Array{Shape: []int{}, Data: []float64{v}
 func (a *Array) rank() int { return len(a.Shape) }
 
 type golden struct {
-	lookup   func(name string, rank int, hasRank bool) (*Array, error)
+	lookup   func(name string, rank int, hasRank bool) (Tensor, error)
 	consts   func(name string) (float64, bool)
 	readFile func(path string) (*Array, error)
+
+	tensors map[tensorKey]tensorRead // each tensor looked up once
+	info    map[asm.Expr]rowInfo     // analyse's findings
+	whole   map[asm.Expr]*Array      // values computed whole, not yet consumed
+	failed  map[asm.Expr]error
+	band    map[string]*Array // the current band's row-local values by text
+}
+
+type tensorKey struct {
+	name    string
+	rank    int
+	hasRank bool
+}
+
+type tensorRead struct {
+	t   Tensor
+	err error
 }
 
 // EvalGolden evaluates a golden expression (docs/language.md, "Expectations") in
@@ -47,8 +64,64 @@ func EvalGolden(e asm.Expr,
 	lookup func(name string, rank int, hasRank bool) (*Array, error),
 	consts func(name string) (float64, bool),
 	readFile func(path string) (*Array, error)) (*Array, error) {
-	g := &golden{lookup: lookup, consts: consts, readFile: readFile}
+	var lt func(string, int, bool) (Tensor, error)
+	if lookup != nil {
+		lt = func(name string, rank int, hasRank bool) (Tensor, error) {
+			a, err := lookup(name, rank, hasRank)
+			if a == nil || err != nil {
+				return nil, err
+			}
+			return ArrayTensor{a}, nil
+		}
+	}
+	return EvalGoldenTensors(e, lt, consts, readFile)
+}
+
+// EvalGoldenTensors is EvalGolden over tensors read on demand: a row-local
+// part of the expression (elementwise operators and functions, row
+// reductions, softmax, topk, matmul's left operand, over rank-2 values of
+// the same rows) is evaluated a band of rows at a time, reading its tensors
+// a band at a time, so its intermediates take a band each instead of the
+// whole (fa_causal's rowsum over a masked [4096, 4096] product).
+func EvalGoldenTensors(e asm.Expr,
+	lookup func(name string, rank int, hasRank bool) (Tensor, error),
+	consts func(name string) (float64, bool),
+	readFile func(path string) (*Array, error)) (*Array, error) {
+	g := &golden{lookup: lookup, consts: consts, readFile: readFile,
+		tensors: map[tensorKey]tensorRead{}, info: map[asm.Expr]rowInfo{},
+		whole: map[asm.Expr]*Array{}, failed: map[asm.Expr]error{}}
 	return g.eval(e)
+}
+
+// tensor looks @name up once per evaluation.
+func (g *golden) tensor(e *asm.GMRef) (Tensor, error) {
+	if len(e.Index) > 0 {
+		return nil, errAt(e, "golden expressions take whole tensors: use slice(@%s, …) instead of an index", e.Name)
+	}
+	if g.lookup == nil {
+		return nil, errAt(e, "no tensors available for @%s", e.Name)
+	}
+	rank, hasRank := 0, e.Rank != nil
+	if hasRank {
+		r, err := g.evalInt(e.Rank)
+		if err != nil {
+			return nil, err
+		}
+		rank = int(r)
+	}
+	k := tensorKey{e.Name, rank, hasRank}
+	rd, ok := g.tensors[k]
+	if !ok {
+		rd.t, rd.err = g.lookup(e.Name, rank, hasRank)
+		g.tensors[k] = rd
+	}
+	if rd.err != nil {
+		return nil, wrapAt(e, rd.err)
+	}
+	if rd.t == nil {
+		return nil, errAt(e, "unknown tensor @%s", e.Name)
+	}
+	return rd.t, nil
 }
 
 func errAt(n asm.Node, format string, args ...any) error {
@@ -64,6 +137,27 @@ func wrapAt(n asm.Node, err error) error {
 }
 
 func (g *golden) eval(e asm.Expr) (*Array, error) {
+	if e == nil {
+		return nil, errors.New("golden: missing expression")
+	}
+	in := g.analyse(e)
+	if err := g.failed[e]; err != nil {
+		return nil, err
+	}
+	if v, ok := g.whole[e]; ok { // computed whole by the analysis
+		delete(g.whole, e)
+		return v, nil
+	}
+	if rows := in.rows(); in.ok && in.local && rows > blockRows(g.widest(e)) && g.bandsSave(e, rows) {
+		v, err := g.evalBanded(e, rows)
+		g.forget(e)
+		return v, err
+	}
+	return g.evalNode(e)
+}
+
+// evalNode computes e whole, its operands through eval.
+func (g *golden) evalNode(e asm.Expr) (*Array, error) {
 	switch e := e.(type) {
 	case nil:
 		return nil, errors.New("golden: missing expression")
@@ -82,26 +176,13 @@ func (g *golden) eval(e asm.Expr) (*Array, error) {
 		}
 		return nil, errAt(e, "unknown name %q in golden expression", e.Name)
 	case *asm.GMRef:
-		if len(e.Index) > 0 {
-			return nil, errAt(e, "golden expressions take whole tensors: use slice(@%s, …) instead of an index", e.Name)
+		t, err := g.tensor(e)
+		if err != nil {
+			return nil, err
 		}
-		if g.lookup == nil {
-			return nil, errAt(e, "no tensors available for @%s", e.Name)
-		}
-		rank, hasRank := 0, e.Rank != nil
-		if hasRank {
-			r, err := g.evalInt(e.Rank)
-			if err != nil {
-				return nil, err
-			}
-			rank = int(r)
-		}
-		a, err := g.lookup(e.Name, rank, hasRank)
+		a, err := t.Load()
 		if err != nil {
 			return nil, wrapAt(e, err)
-		}
-		if a == nil {
-			return nil, errAt(e, "unknown tensor @%s", e.Name)
 		}
 		return a, nil
 	case *asm.Unary:
@@ -511,6 +592,10 @@ func (g *golden) cast(c *asm.Call) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
+	return g.castArray(c, a)
+}
+
+func (g *golden) castArray(c *asm.Call, a *Array) (*Array, error) {
 	n, ok := c.Args[1].(*asm.Name)
 	if !ok {
 		return nil, errAt(c.Args[1], "cast wants a dtype name (f16, bf16, f32, i8, …)")

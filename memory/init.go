@@ -176,6 +176,95 @@ func LoadArray(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layou
 	return a, nil
 }
 
+// LoadRows decodes rows [r0, r1) of a rank-2 tensor, as LoadArray would
+// decode them: a golden expression reads a band of rows at a time.
+func LoadRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layout, r0, r1 int) (*Array, error) {
+	if len(shape) != 2 || r0 < 0 || r0 > r1 || r1 > shape[0] {
+		return nil, fmt.Errorf("%s: rows [%d, %d) of a %v tensor", b.label(), r0, r1, shape)
+	}
+	_, l, step, err := tensorMatrices(dt, shape, layoutKind(layout))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", b.label(), err)
+	}
+	if err := b.CheckRange(off, step); err != nil {
+		return nil, err
+	}
+	if err := b.Touch(off, step); err != nil {
+		return nil, err
+	}
+	a := &Array{Shape: []int{r1 - r0, l.Cols}, Data: make([]float64, (r1-r0)*l.Cols)}
+	sz := dt.Size()
+	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
+	defer colTables.Put(tab)
+	k := 0
+	for r := r0; r < r1; r++ {
+		row := off + l.rowPart(r)
+		for _, cp := range cols {
+			a.Data[k] = Decode(dt, b.bits(sz, row+cp))
+			k++
+		}
+	}
+	return a, nil
+}
+
+// StoreRows encodes a, rows [r0, r0+len) of a rank-2 tensor in logical
+// row-major order, as StoreArray would store them; the store of the last
+// rows marks the tensor's bytes written. An expr init is computed and
+// stored a band of rows at a time.
+func StoreRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layout, r0 int, a *Array, mode RoundMode) error {
+	if len(shape) != 2 || shape[1] == 0 || len(a.Data)%shape[1] != 0 || r0 < 0 || r0+len(a.Data)/shape[1] > shape[0] {
+		return fmt.Errorf("%s: %d values at row %d of a %v tensor", b.label(), len(a.Data), r0, shape)
+	}
+	_, l, step, err := tensorMatrices(dt, shape, layoutKind(layout))
+	if err != nil {
+		return fmt.Errorf("%s: %v", b.label(), err)
+	}
+	if err := b.CheckRange(off, step); err != nil {
+		return err
+	}
+	if err := b.Touch(off, step); err != nil {
+		return err
+	}
+	sz := dt.Size()
+	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
+	defer colTables.Put(tab)
+	r1 := r0 + len(a.Data)/shape[1]
+	k := 0
+	for r := r0; r < r1; r++ {
+		row := off + l.rowPart(r)
+		for _, cp := range cols {
+			b.setBits(sz, row+cp, Encode(dt, a.Data[k], mode))
+			k++
+		}
+	}
+	if r1 == shape[0] {
+		b.Written(off, step)
+	}
+	return nil
+}
+
+// CopyStored copies the bytes of a tensor of dt, shape and layout at off
+// from src to dst and marks them written there: the same values on another
+// rank, without decoding them.
+func CopyStored(dst, src *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layout) error {
+	batch, _, step, err := tensorMatrices(dt, shape, layoutKind(layout))
+	if err != nil {
+		return fmt.Errorf("%s: %v", dst.label(), err)
+	}
+	n := int64(batch) * step
+	for _, b := range []*Buffer{src, dst} {
+		if err := b.CheckRange(off, n); err != nil {
+			return err
+		}
+		if err := b.Touch(off, n); err != nil {
+			return err
+		}
+	}
+	copy(dst.Data[off:off+n], src.Data[off:off+n])
+	dst.Written(off, n)
+	return nil
+}
+
 // StoreArray encodes a (logical row-major, of the tensor's shape or at least its
 // element count) into the tensor of dt and shape at off in layout, rounding with
 // mode, and marks the bytes written.

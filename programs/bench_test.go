@@ -3,7 +3,9 @@ package programs_test
 import (
 	"errors"
 	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
@@ -60,5 +62,63 @@ func BenchmarkPrograms(b *testing.B) {
 				b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
 			})
 		}
+	}
+}
+
+// BenchmarkDataRunMemory runs the data runs whose memory once grew far
+// past their tensors (docs/performance.md, session 24) and reports the
+// bytes they allocate per run and the peak live heap, sampled every
+// millisecond: fa_causal's golden intermediates and its mask's float64
+// copy took 1.2 GB, topk's merge sorts allocated 490 MB of pair lists.
+//
+//	go test ./programs -run '^$' -bench DataRunMemory -benchtime 1x
+func BenchmarkDataRunMemory(b *testing.B) {
+	for _, name := range []string{"hazards/fa_causal", "topk", "hazards/layernorm_pair", "hazards/grouped_gemm"} {
+		path, _ := programs.Find(name)
+		obj, errs := asm.Assemble(embedFrontend, path, nil)
+		if errs.HasErrors() {
+			b.Fatal(errs)
+		}
+		b.Run(name, func(b *testing.B) {
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			stop := make(chan struct{})
+			peak := make(chan uint64)
+			go func() {
+				s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+				var p uint64
+				t := time.NewTicker(time.Millisecond)
+				defer t.Stop()
+				for {
+					metrics.Read(s)
+					p = max(p, s[0].Value.Uint64())
+					select {
+					case <-stop:
+						peak <- p
+						return
+					case <-t.C:
+					}
+				}
+			}()
+			for b.Loop() {
+				m, err := machine.New(obj, machine.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := m.Run()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.Failed() {
+					b.Fatalf("%s: a check failed", name)
+				}
+			}
+			close(stop)
+			p := <-peak
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MiB/op")
+			b.ReportMetric(float64(p)/(1<<20), "peak-heap-MiB")
+		})
 	}
 }

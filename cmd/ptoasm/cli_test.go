@@ -386,28 +386,33 @@ func TestUncheckedHint(t *testing.T) {
 	}
 }
 
-// --cpuprofile writes a pprof profile (gzipped protobuf) of any command, the
-// input of scripts/pgo.sh; an unwritable path is a usage error.
-func TestCPUProfile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cpu.prof")
-	if code, _, errOut := runCLI("run", "gemm_db", "--cpuprofile", path); code != 0 {
-		t.Fatalf("run --cpuprofile: exit %d: %s", code, errOut)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("the profile is not gzipped: %v", err)
-	}
-	if b, err := io.ReadAll(zr); err != nil || len(b) == 0 {
-		t.Fatalf("the profile is empty or corrupt: %d bytes, %v", len(b), err)
-	}
-	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof")
-	if code, _, errOut := runCLI("run", "gemm_db", "--cpuprofile", bad); code != 2 || !strings.Contains(errOut, "no such file") {
-		t.Errorf("unwritable --cpuprofile: exit %d, stderr %q", code, errOut)
+// --cpuprofile and --memprofile write a pprof profile (gzipped protobuf) of
+// any command, the input of scripts/pgo.sh and of a memory hunt; an
+// unwritable path is a usage error.
+func TestProfiles(t *testing.T) {
+	for _, flag := range []string{"--cpuprofile", "--memprofile"} {
+		t.Run(flag, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.prof")
+			if code, _, errOut := runCLI("run", "gemm_db", flag, path); code != 0 {
+				t.Fatalf("run %s: exit %d: %s", flag, code, errOut)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatalf("the profile is not gzipped: %v", err)
+			}
+			if b, err := io.ReadAll(zr); err != nil || len(b) == 0 {
+				t.Fatalf("the profile is empty or corrupt: %d bytes, %v", len(b), err)
+			}
+			bad := filepath.Join(t.TempDir(), "no", "such", "dir", "x.prof")
+			if code, _, errOut := runCLI("run", "gemm_db", flag, bad); code != 2 || !strings.Contains(errOut, "no such file") {
+				t.Errorf("unwritable %s: exit %d, stderr %q", flag, code, errOut)
+			}
+		})
 	}
 }
 

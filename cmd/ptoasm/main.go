@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 
@@ -42,6 +43,7 @@ type cli struct {
 	Version versionCmd `cmd:"" help:"Print the version."`
 
 	CPUProfile string `name:"cpuprofile" type:"path" placeholder:"FILE" help:"Write a CPU profile of the command to FILE, for go tool pprof (scripts/pgo.sh makes cmd/ptoasm/default.pgo from such profiles)."`
+	MemProfile string `name:"memprofile" type:"path" placeholder:"FILE" help:"Write a heap profile of the command to FILE when it ends, for go tool pprof (-sample_index=alloc_space: every allocation by site)."`
 
 	MaxMemory   string `name:"max-memory" default:"768MiB" placeholder:"SIZE" help:"Memory budget of a run: the GM pages it touches on every rank, core buffers, initialisation and check scratch (KiB, MiB, GiB suffixes)."`
 	MaxFileSize string `name:"max-file-size" default:"1MiB" placeholder:"SIZE" help:"Largest source file (and all of a program's sources together), profile or suppressions file read; sweep shards may be 64 times larger."`
@@ -166,6 +168,37 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 			}
 			if err != nil { // a lost output fails the command whatever it found
 				fmt.Fprintf(stderr, "ptoasm: --cpuprofile %s: %v\n", c.CPUProfile, err)
+				code = 2
+			}
+		}()
+	}
+	if c.MemProfile != "" {
+		// Created now, like the CPU profile, so a bad path fails before the
+		// command runs; written when it ends.
+		if err := checkOutputs([]output{{"--memprofile", c.MemProfile}}, argFiles(args, "--memprofile")); err != nil {
+			fmt.Fprintln(stderr, "ptoasm:", err)
+			return 2
+		}
+		f, err := os.Create(c.MemProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "ptoasm:", err)
+			return 2
+		}
+		defer func() {
+			// The profile holds what the last completed collection had
+			// seen: without one here, a run's last allocations (its
+			// output checks) were missing.
+			runtime.GC()
+			pw := &errWriter{w: f}
+			err := pprof.Lookup("allocs").WriteTo(pw, 0)
+			if err == nil {
+				err = pw.err
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "ptoasm: --memprofile %s: %v\n", c.MemProfile, err)
 				code = 2
 			}
 		}()
