@@ -149,6 +149,10 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 			runtime.MemProfileRate = 0
 		}
 	}
+	if c.MemProfile != "" {
+		// The default rate, also after an in-process run (a test) that set 0.
+		runtime.MemProfileRate = 512 * 1024
+	}
 	if c.CPUProfile != "" {
 		// The profile is created now, before the command reads anything.
 		if err := checkOutputs([]output{{"--cpuprofile", c.CPUProfile}}, argFiles(args, "--cpuprofile")); err != nil {
