@@ -201,6 +201,27 @@ func walkStmts(b []asm.CStmt, f func(asm.CStmt)) {
 	}
 }
 
+// decidingExprs calls f on the expressions st decides with: an if's or a
+// while's condition, a for's bounds and step, a set or wait's event id. The
+// static pass keeps these values exact (static_loop.go's templates, the
+// residue demand of static_demand.go), since a flag's fate follows them.
+func decidingExprs(st asm.CStmt, f func(asm.CExpr)) {
+	switch st := st.(type) {
+	case *asm.CIf:
+		f(st.Cond)
+	case *asm.CWhile:
+		f(st.Cond)
+	case *asm.CFor:
+		f(st.From)
+		f(st.To)
+		f(st.Step)
+	case *asm.COp:
+		if st.Info != nil && (st.Info.Op == asm.OpSetFlag || st.Info.Op == asm.OpWaitFlag) && len(st.Args) >= 3 {
+			f(st.Args[2].Val)
+		}
+	}
+}
+
 // CheckFlags checks intra-core flag balance on every path through kernel k
 // without running it: a wait_flag that can run with no set before it
 // (deadlock), a set_flag that can run again before its wait (double-set), a

@@ -65,22 +65,10 @@ func (c *checker) regDemands() []int64 {
 	}
 	var lets []*asm.CLet
 	walkStmts(c.k.Body, func(st asm.CStmt) {
-		switch st := st.(type) {
-		case *asm.CLet:
-			lets = append(lets, st)
-		case *asm.CIf:
-			full(st.Cond)
-		case *asm.CWhile:
-			full(st.Cond)
-		case *asm.CFor:
-			full(st.From)
-			full(st.To)
-			full(st.Step)
-		case *asm.COp:
-			if st.Info != nil && (st.Info.Op == asm.OpSetFlag || st.Info.Op == asm.OpWaitFlag) && len(st.Args) >= 3 {
-				full(st.Args[2].Val)
-			}
+		if l, ok := st.(*asm.CLet); ok {
+			lets = append(lets, l)
 		}
+		decidingExprs(st, full)
 	})
 	for grew = true; grew; {
 		grew = false

@@ -437,18 +437,10 @@ func (c *checker) loopMod(s *asm.CFor) (mod int64, relevant bool) {
 			if st.X.Src != nil && isCond(st.X.Src) {
 				decisive = append(decisive, st.X.Src)
 			}
-		case *asm.CIf:
-			decides(st.Cond)
-		case *asm.CWhile:
-			decides(st.Cond)
-		case *asm.CFor:
-			decides(st.From)
-			decides(st.To)
-			decides(st.Step)
+		case *asm.CIf, *asm.CWhile, *asm.CFor:
+			decidingExprs(st, decides)
 		case *asm.COp:
-			if st.Info != nil && (st.Info.Op == asm.OpSetFlag || st.Info.Op == asm.OpWaitFlag) && len(st.Args) >= 3 {
-				decides(st.Args[2].Val)
-			}
+			decidingExprs(st, decides)
 			for _, a := range st.Args {
 				add(a.Val)
 				add(a.TileIdx)
