@@ -84,6 +84,15 @@ func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// createProfile creates a profile's file for flag, refusing a path that is
+// one of the command's inputs (a profile never replaces what it profiles).
+func createProfile(flag, path string, args []string) (*os.File, error) {
+	if err := checkOutputs([]output{{flag, path}}, argFiles(args, flag)); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
+}
+
 // realMain is main without the process exit, so tests can drive the CLI.
 func realMain(args []string, stdout, stderr io.Writer) (code int) {
 	return realMainIO(args, os.Stdin, stdout, stderr)
@@ -155,11 +164,7 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 	}
 	if c.CPUProfile != "" {
 		// The profile is created now, before the command reads anything.
-		if err := checkOutputs([]output{{"--cpuprofile", c.CPUProfile}}, argFiles(args, "--cpuprofile")); err != nil {
-			fmt.Fprintln(stderr, "ptoasm:", err)
-			return 2
-		}
-		f, err := os.Create(c.CPUProfile)
+		f, err := createProfile("--cpuprofile", c.CPUProfile, args)
 		if err != nil {
 			fmt.Fprintln(stderr, "ptoasm:", err)
 			return 2
@@ -187,11 +192,7 @@ func realMainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) (code 
 	if c.MemProfile != "" {
 		// Created now, like the CPU profile, so a bad path fails before the
 		// command runs; written when it ends.
-		if err := checkOutputs([]output{{"--memprofile", c.MemProfile}}, argFiles(args, "--memprofile")); err != nil {
-			fmt.Fprintln(stderr, "ptoasm:", err)
-			return 2
-		}
-		f, err := os.Create(c.MemProfile)
+		f, err := createProfile("--memprofile", c.MemProfile, args)
 		if err != nil {
 			fmt.Fprintln(stderr, "ptoasm:", err)
 			return 2
