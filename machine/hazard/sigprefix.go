@@ -401,7 +401,7 @@ func (ad *adderHist) add(r multiRel) {
 // join.
 func (d *Detector) meetWait(a int32, c *cell) bool {
 	w := &d.wait
-	if !w.on || len(d.multi) == 0 || c.sigFrom != 0 || (w.cmp != "ge" && w.cmp != "gt") {
+	if !w.on || len(d.multi) == 0 || c.sigFrom != 0 || (w.cmp != "ge" && w.cmp != "gt" && w.cmp != "eq") {
 		return false
 	}
 	m := d.multi[d.sigID(c)]
@@ -424,6 +424,9 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 		if base, ok = d.storeBase(a, c, m); !ok {
 			return false
 		}
+	}
+	if w.cmp == "eq" && w.want-base > maxEqSum {
+		return false // past the sums eqReaches tracks: the whole join
 	}
 	d.readsFrom += d.sawAdds(a, c, m)
 	if machine.CompareSignal(w.cmp, base, w.want) {
@@ -546,6 +549,9 @@ func blockAt(c *vclock, bi int32) *vblock {
 // returned as 0 (nothing to acquire) and the search starts above it.
 func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint32, cmp string, want int64) uint32 {
 	passes := func(u uint32) bool {
+		if cmp == "eq" {
+			return d.eqReaches(m, col, u, want-base)
+		}
 		sum, off := base, 0
 		for k := range m.adders {
 			rels := m.adders[k].rels
