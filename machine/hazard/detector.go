@@ -518,6 +518,8 @@ type Detector struct {
 	meetVals   []uint32
 	// eqReach is eqReaches' scratch: the sums the adds can make.
 	eqReach []uint64
+	// readCost is afterRead's scratch: the least sum read, by sum needed.
+	readCost []int64
 	// lateWatch holds the watched waits by word, lateOut the late adds
 	// a next pass must give its waits, lateFalls whether some wait's meet
 	// fell with them, lateCount each agent's signal waits so far and

@@ -87,6 +87,7 @@ type lateWait struct {
 	cmp       string
 	want      int64
 	base      int64 // the word's value before the run's adds
+	read      int64 // multiHist.read
 	adders    []adderHist
 	landed    []int  // len(adders[k].rels) at the wait
 	closed    []bool // adder k's adds hold the wait now
@@ -162,7 +163,7 @@ func (d *Detector) nextWaitKey(a int32, c *cell) waitKey {
 // counted from its first one not ordered before the store (storecount.go),
 // which a pass whose waits acquire less may find earlier.
 func (d *Detector) withLate(m *multiHist, late []lateAdd) *multiHist {
-	x := &multiHist{gen: m.gen, ver: m.ver, store: m.store, run0: m.run0, adders: make([]adderHist, len(m.adders))}
+	x := &multiHist{gen: m.gen, ver: m.ver, store: m.store, run0: m.run0, read: m.read, adders: make([]adderHist, len(m.adders))}
 	for k := range m.adders {
 		x.adders[k] = m.adders[k]
 		x.adders[k].rels = append([]multiRel(nil), m.adders[k].rels...)
@@ -192,7 +193,7 @@ func (d *Detector) withLate(m *multiHist, late []lateAdd) *multiHist {
 // the landed adds of m and acquired acq (above).
 func (d *Detector) watchLate(key waitKey, a int32, id *sigCore, m *multiHist, base int64, acq vclock) {
 	w := &d.wait
-	p := &lateWait{key: key, a: a, n: d.ownComp(a), gen: d.gen, cmp: w.cmp, want: w.want, base: base, acq: acq,
+	p := &lateWait{key: key, a: a, n: d.ownComp(a), gen: d.gen, cmp: w.cmp, want: w.want, base: base, read: m.read, acq: acq,
 		adders: make([]adderHist, len(m.adders)), landed: make([]int, len(m.adders)), closed: make([]bool, len(m.adders))}
 	for k := range m.adders {
 		p.adders[k] = m.adders[k]
@@ -284,7 +285,7 @@ func (d *Detector) finishLate(p *lateWait) {
 	if !late {
 		return
 	}
-	m := &multiHist{adders: p.adders}
+	m := &multiHist{adders: p.adders, read: p.read}
 	falls := false
 	var col []uint32
 	p.acq.each(func(i int32, v uint32) {

@@ -272,6 +272,13 @@ type multiHist struct {
 	// run0 is the word's sigHist.runAdd at the store.
 	store bool
 	run0  int64
+	// read is, for a history counted from a store, the least sum of its
+	// adds that the storer's wait before the store read on every timing
+	// (storecount.go, "What the earlier wait read"); reads is the
+	// satisfied waits on the word that tell it, of each agent the one
+	// that needed most.
+	read  int64
+	reads []histRead
 }
 
 // adderHist is one agent's adds to a word: their sum in this run, and its
@@ -428,6 +435,7 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 	if w.cmp == "eq" && w.want-base > maxEqSum {
 		return false // past the sums eqReaches tracks: the whole join
 	}
+	d.noteRead(a, m, base)
 	d.readsFrom += d.sawAdds(a, c, m)
 	if machine.CompareSignal(w.cmp, base, w.want) {
 		return true // the value before the run's adds met it already
@@ -439,8 +447,9 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 		// not watched (storecount.go: an agent whose first add comes
 		// after the wait is no candidate of it).
 		ad := &m.adders[0]
+		gone := readPrefix(ad, m.read) // its first adds the earlier wait read
 		for r := range ad.rels {
-			if machine.CompareSignal(w.cmp, base+ad.rels[r].through, w.want) {
+			if machine.CompareSignal(w.cmp, base+max(0, ad.rels[r].through-gone), w.want) {
 				d.acquire(a, &ad.rels[r].clock)
 				return true
 			}
@@ -551,6 +560,9 @@ func (d *Detector) meetAt(m *multiHist, base int64, col []uint32, have, top uint
 	passes := func(u uint32) bool {
 		if cmp == "eq" {
 			return d.eqReaches(m, col, u, want-base)
+		}
+		if m.read > 0 {
+			return d.afterRead(m, col, u, base, cmp, want)
 		}
 		sum, off := base, 0
 		for k := range m.adders {

@@ -1,5 +1,11 @@
 package hazard
 
+import (
+	"slices"
+
+	"github.com/ptoasm/ptoasm/machine"
+)
+
 // Counters behind a racing store. A plain store of the run to a signal word
 // (a reset: `st @Sig[q], 0`) followed by adds it is not ordered before (a
 // reset-races-atomic) took the whole join, so a wait there was ordered after
@@ -61,9 +67,10 @@ func (d *Detector) storeCount(c *cell, r *rec) *multiHist {
 		}
 	}
 	var from []adderHist
+	var reads []histRead
 	switch m := d.multi[id]; {
 	case m != nil && m.gen == d.gen && m.ver == c.sigVer && m.store == stored:
-		from = m.adders
+		from, reads = m.adders, m.reads
 	case stored || !added:
 		if stored {
 			return nil // the earlier store's history was lost
@@ -73,6 +80,7 @@ func (d *Detector) storeCount(c *cell, r *rec) *multiHist {
 	default:
 		return nil
 	}
+	need := d.readBefore(reads, r)
 	for k := range from {
 		ad := &from[k]
 		// Its adds ordered before the store are a prefix (program order).
@@ -81,6 +89,7 @@ func (d *Detector) storeCount(c *cell, r *rec) *multiHist {
 			j--
 		}
 		if j == len(ad.rels)-1 {
+			need -= ad.total
 			continue // every kept add is ordered before the store
 		}
 		if j < 0 && ad.dropped {
@@ -97,11 +106,15 @@ func (d *Detector) storeCount(c *cell, r *rec) *multiHist {
 		if j >= 0 {
 			off = ad.rels[j].through
 		}
+		need -= off
 		n := adderHist{agent: ad.agent, total: ad.total - off, rels: make([]multiRel, 0, len(ad.rels)-j-1)}
 		for _, rl := range ad.rels[j+1:] {
 			n.rels = append(n.rels, multiRel{through: rl.through - off, clock: rl.clock})
 		}
 		x.adders = append(x.adders, n)
+	}
+	if need > 0 && need <= maxEqSum {
+		x.read = need
 	}
 	return x
 }
@@ -159,4 +172,137 @@ func (d *Detector) storeBase(a int32, c *cell, m *multiHist) (int64, bool) {
 		run = h.runAdd
 	}
 	return d.wait.value - (run - m.run0), true
+}
+
+// What the earlier wait read. A store that re-arms a word its own agent
+// waited on before (hazards/ar2d_grid_reset_reuse: `rst` after the phase-1
+// wait `w1`, the word reused for phase 3's adds and `w3`) follows a wait
+// that, on every timing where it passed, read at least the sum its compare
+// needed, all of it landed before the store. The adds not ordered before
+// the store are the store's candidates (above), so the candidates that
+// wait read sum to at least what it needed less the adds ordered before
+// the store (multiHist.read): of each agent a prefix of its candidates
+// (program order), erased by the store, the rest of them the ones a wait
+// after the store can count. The waiter of both (the storer's agent, or one
+// ordered after the store and so after the earlier wait) is ordered after
+// the adds either wait read, so the later wait takes the meet over the
+// pairs of sets: of each agent, a prefix the earlier wait read and the
+// adds after it that the later one counted, the first summing to at least
+// what the earlier needed and the second meeting the later compare
+// (afterRead). Counted alone, the later wait took a late phase-1 add (one
+// the meet of `w1` does not hold, since a phase-3 add could have stood in
+// for it) in place of a peer's phase-3 add, and was ordered after no
+// single peer's phase-3 put: RAW `ag, ld` on a kernel whose every
+// completing run orders each put before the loads, through `w1` (which
+// read the peer's phase-3 add) or `w3`. Adds a store erases without the
+// earlier wait having read them (landed between the wait and the store)
+// count in neither set, which orders no more. An `==` wait after such a
+// store takes its sets without the earlier wait's (eqReaches: ordering
+// less, as before the rule).
+
+// histRead is a satisfied wait on a word several agents add to: the
+// waiter's place (r: its agent and count there) and the sum of the
+// history's adds its compare needed.
+type histRead struct {
+	r    rec
+	need int64
+}
+
+// noteRead records that waiter a's wait, which passed on word history m
+// with base the value before its adds, needed their sum to reach its
+// compare's least passing value (`>`: want + 1).
+func (d *Detector) noteRead(a int32, m *multiHist, base int64) {
+	w := &d.wait
+	need := w.want - base
+	if w.cmp == "gt" {
+		need++
+	}
+	if need <= 0 {
+		return
+	}
+	r := rec{agent: a, epoch: d.agents[a].n, gen: d.gen}
+	for i := range m.reads {
+		if m.reads[i].r.agent == a {
+			if need >= m.reads[i].need {
+				m.reads[i] = histRead{r, need}
+			}
+			return
+		}
+	}
+	if len(m.reads) < maxAdders {
+		m.reads = append(m.reads, histRead{r, need})
+	}
+}
+
+// readBefore is the most any wait of reads ordered before store r needed.
+func (d *Detector) readBefore(reads []histRead, r *rec) int64 {
+	need := int64(0)
+	for i := range reads {
+		if reads[i].need > need && d.hbOrSame(&reads[i].r, r) {
+			need = reads[i].need
+		}
+	}
+	return need
+}
+
+// readPrefix is the sum of adder ad's first adds that make up read
+// alone (the least of its sums at or past it), its total when none does:
+// with one agent behind the store, the adds the earlier wait read.
+func readPrefix(ad *adderHist, read int64) int64 {
+	if read <= 0 {
+		return 0
+	}
+	for r := range ad.rels {
+		if ad.rels[r].through >= read {
+			return ad.rels[r].through
+		}
+	}
+	return ad.total
+}
+
+// afterRead is meetAt's test for a history counted from a store whose
+// storer read at least m.read of its adds before it (`>=`, `>`): whether,
+// taking of each adder its releases at most u in col, a prefix the earlier
+// wait read (summing to at least m.read over the adders) and the rest
+// counted after the store can reach the compare. The after-store sum is
+// the sum of those releases less what the earlier wait read, so the least
+// read sum at or past m.read decides: a knapsack over the adders' prefix
+// sums, by the read sum up to m.read.
+func (d *Detector) afterRead(m *multiHist, col []uint32, u uint32, base int64, cmp string, want int64) bool {
+	need := int(m.read)
+	const inf = int64(1) << 62
+	dp := slices.Grow(d.readCost[:0], 2*(need+1))[:2*(need+1)]
+	d.readCost = dp
+	cur, next := dp[:need+1], dp[need+1:]
+	for i := range cur {
+		cur[i] = inf
+	}
+	cur[0] = 0
+	sum, off := base, 0
+	for k := range m.adders {
+		rels := m.adders[k].rels
+		c, _ := slices.BinarySearch(col[off:off+len(rels)], u+1) // releases <= u
+		off += len(rels)
+		have := int64(0)
+		if c > 0 {
+			have = rels[c-1].through
+		}
+		sum += have
+		copy(next, cur) // the earlier wait read none of its adds
+		for i := range c {
+			e := rels[i].through
+			for s, v := range cur {
+				if v == inf {
+					continue
+				}
+				t := min(need, s+int(min(e, int64(need))))
+				next[t] = min(next[t], v+e)
+			}
+		}
+		cur, next = next, cur
+	}
+	if cur[need] == inf {
+		return false // the candidates cannot make it up: the wait orders it all
+	}
+	return machine.CompareSignal(cmp, sum-cur[need], want)
 }

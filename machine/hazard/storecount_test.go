@@ -132,3 +132,62 @@ func TestArrivalsBehindRacingStore(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreAfterReadWait: ranks 1 and 2 add 1 to rank 0's counter (phase
+// 1), rank 0 waits for need1 (line 52) and re-arms the word (`st`, line 30)
+// with nothing ordering the store after the adds of phase 3: ranks 1 and 2
+// each write slot x of @W on MTE3, drain and add 1 again, and rank 0 waits
+// for 2 (line 50) and loads slots 1 and 2 (hazards/ar2d_grid_reset_reuse
+// with two row peers). The phase-3 adds are not ordered after the phase-1
+// wait, so either could have stood in for the other rank's phase-1 add: the
+// phase-1 wait is ordered after neither (Settle's second pass), and every
+// add is a candidate of the store. With need1 2 the phase-1 wait read two
+// of them, so the phase-3 wait counts the other two, and the pair holds
+// each rank's phase-3 add: the write to its slot is ordered before the
+// load through the phase-1 wait (it read the add) or the phase-3 one.
+// Clean. With need1 1 a set with rank 1's two adds after the store and
+// rank 2's phase-1 add read before it passes both waits without rank 2's
+// phase-3 add: RAW 40, 51 with each rank's write, two pipe pairs. The
+// phase-3 wait used to count the candidates alone: RAW with need1 2 too.
+func TestStoreAfterReadWait(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		need1 int64
+		race  int
+	}{
+		{"phase 1 read both", 2, 0},
+		{"phase 1 one short", 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Settle(Options{}, func(opt Options) (*Detector, error) {
+				s := newSim(opt)
+				p, st, bar, nt, tw, ld := counterOps(2, "ge")
+				reset := p.op("st", 30, S)
+				w1 := twaitOp(p, 52, sigCnt, tc.need1, "ge")
+				startCounterRun(s, false)
+				add := func(x int32) {
+					s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(x, 0, S), Op: nt, Word: "add", Value: 1, Accesses: cntWord(true)})
+				}
+				add(1)
+				add(2)
+				s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: w1, Value: 2, Want: tc.need1, Accesses: cntWord(false)})
+				s.exec(ag(0, 0, S), reset, nil, cntWord(true)...)
+				for x := int32(1); x <= 2; x++ {
+					s.issue(x, 0, st, MTE3)
+					s.exec(ag(x, 0, MTE3), st, nil, gmAcc(winW, 0, 0x1000+0x100*int64(x), 0x1100+0x100*int64(x), true))
+					s.barrier(x, 0, ALL, bar)
+					add(x)
+				}
+				s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: 2, Want: 2, Accesses: cntWord(false)})
+				s.issue(0, 0, ld, MTE2)
+				s.exec(ag(0, 0, MTE2), ld, nil, gmAcc(winW, 0, 0x1100, 0x1300, false))
+				s.ev(machine.Event{Kind: machine.EvRunEnd})
+				return s.d, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRace(t, racedStore(t, d.Findings()), tc.race, KindRAW, 40, 51)
+		})
+	}
+}
