@@ -14,6 +14,8 @@ func (d *Detector) deadlock(bl []machine.Blocked, names []string) {
 		return
 	}
 	d.eqBlocked(bl)
+	d.eqCountBlocked(bl)
+	d.eqCountEnd()
 	var recs []rec
 	var parts []string
 	for i, b := range bl {

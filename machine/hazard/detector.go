@@ -560,6 +560,15 @@ type Detector struct {
 	// eq holds, by word, what wait-overwritten keeps of the signal words
 	// set notifies wrote (eqwait.go); nil until the first set.
 	eq map[eqKey]*eqWord
+	// eqCount holds the count words an `==` wait of the run's kernels
+	// polls (eqcount.go), eqCountList them in the order made; eqKernels
+	// the kernels scanned for such waits (eqLastKernel the latest), and
+	// eqTensors the signals they wait on.
+	eqCount      map[eqKey]*eqCountWord
+	eqCountList  []*eqCountWord
+	eqKernels    []*asm.KernelInfo
+	eqLastKernel *asm.KernelInfo
+	eqTensors    []*asm.TensorInfo
 	// retracted holds the uninit-read notes of run generation retractedGen
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}
@@ -751,6 +760,7 @@ func (d *Detector) observe(e *machine.Event) {
 		d.runBoundary(true) // what the last run held first
 		d.run = e.ID
 	case machine.EvRunEnd:
+		d.eqCountEnd()
 		d.runHeld()
 		d.crossLeftovers()
 		d.runBoundary(false)

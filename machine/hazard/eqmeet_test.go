@@ -20,6 +20,11 @@ import (
 //     holds rank 1's band and the load races those of ranks 2 and 3. The
 //     `>=` meet would race rank 1's too.
 //   - "exact": the same with want 5, every add needed: clean.
+//   - "one agent in": ranks 1 and 2 add 1, want 1, rank 2 late: either
+//     passes it alone, so the load races both writes. With one agent's
+//     adds in, the wait took its earliest release that met the compare
+//     (prefixFor) and was not watched for another agent's: rank 1's write
+//     was ordered.
 //
 // It used to join the whole word at an `==` wait: ordered after what had
 // landed, clean in "stand-in", one pair (rank 3) in "odd add".
@@ -34,6 +39,7 @@ func TestEqWaitMeetsItsSets(t *testing.T) {
 		{"stand-in", [4]int64{0, 1, 1, 1}, 3, []int32{2}, 2},
 		{"odd add", [4]int64{0, 1, 2, 2}, 3, []int32{3}, 2},
 		{"exact", [4]int64{0, 1, 2, 2}, 5, nil, 0},
+		{"one agent in", [4]int64{0, 1, 1, 0}, 1, []int32{2}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := Settle(Options{}, func(opt Options) (*Detector, error) {
@@ -47,6 +53,9 @@ func TestEqWaitMeetsItsSets(t *testing.T) {
 					s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(x, 0, S), Op: nt, Word: "add", Value: tc.adds[x], Accesses: cnt(true)})
 				}
 				for x := int32(1); x <= 3; x++ {
+					if tc.adds[x] == 0 {
+						continue // rank x takes no part
+					}
 					s.issue(x, 0, st, MTE3)
 					s.exec(ag(x, 0, MTE3), st, nil, gmAcc(winW, 0, 0x1000+0x100*int64(x), 0x1100+0x100*int64(x), true))
 					s.barrier(x, 0, ALL, bar)

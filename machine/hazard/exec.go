@@ -1456,6 +1456,9 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	}
 	sm := d.shadowFor(acc)
 	a := r.agent
+	if write && !r.atomic && len(d.eqCount) > 0 {
+		d.eqCountWrite(r, acc, 0) // a store's value: the word's `==` waits are eqwait.go's
+	}
 	var rel *vclock
 	// loc, when not nil, is a's lc, the components of its core's agents
 	// that rel lags (sigHist.relLoc).
@@ -1533,6 +1536,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		}
 		if d.dataLoad {
 			break
+		}
+		if d.wait.on && d.wait.cmp == "eq" && c.sigFrom != 0 && d.eqOneMeet(a, c) {
+			break // one agent's adds so far: another's may stand in later
 		}
 		if ent, none := d.prefixFor(c); none || ent != nil {
 			if ent != nil {

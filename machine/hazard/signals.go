@@ -3,6 +3,7 @@ package hazard
 import (
 	"fmt"
 
+	"github.com/ptoasm/ptoasm/asm"
 	"github.com/ptoasm/ptoasm/machine"
 )
 
@@ -44,11 +45,13 @@ func (d *Detector) notify(e *machine.Event) {
 			d.checkNoteHist(&r, &acc)
 		}
 		d.eqNotify(&r, &acc, e.Value)
+		d.eqCountWrite(&r, &acc, e.Value)
 		return
 	}
 	d.signalAccess(&r, &acc, true)
 	d.eachSigCell(d.shadowFor(&acc), acc.Lo, acc.Hi, sigWrite, false, func(c *cell) { d.wroteHist(c, &r, e.Value) })
 	d.eqNotify(&r, &acc, e.Value)
+	d.eqCountWrite(&r, &acc, e.Value)
 }
 
 // histNote, while on, has signalAccess write the history of each word a
@@ -86,6 +89,9 @@ func (d *Detector) signalWait(e *machine.Event) {
 		acc.Write = false
 		d.checkBounds(&r, &acc)
 		d.staleCheck(&r, &acc, e)
+		if e.Op != nil && e.Op.Info != nil && e.Op.Info.Op == asm.OpTwait {
+			d.eqCountWaitOn(&r, &acc, e) // before it acquires (eqcount.go)
+		}
 		d.wait = waitFor(e, &acc)
 		d.signalAccess(&r, &acc, false)
 		d.wait = waitCmp{}

@@ -412,7 +412,33 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 		return false
 	}
 	m := d.multi[d.sigID(c)]
-	if m == nil || m.gen != d.gen || m.ver != c.sigVer || !machine.CompareSignal(w.cmp, w.value, w.want) {
+	if m == nil || m.gen != d.gen || m.ver != c.sigVer {
+		return false
+	}
+	return d.meetHist(a, c, m)
+}
+
+// eqOneMeet is meetWait for an `==` wait on a word one agent has added to
+// so far (c.sigFrom): its history is that agent's (oneAdder), and the wait
+// is watched for other agents' adds landing later, which may stand in
+// (eqmeet.go); false leaves the word to prefixFor. A `>=` wait there keeps
+// prefixFor's earliest release and is not watched (a ring's every round
+// waits so).
+func (d *Detector) eqOneMeet(a int32, c *cell) bool {
+	h := c.hist
+	if h == nil || h.runGen != d.gen || c.hasW && c.w.gen == d.gen && c.w.agent != d.host {
+		return false // no add of this run, or a plain store of it
+	}
+	if p := d.prefixes[c.sigAt]; p != nil && p.from == c.sigFrom && p.gen == d.gen && p.dropped {
+		return false
+	}
+	return d.meetHist(a, c, &multiHist{gen: d.gen, ver: c.sigVer, adders: []adderHist{d.oneAdder(c)}})
+}
+
+// meetHist is meetWait on history m of word c.
+func (d *Detector) meetHist(a int32, c *cell, m *multiHist) bool {
+	w := &d.wait
+	if !machine.CompareSignal(w.cmp, w.value, w.want) {
 		return false
 	}
 	base := w.value
