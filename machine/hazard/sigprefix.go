@@ -249,7 +249,8 @@ func (d *Detector) acquirePrefix(a int32, c *cell, ent *prefixRel) {
 // again with them as candidates (Settle). Which instances a race names can
 // still follow the timing, and ReadsFrom folds what each such wait saw into
 // its fingerprint.
-// Other compares, a non-positive add, a plain store of the run (but for
+// An `==` wait takes the same meet over the sets that reach its value
+// exactly (eqmeet.go). Other compares, a non-positive add, a plain store of the run (but for
 // adds that race it, counted from it: storecount.go), more than maxAdders
 // agents, or a history that lost its oldest releases beyond what
 // is kept keep the whole join (ordering more: a missed race, never a false

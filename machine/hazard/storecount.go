@@ -197,8 +197,8 @@ func (d *Detector) storeBase(a int32, c *cell, m *multiHist) (int64, bool) {
 // read the peer's phase-3 add) or `w3`. Adds a store erases without the
 // earlier wait having read them (landed between the wait and the store)
 // count in neither set, which orders no more. An `==` wait after such a
-// store takes its sets without the earlier wait's (eqReaches: ordering
-// less, as before the rule).
+// store, several agents behind it, takes its sets without the earlier
+// wait's (eqReaches: ordering less, as before the rule).
 
 // histRead is a satisfied wait on a word several agents add to: the
 // waiter's place (r: its agent and count there) and the sum of the
