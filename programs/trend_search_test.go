@@ -75,10 +75,11 @@ var searchMovers = map[string]string{
 	// A barrier (no noise allowed) that moves a poll's phase: with
 	// twait.poll_interval=1 (splitkv, sdma_land_scale) or
 	// scalar.gm_load=1 (poll_chunks' ttest loop) it costs a cycle.
-	"hazards/splitkv_flag_words_fixed: pipe_barrier ": "TWAIT poll phase (the combine's arrival words)",
-	"hazards/sdma_land_scale: pipe_barrier ":          "TWAIT poll phase (the consumer's chunk signal)",
-	"hazards/sdma_land_scale_two_ifs: pipe_barrier ":  "TWAIT poll phase (the consumer's chunk signal)",
-	"hazards/poll_chunks: pipe_barrier ":              "the consumer's ttest loop meets a chunk's count at another trip",
+	"hazards/splitkv_flag_words_fixed: pipe_barrier ":   "TWAIT poll phase (the combine's arrival words)",
+	"hazards/counter_eq_overshoot_fixed: pipe_barrier ": "TWAIT poll phase (the leader's round words)",
+	"hazards/sdma_land_scale: pipe_barrier ":            "TWAIT poll phase (the consumer's chunk signal)",
+	"hazards/sdma_land_scale_two_ifs: pipe_barrier ":    "TWAIT poll phase (the consumer's chunk signal)",
+	"hazards/poll_chunks: pipe_barrier ":                "the consumer's ttest loop meets a chunk's count at another trip",
 }
 
 // moverFor returns the searchMovers entry key k falls under, "" for none.
