@@ -1606,6 +1606,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			}
 		}
 		count := d.storeCount(c, r) // before the word forgets its adds
+		chain := d.setChain(c, r)   // before it forgets its earlier release
 		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
 		d.dropPrefix(c)
@@ -1614,6 +1615,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
 		d.fileStoreCount(c, count)
+		d.fileSetChain(c, chain)
 	}
 }
 
