@@ -375,6 +375,11 @@ type finding struct {
 	// order of the run, as the finding itself is (docs/hazards.md, "The
 	// count").
 	pairs map[[2]int32]struct{}
+	// live holds an uninit-read's instances counted and not taken back
+	// (retractUninit), so that the finding names the first of those by
+	// instLess; liveLost says some were not kept (maxLiveUninit).
+	live     []uninitInst
+	liveLost bool
 }
 
 type findKey struct {

@@ -1612,6 +1612,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			}
 		}
 		count := d.storeCount(c, r) // before the word forgets its adds
+		chain := d.setChain(c, r)   // before it forgets its earlier release
 		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
 		d.dropPrefix(c)
@@ -1620,6 +1621,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.sigFrom, c.sigAt = a+1, d.relSeq
 		c.sigVer++
 		d.fileStoreCount(c, count)
+		d.fileSetChain(c, chain)
 	}
 }
 

@@ -70,10 +70,11 @@ func (d *Detector) recordNote(n *raceNote) {
 	rng := fmt.Sprintf("%s 0x%X..0x%X", spaceLabel(&n.acc), n.lo, n.hi)
 	switch {
 	case n.kind == KindUninitRead:
-		f := d.single(n.kind, SevError, &n.cur,
-			fmt.Sprintf("uninitialised read of %s (%s): %s reads it before anything in this launch wrote it", buf, rng, d.site(&n.cur).where()),
+		msg := fmt.Sprintf("uninitialised read of %s (%s): %s reads it before anything in this launch wrote it", buf, rng, d.site(&n.cur).where())
+		f := d.single(n.kind, SevError, &n.cur, msg,
 			"initialise it (a tensor init such as `= zero`, a host `reset`, or a store/load that fills it) before this read; reading poison gives garbage on hardware")
 		f.setBuffer(buf, n.lo, n.hi)
+		f.keepLive(uninitInst{key: retractKey{n.cur.agent, n.cur.epoch, n.acc.Tile, n.acc.Tensor}, site: d.site(&n.cur), msg: msg, buf: buf, rng: [2]int64{n.lo, n.hi}})
 	case n.kind == KindOutOfBounds:
 		f := d.single(n.kind, SevError, &n.cur, fmt.Sprintf("out-of-bounds access to %s: %s %s", buf, d.site(&n.cur).where(), n.msg),
 			"keep the access inside the declared tile or tensor: check the window offset and shape, or enlarge the declaration")
@@ -700,7 +701,61 @@ func (d *Detector) retractUninit(u *uninitRead) {
 	if f.Count <= 0 {
 		f.sev = SevOff
 		delete(d.byKey, k)
+		return
 	}
+	f.dropLive(rk)
+}
+
+// maxLiveUninit bounds the instances an uninit-read keeps to rename it
+// (finding.live): past it the finding may go on naming an instance taken
+// back, as before.
+const maxLiveUninit = 256
+
+// uninitInst is one counted instance of an uninit-read: its note's key
+// (retractKey), the site, message and buffer it would be named by.
+type uninitInst struct {
+	key  retractKey
+	site Site
+	msg  string
+	buf  string
+	rng  [2]int64
+}
+
+// keepLive records instance in of uninit-read f.
+func (f *finding) keepLive(in uninitInst) {
+	if len(f.live) == maxLiveUninit {
+		f.liveLost = true
+		return
+	}
+	f.live = append(f.live, in)
+}
+
+// dropLive forgets the instance of uninit-read f whose note is key, taken
+// back (retractUninit), and names the first by instLess of those left if
+// it was the one named. An instance is taken back when its read races the
+// write meant to fill it, which it meets only where the read landed first:
+// on another timing the read finds the bytes written and no note is made,
+// so keeping the name of a taken-back instance made the instance the
+// finding names follow the timing (hazards/pp_1f1b_prev_round under a
+// per-unit skew).
+func (f *finding) dropLive(key retractKey) {
+	i := slices.IndexFunc(f.live, func(in uninitInst) bool { return in.key == key })
+	if i < 0 {
+		return
+	}
+	gone := f.live[i]
+	f.live = slices.Delete(f.live, i, i+1)
+	named := slices.Equal(gone.site.Iter, f.First.Iter) && gone.site.Rank == f.First.Rank && gone.site.Core == f.First.Core && gone.msg == f.Message
+	if !named || len(f.live) == 0 || f.liveLost {
+		return
+	}
+	best := &f.live[0]
+	for k := 1; k < len(f.live); k++ {
+		if in := &f.live[k]; instLess(in.site, Site{}, in.msg, &Finding{First: best.site, Message: best.msg}) {
+			best = in
+		}
+	}
+	f.First, f.Message, f.Buffer, f.Range = best.site, best.msg, best.buf, best.rng
 }
 
 // retractKey names one uninit-read note: an instance and the buffer it

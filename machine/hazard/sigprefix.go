@@ -51,6 +51,11 @@ type sigPrefix struct {
 	// dropped says rels lost its oldest (maxPrefix): the value before
 	// the first add is no longer known to be what it was.
 	dropped bool
+	// sets says the releases are the notifier's plain sets (setChain):
+	// each prefixRel's cum is then the value its set wrote, and last the
+	// value of the word's latest release.
+	sets bool
+	last int64
 }
 
 // prefixRel is one earlier release: the word's clock and relLoc as the
@@ -121,30 +126,83 @@ func (d *Detector) keepPrefix(c *cell) {
 			}
 		}
 	}
-	if p == nil {
+	if p == nil || p.sets {
+		// A chain of sets the add follows is no count of adds.
 		p = &sigPrefix{from: c.sigFrom, gen: d.gen}
 	}
-	var ent prefixRel
-	if h := c.hist; h != nil {
-		if h.runGen == d.gen {
-			ent.cum = h.runAdd
-		}
-		if h.hasLoc {
-			ent.loc, ent.hasLoc = h.relLoc, true
-		}
+	var cum int64
+	if h := c.hist; h != nil && h.runGen == d.gen {
+		cum = h.runAdd
+	}
+	p.keep(d.wordRelease(c, cum))
+	d.movedPrefix = p
+}
+
+// wordRelease copies word c's clock and relLoc into a kept release of
+// value (or sum of adds) cum.
+func (d *Detector) wordRelease(c *cell, cum int64) prefixRel {
+	ent := prefixRel{cum: cum}
+	if h := c.hist; h != nil && h.hasLoc {
+		ent.loc, ent.hasLoc = h.relLoc, true
 	}
 	// A root table of its own: sharing the word's would take the word's
 	// (and so, at the replacing copy, the notifier's) ownership of its
 	// root, and the notifier's next raise would copy it.
 	ent.clock.g, ent.clock.mine = make([]*vgroup, 0, len(c.sig.g)), true
 	ent.clock.copyFrom(&c.sig)
+	return ent
+}
+
+// keep appends release ent, dropping the oldest past maxPrefix.
+func (p *sigPrefix) keep(ent prefixRel) {
 	if len(p.rels) == maxPrefix {
 		copy(p.rels, p.rels[1:])
 		p.rels = p.rels[:maxPrefix-1]
 		p.dropped = true
 	}
 	p.rels = append(p.rels, ent)
-	d.movedPrefix = p
+}
+
+// A status word one agent sets again and again (a decoupled look-back's
+// flag: 1 when the block's aggregate is published, 2 when its inclusive
+// prefix is) holds each value from its set's landing to the next's, and
+// one scalar's sets land in program order (TNOTIFY ends with BAR ALL). A
+// wait that read a later set could have polled while an earlier one was
+// the word's value, so it needs only the earliest set of the chain whose
+// value met its compare: `twait @Flag[j], 1 #cmp=ge` that read 2 did not
+// wait for the prefix the second set publishes. Acquiring the set it read
+// ordered the reader after the prefix whenever the second set came first,
+// and the race of a reader that takes the prefix on the aggregate's flag
+// came and went with the timing (hazards/lookback_scan_agg_flag).
+
+// setChain returns the chain word c holds once plain notify r (of value
+// d.note.val) replaces its release: r's alone, or the earlier sets of r's
+// agent with r's after them; nil when r is no TNOTIFY set of one word of
+// this run. Call it before the store changes the word.
+func (d *Detector) setChain(c *cell, r *rec) *sigPrefix {
+	if !d.note.on || r.agent == d.host || r.gen != d.gen {
+		return nil
+	}
+	p := &sigPrefix{from: r.agent + 1, gen: d.gen, sets: true, last: d.note.val}
+	if c.sigGen != d.gen || c.sigFrom != r.agent+1 || !c.hasW || c.w.agent != r.agent || c.w.gen != d.gen || len(c.adds()) > 0 {
+		return p // the word's release is not r's agent's own earlier set
+	}
+	if old := d.prefixes[c.sigAt]; old != nil && old.sets && old.from == p.from && old.gen == d.gen {
+		p.rels, p.dropped = append(p.rels, old.rels...), old.dropped
+		p.keep(d.wordRelease(c, old.last))
+	}
+	return p
+}
+
+// fileSetChain files chain p, from setChain, under word c's new release.
+func (d *Detector) fileSetChain(c *cell, p *sigPrefix) {
+	if p == nil {
+		return
+	}
+	if d.prefixes == nil {
+		d.prefixes = make(map[uint64]*sigPrefix)
+	}
+	d.prefixes[c.sigAt] = p
 }
 
 // keptPrefix files the history keepPrefix set aside under word c's new
@@ -183,6 +241,16 @@ func (d *Detector) prefixFor(c *cell) (ent *prefixRel, none bool) {
 		if p = d.prefixes[c.sigAt]; p != nil && (p.from != c.sigFrom || p.gen != d.gen) {
 			p = nil
 		}
+	}
+	if p != nil && p.sets {
+		// The earliest set of the chain whose value met the compare
+		// (setChain); the latest when none earlier did.
+		for i := range p.rels {
+			if machine.CompareSignal(w.cmp, p.rels[i].cum, w.want) {
+				return &p.rels[i], false
+			}
+		}
+		return nil, false
 	}
 	// The value before the run's first add: every add of the run is the
 	// notifier's (another agent's would have made sigFrom 0) unless a plain
@@ -375,7 +443,7 @@ func (d *Detector) keepAdders(c *cell, a int32, rel *vclock, loc *pipeVals) {
 func (d *Detector) oneAdder(c *cell) adderHist {
 	h := c.hist
 	first := adderHist{agent: c.sigFrom - 1, total: h.runAdd}
-	if p := d.prefixes[c.sigAt]; p != nil && p.from == c.sigFrom && p.gen == d.gen {
+	if p := d.prefixes[c.sigAt]; p != nil && p.from == c.sigFrom && p.gen == d.gen && !p.sets {
 		for i := range p.rels {
 			var pl *pipeVals
 			if p.rels[i].hasLoc {

@@ -342,3 +342,60 @@ func TestWaitOverWordsNeedsOnlyItsAdds(t *testing.T) {
 		})
 	}
 }
+
+// TestSetChainWaitNeedsEarliestSet: rank 1 writes slot k of @W on MTE3,
+// drains and sets rank 0's status word to k + 1 (`tnotify ... #op=set`),
+// for k = 0, 1, 2; rank 0 waits for the word to compare true with want
+// and loads slot `slot`. One scalar's sets land in program order, so a
+// wait that read a later set could have polled while the earliest set
+// whose value met its compare was the word's: it is ordered after that
+// set only, and the load of slot k races rank 1's write of it exactly when
+// the set of value k + 1 was not needed (a decoupled look-back reading the
+// prefix on the aggregate's flag, hazards/lookback_scan_agg_flag). It used
+// to acquire the set it read, so the race showed only when the wait came
+// before the later sets.
+func TestSetChainWaitNeedsEarliestSet(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cmp    string
+		want   int64
+		slot   int64
+		landed int // rank 1's sets in before the wait (at least those it needs)
+		race   bool
+	}{
+		{"ge one, all in, slot 1", "ge", 1, 1, 3, true},
+		{"ge one, one in, slot 1", "ge", 1, 1, 1, true},
+		{"ge one, all in, slot 0", "ge", 1, 0, 3, false},
+		{"ge two, all in, slot 1", "ge", 2, 1, 3, false},
+		{"ge two, all in, slot 2", "ge", 2, 2, 3, true},
+		{"ge three, all in", "ge", 3, 2, 3, false},
+		{"eq three, all in, slot 2", "eq", 3, 2, 3, false},
+		{"ne zero, all in, slot 1", "ne", 0, 1, 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(Options{})
+			_, st, bar, nt, tw, ld := counterOps(tc.want, tc.cmp)
+			startCounterRun(s, false)
+			val := int64(0)
+			round := func(k int64) {
+				s.issue(1, 0, st, MTE3)
+				s.exec(ag(1, 0, MTE3), st, []int64{k}, gmAcc(winW, 0, 0x1000+0x100*k, 0x1100+0x100*k, true))
+				s.barrier(1, 0, ALL, bar)
+				val = k + 1
+				s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "set", Value: val, Accesses: cntWord(true)})
+			}
+			k := int64(0)
+			for ; k < int64(tc.landed); k++ {
+				round(k)
+			}
+			s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: tw, Value: val, Want: tc.want, Accesses: cntWord(false)})
+			s.issue(0, 0, ld, MTE2)
+			s.exec(ag(0, 0, MTE2), ld, nil, gmAcc(winW, 0, 0x1000+0x100*tc.slot, 0x1100+0x100*tc.slot, false))
+			for ; k < 3; k++ {
+				round(k)
+			}
+			s.ev(machine.Event{Kind: machine.EvRunEnd})
+			wantRace(t, s.d.Findings(), anyCount(tc.race), KindRAW, 40, 51)
+		})
+	}
+}

@@ -142,3 +142,45 @@ func TestUninitRetractedInEveryOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestUninitNamesALiveInstance: two reads of a poisoned GM range at line
+// 20, rank 1's in iteration 1 and rank 2's in iteration 0, and rank 0's
+// unordered store of it at line 30 in iteration 0. The store is meant
+// before rank 1's read (an earlier iteration: RAW, no uninit-read) and
+// after rank 2's (the same iteration, an earlier line: WAR, and the read
+// found nothing written before it). In every order the uninit-read counts
+// one instance and names rank 2's: rank 1's, noted only where its read
+// landed before the store, is taken back. The finding used to go on
+// naming rank 1's read, the later iteration, after taking it back.
+func TestUninitNamesALiveInstance(t *testing.T) {
+	x := &asm.TensorInfo{Name: "X", Index: 1, Class: asm.TensorGM, Bytes: 0x1000, DType: asm.F32}
+	p := &prog{}
+	ld := p.op("tload", 20, MTE2)
+	st := p.op("tstore", 30, MTE3)
+	type step struct {
+		rank  int32
+		iter  int64
+		write bool
+	}
+	a, b, w := step{1, 1, false}, step{2, 0, false}, step{0, 0, true}
+	for _, order := range [][]step{{a, b, w}, {b, a, w}, {a, w, b}, {b, w, a}, {w, a, b}, {w, b, a}} {
+		s := newSim(Options{})
+		s.ev(machine.Event{Kind: machine.EvRunStart})
+		for _, st2 := range order {
+			op, pipe := ld, MTE2
+			if st2.write {
+				op, pipe = st, MTE3
+			}
+			s.exec(ag(st2.rank, 0, pipe), op, []int64{st2.iter}, gmAcc(x, 0, 0x100, 0x200, st2.write))
+		}
+		var named []string
+		for _, f := range s.d.Findings() {
+			if f.Kind == KindUninitRead {
+				named = append(named, fmt.Sprintf("r%d %v [%d]", f.First.Rank, f.First.Iter, f.Count))
+			}
+		}
+		if want := []string{"r2 [0] [1]"}; !slices.Equal(named, want) {
+			t.Errorf("order %v: uninit-read %q, want %q", order, named, want)
+		}
+	}
+}
