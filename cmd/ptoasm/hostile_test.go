@@ -279,6 +279,21 @@ func TestHostile(t *testing.T) {
 			first: `^$`, stdout: `loop_wrap\.pto: no hazards found`},
 		{name: "loop bounds near 2^63, lint --static", args: []string{"lint", "--static", h("loop_wrap.pto")}, code: 0,
 			first: `^$`, stdout: `loop_wrap\.pto: no hazards found`},
+		// 150 loops nested, each bound read from the loop around it: every
+		// level is peeled and the states grow with the depth. The static
+		// pass's budget counted statement visits only, and each cost more
+		// the deeper it was: 36 s and 1.7 GB before it gave up (session 25;
+		// hazard.TestStaticWorkBounded).
+		{name: "150 nested loops of symbolic bounds, lint --static", gen: map[string]func() string{"n.pto": func() string {
+			var b strings.Builder
+			b.WriteString("kernel k : aiv {\nset_flag V, MTE3, 0\nlet %a0 = 0\n")
+			for i := range 150 {
+				fmt.Fprintf(&b, "for %%i%d = 0 to %%a%d + 100 {\nlet %%a%d = %%a%d + %%i%d\n", i, i, i+1, i, i)
+			}
+			b.WriteString("wait_flag V, MTE3, 0\nset_flag V, MTE3, 0\n" + strings.Repeat("}\n", 150))
+			return b.String() + "wait_flag V, MTE3, 0\n}\nlaunch ranks=1 { run k blocks=1 }\n"
+		}}, args: []string{"lint", "--static", "{dir}/n.pto"}, code: 0, maxMiB: 200,
+			first: `^$`, stdout: `n\.pto:1:1: note: kernel k has too many paths for the static pass .*it stopped when its work passed 1048576 statement visits`},
 
 		{name: "sweep --shard 1/(2^63-1)", args: []string{"sweep", "vec_add", "-D", "ROWS=1024,2048", "--timing-only", "--shard", "1/9223372036854775807", "--format", "json"},
 			code: 0, first: `^$`, stdout: `(?s)"shard": "1/9223372036854775807".*"index": 1,`},

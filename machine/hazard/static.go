@@ -32,11 +32,6 @@ const (
 	// maxMod bounds the modulus whose residues a peeled loop tracks (its
 	// buffer count: `%k & 1`, `%k % 4`).
 	maxMod = 8
-	// maxWork bounds the statement visits (one per statement per path) of
-	// one kernel. Nested loops with unknown trip counts multiply paths, so a
-	// streaming kernel such as allgather_gemm's compute would otherwise run
-	// for minutes; past the budget the pass stops and says so.
-	maxWork = 1 << 20
 )
 
 type checker struct {
@@ -46,8 +41,9 @@ type checker struct {
 	out     []*finding
 	byKey   map[findKey]*finding
 	limited bool
-	// work counts statement visits; aborted is set once it passes maxWork,
-	// after which every block returns its input unchanged.
+	// work counts the pass's work (static_work.go); aborted is set once it
+	// passes the budget, after which every block returns its input
+	// unchanged.
 	work    int
 	aborted bool
 	memo    map[memoKey]memoEntry
@@ -282,7 +278,7 @@ func checkFlags(k *asm.KernelInfo, consts map[string]int64) []Finding {
 		// them proves nothing; the findings reported on the way stand.
 		out = nil
 		c.report(KindUnchecked, SevNote, nil, asm.PipeInvalid, nil, nil, asm.PipeInvalid,
-			fmt.Sprintf("kernel %s has too many paths for the static pass (nested loops with unknown trip counts); it stopped after %d statement visits and did not check unpaired sets", k.Name, maxWork),
+			fmt.Sprintf("kernel %s has too many paths for the static pass (nested loops with unknown trip counts, or conditions it cannot decide); it stopped when its work passed %d statement visits (larger states counting for more) and did not check unpaired sets", k.Name, maxWork),
 			"run `ptoasm lint` on the program to check it dynamically")
 	}
 	for _, s := range out {
@@ -435,7 +431,7 @@ func (c *checker) capRecalled(states []*sstate, from []recalled) []*sstate {
 	}
 	states = c.join(states, from)
 	if len(states) > maxStates {
-		c.limited = true
+		c.limited = c.limited || !c.aborted
 		states = states[:maxStates]
 	}
 	return states
@@ -452,6 +448,16 @@ func (c *checker) join(states []*sstate, from []recalled) []*sstate {
 	if len(states) <= 1 {
 		if len(states) == 1 && from != nil && from[0].memo {
 			states[0] = states[0].recalledCopy(from[0].iter)
+		}
+		return states
+	}
+	if c.aborted {
+		// The pass has given up and drops its states at the end: merging
+		// them (up to their number squared comparisons) is not worth it.
+		for k := range states {
+			if from != nil && from[k].memo {
+				states[k] = states[k].recalledCopy(from[k].iter)
+			}
 		}
 		return states
 	}
@@ -487,15 +493,19 @@ func (c *checker) join(states []*sstate, from []recalled) []*sstate {
 		if table != nil {
 			slot = joinSlot(table, gs, h)
 			for x := *slot - 1; x >= 0 && g < 0; x = gs[x].same {
+				c.scan(s.size())
 				if out[gs[x].first].sameAs(s, keep) {
 					g = x
 				}
 			}
 		} else {
 			for x := range gs {
-				if gs[x].h == h && out[gs[x].first].sameAs(s, keep) {
-					g = int32(x)
-					break
+				if gs[x].h == h {
+					c.scan(s.size())
+					if out[gs[x].first].sameAs(s, keep) {
+						g = int32(x)
+						break
+					}
 				}
 			}
 		}
@@ -547,6 +557,7 @@ type joinGroup struct {
 // it can join, and reports whether there was one.
 func (c *checker) joinMember(out []*sstate, next []int32, first int32, s *sstate) bool {
 	for i := first; i >= 0; i = next[i] {
+		c.scan(factBytes * (len(out[i].facts) + len(s.facts)))
 		if joinFacts(out[i], s.facts) {
 			return true
 		}
@@ -618,10 +629,7 @@ func (c *checker) block(stmts []asm.CStmt, in []*sstate) (out, brk []*sstate) {
 		if len(cur) == 0 {
 			break
 		}
-		c.work += len(cur)
-		if c.work > maxWork {
-			c.aborted = true
-		}
+		c.charge(visitWork * len(cur))
 		if c.aborted {
 			return cur, brk
 		}
@@ -910,6 +918,7 @@ func (c *checker) memoKeyOf(loop memoLoop, st *sstate) []byte {
 	}
 	c.keyBuf = binary.LittleEndian.AppendUint32(c.keyBuf[:0], id)
 	c.keyBuf = st.appendKey(c.keyBuf, nil)
+	c.charge(len(c.keyBuf))
 	return c.keyBuf
 }
 
@@ -938,6 +947,7 @@ func (c *checker) remember(mk memoKey, res []*sstate) {
 	for i, x := range res {
 		saved[i] = x.clone()
 		c.intern(saved[i])
+		c.charge(x.size())
 	}
 	c.memo[mk] = memoEntry{mk, saved}
 	c.memoLog = append(c.memoLog, mk)
@@ -948,7 +958,9 @@ func (c *checker) fixpointRun(body []asm.CStmt, st *sstate, withEntry bool) []*s
 	seen := map[string]bool{}
 	var out []*sstate
 	if withEntry {
-		seen[st.key()] = true
+		k := st.key()
+		c.charge(len(k))
+		seen[k] = true
 		out = append(out, st)
 	}
 	cur := []*sstate{st.clone()}
@@ -975,7 +987,9 @@ func (c *checker) widenNew(w *widener, next []*sstate, seen map[string]bool, out
 	for _, x := range next {
 		w.apply(x)
 		c.gc(x)
-		if k := x.key(); !seen[k] {
+		k := x.key()
+		c.charge(len(k))
+		if !seen[k] {
 			seen[k] = true
 			*out = append(*out, x)
 			cur = append(cur, x.clone())
@@ -1009,6 +1023,7 @@ type wval struct {
 // newWidener starts the widening of the loop named by loop (its statement)
 // at state st.
 func (c *checker) newWidener(loop any, st *sstate) *widener {
+	c.charge(20 * len(st.regs)) // vals, nvals, widened
 	w := &widener{c: c, loop: loop, vals: make([][2]wval, len(st.regs)), nvals: make([]uint8, len(st.regs)), widened: make([]bool, len(st.regs)), keep: c.idRegs}
 	w.observe(st)
 	return w
@@ -1224,7 +1239,7 @@ func (c *checker) op(op *asm.COp, st *sstate) (paths []*sstate, alone bool) {
 		for v := r.lo; v <= r.hi; v++ {
 			x := st
 			if v < r.hi {
-				x = st.fork()
+				x = c.fork(st)
 			}
 			if c.assumeCmp(x, linAddConst(id, -v), "==") {
 				c.flag(op, set, src, dst, where, v, x)

@@ -23,8 +23,8 @@ import (
 // later entry that matches takes the template's result with its own values
 // put back. It also does what the run would have done to the pass: the run's
 // memo entries are made again under the entry's values (so later lookups hit
-// and miss as they would have) and its statement visits are counted (so the
-// work budget runs out at the same statement). The run's findings need no
+// and miss as they would have) and its work is counted (static_work.go: so
+// the budget runs out at the same statement). The run's findings need no
 // replay: a finding is keyed by kind and sites, not by the iteration, and
 // the template's run reported them already.
 //
@@ -69,7 +69,7 @@ type templateState struct {
 
 // template is one run of a loop: the frame registers and their values at its
 // entry, its result, the memo entries it made (in order) and found, and the
-// statement visits it counted.
+// work it counted.
 type template struct {
 	frame []int
 	vals  []int64
@@ -168,6 +168,8 @@ func (c *checker) frameOf(mk memoKey, touched []bool, st *sstate) (string, []int
 		return "", nil, false
 	}
 	// The loop's number, then the state's key with the frame left out.
+	// Not charged: the work must not depend on whether templates are used,
+	// and the memo key built with it was.
 	return string(st.appendKey([]byte(mk[:4]), mask)), frame, true
 }
 
@@ -263,7 +265,7 @@ func (t *template) holds(states []*sstate) bool {
 // for; ok is false when that run would not have met the memo as t's did or
 // would pass the work budget (then the loop runs).
 func (c *checker) useTemplate(t *template, vals []int64, st *sstate, run func() []*sstate) ([]*sstate, bool) {
-	if c.work+t.work > maxWork {
+	if c.work+t.work > maxWork*visitWork {
 		return nil, false
 	}
 	made := make([]memoEntry, len(t.made))

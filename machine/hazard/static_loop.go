@@ -149,7 +149,7 @@ func (c *checker) counted(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin) []*
 // splitD splits states on hi - lo <= v (first result) and hi - lo > v.
 func (c *checker) splitD(d lin, states []*sstate, v int64) (le, gt []*sstate) {
 	for _, x := range states {
-		y := x.fork()
+		y := c.fork(x)
 		if c.assumeCmp(x, linAddConst(d, -v), "<=") {
 			le = append(le, x)
 		}
@@ -179,7 +179,7 @@ func (c *checker) peelRun(s *asm.CFor, li *loopInfo, st *sstate, lo, hi lin, ste
 		// trips, so `%k & 1` is exact on those too.
 		starts = nil
 		for r := range m {
-			y := st.fork()
+			y := c.fork(st)
 			if c.assumeMod(y, loB.sym, m, r-loB.off) {
 				starts = append(starts, y)
 			}

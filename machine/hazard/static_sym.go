@@ -1103,7 +1103,7 @@ func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
 		return nil, []*sstate{st}
 	}
 	if d.top {
-		return []*sstate{st.fork()}, []*sstate{st}
+		return []*sstate{c.fork(st)}, []*sstate{st}
 	}
 	if !pairable(d) {
 		// d's own term: assuming it true on one side and false on the other
@@ -1111,7 +1111,7 @@ func (c *checker) splitCmp(st *sstate, d lin, op string) (t, f []*sstate) {
 		tm := c.term("c"+op, 0, 1, d)
 		return c.splitCmp(st, tm, "!=")
 	}
-	ts := st.fork()
+	ts := c.fork(st)
 	if c.assumeCmp(ts, d, op) {
 		t = []*sstate{ts}
 	}
