@@ -92,12 +92,6 @@ func bytesOf(a *Array) int64 {
 	return int64(len(a.Data)) * 8
 }
 
-// hold moves v from the stack to the values kept for later.
-func (g *golden) hold(v *Array) {
-	g.stack -= bytesOf(v)
-	g.held += bytesOf(v)
-}
-
 // A Comparison is Compare and CannotFail over values that come a band at a
 // time, in order: a check compares a band of the output with the same band
 // of the expected values and holds neither whole.
