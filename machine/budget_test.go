@@ -59,7 +59,16 @@ kernel k : aiv {
 		{"gm expr init over", "gm A : f32 [256, 1024] = expr(i + j)\n" + kernel + "launch ranks=4 { run k blocks=1 }\n", 7 << 19, false, true,
 			"initialising @A f32 [256, 1024] takes 1MiB", "t.pto:1:1"},
 		{"init scratch", "gm A : f32 [256, 1024] = expr(i + j)\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 5 << 19, false, true,
-			"initialising or checking @A f32 [256, 1024] takes 1MiB uses 2MiB of float64 values: the run would need 3MiB", "t.pto:1:1"},
+			"initialising @A f32 [256, 1024] takes 1MiB uses 2MiB of float64 values: the run would need 3MiB", "t.pto:1:1"},
+		// A check compares the output with the expected values a band of
+		// rows at a time: 8 MiB of @A checked against @A + 0 holds a few
+		// bands, where it was refused before the run for three whole
+		// float64 copies (48 MiB).
+		{"check by bands", "gm A : f32 [2048, 1024] = random(seed=1)\n" + kernel + "launch ranks=1 { run k blocks=1 }\nexpect @A == @A + 0\n", 24 << 20, false, false, "", ""},
+		// What a golden holds whole is charged as it evaluates: the run
+		// stops at the value that does not fit.
+		{"check over", "gm A : f32 [2048, 1024] = random(seed=1)\n" + kernel + "launch ranks=1 { run k blocks=1 }\nexpect @A == @A * 0 + sum(transpose(@A))\n", 24 << 20, false, false,
+			"checking @A: @A takes 16MiB of float64 values: the run would need ", "t.pto:9:37"},
 		// Timing-only allocates only what control flow reads: nothing here.
 		{"timing-only skips data", "gm A : f32 [1048576, 1024]\n" + kernel + "launch ranks=1 { run k blocks=1 }\n", 2 << 20, true, false, "", ""},
 		// 4096 ranks x 48 AIV x a 192 KiB UB is 36 GiB of core buffers.

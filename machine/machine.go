@@ -544,7 +544,7 @@ func (m *Machine) gmSize(t *asm.TensorInfo) int64 {
 
 // chargeGM checks the GM the program declares on all ranks against
 // MaxDeclaredGM × the memory budget, and that the scratch of the largest
-// initialisation and output check fits beside the storage taken so far.
+// initialisation fits beside the storage taken so far.
 // (Storage itself is charged as it is allocated, or, for a sparse tensor, as
 // its pages are touched.) An error names the largest tensor, the one to
 // shrink, at its declaration.
@@ -561,21 +561,11 @@ func (m *Machine) chargeGM() error {
 		}
 		total = min(total+mulCap(size, int64(m.nranks)), 1<<62)
 		// Expression, file and laid-out fill inits hold the tensor as float64
-		// values (fillLogical, memory.ReadDataFile); a golden check holds the
-		// output and the expected values, and the intermediates between.
-		// The tensor's own pages are touched whole then too.
+		// values (fillLogical, memory.ReadDataFile); the tensor's own pages
+		// are touched whole then too. (A golden check charges what it holds
+		// as it evaluates: outputChecks.)
 		if in := initOf(t); (in.Kind == "expr" || in.Kind == "file" || in.Kind == "fill" && t.Layout != asm.LayoutND) && mulCap(t.Elems(), 8) > scratch {
 			scratch, scratchT = mulCap(t.Elems(), 8), t
-		}
-	}
-	if !m.opt.TimingOnly {
-		for _, x := range m.obj.Expects {
-			if x.Target == nil {
-				continue
-			}
-			if t := m.obj.Tensor(x.Target.Name); t != nil && mulCap(t.Elems(), 8*3) > scratch {
-				scratch, scratchT = mulCap(t.Elems(), 8*3), t
-			}
 		}
 	}
 	if big == nil {
@@ -590,7 +580,7 @@ func (m *Machine) chargeGM() error {
 		return nil
 	}
 	return m.mem.fits(scratch+m.gmSize(scratchT), scratchT.Decl.Span.Pos, func() string {
-		return fmt.Sprintf("initialising or checking %s uses %s of float64 values", m.gmWhat(scratchT, m.gmSize(scratchT)), asm.FormatBytes(scratch))
+		return fmt.Sprintf("initialising %s uses %s of float64 values", m.gmWhat(scratchT, m.gmSize(scratchT)), asm.FormatBytes(scratch))
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"text/tabwriter"
 
@@ -142,160 +141,14 @@ func (m *Machine) checks(r *Result) error {
 			}
 			r.Checks = append(r.Checks, c)
 		case "output":
-			r.Checks = append(r.Checks, m.outputChecks(x)...)
+			cs, err := m.outputChecks(x)
+			if err != nil {
+				return err
+			}
+			r.Checks = append(r.Checks, cs...)
 		}
 	}
 	return nil
-}
-
-func (m *Machine) outputChecks(x *asm.Expect) []Check {
-	if x.Target == nil {
-		return nil
-	}
-	name := "@" + x.Target.Name
-	ranks := make([]int, 0, m.nranks)
-	hasRank := x.Target.Rank != nil
-	if hasRank {
-		v, err := asm.EvalInt(x.Target.Rank, m.lookupConst)
-		if err != nil || v < 0 || v >= int64(m.nranks) {
-			return []Check{{Name: name, Msg: fmt.Sprintf("%s: bad rank in expectation", x.Pos)}}
-		}
-		ranks = append(ranks, int(v))
-	} else {
-		for i := 0; i < m.nranks; i++ {
-			ranks = append(ranks, i)
-		}
-	}
-	var out []Check
-	// The golden of one rank is reused for the next when every tensor it
-	// read holds the same values there (replicated inputs: every rank of
-	// allgather_gemm checks the same matmul). The expression is a pure
-	// function of the tensors it reads, so this changes no result.
-	var memo goldenMemo
-	for _, rk := range ranks {
-		cname := name
-		if hasRank || m.nranks > 1 {
-			cname = fmt.Sprintf("%s[rank=%d]", name, rk)
-		}
-		if m.opt.TimingOnly {
-			out = append(out, Check{Name: cname, OK: true, Skipped: true, Msg: "timing-only run: no data to check"})
-			continue
-		}
-		c := Check{Name: cname}
-		got, err := m.loadArray(x.Target.Name, rk)
-		if err == nil {
-			var want *memory.Array
-			want, err = memo.reuse(m.goldenTensor, rk)
-			if want == nil && err == nil {
-				memo.start(rk)
-				want, err = memory.EvalGoldenTensors(x.Golden,
-					func(n string, r int, has bool) (memory.Tensor, error) {
-						if !has {
-							r = rk
-						}
-						t, err := m.goldenTensor(n, r)
-						memo.read(n, r, has, err)
-						return t, err
-					},
-					m.lookupFloat,
-					func(path string) (*memory.Array, error) {
-						memo.valid = false // keep it simple: files are not memoised
-						if !filepath.IsAbs(path) {
-							path = filepath.Join(filepath.Dir(x.Pos.File), path)
-						}
-						t := m.obj.Tensor(x.Target.Name)
-						data, err := readDataFile(path, t)
-						if err != nil {
-							return nil, err
-						}
-						return memory.ReadDataFile(path, data, t.DType)
-					})
-				memo.done(want, err)
-			}
-			var tol memory.Tolerance
-			if err == nil {
-				tol, err = m.tolerance(x)
-			}
-			if err == nil {
-				ok, maxErr, bad := memory.Compare(got, want, tol)
-				c.OK, c.MaxAbsErr = ok, maxErr
-				if !ok && bad >= 0 && bad < len(got.Data) && bad < len(want.Data) {
-					c.Msg = fmt.Sprintf("element %d is %g, expected %g (%s)", bad, got.Data[bad], want.Data[bad], tol)
-				} else if !ok {
-					c.Msg = fmt.Sprintf("%d elements, expected %d", len(got.Data), len(want.Data))
-				}
-				c.Warning = cannotFail(want, tol, m.obj.Tensor(x.Target.Name).DType)
-			}
-		}
-		if err != nil {
-			c.Msg = err.Error()
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// goldenMemo remembers which tensors one rank's golden read (by name and
-// resolved rank; "own" when the reference named no rank) and the result.
-// It holds no copy of them: reuse compares the ranks' tensors band by band.
-type goldenMemo struct {
-	valid bool
-	rank  int
-	reads []goldenRead
-	want  *memory.Array
-}
-
-type goldenRead struct {
-	name string
-	rank int
-	own  bool
-}
-
-// start begins remembering rank rk's golden.
-func (g *goldenMemo) start(rk int) {
-	*g = goldenMemo{valid: true, rank: rk}
-}
-
-func (g *goldenMemo) read(n string, r int, has bool, err error) {
-	if err != nil {
-		g.valid = false
-		return
-	}
-	g.reads = append(g.reads, goldenRead{name: n, rank: r, own: !has})
-}
-
-func (g *goldenMemo) done(want *memory.Array, err error) {
-	if err != nil {
-		g.valid = false
-	}
-	g.want = want
-}
-
-// reuse returns the remembered golden if every tensor it read holds the same
-// values on rank rk (the ones the reference named a rank for: on that rank),
-// else nil. The expression reads tensors in a fixed order and is otherwise a
-// pure function of constants, so equal inputs give an equal result.
-func (g *goldenMemo) reuse(tensor func(name string, rank int) (memory.Tensor, error), rk int) (*memory.Array, error) {
-	if !g.valid || g.want == nil {
-		return nil, nil
-	}
-	for _, rd := range g.reads {
-		if !rd.own || rd.rank == rk {
-			continue // the same rank's tensor both times
-		}
-		x, err := tensor(rd.name, rd.rank)
-		if err != nil {
-			return nil, nil
-		}
-		y, err := tensor(rd.name, rk)
-		if err != nil {
-			return nil, nil
-		}
-		if same, err := sameTensor(x, y); err != nil || !same {
-			return nil, nil
-		}
-	}
-	return g.want, nil
 }
 
 // goldenBand is how many elements of two ranks' tensors sameTensor decodes
@@ -369,22 +222,6 @@ func (m *Machine) tolerance(x *asm.Expect) (memory.Tolerance, error) {
 		*f.dst = v
 	}
 	return t, nil
-}
-
-// cannotFail explains why a check of want under tol cannot fail, or is "".
-func cannotFail(want *memory.Array, tol memory.Tolerance, dt asm.DType) string {
-	if len(want.Data) == 0 {
-		return "the check cannot fail: it compares no elements"
-	}
-	// The output is wrong yet passes: a constant 0 or poison that the
-	// tolerance lets through (an expected constant itself is no warning).
-	if memory.CannotFail(want, tol, 0) {
-		return fmt.Sprintf("the check cannot fail: every expected value is within %s of 0, so an all-zero output passes (tighten the tolerance, e.g. rtol without atol)", tol)
-	}
-	if p := memory.PoisonValue(dt); memory.CannotFail(want, tol, p) {
-		return fmt.Sprintf("the check cannot fail: every expected value is within %s of the poison value %g, so an output never written passes", tol, p)
-	}
-	return ""
 }
 
 // gmTensor is one rank's GM tensor as a golden expression reads it: whole

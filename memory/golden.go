@@ -40,7 +40,13 @@ type golden struct {
 	info    map[asm.Expr]rowInfo     // analyse's findings
 	whole   map[asm.Expr]*Array      // values computed whole, not yet consumed
 	failed  map[asm.Expr]error
-	band    map[string]*Array // the current band's row-local values by text
+	band    map[string]*Array // the current band's shared row-local values
+	shared  map[string]bool   // texts met more than once in the banded tree
+
+	// What the evaluation holds (golden_budget.go), in bytes: at most
+	// limit (≤ 0: no bound).
+	limit, stack, held, bandHeld int64
+	over                         *GoldenLimitError // the value refused
 }
 
 type tensorKey struct {
@@ -87,10 +93,25 @@ func EvalGoldenTensors(e asm.Expr,
 	lookup func(name string, rank int, hasRank bool) (Tensor, error),
 	consts func(name string) (float64, bool),
 	readFile func(path string) (*Array, error)) (*Array, error) {
-	g := &golden{lookup: lookup, consts: consts, readFile: readFile,
+	return newGolden(GoldenSource{Lookup: lookup, Consts: consts, ReadFile: readFile}).eval(e)
+}
+
+// GoldenSource is what a golden expression reads: tensors (@name, or
+// @name[rank=r] with hasRank), named constants (integer or float), files
+// (file("x")); and the most bytes of float64 values its evaluation may
+// hold at once (Limit, ≤ 0: no bound), past which it stops with a
+// *GoldenLimitError before allocating.
+type GoldenSource struct {
+	Lookup   func(name string, rank int, hasRank bool) (Tensor, error)
+	Consts   func(name string) (float64, bool)
+	ReadFile func(path string) (*Array, error)
+	Limit    int64
+}
+
+func newGolden(src GoldenSource) *golden {
+	return &golden{lookup: src.Lookup, consts: src.Consts, readFile: src.ReadFile, limit: src.Limit,
 		tensors: map[tensorKey]tensorRead{}, info: map[asm.Expr]rowInfo{},
 		whole: map[asm.Expr]*Array{}, failed: map[asm.Expr]error{}}
-	return g.eval(e)
 }
 
 // tensor looks @name up once per evaluation.
@@ -130,22 +151,41 @@ func errAt(n asm.Node, format string, args ...any) error {
 
 func wrapAt(n asm.Node, err error) error {
 	var d *asm.Diagnostic
-	if errors.As(err, &d) {
-		return err
+	var le *GoldenLimitError
+	var pe *PageError
+	if errors.As(err, &d) || errors.As(err, &le) || errors.As(err, &pe) {
+		return err // a budget error keeps its type for the caller
 	}
 	return errAt(n, "%v", err)
 }
 
+// eval is e's whole value. What e's evaluation charged (golden_budget.go)
+// is released when it returns, but for the value itself, which the caller
+// holds until it returns in turn.
 func (g *golden) eval(e asm.Expr) (*Array, error) {
+	mark := g.stack
+	v, err := g.evalCharged(e)
+	g.stack = mark
+	if err == nil {
+		g.stack += bytesOf(v)
+	}
+	return v, err
+}
+
+func (g *golden) evalCharged(e asm.Expr) (*Array, error) {
 	if e == nil {
 		return nil, errors.New("golden: missing expression")
 	}
 	in := g.analyse(e)
+	if g.over != nil {
+		return nil, g.over
+	}
 	if err := g.failed[e]; err != nil {
 		return nil, err
 	}
 	if v, ok := g.whole[e]; ok { // computed whole by the analysis
 		delete(g.whole, e)
+		g.held -= bytesOf(v)
 		return v, nil
 	}
 	if rows := in.rows(); in.ok && in.local && rows > blockRows(g.widest(e)) && g.bandsSave(e, rows) {
@@ -180,6 +220,9 @@ func (g *golden) evalNode(e asm.Expr) (*Array, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := g.needShape(e, t.Shape()); err != nil {
+			return nil, err
+		}
 		a, err := t.Load()
 		if err != nil {
 			return nil, wrapAt(e, err)
@@ -191,6 +234,9 @@ func (g *golden) evalNode(e asm.Expr) (*Array, error) {
 		}
 		x, err := g.eval(e.X)
 		if err != nil {
+			return nil, err
+		}
+		if err := g.needShape(e, x.Shape); err != nil {
 			return nil, err
 		}
 		return mapArray(x, func(v float64) float64 { return -v }), nil
@@ -205,6 +251,9 @@ func (g *golden) evalNode(e asm.Expr) (*Array, error) {
 		}
 		y, err := g.eval(e.Y)
 		if err != nil {
+			return nil, err
+		}
+		if err := g.needBroadcast(e, x, y); err != nil {
 			return nil, err
 		}
 		out, err := broadcast(x, y, f)
@@ -361,6 +410,9 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			if err := g.needShape(c, a.Shape); err != nil {
+				return nil, err
+			}
 			return mapArray(a, f), nil
 		}
 	}
@@ -371,6 +423,9 @@ func init() {
 		goldenImpls[fn] = func(g *golden, c *asm.Call) (*Array, error) {
 			a, err := g.arrays(c.Args)
 			if err != nil {
+				return nil, err
+			}
+			if err := g.needBroadcast(c, a[0], a[1]); err != nil {
 				return nil, err
 			}
 			out, err := broadcast(a[0], a[1], f)
@@ -385,6 +440,9 @@ func init() {
 		goldenImpls[fn] = func(g *golden, c *asm.Call) (*Array, error) {
 			a, err := g.eval(c.Args[0])
 			if err != nil {
+				return nil, err
+			}
+			if err := g.needReduce(c, a, a.rank()-ax.fromEnd); err != nil {
 				return nil, err
 			}
 			out, err := Reduce(a, a.rank()-ax.fromEnd, ax.r)
@@ -415,6 +473,9 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		if err := g.needShape(c, a.Shape); err != nil {
+			return nil, err
+		}
 		out, err := Softmax(a)
 		if err != nil {
 			return nil, errAt(c, "%v", err)
@@ -426,6 +487,9 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		if err := g.needMatmul(c, a[0], a[1]); err != nil {
+			return nil, err
+		}
 		out, err := Matmul(a[0], a[1])
 		if err != nil {
 			return nil, errAt(c, "%v", err)
@@ -435,6 +499,9 @@ func init() {
 	goldenImpls["transpose"] = func(g *golden, c *asm.Call) (*Array, error) {
 		a, err := g.eval(c.Args[0])
 		if err != nil {
+			return nil, err
+		}
+		if err := g.needShape(c, a.Shape); err != nil {
 			return nil, err
 		}
 		return Transpose(a), nil
@@ -485,6 +552,9 @@ func (g *golden) slice(c *asm.Call) (*Array, error) {
 		}
 		b[i] = int(v)
 	}
+	if err := g.needSlice(c, a, b); err != nil {
+		return nil, err
+	}
 	out, err := Slice(a, b[0], b[1], b[2], b[3])
 	if err != nil {
 		return nil, errAt(c, "%v", err)
@@ -499,6 +569,9 @@ func (g *golden) topk(c *asm.Call, index bool) (*Array, error) {
 	}
 	k, err := g.evalInt(c.Args[1])
 	if err != nil {
+		return nil, err
+	}
+	if err := g.needTopK(c, a, k); err != nil {
 		return nil, err
 	}
 	out, err := TopK(a, int(k), index)
@@ -564,6 +637,9 @@ func (g *golden) concat(c *asm.Call) (*Array, error) {
 			return nil, err
 		}
 	}
+	if err := g.need(c, int64(len(x.Data))+int64(len(y.Data))); err != nil {
+		return nil, err
+	}
 	out, err := Concat(x, y, int(axis))
 	if err != nil {
 		return nil, errAt(c, "%v", err)
@@ -583,6 +659,10 @@ func (g *golden) file(c *asm.Call) (*Array, error) {
 	if err != nil {
 		return nil, wrapAt(c, err)
 	}
+	// Charged once read: the caller bounds the file by the tensor it checks.
+	if err := g.needShape(c, a.Shape); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -590,6 +670,9 @@ func (g *golden) file(c *asm.Call) (*Array, error) {
 func (g *golden) cast(c *asm.Call) (*Array, error) {
 	a, err := g.eval(c.Args[0])
 	if err != nil {
+		return nil, err
+	}
+	if err := g.needShape(c, a.Shape); err != nil {
 		return nil, err
 	}
 	return g.castArray(c, a)
@@ -882,22 +965,9 @@ func Compare(got, want *Array, tol Tolerance) (ok bool, maxAbsErr float64, first
 	if len(got.Data) != len(want.Data) {
 		return false, math.Inf(1), 0
 	}
-	firstBad = -1
-	for i, g := range got.Data {
-		w := want.Data[i]
-		if g == w {
-			continue
-		}
-		d := math.Abs(g - w)
-		if d != d { // a NaN on either side
-			d = math.Inf(1)
-		}
-		maxAbsErr = math.Max(maxAbsErr, d)
-		if !tol.Passes(g, w) && firstBad < 0 {
-			firstBad = i
-		}
-	}
-	return firstBad < 0, maxAbsErr, firstBad
+	c := NewComparison(tol)
+	c.Add(got.Data, want.Data)
+	return c.OK(), c.MaxAbsErr, c.FirstBad
 }
 
 // CannotFail reports whether a constant output of v (0: a kernel that wrote
@@ -907,14 +977,9 @@ func Compare(got, want *Array, tol Tolerance) (ok bool, maxAbsErr float64, first
 // (When every expected value is exactly v, v is the right answer, and the check
 // can still fail any other output.)
 func CannotFail(want *Array, tol Tolerance, v float64) bool {
-	differs := false
-	for _, w := range want.Data {
-		if !tol.Passes(v, w) {
-			return false
-		}
-		differs = differs || w != v
-	}
-	return differs
+	c := NewComparison(tol, v)
+	c.AddWant(want.Data)
+	return c.CannotFail(0)
 }
 
 // PoisonValue is what a never-written element of dt reads as: NaN for the
@@ -941,6 +1006,11 @@ func (g *golden) im2col(c *asm.Call) (*Array, error) {
 	if len(val.Data) != 1 {
 		return nil, errAt(c, "im2col: the padding value must be one number")
 	}
+	if n, err := im2colElems(x, v[0], v[1], v[2], v[3], v[4], v[5], v[6]); err == nil {
+		if err := g.need(c, n); err != nil {
+			return nil, err
+		}
+	}
 	out, err := Im2col(x, v[0], v[1], v[2], v[3], v[4], v[5], v[6], val.Data[0])
 	if err != nil {
 		return nil, errAt(c, "%v", err)
@@ -954,16 +1024,12 @@ func (g *golden) im2col(c *asm.Call) (*Array, error) {
 // (oh, ow), column (i·kw + j)·C + c its tap (i, j) of channel c, value
 // where the tap falls in the padding.
 func Im2col(x *Array, h, w, kh, kw, stride, dil, pad int, value float64) (*Array, error) {
-	if len(x.Shape) != 2 || x.Shape[0] != h*w {
-		return nil, fmt.Errorf("im2col: the map is %v, want [%d, C] (h·w rows)", x.Shape, h*w)
+	outH, outW, err := im2colShape(x, h, w, kh, kw, stride, dil, pad)
+	if err != nil {
+		return nil, err
 	}
-	if h < 1 || w < 1 || kh < 1 || kw < 1 || stride < 1 || dil < 1 || pad < 0 {
-		return nil, fmt.Errorf("im2col: sizes, filter, stride and dilation must be ≥ 1, pad ≥ 0")
-	}
-	outH := (h+2*pad-dil*(kh-1)-1)/stride + 1
-	outW := (w+2*pad-dil*(kw-1)-1)/stride + 1
-	if outH < 1 || outW < 1 {
-		return nil, fmt.Errorf("im2col: a %d×%d filter does not fit the padded %d×%d map", kh, kw, h+2*pad, w+2*pad)
+	if n, _ := im2colElems(x, h, w, kh, kw, stride, dil, pad); n > 1<<40 {
+		return nil, fmt.Errorf("im2col: the patches would take %d elements", n)
 	}
 	ch := x.Shape[1]
 	out := NewArray(outH*outW, kh*kw*ch)
@@ -985,4 +1051,35 @@ func Im2col(x *Array, h, w, kh, kw, stride, dil, pad int, value float64) (*Array
 		}
 	}
 	return out, nil
+}
+
+// im2colShape checks Im2col's arguments and returns its output pixels.
+func im2colShape(x *Array, h, w, kh, kw, stride, dil, pad int) (outH, outW int, err error) {
+	if len(x.Shape) != 2 || x.Shape[0] != h*w {
+		return 0, 0, fmt.Errorf("im2col: the map is %v, want [%d, C] (h·w rows)", x.Shape, h*w)
+	}
+	if h < 1 || w < 1 || kh < 1 || kw < 1 || stride < 1 || dil < 1 || pad < 0 {
+		return 0, 0, fmt.Errorf("im2col: sizes, filter, stride and dilation must be ≥ 1, pad ≥ 0")
+	}
+	// In int64 and capped: a padding or filter of 2^40 must not wrap.
+	const most = 1 << 40
+	ph, pw := int64(h)+2*min(int64(pad), most), int64(w)+2*min(int64(pad), most)
+	oh := (ph-min(int64(dil), most)*(min(int64(kh), most)-1)-1)/int64(stride) + 1
+	ow := (pw-min(int64(dil), most)*(min(int64(kw), most)-1)-1)/int64(stride) + 1
+	if oh < 1 || ow < 1 {
+		return 0, 0, fmt.Errorf("im2col: a %d×%d filter does not fit the padded %d×%d map", kh, kw, ph, pw)
+	}
+	if oh > most || ow > most {
+		return 0, 0, fmt.Errorf("im2col: %d×%d output pixels", oh, ow)
+	}
+	return int(oh), int(ow), nil
+}
+
+// im2colElems is the element count of Im2col's result (saturating).
+func im2colElems(x *Array, h, w, kh, kw, stride, dil, pad int) (int64, error) {
+	oh, ow, err := im2colShape(x, h, w, kh, kw, stride, dil, pad)
+	if err != nil {
+		return 0, err
+	}
+	return elemsCap([]int{oh, ow, kh, kw, x.Shape[1]}), nil
 }

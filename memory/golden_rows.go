@@ -1,6 +1,9 @@
 package memory
 
 import (
+	"errors"
+	"strconv"
+
 	"github.com/ptoasm/ptoasm/asm"
 )
 
@@ -116,6 +119,16 @@ func (g *golden) analyseNode(e asm.Expr) rowInfo {
 				return g.opaque(e, a)
 			}
 			return rowInfo{shape: []int{a.shape[0], int(k)}, local: true, ok: true}
+		case e.Fn == "slice":
+			// Rows r0:r1 of a row-local value: band [b0, b1) of the slice
+			// is band [r0+b0, r0+b1) of its operand (topk's
+			// topk(slice(@X, …))).
+			a := g.analyse(e.Args[0])
+			b, err := g.sliceBounds(e)
+			if !a.ok || !a.local || a.rows() < 0 || err != nil || !sliceFits(a.shape, b) {
+				return g.opaque(e, a)
+			}
+			return rowInfo{shape: []int{b[1] - b[0], b[3] - b[2]}, local: true, ok: true}
 		case e.Fn == "matmul":
 			a := g.analyse(e.Args[0])
 			if !a.ok || !a.local || a.rows() < 0 {
@@ -137,12 +150,15 @@ func (g *golden) opaque(e asm.Expr, operand rowInfo) rowInfo {
 	if !operand.ok {
 		return rowInfo{}
 	}
+	mark := g.stack
 	v, err := g.evalNode(e)
+	g.stack = mark
 	if err != nil {
 		g.failed[e] = err
 		return rowInfo{}
 	}
 	g.whole[e] = v
+	g.held += bytesOf(v)
 	return rowInfo{shape: v.Shape, ok: true}
 }
 
@@ -229,19 +245,46 @@ func (g *golden) widest(e asm.Expr) int {
 func (g *golden) bandsSave(e asm.Expr, rows int) bool {
 	own := elems(g.info[e].shape)
 	saved := 0
-	var walk func(x asm.Expr)
-	walk = func(x asm.Expr) {
+	var walk func(x asm.Expr, rows int)
+	walk = func(x asm.Expr, rows int) {
 		for _, c := range children(x) {
-			if in := g.info[c]; in.local && in.rows() == rows {
+			r := g.bandRows(x, c, rows)
+			if in := g.info[c]; in.local && in.rows() == r {
 				if _, paren := c.(*asm.Paren); !paren {
 					saved += elems(in.shape)
 				}
-				walk(c)
+				walk(c, r)
 			}
 		}
 	}
-	walk(e)
+	walk(e, rows)
 	return saved > own
+}
+
+// bandRows is the rows a child c of x, a node of a banded tree of rows
+// rows, has when it is banded too: the tree's, but under a slice, whose
+// operand has rows of its own.
+func (g *golden) bandRows(x, c asm.Expr, rows int) int {
+	if call, ok := x.(*asm.Call); ok && call.Fn == "slice" && len(call.Args) > 0 && c == call.Args[0] {
+		return g.info[c].rows()
+	}
+	return rows
+}
+
+// sliceBounds evaluates slice's four bounds.
+func (g *golden) sliceBounds(c *asm.Call) ([4]int, error) {
+	var b [4]int
+	for i := range b {
+		v, err := g.evalInt(c.Args[i+1])
+		if err != nil {
+			return b, err
+		}
+		if v < -1<<40 || v > 1<<40 {
+			v = -1 // out of every shape
+		}
+		b[i] = int(v)
+	}
+	return b, nil
 }
 
 func elems(shape []int) int {
@@ -268,32 +311,69 @@ func children(e asm.Expr) []asm.Expr {
 
 // evalBanded computes a row-local e of rows rows band by band into one
 // array. Every operation it runs on a band (elementwise maps, row
-// reductions, softmax, topk, a matmul's rows) computes each output row from
-// the same input row in the same order as on the whole, so the values are
-// bit for bit the whole evaluation's.
+// reductions, softmax, topk, a matmul's rows, a slice's) computes each
+// output row from the same input row in the same order as on the whole, so
+// the values are bit for bit the whole evaluation's.
 func (g *golden) evalBanded(e asm.Expr, rows int) (*Array, error) {
-	in := g.info[e]
-	cols := in.shape[1]
+	cols := g.info[e].shape[1]
+	if err := g.needShape(e, []int{rows, cols}); err != nil {
+		return nil, err
+	}
 	out := NewArray(rows, cols)
-	step := blockRows(g.widest(e))
-	outer := g.band // a banded tree inside a whole value of an outer one
-	defer func() { g.band = outer }()
-	for r0 := 0; r0 < rows; r0 += step {
-		r1 := min(r0+step, rows)
-		g.band = map[string]*Array{}
-		v, err := g.evalRows(e, rows, r0, r1)
-		if err != nil {
-			return nil, err
-		}
+	err := g.bands(e, rows, func(r0, r1 int, v *Array) error {
 		copy(out.Data[r0*cols:r1*cols], v.Data)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
+// bands hands rows [r0, r1) of a row-local e of rows rows to visit, band
+// by band in order; a band's values are released once visit returns.
+func (g *golden) bands(e asm.Expr, rows int, visit func(r0, r1 int, v *Array) error) error {
+	step := blockRows(g.widest(e))
+	outer, outerShared, outerHeld := g.band, g.shared, g.bandHeld // a banded tree inside a whole value of an outer one
+	defer func() { g.band, g.shared, g.bandHeld = outer, outerShared, outerHeld }()
+	g.shared = map[string]bool{}
+	seen := map[string]bool{}
+	var count func(x asm.Expr, rows int)
+	count = func(x asm.Expr, rows int) {
+		if in := g.info[x]; !in.local || in.rows() != rows {
+			return
+		}
+		k := asm.ExprString(x)
+		g.shared[k] = seen[k]
+		seen[k] = true
+		for _, c := range children(x) {
+			count(c, g.bandRows(x, c, rows))
+		}
+	}
+	count(e, rows)
+	for r0 := 0; r0 < rows; r0 += step {
+		r1 := min(r0+step, rows)
+		g.band, g.bandHeld = map[string]*Array{}, 0
+		mark := g.stack
+		v, err := g.evalRows(e, rows, r0, r1)
+		if err == nil {
+			err = visit(r0, r1, v)
+		}
+		g.stack = mark
+		g.held -= g.bandHeld
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // evalRows is rows [r0, r1) of e, a node under a banded tree of rows rows:
 // row-local nodes of those rows are computed on the band (a sub-expression
-// met twice in the band, as softmax's max, once); others are whole values,
-// sliced when they have the tree's rows.
+// met twice in the tree, as softmax's max, once a band); others are whole
+// values, sliced when they have the tree's rows. What it computes stays
+// charged until the band ends when it is shared, else until the caller
+// returns.
 func (g *golden) evalRows(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 	in := g.info[e]
 	if !in.local || in.rows() != rows {
@@ -307,20 +387,32 @@ func (g *golden) evalRows(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 		return v, nil
 	}
 	// A tensor read again in the band (layernorm's @X, four times) is
-	// decoded once, as is any sub-expression met twice.
-	key := asm.ExprString(e)
+	// decoded once, as is any sub-expression met twice; under slices the
+	// same text can be met at other rows.
+	text := asm.ExprString(e)
+	key := text + "\x00" + strconv.Itoa(r0)
 	if v, ok := g.band[key]; ok {
 		return v, nil
 	}
+	mark := g.stack
 	v, err := g.rowsNode(e, rows, r0, r1)
-	if err == nil {
-		g.band[key] = v
+	g.stack = mark
+	if err != nil {
+		return nil, err
 	}
-	return v, err
+	if g.shared[text] {
+		g.band[key] = v
+		g.held += bytesOf(v)
+		g.bandHeld += bytesOf(v)
+	} else {
+		g.stack += bytesOf(v)
+	}
+	return v, nil
 }
 
 func (g *golden) rowsNode(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 	arg := func(i int) (*Array, error) { return g.evalRows(children(e)[i], rows, r0, r1) }
+	band := g.info[e].shape[1] * (r1 - r0)
 	switch e := e.(type) {
 	case *asm.Paren:
 		return arg(0)
@@ -328,6 +420,9 @@ func (g *golden) rowsNode(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 		t, err := g.tensor(e)
 		if err != nil {
 			return nil, wrapAt(e, err)
+		}
+		if err := g.need(e, int64(band)); err != nil {
+			return nil, err
 		}
 		a, err := t.Rows(r0, r1)
 		if err != nil {
@@ -337,6 +432,9 @@ func (g *golden) rowsNode(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 	case *asm.Unary:
 		x, err := arg(0)
 		if err != nil {
+			return nil, err
+		}
+		if err := g.need(e, int64(band)); err != nil {
 			return nil, err
 		}
 		return mapArray(x, func(v float64) float64 { return -v }), nil
@@ -349,14 +447,36 @@ func (g *golden) rowsNode(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := g.need(e, int64(band)); err != nil {
+			return nil, err
+		}
 		out, err := broadcast(x, y, binaryFuncs[e.Op])
 		if err != nil {
 			return nil, errAt(e, "%v", err)
 		}
 		return out, nil
 	case *asm.Call:
+		if e.Fn == "slice" {
+			b, err := g.sliceBounds(e)
+			if err != nil {
+				return nil, err
+			}
+			c := e.Args[0]
+			x, err := g.evalRows(c, g.info[c].rows(), r0+b[0], r1+b[0])
+			if err != nil {
+				return nil, err
+			}
+			if err := g.need(e, int64(band)); err != nil {
+				return nil, err
+			}
+			return Slice(x, 0, r1-r0, b[2], b[3])
+		}
 		x, err := arg(0)
 		if err != nil {
+			return nil, err
+		}
+		// Every result is a band of e's columns (the reductions' one).
+		if err := g.need(e, int64(band)); err != nil {
 			return nil, err
 		}
 		switch {
@@ -415,20 +535,66 @@ func (g *golden) wholeValue(e asm.Expr) (*Array, error) {
 	if v, ok := g.whole[e]; ok {
 		return v, nil
 	}
+	mark := g.stack
 	v, err := g.eval(e)
+	g.stack = mark
 	if err != nil {
 		g.failed[e] = err
 		return nil, err
 	}
 	g.whole[e] = v
+	g.held += bytesOf(v)
 	return v, nil
 }
 
 // forget drops the whole values kept under e once its banded evaluation is
 // done, so they live no longer than the whole evaluation kept them.
 func (g *golden) forget(e asm.Expr) {
-	delete(g.whole, e)
+	if v, ok := g.whole[e]; ok {
+		g.held -= bytesOf(v)
+		delete(g.whole, e)
+	}
 	for _, c := range children(e) {
 		g.forget(c)
 	}
+}
+
+// EvalGoldenBands evaluates e as EvalGoldenTensors does, but hands its
+// value to visit a band of rows at a time, in order, instead of returning
+// it whole: off is the band's first element (row-major), want its values,
+// valid during the call. A value that is not row-local, not a matrix or
+// one band high comes whole (off 0). A check compares each band with the
+// output's and so never holds the expected values whole (layernorm_pair at
+// 2048 rows held 256 MiB of them and of the output).
+//
+// ready is called once before the first visit, with e's shape, when every
+// tensor the expression reads has been looked up: a caller that checks
+// several ranks can tell there which of them read the same values.
+func EvalGoldenBands(e asm.Expr, src GoldenSource, ready func(shape []int) error, visit func(off int, want *Array) error) error {
+	if e == nil {
+		return errors.New("golden: missing expression")
+	}
+	g := newGolden(src)
+	in := g.analyse(e)
+	if g.over != nil {
+		return g.over
+	}
+	if err := g.failed[e]; err != nil {
+		return err
+	}
+	if rows := in.rows(); in.ok && in.local && rows > blockRows(g.widest(e)) {
+		if err := ready(in.shape); err != nil {
+			return err
+		}
+		cols := in.shape[1]
+		return g.bands(e, rows, func(r0, _ int, v *Array) error { return visit(r0*cols, v) })
+	}
+	v, err := g.eval(e)
+	if err != nil {
+		return err
+	}
+	if err := ready(v.Shape); err != nil {
+		return err
+	}
+	return visit(0, v)
 }

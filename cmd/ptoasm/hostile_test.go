@@ -164,6 +164,12 @@ func TestHostile(t *testing.T) {
 			first: `gm_touch\.pto:11:5: error: tstore: @A f32 \[1048576, 1024\] takes 4GiB: the pages rank 0 has touched bring the run to 64\.0MiB \(\d+ bytes\), over the memory budget of 64MiB \(--max-memory\)$`, maxMiB: 160},
 		{name: "random init past the budget", args: []string{"run", h("gm_random.pto")}, code: 2,
 			first: `gm_random\.pto:2:1: error: initialising @A f32 \[1048576, 1024\] takes 4GiB: the pages rank 0 has touched bring the run to \S+, over the memory budget of 768MiB \(--max-memory\)$`, maxMiB: 1024},
+		// A check's golden held its intermediates unaccounted: the product
+		// of two 4 MiB inputs, 32 GiB of float64, ended in the runtime's
+		// "fatal error: runtime: out of memory". A check now charges what
+		// its golden holds as it evaluates.
+		{name: "golden past the budget", args: []string{"run", h("golden_bomb.pto")}, code: 2,
+			first: `golden_bomb\.pto:16:27: error: checking @Z: matmul\(@A, @B\) takes 32GiB of float64 values: the run would need \S+ \(\d+ bytes\), over the memory budget of 768MiB \(--max-memory\)$`, maxMiB: 200},
 		{name: "declared past 1024 x the budget", args: []string{"run", h("gm_bomb.pto"), "--max-memory", "2MiB"}, code: 2,
 			first: `gm_bomb\.pto:2:1: error: @A f32 \[1048576, 1024\] takes 4GiB: the run would declare 4GiB of GM, over 1024 x the memory budget of 2MiB \(--max-memory\)$`},
 		{name: "-D ROWS=1<<30", args: []string{"run", "vec_add", "-D", "ROWS=1<<30"}, code: 2,

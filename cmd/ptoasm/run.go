@@ -176,7 +176,7 @@ func (c *runCmd) Run(e *env) error {
 	res, runErr := m.Run()
 	interrupted := ui.stop() && isCancelled(runErr)
 	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
-		return runErr // bad input: exit 2, no report of a run that never started
+		return runErr // bad input: exit 2, no report of a run that never started or whose check did not fit
 	}
 	var findings []hazard.Finding
 	if det != nil {
