@@ -922,10 +922,12 @@ op's types, which PTOAS checks, and is not held to these rules; `+"`--to mlir`"+
 print such a stand-in, which would read back as the op it borrowed.
 
 A move's types depend on the path its tiles' locations select (asm/isa_locdtypes.go); dst
-and src are operands 0 and 1, a GM operand its tensor's type. The plain acc→mat `+"`tmov`"+`
-path asserts what `+"`textract`"+`'s does (f32 into f16 or bf16, TMov.hpp:160), but the shipped
-programs/ffn_grid/unified_*.pto move an f32 acc into an f32 mat tile with `+"`tmov`"+`, so
-`+"`tmov`"+` and `+"`tmov.a2m`"+` are not held to it yet.
+and src are operands 0 and 1, a GM operand its tensor's type. Out of L0C, a move without a
+quantisation parameter only casts f32 to f16 or bf16: an f32 accumulator copied into an f32
+mat tile is refused (TMov.hpp:160), so a kernel that keeps f32 stores L0C to GM with
+`+"`tstore`"+`, and an integer one quantises (`+"`tmov.q`"+`, `+"`tmov.fp`"+`). A quantised
+`+"`tstore`"+` takes fewer pairs than a quantised move into L1: no i32→i16 shift and no
+f32→f16 (TStore.hpp:208-220).
 
 | op | dst ← src | element types | pto-isa |
 |---|---|---|---|
