@@ -1055,9 +1055,15 @@ device; where `+"`docs/isa`"+` says otherwise, the code is followed (tests: `+"`
   `+"`vconv_f322f32*`"+`, a rounding to an integral value (floor of 2.5 is 2), not a copy. The
   special cases (f16/bf16 → f32, i8/u8 → f16, i16 → f32, the integer pairs, i32 → f16
   through `+"`vconv_deq`"+`) take no mode; i32 → f16 rounds to nearest even whatever `+"`#rnd`"+` says
-  (machine/exec_vec.go cvtRound; `+"`TestVectorCvt`"+`). Left as it was: the pairs
-  `+"`kIsNarrowingCvt`"+` names (f16 → i8/u8/i16, f32 → i16, i32 → i16, i64 → i32) default to
-  SaturationMode::OFF on the device, which the machine, saturating, does not model.
+  (machine/exec_vec.go cvtRound; `+"`TestVectorCvt`"+`). Past the destination's range, the pairs
+  `+"`kIsNarrowingCvt`"+` names (f16 → i8/u8/i16, f32 → i16, i32 → i16, i64 → i32) wrap: `+"`tcvt`"+`
+  is TCVT without a saturation argument, which turns saturation off for them (TCvt.hpp:1216-1227,
+  1315-1323), and saturation off keeps the low bits of the rounded value taken to int64
+  (TCvt.hpp:73-75, 1116-1118): f16 300 → i8 44, i32 40000 → i16 -25536. NaN gives 0, +inf
+  all ones (-1; u8 255) and -inf 0, the value saturating into int64 first, as the a2a3 tcvt
+  test's golden_truncated has it for this form. Every other pair into an integer clamps, NaN
+  to 0; into a float, overflow gives an infinity (machine/exec_vec.go cvtWraps;
+  `+"`TestVectorCvtEdges`"+`).
 `)
 }
 
