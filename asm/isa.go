@@ -78,7 +78,7 @@ const (
 	chkCmp                 // sources agree; the mask destination is free
 	chkSel                 // d, mask, a, b: d/a/b agree
 	chkMatmul              // M×K · K×N → M×N with the dtype pairs of the cube
-	chkMove                // same dtype (tmov); shapes may differ (valid region copy)
+	chkMove                // same dtype (tmov) and static shape; valid regions may differ
 	chkExtract             // same dtype; source offsets checked when static
 	chkTransfer            // GM window sized by the tile's valid shape
 )
@@ -310,7 +310,7 @@ func init() {
 	// Tile moves.
 	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
-		"copy src's valid region to dst; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
+		"copy src's valid region to dst, a tile of the same static shape; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
 		with(attrUnit).routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
 	for _, v := range []struct {
 		name     string

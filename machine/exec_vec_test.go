@@ -225,6 +225,20 @@ func TestVectorCvt(t *testing.T) {
 	}
 }
 
+// TestVectorTMovBits: vec→vec tmov copies bytes (a2a3/TMov.hpp:83-88), so
+// two element types of one size reinterpret the bits; of two sizes, none.
+func TestVectorTMovBits(t *testing.T) {
+	for _, tc := range []vcase{
+		{name: "f32 to i32 copies bits", op: "tmov", dst: asm.I32,
+			ins:  []in{T(asm.F32, grid(1, -2))},
+			want: [][]float64{{1065353216, -1073741824}}},
+		{name: "f32 to f16 refused", op: "tmov", dst: asm.F16,
+			ins: []in{T(asm.F32, grid(1))}, want: [][]float64{{1}}, err: "cannot convert"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runVec(t, tc) })
+	}
+}
+
 // TestVectorCvtEdges: what each pair does past its destination's range. The
 // narrowing pairs (TCvt.hpp kIsNarrowingCvt: f16 → u8/i8/i16, f32 → i16,
 // i64 → i32, i32 → i16) run with saturation off and keep the low bits of
