@@ -159,8 +159,19 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	case chkMove:
 		// FIX converts L0C's f32/i32 on the way out, mat→bias widens f16:
 		// the location rows decide those pairs.
-		if !locDecided && !(tile(1) != nil && tile(1).Loc == LocAcc) {
+		// UB to UB copies bytes, of any two types of one size
+		// (a2a3/TMov.hpp:83-88).
+		bitCopy := tile(0) != nil && tile(1) != nil && tile(0).Loc == LocVec && tile(1).Loc == LocVec && tile(0).DType.Size() == tile(1).DType.Size()
+		if !locDecided && !bitCopy && !(tile(1) != nil && tile(1).Loc == LocAcc) {
 			sameDType(0, 1)
+		}
+		// Every path of pto-isa's plain TMOV asserts the tiles' static
+		// shapes equal (a2a3/TMov.hpp:139-141); the valid regions may
+		// differ (vec→vec copies the smaller, TMovToVec 119-124). A
+		// stand-in carries another op's shapes.
+		if x, y := tile(0), tile(1); x != nil && y != nil && !op.Instr.StandIn && (x.Rows != y.Rows || x.Cols != y.Cols) {
+			bad(1, "%s: %%%s is [%d, %d] but %%%s is [%d, %d]; a2a3 takes equal shapes only (pto-isa include/pto/npu/a2a3/TMov.hpp:139-141 at 3186c381 static_asserts)",
+				info.Name, y.Name, y.Rows, y.Cols, x.Name, x.Rows, x.Cols)
 		}
 	case chkExtract:
 		dst, src := tile(0), tile(1)

@@ -70,6 +70,12 @@ func TestMoreDTypes(t *testing.T) {
 		{"aic", "tile %c : acc f32 [16, 64]\ntile %m : mat f32 [16, 64]", "textract %m, %c, 0, 0",
 			"textract: mat %m is f32, acc %c is f32; a2a3 takes (dst f16|bf16, src f32) only (pto-isa include/pto/npu/a2a3/common.hpp:107-112"},
 		{"aic", "tile %c : acc i32 [16, 64]\ntile %m : mat f16 [16, 64]", "tinsert %m, %c, 0, 0", "tinsert: mat %m is f16, acc %c is i32"},
+		// A plain tmov out of L0C casts f32 to f16/bf16 and nothing else
+		// (TMov.hpp:160): no f32 copy, no i32 one.
+		{"aic", "tile %c : acc f32 [16, 64]\ntile %m : mat bf16 [16, 64]", "tmov %m, %c", ""},
+		{"aic", "tile %c : acc f32 [16, 64]\ntile %m : mat f32 [16, 64]", "tmov %m, %c",
+			"tmov: mat %m is f32, acc %c is f32; a2a3 takes (dst f16|bf16, src f32) only (pto-isa include/pto/npu/a2a3/common.hpp:107-112 (CheckTMovAccToMat, isCastQuant; TMov.hpp:160"},
+		{"aic", "tile %c : acc i32 [16, 64]\ntile %m : mat i32 [16, 64]", "tmov.a2m %m, %c", "tmov.a2m: mat %m is i32, acc %c is i32"},
 		{"aic", "tile %c : acc i32 [16, 64]\ntile %m : mat i16 [16, 64]\ntile %fp : scaling u64 [1, 64]", "tmov.fp %m, %c, %fp", ""},
 		{"aic", "tile %c : acc f32 [16, 64]\ntile %m : mat f16 [16, 64]\ntile %fp : scaling u64 [1, 64]", "tmov.fp %m, %c, %fp",
 			"tmov.fp: mat %m is f16, acc %c is f32; a2a3 takes (dst i8, src f32) or (dst i8|u8|f16|i16, src i32) only"},
@@ -80,6 +86,14 @@ func TestMoreDTypes(t *testing.T) {
 		{"aic", "gm C : i8 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore @C[0, 0], %c",
 			"tstore: GM @C is i8, acc %c is f32; a2a3 takes (dst i32|f32|f16|bf16, src i32|f32) only (pto-isa include/pto/npu/a2a3/TStore.hpp:198-207"},
 		{"aic", "gm C : i8 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore.q @C[0, 0], %c #quant=scalar", ""},
+		// A quantised tstore: f32 into i8/u8, i32 into i8/u8/f16
+		// (TStore.hpp:208-220); the i32→i16 shift only into L1.
+		{"aic", "gm C : u8 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore.q @C[0, 0], %c", ""},
+		{"aic", "gm C : f16 [16, 64]\ntile %c : acc i32 [16, 64]\ntile %fp : scaling u64 [1, 64]", "tstore.fp @C[0, 0], %c, %fp", ""},
+		{"aic", "gm C : f16 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore.q @C[0, 0], %c",
+			"tstore.q: GM @C is f16, acc %c is f32; a2a3 takes (dst i8|u8, src f32) or (dst i8|u8|f16, src i32) only (pto-isa include/pto/npu/a2a3/TStore.hpp:208-220 (CheckAcc2gm"},
+		{"aic", "gm C : i16 [16, 64]\ntile %c : acc i32 [16, 64]\ntile %fp : scaling u64 [1, 64]", "tstore.fp @C[0, 0], %c, %fp", "tstore.fp: GM @C is i16, acc %c is i32"},
+		{"aic", "gm C : bf16 [16, 64]\ntile %c : acc f32 [16, 64]", "tstore.q @C[0, 0], %c #atomic=add", "tstore.q: GM @C is bf16, acc %c is f32"},
 		{"aiv", "gm C : u32 [16, 64]\ntile %v : vec u32 [16, 64]", "tstore @C[0, 0], %v", ""},
 		{"aiv", "gm C : u32 [16, 64]\ntile %v : vec u32 [16, 64]", "tstore @C[0, 0], %v #atomic=add",
 			"tstore #atomic=add: GM @C is u32, vec %v is u32; a2a3 takes f16, f32, i16, i32, i8, bf16 only (pto-isa include/pto/common/arch/memory/tstore_common.hpp:151-155"},

@@ -78,7 +78,7 @@ const (
 	chkCmp                 // sources agree; the mask destination is free
 	chkSel                 // d, mask, a, b: d/a/b agree
 	chkMatmul              // M×K · K×N → M×N with the dtype pairs of the cube
-	chkMove                // same dtype (tmov); shapes may differ (valid region copy)
+	chkMove                // same dtype (tmov) and static shape; valid regions may differ
 	chkExtract             // same dtype; source offsets checked when static
 	chkTransfer            // GM window sized by the tile's valid shape
 )
@@ -310,7 +310,7 @@ func init() {
 	// Tile moves.
 	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
-		"copy src's valid region to dst; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
+		"copy src's valid region to dst, a tile of the same static shape; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
 		with(attrUnit).routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
 	for _, v := range []struct {
 		name     string
@@ -922,10 +922,12 @@ op's types, which PTOAS checks, and is not held to these rules; `+"`--to mlir`"+
 print such a stand-in, which would read back as the op it borrowed.
 
 A move's types depend on the path its tiles' locations select (asm/isa_locdtypes.go); dst
-and src are operands 0 and 1, a GM operand its tensor's type. The plain acc→mat `+"`tmov`"+`
-path asserts what `+"`textract`"+`'s does (f32 into f16 or bf16, TMov.hpp:160), but the shipped
-programs/ffn_grid/unified_*.pto move an f32 acc into an f32 mat tile with `+"`tmov`"+`, so
-`+"`tmov`"+` and `+"`tmov.a2m`"+` are not held to it yet.
+and src are operands 0 and 1, a GM operand its tensor's type. Out of L0C, a move without a
+quantisation parameter only casts f32 to f16 or bf16: an f32 accumulator copied into an f32
+mat tile is refused (TMov.hpp:160), so a kernel that keeps f32 stores L0C to GM with
+`+"`tstore`"+`, and an integer one quantises (`+"`tmov.q`"+`, `+"`tmov.fp`"+`). A quantised
+`+"`tstore`"+` takes fewer pairs than a quantised move into L1: no i32→i16 shift and no
+f32→f16 (TStore.hpp:208-220).
 
 | op | dst ← src | element types | pto-isa |
 |---|---|---|---|
@@ -1053,9 +1055,15 @@ device; where `+"`docs/isa`"+` says otherwise, the code is followed (tests: `+"`
   `+"`vconv_f322f32*`"+`, a rounding to an integral value (floor of 2.5 is 2), not a copy. The
   special cases (f16/bf16 → f32, i8/u8 → f16, i16 → f32, the integer pairs, i32 → f16
   through `+"`vconv_deq`"+`) take no mode; i32 → f16 rounds to nearest even whatever `+"`#rnd`"+` says
-  (machine/exec_vec.go cvtRound; `+"`TestVectorCvt`"+`). Left as it was: the pairs
-  `+"`kIsNarrowingCvt`"+` names (f16 → i8/u8/i16, f32 → i16, i32 → i16, i64 → i32) default to
-  SaturationMode::OFF on the device, which the machine, saturating, does not model.
+  (machine/exec_vec.go cvtRound; `+"`TestVectorCvt`"+`). Past the destination's range, the pairs
+  `+"`kIsNarrowingCvt`"+` names (f16 → i8/u8/i16, f32 → i16, i32 → i16, i64 → i32) wrap: `+"`tcvt`"+`
+  is TCVT without a saturation argument, which turns saturation off for them (TCvt.hpp:1216-1227,
+  1315-1323), and saturation off keeps the low bits of the rounded value taken to int64
+  (TCvt.hpp:73-75, 1116-1118): f16 300 → i8 44, i32 40000 → i16 -25536. NaN gives 0, +inf
+  all ones (-1; u8 255) and -inf 0, the value saturating into int64 first, as the a2a3 tcvt
+  test's golden_truncated has it for this form. Every other pair into an integer clamps, NaN
+  to 0; into a float, overflow gives an infinity (machine/exec_vec.go cvtWraps;
+  `+"`TestVectorCvtEdges`"+`).
 `)
 }
 

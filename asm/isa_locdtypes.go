@@ -36,13 +36,14 @@ var locDTypeRows = []locDTypeRow{
 	{ops: []string{"tmov", "tmov.m2s"}, dst: LocScaling, src: LocMat,
 		rules:  []DTypeRule{{{U64}, {U64}}, {{I64}, {I64}}},
 		source: "include/pto/npu/a2a3/TMov.hpp:62-65 (TMovToFb)"},
-	// L0C to L1. TMOV's path (TMov.hpp:160) asserts the same, but the
-	// shipped programs/ffn_grid/unified_*.pto move an f32 acc into an f32
-	// mat tile with tmov, so tmov and tmov.a2m are not held to it yet
-	// (docs/isa.md "Element types").
-	{ops: []string{"textract", "tinsert"}, dst: LocMat, src: LocAcc,
+	// L0C to L1 without a quantisation parameter: every path casts f32 to
+	// f16 or bf16 (isCastQuant true): TMOV's plain and ReLU forms
+	// (TMov.hpp:160, 182), TEXTRACT's and TINSERT's. An f32 or i32 copy
+	// into L1 has no such path on A2/A3: the fixpipe's quant modes are the
+	// only way an i32 or an unconverted value leaves L0C for L1.
+	{ops: []string{"tmov", "tmov.a2m", "textract", "tinsert"}, dst: LocMat, src: LocAcc,
 		rules:  accCast,
-		source: "include/pto/npu/a2a3/common.hpp:107-112 (CheckTMovAccToMat, isCastQuant; TExtract.hpp:66, TInsert.hpp:181)"},
+		source: "include/pto/npu/a2a3/common.hpp:107-112 (CheckTMovAccToMat, isCastQuant; TMov.hpp:160, 182, TExtract.hpp:66, TInsert.hpp:181)"},
 	{ops: []string{"tmov.fp", "tmov.q", "textract.fp", "tinsert.fp"}, dst: LocMat, src: LocAcc,
 		rules:  accQuant,
 		source: "include/pto/npu/a2a3/common.hpp:113-120 (CheckTMovAccToMat; TMov.hpp:193, 205, TExtract.hpp:517, 535, TInsert.hpp:216, 234)"},
@@ -57,10 +58,12 @@ var locDTypeRows = []locDTypeRow{
 	{ops: []string{"tstore"}, src: LocAcc,
 		rules:  []DTypeRule{{{I32, F32, F16, BF16}, {I32, F32}}},
 		source: "include/pto/npu/a2a3/TStore.hpp:198-207 (CheckAcc2gm)"},
-	// TStore.hpp:208-219 (CheckAcc2gm, isQuant) takes f32 into i8/u8 and
-	// i32 into i8/u8/f16 only from tstore.fp/.q, but machine/sem_img_test.go
-	// TestQuantPairs and TestFixQuantShift run f32 → f16 and i32 → i16
-	// stores the header refuses: held back for the lead (session 24).
+	// L0C to GM quantised (isQuant): f32 into i8/u8, i32 into i8/u8/f16.
+	// Narrower than the L1 row: no i32→i16 shift (SHIFTS322S16 is a move
+	// into L1 only) and no f32→f16/bf16 with a scale.
+	{ops: []string{"tstore.fp", "tstore.q"}, src: LocAcc,
+		rules:  []DTypeRule{{{I8, U8}, {F32}}, {{I8, U8, F16}, {I32}}},
+		source: "include/pto/npu/a2a3/TStore.hpp:208-220 (CheckAcc2gm, isQuant; TStore.hpp:318, 342)"},
 	// An atomic add into GM: the tensor's type from any location.
 	{ops: []string{"tstore", "tstore.fp", "tstore.q"}, atomic: true,
 		rules:  []DTypeRule{{{F16, F32, I16, I32, I8, BF16}}},

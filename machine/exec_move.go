@@ -99,6 +99,12 @@ func execMove(args []Operand) error {
 		return err
 	}
 	d, s := vs[0], vs[1]
+	if s.dt != d.dt && args[0].Tile.Loc == asm.LocVec && args[1].Tile.Loc == asm.LocVec && s.dt.Size() == d.dt.Size() {
+		// UB to UB copies bytes: pto-isa's TMovToVecImpl asserts only
+		// equal element sizes (a2a3/TMov.hpp:83-88), so f32 → i32 is the
+		// bits reinterpreted, not a conversion.
+		s.dt, s.l.DType = d.dt, d.dt
+	}
 	if err := convertible(s.dt, d.dt, args[1].Tile.Loc); err != nil {
 		return err
 	}

@@ -470,6 +470,12 @@ func vecCvt(op *asm.COp, args []Operand) error {
 				d.setF(r, c, roundIntegral(a.F(r, c), mode), memory.RoundRint)
 			case a.dt == d.dt:
 				d.setBits(r, c, a.Bits(r, c))
+			case cvtWraps(a.dt, d.dt) && a.dt.IsFloat():
+				// Round, saturate into int64, keep the low bits:
+				// NaN gives 0, +inf all ones, -inf 0.
+				d.setBits(r, c, memory.EncodeInt(d.dt, memory.FloatToInt(asm.I64, a.F(r, c), mode)))
+			case cvtWraps(a.dt, d.dt):
+				d.setBits(r, c, memory.EncodeInt(d.dt, a.I(r, c)))
 			case !a.dt.IsFloat() && !d.dt.IsFloat():
 				d.setBits(r, c, satInt(d.dt, a.I(r, c)))
 			default:
@@ -479,6 +485,32 @@ func vecCvt(op *asm.COp, args []Operand) error {
 	}
 	d.written()
 	return nil
+}
+
+// cvtWraps reports whether tcvt from src to dst wraps rather than
+// saturates. pto-isa's TCVT without a saturation argument (the form tcvt
+// is) turns saturation off for the narrowing pairs, f16 → u8/i8/i16,
+// f32 → i16, i64 → i32 and i32 → i16 (TCvt.hpp:1216-1227 kIsNarrowingCvt,
+// 1315-1323; CTRL bit 59 set by ApplySatMode, 1039-1053), and saturation off
+// converts to int64 and keeps the low N bits (TCvt.hpp:73-75, 1116-1118):
+// f16 300 → i8 44, i32 40000 → i16 -25536. The infinities are taken to
+// saturate into int64 first, +inf giving all ones (-1, or 255 as u8) and
+// -inf 0, as the header's non-saturating f16 paths do through int32
+// (GenCastCallFp16ToInt8_NonSatTorch, 515-558) and as the a2a3 tcvt test's
+// golden_truncated expects for the default form
+// (tests/npu/a2a3/src/st/testcase/tcvt/gen_data.py, main.cpp:356-363);
+// NaN gives 0. Every other pair saturates (SaturationMode::ON), and a float
+// destination follows IEEE (A2/A3's default Inf/NaN overflow mode).
+func cvtWraps(src, dst asm.DType) bool {
+	switch {
+	case src == asm.F16:
+		return dst == asm.U8 || dst == asm.I8 || dst == asm.I16
+	case src == asm.F32, src == asm.I32:
+		return dst == asm.I16
+	case src == asm.I64:
+		return dst == asm.I32
+	}
+	return false
 }
 
 // cvtRound is the rounding pto-isa's TCvt.hpp (3186c381) applies to a src

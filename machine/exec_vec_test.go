@@ -225,6 +225,71 @@ func TestVectorCvt(t *testing.T) {
 	}
 }
 
+// TestVectorTMovBits: vec→vec tmov copies bytes (a2a3/TMov.hpp:83-88), so
+// two element types of one size reinterpret the bits; of two sizes, none.
+func TestVectorTMovBits(t *testing.T) {
+	for _, tc := range []vcase{
+		{name: "f32 to i32 copies bits", op: "tmov", dst: asm.I32,
+			ins:  []in{T(asm.F32, grid(1, -2))},
+			want: [][]float64{{1065353216, -1073741824}}},
+		{name: "f32 to f16 refused", op: "tmov", dst: asm.F16,
+			ins: []in{T(asm.F32, grid(1))}, want: [][]float64{{1}}, err: "cannot convert"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runVec(t, tc) })
+	}
+}
+
+// TestVectorCvtEdges: what each pair does past its destination's range. The
+// narrowing pairs (TCvt.hpp kIsNarrowingCvt: f16 → u8/i8/i16, f32 → i16,
+// i64 → i32, i32 → i16) run with saturation off and keep the low bits of
+// the rounded value saturated into int64 (NaN 0, +inf all ones, -inf 0);
+// the others clamp; a float destination follows IEEE.
+func TestVectorCvtEdges(t *testing.T) {
+	inf, nan, negZero := math.Inf(1), math.NaN(), math.Copysign(0, -1)
+	rnd := func(m string) []asm.CAttr { return []asm.CAttr{word("rnd", m)} }
+	for _, tc := range []vcase{
+		// f16 → i8: 127.5 rounds (to even) to 128, which wraps.
+		{name: "f16 to i8 wraps", op: "tcvt", attrs: rnd("rint"), dst: asm.I8,
+			ins:  []in{T(asm.F16, grid(300, -200, 127.5, 2.5, negZero, inf, -inf, nan))},
+			want: [][]float64{{44, 56, -128, 2, 0, -1, 0, 0}}},
+		{name: "f16 to u8 wraps", op: "tcvt", attrs: rnd("rint"), dst: asm.U8,
+			ins:  []in{T(asm.F16, grid(-100, 300, 255.5, 0.5, negZero, inf, -inf, nan))},
+			want: [][]float64{{156, 44, 0, 0, 0, 255, 0, 0}}},
+		{name: "f16 to i16 wraps", op: "tcvt", attrs: rnd("round"), dst: asm.I16,
+			ins:  []in{T(asm.F16, grid(40000, -40000, 32768, 2.5, -2.5, inf, -inf, nan))},
+			want: [][]float64{{-25536, 25536, -32768, 3, -3, -1, 0, 0}}},
+		// f32 → i16: past int64, the value saturates there first.
+		{name: "f32 to i16 wraps", op: "tcvt", attrs: rnd("floor"), dst: asm.I16,
+			ins:  []in{T(asm.F32, grid(32767.5, 32768.5, -32769.5, 1e10, 1e20, -1e20, inf, nan))},
+			want: [][]float64{{32767, -32768, 32766, -7168, -1, 0, -1, 0}}},
+		{name: "f32 to i16 none truncates then wraps", op: "tcvt", attrs: rnd("none"), dst: asm.I16,
+			ins:  []in{T(asm.F32, grid(-32768.9, 65535.9))},
+			want: [][]float64{{-32768, -1}}},
+		{name: "i32 to i16 wraps", op: "tcvt", dst: asm.I16,
+			ins:  []in{T(asm.I32, grid(40000, -40000, 32767, -32768, 65536))},
+			want: [][]float64{{-25536, 25536, 32767, -32768, 0}}},
+		{name: "i64 to i32 wraps", op: "tcvt", dst: asm.I32,
+			ins:  []in{T(asm.I64, grid(3000000000, -3000000000, 2147483647, 4294967296))},
+			want: [][]float64{{-1294967296, 1294967296, 2147483647, 0}}},
+		// The saturating pairs clamp, NaN to 0.
+		{name: "f32 to i32 saturates", op: "tcvt", dst: asm.I32,
+			ins:  []in{T(asm.F32, grid(3e9, -3e9, inf, -inf, nan, negZero))},
+			want: [][]float64{{2147483647, -2147483648, 2147483647, -2147483648, 0, 0}}},
+		{name: "f16 to i32 saturates only past i32", op: "tcvt", dst: asm.I32,
+			ins:  []in{T(asm.F16, grid(65504, -65504, inf, -inf, nan))},
+			want: [][]float64{{65504, -65504, 2147483647, -2147483648, 0}}},
+		{name: "bf16 to i32 saturates", op: "tcvt", attrs: rnd("trunc"), dst: asm.I32,
+			ins:  []in{T(asm.BF16, grid(1e10, -1e10, nan))},
+			want: [][]float64{{2147483647, -2147483648, 0}}},
+		// A float destination: IEEE overflow to infinity, NaN and -0 kept.
+		{name: "f32 to f16 overflows to inf", op: "tcvt", dst: asm.F16,
+			ins:  []in{T(asm.F32, grid(70000, -70000, nan, negZero))},
+			want: [][]float64{{inf, -inf, nan, negZero}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runVec(t, tc) })
+	}
+}
+
 func TestVectorReduceExpand(t *testing.T) {
 	a := T(asm.F32, grid(1, 2, 3), grid(-4, 5, 6))
 	for _, tc := range []vcase{

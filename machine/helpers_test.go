@@ -38,6 +38,24 @@ func assembleFile(t testing.TB, name string, defines ...asm.Define) *asm.Object 
 	return obj
 }
 
+// assembleErrs assembles src and returns its diagnostics, one a line ("" if
+// none): for a program the assembler must refuse.
+func assembleErrs(t testing.TB, src string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "t.pto")
+	if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fe := asm.Frontend{ParseFile: parser.ParseFile, ParseExpr: parser.ParseExpr, ReadFile: os.ReadFile}
+	_, errs := asm.Assemble(fe, name, nil)
+	var b strings.Builder
+	for _, e := range errs {
+		b.WriteString(e.Error())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // runObj runs obj and returns the result and error.
 func runObj(t testing.TB, obj *asm.Object, opt Options) (*Machine, *Result, error) {
 	t.Helper()

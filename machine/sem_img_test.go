@@ -518,8 +518,8 @@ func TestFixQuantEdges(t *testing.T) {
 // register (#shift absent: field 0; #shift=9) and the scaling tile (field
 // j%16 for column j, with scale and offset bits that must not matter), each
 // checked against the sum computed here, shifted and clamped as pto-isa's
-// reference generator does (textract_quant/gen_data.py). A quantised tstore
-// to i16 is refused, as a2a3/TStore.hpp's CheckAcc2gm refuses it.
+// reference generator does (textract_quant/gen_data.py). The assembler
+// refuses a quantised tstore to i16, as a2a3/TStore.hpp's CheckAcc2gm does.
 func TestFixQuantShift(t *testing.T) {
 	obj := assembleFile(t, "testdata/quant_shift.pto")
 	m, err := New(obj, Options{})
@@ -576,11 +576,10 @@ func TestFixQuantShift(t *testing.T) {
 	if sat == 0 {
 		t.Error("no accumulator saturates at shift 1: the case does not test saturation")
 	}
-	// tstore.q from i32 to an i16 tensor: refused.
+	// tstore.q from i32 to an i16 tensor: the assembler refuses it.
 	src := strings.Replace(string(readTestdata(t, "testdata/quant_shift.pto")), "tmov.q %m1, %c", "tstore.q @S1[0, 0], %c", 1)
-	_, _, err = runObj(t, assemble(t, src), Options{})
-	if err == nil || !strings.Contains(err.Error(), "CheckAcc2gm") {
-		t.Errorf("tstore.q i32→i16: err %v, want the CheckAcc2gm refusal", err)
+	if errs := assembleErrs(t, src); !strings.Contains(errs, "CheckAcc2gm") {
+		t.Errorf("tstore.q i32→i16: %q, want the CheckAcc2gm refusal", errs)
 	}
 	noteExecuted(asm.OpTmovQ)
 	noteExecuted(asm.OpTmovFp)
@@ -944,8 +943,8 @@ launch ranks=1 { run k blocks=1 }
 // TestQuantPairs walks every accumulator and destination dtype through the
 // op-level check of a quantised store to GM and a quantised move into L1,
 // against the lists a2a3/TStore.hpp CheckAcc2gm and a2a3/common.hpp
-// CheckTMovAccToMat (isCastQuant false) give at 3186c381, and runs one
-// refused pair end to end so the fault names the check.
+// CheckTMovAccToMat (isCastQuant false) give at 3186c381, and has the
+// assembler refuse one pair, naming the check.
 func TestQuantPairs(t *testing.T) {
 	gm := map[asm.DType][]asm.DType{asm.F32: {asm.I8, asm.U8}, asm.I32: {asm.I8, asm.U8, asm.F16}}
 	l1 := map[asm.DType][]asm.DType{asm.F32: {asm.I8}, asm.I32: {asm.I8, asm.U8, asm.F16, asm.I16}}
@@ -965,7 +964,7 @@ func TestQuantPairs(t *testing.T) {
 		}
 	}
 	src := strings.Replace(string(readTestdata(t, "testdata/quant.pto")), "gm Q1 : i8 [16, 32]", "gm Q1 : f16 [16, 32]", 1)
-	if _, _, err := runObj(t, assemble(t, src), Options{}); err == nil || !strings.Contains(err.Error(), "CheckAcc2gm") {
-		t.Errorf("tstore.q f32→f16: err %v, want the CheckAcc2gm refusal", err)
+	if errs := assembleErrs(t, src); !strings.Contains(errs, "CheckAcc2gm") {
+		t.Errorf("tstore.q f32→f16: %q, want the CheckAcc2gm refusal", errs)
 	}
 }

@@ -487,3 +487,18 @@ func TestReserveSlots(t *testing.T) {
 		"tassign %p, 1536 + %",
 		"% 2 * 2048")
 }
+
+// pto.tmov with a scaling tile among its inputs is pto-isa's TMOV(dst, src,
+// fp), the vector quantisation (a2a3/TMov.hpp:201-212): it lowers to
+// tmov.fp, not to a plain tmov that drops fp.
+func TestTMovFpOperand(t *testing.T) {
+	const src = `func.func @k() {
+  %src = pto.alloc_tile : !pto.tile_buf<loc=acc, dtype=i32, rows=16, cols=64, v_row=16, v_col=64, blayout=col_major, slayout=row_major, fractal=1024, pad=0>
+  %fp = pto.alloc_tile : !pto.tile_buf<loc=scaling, dtype=ui64, rows=1, cols=64, v_row=1, v_col=64, blayout=row_major, slayout=none_box, fractal=512, pad=0>
+  %dst = pto.alloc_tile : !pto.tile_buf<loc=mat, dtype=i8, rows=16, cols=64, v_row=16, v_col=64, blayout=col_major, slayout=row_major, fractal=512, pad=0>
+  pto.tmov ins(%src, %fp : !pto.tile_buf<loc=acc, dtype=i32, rows=16, cols=64, v_row=16, v_col=64, blayout=col_major, slayout=row_major, fractal=1024, pad=0>, !pto.tile_buf<loc=scaling, dtype=ui64, rows=1, cols=64, v_row=1, v_col=64, blayout=row_major, slayout=none_box, fractal=512, pad=0>) outs(%dst : !pto.tile_buf<loc=mat, dtype=i8, rows=16, cols=64, v_row=16, v_col=64, blayout=col_major, slayout=row_major, fractal=512, pad=0>)
+  return
+}
+`
+	lowerHas(t, "q.pto", src, "tmov.fp %dst, %src, %fp")
+}

@@ -214,7 +214,10 @@ func (k *kctx) tileOp(op *Op, name string) {
 			}
 		}
 	case shMove:
-		if row.our == "tmov.fp" && need(2, 1) {
+		// pto.tmov with an fp operand is TMOV(dst, src, fp), the vector
+		// quantisation (a2a3/TMov.hpp:201-212): tmov.fp, as pto.tmov.fp.
+		withFp := row.our == "tmov" && len(insT) >= 2 && insT[1].tile.loc == "scaling"
+		if (row.our == "tmov.fp" || withFp) && need(2, 1) {
 			k.instr(op, "tmov.fp", dst(), ref(0), ref(1)) // quantised by the scaling tile
 		} else if row.our == "tmov" && need(1, 1) {
 			k.instr(op, "tmov", dst(), ref(0))
