@@ -16,7 +16,7 @@ import (
 type lintCmd struct {
 	File     string `arg:"" help:"Program file (- for standard input), or the short name of a program in programs/."`
 	Format   string `enum:"text,json,sarif" default:"text" placeholder:"text|json|sarif" help:"Report format: ${enum}."`
-	Suppress string `type:"existingfile" help:"Suppressions file: lines of 'KIND file:line', # comments."`
+	Suppress string `type:"existingfile" help:"Suppressions file: lines of 'KIND file:line[:col]', # comments."`
 	Static   bool   `help:"Only the static flag-balance pass; do not run the program."`
 	Fix      bool   `help:"First order each race that has a quick fix (a set_flag/wait_flag pair on a free event id, as the editor's code action inserts), writing the file back; then lint the result."`
 	guardFlags

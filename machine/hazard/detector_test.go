@@ -689,6 +689,34 @@ func TestSuppressions(t *testing.T) {
 	if fs := s.d.Findings(); len(fs) != 0 {
 		t.Errorf("suppressed: got %v", fs)
 	}
+	// A site copied from a report with its column suppresses that site, and
+	// only at that column (it was read as a file "t.pto:13", line 5, and
+	// suppressed nothing).
+	all := newSim(Options{})
+	crossPipeRAW(all, false, false)
+	fs := all.d.Findings()
+	if len(fs) == 0 {
+		t.Fatal("crossPipeRAW reports nothing")
+	}
+	at := fs[0].First
+	for _, tc := range []struct {
+		col  int
+		kept bool
+	}{{at.Col, false}, {at.Col + 1, true}} {
+		src := fmt.Sprintf("%s %s:%d:%d\n", fs[0].Kind, at.File, at.Line, tc.col)
+		sup, err := ParseSuppressions("s.txt", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (Suppression{Kind: fs[0].Kind, File: at.File, Line: at.Line, Col: tc.col}); sup[0] != want {
+			t.Errorf("%q read as %+v, want %+v", src, sup[0], want)
+		}
+		s := newSim(Options{Suppress: sup})
+		crossPipeRAW(s, false, false)
+		if got := len(s.d.Findings()) > 0; got != tc.kept {
+			t.Errorf("%q: findings kept %v, want %v", src, got, tc.kept)
+		}
+	}
 	// Each bad line is an error at its line and column; a line of any
 	// length is read (a bufio.Scanner said "token too long" past 64 KiB).
 	for _, tc := range []struct{ src, want string }{
@@ -697,6 +725,7 @@ func TestSuppressions(t *testing.T) {
 		{"RAW t.pto:x", `s.txt:1:5: error: "t.pto:x": bad line number`},
 		{"RAW t.pto:3 extra", `s.txt:1:1: error: want ` + "`KIND file:line`" + `, got "RAW t.pto:3 extra"`},
 		{"RAW t.pto:0\nWAR u.pto:", `s.txt:1:5: error: "t.pto:0": bad line number (and 1 more errors)`},
+		{"RAW t.pto:0:5", `s.txt:1:5: error: "t.pto:0:5": bad line number`},
 		// A misspelt kind matched nothing and suppressed nothing, silently.
 		{"# c\n RWA t.pto:3", `s.txt:2:2: error: unknown kind "RWA": want * or one of RAW, WAR, WAW, deadlock, unpaired-set, double-set, bad-event-id, uninit-read, out-of-bounds, reset-races-atomic, stale-signal, wait-overwritten, fault, unchecked-flag, kept-limit`},
 		{"uninit t.pto:3", `s.txt:1:1: error: unknown kind "uninit": want * or one of RAW`},

@@ -289,15 +289,19 @@ func cmpInt(a, b int) int {
 }
 
 // Suppression silences findings of Kind ("*" for any) whose first or second
-// site is at File:Line. File matches exactly or by its trailing path elements.
+// site is at File:Line, and at column Col when it is not 0. File matches
+// exactly or by its trailing path elements.
 type Suppression struct {
 	Kind string
 	File string
 	Line int
+	Col  int
 }
 
-// ParseSuppressions reads lines `KIND file:line` of the file name (KIND one
-// of Kinds, any case, or *); `#` starts a comment and blank lines are skipped. Errors are positioned
+// ParseSuppressions reads lines `KIND file:line` or `KIND file:line:col` of
+// the file name (KIND one of Kinds, any case, or *): a site copied from a
+// report, column and all, suppresses that site (it was read as a file named
+// `file:line` and suppressed nothing, silently); `#` starts a comment and blank lines are skipped. Errors are positioned
 // (name:line:col: error: ...), one per bad line. Lines have no length limit
 // of their own: the file's size is the caller's to bound (--max-file-size);
 // a bufio.Scanner refused a line over 64 KiB with "token too long".
@@ -334,7 +338,18 @@ func ParseSuppressions(name string, src []byte) ([]Suppression, error) {
 			errs.Add(at(f[1]), "%q: bad line number", f[1])
 			continue
 		}
-		out = append(out, Suppression{Kind: f[0], File: f[1][:i], Line: ln})
+		s := Suppression{Kind: f[0], File: f[1][:i], Line: ln}
+		// file:line:col: the number before the last colon is the line.
+		if j := strings.LastIndexByte(s.File, ':'); j > 0 {
+			if l2, err := strconv.Atoi(s.File[j+1:]); err == nil {
+				if l2 < 1 {
+					errs.Add(at(f[1]), "%q: bad line number", f[1])
+					continue
+				}
+				s.File, s.Line, s.Col = s.File[:j], l2, ln
+			}
+		}
+		out = append(out, s)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
@@ -350,7 +365,7 @@ func (s Suppression) matches(f *Finding) bool {
 }
 
 func (s Suppression) matchSite(st Site) bool {
-	if st.Line != s.Line {
+	if st.Line != s.Line || (s.Col != 0 && st.Col != s.Col) {
 		return false
 	}
 	if st.File == s.File {
