@@ -443,6 +443,10 @@ func TestHostile(t *testing.T) {
 			first: `^ptoasm: Z@-1: bad rank "-1"$`, stdout: `^$`},
 		{name: "--cpuprofile /dev/full", args: []string{"--cpuprofile", "/dev/full", "asm", "vec_add"}, code: 2,
 			first: `^ptoasm: --cpuprofile /dev/full: write /dev/full: no space left on device$`},
+		{name: "--memprofile onto a directory", args: []string{"--memprofile", "{dir}", "asm", "vec_add"}, code: 2,
+			first: `^ptoasm: --memprofile \{dir\}: open \{dir\}: is a directory$`},
+		{name: "--cpuprofile in a missing directory", args: []string{"--cpuprofile", "{dir}/no/cpu.prof", "asm", "vec_add"}, code: 2,
+			first: `^ptoasm: --cpuprofile \{dir\}/no/cpu\.prof: open \{dir\}/no/cpu\.prof: no such file or directory$`},
 		// A duplicated definition line in PTOAS MLIR (session 26): the later
 		// value replaced the earlier for every use after it, exit 0.
 		{name: "MLIR: an SSA value defined twice", gen: map[string]func() string{"d.pto": func() string { return mlirRedefined }},
