@@ -443,11 +443,36 @@ func TestHostile(t *testing.T) {
 			first: `^ptoasm: Z@-1: bad rank "-1"$`, stdout: `^$`},
 		{name: "--cpuprofile /dev/full", args: []string{"--cpuprofile", "/dev/full", "asm", "vec_add"}, code: 2,
 			first: `^ptoasm: --cpuprofile /dev/full: write /dev/full: no space left on device$`},
+		{name: "--memprofile onto a directory", args: []string{"--memprofile", "{dir}", "asm", "vec_add"}, code: 2,
+			first: `^ptoasm: --memprofile \{dir\}: open \{dir\}: is a directory$`},
+		{name: "--cpuprofile in a missing directory", args: []string{"--cpuprofile", "{dir}/no/cpu.prof", "asm", "vec_add"}, code: 2,
+			first: `^ptoasm: --cpuprofile \{dir\}/no/cpu\.prof: open \{dir\}/no/cpu\.prof: no such file or directory$`},
+		// A duplicated definition line in PTOAS MLIR (session 26): the later
+		// value replaced the earlier for every use after it, exit 0.
+		{name: "MLIR: an SSA value defined twice", gen: map[string]func() string{"d.pto": func() string { return mlirRedefined }},
+			args: []string{"asm", "{dir}/d.pto"}, code: 2,
+			first: `^\{dir\}/d\.pto:5:3: error: redefinition of SSA value %c32$`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkHostile(t, tc) })
 	}
 }
+
+// mlirRedefined defines %c32 twice: 32, then 16.
+const mlirRedefined = `func.func @k(%a: !pto.ptr<f32>, %b: !pto.ptr<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c32 = arith.constant 16 : index
+  %0 = pto.make_tensor_view %a, shape = [%c32, %c32], strides = [%c32, %c1] : !pto.tensor_view<?x?xf32>
+  %1 = pto.make_tensor_view %b, shape = [%c32, %c32], strides = [%c32, %c1] : !pto.tensor_view<?x?xf32>
+  %2 = pto.partition_view %0, offsets = [%c0, %c0], sizes = [%c32, %c32] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+  %3 = pto.partition_view %1, offsets = [%c0, %c0], sizes = [%c32, %c32] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+  %4 = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>
+  pto.tload ins(%2 : !pto.partition_tensor_view<16x16xf32>) outs(%4 : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>)
+  return
+}
+`
 
 // hostileShard is shard i of 2 of a small timing-only sweep, as sweep
 // --shard writes it.

@@ -90,7 +90,13 @@ func createProfile(flag, path string, args []string) (*os.File, error) {
 	if err := checkOutputs([]output{{flag, path}}, argFiles(args, flag)); err != nil {
 		return nil, err
 	}
-	return os.Create(path)
+	f, err := os.Create(path)
+	if err != nil {
+		// Name the flag, as a failed write does: `open DIR: is a directory`
+		// alone did not say which of the command's files it was.
+		return nil, fmt.Errorf("%s %s: %v", flag, path, err)
+	}
+	return f, nil
 }
 
 // realMain is main without the process exit, so tests can drive the CLI.

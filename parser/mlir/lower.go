@@ -276,6 +276,7 @@ func (l *lowerer) lower(m *Module) *asm.File {
 		}
 		l.funcs[fi.name] = fi
 		l.order = append(l.order, fi)
+		l.checkNames(fi)
 	}
 	if l.errs.HasErrors() {
 		return f

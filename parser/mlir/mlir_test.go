@@ -142,6 +142,18 @@ func TestErrors(t *testing.T) {
 			"e.pto:1:1: error: VEC overflow, requires 8796093022208 bits while 1572864 bits avaliable! (PTOAS PlanMemory)"},
 		{"func.func @k(%g: memref<16x16xf16, #pto.address_space<gm>>) {\n  %a = memref.alloc() : memref<?x?x16xf16, #pto.address_space<vec>>\n  pto.tload ins(%g : memref<16x16xf16, #pto.address_space<gm>>) outs(%a : memref<?x?x16xf16, #pto.address_space<vec>>)\n  return\n}\n",
 			"e.pto:2:3: error: tile shape must be static"},
+		// A value defined twice while the first is in scope is MLIR's
+		// "redefinition of SSA value" (ptoas refuses the file); the
+		// lowering took the later one for every use after it, so a
+		// duplicated line re-sized a view with exit 0 (session 26).
+		{"func.func @k() {\n  %c = arith.constant 32 : index\n  %c = arith.constant 16 : index\n  return\n}\n",
+			"e.pto:3:3: error: redefinition of SSA value %c"},
+		{"func.func @k(%a: index) {\n  %a = arith.constant 1 : index\n  return\n}\n",
+			"e.pto:2:3: error: redefinition of SSA value %a"},
+		{"func.func @k() {\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n  scf.for %i = %c0 to %c1 step %c1 {\n    %c1 = arith.constant 2 : index\n  }\n  return\n}\n",
+			"e.pto:5:5: error: redefinition of SSA value %c1"},
+		{"func.func @k() {\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n  scf.for %c0 = %c0 to %c1 step %c1 {\n  }\n  return\n}\n",
+			"e.pto:4:11: error: redefinition of SSA value %c0"},
 	} {
 		_, errs := ParseFile("e.pto", []byte(c.src))
 		if len(errs) == 0 {
