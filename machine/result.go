@@ -2,6 +2,7 @@ package machine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -127,7 +128,12 @@ func (m *Machine) result() *Result {
 }
 
 // checks evaluates the program's expectations (output and cycles) into r.
+// A check that does not fit the memory budget stops only itself: it is in
+// r as skipped, the other checks still run, and the first such
+// *BudgetError (marked AfterRun) is returned after them, so that the run's
+// result is reported before the error.
 func (m *Machine) checks(r *Result) error {
+	var over *BudgetError
 	for _, x := range m.obj.Expects {
 		switch x.Kind {
 		case "cycles":
@@ -142,11 +148,20 @@ func (m *Machine) checks(r *Result) error {
 			r.Checks = append(r.Checks, c)
 		case "output":
 			cs, err := m.outputChecks(x)
-			if err != nil {
+			var be *BudgetError
+			if errors.As(err, &be) {
+				if over == nil {
+					over = be
+				}
+			} else if err != nil {
 				return err
 			}
 			r.Checks = append(r.Checks, cs...)
 		}
+	}
+	if over != nil {
+		over.AfterRun = true
+		return over
 	}
 	return nil
 }
