@@ -29,18 +29,20 @@ func FillRandom(b *Buffer, off int64, dt asm.DType, n int64, seed uint64, lo, hi
 	if n < 0 || n > math.MaxInt64/sz {
 		return &RangeError{Buffer: b.label(), Off: off, N: n, Size: b.Size()}
 	}
+	ints := integers || !dt.IsFloat()
+	ilo, ihi := math.Ceil(lo), math.Floor(hi)
+	if ints && (ihi < ilo || ihi-ilo >= 1<<62) {
+		return fmt.Errorf("random: no integers in [%g, %g]", lo, hi)
+	}
 	if err := b.CheckRange(off, n*sz); err != nil {
 		return err
 	}
-	if err := b.Touch(off, n*sz); err != nil {
+	// Every element is written below, nothing can fail after the touch.
+	if err := b.TouchOverwrite(off, n*sz); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, randStream))
-	if integers || !dt.IsFloat() {
-		ilo, ihi := math.Ceil(lo), math.Floor(hi)
-		if ihi < ilo || ihi-ilo >= 1<<62 {
-			return fmt.Errorf("random: no integers in [%g, %g]", lo, hi)
-		}
+	if ints {
 		base, span := int64(ilo), int64(ihi-ilo)+1
 		for i := int64(0); i < n; i++ {
 			v := base + rng.Int64N(span)
@@ -69,7 +71,7 @@ func FillFunc(b *Buffer, off int64, dt asm.DType, n int64, f func(i int64) float
 	if err := b.CheckRange(off, n*sz); err != nil {
 		return err
 	}
-	if err := b.Touch(off, n*sz); err != nil {
+	if err := b.TouchOverwrite(off, n*sz); err != nil { // every element is written below
 		return err
 	}
 	for i := int64(0); i < n; i++ {
@@ -222,13 +224,18 @@ func StoreRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layou
 	if err := b.CheckRange(off, step); err != nil {
 		return err
 	}
-	if err := b.Touch(off, step); err != nil {
+	sz := dt.Size()
+	r1 := r0 + len(a.Data)/shape[1]
+	if l.Kind == ND && l.stride() == l.Cols {
+		// The band's rows are one run of bytes that it writes whole.
+		if err := b.TouchOverwrite(off+l.rowPart(r0), int64(r1-r0)*int64(l.Cols)*int64(sz)); err != nil {
+			return err
+		}
+	} else if err := b.Touch(off, step); err != nil {
 		return err
 	}
-	sz := dt.Size()
 	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
 	defer colTables.Put(tab)
-	r1 := r0 + len(a.Data)/shape[1]
 	k := 0
 	for r := r0; r < r1; r++ {
 		row := off + l.rowPart(r)
@@ -256,9 +263,12 @@ func CopyStored(dst, src *Buffer, off int64, dt asm.DType, shape []int, layout a
 		if err := b.CheckRange(off, n); err != nil {
 			return err
 		}
-		if err := b.Touch(off, n); err != nil {
-			return err
-		}
+	}
+	if err := src.Touch(off, n); err != nil {
+		return err
+	}
+	if err := dst.TouchOverwrite(off, n); err != nil { // copied whole below
+		return err
 	}
 	copy(dst.Data[off:off+n], src.Data[off:off+n])
 	dst.Written(off, n)
@@ -279,10 +289,15 @@ func StoreArray(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layo
 	if err := b.CheckRange(off, int64(batch)*step); err != nil {
 		return err
 	}
-	if err := b.Touch(off, int64(batch)*step); err != nil {
+	sz := dt.Size()
+	touch := b.Touch
+	if step == int64(l.Rows)*int64(l.Cols)*int64(sz) {
+		// No padding: the elements, at distinct offsets, write every byte.
+		touch = b.TouchOverwrite
+	}
+	if err := touch(off, int64(batch)*step); err != nil {
 		return err
 	}
-	sz := dt.Size()
 	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
 	defer colTables.Put(tab)
 	k := 0
