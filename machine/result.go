@@ -171,8 +171,18 @@ func (m *Machine) checks(r *Result) error {
 const goldenBand = 1 << 18
 
 // sameTensor reports whether x and y hold the same values (float64 bits, as
-// a golden reads them), a band of rows at a time.
+// a golden reads them): two ranks' copies of a tensor by their bytes, else
+// a band of rows at a time.
 func sameTensor(x, y memory.Tensor) (bool, error) {
+	if gx, ok := x.(gmTensor); ok {
+		if gy, ok := y.(gmTensor); ok && gx.t == gy.t {
+			// Equal bytes decode to equal values, and a compare of the
+			// stored bytes decodes nothing (it was 7% of the 8-rank
+			// allgather_gemm's data run). Bytes that differ where the
+			// values do not (a padding byte) only cost the golden again.
+			return memory.SameStored(gx.buf, gy.buf, 0, memory.TensorBytes(gx.t))
+		}
+	}
 	shape := x.Shape()
 	if len(shape) != 2 || !slices.Equal(shape, y.Shape()) {
 		a, err := x.Load()

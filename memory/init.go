@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -196,6 +198,12 @@ func LoadRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layout
 	}
 	a := &Array{Shape: []int{r1 - r0, l.Cols}, Data: make([]float64, (r1-r0)*l.Cols)}
 	sz := dt.Size()
+	if l.Kind == ND && l.stride() == l.Cols {
+		// The rows are one run of elements: decoded in order, without
+		// the column table (a check decodes every rank's output).
+		decodeRun(dt, b.Data[off+l.rowPart(r0):], a.Data)
+		return a, nil
+	}
 	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
 	defer colTables.Put(tab)
 	k := 0
@@ -207,6 +215,39 @@ func LoadRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layout
 		}
 	}
 	return a, nil
+}
+
+// decodeRun decodes len(dst) elements of dt stored one after another at
+// the start of d, as Decode does one at a time.
+func decodeRun(dt asm.DType, d []byte, dst []float64) {
+	switch dt {
+	case asm.F32:
+		d = d[:4*len(dst)]
+		for i := range dst {
+			dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:])))
+		}
+	case asm.F16:
+		d = d[:2*len(dst)]
+		for i := range dst {
+			dst[i] = float64(DecodeF16(binary.LittleEndian.Uint16(d[2*i:])))
+		}
+	default:
+		sz := dt.Size()
+		for i := range dst {
+			var v uint64
+			switch sz {
+			case 1:
+				v = uint64(d[i])
+			case 2:
+				v = uint64(binary.LittleEndian.Uint16(d[2*i:]))
+			case 4:
+				v = uint64(binary.LittleEndian.Uint32(d[4*i:]))
+			default:
+				v = binary.LittleEndian.Uint64(d[8*i:])
+			}
+			dst[i] = Decode(dt, v)
+		}
+	}
 }
 
 // StoreRows encodes a, rows [r0, r0+len) of a rank-2 tensor in logical
@@ -273,6 +314,20 @@ func CopyStored(dst, src *Buffer, off int64, dt asm.DType, shape []int, layout a
 	copy(dst.Data[off:off+n], src.Data[off:off+n])
 	dst.Written(off, n)
 	return nil
+}
+
+// SameStored reports whether x and y hold the same n bytes from off: two
+// ranks' copies of a tensor, compared without decoding them.
+func SameStored(x, y *Buffer, off, n int64) (bool, error) {
+	for _, b := range []*Buffer{x, y} {
+		if err := b.CheckRange(off, n); err != nil {
+			return false, err
+		}
+		if err := b.Touch(off, n); err != nil {
+			return false, err
+		}
+	}
+	return bytes.Equal(x.Data[off:off+n], y.Data[off:off+n]), nil
 }
 
 // StoreArray encodes a (logical row-major, of the tensor's shape or at least its
