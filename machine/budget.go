@@ -26,6 +26,10 @@ type BudgetError struct {
 	Pos  asm.Pos // the declaration that needs the memory, when there is one
 	Msg  string
 	Flag string // the flag that raises the limit: "--max-memory"
+	// AfterRun: a check's, evaluated after the run ended. The run's
+	// result stands (its report, the checks that fit, its outputs); only
+	// the check is missing, so the CLI reports the run before the error.
+	AfterRun bool
 }
 
 func (e *BudgetError) Error() string {

@@ -241,6 +241,12 @@ type view struct {
 }
 
 func newView(buf *memory.Buffer, base int64, l memory.Layout2D, r0, c0, rows, cols int) (view, error) {
+	return newWindow(buf, base, l, r0, c0, rows, cols, false)
+}
+
+// newWindow is newView; over says the caller writes every element of the
+// region before reading any (memory.Buffer.TouchWindowOverwrite).
+func newWindow(buf *memory.Buffer, base int64, l memory.Layout2D, r0, c0, rows, cols int, over bool) (view, error) {
 	v := view{buf: buf, dt: l.DType, es: int64(l.DType.Size()), base: base, l: l, r0: r0, c0: c0, rows: rows, cols: cols}
 	if buf == nil {
 		return v, fmt.Errorf("operand has no buffer")
@@ -254,7 +260,11 @@ func newView(buf *memory.Buffer, base int64, l memory.Layout2D, r0, c0, rows, co
 	if err := buf.CheckRange(base, l.Footprint()); err != nil {
 		return v, err
 	}
-	if err := buf.TouchWindow(base, l, r0, c0, rows, cols); err != nil {
+	touch := buf.TouchWindow
+	if over {
+		touch = buf.TouchWindowOverwrite
+	}
+	if err := touch(base, l, r0, c0, rows, cols); err != nil {
 		return v, err
 	}
 	v.data = buf.Data
@@ -289,7 +299,12 @@ func tileView(o *Operand, what string) (view, error) {
 }
 
 // gmView is the rows×cols window of a GM operand starting at its element Off.
-func gmView(o *Operand, rows, cols int) (view, error) {
+func gmView(o *Operand, rows, cols int) (view, error) { return gmWindow(o, rows, cols, false) }
+
+// gmWindow is gmView; over says the caller writes every element of the
+// window before reading any (a tstore that is not an atomic add), so the
+// pages it covers whole need no background (newWindow).
+func gmWindow(o *Operand, rows, cols int, over bool) (view, error) {
 	if o.Kind != asm.ArgGM || o.GM == nil {
 		return view{}, fmt.Errorf("expected a GM operand")
 	}
@@ -338,7 +353,7 @@ func gmView(o *Operand, rows, cols int) (view, error) {
 	if r0 >= l.Rows || c0 >= l.Cols || r0+rows > l.Rows || c0+cols > l.Cols {
 		return bad("window [%d:%d, %d:%d] outside the %v matrix [%d, %d]", r0, r0+rows, c0, c0+cols, l.Kind, l.Rows, l.Cols)
 	}
-	v, err := newView(o.Buf, base, l, r0, c0, rows, cols)
+	v, err := newWindow(o.Buf, base, l, r0, c0, rows, cols, over)
 	if err != nil {
 		return v, fmt.Errorf("@%s: %w", t.Name, err)
 	}

@@ -41,7 +41,10 @@ func StoreTile(dst, src *Operand, atomicAdd bool) error {
 	if err != nil {
 		return err
 	}
-	g, err := gmView(dst, s.rows, s.cols)
+	// A plain store that will not fail writes the whole window (Copy2D),
+	// so the pages it covers need no background; an atomic add reads it.
+	over := !atomicAdd && dst.GM != nil && convertible(s.dt, dst.GM.DType, src.Tile.Loc) == nil
+	g, err := gmWindow(dst, s.rows, s.cols, over)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,8 @@ import (
 // (memory.EvalGoldenBands), so neither is held whole as float64, and what
 // the golden holds is charged to the memory budget as it evaluates: a
 // golden that would pass the budget stops the run with a *BudgetError at
-// the sub-expression, never an out-of-memory kill.
+// the sub-expression, never an out-of-memory kill. The checks of ranks
+// before that error are returned with it, the rest as skipped.
 func (m *Machine) outputChecks(x *asm.Expect) ([]Check, error) {
 	if x.Target == nil {
 		return nil, nil
@@ -50,7 +51,17 @@ func (m *Machine) outputChecks(x *asm.Expect) ([]Check, error) {
 	for i := 0; i < len(ranks); {
 		n, err := m.checkRanks(x, ranks[i:], out[i:])
 		if err != nil {
-			return nil, err
+			var be *BudgetError
+			if !errors.As(err, &be) {
+				return nil, err
+			}
+			// The ranks checked stand; the rest are reported as not
+			// checked (their golden is as large), then the error.
+			for j := i; j < len(out); j++ {
+				out[j] = Check{Name: out[j].Name, OK: true, Skipped: true,
+					Msg: "not checked: " + be.Msg + " (" + be.Flag + ")"}
+			}
+			return out, err
 		}
 		i += n
 	}

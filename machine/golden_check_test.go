@@ -1,6 +1,9 @@
 package machine
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -106,5 +109,49 @@ func TestTimingOnlyCheckIsSkipped(t *testing.T) {
 	r.Fprint(&b)
 	if !strings.Contains(b.String(), "  skip @Y") || strings.Contains(b.String(), "ok   @Y") {
 		t.Errorf("report shows the skipped check as:\n%s", b.String())
+	}
+}
+
+// TestCheckOverBudgetKeepsRun: a check whose golden does not fit the memory
+// budget is reported as not checked, the checks that fit are made, and the
+// error (AfterRun) comes with the run's result, which is not run again
+// without stretches. It was the error alone: no result, no other check.
+func TestCheckOverBudgetKeepsRun(t *testing.T) {
+	src := `
+gm A : f32 [65536, 16] = random(seed=1)
+gm B : f32 [16, 65536] = random(seed=2)
+gm Z : f32 [16, 256] = fill(0)
+kernel k : aiv {
+    tile %x : vec f32 [16, 256]
+    tload %x, @Z[0, 0]
+}
+launch ranks=2 {
+    run k blocks=1
+}
+expect @Z == @Z * 0 + sum(matmul(@A, @B)) tol 1e-3
+expect @Z == @Z * 0 tol 1e-3
+`
+	m, r, err := runObj(t, assemble(t, src), Options{MaxMemory: 64 << 20})
+	var be *BudgetError
+	if !errors.As(err, &be) || !be.AfterRun || !strings.Contains(be.Msg, "checking @Z: matmul(@A, @B) takes 32GiB") {
+		t.Fatalf("error %v, want a check's *BudgetError (AfterRun)", err)
+	}
+	if r == nil || r.Cycles == 0 {
+		t.Fatalf("result %+v, want the run's", r)
+	}
+	if m.reran {
+		t.Errorf("the run was repeated for a check's error")
+	}
+	var got []string
+	for _, c := range r.Checks {
+		got = append(got, fmt.Sprintf("%s ok=%v skip=%v", c.Name, c.OK, c.Skipped))
+		if c.Skipped && !strings.HasPrefix(c.Msg, "not checked: checking @Z: matmul(@A, @B) takes 32GiB") {
+			t.Errorf("%s: message %q", c.Name, c.Msg)
+		}
+	}
+	want := []string{"@Z[rank=0] ok=true skip=true", "@Z[rank=1] ok=true skip=true",
+		"@Z[rank=0] ok=true skip=false", "@Z[rank=1] ok=true skip=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("checks\n\t%q\nwant\n\t%q", got, want)
 	}
 }

@@ -96,6 +96,10 @@ func rerunnable(err error) bool {
 	if errors.As(err, &le) && (le.Kind == LimitTime || le.Kind == LimitMemory) {
 		return false // a second run would meet the same wall
 	}
+	var be *BudgetError
+	if errors.As(err, &be) && be.AfterRun {
+		return false // the run ended: only a check did not fit, and would not again
+	}
 	return true
 }
 

@@ -855,7 +855,7 @@ func copyGM(dst, src *Operand, rows, cols int32) error {
 		if err := src.Buf.Touch(so, rb); err != nil {
 			return err
 		}
-		if err := dst.Buf.Touch(do, rb); err != nil {
+		if err := dst.Buf.TouchOverwrite(do, rb); err != nil { // copied whole below
 			return err
 		}
 		copy(dst.Buf.Data[do:do+rb], src.Buf.Data[so:so+rb])

@@ -129,6 +129,8 @@ func (g *golden) analyseNode(e asm.Expr) rowInfo {
 				return g.opaque(e, a)
 			}
 			return rowInfo{shape: []int{b[1] - b[0], b[3] - b[2]}, local: true, ok: true}
+		case e.Fn == "concat":
+			return g.analyseConcat(e)
 		case e.Fn == "matmul":
 			a := g.analyse(e.Args[0])
 			if !a.ok || !a.local || a.rows() < 0 {
@@ -160,6 +162,60 @@ func (g *golden) opaque(e asm.Expr, operand rowInfo) rowInfo {
 	g.whole[e] = v
 	g.held += bytesOf(v)
 	return rowInfo{shape: v.Shape, ok: true}
+}
+
+// analyseConcat is concat's of two matrices with a row-local operand.
+// Along the columns, band [b0, b1) joins the operands' same bands; along
+// the rows, it is a band of the first operand's rows followed by one of
+// the second's, each of its own rows (grouped_gemm's and decode_pair's
+// goldens join per-group matmuls): nothing is held whole but what the
+// operands hold.
+func (g *golden) analyseConcat(e *asm.Call) rowInfo {
+	a := g.analyse(e.Args[0])
+	if !a.ok {
+		return rowInfo{}
+	}
+	b := g.analyse(e.Args[1])
+	if !b.ok {
+		return rowInfo{}
+	}
+	axis, ok := g.concatAxis(e)
+	switch {
+	case !ok || a.rows() < 0 || b.rows() < 0 || !a.local && !b.local:
+	case axis == 0 && a.shape[1] == b.shape[1]:
+		return rowInfo{shape: []int{a.shape[0] + b.shape[0], a.shape[1]}, local: true, ok: true}
+	case axis == 1 && a.shape[0] == b.shape[0]:
+		return rowInfo{shape: []int{a.shape[0], a.shape[1] + b.shape[1]}, local: true, ok: true}
+	}
+	return g.opaque(e, b)
+}
+
+// concatAxis is a concat of matrices' axis, 0 or 1 (negative counts from
+// the end), or false when it is neither.
+func (g *golden) concatAxis(e *asm.Call) (int, bool) {
+	axis := int64(0)
+	if len(e.Args) == 3 {
+		v, err := g.evalInt(e.Args[2])
+		if err != nil {
+			return 0, false
+		}
+		axis = v
+	}
+	if axis < 0 {
+		axis += 2
+	}
+	return int(axis), axis == 0 || axis == 1
+}
+
+// alongRows reports whether x is a row-local concat along the rows, whose
+// operands have rows of their own.
+func (g *golden) alongRows(x asm.Expr) bool {
+	call, ok := x.(*asm.Call)
+	if !ok || call.Fn != "concat" || !g.info[x].local {
+		return false
+	}
+	axis, ok := g.concatAxis(call)
+	return ok && axis == 0
 }
 
 // analyseBroadcast is an elementwise operator's: row-local when an operand
@@ -262,11 +318,14 @@ func (g *golden) bandsSave(e asm.Expr, rows int) bool {
 }
 
 // bandRows is the rows a child c of x, a node of a banded tree of rows
-// rows, has when it is banded too: the tree's, but under a slice, whose
-// operand has rows of its own.
+// rows, has when it is banded too: the tree's, but under a slice or a
+// concat along the rows, whose operands have rows of their own.
 func (g *golden) bandRows(x, c asm.Expr, rows int) int {
 	if call, ok := x.(*asm.Call); ok && call.Fn == "slice" && len(call.Args) > 0 && c == call.Args[0] {
 		return g.info[c].rows()
+	}
+	if g.alongRows(x) {
+		return g.info[c].rows() // the axis, too: a scalar, never banded
 	}
 	return rows
 }
@@ -390,7 +449,9 @@ func (g *golden) evalRows(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 	// decoded once, as is any sub-expression met twice; under slices the
 	// same text can be met at other rows.
 	text := asm.ExprString(e)
-	key := text + "\x00" + strconv.Itoa(r0)
+	// concat(@A, @A) along the rows meets @A at rows [0, r1) and [0,
+	// r1-n) in one band: the key has both ends.
+	key := text + "\x00" + strconv.Itoa(r0) + "\x00" + strconv.Itoa(r1)
 	if v, ok := g.band[key]; ok {
 		return v, nil
 	}
@@ -456,6 +517,9 @@ func (g *golden) rowsNode(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 		}
 		return out, nil
 	case *asm.Call:
+		if e.Fn == "concat" {
+			return g.concatRows(e, rows, r0, r1)
+		}
 		if e.Fn == "slice" {
 			b, err := g.sliceBounds(e)
 			if err != nil {
@@ -525,6 +589,54 @@ func (g *golden) rowsNode(e asm.Expr, rows, r0, r1 int) (*Array, error) {
 		}
 	}
 	return nil, errAt(e, "golden: %s is not row-local", asm.ExprString(e))
+}
+
+// concatRows is rows [r0, r1) of a row-local concat: the same rows of
+// each operand joined (along the columns), or the first operand's rows of
+// the band followed by the second's (along the rows). Only values are
+// copied, so the band is the whole concat's, bit for bit.
+func (g *golden) concatRows(e *asm.Call, rows, r0, r1 int) (*Array, error) {
+	band := g.info[e].shape[1] * (r1 - r0)
+	x0, x1 := e.Args[0], e.Args[1]
+	if !g.alongRows(e) {
+		a, err := g.evalRows(x0, rows, r0, r1)
+		if err != nil {
+			return nil, err
+		}
+		b, err := g.evalRows(x1, rows, r0, r1)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.need(e, int64(band)); err != nil {
+			return nil, err
+		}
+		return Concat(a, b, 1)
+	}
+	n0, n1 := g.info[x0].rows(), g.info[x1].rows()
+	var parts []*Array
+	if r0 < n0 {
+		a, err := g.evalRows(x0, n0, r0, min(r1, n0))
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, a)
+	}
+	if r1 > n0 {
+		b, err := g.evalRows(x1, n1, max(r0, n0)-n0, r1-n0)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, b)
+	}
+	if err := g.need(e, int64(band)); err != nil {
+		return nil, err
+	}
+	out := NewArray(r1-r0, g.info[e].shape[1])
+	k := 0
+	for _, p := range parts {
+		k += copy(out.Data[k:], p.Data)
+	}
+	return out, nil
 }
 
 // wholeValue is e's whole value, computed once per banded tree.

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -29,18 +31,20 @@ func FillRandom(b *Buffer, off int64, dt asm.DType, n int64, seed uint64, lo, hi
 	if n < 0 || n > math.MaxInt64/sz {
 		return &RangeError{Buffer: b.label(), Off: off, N: n, Size: b.Size()}
 	}
+	ints := integers || !dt.IsFloat()
+	ilo, ihi := math.Ceil(lo), math.Floor(hi)
+	if ints && (ihi < ilo || ihi-ilo >= 1<<62) {
+		return fmt.Errorf("random: no integers in [%g, %g]", lo, hi)
+	}
 	if err := b.CheckRange(off, n*sz); err != nil {
 		return err
 	}
-	if err := b.Touch(off, n*sz); err != nil {
+	// Every element is written below, nothing can fail after the touch.
+	if err := b.TouchOverwrite(off, n*sz); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, randStream))
-	if integers || !dt.IsFloat() {
-		ilo, ihi := math.Ceil(lo), math.Floor(hi)
-		if ihi < ilo || ihi-ilo >= 1<<62 {
-			return fmt.Errorf("random: no integers in [%g, %g]", lo, hi)
-		}
+	if ints {
 		base, span := int64(ilo), int64(ihi-ilo)+1
 		for i := int64(0); i < n; i++ {
 			v := base + rng.Int64N(span)
@@ -69,7 +73,7 @@ func FillFunc(b *Buffer, off int64, dt asm.DType, n int64, f func(i int64) float
 	if err := b.CheckRange(off, n*sz); err != nil {
 		return err
 	}
-	if err := b.Touch(off, n*sz); err != nil {
+	if err := b.TouchOverwrite(off, n*sz); err != nil { // every element is written below
 		return err
 	}
 	for i := int64(0); i < n; i++ {
@@ -194,6 +198,12 @@ func LoadRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layout
 	}
 	a := &Array{Shape: []int{r1 - r0, l.Cols}, Data: make([]float64, (r1-r0)*l.Cols)}
 	sz := dt.Size()
+	if l.Kind == ND && l.stride() == l.Cols {
+		// The rows are one run of elements: decoded in order, without
+		// the column table (a check decodes every rank's output).
+		decodeRun(dt, b.Data[off+l.rowPart(r0):], a.Data)
+		return a, nil
+	}
 	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
 	defer colTables.Put(tab)
 	k := 0
@@ -205,6 +215,39 @@ func LoadRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layout
 		}
 	}
 	return a, nil
+}
+
+// decodeRun decodes len(dst) elements of dt stored one after another at
+// the start of d, as Decode does one at a time.
+func decodeRun(dt asm.DType, d []byte, dst []float64) {
+	switch dt {
+	case asm.F32:
+		d = d[:4*len(dst)]
+		for i := range dst {
+			dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:])))
+		}
+	case asm.F16:
+		d = d[:2*len(dst)]
+		for i := range dst {
+			dst[i] = float64(DecodeF16(binary.LittleEndian.Uint16(d[2*i:])))
+		}
+	default:
+		sz := dt.Size()
+		for i := range dst {
+			var v uint64
+			switch sz {
+			case 1:
+				v = uint64(d[i])
+			case 2:
+				v = uint64(binary.LittleEndian.Uint16(d[2*i:]))
+			case 4:
+				v = uint64(binary.LittleEndian.Uint32(d[4*i:]))
+			default:
+				v = binary.LittleEndian.Uint64(d[8*i:])
+			}
+			dst[i] = Decode(dt, v)
+		}
+	}
 }
 
 // StoreRows encodes a, rows [r0, r0+len) of a rank-2 tensor in logical
@@ -222,13 +265,18 @@ func StoreRows(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layou
 	if err := b.CheckRange(off, step); err != nil {
 		return err
 	}
-	if err := b.Touch(off, step); err != nil {
+	sz := dt.Size()
+	r1 := r0 + len(a.Data)/shape[1]
+	if l.Kind == ND && l.stride() == l.Cols {
+		// The band's rows are one run of bytes that it writes whole.
+		if err := b.TouchOverwrite(off+l.rowPart(r0), int64(r1-r0)*int64(l.Cols)*int64(sz)); err != nil {
+			return err
+		}
+	} else if err := b.Touch(off, step); err != nil {
 		return err
 	}
-	sz := dt.Size()
 	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
 	defer colTables.Put(tab)
-	r1 := r0 + len(a.Data)/shape[1]
 	k := 0
 	for r := r0; r < r1; r++ {
 		row := off + l.rowPart(r)
@@ -256,13 +304,30 @@ func CopyStored(dst, src *Buffer, off int64, dt asm.DType, shape []int, layout a
 		if err := b.CheckRange(off, n); err != nil {
 			return err
 		}
-		if err := b.Touch(off, n); err != nil {
-			return err
-		}
+	}
+	if err := src.Touch(off, n); err != nil {
+		return err
+	}
+	if err := dst.TouchOverwrite(off, n); err != nil { // copied whole below
+		return err
 	}
 	copy(dst.Data[off:off+n], src.Data[off:off+n])
 	dst.Written(off, n)
 	return nil
+}
+
+// SameStored reports whether x and y hold the same n bytes from off: two
+// ranks' copies of a tensor, compared without decoding them.
+func SameStored(x, y *Buffer, off, n int64) (bool, error) {
+	for _, b := range []*Buffer{x, y} {
+		if err := b.CheckRange(off, n); err != nil {
+			return false, err
+		}
+		if err := b.Touch(off, n); err != nil {
+			return false, err
+		}
+	}
+	return bytes.Equal(x.Data[off:off+n], y.Data[off:off+n]), nil
 }
 
 // StoreArray encodes a (logical row-major, of the tensor's shape or at least its
@@ -279,10 +344,15 @@ func StoreArray(b *Buffer, off int64, dt asm.DType, shape []int, layout asm.Layo
 	if err := b.CheckRange(off, int64(batch)*step); err != nil {
 		return err
 	}
-	if err := b.Touch(off, int64(batch)*step); err != nil {
+	sz := dt.Size()
+	touch := b.Touch
+	if step == int64(l.Rows)*int64(l.Cols)*int64(sz) {
+		// No padding: the elements, at distinct offsets, write every byte.
+		touch = b.TouchOverwrite
+	}
+	if err := touch(off, int64(batch)*step); err != nil {
 		return err
 	}
-	sz := dt.Size()
 	tab, cols, _ := partTables(l.Cols, func(c int) (int64, int64) { return l.colPart(c), 0 })
 	defer colTables.Put(tab)
 	k := 0

@@ -280,7 +280,8 @@ func Copy2D(dst *Buffer, dbase int64, dl Layout2D, dr, dc int,
 		if err := src.TouchWindow(sbase, sl, sr, sc, rows, cols); err != nil {
 			return err
 		}
-		if err := dst.TouchWindow(dbase, dl, dr, dc, rows, cols); err != nil {
+		// Every element of the destination window is written below.
+		if err := dst.TouchWindowOverwrite(dbase, dl, dr, dc, rows, cols); err != nil {
 			return err
 		}
 	}

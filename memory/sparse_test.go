@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,5 +116,83 @@ func TestSparseCopy2D(t *testing.T) {
 	lo, hi := gl.Offset(900, 0), gl.Offset(916, 0)
 	if string(sp.Data[lo:hi]) != string(dn.Data[lo:hi]) {
 		t.Fatal("stores into sparse and dense tensors differ")
+	}
+}
+
+// TestOverwriteSkipsOnlyWrittenPages: the writers that commit a sparse
+// buffer's pages without the background (TouchOverwrite: random and expr
+// inits, a band of rows, a copy of the stored bytes, a window of whole
+// rows) leave the same bytes as on a dense buffer, which is poisoned
+// first: a page they cover only in part keeps its background around what
+// they write. (It failed with touchPages skipping the fill of every page in
+// the range, not only those wholly inside.)
+func TestOverwriteSkipsOnlyWrittenPages(t *testing.T) {
+	const rows, cols = 300, 1000 // f32: 1.14 MiB, rows of 4000 bytes across page boundaries
+	shape := []int{rows, cols}
+	size := int64(rows*cols*4 + 3*PageSize + 4)
+	l := Layout2D{Kind: ND, Rows: rows, Cols: cols, DType: asm.F32}
+	band := func(r0, r1 int) *Array {
+		a := NewArray(r1-r0, cols)
+		for i := range a.Data {
+			a.Data[i] = float64(r0*cols + i)
+		}
+		return a
+	}
+	tests := []struct {
+		name  string
+		write func(b *Buffer, src *Buffer) error
+	}{
+		{"random", func(b, _ *Buffer) error { return FillRandom(b, PageSize+4, asm.F32, rows*cols, 1, -1, 1, false) }},
+		{"expr", func(b, _ *Buffer) error {
+			return FillFunc(b, 4, asm.F32, rows*cols/2, func(i int64) float64 { return float64(i) })
+		}},
+		{"rows by bands", func(b, _ *Buffer) error {
+			for r0 := 0; r0 < rows; r0 += 37 {
+				if err := StoreRows(b, 12, asm.F32, shape, asm.LayoutND, r0, band(r0, min(r0+37, rows)), RoundRint); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"rows, the last band alone", func(b, _ *Buffer) error {
+			return StoreRows(b, 12, asm.F32, shape, asm.LayoutND, 200, band(200, rows), RoundRint)
+		}},
+		{"array", func(b, _ *Buffer) error {
+			return StoreArray(b, 8, asm.F32, shape, asm.LayoutND, band(0, rows), RoundRint)
+		}},
+		{"copy of the stored bytes", func(b, src *Buffer) error { return CopyStored(b, src, 4, asm.F32, shape, asm.LayoutND) }},
+		{"window of whole rows", func(b, src *Buffer) error {
+			return Copy2D(b, 4, l, 17, 0, src, 4, l, 3, 0, 250, cols, RoundRint)
+		}},
+		{"window of part rows", func(b, src *Buffer) error {
+			return Copy2D(b, 4, l, 17, 500, src, 4, l, 3, 0, 250, 400, RoundRint)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dense := NewBuffer(asm.GM, "dense", size, 4, true)
+			sp, _ := newSparse(t, size, 1<<30)
+			sp.Poison(0, size)
+			src := NewBuffer(asm.GM, "src", size, 4, true)
+			if err := FillRandom(src, 4, asm.F32, rows*cols, 9, -1, 1, false); err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range []*Buffer{dense, sp} {
+				if err := tc.write(b, src); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := sp.Touch(0, size); err != nil {
+				t.Fatal(err)
+			}
+			for i := range dense.Data {
+				if dense.Data[i] != sp.Data[i] {
+					t.Fatalf("byte %d is %#x sparse, %#x dense", i, sp.Data[i], dense.Data[i])
+				}
+			}
+			if !slices.Equal(dense.PoisonedRanges(), sp.PoisonedRanges()) {
+				t.Errorf("poisoned ranges %v sparse, %v dense", sp.PoisonedRanges(), dense.PoisonedRanges())
+			}
+		})
 	}
 }

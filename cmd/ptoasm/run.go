@@ -175,8 +175,15 @@ func (c *runCmd) Run(e *env) error {
 	}
 	res, runErr := m.Run()
 	interrupted := ui.stop() && isCancelled(runErr)
-	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
-		return runErr // bad input: exit 2, no report of a run that never started or whose check did not fit
+	// A budget stops a run before its end with no report (bad input, exit
+	// 2); a check that did not fit after the run's end (AfterRun) comes
+	// after the run's report, its other checks and its outputs.
+	var checkOver *machine.BudgetError
+	if errors.As(runErr, &checkOver) {
+		if !checkOver.AfterRun {
+			return runErr
+		}
+		runErr = nil
 	}
 	var findings []hazard.Finding
 	if det != nil {
@@ -220,6 +227,9 @@ func (c *runCmd) Run(e *env) error {
 		if err := writeOutput(m, out); err != nil {
 			return err
 		}
+	}
+	if checkOver != nil {
+		return checkOver
 	}
 	if res.Failed() || hasErrors(findings) {
 		return exitError{1}

@@ -135,8 +135,14 @@ func (c *traceCmd) Run(e *env) error {
 	}
 	res, runErr := m.Run()
 	interrupted := ui.stop() && isCancelled(runErr)
-	if be := (*machine.BudgetError)(nil); errors.As(runErr, &be) {
-		return runErr // bad input: exit 2
+	// A check that did not fit after the run's end (AfterRun) comes after
+	// the trace; any other budget is bad input before it: exit 2.
+	var checkOver *machine.BudgetError
+	if errors.As(runErr, &checkOver) {
+		if !checkOver.AfterRun {
+			return runErr
+		}
+		runErr = nil
 	}
 	if err := rec.WriteText(e.stdout, trace.Filter{Issues: true}); err != nil {
 		return err
@@ -160,6 +166,9 @@ func (c *traceCmd) Run(e *env) error {
 	if runErr != nil {
 		fmt.Fprintln(e.stderr, runErr)
 		return exitError{1}
+	}
+	if checkOver != nil {
+		return checkOver
 	}
 	return nil
 }
