@@ -78,7 +78,7 @@ func defsImg() {
 	// SetQuantVector.hpp set_fpc).
 	def("set_quant_scalar", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{floatImm("scale")},
-		"QUANT_PRE register: the f32 scale later #quant=scalar moves apply; #out=i8 (default) or u8 sets the saturation range of an 8-bit output; #shift=N (bits 32..35) makes an i32→i16 move shift right by N+1").
+		"QUANT_PRE register: the f32 scale later #quant=scalar moves apply, its bits widened through int32 as SET_QUANT_SCALAR does (a negative scale also sets bits 32..63, so the offset field is 511); #out=i8 (default) or u8 sets the saturation range of an 8-bit output; #shift=N (bits 32..35) makes an i32→i16 move shift right by N+1").
 		with(attrQuantOut, attrQuantShift)
 	def("set_quant_vector", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{tileR("fp", LocScaling)},

@@ -1122,23 +1122,15 @@ func (c *core) setRegs(op *asm.COp) bool {
 		}
 		nr.rptTime = n
 	case asm.OpSetQuantScalar:
-		// SetQuantScalar.hpp: the f32's bits, and for an 8-bit OutType bit
-		// 46 set for int8, clear for uint8.
-		w := uint64(math.Float32bits(float32(fl(0))))
 		out := "i8"
 		if a, ok := op.Attr("out"); ok {
 			out = strings.ToLower(a.Word)
 		}
-		switch out {
-		case "i8":
-			w |= 1 << 46
-		case "u8":
-			w &^= 1 << 46
-		}
+		var shift uint64
 		if a, ok := op.Attr("shift"); ok {
-			w |= uint64(a.Val.Eval(&c.env)&0xF) << 32
+			shift = uint64(a.Val.Eval(&c.env))
 		}
-		nr.quantSet, nr.quantPre = true, w
+		nr.quantSet, nr.quantPre = true, asm.QuantPreWord(float32(fl(0)), out, shift)
 	case asm.OpSetQuantVector:
 		var e entry
 		var o Operand
