@@ -108,6 +108,13 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	if info.Op == OpTquant {
 		checkQuantOffset(op, bad)
 	}
+	if a, ok := op.Attr(attrRelu.key); ok && a.Word == "normal" && len(args) > 1 {
+		// ReluPreMode is a fixpipe stage: TSTORE and TMOV take it only on
+		// their Acc paths (a2a3/TStore.hpp, TMov.hpp at 3186c381).
+		if t := tile(1); t != nil && t.Loc != LocAcc {
+			bad(1, "%s #relu=normal: the fixpipe's relu applies to a move out of L0C; %%%s is %s", info.Name, t.Name, t.Loc)
+		}
+	}
 	switch d.check {
 	case chkSame:
 		for i := 1; i < len(args); i++ {

@@ -89,16 +89,16 @@ func defsImg() {
 	// set_quant_scalar or set_quant_vector set.
 	def("tstore.fp", FamTile, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{gmW("dst"), tileR("src", LocAcc), tileR("fp", LocScaling)},
-		"tstore from L0C quantised by the scaling tile's per-column parameters").with(attrAtomic).alias("tstore_fp")
+		"tstore from L0C quantised by the scaling tile's per-column parameters").with(attrAtomic, attrRelu).alias("tstore_fp")
 	def("tstore.q", FamTile, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{gmW("dst"), tileR("src", LocAcc)},
-		"tstore from L0C quantised by the register #quant names (pto-isa TSTORE with preQuantScalar, or after SET_QUANT_VECTOR)").with(attrQuant, attrAtomic)
+		"tstore from L0C quantised by the register #quant names (pto-isa TSTORE with preQuantScalar, or after SET_QUANT_VECTOR)").with(attrQuant, attrAtomic, attrRelu)
 	def("tmov.fp", FamMove, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocMat), tileR("src", LocAcc), tileR("fp", LocScaling)},
-		"tmov acc→mat quantised by the scaling tile")
+		"tmov acc→mat quantised by the scaling tile").with(attrRelu)
 	def("tmov.q", FamMove, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocMat), tileR("src", LocAcc)},
-		"tmov acc→mat quantised by the register #quant names").with(attrQuant)
+		"tmov acc→mat quantised by the register #quant names").with(attrQuant, attrRelu)
 	def("textract.fp", FamMove, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocMat), tileR("src", LocAcc), tileR("fp", LocScaling), scalar("row"), scalar("col")},
 		"textract acc→mat of the dst-sized window at (row, col), quantised by the scaling tile (column col+j uses fp[col+j])").alias("textract_fp")

@@ -158,3 +158,68 @@ func execWindow(args []Operand, onDst bool) error {
 	}
 	return copyView(&d, &s, memory.RoundRint)
 }
+
+// storeTileRelu is an acc tile's TSTORE with ReluPreMode::NormalRelu: each
+// element not above 0 (NaN included) becomes 0 before the cast to the GM
+// dtype (ConvertStoreValue, include/pto/cpu/common.hpp at 3186c381); with
+// atomic, that value is added.
+func storeTileRelu(dst, src *Operand, atomicAdd bool) error {
+	s, err := tileView(src, "src")
+	if err != nil {
+		return err
+	}
+	g, err := gmView(dst, s.rows, s.cols)
+	if err != nil {
+		return err
+	}
+	if err := convertible(s.dt, g.dt, src.Tile.Loc); err != nil {
+		return fmt.Errorf("tile %%%s to @%s: %v", src.Tile.Name, dst.GM.Name, err)
+	}
+	reluCopy(&g, &s, atomicAdd)
+	g.written()
+	return nil
+}
+
+// execMoveRelu is an acc→mat TMOV with ReluPreMode::NormalRelu (execMove
+// with each element through the relu before its cast).
+func execMoveRelu(args []Operand) error {
+	vs, err := views(args, "dst", "src")
+	if err != nil {
+		return err
+	}
+	d, s := vs[0], vs[1]
+	if err := convertible(s.dt, d.dt, args[1].Tile.Loc); err != nil {
+		return err
+	}
+	if s, err = s.sub(0, 0, d.rows, d.cols); err != nil {
+		return fmt.Errorf("src %%%s: %v", args[1].Tile.Name, err)
+	}
+	reluCopy(&d, &s, false)
+	d.written()
+	return nil
+}
+
+// reluCopy writes d = relu(s) (+ d when atomic) over s's extents: L0C holds
+// f32 or i32, and an i32 source goes to an i32 destination.
+func reluCopy(d, s *view, atomic bool) {
+	for r := 0; r < s.rows; r++ {
+		for c := 0; c < s.cols; c++ {
+			if !s.dt.IsFloat() {
+				x := max(s.i(r, c), 0)
+				if atomic {
+					x += d.i(r, c)
+				}
+				d.setI(r, c, x)
+				continue
+			}
+			x := s.f(r, c)
+			if !(x > 0) {
+				x = 0
+			}
+			if atomic {
+				x = d.f(r, c) + float64(float32(x))
+			}
+			d.setF(r, c, x, memory.RoundRint)
+		}
+	}
+}
