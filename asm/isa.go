@@ -317,7 +317,7 @@ func init() {
 	// Tile moves.
 	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
-		"copy src's valid region to dst, a tile of the same static shape; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
+		"copy src's valid region to dst, a tile of the same static shape (vec→vec: the smaller of the two valid regions, whole rows when dst's valid width is the tile's, TMovToVec); legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
 		with(attrUnit, attrRelu).routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
 	for _, v := range []struct {
 		name     string

@@ -108,10 +108,36 @@ func execMove(args []Operand) error {
 	if err := convertible(s.dt, d.dt, args[1].Tile.Loc); err != nil {
 		return err
 	}
-	if s, err = s.sub(0, 0, d.rows, d.cols); err != nil {
+	if args[0].Tile.Loc == asm.LocVec && args[1].Tile.Loc == asm.LocVec {
+		vecRegion(args[0].Tile, &d, &s)
+	} else if s, err = s.sub(0, 0, d.rows, d.cols); err != nil {
 		return fmt.Errorf("src %%%s: %v", args[1].Tile.Name, err)
 	}
 	return copyView(&d, &s, memory.RoundRint)
+}
+
+// vecRegion narrows a vec→vec tmov's views to what TMovToVec copies
+// (include/pto/npu/a2a3/TMov.hpp:114-124, 88-100 at 3186c381): the smaller
+// of the two valid regions, validRow × validCol, where the source's region
+// need not cover the destination's. The tiles have one static shape
+// (TMov.hpp:139-141), so the copy takes TMovToVecImpl's first path: whole
+// rows when the destination's valid width is the tile's (statically, or
+// validCol == Cols), reading the source past its valid columns; otherwise
+// validCol rounded up to 32-byte blocks per row, kept here within the
+// destination's valid columns (the hazard model's write set; a rounding
+// past them is not modelled).
+func vecRegion(dt *asm.TileInfo, d, s *view) {
+	rows, vc := min(d.rows, s.rows), min(d.cols, s.cols)
+	cols := vc
+	switch {
+	case !dt.DynValid() && dt.VCols == dt.Cols, vc == dt.Cols:
+		cols = dt.Cols
+	default:
+		per := int(32 / d.es)
+		cols = min(d.cols, (vc+per-1)/per*per)
+	}
+	d.rows, d.cols = rows, cols
+	s.rows, s.cols = rows, cols
 }
 
 // offsets reads textract/tinsert's (row, col) operands.
