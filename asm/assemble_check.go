@@ -108,6 +108,12 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	if info.Op == OpTquant {
 		checkQuantOffset(op, bad)
 	}
+	if info.Op == OpTci {
+		// TCI's CheckValid (include/pto/npu/a2a3/TCI.hpp:24 at 3186c381)
+		if t := tile(0); t != nil && t.Rows != 1 {
+			bad(0, "tci: %%%s has %d rows; a2a3 takes a one-row tile only (pto-isa include/pto/npu/a2a3/TCI.hpp:24 at 3186c381 static_asserts)", t.Name, t.Rows)
+		}
+	}
 	if a, ok := op.Attr(attrRelu.key); ok && a.Word == "normal" && len(args) > 1 {
 		// ReluPreMode is a fixpipe stage: TSTORE and TMOV take it only on
 		// their Acc paths (a2a3/TStore.hpp, TMov.hpp at 3186c381).
