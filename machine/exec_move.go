@@ -243,7 +243,9 @@ func reluCopy(d, s *view, atomic bool) {
 				x = 0
 			}
 			if atomic {
-				x = d.f(r, c) + float64(float32(x))
+				// StoreElement: the converted value, in the
+				// destination's type, is added
+				x = d.f(r, c) + memory.Round(d.dt, x, memory.RoundRint)
 			}
 			d.setF(r, c, x, memory.RoundRint)
 		}
