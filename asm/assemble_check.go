@@ -108,6 +108,19 @@ func (a *assembler) checkOp(ks *kernelScope, d *opDef, op *COp) bool {
 	if info.Op == OpTquant {
 		checkQuantOffset(op, bad)
 	}
+	if info.Op == OpTci {
+		// TCI's CheckValid (include/pto/npu/a2a3/TCI.hpp:24 at 3186c381)
+		if t := tile(0); t != nil && t.Rows != 1 {
+			bad(0, "tci: %%%s has %d rows; a2a3 takes a one-row tile only (pto-isa include/pto/npu/a2a3/TCI.hpp:24 at 3186c381 static_asserts)", t.Name, t.Rows)
+		}
+	}
+	if a, ok := op.Attr(attrRelu.key); ok && a.Word == "normal" && len(args) > 1 {
+		// ReluPreMode is a fixpipe stage: TSTORE and TMOV take it only on
+		// their Acc paths (a2a3/TStore.hpp, TMov.hpp at 3186c381).
+		if t := tile(1); t != nil && t.Loc != LocAcc {
+			bad(1, "%s #relu=normal: the fixpipe's relu applies to a move out of L0C; %%%s is %s", info.Name, t.Name, t.Loc)
+		}
+	}
 	switch d.check {
 	case chkSame:
 		for i := 1; i < len(args); i++ {

@@ -249,6 +249,13 @@ func (d *opDef) chk(c checkKind) *opDef { d.check = c; return d }
 // mad and the FIX read of its result hand L0C over without flags.
 var attrUnit = attrDomain{key: "unit", kind: attrWord, words: []string{"partial", "final"}}
 
+// attrRelu is the fixpipe's ReluPreMode (include/pto/common/type.hpp at
+// 3186c381): NormalRelu zeroes the negative results of a move out of L0C,
+// after its quantisation or cast (quantize_element and ConvertStoreValue,
+// include/pto/cpu/common.hpp). Only an acc source has it (TStore.hpp,
+// TMov.hpp take it for the Acc paths).
+var attrRelu = attrDomain{key: "relu", kind: attrWord, words: []string{"none", "normal"}}
+
 // vbar records the op's internal pipe_barrier(PIPE_V) (see VBarrier).
 func (d *opDef) vbar(pre, post uint8, when VBarrierCond, source string) *opDef {
 	d.info.VBar = &VBarrier{Pre: pre, Post: post, When: when, Source: source}
@@ -302,7 +309,7 @@ func init() {
 	def("tstore", FamTile, PipeInvalid, CostDMA, anyCore,
 		[]OperandSpec{gmW("dst"), tileR("src", LocVec, LocMat, LocAcc)},
 		"store the tile's valid shape to GM (pto-isa order `tstore %t, @C[i, j]` accepted)").
-		with(attrAtomic, attrUnit).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
+		with(attrAtomic, attrUnit, attrRelu).routed("vec→GM MTE3, mat→GM MTE3, acc→GM FIX", routeTStore).chk(chkTransfer)
 	def("tprefetch", FamTile, PipeMTE2, CostDMA, aivOnly,
 		[]OperandSpec{tileW("dst", LocVec), gmR("src")},
 		"prefetch a GM window into a vec tile").chk(chkTransfer)
@@ -310,8 +317,8 @@ func init() {
 	// Tile moves.
 	def("tmov", FamMove, PipeInvalid, CostMove, anyCore,
 		[]OperandSpec{tileW("dst"), tileR("src")},
-		"copy src's valid region to dst, a tile of the same static shape; legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
-		with(attrUnit).routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
+		"copy src's valid region to dst, a tile of the same static shape (vec→vec: the smaller of the two valid regions, whole rows when dst's valid width is the tile's, TMovToVec); legal A2/A3 pairs: mat→left/right/bias/scaling, acc→mat, vec→vec").
+		with(attrUnit, attrRelu).routed("mat→left/right/bias MTE1, mat→scaling FIX, acc→mat FIX, vec→vec V", routeTMov).chk(chkMove)
 	for _, v := range []struct {
 		name     string
 		dst, src Loc
@@ -333,7 +340,7 @@ func init() {
 			[]OperandSpec{tileW("dst", v.dst), tileR("src", v.src)},
 			fmt.Sprintf("tmov %s→%s", v.src, v.dst)).chk(chkMove)
 		if v.src == LocAcc {
-			d.with(attrUnit)
+			d.with(attrUnit, attrRelu)
 		}
 	}
 	def("textract", FamMove, PipeInvalid, CostMove, anyCore,
@@ -927,7 +934,11 @@ quantisation parameter only casts f32 to f16 or bf16: an f32 accumulator copied 
 mat tile is refused (TMov.hpp:160), so a kernel that keeps f32 stores L0C to GM with
 `+"`tstore`"+`, and an integer one quantises (`+"`tmov.q`"+`, `+"`tmov.fp`"+`). A quantised
 `+"`tstore`"+` takes fewer pairs than a quantised move into L1: no i32→i16 shift and no
-f32→f16 (TStore.hpp:208-220).
+f32→f16 (TStore.hpp:208-220). Every move out of L0C (`+"`tstore`"+` from acc,
+`+"`tmov`"+` acc→mat and their `+"`.fp`"+`/`+"`.q`"+` forms) takes `+"`#relu=normal`"+`, pto-isa's
+`+"`ReluPreMode::NormalRelu`"+`: a result not above 0 (NaN too) becomes 0 after the quantisation
+or cast, before it is written or atomically added (quantize_element and ConvertStoreValue,
+include/pto/cpu/common.hpp at 3186c381); another source is refused.
 
 | op | dst ← src | element types | pto-isa |
 |---|---|---|---|

@@ -78,7 +78,7 @@ func defsImg() {
 	// SetQuantVector.hpp set_fpc).
 	def("set_quant_scalar", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{floatImm("scale")},
-		"QUANT_PRE register: the f32 scale later #quant=scalar moves apply; #out=i8 (default) or u8 sets the saturation range of an 8-bit output; #shift=N (bits 32..35) makes an i32→i16 move shift right by N+1").
+		"QUANT_PRE register: the f32 scale later #quant=scalar moves apply, its bits widened through int32 as SET_QUANT_SCALAR does (a negative scale also sets bits 32..63, so the offset field is 511); #out=i8 (default) or u8 sets the saturation range of an 8-bit output; #shift=N (bits 32..35) makes an i32→i16 move shift right by N+1").
 		with(attrQuantOut, attrQuantShift)
 	def("set_quant_vector", FamScalar, PipeS, CostScalar, aicOnly,
 		[]OperandSpec{tileR("fp", LocScaling)},
@@ -89,16 +89,16 @@ func defsImg() {
 	// set_quant_scalar or set_quant_vector set.
 	def("tstore.fp", FamTile, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{gmW("dst"), tileR("src", LocAcc), tileR("fp", LocScaling)},
-		"tstore from L0C quantised by the scaling tile's per-column parameters").with(attrAtomic).alias("tstore_fp")
+		"tstore from L0C quantised by the scaling tile's per-column parameters").with(attrAtomic, attrRelu).alias("tstore_fp")
 	def("tstore.q", FamTile, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{gmW("dst"), tileR("src", LocAcc)},
-		"tstore from L0C quantised by the register #quant names (pto-isa TSTORE with preQuantScalar, or after SET_QUANT_VECTOR)").with(attrQuant, attrAtomic)
+		"tstore from L0C quantised by the register #quant names (pto-isa TSTORE with preQuantScalar, or after SET_QUANT_VECTOR)").with(attrQuant, attrAtomic, attrRelu)
 	def("tmov.fp", FamMove, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocMat), tileR("src", LocAcc), tileR("fp", LocScaling)},
-		"tmov acc→mat quantised by the scaling tile")
+		"tmov acc→mat quantised by the scaling tile").with(attrRelu)
 	def("tmov.q", FamMove, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocMat), tileR("src", LocAcc)},
-		"tmov acc→mat quantised by the register #quant names").with(attrQuant)
+		"tmov acc→mat quantised by the register #quant names").with(attrQuant, attrRelu)
 	def("textract.fp", FamMove, PipeFIX, CostDMA, aicOnly,
 		[]OperandSpec{tileW("dst", LocMat), tileR("src", LocAcc), tileR("fp", LocScaling), scalar("row"), scalar("col")},
 		"textract acc→mat of the dst-sized window at (row, col), quantised by the scaling tile (column col+j uses fp[col+j])").alias("textract_fp")

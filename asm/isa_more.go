@@ -225,7 +225,7 @@ func defsMore() {
 	// a scalar loop.
 	def("tci", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("start")},
-		"dst's valid elements, row-major, get start+k (start-k with #descending=1); a scalar loop, charged 2 scalar.op an element (TCI.hpp)").with(attrDesc).fold(FoldScalarFill)
+		"dst's valid elements get start+k (start-k with #descending=1); dst has one row (TCI.hpp:24); a scalar loop, charged 2 scalar.op an element (TCI.hpp)").with(attrDesc).fold(FoldScalarFill)
 	def("ttri", FamVector, PipeV, CostVDup, aivOnly,
 		[]OperandSpec{tileW("dst", vecLocs...), scalar("diagonal")},
 		"triangular 0/1 mask: lower j ≤ i+d, or with #upper=1, j ≥ i+d").with(attrUpper).

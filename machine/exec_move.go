@@ -111,10 +111,36 @@ func execMove(args []Operand) error {
 	if err := convertible(s.dt, d.dt, args[1].Tile.Loc); err != nil {
 		return err
 	}
-	if s, err = s.sub(0, 0, d.rows, d.cols); err != nil {
+	if args[0].Tile.Loc == asm.LocVec && args[1].Tile.Loc == asm.LocVec {
+		vecRegion(args[0].Tile, &d, &s)
+	} else if s, err = s.sub(0, 0, d.rows, d.cols); err != nil {
 		return fmt.Errorf("src %%%s: %v", args[1].Tile.Name, err)
 	}
 	return copyView(&d, &s, memory.RoundRint)
+}
+
+// vecRegion narrows a vec→vec tmov's views to what TMovToVec copies
+// (include/pto/npu/a2a3/TMov.hpp:114-124, 88-100 at 3186c381): the smaller
+// of the two valid regions, validRow × validCol, where the source's region
+// need not cover the destination's. The tiles have one static shape
+// (TMov.hpp:139-141), so the copy takes TMovToVecImpl's first path: whole
+// rows when the destination's valid width is the tile's (statically, or
+// validCol == Cols), reading the source past its valid columns; otherwise
+// validCol rounded up to 32-byte blocks per row, kept here within the
+// destination's valid columns (the hazard model's write set; a rounding
+// past them is not modelled).
+func vecRegion(dt *asm.TileInfo, d, s *view) {
+	rows, vc := min(d.rows, s.rows), min(d.cols, s.cols)
+	cols := vc
+	switch {
+	case !dt.DynValid() && dt.VCols == dt.Cols, vc == dt.Cols:
+		cols = dt.Cols
+	default:
+		per := int(32 / d.es)
+		cols = min(d.cols, (vc+per-1)/per*per)
+	}
+	d.rows, d.cols = rows, cols
+	s.rows, s.cols = rows, cols
 }
 
 // offsets reads textract/tinsert's (row, col) operands.
@@ -160,4 +186,71 @@ func execWindow(args []Operand, onDst bool) error {
 		return fmt.Errorf("src %%%s: %v", args[1].Tile.Name, err)
 	}
 	return copyView(&d, &s, memory.RoundRint)
+}
+
+// storeTileRelu is an acc tile's TSTORE with ReluPreMode::NormalRelu: each
+// element not above 0 (NaN included) becomes 0 before the cast to the GM
+// dtype (ConvertStoreValue, include/pto/cpu/common.hpp at 3186c381); with
+// atomic, that value is added.
+func storeTileRelu(dst, src *Operand, atomicAdd bool) error {
+	s, err := tileView(src, "src")
+	if err != nil {
+		return err
+	}
+	g, err := gmView(dst, s.rows, s.cols)
+	if err != nil {
+		return err
+	}
+	if err := convertible(s.dt, g.dt, src.Tile.Loc); err != nil {
+		return fmt.Errorf("tile %%%s to @%s: %v", src.Tile.Name, dst.GM.Name, err)
+	}
+	reluCopy(&g, &s, atomicAdd)
+	g.written()
+	return nil
+}
+
+// execMoveRelu is an acc→mat TMOV with ReluPreMode::NormalRelu (execMove
+// with each element through the relu before its cast).
+func execMoveRelu(args []Operand) error {
+	vs, err := views(args, "dst", "src")
+	if err != nil {
+		return err
+	}
+	d, s := vs[0], vs[1]
+	if err := convertible(s.dt, d.dt, args[1].Tile.Loc); err != nil {
+		return err
+	}
+	if s, err = s.sub(0, 0, d.rows, d.cols); err != nil {
+		return fmt.Errorf("src %%%s: %v", args[1].Tile.Name, err)
+	}
+	reluCopy(&d, &s, false)
+	d.written()
+	return nil
+}
+
+// reluCopy writes d = relu(s) (+ d when atomic) over s's extents: L0C holds
+// f32 or i32, and an i32 source goes to an i32 destination.
+func reluCopy(d, s *view, atomic bool) {
+	for r := 0; r < s.rows; r++ {
+		for c := 0; c < s.cols; c++ {
+			if !s.dt.IsFloat() {
+				x := max(s.i(r, c), 0)
+				if atomic {
+					x += d.i(r, c)
+				}
+				d.setI(r, c, x)
+				continue
+			}
+			x := s.f(r, c)
+			if !(x > 0) {
+				x = 0
+			}
+			if atomic {
+				// StoreElement: the converted value, in the
+				// destination's type, is added
+				x = d.f(r, c) + memory.Round(d.dt, x, memory.RoundRint)
+			}
+			d.setF(r, c, x, memory.RoundRint)
+		}
+	}
 }

@@ -303,9 +303,56 @@ func TestMoves(t *testing.T) {
 	if err := Execute(mkOp(t, "tmov.v2v"), []Operand{v16, v32}, nil); err == nil || !strings.Contains(err.Error(), "convert") {
 		t.Errorf("v2v f32→f16: %v", err)
 	}
-	small := newTileOp(mkTile(asm.LocVec, asm.F32, 2, 8, 1, 8, lND), 0)
-	if err := Execute(mkOp(t, "tmov"), []Operand{v32, small}, nil); err == nil || !strings.Contains(err.Error(), "outside") {
-		t.Errorf("tmov from a smaller valid region: %v", err)
+}
+
+// TestVecMoveValidRegions: a vec→vec tmov copies the smaller of the two
+// valid regions (TMovToVec, include/pto/npu/a2a3/TMov.hpp:114-124 at
+// 3186c381); a destination whose valid width is the whole row gets whole
+// rows, the source's bytes past its valid columns included (poison, if
+// never written). The machine faulted when the source's region was smaller.
+func TestVecMoveValidRegions(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		dvr, dvc       int // the destination's valid region
+		svr, svc       int // the source's
+		want           [][]float64
+		poisonR, poisC int // a destination element that must be poisoned after, or -1
+	}{
+		{"fewer source rows", 2, 16, 1, 16, [][]float64{{0, 1, 2, 3}, {-1, -1, -1, -1}}, -1, -1},
+		{"narrower source, full-width destination", 2, 16, 2, 3, [][]float64{{0, 1, 2}, {16, 17, 18}}, 0, 5},
+		{"narrower destination", 2, 3, 1, 16, [][]float64{{0, 1, 2}, {-1, -1, -1}}, -1, -1},
+		{"same regions", 2, 16, 2, 16, [][]float64{{0, 1, 2, 3}, {16, 17, 18, 19}}, -1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newTileOp(mkTile(asm.LocVec, asm.F32, 2, 16, tc.svr, tc.svc, lND), 0)
+			dst := newTileOp(mkTile(asm.LocVec, asm.F32, 2, 16, tc.dvr, tc.dvc, lND), 512)
+			sv, dv := make([][]float64, tc.svr), make([][]float64, tc.dvr)
+			for r := range sv {
+				sv[r] = make([]float64, tc.svc)
+				for c := range sv[r] {
+					sv[r][c] = float64(r*16 + c)
+				}
+			}
+			for r := range dv {
+				dv[r] = make([]float64, tc.dvc)
+				for c := range dv[r] {
+					dv[r][c] = -1
+				}
+			}
+			setTile(t, src, sv)
+			setTile(t, dst, dv)
+			if err := Execute(mkOp(t, "tmov"), []Operand{dst, src}, nil); err != nil {
+				t.Fatal(err)
+			}
+			got := getTile(t, dst, len(tc.want), len(tc.want[0]))
+			checkGrid(t, "tmov", got, tc.want)
+			if tc.poisonR >= 0 {
+				v := viewOf(t, dst)
+				if !dst.Buf.IsPoisoned(v.addr(tc.poisonR, tc.poisC), v.es) {
+					t.Errorf("dst (%d, %d): not poisoned; the source's never-written column was copied as data", tc.poisonR, tc.poisC)
+				}
+			}
+		})
 	}
 }
 

@@ -84,6 +84,15 @@ func init() {
 	for _, o := range []asm.Opcode{asm.OpTmov, asm.OpTmovA2m, asm.OpTmovM2b, asm.OpTmovM2l, asm.OpTmovM2r, asm.OpTmovM2s, asm.OpTmovV2v} {
 		t[o] = move(execMove, byteDst)
 	}
+	// #relu=normal exists on the acc→mat moves only (the assembler)
+	for _, o := range []asm.Opcode{asm.OpTmov, asm.OpTmovA2m} {
+		t[o].exec = func(op *asm.COp, args []Operand, _ *ExecScratch) error {
+			if reluOf(op) {
+				return execMoveRelu(args)
+			}
+			return execMove(args)
+		}
+	}
 	t[asm.OpTextract] = move(execExtract, byteDst)
 	t[asm.OpTinsert] = move(execInsert, byteSrc)
 	// Cube.
@@ -170,6 +179,9 @@ func execStore(op *asm.COp, args []Operand, _ *ExecScratch) error {
 	atomic := false
 	if a, ok := op.Attr("atomic"); ok {
 		atomic = strings.EqualFold(a.Word, "add")
+	}
+	if reluOf(op) {
+		return storeTileRelu(dst, src, atomic)
 	}
 	return StoreTile(dst, src, atomic)
 }

@@ -524,6 +524,7 @@ func execImg2col(op *asm.COp, args []Operand, s *ExecScratch) error {
 // the scaling tile's u64 (vector) or the QUANT_PRE register (scalar).
 type quantParams struct {
 	vector bool
+	relu   bool // #relu=normal
 	fp     view
 	scalar uint64
 }
@@ -542,6 +543,8 @@ func (q *quantParams) at(c int) (uint64, error) {
 // (the _fp forms, and #quant=vector, whose tile the engine appends from the
 // FPC register), or the QUANT_PRE register (#quant=scalar).
 func openQuant(op *asm.COp, args []Operand, fpArg int, s *ExecScratch) (q quantParams, err error) {
+	relu := reluOf(op)
+	defer func() { q.relu = relu }()
 	scalar := false
 	if a, ok := op.Attr("quant"); ok {
 		scalar = strings.EqualFold(a.Word, "scalar")
@@ -586,6 +589,14 @@ func openQuant(op *asm.COp, args []Operand, fpArg int, s *ExecScratch) (q quantP
 // instead, and is not followed. The pairs are GetScalarPreQuantMode's and
 // GetVectorPreQuantMode's; others are refused.
 func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, error) {
+	return fixQuantRelu(x, from, to, w, vector, false)
+}
+
+// fixQuantRelu is fixQuant with the fixpipe's ReluPreMode::NormalRelu when
+// relu is set: quantize_element (include/pto/cpu/common.hpp at 3186c381)
+// zeroes a result that is not above 0 (NaN included) after the
+// quantisation, before the cast to the destination type.
+func fixQuantRelu(x float64, from, to asm.DType, w uint64, vector, relu bool) (uint64, error) {
 	mode := ""
 	switch {
 	case from == asm.F32 && (to == asm.I8 || to == asm.U8), from == asm.I32 && (to == asm.I8 || to == asm.U8):
@@ -607,8 +618,11 @@ func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, err
 		return 0, fmt.Errorf("no %s quantisation from %v to %v on A2/A3 (pto-isa a2a3/common.hpp GetScalarPreQuantMode/GetVectorPreQuantMode)", kind, from, to)
 	}
 	if mode == "shift" {
-		v := int64(x) >> ((w>>32)&0xF + 1)
-		return memory.EncodeInt(to, max(-32768, min(32767, v))), nil
+		v := max(-32768, min(32767, int64(x)>>((w>>32)&0xF+1)))
+		if relu {
+			v = max(v, 0)
+		}
+		return memory.EncodeInt(to, v), nil
 	}
 	scale := math.Float32frombits(uint32(w))
 	if vector {
@@ -626,7 +640,11 @@ func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, err
 		if math.IsNaN(v) {
 			v = 0
 		}
-		return memory.EncodeInt(to, int64(math.Max(lo, math.Min(hi, math.RoundToEven(v))))), nil
+		v = math.Max(lo, math.Min(hi, math.RoundToEven(v)))
+		if relu {
+			v = math.Max(v, 0)
+		}
+		return memory.EncodeInt(to, int64(v)), nil
 	case "deqf16":
 		if !math.IsNaN(float64(r)) {
 			r = float32(math.Max(-65504, math.Min(65504, float64(r))))
@@ -635,6 +653,9 @@ func fixQuant(x float64, from, to asm.DType, w uint64, vector bool) (uint64, err
 		if !math.IsInf(float64(r), 0) && !math.IsNaN(float64(r)) {
 			r = float32(math.Max(-65504, math.Min(65504, float64(r))))
 		}
+	}
+	if relu && !(r > 0) {
+		r = 0
 	}
 	return memory.Encode(to, float64(r), memory.RoundRint), nil
 }
@@ -782,7 +803,7 @@ func quantCopy(d, src *view, q *quantParams, pc int, atomic bool) error {
 			if src.dt == asm.I32 {
 				x = float64(src.i(r, c))
 			}
-			b, err := fixQuant(x, src.dt, d.dt, w, q.vector)
+			b, err := fixQuantRelu(x, src.dt, d.dt, w, q.vector, q.relu)
 			if err != nil {
 				return err
 			}
@@ -1122,23 +1143,15 @@ func (c *core) setRegs(op *asm.COp) bool {
 		}
 		nr.rptTime = n
 	case asm.OpSetQuantScalar:
-		// SetQuantScalar.hpp: the f32's bits, and for an 8-bit OutType bit
-		// 46 set for int8, clear for uint8.
-		w := uint64(math.Float32bits(float32(fl(0))))
 		out := "i8"
 		if a, ok := op.Attr("out"); ok {
 			out = strings.ToLower(a.Word)
 		}
-		switch out {
-		case "i8":
-			w |= 1 << 46
-		case "u8":
-			w &^= 1 << 46
-		}
+		var shift uint64
 		if a, ok := op.Attr("shift"); ok {
-			w |= uint64(a.Val.Eval(&c.env)&0xF) << 32
+			shift = uint64(a.Val.Eval(&c.env))
 		}
-		nr.quantSet, nr.quantPre = true, w
+		nr.quantSet, nr.quantPre = true, asm.QuantPreWord(float32(fl(0)), out, shift)
 	case asm.OpSetQuantVector:
 		var e entry
 		var o Operand
@@ -1202,4 +1215,11 @@ func (c *core) issueRegs(op *asm.COp) bool {
 	}
 	c.pushed(c.pipes[p], e)
 	return true
+}
+
+// reluOf says whether a move out of L0C carries #relu=normal (the
+// assembler refuses it on other sources).
+func reluOf(op *asm.COp) bool {
+	a, ok := op.Attr("relu")
+	return ok && strings.EqualFold(a.Word, "normal")
 }

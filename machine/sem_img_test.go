@@ -968,3 +968,152 @@ func TestQuantPairs(t *testing.T) {
 		t.Errorf("tstore.q f32→f16: %q, want the CheckAcc2gm refusal", errs)
 	}
 }
+
+// TestQuantScalarWord runs set_quant_scalar with a negative scale through
+// tstore.q. SET_QUANT_SCALAR_IMPL widens the f32's bits through int32_t
+// (include/pto/npu/a2a3/SetQuantScalar.hpp at 3186c381), so a negative
+// scale also sets bits 32..63 and with them the offset field, bits 37..45
+// (511): quantize_element (include/pto/cpu/common.hpp) then adds 511 before
+// rounding and every i8 result saturates to 127. A u8 output the same way
+// saturates to 255; a positive scale leaves the high bits clear.
+func TestQuantScalarWord(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want func(acc float64) float64
+	}{
+		{"set_quant_scalar -0.5 #out=i8", func(float64) float64 { return 127 }},
+		{"set_quant_scalar -0.5 #out=u8", func(float64) float64 { return -1 }}, // 255 as i8 bits
+		{"set_quant_scalar 0.5 #out=i8", func(a float64) float64 { return math.Max(-128, math.Min(127, math.RoundToEven(a*0.5))) }},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			obj := assemble(t, `gm A : f16 [16, 16] = expr((i * 5 + j * 3) % 17 - 8)
+gm B : f16 [16, 16] = expr((i * 7 + j) % 13 - 6)
+gm Q : i8 [16, 32] = fill(0)
+kernel q : aic {
+    tile %am : mat f16 [16, 16]
+    tile %bm : mat f16 [16, 16]
+    tile %a : left f16 [16, 16]
+    tile %b : right f16 [16, 16]
+    tile %c : acc f32 [16, 16]
+    tload %am, @A[0, 0]
+    tload %bm, @B[0, 0]
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    tmov %a, %am
+    tmov %b, %bm
+    set_flag MTE1, M, 0
+    wait_flag MTE1, M, 0
+    tmatmul %c, %a, %b
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    `+tc.set+`
+    tstore.q @Q[0, 0], %c
+}
+launch ranks=1 {
+    run q blocks=1
+}
+`)
+			m, err := New(obj, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Run(); err != nil {
+				t.Fatal(err)
+			}
+			q, _ := readGM(t, m, "Q")
+			for i := 0; i < 16; i++ {
+				for j := 0; j < 16; j++ {
+					acc := 0.0
+					for k := 0; k < 16; k++ {
+						acc += float64(((i*5+k*3)%17 - 8) * ((k*7+j)%13 - 6))
+					}
+					if want := tc.want(acc); q[i*32+j] != want {
+						t.Fatalf("(%d, %d): %v, want %v (acc %v)", i, j, q[i*32+j], want, acc)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFixpipeRelu: #relu=normal (pto-isa ReluPreMode::NormalRelu) zeroes
+// the non-positive results of a move out of L0C after its quantisation or
+// cast (quantize_element, ConvertStoreValue in include/pto/cpu/common.hpp
+// at 3186c381); an atomic store adds the relu'd value. PTOAS's tstore and
+// tmov carry it (reluPreMode) and the importer dropped it.
+func TestFixpipeRelu(t *testing.T) {
+	obj := assemble(t, `gm A : f16 [16, 16] = expr((i * 5 + j * 3) % 17 - 8)
+gm B : f16 [16, 16] = expr((i * 7 + j) % 13 - 6)
+gm R1 : f32 [16, 16] = fill(0)
+gm R2 : f32 [16, 16] = fill(1)
+gm R3 : f16 [16, 16] = fill(0)
+gm Q : i8 [16, 32] = fill(0)
+kernel q : aic {
+    tile %am : mat f16 [16, 16]
+    tile %bm : mat f16 [16, 16]
+    tile %a : left f16 [16, 16]
+    tile %b : right f16 [16, 16]
+    tile %c : acc f32 [16, 16]
+    tile %m : mat f16 [16, 16]
+    tload %am, @A[0, 0]
+    tload %bm, @B[0, 0]
+    set_flag MTE2, MTE1, 0
+    wait_flag MTE2, MTE1, 0
+    tmov %a, %am
+    tmov %b, %bm
+    set_flag MTE1, M, 0
+    wait_flag MTE1, M, 0
+    tmatmul %c, %a, %b
+    set_flag M, FIX, 0
+    wait_flag M, FIX, 0
+    tstore @R1[0, 0], %c #relu=normal
+    tstore @R2[0, 0], %c #relu=normal #atomic=add
+    set_quant_scalar 0.5 #out=i8
+    tstore.q @Q[0, 0], %c #relu=normal
+    tmov %m, %c #relu=normal
+    set_flag FIX, MTE3, 0
+    wait_flag FIX, MTE3, 0
+    tstore @R3[0, 0], %m
+}
+launch ranks=1 {
+    run q blocks=1
+}
+`)
+	m, err := New(obj, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	r1, _ := readGM(t, m, "R1")
+	r2, _ := readGM(t, m, "R2")
+	r3, _ := readGM(t, m, "R3")
+	q, _ := readGM(t, m, "Q")
+	neg := 0
+	for i := 0; i < 16; i++ {
+		for j := 0; j < 16; j++ {
+			acc := 0.0
+			for k := 0; k < 16; k++ {
+				acc += float64(((i*5+k*3)%17 - 8) * ((k*7+j)%13 - 6))
+			}
+			if acc < 0 {
+				neg++
+			}
+			relu := math.Max(acc, 0)
+			k := i*16 + j
+			wantQ := math.Max(0, math.Max(-128, math.Min(127, math.RoundToEven(acc*0.5))))
+			if r1[k] != relu || r2[k] != 1+relu || r3[k] != relu || q[i*32+j] != wantQ {
+				t.Fatalf("(%d, %d) acc %v: tstore %v, atomic %v (want %v), tmov %v, tstore.q %v (want %v)", i, j, acc, r1[k], r2[k], 1+relu, r3[k], q[i*32+j], wantQ)
+			}
+		}
+	}
+	if neg == 0 {
+		t.Fatal("no negative accumulator: the test checks nothing")
+	}
+	// Only an acc source has the fixpipe's relu.
+	msg := assembleErrs(t, "gm G : f32 [16, 16] = fill(0)\nkernel k : aiv {\n    tile %v : vec f32 [16, 16]\n    tstore @G[0, 0], %v #relu=normal\n}\nlaunch ranks=1 {\n    run k blocks=1\n}\n")
+	if want := "tstore #relu=normal: the fixpipe's relu applies to a move out of L0C; %v is vec"; !strings.Contains(msg, want) {
+		t.Errorf("vec tstore #relu: got %q, want %q", msg, want)
+	}
+}

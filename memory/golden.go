@@ -697,7 +697,26 @@ func (g *golden) castArray(c *asm.Call, a *Array) (*Array, error) {
 			return nil, errAt(m, "unknown rounding mode %q", m.Name)
 		}
 	}
+	if castWraps(dt) {
+		return mapArray(a, func(v float64) float64 {
+			return float64(DecodeInt(dt, EncodeInt(dt, FloatToInt(asm.I64, v, mode))))
+		}), nil
+	}
 	return mapArray(a, func(v float64) float64 { return Round(dt, v, mode) }), nil
+}
+
+// castWraps says whether cast to dt wraps as the device's TCVT does. A
+// golden value carries no element type, so the rule is the destination's:
+// every A2/A3 TCVT into i8, u8 or i16 is a narrowing pair (f16 → i8/u8/i16,
+// f32 → i16, i32 → i16: include/pto/npu/a2a3/TCvt.hpp:1216-1227
+// kIsNarrowingCvt at 3186c381, the only pairs GenCastCall has into them),
+// which runs with saturation off: the value rounds, saturates into int64
+// and keeps its low bits (NaN 0, +inf all ones, -inf 0), as the machine's
+// tcvt does (cvtWraps). Into i32 the float sources saturate (only i64 → i32
+// wraps, and a golden value from an i64 past i32 is rare), so cast
+// saturates; u16, u32 and u64 have no TCVT pair and saturate too.
+func castWraps(dt asm.DType) bool {
+	return dt == asm.I8 || dt == asm.U8 || dt == asm.I16
 }
 
 // evalInt evaluates an integer argument: literals, constants, + - * / % and unary minus.

@@ -94,6 +94,14 @@ func TestEvalGolden(t *testing.T) {
 		{"sqrt exp log", call("log", call("exp", call("sqrt", ref("S")))), arr([]int{2}, 2, 3)},
 		{"cast f16", call("cast", bin("/", num(1), num(3)), name("f16")), arr([]int{}, 0.333251953125)},
 		{"cast i8 trunc", call("cast", fnum(-7.9), name("i8"), name("trunc")), arr([]int{}, -7)},
+		// TCVT into i8/u8/i16 is always a narrowing pair, which wraps
+		// (TCvt.hpp kIsNarrowingCvt): 300 → 44, not 127. Into i32 the
+		// float sources saturate.
+		{"cast i8 wraps", call("cast", num(300), name("i8")), arr([]int{}, 44)},
+		{"cast u8 wraps", call("cast", num(-100), name("u8")), arr([]int{}, 156)},
+		{"cast i16 wraps", call("cast", num(40000), name("i16"), name("floor")), arr([]int{}, -25536)},
+		{"cast i8 nan", call("cast", bin("/", num(0), num(0)), name("i8")), arr([]int{}, 0)},
+		{"cast i32 saturates", call("cast", num(3000000000), name("i32")), arr([]int{}, 2147483647)},
 		{"slice", call("slice", ref("A"), num(1), name("M"), num(0), bin("+", num(1), num(1))), arr([]int{1, 2}, 4, 5)},
 		{"concat 0", call("concat", ref("A"), ref("R"), num(0)), arr([]int{3, 3}, 1, 2, 3, 4, 5, 6, 10, 20, 30)},
 		{"concat -1", call("concat", ref("X"), ref("X"), num(-1)), arr([]int{2, 4}, -2, 1, -2, 1, 0.5, -0.25, 0.5, -0.25)},

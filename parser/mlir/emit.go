@@ -398,6 +398,9 @@ type fnEmitter struct {
 	used   map[string]bool
 	// loops is the enclosing loops, innermost last: true for a while
 	loops []bool
+	// quantPre is the i64 constant of the QUANT_PRE word the last
+	// top-level set_quant_scalar wrote (emit_quant.go)
+	quantPre string
 }
 
 // fresh names a new SSA value, never one of the program's tile or tensor
@@ -1406,6 +1409,12 @@ func (f *fnEmitter) op(op *asm.COp) {
 	case "wait_async":
 		f.waitAsync(op)
 		return
+	case "set_quant_scalar":
+		f.setQuant(op)
+		return
+	case "tstore.q", "tmov.q":
+		f.quantMove(op)
+		return
 	case "tsdivs":
 		// the scalar over each element: TDivSOp's other order,
 		// ins(%scalar, %src : T, tile) (lib/PTO/IR/PTO.cpp at a56b18c3)
@@ -1456,6 +1465,11 @@ func (f *fnEmitter) op(op *asm.COp) {
 			dict = append(dict, "cmpMode = #pto<cmp "+at.Word+">")
 		case name == "tstore" && at.Key == "atomic" && at.IsWord && at.Word == "add":
 			dict = append(dict, "atomicType = #pto<atomic_type atomic_add>")
+		case (name == "tstore" || name == "tmov" || name == "tmov.a2m") && at.Key == "relu" && at.IsWord:
+			// ReluPreMode on TStoreOp and TMovOp (PTOOps.td at a56b18c3)
+			if at.Word == "normal" {
+				dict = append(dict, reluDict)
+			}
 		case name == "tfillpad" && at.Key == "pad":
 			// in the destination's type (fillPads)
 		case name == "tci" && at.Key == "descending" || name == "ttri" && at.Key == "upper":

@@ -202,10 +202,25 @@ func (k *kctx) tileOp(op *Op, name string) {
 			}
 			return
 		}
-		if _, atomic := d.attrs["atomicType"]; !atomic && k.splitTransfer(op, d.outs[0], d.outTok[0], insT[0], func(t *val, g asm.Expr) { k.instr(op, "tstore", g, tileRef(t, insTok[0])) }) {
+		quant, relu, ok := k.fixpipeMode(op, d)
+		if !ok {
 			return
 		}
-		in := k.instr(op, "tstore", k.gmRef(d.outs[0], d.outTok[0], insT[0].tile), ref(0))
+		if _, atomic := d.attrs["atomicType"]; !atomic && quant == nil && relu == nil && k.splitTransfer(op, d.outs[0], d.outTok[0], insT[0], func(t *val, g asm.Expr) { k.instr(op, "tstore", g, tileRef(t, insTok[0])) }) {
+			return
+		}
+		mn := "tstore"
+		if quant != nil {
+			k.emit(quant)
+			mn = "tstore.q" // #quant=scalar: the register quant set
+		}
+		in := k.instr(op, mn, k.gmRef(d.outs[0], d.outTok[0], insT[0].tile), ref(0))
+		if quant != nil {
+			in.Attrs = append(in.Attrs, &asm.Attr{Span: quant.Span, Key: "quant", Val: &asm.Name{Span: quant.Span, Name: "scalar"}})
+		}
+		if relu != nil {
+			in.Attrs = append(in.Attrs, relu)
+		}
 		if a, ok := d.attrs["atomicType"]; ok {
 			for _, w := range words(a) {
 				if strings.Contains(strings.ToLower(w.Text), "add") {
@@ -217,10 +232,27 @@ func (k *kctx) tileOp(op *Op, name string) {
 		// pto.tmov with an fp operand is TMOV(dst, src, fp), the vector
 		// quantisation (a2a3/TMov.hpp:201-212): tmov.fp, as pto.tmov.fp.
 		withFp := row.our == "tmov" && len(insT) >= 2 && insT[1].tile.loc == "scaling"
-		if (row.our == "tmov.fp" || withFp) && need(2, 1) {
-			k.instr(op, "tmov.fp", dst(), ref(0), ref(1)) // quantised by the scaling tile
-		} else if row.our == "tmov" && need(1, 1) {
-			k.instr(op, "tmov", dst(), ref(0))
+		quant, relu, ok := k.fixpipeMode(op, d)
+		var in *asm.Instr
+		switch {
+		case !ok:
+		case quant != nil && (row.our == "tmov.fp" || withFp):
+			// TMovOp takes fp and preQuantScalar together; pto-isa's TMOV
+			// has no overload with both (a2a3/TMov.hpp)
+			k.errf(quant.Span, "%s: takes an fp tile or a preQuantScalar, not both (pto-isa TMOV has no overload with both)", op.Name)
+		case quant != nil && need(1, 1):
+			// TMOV(dst, src, preQuantScalar): tmov.q #quant=scalar
+			k.emit(quant)
+			in = k.instr(op, "tmov.q", dst(), ref(0))
+			in.Attrs = append(in.Attrs, &asm.Attr{Span: quant.Span, Key: "quant", Val: &asm.Name{Span: quant.Span, Name: "scalar"}})
+		case quant != nil:
+		case (row.our == "tmov.fp" || withFp) && need(2, 1):
+			in = k.instr(op, "tmov.fp", dst(), ref(0), ref(1)) // quantised by the scaling tile
+		case row.our == "tmov" && need(1, 1):
+			in = k.instr(op, "tmov", dst(), ref(0))
+		}
+		if in != nil && relu != nil {
+			in.Attrs = append(in.Attrs, relu)
 		}
 	case shPrint:
 		// pto-isa's a2a3 TPRINT_IMPL drains every pipe (pipe_barrier
