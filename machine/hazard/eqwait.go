@@ -262,12 +262,22 @@ func (d *Detector) eqBlocked(bl []machine.Blocked) {
 			if len(w.goneSets) > 0 {
 				d.eqMissed(&r, &acc, lo)
 			}
+			// The run's start value, when the wait could have read it
+			// (eqinit.go): every set lands after it.
+			st, fromStart := eqStore{}, false
+			if cmp == "eq" {
+				st, fromStart = d.eqStartSet(w, &acc, sm, lo, a, sg.Want)
+			}
 			for j := range w.sets {
 				s2 := &w.sets[j]
 				if machine.CompareSignal(cmp, s2.val, sg.Want) {
 					continue
 				}
-				if by := d.eqReadable(w, s2, a, cmp, sg.Want); by != nil {
+				by := d.eqReadable(w, s2, a, cmp, sg.Want)
+				if by == nil && fromStart {
+					by = &st
+				}
+				if by != nil {
 					wt := eqWait{r: r, by: by.r, cmp: cmp, want: sg.Want, value: by.val}
 					d.eqNote(&wt, &s2.r, &acc, lo, hi, s2.val, false)
 				}
@@ -305,15 +315,34 @@ func (d *Detector) eqReadable(w *eqWord, s2 *eqStore, a int32, cmp string, want 
 // words kept as racing the set it read, and keeps it for the writes to
 // come.
 func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
-	if len(d.eq) == 0 || e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
+	if e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
 		// A ttest that returned true passed on the value; one that
 		// finds it overwritten returns false, and what the program does
 		// then is its own (a polling loop spins as a twait would).
 		return
 	}
-	sm := d.shadowFor(acc)
 	cmp, want := machine.SignalCmp(e.Op), e.Want
+	start := cmp == "eq" && d.eqTracked(acc)
+	if len(d.eq) == 0 && !start {
+		return
+	}
+	sm := d.shadowFor(acc)
+	k := 0
 	eqWords(acc, func(lo, hi int64) {
+		v := e.Value
+		if len(e.Words) > 1 && k < len(e.Words) {
+			v = e.Words[k]
+		}
+		k++
+		if start && d.eqUntouched(acc, sm, lo) {
+			// No write of the run has reached the word: the wait read
+			// its value at the run's start (eqinit.go).
+			if d.eq == nil {
+				d.eq = make(map[eqKey]*eqWord)
+			}
+			d.eqKeepWait(d.eqWordAt(sm, lo, true), eqWait{r: *r, by: d.eqStartRec(), cmp: cmp, want: want, value: v})
+			return
+		}
 		w := d.eqWordAt(sm, lo, false)
 		if w == nil || !w.hasLast || w.added || !d.holdsSet(sm, lo, hi, &w.last.r) ||
 			!machine.CompareSignal(cmp, w.last.val, want) {
@@ -328,14 +357,19 @@ func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
 				d.eqNote(&wt, &s.r, acc, lo, hi, s.val, false)
 			}
 		}
-		if len(w.waits) >= d.eqKept() {
-			past := w.waits[0].r
-			past.epoch++
-			w.goneWaits = eqLeave(w.goneWaits, past)
-			w.waits = w.waits[:copy(w.waits, w.waits[1:])]
-		}
-		w.waits = append(w.waits, wt)
+		d.eqKeepWait(w, wt)
 	})
+}
+
+// eqKeepWait keeps satisfied wait wt on word w for the writes to come.
+func (d *Detector) eqKeepWait(w *eqWord, wt eqWait) {
+	if len(w.waits) >= d.eqKept() {
+		past := w.waits[0].r
+		past.epoch++
+		w.goneWaits = eqLeave(w.goneWaits, past)
+		w.waits = w.waits[:copy(w.waits, w.waits[1:])]
+	}
+	w.waits = append(w.waits, wt)
 }
 
 // holdsSet says whether the word lo..hi of sm holds plain store s with no
@@ -363,8 +397,15 @@ func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left 
 	if add {
 		what = fmt.Sprintf("adds to it (%d after the set)", left)
 	}
-	msg := fmt.Sprintf("%s passes only while the word holds %s %d, the value %s set; %s %s with nothing ordering it after the wait, so it can land before the wait polls, and the wait spins forever",
-		d.site(&wt.r).where(), asm.CmpSymbol(wt.cmp), wt.want, d.site(&wt.by).where(), d.site(s).where(), what)
+	by := "the value " + d.site(&wt.by).where() + " set"
+	if d.eqFromStart(&wt.by) {
+		by = "the value it held when the run started (initial or host-written)"
+		if add {
+			what = fmt.Sprintf("adds to it (%d after that)", left)
+		}
+	}
+	msg := fmt.Sprintf("%s passes only while the word holds %s %d, %s; %s %s with nothing ordering it after the wait, so it can land before the wait polls, and the wait spins forever",
+		d.site(&wt.r).where(), asm.CmpSymbol(wt.cmp), wt.want, by, d.site(s).where(), what)
 	// Recorded at once: the notes of one event that name the same two
 	// sites are merged (flushNotes), and a wait meets two sets of one
 	// notifier's site on its racing list where, arriving after it, they
