@@ -44,9 +44,11 @@ import (
 // notify_set_two_ranks) changes nothing the wait needs. Only notifies take
 // part, since only their values are known: a scalar `st` of a computed
 // value to a signal word is a read-modify-write's (rmw.go), and a wait
-// that passed on a host-written value or on adds alone (a counter) is not
-// checked here; the counters' own rules (sigprefix.go, storecount.go)
-// order those waits.
+// that passed on adds alone (a counter) is not checked here; the counters'
+// own rules (sigprefix.go, storecount.go, eqcount.go) order those waits.
+// An `==` wait that passed on the word's value at the run's start (its
+// initial or a host-written value) takes that value as a set ordered
+// before the run (eqinit.go).
 
 // eqKept bounds the waits and the sets a word keeps: --max-kept, the GM
 // ranges' bound (default 16), at most 64 (eqStore.racy's bits). Past it
@@ -237,7 +239,8 @@ func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val i
 // land after W's poll of S1 on the timing where W read it: the pairs are
 // the ones a run on that timing reports. A wait whose words kept no such
 // S1 hangs on every timing as far as the sets tell, and is the deadlock
-// alone.
+// alone. An `==` wait takes the word's value at the run's start as such
+// an S1 too, before every set (eqStartSet).
 func (d *Detector) eqBlocked(bl []machine.Blocked) {
 	if len(d.eq) == 0 {
 		return
@@ -313,7 +316,8 @@ func (d *Detector) eqReadable(w *eqWord, s2 *eqStore, a int32, cmp string, want 
 
 // eqWaitOn checks satisfied wait r on acc (event e) against the sets its
 // words kept as racing the set it read, and keeps it for the writes to
-// come.
+// come; an `==` wait on a word no write of the run had reached is kept as
+// a wait on the run's start value (eqinit.go).
 func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
 	if e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
 		// A ttest that returned true passed on the value; one that
