@@ -816,7 +816,9 @@ func (m *Machine) blankEvent(kind EventKind, op *asm.COp) *Event {
 	e.Flag, e.ID, e.Mode, e.Group, e.Value, e.Want = Flag{}, 0, 0, 0, 0, 0
 	e.Issue, e.Issued, e.IssueCore = 0, 0, 0
 	e.Deferred.plan = nil
-	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" || e.Kernels != nil {
+	// Kernels goes with RunName: EvRunStart sets both, and a run's name
+	// is never empty (planLaunch names it after its kernels).
+	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
 		e.Word, e.Reason, e.Blocked, e.RunName, e.Kernels = "", "", nil, "", nil
 	}
 	return e
