@@ -319,6 +319,9 @@ func (d *Detector) eqReadable(w *eqWord, s2 *eqStore, a int32, cmp string, want 
 // come; an `==` wait on a word no write of the run had reached is kept as
 // a wait on the run's start value (eqinit.go).
 func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
+	if len(d.eq) == 0 && len(d.eqRunTensors) == 0 {
+		return // no set landed and no `==` signal is tracked: a ring's every wait
+	}
 	if e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
 		// A ttest that returned true passed on the value; one that
 		// finds it overwritten returns false, and what the program does
