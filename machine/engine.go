@@ -553,7 +553,7 @@ func (m *Machine) startRun(st *launchStep) {
 			places = st.places
 		}
 		e := m.event(EvRunStart, nil, asm.PipeInvalid, nil)
-		e.RunName = st.name
+		e.RunName, e.Kernels = st.name, st.kernels
 		e.ID = int32(len(m.runPlaces))
 		m.runPlaces = append(m.runPlaces, st.places)
 		m.emit()
@@ -816,8 +816,10 @@ func (m *Machine) blankEvent(kind EventKind, op *asm.COp) *Event {
 	e.Flag, e.ID, e.Mode, e.Group, e.Value, e.Want = Flag{}, 0, 0, 0, 0, 0
 	e.Issue, e.Issued, e.IssueCore = 0, 0, 0
 	e.Deferred.plan = nil
+	// Kernels goes with RunName: EvRunStart sets both, and a run's name
+	// is never empty (planLaunch names it after its kernels).
 	if e.Word != "" || e.Reason != "" || e.Blocked != nil || e.RunName != "" {
-		e.Word, e.Reason, e.Blocked, e.RunName = "", "", nil, ""
+		e.Word, e.Reason, e.Blocked, e.RunName, e.Kernels = "", "", nil, "", nil
 	}
 	return e
 }

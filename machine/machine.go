@@ -997,6 +997,9 @@ type launchStep struct {
 	reset   *asm.Reset
 	rank    int // reset: -1 for every rank
 	tensor  *asm.TensorInfo
+	// kernels are the run's kernels, in the order its streams name them
+	// (Event.Kernels).
+	kernels []*asm.KernelInfo
 	// places is where the run put each core (Placement), made the first
 	// time the step runs with observers.
 	places *runPlaces
@@ -1079,6 +1082,9 @@ func (m *Machine) planStmts(body []asm.LaunchStmt) error {
 						return fmt.Errorf("%s: a stream takes at most one %s kernel", sp.Pos, k.Kind)
 					}
 					*slot = k
+					if !slices.Contains(st.kernels, k) {
+						st.kernels = append(st.kernels, k)
+					}
 				}
 				if p.uni != nil && (p.aic != nil || p.aiv != nil) {
 					return fmt.Errorf("%s: a unified kernel cannot share a stream", sp.Pos)

@@ -230,7 +230,8 @@ const (
 	EvCrossSet
 	// EvCrossWait: a cross-core wait (ID) on Agent's core was satisfied.
 	EvCrossWait
-	// EvNotify: a TNOTIFY store (Word "set" or "add", Value) to a signal at Accesses[0].
+	// EvNotify: a TNOTIFY store (Word "set" or "add", Value) to a signal at Accesses[0];
+	// Want is the word's value before it.
 	EvNotify
 	// EvSignalWait: a TWAIT (or a TTEST that returned true) observed the signals in
 	// Accesses satisfying its condition (Value compared against Want); it acquires
@@ -414,6 +415,12 @@ type Event struct {
 	Reason  string
 	Blocked []Blocked
 	RunName string
+	// Kernels is, for EvRunStart, the kernels the run starts (each once,
+	// in the order its streams name them): an observer that must know
+	// before the first instruction what a kernel of the run does later
+	// (the hazard detector keeps the adds to a signal some kernel waits on
+	// with `==` from the run's first add) reads them here.
+	Kernels []*asm.KernelInfo
 	// Issue is, for EvIssue and for an event of an op the scalar queued
 	// (EvExec, EvFlagSet, EvFlagWait, EvCrossSet, EvBarrier of a pipe), the
 	// op's issue number
@@ -431,7 +438,10 @@ type Event struct {
 	// Want is, for EvSignalWait, the value the wait compared the signal
 	// against: its operand as evaluated at run time, a constant or a
 	// register (loaded from GM, or computed from a loop variable or an
-	// epoch). Value is what the signal held.
+	// epoch). Value is what the signal held. For EvNotify it is what the
+	// word held before the notify landed, so an observer knows a word's
+	// value at the run's start from its first write (0 when the machine
+	// keeps no values).
 	Want int64
 	// Words is, for an EvSignalWait over several elements (#count), what
 	// each held when the wait passed, in order (Value is the last): a

@@ -360,15 +360,19 @@ func (c *core) notify(op *asm.COp) bool {
 	if a, ok := op.Attr("op"); ok && a.Word == "add" {
 		add = true
 	}
+	var was int64 // the word's value before the notify (Event.Want)
 	if o.buf != nil {
 		nv := v
-		if add {
+		if add || m.emitting {
 			old, err := loadInt(o.buf, o.info.DType, off)
 			if err != nil {
 				m.fail(c.execErr(op, asm.PipeS, err))
 				return false
 			}
-			nv = int64(int32(old + v))
+			was = old
+			if add {
+				nv = int64(int32(old + v))
+			}
 		}
 		if err := storeInt(o.buf, o.info.DType, off, nv); err != nil {
 			m.fail(c.execErr(op, asm.PipeS, err))
@@ -381,7 +385,7 @@ func (c *core) notify(op *asm.COp) bool {
 		if add {
 			e.Word = "add"
 		}
-		e.Value = v
+		e.Value, e.Want = v, was
 		sz := int64(o.info.DType.Size())
 		e.Accesses = append(e.Accesses, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: o.base + off,
 			Hi: o.base + off + sz, Write: true, Atomic: add, Tensor: o.info})

@@ -574,6 +574,11 @@ type Detector struct {
 	eqKernels    []*asm.KernelInfo
 	eqLastKernel *asm.KernelInfo
 	eqTensors    []*asm.TensorInfo
+	// eqRunTensors are the signals a kernel of the run waits on with `==`
+	// (EvRunStart's kernels), eqRun what the run's writes did to their
+	// words (eqinit.go).
+	eqRunTensors []*asm.TensorInfo
+	eqRun        map[eqKey]eqRunWord
 	// retracted holds the uninit-read notes of run generation retractedGen
 	// already taken back (retractUninit).
 	retracted    map[retractKey]struct{}
@@ -764,6 +769,7 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvRunStart:
 		d.runBoundary(true) // what the last run held first
 		d.run = e.ID
+		d.eqRunStart(e.Kernels)
 	case machine.EvRunEnd:
 		d.eqCountEnd()
 		d.runHeld()

@@ -40,9 +40,14 @@ import (
 // prefixFor, not watched for later adds), and the sets here are the ones
 // that meet counts, with the happens-before they need said outright. The
 // adds a word keeps are counted from the run's start: a word is kept when
-// a kernel the run has met waits on its signal with `==` (eqScan), and
-// only while no plain store or set of the run writes it (then eqwait.go's
-// sets and storecount.go decide). Past eqCountMax adds a word stops
+// a kernel of the run waits on its signal with `==`, and only while no
+// plain store or set of the run writes it (then eqwait.go's sets and
+// storecount.go decide). The run's kernels are scanned at its start
+// (EvRunStart's Kernels, eqRunStart): scanned when met, at a kernel's
+// first add or wait (eqScan, which stays for a run that names none), a
+// leader whose `==` wait was in a kernel of its own lost the adds before
+// its first wait (hazards/counter_eq_overshoot_two_kernels: 6 of its 18
+// pairs, a deadlock alone under some skews). Past eqCountMax adds a word stops
 // counting and the report says so (eqMissed).
 
 // eqCountMax bounds the adds one word keeps for its `==` waits.

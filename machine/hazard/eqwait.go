@@ -44,9 +44,11 @@ import (
 // notify_set_two_ranks) changes nothing the wait needs. Only notifies take
 // part, since only their values are known: a scalar `st` of a computed
 // value to a signal word is a read-modify-write's (rmw.go), and a wait
-// that passed on a host-written value or on adds alone (a counter) is not
-// checked here; the counters' own rules (sigprefix.go, storecount.go)
-// order those waits.
+// that passed on adds alone (a counter) is not checked here; the counters'
+// own rules (sigprefix.go, storecount.go, eqcount.go) order those waits.
+// An `==` wait that passed on the word's value at the run's start (its
+// initial or a host-written value) takes that value as a set ordered
+// before the run (eqinit.go).
 
 // eqKept bounds the waits and the sets a word keeps: --max-kept, the GM
 // ranges' bound (default 16), at most 64 (eqStore.racy's bits). Past it
@@ -237,7 +239,8 @@ func (d *Detector) eqWrite(w *eqWord, r *rec, acc *machine.Access, lo, hi, val i
 // land after W's poll of S1 on the timing where W read it: the pairs are
 // the ones a run on that timing reports. A wait whose words kept no such
 // S1 hangs on every timing as far as the sets tell, and is the deadlock
-// alone.
+// alone. An `==` wait takes the word's value at the run's start as such
+// an S1 too, before every set (eqStartSet).
 func (d *Detector) eqBlocked(bl []machine.Blocked) {
 	if len(d.eq) == 0 {
 		return
@@ -262,12 +265,22 @@ func (d *Detector) eqBlocked(bl []machine.Blocked) {
 			if len(w.goneSets) > 0 {
 				d.eqMissed(&r, &acc, lo)
 			}
+			// The run's start value, when the wait could have read it
+			// (eqinit.go): every set lands after it.
+			st, fromStart := eqStore{}, false
+			if cmp == "eq" {
+				st, fromStart = d.eqStartSet(w, &acc, sm, lo, a, sg.Want)
+			}
 			for j := range w.sets {
 				s2 := &w.sets[j]
 				if machine.CompareSignal(cmp, s2.val, sg.Want) {
 					continue
 				}
-				if by := d.eqReadable(w, s2, a, cmp, sg.Want); by != nil {
+				by := d.eqReadable(w, s2, a, cmp, sg.Want)
+				if by == nil && fromStart {
+					by = &st
+				}
+				if by != nil {
 					wt := eqWait{r: r, by: by.r, cmp: cmp, want: sg.Want, value: by.val}
 					d.eqNote(&wt, &s2.r, &acc, lo, hi, s2.val, false)
 				}
@@ -303,17 +316,40 @@ func (d *Detector) eqReadable(w *eqWord, s2 *eqStore, a int32, cmp string, want 
 
 // eqWaitOn checks satisfied wait r on acc (event e) against the sets its
 // words kept as racing the set it read, and keeps it for the writes to
-// come.
+// come; an `==` wait on a word no write of the run had reached is kept as
+// a wait on the run's start value (eqinit.go).
 func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
-	if len(d.eq) == 0 || e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
+	if len(d.eq) == 0 && len(d.eqRunTensors) == 0 {
+		return // no set landed and no `==` signal is tracked: a ring's every wait
+	}
+	if e.Op == nil || e.Op.Info == nil || e.Op.Info.Op != asm.OpTwait {
 		// A ttest that returned true passed on the value; one that
 		// finds it overwritten returns false, and what the program does
 		// then is its own (a polling loop spins as a twait would).
 		return
 	}
-	sm := d.shadowFor(acc)
 	cmp, want := machine.SignalCmp(e.Op), e.Want
+	start := cmp == "eq" && d.eqTracked(acc)
+	if len(d.eq) == 0 && !start {
+		return
+	}
+	sm := d.shadowFor(acc)
+	k := 0
 	eqWords(acc, func(lo, hi int64) {
+		v := e.Value
+		if len(e.Words) > 1 && k < len(e.Words) {
+			v = e.Words[k]
+		}
+		k++
+		if start && d.eqUntouched(acc, sm, lo) {
+			// No write of the run has reached the word: the wait read
+			// its value at the run's start (eqinit.go).
+			if d.eq == nil {
+				d.eq = make(map[eqKey]*eqWord)
+			}
+			d.eqKeepWait(d.eqWordAt(sm, lo, true), eqWait{r: *r, by: d.eqStartRec(), cmp: cmp, want: want, value: v})
+			return
+		}
 		w := d.eqWordAt(sm, lo, false)
 		if w == nil || !w.hasLast || w.added || !d.holdsSet(sm, lo, hi, &w.last.r) ||
 			!machine.CompareSignal(cmp, w.last.val, want) {
@@ -328,14 +364,19 @@ func (d *Detector) eqWaitOn(r *rec, acc *machine.Access, e *machine.Event) {
 				d.eqNote(&wt, &s.r, acc, lo, hi, s.val, false)
 			}
 		}
-		if len(w.waits) >= d.eqKept() {
-			past := w.waits[0].r
-			past.epoch++
-			w.goneWaits = eqLeave(w.goneWaits, past)
-			w.waits = w.waits[:copy(w.waits, w.waits[1:])]
-		}
-		w.waits = append(w.waits, wt)
+		d.eqKeepWait(w, wt)
 	})
+}
+
+// eqKeepWait keeps satisfied wait wt on word w for the writes to come.
+func (d *Detector) eqKeepWait(w *eqWord, wt eqWait) {
+	if len(w.waits) >= d.eqKept() {
+		past := w.waits[0].r
+		past.epoch++
+		w.goneWaits = eqLeave(w.goneWaits, past)
+		w.waits = w.waits[:copy(w.waits, w.waits[1:])]
+	}
+	w.waits = append(w.waits, wt)
 }
 
 // holdsSet says whether the word lo..hi of sm holds plain store s with no
@@ -363,8 +404,15 @@ func (d *Detector) eqNote(wt *eqWait, s *rec, acc *machine.Access, lo, hi, left 
 	if add {
 		what = fmt.Sprintf("adds to it (%d after the set)", left)
 	}
-	msg := fmt.Sprintf("%s passes only while the word holds %s %d, the value %s set; %s %s with nothing ordering it after the wait, so it can land before the wait polls, and the wait spins forever",
-		d.site(&wt.r).where(), asm.CmpSymbol(wt.cmp), wt.want, d.site(&wt.by).where(), d.site(s).where(), what)
+	by := "the value " + d.site(&wt.by).where() + " set"
+	if d.eqFromStart(&wt.by) {
+		by = "the value it held when the run started (initial or host-written)"
+		if add {
+			what = fmt.Sprintf("adds to it (%d after that)", left)
+		}
+	}
+	msg := fmt.Sprintf("%s passes only while the word holds %s %d, %s; %s %s with nothing ordering it after the wait, so it can land before the wait polls, and the wait spins forever",
+		d.site(&wt.r).where(), asm.CmpSymbol(wt.cmp), wt.want, by, d.site(s).where(), what)
 	// Recorded at once: the notes of one event that name the same two
 	// sites are merged (flushNotes), and a wait meets two sets of one
 	// notifier's site on its racing list where, arriving after it, they

@@ -30,6 +30,9 @@ func (d *Detector) notify(e *machine.Event) {
 	}
 	d.checkBounds(&r, &acc)
 	r.write, r.atomic = true, acc.Atomic
+	if len(d.eqRunTensors) > 0 {
+		d.eqTouch(&r, &acc, true, e.Want)
+	}
 	if d.histGen == 0 {
 		d.histGen = d.gen // staleCheck's, which signalAccess does not read
 	}
