@@ -1537,12 +1537,24 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if d.dataLoad {
 			break
 		}
-		if d.wait.on && d.wait.cmp == "eq" && c.sigFrom != 0 && d.eqOneMeet(a, c) {
-			break // one agent's adds so far: another's may stand in later
+		if d.wait.on && c.sigFrom != 0 && d.oneMeet(a, c) {
+			break // one agent's adds so far: another's may stand in (onewait.go)
+		}
+		// A wait the one-agent rule decides is noted, to be watched once
+		// another agent adds to the word (onewait.go). Its name and the
+		// waiter's raised count first: the acquire's flush then writes the
+		// raise (after it, the next op flushed it: 0.4% of a 128-rank
+		// ring's lint).
+		var nw notedWait
+		if d.notable(c) {
+			nw = notedWait{key: d.nextWaitKey(a, c), n: d.ownComp(a)}
 		}
 		if ent, none := d.prefixFor(c); none || ent != nil {
 			if ent != nil {
 				d.acquirePrefix(a, c, ent) // the wait needed an earlier add
+				if nw.n != 0 {
+					d.noteWait(c, &nw, ent.cum)
+				}
 			}
 			break
 		}
@@ -1560,11 +1572,20 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			ag.sigs[ag.sigNext] = sigSeen{id, c.sigVer, d.gen}
 			ag.sigNext = (ag.sigNext + 1) % sigMemo
 		}
+		if nw.n != 0 {
+			// It needed the latest add; noted also when an earlier wait
+			// joined the word already: taken back there, it is this
+			// wait's to acquire.
+			d.noteWait(c, &nw, c.hist.runAdd)
+		}
 	case r.atomic:
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		d.putSigAdd(c, r)
+		if c.sigFrom != 0 && c.sigFrom != a+1 && c.hist != nil && c.hist.noted != 0 {
+			d.startNoted(c) // the noted waits may have passed on this add (onewait.go)
+		}
 		watched := len(d.lateWatch) > 0 && d.lateWatch[d.sigID(c)] != nil
 		if watched {
 			// The add's full release, before rel and loc change below
@@ -1616,6 +1637,7 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
 		d.dropPrefix(c)
+		d.dropNoted(c)
 		d.setRelease(c, rel, *loc)
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq
