@@ -533,6 +533,8 @@ type Detector struct {
 	// oneWaits holds this run's waits the one-agent rule decided, each
 	// word's chained from its sigHist.noted (onewait.go).
 	oneWaits  []notedWait
+	// nd holds what the noted waits' raises were used for (notedep.go).
+	nd        ndState
 	lateOut   map[waitKey][]lateAdd
 	lateFalls bool
 	lateCount []uint32

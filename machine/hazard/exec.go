@@ -1551,9 +1551,14 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		}
 		if ent, none := d.prefixFor(c); none || ent != nil {
 			if ent != nil {
+				if nw.n != 0 {
+					d.ndWait(a, c, &nw, &ent.clock, d.entLoc(ent)) // what it raises (notedep.go)
+				}
 				d.acquirePrefix(a, c, ent) // the wait needed an earlier add
 				if nw.n != 0 {
 					d.noteWait(c, &nw, ent.cum)
+				} else if d.nd.live != 0 {
+					d.ndLegit(a, &ent.clock, d.entLoc(ent), d.fromCore(c))
 				}
 			}
 			break
@@ -1566,11 +1571,17 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if checkShortcuts && d.agents[a].joinedSig(id, c.sigVer, d.gen) {
 			d.checkJoinedSig(a, c)
 		}
+		if nw.n != 0 {
+			d.ndWait(a, c, &nw, &c.sig, d.histLoc(c))
+		}
 		if !d.agents[a].joinedSig(id, c.sigVer, d.gen) {
 			d.acquireSig(a, c)
 			ag := &d.agents[a]
 			ag.sigs[ag.sigNext] = sigSeen{id, c.sigVer, d.gen}
 			ag.sigNext = (ag.sigNext + 1) % sigMemo
+			if nw.n == 0 && d.nd.live != 0 {
+				d.ndLegit(a, &c.sig, d.histLoc(c), d.fromCore(c))
+			}
 		}
 		if nw.n != 0 {
 			// It needed the latest add; noted also when an earlier wait
@@ -1579,6 +1590,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 			d.noteWait(c, &nw, c.hist.runAdd)
 		}
 	case r.atomic:
+		if d.nd.live != 0 {
+			d.ndEscape(a) // it releases what a noted wait raised (notedep.go)
+		}
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
@@ -1627,6 +1641,9 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		}
 		c.written = true
 	default:
+		if d.nd.live != 0 {
+			d.ndEscape(a)
+		}
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
 			if !d.hbOrSame(&adds[x], r) {
 				d.resetRace(r, &adds[x], acc, c.lo, c.hi)

@@ -100,6 +100,10 @@ type lateWait struct {
 	open      int
 	acq       vclock // what the wait acquired
 	finalized bool
+	// noted says the one-agent rule decided it (onewait.go): its meet's
+	// fall counts only where its acquire was used, u (notedep.go).
+	noted bool
+	u     int32
 }
 
 // Settle runs lint, which lints one run with a fresh detector made from
@@ -314,7 +318,8 @@ func (d *Detector) finishLate(p *lateWait) {
 				top = max(top, x)
 			}
 		}
-		falls = d.meetAt(m, p.base, col, 0, top, p.cmp, p.want) < v
+		meet := d.meetAt(m, p.base, col, 0, top, p.cmp, p.want)
+		falls = meet < v && (!p.noted || d.ndMatters(p.u, i, meet))
 	})
 	d.lateFalls = d.lateFalls || falls
 	var out []lateAdd

@@ -66,6 +66,8 @@ type notedWait struct {
 	// landed is the adder's sum at the wait (sigHist.runAdd), thru its sum
 	// through the release the wait acquired.
 	landed, thru int64
+	// use is what its raise was used for (notedep.go).
+	use ndUse
 }
 
 // notable reports whether the satisfied wait being visited on word c is
@@ -136,6 +138,7 @@ func (d *Detector) startNoted(c *cell) {
 		if p == nil {
 			break
 		}
+		at := i // its use record's (notedep.go)
 		i = p.prev
 		if p.from != c.sigFrom {
 			continue
@@ -159,7 +162,7 @@ func (d *Detector) startNoted(c *cell) {
 		if p.gt {
 			cmp = "gt"
 		}
-		ws = append(ws, &lateWait{key: p.key, a: p.key.agent, n: p.n, gen: p.gen, cmp: cmp, want: p.want, base: p.base,
+		ws = append(ws, &lateWait{key: p.key, a: p.key.agent, n: p.n, gen: p.gen, cmp: cmp, want: p.want, base: p.base, noted: true, u: at,
 			acq:    one.rels[j].clock,
 			adders: []adderHist{{agent: one.agent, total: p.landed, rels: one.rels[:n:n], dropped: one.dropped}},
 			landed: []int{n}, closed: []bool{true}}) // the adder's later adds lower nothing (above)

@@ -27,6 +27,17 @@ import (
 //     rank 0's tnotify on its @T) and the second wait is `>= 2`: the add
 //     is ordered after the first wait and stands in for nothing: clean in
 //     one pass.
+//   - "flag waited": rank 1 adds to its own flag word D before the counter
+//     (allgather_gemm's chunk flag and summary), rank 0 waits D >= 1 after
+//     the counter and then loads slot 1; rank 2's later add to the counter
+//     stands in, but the flag's wait orders the load as the counter's did:
+//     clean, and in one pass (the noted wait's raise was not what the load
+//     needed, notedep.go; two passes before).
+//   - "flag loaded": the flag is a scalar load of D, not a wait: the same.
+//   - "passed on": rank 0 loads nothing; it adds to rank 2's @T after the
+//     wait and rank 2 waits @T and loads slot 1; rank 4's add to the
+//     counter stands in: rank 2's load races rank 1's write, one pipe pair
+//     (the raise left rank 0's core in its add: it counts).
 func TestOneAgentWaitLateAdd(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -40,6 +51,9 @@ func TestOneAgentWaitLateAdd(t *testing.T) {
 		{"both in", "1 2 w l1 w l2", 1, 2, 1},
 		{"polled twice", "1 s2 w w l12 a2", 1, 2, 2},
 		{"gated", "1 w l1 g 2 w l2", 2, 0, 1},
+		{"flag waited", "1f w f l1 a2", 1, 0, 1},
+		{"flag loaded", "1f w fl l1 a2", 1, 0, 1},
+		{"passed on", "1 w g w2 l1r2 a4", 1, 1, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			passes := 0
@@ -50,6 +64,11 @@ func TestOneAgentWaitLateAdd(t *testing.T) {
 				tw2 := twaitOp(p, 52, sigCnt, tc.want2, "ge")
 				pub := p.op("tnotify", 43, S)
 				sub := twaitOp(p, 44, sigArr, 1, "ge")
+				twD := twaitOp(p, 53, sigCnt, 1, "ge")
+				ldD := p.op("ld", 54, S)
+				dWord := func(write bool) []machine.Access {
+					return []machine.Access{gmAcc(sigCnt, 0, 0x3004, 0x3008, write)}
+				}
 				startCounterRun(s, true)
 				val, waits := int64(0), 0
 				store := func(x int32) {
@@ -74,10 +93,25 @@ func TestOneAgentWaitLateAdd(t *testing.T) {
 						}
 						store(x)
 						add(x)
+					case "1f":
+						store(1)
+						s.ev(machine.Event{Kind: machine.EvNotify, Agent: ag(1, 0, S), Op: nt, Word: "add", Value: 1, Accesses: dWord(true)})
+						add(1)
+					case "f":
+						s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(0, 0, S), Op: twD, Value: 1, Want: 1, Accesses: dWord(false)})
+					case "fl":
+						s.exec(ag(0, 0, S), ldD, nil, dWord(false)[0])
+					case "w2":
+						s.ev(machine.Event{Kind: machine.EvSignalWait, Agent: ag(2, 0, S), Op: sub, Value: 1, Want: 1, Accesses: arrWord(false)})
+					case "l1r2":
+						s.issue(2, 0, ld, MTE2)
+						s.exec(ag(2, 0, MTE2), ld, nil, gmAcc(winW, 0, 0x1100, 0x1200, false))
 					case "s2":
 						store(2)
 					case "a2":
 						add(2)
+					case "a4":
+						add(4)
 					case "w":
 						op, want := tw, int64(1)
 						if waits++; waits == 2 {

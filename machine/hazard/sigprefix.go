@@ -529,6 +529,9 @@ func (d *Detector) meetHist(a int32, c *cell, m *multiHist) bool {
 		for r := range ad.rels {
 			if machine.CompareSignal(w.cmp, base+max(0, ad.rels[r].through-gone), w.want) {
 				d.acquire(a, &ad.rels[r].clock)
+				if d.nd.live != 0 {
+					d.ndLegit(a, &ad.rels[r].clock, nil, -1)
+				}
 				return true
 			}
 		}
@@ -619,6 +622,9 @@ func (d *Detector) meetHist(a int32, c *cell, m *multiHist) bool {
 		d.watchLate(key, a, d.sigID(c), landed, base, acq)
 	}
 	d.acquire(a, &meet)
+	if d.nd.live != 0 {
+		d.ndLegit(a, &meet, nil, -1)
+	}
 	return true
 }
 
