@@ -532,7 +532,7 @@ type Detector struct {
 	lateWatch map[*sigCore][]*lateWait
 	// oneWaits holds this run's waits the one-agent rule decided, each
 	// word's chained from its sigHist.noted (onewait.go).
-	oneWaits  []notedWait
+	oneWaits []notedWait
 	// nd holds what the noted waits' raises were used for (notedep.go).
 	nd        ndState
 	lateOut   map[waitKey][]lateAdd
