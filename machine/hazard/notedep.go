@@ -57,6 +57,7 @@ type ndEntry struct {
 	escN   uint32
 	lo, hi pipeVals
 	since  pipeVals
+	usedE  pipeVals            // the highest epoch a check used pipe s's wait at (ndUsed)
 	u      [asm.NumPipes]int32 // 1 + the index in Detector.oneWaits of the wait that raised hi
 }
 
@@ -83,7 +84,7 @@ type ndUse struct {
 // store as the summary's release did, and the summary wait falling then
 // takes nothing back. nw is the wait, appended to Detector.oneWaits next.
 func (d *Detector) ndWait(a int32, c *cell, nw *notedWait, src *vclock, loc *pipeVals) {
-	core, k := d.agents[a].coreIdx, d.coreOf(c.sigFrom-1)
+	core, k := d.agents[a].coreIdx, int32(d.aloc[c.sigFrom-1]>>4)-1 // coreOf
 	if core < 0 || k < 0 || k == core {
 		nw.use.esc = true // an adder on the waiter's core, or no core: not tracked
 		return
@@ -96,10 +97,19 @@ func (d *Detector) ndWait(a int32, c *cell, nw *notedWait, src *vclock, loc *pip
 	es := d.nd.cores[core]
 	for j := range es {
 		if e := &es[j]; e.from == k {
+			if loc != nil {
+				// By slot, unread slots 0 (a ring's every wait
+				// comes here: its cost is the ring's).
+				for s, hi := range loc {
+					if hi >= e.hi[s] && hi > e.lo[s] {
+						e.take(d, uint8(s), hi, u)
+					}
+				}
+				return
+			}
 			for i, s := range cs.slots[:cs.nlocals] {
-				if hi := srcVal(src, loc, cs.lpos[i], s); hi >= e.hi[s] && hi > e.lo[s] {
-					d.ndFlush(e, s)
-					e.hi[s], e.u[s], e.since[s] = hi, u, e.escN
+				if hi := get(*src, cs.lpos[i]); hi >= e.hi[s] && hi > e.lo[s] {
+					e.take(d, s, hi, u)
 				}
 			}
 			return
@@ -129,6 +139,12 @@ func (d *Detector) ndWait(a int32, c *cell, nw *notedWait, src *vclock, loc *pip
 	d.nd.live++
 }
 
+// take gives pipe s of entry e to wait u, which raised it to hi.
+func (e *ndEntry) take(d *Detector, s uint8, hi uint32, u int32) {
+	d.ndFlush(e, s)
+	e.hi[s], e.u[s], e.since[s], e.usedE[s] = hi, u, e.escN, 0
+}
+
 // srcVal is a release's component p, of pipe slot s of the adder's core:
 // loc's when the release has one (an agent's lc is ahead of its clock).
 func srcVal(src *vclock, loc *pipeVals, p int32, s uint8) uint32 {
@@ -154,7 +170,8 @@ func (d *Detector) ndUsed(a, x, p int32, e uint32) {
 	s := lx & 15
 	for j := range d.nd.cores[core] {
 		if en := &d.nd.cores[core][j]; en.from == k {
-			if en.lo[s] < e && e <= en.hi[s] {
+			if en.lo[s] < e && e <= en.hi[s] && e > en.usedE[s] {
+				en.usedE[s] = e
 				d.oneWaits[en.u[s]-1].use.add(p, e)
 			}
 			return
@@ -232,7 +249,7 @@ func (d *Detector) ndEscape(a int32) {
 // ndFlush marks the wait holding pipe s of entry e escaped if the core
 // wrote a signal since it took the pipe (ndEntry.escN).
 func (d *Detector) ndFlush(e *ndEntry, s uint8) {
-	if e.lo[s] < e.hi[s] && e.escN != e.since[s] {
+	if e.lo[s] < e.hi[s] && e.escN != e.since[s] && int(e.u[s]) <= len(d.oneWaits) {
 		d.oneWaits[e.u[s]-1].use.esc = true
 	}
 }
