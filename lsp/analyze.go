@@ -141,7 +141,7 @@ func (s *Server) findingDiagnostic(d *document, file *asm.File, f *hazard.Findin
 	}
 	msg := f.Message
 	if f.Count > 1 && hazard.IsRace(f.Kind) {
-		msg = fmt.Sprintf("%s (%d pipe pairs)", msg, f.Count)
+		msg = fmt.Sprintf("%s (%d %s)", msg, f.Count, hazard.CountUnit(f))
 	} else if f.Count > 1 {
 		msg = fmt.Sprintf("%s (%d times)", msg, f.Count)
 	}

@@ -165,9 +165,10 @@ type LimitError struct {
 	MaxTime       time.Duration
 	// IdleSince is when the last work ended (LimitIdle).
 	IdleSince int64
-	// MaxHeap is Options.MaxHeap, Heap the live heap that passed it and
-	// MaxMemory the memory budget, which --max-memory raises (LimitMemory).
-	MaxHeap, Heap, MaxMemory int64
+	// MaxHeap is Options.MaxHeap, Heap the runtime's memory in use that
+	// passed it, Live the live heap at the last collection, and MaxMemory
+	// the memory budget, which --max-memory raises (LimitMemory).
+	MaxHeap, Heap, Live, MaxMemory int64
 	// Waiting lists what was still running or waiting, one line each.
 	Waiting []string
 }
@@ -207,8 +208,8 @@ func (e *LimitError) Error() string {
 	case LimitTime:
 		s = fmt.Sprintf("stopped at cycle %d: the run exceeded the time limit %s of wall-clock time (a loop that never ends?)", e.Cycle, e.MaxTime)
 	case LimitMemory:
-		s = fmt.Sprintf("stopped at cycle %d: the live heap reached %s, past the process's memory limit of %s (the memory budget of %s, a quarter more and 64MiB): what grows with the run's work, the hazard detector's records of races and a trace's events, with the GM it touched (a loop that never ends, racing or traced?)",
-			e.Cycle, asm.FormatBytes(e.Heap), asm.FormatBytes(e.MaxHeap), asm.FormatBytes(e.MaxMemory))
+		s = fmt.Sprintf("stopped at cycle %d: the Go runtime's memory in use reached %s (live heap %.1fMiB at the last collection), past the process's memory limit of %s (the memory budget of %s, a quarter more and 64MiB): what grows with the run's work, the hazard detector's records of races and a trace's events, with the GM it touched (a loop that never ends, racing or traced?)",
+			e.Cycle, asm.FormatBytes(e.Heap), float64(e.Live)/(1<<20), asm.FormatBytes(e.MaxHeap), asm.FormatBytes(e.MaxMemory))
 	default:
 		s = fmt.Sprintf("stopped at cycle %d: the run exceeded the cycle limit %d (a polling loop that never succeeds?)", e.Cycle, e.MaxCycles)
 	}

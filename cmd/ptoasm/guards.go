@@ -59,8 +59,9 @@ func limitError(err error) error {
 func memoryLimit(maxMemory int64) int64 { return maxMemory + maxMemory/4 + 64<<20 }
 
 // maxHeap is machine.Options.MaxHeap for a run of this command: the
-// process's memory limit, past which the live heap alone would keep the
-// process growing. The heap is the process's: a test or a fuzzer that
+// process's memory limit: the runtime holds its memory in use below it
+// while it can, and past it the live heap keeps the process growing
+// (machine.Options.MaxHeap reads the memory in use). The heap is the process's: a test or a fuzzer that
 // drives realMain in process holds its own heap in it, so there the guard
 // is off.
 func (l limits) maxHeap() int64 {

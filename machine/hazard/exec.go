@@ -531,16 +531,19 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 		}
 		adds, n := c.adds(), 0
 		low := int64(-2) // the core's watermark, looked up on first need
+		var near nearOwn
 		for x := range adds {
 			if w := &adds[x]; w.shadowed() {
-				d.offerShadowed(w, r, acc, lo, hi)
+				if !near.passed(d, c, w, r) {
+					d.offerShadowed(w, r, acc, lo, hi)
+				}
 				if low == -2 {
 					low = d.landed(r, acc)
 				}
 				if !needShadowed(w, low) {
 					continue // as the write path drops it: fewer to meet
 				}
-			} else if !d.ordered(w, r) {
+			} else if !d.ordered(w, r) && !near.passed(d, c, w, r) {
 				d.race(w, r, acc, lo, hi)
 				// A race with a write kept beside the last one moves
 				// to a later write too (raceRead), as one with the
@@ -727,9 +730,10 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 	// first: every write to these bytes so far is still in the cell,
 	// unshadowed (firstW), and stays so past r.
 	first := c.firstW && !after
+	var near nearOwn
 	for x := range adds {
 		if w := &adds[x]; w.shadowed() {
-			if !warred || d.intendedBefore(r, w) {
+			if (!warred || d.intendedBefore(r, w)) && !near.passed(d, c, w, r) {
 				d.offerShadowed(w, r, acc, lo, hi)
 			}
 			if low == -2 {
@@ -740,7 +744,9 @@ func (d *Detector) accessCell(r *rec, acc *machine.Access, c *cell, g geo, unini
 				others++
 			}
 		} else if !d.ordered(w, r) {
-			d.raceWrite(c, w, r, after, warred, acc, lo, hi)
+			if !near.passed(d, c, w, r) {
+				d.raceWrite(c, w, r, after, warred, acc, lo, hi)
+			}
 			adds[others] = *w
 			others++
 		} else if gm {

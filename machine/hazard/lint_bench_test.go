@@ -228,3 +228,38 @@ func heapPeak(f func()) uint64 {
 	close(done)
 	return <-res
 }
+
+// BenchmarkLintRepeatedTmov lints a PTOAS kernel whose one pto.tmov is
+// repeated 500 times without a pipe_barrier (session 26's fuzzing: 124 750
+// same-pipe WAWs, 100 s and 852 MB through the CLI; the budget is seconds
+// and 200 MB) and reports its CPU, findings and peak heap.
+//
+//	go test ./machine/hazard -run '^$' -bench RepeatedTmov -benchtime 1x
+func BenchmarkLintRepeatedTmov(b *testing.B) {
+	obj, errs := asm.Assemble(hazard.MLIRFE(map[string]string{"t.pto": hazard.TmovMLIR(500)}), "t.pto", nil)
+	if errs.HasErrors() {
+		b.Fatal(errs)
+	}
+	var n int
+	var cpu time.Duration
+	var peak uint64
+	for b.Loop() {
+		runtime.GC()
+		t0 := hazard.CPUTime()
+		peak = max(peak, heapPeak(func() {
+			det := hazard.New(hazard.Options{})
+			m, err := machine.New(obj, machine.Options{TimingOnly: true, Observers: []machine.Observer{det}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := m.Run(); err != nil {
+				b.Fatal(err)
+			}
+			n = len(det.Findings())
+		}))
+		cpu += hazard.CPUTime() - t0
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s")
+	b.ReportMetric(float64(n), "findings")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}

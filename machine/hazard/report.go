@@ -34,11 +34,7 @@ func WriteText(w io.Writer, fs []Finding, src asm.Sources) {
 		f := &fs[i]
 		msg := f.Message
 		if f.Count > 1 {
-			unit := "hazards"
-			if IsRace(f.Kind) {
-				unit = "pipe pairs" // Findings: a race counts its agent pairs
-			}
-			msg += fmt.Sprintf(" [%d %s]", f.Count, unit)
+			msg += fmt.Sprintf(" [%d %s]", f.Count, CountUnit(f))
 		}
 		dg := &asm.Diagnostic{Span: spanOf(f.First), Severity: asmSeverity(f.Severity), Msg: msg}
 		if !f.Second.IsZero() {
@@ -49,6 +45,19 @@ func WriteText(w io.Writer, fs []Finding, src asm.Sources) {
 			fmt.Fprintf(w, "    hint: %s\n", f.Hint)
 		}
 	}
+}
+
+// CountUnit says what f.Count counts: a race its pairs of agents ("pipe
+// pairs"), a same-pipe race, whose two accesses are of one agent, its
+// "pipes"; any other kind its instances ("hazards").
+func CountUnit(f *Finding) string {
+	switch {
+	case !IsRace(f.Kind):
+		return "hazards"
+	case f.First.Pipe == f.Second.Pipe && f.First.Core == f.Second.Core && f.First.Rank == f.Second.Rank:
+		return "pipes"
+	}
+	return "pipe pairs"
 }
 
 type jsonSite struct {

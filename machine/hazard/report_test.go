@@ -169,3 +169,31 @@ func TestDeterministic(t *testing.T) {
 		t.Error("two runs differ")
 	}
 }
+
+// TestCountUnit: a count says what it counts. A same-pipe race's accesses
+// are of one agent, so its count is of pipes, not pipe pairs (both
+// printed "pipe pairs" before session 27).
+func TestCountUnit(t *testing.T) {
+	v := func(core string) Site {
+		return Site{File: "t.pto", Line: 6, Col: 5, Op: "tadds", Pipe: "V", Core: core}
+	}
+	tests := []struct {
+		name string
+		f    Finding
+		want string
+	}{
+		{"same pipe", Finding{Kind: KindWAW, Message: "same-pipe WAW", First: v("r0.aiv0"), Second: v("r0.aiv0"), Count: 2}, "same-pipe WAW [2 pipes]"},
+		{"two cores", Finding{Kind: KindRAW, Message: "RAW race", First: v("r0.aiv0"), Second: v("r0.aiv1"), Count: 4}, "RAW race [4 pipe pairs]"},
+		{"two pipes", Finding{Kind: KindWAR, Message: "WAR race", First: v("r0.aiv0"), Second: Site{File: "t.pto", Line: 9, Op: "tstore", Pipe: "MTE3", Core: "r0.aiv0"}, Count: 3}, "WAR race [3 pipe pairs]"},
+		{"not a race", Finding{Kind: KindDoubleSet, Message: "double set", First: v("r0.aiv0"), Count: 3}, "double set [3 hazards]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			WriteText(&b, []Finding{tc.f}, reportSrc)
+			if !strings.Contains(b.String(), tc.want) {
+				t.Errorf("got\n%s\nwant a line with %q", b.String(), tc.want)
+			}
+		})
+	}
+}
