@@ -1459,6 +1459,9 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	if write && !r.atomic && len(d.eqCount) > 0 {
 		d.eqCountWrite(r, acc, 0) // a store's value: the word's `==` waits are eqwait.go's
 	}
+	if write && !r.atomic && len(d.failed) > 0 {
+		d.testNotify(r, acc, 0) // a store ends the sum a failed test could read
+	}
 	var rel *vclock
 	// loc, when not nil, is a's lc, the components of its core's agents
 	// that rel lags (sigHist.relLoc).

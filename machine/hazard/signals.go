@@ -30,6 +30,9 @@ func (d *Detector) notify(e *machine.Event) {
 	}
 	d.checkBounds(&r, &acc)
 	r.write, r.atomic = true, acc.Atomic
+	if len(d.failed) > 0 && r.atomic {
+		d.testNotify(&r, &acc, e.Value) // a plain set is signalAccess's
+	}
 	if d.histGen == 0 {
 		d.histGen = d.gen // staleCheck's, which signalAccess does not read
 	}
