@@ -13,8 +13,8 @@ import (
 // (docs/hazards.md, "Check-then-act on a count"), every block whose test
 // comes after the last add passes, and the blocks that pass do the final
 // step together. Which blocks passed is a value of the run: in lock step
-// 15 of 24 (testdata history: machine/hazard/testdata/limits/
-// ln_bwd_last_block.pto, session 26), under some per-unit skews one, so
+// 15 of 24 (programs/hazards/ln_bwd_last_block.pto, a limit in
+// session 26), under some per-unit skews one, so
 // the finishers' stores raced on some timings and on others nothing did.
 // Happens-before decides which tests can pass, not which did: a test can
 // read every add to its word that is not ordered after it (each could
