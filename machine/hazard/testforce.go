@@ -35,8 +35,11 @@ import (
 // adds, and the branch runs with the tester's own registers and
 // addresses; the test is then an ordinary satisfied one (meetWait). Were
 // that run to deadlock with a forced test waiting, the test fails
-// instead. Forced tests accumulate over passes, and the verdict is the
-// last pass's (maxLatePasses).
+// instead. A tester polling late is a timing the hardware has, and a poll
+// that fails when nothing else can move is one too, so a forced pass is a
+// run of the kernel: no finding of it is one no timing shows. Forced
+// tests accumulate over passes, and the verdict is the last pass's
+// (maxLatePasses).
 
 // maxFailedTests bounds the failed tests one run notes: past it, later
 // ones are not forced (a polling loop's every poll is one).
