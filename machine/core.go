@@ -29,6 +29,9 @@ const (
 
 // core is one AIC, AIV or unified core of one rank.
 type core struct {
+	// forceWait says the scalar waits at a TTEST a TestForcer forced,
+	// and unforced that the run would deadlock there, so it fails.
+	forceWait, unforced bool
 	// The scalar's and the pipes' hot fields come first, packed into a few
 	// cache lines: with 24 or more cores interleaved, a core's state is
 	// mostly out of L1 by the time its next event comes.

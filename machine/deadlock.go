@@ -8,6 +8,22 @@ import (
 	"github.com/ptoasm/ptoasm/asm"
 )
 
+// unforce lets every scalar waiting at a forced TTEST (TestForcer) fail
+// the test instead, when nothing else can move: the adds it was to read
+// come only after it on this run's path. It reports whether one did.
+func (m *Machine) unforce() bool {
+	any := false
+	for _, c := range m.active {
+		if c.forceWait && c.state == scSignal {
+			c.forceWait, c.unforced = false, true
+			c.t = max(c.t, m.now)
+			c.sleep()
+			any = true
+		}
+	}
+	return any
+}
+
 // deadlock builds the report when nothing can move: every waiting scalar and
 // every pipe whose head waits, each with the reason nothing will wake it.
 func (m *Machine) deadlock() *DeadlockError {

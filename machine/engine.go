@@ -366,6 +366,9 @@ func (m *Machine) Step() (done bool, err error) {
 		m.err = m.halted[0]
 		return true, m.err
 	}
+	if m.live > 0 && m.unforce() {
+		return false, nil
+	}
 	if m.live > 0 {
 		m.err = m.deadlock()
 		return true, m.err
@@ -555,6 +558,8 @@ func (m *Machine) startRun(st *launchStep) {
 		e := m.event(EvRunStart, nil, asm.PipeInvalid, nil)
 		e.RunName, e.Kernels = st.name, st.kernels
 		e.ID = int32(len(m.runPlaces))
+		m.runID = e.ID
+		clear(m.tests)
 		m.runPlaces = append(m.runPlaces, st.places)
 		m.emit()
 	}

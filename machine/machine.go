@@ -209,6 +209,12 @@ type Machine struct {
 	stalls bool
 	// skip[i] lists the kinds observer i declined (KindFilter).
 	skip [][numKinds]bool
+	// forcer, when not nil, decides failed TTESTs (TestForcer), and
+	// tests counts each agent's TTESTs in the current run (runID).
+	forcer    TestForcer
+	tests     map[Agent]int32
+	runID     int32
+	wantTests bool // some observer takes EvSignalTest
 	// compOnly[i] says observer i wants only composite instructions'
 	// issues (IssueFilter), and plainIssues whether any observer wants the
 	// others' (half of all events).
@@ -311,6 +317,15 @@ func New(obj *asm.Object, opt Options) (*Machine, error) {
 		f, ok := o.(KindFilter)
 		for k := range EventKind(numKinds) {
 			m.skip[i][k] = ok && !f.WantsKind(k)
+		}
+		// A failed test is news only to an observer that decides them
+		// (traces keep their events).
+		tf, forces := o.(TestForcer)
+		m.skip[i][EvSignalTest] = !forces
+		m.wantTests = m.wantTests || forces
+		if forces && tf.ForcesTests() {
+			m.forcer = tf
+			m.tests = make(map[Agent]int32)
 		}
 		m.stalls = m.stalls || !m.skip[i][EvStall]
 		if f, ok := o.(IssueFilter); ok {

@@ -16,6 +16,21 @@ type KindFilter interface {
 	WantsKind(k EventKind) bool
 }
 
+// TestForcer is implemented by an observer that decides, on a run made
+// again, which TTESTs wait for their compare to hold instead of failing:
+// a test that on another timing could have read a passing value (adds
+// ordered neither before nor after it landing first), so the run takes
+// the branch the hardware can take (the hazard detector, Settle). The
+// test then polls as a TWAIT does; were the run to deadlock with such a
+// test waiting, it fails instead, as it did. Such an observer also gets
+// EvSignalTest, a test that failed. ForceTest is asked on the machine's
+// goroutine at a failing TTEST, with its agent, the run's EvRunStart ID
+// and how many TTESTs the agent completed before it in the run.
+type TestForcer interface {
+	ForcesTests() bool
+	ForceTest(a Agent, run int32, n int32) bool
+}
+
 // WordFFTSSet is the Word of the EvIssue of an FFTS set (an ffts_set, or a
 // fifo instruction's set step) sent to an IssueFilter observer, which also
 // carries the set's ID and Mode.
@@ -259,6 +274,10 @@ const (
 	EvStall
 	// EvDeadlock: nothing can move; Blocked lists every waiting agent and what it waits for.
 	EvDeadlock
+	// EvSignalTest: a TTEST that returned false, with EvSignalWait's fields
+	// (Value what the signal held). Only a TestForcer observer gets it: a
+	// test another timing could pass is what it decides (testforce.go).
+	EvSignalTest
 
 	numKinds
 )

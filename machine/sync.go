@@ -447,9 +447,27 @@ func (c *core) signalWait(op *asm.COp) bool {
 	c.sig.polls++
 	poll := m.prof.ScalarCycles(pipes.ScalarGMLoad, c.hops(r)) * count
 	if test {
+		if !sat && m.forcer != nil && !c.unforced && m.forcer.ForceTest(c.testAgent(), m.runID, m.tests[c.testAgent()]) {
+			// Another timing could pass it (TestForcer): the test polls
+			// as a twait does until its word passes, the timing on
+			// which it reads the adds it can read.
+			c.forceWait = true
+			c.stallIn(scSignal, op)
+			c.sigRank = r
+			rs := m.ranks[r]
+			rs.watchers = append(rs.watchers, c)
+			return false
+		}
+		if m.forcer != nil {
+			m.tests[c.testAgent()]++
+		}
+		c.forceWait, c.unforced = false, false
 		c.env.Regs[op.Args[0].Slot] = b2i(sat)
 		if sat {
+			c.leave(scSignal, "ttest")
 			c.signalEvent(op, o, r, off, count, cur, want)
+		} else if m.wantTests {
+			c.signalEventKind(EvSignalTest, op, o, r, off, count, cur, want)
 		}
 		c.charge(poll)
 		return true
@@ -467,12 +485,21 @@ func (c *core) signalWait(op *asm.COp) bool {
 	return true
 }
 
+// testAgent is the agent of this core's scalar (TestForcer's key).
+func (c *core) testAgent() Agent {
+	return Agent{Rank: int32(c.rank.id), Core: int32(c.vid), Pipe: asm.PipeS}
+}
+
 func (c *core) signalEvent(op *asm.COp, o *gmObj, r int, off, count, cur, want int64) {
+	c.signalEventKind(EvSignalWait, op, o, r, off, count, cur, want)
+}
+
+func (c *core) signalEventKind(kind EventKind, op *asm.COp, o *gmObj, r int, off, count, cur, want int64) {
 	m := c.m
 	if !m.emitting {
 		return
 	}
-	e := m.event(EvSignalWait, c, asm.PipeS, op)
+	e := m.event(kind, c, asm.PipeS, op)
 	sz := int64(o.info.DType.Size())
 	e.Accesses = append(e.Accesses, Access{Space: asm.GM, Rank: int32(r), Core: -1, Lo: o.base + off,
 		Hi: o.base + off + count*sz, Tensor: o.info})

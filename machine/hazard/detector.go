@@ -445,6 +445,13 @@ type Detector struct {
 	// run is the current run's number (EvRunStart's ID), which
 	// Options.Placement answers by.
 	run int32
+	// testCount counts each agent's TTESTs in the run, failed the
+	// run's failed tests still noted, forceOut the tests the next pass
+	// forces, and ftRel is a scratch release (testforce.go).
+	testCount map[machine.Agent]int32
+	failed    []*failedTest
+	forceOut  map[testKey]bool
+	ftRel     vclock
 
 	cross map[crossKey][]vclock
 	// pending holds each reduction's arrivals that have not fired yet
@@ -766,7 +773,12 @@ func (d *Detector) observe(e *machine.Event) {
 	case machine.EvNotify:
 		d.notify(e)
 	case machine.EvSignalWait:
+		if isTest(e) {
+			d.testKeyOf(e) // counted, as the machine does (TestForcer)
+		}
 		d.signalWait(e)
+	case machine.EvSignalTest:
+		d.failedTest(e)
 	case machine.EvSyncAll:
 		d.syncAll(e)
 	case machine.EvHostWrite:
@@ -775,7 +787,9 @@ func (d *Detector) observe(e *machine.Event) {
 		d.runBoundary(true) // what the last run held first
 		d.run = e.ID
 		d.eqRunStart(e.Kernels)
+		clear(d.testCount)
 	case machine.EvRunEnd:
+		d.testsEnd()
 		d.eqCountEnd()
 		d.runHeld()
 		d.crossLeftovers()

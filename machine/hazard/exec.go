@@ -1468,6 +1468,9 @@ func (d *Detector) signalAccess(r *rec, acc *machine.Access, write bool) {
 	if write && len(d.eqRunTensors) > 0 && (r.op == nil || r.op.Info == nil || r.op.Info.Op != asm.OpTnotify) {
 		d.eqTouch(r, acc, false, 0) // a notify told its value before (notify)
 	}
+	if write && !r.atomic && len(d.failed) > 0 {
+		d.testNotify(r, acc, 0) // a store ends the sum a failed test could read
+	}
 	var rel *vclock
 	// loc, when not nil, is a's lc, the components of its core's agents
 	// that rel lags (sigHist.relLoc).

@@ -181,6 +181,9 @@ type Options struct {
 	// they could have stood in for (Detector.Late, Settle); nil on a
 	// first pass.
 	Late *LateAdds
+	// Force is the tests the pass before found another timing could pass
+	// (Detector.Forced, Settle; testforce.go); nil on a first pass.
+	Force *ForcedTests
 }
 
 // IsRace reports whether kind is a race (RAW, WAR, WAW, same-pipe ones

@@ -118,11 +118,19 @@ func Settle(opt Options, lint func(Options) (*Detector, error)) (*Detector, erro
 		if d == nil || pass == maxLatePasses {
 			return d, err
 		}
-		late := d.Late()
-		if late == nil {
+		late, force := d.Late(), d.Forced()
+		if late == nil && force == nil {
 			return d, err
 		}
+		if late == nil && len(d.lateOut) > 0 {
+			// Another pass for forced tests: its waits keep the late
+			// adds this one found, though no meet fell with them.
+			late = &LateAdds{waits: d.lateOut}
+		}
 		opt.Late = late
+		if force != nil {
+			opt.Force = force // with the earlier passes' (Forced)
+		}
 	}
 }
 

@@ -33,6 +33,9 @@ func (d *Detector) notify(e *machine.Event) {
 	if len(d.eqRunTensors) > 0 {
 		d.eqTouch(&r, &acc, true, e.Want)
 	}
+	if len(d.failed) > 0 && r.atomic {
+		d.testNotify(&r, &acc, e.Value) // a plain set is signalAccess's
+	}
 	if d.histGen == 0 {
 		d.histGen = d.gen // staleCheck's, which signalAccess does not read
 	}
