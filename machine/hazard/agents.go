@@ -513,12 +513,5 @@ func (d *Detector) hb(r *rec, a int32) bool {
 		// their own core): the agent's first line, not its clock's block.
 		return d.agents[a].lc[s] >= r.epoch
 	}
-	p := d.pos(r.agent)
-	if get(d.agents[a].clock, p) < r.epoch {
-		return false
-	}
-	if d.nd.live != 0 {
-		d.ndUsed(a, r.agent, p, r.epoch) // it may pass on a noted wait's raise (notedep.go)
-	}
-	return true
+	return get(d.agents[a].clock, d.pos(r.agent)) >= r.epoch
 }

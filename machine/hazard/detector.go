@@ -537,11 +537,6 @@ type Detector struct {
 	// fell with them, lateCount each agent's signal waits so far and
 	// waitAcc the access of the one being visited (waitKey, latewait.go).
 	lateWatch map[*sigCore][]*lateWait
-	// oneWaits holds this run's waits the one-agent rule decided, each
-	// word's chained from its sigHist.noted (onewait.go).
-	oneWaits []notedWait
-	// nd holds what the noted waits' raises were used for (notedep.go).
-	nd        ndState
 	lateOut   map[waitKey][]lateAdd
 	lateFalls bool
 	lateCount []uint32

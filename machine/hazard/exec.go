@@ -1549,29 +1549,12 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if d.dataLoad {
 			break
 		}
-		if d.wait.on && c.sigFrom != 0 && d.oneMeet(a, c) {
-			break // one agent's adds so far: another's may stand in (onewait.go)
-		}
-		// A wait the one-agent rule decides is noted, to be watched once
-		// another agent adds to the word (onewait.go). Its name and the
-		// waiter's raised count first: the acquire's flush then writes the
-		// raise (after it, the next op flushed it: 0.4% of a 128-rank
-		// ring's lint).
-		var nw notedWait
-		if d.notable(c) {
-			nw = notedWait{key: d.nextWaitKey(a, c), n: d.ownComp(a)}
+		if d.wait.on && d.wait.cmp == "eq" && c.sigFrom != 0 && d.eqOneMeet(a, c) {
+			break // one agent's adds so far: another's may stand in later
 		}
 		if ent, none := d.prefixFor(c); none || ent != nil {
 			if ent != nil {
-				if nw.n != 0 {
-					d.ndWait(a, c, &nw, &ent.clock, d.entLoc(ent)) // what it raises (notedep.go)
-				}
 				d.acquirePrefix(a, c, ent) // the wait needed an earlier add
-				if nw.n != 0 {
-					d.noteWait(c, &nw, ent.cum)
-				} else if d.nd.live != 0 {
-					d.ndLegit(a, &ent.clock, d.entLoc(ent), d.fromCore(c))
-				}
 			}
 			break
 		}
@@ -1583,35 +1566,17 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		if checkShortcuts && d.agents[a].joinedSig(id, c.sigVer, d.gen) {
 			d.checkJoinedSig(a, c)
 		}
-		if nw.n != 0 {
-			d.ndWait(a, c, &nw, &c.sig, d.histLoc(c))
-		}
 		if !d.agents[a].joinedSig(id, c.sigVer, d.gen) {
 			d.acquireSig(a, c)
 			ag := &d.agents[a]
 			ag.sigs[ag.sigNext] = sigSeen{id, c.sigVer, d.gen}
 			ag.sigNext = (ag.sigNext + 1) % sigMemo
-			if nw.n == 0 && d.nd.live != 0 {
-				d.ndLegit(a, &c.sig, d.histLoc(c), d.fromCore(c))
-			}
-		}
-		if nw.n != 0 {
-			// It needed the latest add; noted also when an earlier wait
-			// joined the word already: taken back there, it is this
-			// wait's to acquire.
-			d.noteWait(c, &nw, c.hist.runAdd)
 		}
 	case r.atomic:
-		if d.nd.live != 0 {
-			d.ndEscape(a) // it releases what a noted wait raised (notedep.go)
-		}
 		if c.hasW && !d.hbOrSame(&c.w, r) {
 			d.resetRace(&c.w, r, acc, c.lo, c.hi)
 		}
 		d.putSigAdd(c, r)
-		if c.sigFrom != 0 && c.sigFrom != a+1 && c.hist != nil && c.hist.noted != 0 {
-			d.startNoted(c) // the noted waits may have passed on this add (onewait.go)
-		}
 		watched := len(d.lateWatch) > 0 && d.lateWatch[d.sigID(c)] != nil
 		if watched {
 			// The add's full release, before rel and loc change below
@@ -1653,9 +1618,6 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		}
 		c.written = true
 	default:
-		if d.nd.live != 0 {
-			d.ndEscape(a)
-		}
 		for x, adds := 0, c.adds(); x < len(adds); x++ {
 			if !d.hbOrSame(&adds[x], r) {
 				d.resetRace(r, &adds[x], acc, c.lo, c.hi)
@@ -1666,7 +1628,6 @@ func (d *Detector) signalCell(r *rec, acc *machine.Access, c *cell, rel *vclock,
 		c.setAdds(c.adds()[:0])
 		c.w, c.hasW, c.written = *r, true, true
 		d.dropPrefix(c)
-		d.dropNoted(c)
 		d.setRelease(c, rel, *loc)
 		d.relSeq++
 		c.sigFrom, c.sigAt = a+1, d.relSeq

@@ -31,13 +31,7 @@ package hazard
 // stands, ordering more: a missed race, never a false one).
 //
 // Only waits on words several agents add to pay: the rest of the run, and
-// every run without such a wait, is one pass as before. A wait the
-// one-agent rule decided (prefixFor) is noted, and watched the same way
-// once another agent adds to its word (onewait.go).
-//
-// A wait given late adds is watched even when it acquires nothing with
-// them (meetHist), so that the next pass gives them again: not given them
-// there, it acquired what they took back, and the passes alternated.
+// every run without such a wait, is one pass as before.
 
 // maxLatePasses bounds the lints of one verdict (Settle).
 const maxLatePasses = 4
@@ -100,10 +94,6 @@ type lateWait struct {
 	open      int
 	acq       vclock // what the wait acquired
 	finalized bool
-	// noted says the one-agent rule decided it (onewait.go): its meet's
-	// fall counts only where its acquire was used, u (notedep.go).
-	noted bool
-	u     int32
 }
 
 // Settle runs lint, which lints one run with a fresh detector made from
@@ -114,7 +104,6 @@ type lateWait struct {
 func Settle(opt Options, lint func(Options) (*Detector, error)) (*Detector, error) {
 	for pass := 1; ; pass++ {
 		d, err := lint(opt)
-
 		if d == nil || pass == maxLatePasses {
 			return d, err
 		}
@@ -163,14 +152,6 @@ func (d *Detector) countWait(a int32) {
 // several agents add to, and raises a's own count: a release of a that
 // holds the wait then holds a count no release before it had.
 func (d *Detector) nextWaitKey(a int32, c *cell) waitKey {
-	k := d.waitKeyOf(a, c)
-	d.agents[a].n++
-	d.raiseOwn(a)
-	return k
-}
-
-// waitKeyOf names the satisfied wait agent a is passing on word c.
-func (d *Detector) waitKeyOf(a int32, c *cell) waitKey {
 	k := waitKey{agent: a, acc: d.waitAcc}
 	if int(a) < len(d.lateCount) {
 		k.k = d.lateCount[a]
@@ -178,6 +159,8 @@ func (d *Detector) waitKeyOf(a int32, c *cell) waitKey {
 	if w := &d.wait; w.words != nil && w.size > 0 {
 		k.word = uint32((c.lo - w.lo) / w.size)
 	}
+	d.agents[a].n++
+	d.raiseOwn(a)
 	return k
 }
 
@@ -326,8 +309,7 @@ func (d *Detector) finishLate(p *lateWait) {
 				top = max(top, x)
 			}
 		}
-		meet := d.meetAt(m, p.base, col, 0, top, p.cmp, p.want)
-		falls = meet < v && (!p.noted || d.ndMatters(p.u, i, meet))
+		falls = d.meetAt(m, p.base, col, 0, top, p.cmp, p.want) < v
 	})
 	d.lateFalls = d.lateFalls || falls
 	var out []lateAdd

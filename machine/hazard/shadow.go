@@ -329,10 +329,6 @@ type sigHist struct {
 	// (Detector.signalAccess). cell.sigFrom names the notifier.
 	relLoc          pipeVals
 	hasLast, hasLoc bool
-	// noted is 1 + the index in Detector.oneWaits of the latest wait the
-	// one-agent rule decided on the word, 0 for none (onewait.go); it
-	// fills the padding after the flags.
-	noted int32
 }
 
 // wrote records a write of r (a notify or a store) in run generation r.gen.

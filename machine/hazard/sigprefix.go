@@ -487,6 +487,23 @@ func (d *Detector) meetWait(a int32, c *cell) bool {
 	return d.meetHist(a, c, m)
 }
 
+// eqOneMeet is meetWait for an `==` wait on a word one agent has added to
+// so far (c.sigFrom): its history is that agent's (oneAdder), and the wait
+// is watched for other agents' adds landing later, which may stand in
+// (eqmeet.go); false leaves the word to prefixFor. A `>=` wait there keeps
+// prefixFor's earliest release and is not watched (a ring's every round
+// waits so).
+func (d *Detector) eqOneMeet(a int32, c *cell) bool {
+	h := c.hist
+	if h == nil || h.runGen != d.gen || c.hasW && c.w.gen == d.gen && c.w.agent != d.host {
+		return false // no add of this run, or a plain store of it
+	}
+	if p := d.prefixes[c.sigAt]; p != nil && p.from == c.sigFrom && p.gen == d.gen && p.dropped {
+		return false
+	}
+	return d.meetHist(a, c, &multiHist{gen: d.gen, ver: c.sigVer, adders: []adderHist{d.oneAdder(c)}})
+}
+
 // meetHist is meetWait on history m of word c.
 func (d *Detector) meetHist(a int32, c *cell, m *multiHist) bool {
 	w := &d.wait
@@ -529,9 +546,6 @@ func (d *Detector) meetHist(a int32, c *cell, m *multiHist) bool {
 		for r := range ad.rels {
 			if machine.CompareSignal(w.cmp, base+max(0, ad.rels[r].through-gone), w.want) {
 				d.acquire(a, &ad.rels[r].clock)
-				if d.nd.live != 0 {
-					d.ndLegit(a, &ad.rels[r].clock, nil, -1)
-				}
 				return true
 			}
 		}
@@ -539,9 +553,7 @@ func (d *Detector) meetHist(a int32, c *cell, m *multiHist) bool {
 	}
 	landed := m
 	key := d.nextWaitKey(a, c)
-	given := false // late adds of the pass before
 	if late := d.opt.Late; late != nil && late.waits[key] != nil {
-		given = true
 		m = d.withLate(m, late.waits[key])
 		for k := range m.adders {
 			for r := range m.adders[k].rels {
@@ -604,27 +616,20 @@ func (d *Detector) meetHist(a int32, c *cell, m *multiHist) bool {
 		}
 	}
 	d.meetBlocks, d.meetNs, d.meetCol = bs, ns, col
-	// Watched for adds landing later (latewait.go): only what the waiter
-	// did not hold already can be taken back. A wait given late adds is
-	// watched even when it acquires nothing with them, so that the next
-	// pass gives them again: not given them there, it would acquire what
-	// they took back, and the passes would alternate between the two
-	// verdicts (tree_allreduce_one_word's level-0 wait, onewait.go).
-	var acq vclock
 	if got {
+		// Watched for adds landing later (latewait.go): only what the
+		// waiter did not hold already can be taken back.
+		var acq vclock
 		meet.each(func(i int32, v uint32) {
 			if v > get(*own, i) {
 				acq.set(i, v)
 			}
 		})
-	}
-	if acq.size() > 0 || given {
-		d.watchLate(key, a, d.sigID(c), landed, base, acq)
+		if acq.size() > 0 {
+			d.watchLate(key, a, d.sigID(c), landed, base, acq)
+		}
 	}
 	d.acquire(a, &meet)
-	if d.nd.live != 0 {
-		d.ndLegit(a, &meet, nil, -1)
-	}
 	return true
 }
 

@@ -115,12 +115,6 @@ func (d *Detector) runBoundary(start bool) {
 	d.prefixes = nil // every word's release is of an earlier run now
 	d.rmw = nil      // the loads and writes of the run that ended
 	d.multi = nil
-	d.ndRunEnd() // before the noted waits it marks go
-	if len(d.lateWatch) == 0 {
-		// The noted waits of the run that ended (onewait.go), kept while
-		// a watched one may still read its use (notedep.go).
-		d.oneWaits = d.oneWaits[:0]
-	}
 	for i := range d.cores {
 		cs := &d.cores[i]
 		for j := range cs.pending {
